@@ -1,0 +1,111 @@
+# clcone build. `make` builds the library and CLI; `make test` runs the
+# Check suites (installing or naming missing dependencies first).
+
+CC      ?= gcc
+BUILD   ?= build
+DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo
+
+HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
+HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null)
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
+CFLAGS  ?= -O2 -g
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -fPIC -Ihost -Ikernels -I$(BUILD) \
+	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS)
+LDLIBS  := $(HDF5_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
+
+LIB_SRC := $(filter-out host/cli.c,$(wildcard host/*.c))
+LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
+KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
+TEST_SRC := $(wildcard tests/test_*.c)
+TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(TEST_SRC)) $(BUILD)/tobj/main.o
+
+.PHONY: all test sanitize valgrind deps check-deps demo bench clean
+all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/clcone
+
+$(BUILD)/obj/%.o: host/%.c host/clcone.h host/internal.h $(wildcard host/*.h) $(KERNEL_SRC) | $(BUILD)/obj
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+# Kernel sources become C string literals so the binary runs from anywhere.
+$(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
+	@{ echo '/* generated from kernels/ by the Makefile */'; \
+	  echo '#include <stddef.h>'; \
+	  for f in $(KERNEL_SRC); do \
+	    n=$$(basename $$f | tr '.-' '__'); \
+	    echo "const char clcone_src_$$n[] ="; \
+	    sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $$f; \
+	    echo ';'; \
+	  done; } > $@
+
+$(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
+	$(CC) $(ALL_CFLAGS) -Wno-overlength-strings -c $< -o $@
+
+$(BUILD)/libclcone.a: $(LIB_OBJ)
+	ar rcs $@ $^
+
+$(BUILD)/libclcone.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/clcone: host/cli.c $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) host/cli.c $(BUILD)/libclcone.a $(LDLIBS) -o $@
+
+$(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
+	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
+	    echo "Suite *suite_$$n(void);"; done; \
+	  echo 'static const struct { const char *name; Suite *(*make)(void); } ALL_SUITES[] = {'; \
+	  for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
+	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
+
+$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h host/clcone.h $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -Wno-shadow -c $< -o $@
+
+$(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(BUILD)/libclcone.a $(CHECK_LIBS) $(LDLIBS) -o $@
+
+$(BUILD)/obj $(BUILD)/tobj:
+	mkdir -p $@
+
+# Checks every Debian dependency; installs them when run as root with
+# apt-get available, otherwise prints the exact command and fails.
+check-deps:
+	@missing=""; for p in $(DEBIAN_DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "clcone: installing missing packages:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
+	      { echo "clcone: apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
+	  else \
+	    echo "clcone: missing packages:$$missing" >&2; \
+	    echo "clcone: install them with: sudo apt-get install$$missing  (or: sudo make deps)" >&2; exit 1; \
+	  fi; \
+	fi
+
+deps:
+	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_DEPS); \
+	else echo "run as root: sudo apt-get install $(DEBIAN_DEPS)"; exit 1; fi
+
+# Sub-make after check-deps so pkg-config flags are read once packages exist.
+test: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone
+	CLCONE_CLI=$(BUILD)/clcone $(BUILD)/tests
+
+sanitize: check-deps
+	@$(MAKE) --no-print-directory BUILD=build/sanitize \
+	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="-fsanitize=address,undefined" build/sanitize/tests build/sanitize/clcone
+	ASAN_OPTIONS=detect_leaks=1 CLCONE_CLI=build/sanitize/clcone build/sanitize/tests
+
+valgrind: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone
+	CK_FORK=no CLCONE_CLI=$(BUILD)/clcone valgrind --error-exitcode=1 --leak-check=full $(BUILD)/tests
+
+demo: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/clcone
+	$(BUILD)/clcone demo
+
+clean:
+	rm -rf build

@@ -1,0 +1,269 @@
+/* clcone: frictional contact problems solved on OpenCL devices.
+ *
+ * Public API. Every function that can fail returns a clcone_status and, when
+ * given a non-NULL clcone_error, fills it with a message naming what failed
+ * and where (contact, body, row, file line). The library never prints and
+ * never exits.
+ *
+ * Conventions (Siconos/FCLib local form): a problem has n contacts, each with
+ * a 3-vector in its contact frame, normal component first: r = (r_n, r_t1,
+ * r_t2). The relative velocity is u = W r + q, W being 3n x 3n and stored as
+ * 3x3 blocks in block-CSR.
+ */
+#ifndef CLCONE_H
+#define CLCONE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum clcone_status {
+    CLCONE_OK = 0,
+    CLCONE_EINVAL,   /* invalid argument or invalid problem data */
+    CLCONE_EIO,      /* file could not be opened, read or written */
+    CLCONE_EFORMAT,  /* file content malformed */
+    CLCONE_ENOMEM,   /* host allocation failed */
+    CLCONE_EDEVICE,  /* OpenCL platform, device, build or run failure */
+    CLCONE_ENOTSUP   /* combination not supported (e.g. solver for model) */
+} clcone_status;
+
+typedef struct clcone_error {
+    clcone_status code;
+    char msg[1024];
+} clcone_error;
+
+/* Human name of a status code ("invalid input", ...). */
+const char *clcone_status_name(clcone_status s);
+
+/* ------------------------------------------------------------------ */
+/* Local-form problem, possibly a batch of independent problems.       */
+/* ------------------------------------------------------------------ */
+
+/* W in block-CSR with 3x3 blocks; each block is stored ROW-MAJOR (9
+ * doubles). Block columns within a block row are strictly increasing and
+ * every diagonal block is present.
+ *
+ * A batch is several independent problems concatenated: problem k owns
+ * contacts [prob_off[k], prob_off[k+1]). No block of W may couple contacts
+ * of two different problems (checked by clcone_problem_validate). A single
+ * problem is a batch with nprob = 1. */
+typedef struct clcone_problem {
+    int n;            /* contacts (all problems of the batch) */
+    int nnzb;         /* stored 3x3 blocks */
+    int *row_ptr;     /* n + 1 */
+    int *col;         /* nnzb */
+    double *blocks;   /* 9 * nnzb, row-major per block */
+    double *q;        /* 3n */
+    double *mu;       /* n */
+    int nprob;        /* problems in the batch (>= 1) */
+    int *prob_off;    /* nprob + 1 contact offsets */
+} clcone_problem;
+
+/* Allocates all arrays for n contacts and nnzb blocks (zeroed; nprob = 1,
+ * prob_off = {0, n}). */
+clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
+                                   clcone_error *err);
+void clcone_problem_free(clcone_problem *p);
+
+/* Builds a problem from a dense 3n x 3n row-major W; all-zero off-diagonal
+ * blocks are dropped. */
+clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
+                                        const double *W_rowmajor,
+                                        const double *q, const double *mu,
+                                        clcone_error *err);
+
+/* Checks structure and values: sizes, sorted in-range block columns,
+ * diagonal blocks present, finite W/q/mu, mu >= 0, batch offsets
+ * consistent and no coupling across problems, and each diagonal block's
+ * symmetric part positive semidefinite with a strictly positive normal
+ * entry W_nn > 0 (the solvers divide by it). Semidefiniteness is accepted
+ * up to -1e-6 * max|block| on the smallest eigenvalue, since real files
+ * carry rounding (see FORMATS.md section 6). */
+clcone_status clcone_problem_validate(const clcone_problem *p,
+                                      clcone_error *err);
+
+/* Concatenates k problems (each may itself be a batch) into one batch. */
+clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
+                                  clcone_problem *out, clcone_error *err);
+
+/* Copies problem `index` of a batch out as a stand-alone problem. */
+clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
+                                   clcone_problem *out, clcone_error *err);
+
+/* u = W r + q (3n). */
+void clcone_problem_velocity(const clcone_problem *p, const double *r,
+                             double *u);
+
+/* ------------------------------------------------------------------ */
+/* Body form                                                           */
+/* ------------------------------------------------------------------ */
+
+typedef struct clcone_body {
+    double x[3];           /* centre of mass, world frame */
+    double inv_mass;       /* 0 = static (infinite mass) */
+    double inv_inertia[9]; /* world-frame inverse inertia, row-major */
+    double v[6];           /* free velocity v* = (linear, angular) */
+} clcone_body;
+
+/* Contact between bodies a and b (b = -1: the static world). The unit
+ * normal points from b towards a: a positive normal impulse pushes a along
+ * +normal and b along -normal, and u_n > 0 means the bodies separate.
+ * u = (velocity of a's material point) - (velocity of b's). */
+typedef struct clcone_contact {
+    int a, b;
+    double point[3];
+    double normal[3];
+    double mu;
+    double gap;            /* signed gap (informative; < 0 = penetration) */
+} clcone_contact;
+
+typedef struct clcone_scene {
+    int nbodies, ncontacts;
+    clcone_body *bodies;
+    clcone_contact *contacts;
+} clcone_scene;
+
+/* Validates bodies (finite values, inv_mass >= 0, symmetric PSD inverse
+ * inertia) and contacts (indices in range, a != b, unit normal within
+ * 1e-6, mu >= 0, not two static ends). */
+clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err);
+
+/* Contact frame: the normal, then t1 = normalize(normal x e_k) where e_k is
+ * the world axis with the smallest |normal_k| (lowest k on ties), and
+ * t2 = normal x t1. frame[0..2] = normal, [3..5] = t1, [6..8] = t2. */
+void clcone_contact_frame(const double normal[3], double frame[9]);
+
+/* Local form of the scene's contact problem: W = J M^-1 J^T (only blocks
+ * of contacts that share a non-static body), q = J v*. */
+clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
+                                    clcone_error *err);
+
+/* Velocity change of every body (6 per body) caused by reactions r:
+ * dv = M^-1 J^T r. */
+void clcone_scene_apply_impulses(const clcone_scene *s, const double *r,
+                                 double *dv);
+
+void clcone_scene_free(clcone_scene *s);
+
+/* ------------------------------------------------------------------ */
+/* Solving                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef enum clcone_model {
+    CLCONE_MODEL_COULOMB = 0, /* exact Coulomb law (SOCCP, De Saxce) */
+    CLCONE_MODEL_CCP,         /* convex cone QP (Anitescu) */
+    CLCONE_MODEL_PYRAMID      /* N-facet pyramid LCP */
+} clcone_model;
+
+typedef enum clcone_solver {
+    CLCONE_SOLVER_NSGS = 0,  /* coulomb: Gauss-Seidel, exact local solve */
+    CLCONE_SOLVER_JACOBI,    /* coulomb/ccp/pyramid: projected Jacobi */
+    CLCONE_SOLVER_PGS,       /* ccp/pyramid: projected Gauss-Seidel */
+    CLCONE_SOLVER_APGD,      /* ccp: accelerated projected gradient */
+    CLCONE_SOLVER_LEMKE      /* pyramid: Lemke's complementary pivoting */
+} clcone_solver;
+
+typedef enum clcone_fit {
+    CLCONE_FIT_OUTER = 0,    /* facets tangent to the circle */
+    CLCONE_FIT_INNER         /* vertices on the circle */
+} clcone_fit;
+
+typedef enum clcone_run_status {
+    CLCONE_CONVERGED = 0,
+    CLCONE_MAXITER,
+    CLCONE_DIVERGED,
+    CLCONE_FAILED
+} clcone_run_status;
+
+const char *clcone_model_name(clcone_model m);
+const char *clcone_solver_name(clcone_solver s);
+const char *clcone_run_status_name(clcone_run_status s);
+/* Parse names as used on the command line; return CLCONE_EINVAL and list
+ * the accepted names in err when unknown. */
+clcone_status clcone_parse_model(const char *s, clcone_model *m,
+                                 clcone_error *err);
+clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
+                                  clcone_error *err);
+
+typedef struct clcone_options {
+    clcone_model model;
+    clcone_solver solver;
+    int facets;          /* pyramid: N >= 3 (default 8) */
+    clcone_fit fit;      /* pyramid: outer (default) or inner */
+    double tol;          /* stop when error <= tol (default 1e-8) */
+    int max_iter;        /* sweeps / iterations cap (default 100000) */
+    int check_every;     /* error evaluated every K iterations (default 10;
+                            small problems every iteration up to 100) */
+    double max_seconds;  /* wall-clock cap per problem, 0 = none */
+    int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
+} clcone_options;
+
+void clcone_options_default(clcone_options *o);
+
+typedef struct clcone_prob_result {
+    clcone_run_status status;
+    int iters;
+    double error;        /* error measure of the model, see clcone_error_of */
+    double time_ms;
+    char reason[160];    /* why it stopped when not converged */
+} clcone_prob_result;
+
+/* Per problem of the batch: `items` has p->nprob entries. */
+typedef struct clcone_result {
+    int nprob;
+    clcone_prob_result *items;
+    double time_ms;      /* whole call */
+} clcone_result;
+
+void clcone_result_free(clcone_result *r);
+
+/* Solves every problem of the batch with the CPU reference (double, one
+ * thread). r (3n) holds the warm start on entry when o->warm_start, and the
+ * reactions on exit. */
+clcone_status clcone_solve_reference(const clcone_problem *p,
+                                     const clcone_options *o, double *r,
+                                     clcone_result *res, clcone_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Error measures                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Siconos's current relative natural-map error for the Coulomb law
+ * (FORMATS.md section 2): ||F(r)|| / max(||q||, ||r||, ||u||). With
+ * err_q1 non-NULL also returns the old ||F|| / (||q|| + 1). Contacts
+ * [c0, c1) only, so a batch member can be measured alone. */
+double clcone_error_coulomb(const clcone_problem *p, const double *r,
+                            int c0, int c1, double *err_q1);
+
+/* The model's own error on contacts [c0, c1): coulomb as above; ccp the
+ * same natural map without De Saxce's term (r in K, u in K*, r.u = 0);
+ * pyramid the natural map with the pyramid and its support function. */
+double clcone_error_of(const clcone_problem *p, const clcone_options *o,
+                       const double *r, int c0, int c1);
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/* Reads a Siconos .dat FrictionContactProblem (dense or SBM storage) or,
+ * when the content starts with the HDF5 signature, an FCLib local problem. */
+clcone_status clcone_read_problem(const char *path, clcone_problem *p,
+                                  clcone_error *err);
+/* Writes Siconos .dat with SBM storage and %.17g values: an exact round
+ * trip through clcone_read_problem. Written atomically. */
+clcone_status clcone_write_problem_dat(const char *path,
+                                       const clcone_problem *p,
+                                       clcone_error *err);
+/* Reactions: text, r_n r_t1 r_t2 per line, '#' comments. Exactly 3n
+ * numbers. Writing is atomic (temp file + rename) with %.17g. */
+clcone_status clcone_read_reactions(const char *path, int n, double *r,
+                                    clcone_error *err);
+clcone_status clcone_write_reactions(const char *path, int n,
+                                     const double *r, clcone_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,38 @@
+/* Library-internal helpers shared by the host sources. */
+#ifndef CLCONE_INTERNAL_H
+#define CLCONE_INTERNAL_H
+
+#include "clcone.h"
+
+#if defined(__GNUC__)
+#define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define CLCONE_PRINTF(a, b)
+#endif
+
+/* Fills err (when non-NULL) with code and a formatted message; returns
+ * code so that callers can write `return clcone_fail(err, ...)`. */
+clcone_status clcone_fail(clcone_error *err, clcone_status code,
+                          const char *fmt, ...) CLCONE_PRINTF(3, 4);
+
+/* Prefixes an already set message with context ("file.dat: ..."). */
+void clcone_error_prefix(clcone_error *err, const char *fmt, ...)
+    CLCONE_PRINTF(2, 3);
+
+/* Monotonic clock in milliseconds. */
+double clcone_now_ms(void);
+
+/* Allocation that reports failure through err (never returns NULL with
+ * CLCONE_OK). n * size is checked for overflow. */
+void *clcone_calloc(size_t n, size_t size, clcone_error *err,
+                    const char *what);
+
+/* Writes a file atomically: fn writes to a temporary FILE* in the same
+ * directory (returning 0 on success), which is renamed over path only when
+ * everything succeeded and removed otherwise, so readers never see a
+ * half-written file. */
+typedef int (*clcone_writer_fn)(void *file, const void *ctx);
+clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
+                                  const void *ctx, clcone_error *err);
+
+#endif

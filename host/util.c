@@ -1,0 +1,112 @@
+#define _POSIX_C_SOURCE 200809L
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+clcone_status clcone_fail(clcone_error *err, clcone_status code,
+                          const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->code = code;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void clcone_error_prefix(clcone_error *err, const char *fmt, ...)
+{
+    char head[512], old[sizeof err->msg];
+    va_list ap;
+    if (!err) return;
+    va_start(ap, fmt);
+    vsnprintf(head, sizeof head, fmt, ap);
+    va_end(ap);
+    memcpy(old, err->msg, sizeof old);
+    snprintf(err->msg, sizeof err->msg, "%s: %s", head, old);
+}
+
+const char *clcone_status_name(clcone_status s)
+{
+    switch (s) {
+    case CLCONE_OK: return "ok";
+    case CLCONE_EINVAL: return "invalid input";
+    case CLCONE_EIO: return "i/o error";
+    case CLCONE_EFORMAT: return "malformed file";
+    case CLCONE_ENOMEM: return "out of memory";
+    case CLCONE_EDEVICE: return "device error";
+    case CLCONE_ENOTSUP: return "not supported";
+    }
+    return "unknown status";
+}
+
+double clcone_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void *clcone_calloc(size_t n, size_t size, clcone_error *err,
+                    const char *what)
+{
+    void *p;
+    if (n == 0) n = 1;
+    if (size != 0 && n > SIZE_MAX / size) {
+        clcone_fail(err, CLCONE_ENOMEM, "%s: size overflow (%zu x %zu bytes)",
+                    what, n, size);
+        return NULL;
+    }
+    p = calloc(n, size);
+    if (!p)
+        clcone_fail(err, CLCONE_ENOMEM, "%s: cannot allocate %zu bytes", what,
+                    n * size);
+    return p;
+}
+
+clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
+                                  const void *ctx, clcone_error *err)
+{
+    size_t len = strlen(path);
+    char *tmp = malloc(len + 32);
+    FILE *f;
+    int fd, ok;
+    if (!tmp) return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
+    snprintf(tmp, len + 32, "%s.tmpXXXXXX", path);
+    fd = mkstemp(tmp);
+    if (fd < 0) {
+        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot create temporary file: %s",
+                                      path, strerror(errno));
+        free(tmp);
+        return s;
+    }
+    f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        free(tmp);
+        return clcone_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
+    }
+    ok = fn(f, ctx) == 0;
+    ok = (fflush(f) == 0) && ok && !ferror(f);
+    ok = (fclose(f) == 0) && ok;
+    if (ok && rename(tmp, path) != 0) ok = 0;
+    if (!ok) {
+        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", path,
+                                      strerror(errno));
+        unlink(tmp);
+        free(tmp);
+        return s;
+    }
+    free(tmp);
+    return CLCONE_OK;
+}

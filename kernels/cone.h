@@ -1,0 +1,271 @@
+/* Cone math shared by the host reference (C, double) and the OpenCL
+ * kernels (float or double). This is the ONLY place where projections,
+ * De Saxce's velocity, the pyramid and the per-contact residuals are
+ * written, so the reference and the device cannot drift apart.
+ *
+ * Host C: include after defining nothing; real_t is double.
+ * OpenCL C: the program is built with -DCLCONE_OPENCL and, for double,
+ * -DCLCONE_DOUBLE; real_t is float otherwise.
+ *
+ * Vectors are 3 values per contact, normal first: x = (x_n, x_t1, x_t2).
+ * K_mu = { x : ||x_t|| <= mu x_n }; K_mu* = { y : mu ||y_t|| <= y_n }.
+ */
+#ifndef CLCONE_CONE_H
+#define CLCONE_CONE_H
+
+#ifdef CLCONE_OPENCL
+#  ifdef CLCONE_DOUBLE
+#    pragma OPENCL EXTENSION cl_khr_fp64 : enable
+     typedef double real_t;
+#    define CONE_EPS 1e-12
+#  else
+     typedef float real_t;
+#    define CONE_EPS 1e-5f
+#  endif
+#  define CONE_FN static inline
+#  define CONE_SQRT sqrt
+#  define CONE_FABS fabs
+#  define CONE_ATAN2 atan2
+#  define CONE_COS cos
+#  define CONE_SIN sin
+#  define CONE_FLOOR floor
+#  define CONE_PRIV __private
+#else
+#  include <math.h>
+   typedef double real_t;
+#  define CONE_EPS 1e-12
+#  define CONE_FN static inline
+#  define CONE_SQRT sqrt
+#  define CONE_FABS fabs
+#  define CONE_ATAN2 atan2
+#  define CONE_COS cos
+#  define CONE_SIN sin
+#  define CONE_FLOOR floor
+#  define CONE_PRIV
+#endif
+
+#define CONE_PI 3.14159265358979323846
+
+CONE_FN real_t cone_hypot2(real_t a, real_t b) { return CONE_SQRT(a * a + b * b); }
+
+/* Euclidean projection onto K_mu, in place. */
+CONE_FN void cone_project(real_t mu, CONE_PRIV real_t *x)
+{
+    real_t t = cone_hypot2(x[1], x[2]);
+    if (mu * t <= -x[0]) {                   /* polar cone */
+        x[0] = 0; x[1] = 0; x[2] = 0;
+    } else if (t <= mu * x[0]) {             /* inside */
+        return;
+    } else {
+        real_t pn = (mu * t + x[0]) / (1 + mu * mu);
+        real_t s = mu * pn / t;              /* t > 0 here */
+        x[0] = pn; x[1] *= s; x[2] *= s;
+    }
+}
+
+/* Projection onto the dual cone K_mu*, by Moreau's decomposition:
+ * x = P_K*(x) - P_K(-x). */
+CONE_FN void cone_project_dual(real_t mu, CONE_PRIV real_t *x)
+{
+    real_t m[3];
+    m[0] = -x[0]; m[1] = -x[1]; m[2] = -x[2];
+    cone_project(mu, m);
+    x[0] += m[0]; x[1] += m[1]; x[2] += m[2];
+}
+
+/* De Saxce's modified normal velocity u_n + mu ||u_t||. */
+CONE_FN real_t cone_desaxce_n(real_t mu, CONE_PRIV const real_t *u)
+{
+    return u[0] + mu * cone_hypot2(u[1], u[2]);
+}
+
+/* Natural map F = r - P_K(r - w) for one contact; w is u (ccp) or De
+ * Saxce's velocity (coulomb). Returns ||F||^2 and writes F. */
+CONE_FN real_t cone_natural_map(real_t mu, CONE_PRIV const real_t *r,
+                                CONE_PRIV const real_t *w,
+                                CONE_PRIV real_t *F)
+{
+    real_t p[3];
+    p[0] = r[0] - w[0]; p[1] = r[1] - w[1]; p[2] = r[2] - w[2];
+    cone_project(mu, p);
+    F[0] = r[0] - p[0]; F[1] = r[1] - p[1]; F[2] = r[2] - p[2];
+    return F[0] * F[0] + F[1] * F[1] + F[2] * F[2];
+}
+
+/* ||F||^2 of the Coulomb natural map (with De Saxce) for one contact. */
+CONE_FN real_t cone_residual_coulomb(real_t mu, CONE_PRIV const real_t *r,
+                                     CONE_PRIV const real_t *u)
+{
+    real_t w[3], F[3];
+    w[0] = cone_desaxce_n(mu, u); w[1] = u[1]; w[2] = u[2];
+    return cone_natural_map(mu, r, w, F);
+}
+
+/* ||F||^2 of the cone-complementarity natural map (ccp) for one contact. */
+CONE_FN real_t cone_residual_ccp(real_t mu, CONE_PRIV const real_t *r,
+                                 CONE_PRIV const real_t *u)
+{
+    real_t F[3];
+    return cone_natural_map(mu, r, u, F);
+}
+
+/* Cone violation of r: distance of r from K_mu. */
+CONE_FN real_t cone_violation(real_t mu, CONE_PRIV const real_t *r)
+{
+    real_t p[3];
+    p[0] = r[0]; p[1] = r[1]; p[2] = r[2];
+    cone_project(mu, p);
+    return CONE_SQRT((r[0] - p[0]) * (r[0] - p[0]) + (r[1] - p[1]) * (r[1] - p[1])
+                     + (r[2] - p[2]) * (r[2] - p[2]));
+}
+
+/* Complementarity gap |r . u_hat| with u_hat De Saxce's velocity. */
+CONE_FN real_t cone_complementarity(real_t mu, CONE_PRIV const real_t *r,
+                                    CONE_PRIV const real_t *u)
+{
+    real_t d = r[0] * cone_desaxce_n(mu, u) + r[1] * u[1] + r[2] * u[2];
+    return CONE_FABS(d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Pyramidal cone with N facets.                                       */
+/*                                                                     */
+/* P = { x : d_k . x_t <= m x_n, k = 0..N-1 }, d_k the unit facet      */
+/* normal at angle phi0 + 2 pi k / N.                                  */
+/*   outer fit: phi0 = 0,    m = mu: the facets touch the circle, the  */
+/*              vertices lie outside it, at radius mu / cos(pi/N);     */
+/*   inner fit: phi0 = pi/N, m = mu cos(pi/N): the vertices lie on the */
+/*              circle at angles 2 pi k / N.                           */
+/* So inner contains the disc of radius mu cos(pi/N) and outer lies in */
+/* the disc of radius mu / cos(pi/N).                                  */
+/* ------------------------------------------------------------------ */
+
+typedef struct cone_pyramid {
+    int N;
+    real_t phi0;   /* angle of facet normal 0 */
+    real_t m;      /* facet bound factor: d_k . x_t <= m x_n */
+    real_t rho;    /* vertex radius m / cos(pi/N) */
+} cone_pyramid;
+
+CONE_FN cone_pyramid cone_pyramid_make(int N, int inner, real_t mu)
+{
+    cone_pyramid P;
+    real_t c = (real_t)CONE_COS((real_t)CONE_PI / (real_t)N);
+    P.N = N;
+    P.phi0 = inner ? (real_t)CONE_PI / (real_t)N : (real_t)0;
+    P.m = inner ? mu * c : mu;
+    P.rho = P.m / c;
+    return P;
+}
+
+/* Slack of one facet with unit normal (d1, d2): m f_n - d . f_t
+ * (>= 0 inside, 0 on the facet). */
+CONE_FN real_t cone_facet_slack(real_t d1, real_t d2, real_t m,
+                                CONE_PRIV const real_t *f)
+{
+    return m * f[0] - (d1 * f[1] + d2 * f[2]);
+}
+
+/* max_k d_k . t: |t| cos(angle to the nearest facet normal). */
+CONE_FN real_t cone_pyramid_score(cone_pyramid P, real_t t1, real_t t2)
+{
+    real_t len = cone_hypot2(t1, t2);
+    real_t step, a, k, delta;
+    if (len == 0) return 0;
+    step = (real_t)(2 * CONE_PI) / (real_t)P.N;
+    a = CONE_ATAN2(t2, t1) - P.phi0;
+    k = CONE_FLOOR(a / step + (real_t)0.5);
+    delta = a - k * step;
+    return len * CONE_COS(delta);
+}
+
+/* max_j g_j . t over the vertex (edge-ray) directions g_j, which sit
+ * halfway between facet normals. */
+CONE_FN real_t cone_pyramid_vertex_score(cone_pyramid P, real_t t1, real_t t2)
+{
+    cone_pyramid V = P;
+    V.phi0 = P.phi0 + (real_t)CONE_PI / (real_t)P.N;
+    return cone_pyramid_score(V, t1, t2);
+}
+
+/* Support function of the pyramid's section at f_n = 1 evaluated at -t:
+ * max over the section of -s . t = rho max_j (-g_j . t). Plays the role
+ * that mu ||u_t|| plays for the circular cone. */
+CONE_FN real_t cone_pyramid_support(cone_pyramid P, real_t t1, real_t t2)
+{
+    return P.rho * cone_pyramid_vertex_score(P, -t1, -t2);
+}
+
+CONE_FN int cone_pyramid_contains(cone_pyramid P, CONE_PRIV const real_t *x,
+                                  real_t tol)
+{
+    return cone_pyramid_score(P, x[1], x[2]) <= P.m * x[0] + tol;
+}
+
+/* Euclidean projection onto the pyramid, in place. The projection lies
+ * in the interior, on one facet, on one edge ray or at the apex; the
+ * closest feasible of the facet-plane and edge-ray projections is it. */
+CONE_FN void cone_pyramid_project(cone_pyramid P, CONE_PRIV real_t *x)
+{
+    real_t scale = CONE_FABS(x[0]) + cone_hypot2(x[1], x[2]);
+    real_t tol = CONE_EPS * scale;
+    real_t best[3], bestd, step = (real_t)(2 * CONE_PI) / (real_t)P.N;
+    real_t en = 1 / (1 + P.rho * P.rho);
+    int k;
+    if (cone_pyramid_contains(P, x, tol)) return;
+    /* polar cone: x . e <= 0 for every edge generator e = (1, rho g_j) */
+    if (x[0] + P.rho * cone_pyramid_vertex_score(P, x[1], x[2]) <= 0) {
+        x[0] = 0; x[1] = 0; x[2] = 0;
+        return;
+    }
+    best[0] = 0; best[1] = 0; best[2] = 0;
+    bestd = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    for (k = 0; k < P.N; ++k) {
+        real_t ang = P.phi0 + step * (real_t)k;
+        real_t d1 = CONE_COS(ang), d2 = CONE_SIN(ang);
+        /* facet plane a . y = 0 with a = (-m, d1, d2) */
+        real_t ax = -P.m * x[0] + d1 * x[1] + d2 * x[2];
+        real_t aa = P.m * P.m + 1;
+        real_t y[3], dist;
+        real_t ga = ang + step * (real_t)0.5;
+        real_t g1 = CONE_COS(ga), g2 = CONE_SIN(ga);
+        real_t ex = x[0] + P.rho * (g1 * x[1] + g2 * x[2]);
+        if (ax > 0) {
+            real_t s = ax / aa;
+            y[0] = x[0] + s * P.m; y[1] = x[1] - s * d1; y[2] = x[2] - s * d2;
+            if (y[0] >= 0 && cone_pyramid_contains(P, y, tol)) {
+                dist = (x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1])
+                       + (x[2] - y[2]) * (x[2] - y[2]);
+                if (dist < bestd) {
+                    bestd = dist; best[0] = y[0]; best[1] = y[1]; best[2] = y[2];
+                }
+            }
+        }
+        /* edge ray between facets k and k+1: e = (1, rho g) */
+        if (ex > 0) {
+            real_t s = ex * en;
+            y[0] = s; y[1] = s * P.rho * g1; y[2] = s * P.rho * g2;
+            dist = (x[0] - y[0]) * (x[0] - y[0]) + (x[1] - y[1]) * (x[1] - y[1])
+                   + (x[2] - y[2]) * (x[2] - y[2]);
+            if (dist < bestd) {
+                bestd = dist; best[0] = y[0]; best[1] = y[1]; best[2] = y[2];
+            }
+        }
+    }
+    x[0] = best[0]; x[1] = best[1]; x[2] = best[2];
+}
+
+/* ||F||^2 of the pyramid natural map: r - P(r - (u + h(u_t) e_n)). */
+CONE_FN real_t cone_residual_pyramid(cone_pyramid P, CONE_PRIV const real_t *r,
+                                     CONE_PRIV const real_t *u)
+{
+    real_t p[3];
+    p[0] = r[0] - (u[0] + cone_pyramid_support(P, u[1], u[2]));
+    p[1] = r[1] - u[1];
+    p[2] = r[2] - u[2];
+    cone_pyramid_project(P, p);
+    p[0] = r[0] - p[0]; p[1] = r[1] - p[1]; p[2] = r[2] - p[2];
+    return p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+}
+
+#endif
