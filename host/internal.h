@@ -35,4 +35,9 @@ typedef int (*clcone_writer_fn)(void *file, const void *ctx);
 clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
                                   const void *ctx, clcone_error *err);
 
+/* Checks option ranges and that the solver serves the model. */
+clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err);
+/* Allocates res->items for nprob problems. */
+clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *err);
+
 #endif

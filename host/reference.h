@@ -34,3 +34,35 @@ void ref_contact_velocity(const clcone_problem *p, const double *r, int c,
                           double u[3]);
 
 #endif
+
+/* Shared iteration bookkeeping of the reference solvers: decides when to
+ * measure the error (every iteration below 100, then every
+ * o->check_every), and stops on convergence, non-finite values or the
+ * time cap. */
+typedef struct ref_loop {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1;
+    double t0_ms;
+    int measured;      /* the last check measured the error (out->error) */
+} ref_loop;
+
+void ref_loop_start(ref_loop *L, const clcone_problem *p,
+                    const clcone_options *o, int c0, int c1);
+/* Call after iteration `iter` (1-based). Returns 1 when the solver must
+ * stop; out is then filled. */
+int ref_loop_check(ref_loop *L, int iter, const double *r,
+                   clcone_prob_result *out);
+/* Fills out for a run that used all o->max_iter iterations. */
+void ref_loop_finish(ref_loop *L, int iter, const double *r,
+                     clcone_prob_result *out);
+
+/* Eigenvalue range of the symmetric part of a 3x3 block. */
+void ref_sym3_eig_range(const double B[9], double *lo, double *hi);
+/* Sum over the block row of contact c of the blocks' Frobenius norms:
+ * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
+double ref_row_block_norm(const clcone_problem *p, int c);
+
+/* w = W x over contacts [c0, c1), x and w indexed from contact c0 (no q). */
+void ref_range_product(const clcone_problem *p, int c0, int c1,
+                       const double *x, double *w);

@@ -25,14 +25,18 @@ clcone_status clcone_fail(clcone_error *err, clcone_status code,
 
 void clcone_error_prefix(clcone_error *err, const char *fmt, ...)
 {
-    char head[512], old[sizeof err->msg];
+    /* room for both parts; the result is cut to the message size */
+    char both[2 * sizeof err->msg + 8];
+    size_t len;
     va_list ap;
     if (!err) return;
     va_start(ap, fmt);
-    vsnprintf(head, sizeof head, fmt, ap);
+    vsnprintf(both, sizeof err->msg, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    snprintf(err->msg, sizeof err->msg, "%s: %s", head, old);
+    len = strlen(both);
+    snprintf(both + len, sizeof both - len, ": %s", err->msg);
+    memcpy(err->msg, both, sizeof err->msg - 1);
+    err->msg[sizeof err->msg - 1] = 0;
 }
 
 const char *clcone_status_name(clcone_status s)

@@ -1,0 +1,323 @@
+/* clcone command line. Turns library errors into messages on stderr and
+ * exit codes: 0 converged, 1 not converged, 2 bad input or usage. */
+#define _POSIX_C_SOURCE 200809L
+#include "clcone.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXIT_NOTCONV 1
+#define EXIT_USAGE 2
+
+static const char *const USAGE_MAIN =
+    "usage: clcone <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  solve FILE   solve a contact problem file (Siconos .dat or FCLib .hdf5)\n"
+    "  check FILE R print the error of reactions R for problem FILE\n"
+    "  demo         solve every problem in the shared Siconos set and tabulate\n"
+    "  help         this text; `clcone <command> --help` for a command\n"
+    "\n"
+    "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
+
+static const char *const USAGE_SOLVE =
+    "usage: clcone solve FILE [options]\n"
+    "  --model coulomb|ccp|pyramid   contact law (default coulomb)\n"
+    "  --solver nsgs|jacobi|pgs|apgd|lemke\n"
+    "                                coulomb: nsgs (default), jacobi, pgs\n"
+    "                                ccp: apgd (default), pgs, jacobi\n"
+    "                                pyramid: lemke (default), pgs, jacobi\n"
+    "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
+    "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
+    "  --tol T                       stop at error <= T (default 1e-8)\n"
+    "  --max-iter K                  iteration (pivot) cap (default 100000)\n"
+    "  --check-every K               error evaluated every K iterations (default 10)\n"
+    "  --max-seconds S               wall-clock cap (default none)\n"
+    "  --warm R0.txt                 start from these reactions\n"
+    "  --out R.txt                   write the reactions (atomically)\n"
+    "The last line printed is machine-readable:\n"
+    "  status=<converged|maxiter|diverged|failed> error=<e> iters=<k> time_ms=<t> contacts=<n>\n";
+
+static const char *const USAGE_CHECK =
+    "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
+    "Prints the model's error of the given reactions (default: the Coulomb law\n"
+    "with Siconos's current measure, and the old ||q||+1 normalisation). The\n"
+    "last line is status=converged when error <= T (default 1e-8), otherwise\n"
+    "status=failed; exit code 0 or 1 accordingly.\n";
+
+static const char *const USAGE_DEMO =
+    "usage: clcone demo [--dir DIR] [--tol T]\n"
+    "Solves every problem file in DIR (default $CLCONE_PROBLEMS, else\n"
+    "../shared/problems) with the NSGS reference and prints a table.\n";
+
+static int usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "clcone: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return EXIT_USAGE;
+}
+
+static int lib_error(const clcone_error *e)
+{
+    fprintf(stderr, "clcone: error (%s): %s\n", clcone_status_name(e->code), e->msg);
+    return EXIT_USAGE;
+}
+
+static int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return s[0] && !*end && errno == 0 && isfinite(*v);
+}
+
+static int parse_int(const char *s, int *v)
+{
+    char *end;
+    long x;
+    errno = 0;
+    x = strtol(s, &end, 10);
+    if (!s[0] || *end || errno || x < -2147483647L || x > 2147483647L) return 0;
+    *v = (int)x;
+    return 1;
+}
+
+typedef struct cli_args {
+    const char *positional[2];
+    int npos;
+    const char *out, *warm, *dir;
+    int model_given, solver_given;
+    clcone_options o;
+} cli_args;
+
+/* Parses the options shared by the commands; returns 0 or an exit code. */
+static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
+{
+    clcone_error e;
+    memset(a, 0, sizeof *a);
+    clcone_options_default(&a->o);
+    for (int i = 0; i < argc; ++i) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            printf("%s", usage);
+            return -1;
+        }
+        if (strncmp(opt, "--", 2) != 0) {
+            if (a->npos >= maxpos) return usage_error(usage, "unexpected argument '%s'", opt);
+            a->positional[a->npos++] = opt;
+            continue;
+        }
+        if (!val) return usage_error(usage, "option %s needs a value", opt);
+        ++i;
+        if (strcmp(opt, "--model") == 0) {
+            if (clcone_parse_model(val, &a->o.model, &e)) return usage_error(usage, "%s", e.msg);
+            a->model_given = 1;
+        } else if (strcmp(opt, "--solver") == 0) {
+            if (clcone_parse_solver(val, &a->o.solver, &e)) return usage_error(usage, "%s", e.msg);
+            a->solver_given = 1;
+        } else if (strcmp(opt, "--facets") == 0) {
+            if (!parse_int(val, &a->o.facets) || a->o.facets < 3)
+                return usage_error(usage, "--facets needs an integer >= 3, got '%s'", val);
+        } else if (strcmp(opt, "--fit") == 0) {
+            if (strcmp(val, "outer") == 0) a->o.fit = CLCONE_FIT_OUTER;
+            else if (strcmp(val, "inner") == 0) a->o.fit = CLCONE_FIT_INNER;
+            else return usage_error(usage, "--fit takes outer or inner, got '%s'", val);
+        } else if (strcmp(opt, "--tol") == 0) {
+            if (!parse_double(val, &a->o.tol) || a->o.tol < 0)
+                return usage_error(usage, "--tol needs a number >= 0, got '%s'", val);
+        } else if (strcmp(opt, "--max-iter") == 0) {
+            if (!parse_int(val, &a->o.max_iter) || a->o.max_iter < 1)
+                return usage_error(usage, "--max-iter needs an integer >= 1, got '%s'", val);
+        } else if (strcmp(opt, "--check-every") == 0) {
+            if (!parse_int(val, &a->o.check_every) || a->o.check_every < 1)
+                return usage_error(usage, "--check-every needs an integer >= 1, got '%s'", val);
+        } else if (strcmp(opt, "--max-seconds") == 0) {
+            if (!parse_double(val, &a->o.max_seconds) || a->o.max_seconds < 0)
+                return usage_error(usage, "--max-seconds needs a number >= 0, got '%s'", val);
+        } else if (strcmp(opt, "--out") == 0) {
+            a->out = val;
+        } else if (strcmp(opt, "--warm") == 0) {
+            a->warm = val;
+        } else if (strcmp(opt, "--dir") == 0) {
+            a->dir = val;
+        } else {
+            return usage_error(usage, "unknown option '%s'", opt);
+        }
+    }
+    if (!a->solver_given) {
+        if (a->o.model == CLCONE_MODEL_CCP) a->o.solver = CLCONE_SOLVER_APGD;
+        else if (a->o.model == CLCONE_MODEL_PYRAMID) a->o.solver = CLCONE_SOLVER_LEMKE;
+    }
+    return 0;
+}
+
+static void print_last_line(const char *status, double error, int iters, double ms, int n)
+{
+    printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d\n", status, error, iters, ms, n);
+}
+
+static int cmd_solve(int argc, char **argv)
+{
+    cli_args a;
+    clcone_problem p;
+    clcone_result res;
+    clcone_error e;
+    double *r;
+    int rc = parse_args(argc, argv, USAGE_SOLVE, 1, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (a.npos != 1) return usage_error(USAGE_SOLVE, "solve needs one problem FILE%s", "");
+    if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
+    r = calloc((size_t)p.n * 3 + 1, sizeof *r);
+    if (!r) {
+        clcone_problem_free(&p);
+        fprintf(stderr, "clcone: out of memory\n");
+        return EXIT_USAGE;
+    }
+    if (a.warm) {
+        if (clcone_read_reactions(a.warm, p.n, r, &e)) goto fail;
+        a.o.warm_start = 1;
+    }
+    if (clcone_solve_reference(&p, &a.o, r, &res, &e)) goto fail;
+    if (a.out && clcone_write_reactions(a.out, p.n, r, &e)) {
+        clcone_result_free(&res);
+        goto fail;
+    }
+    {
+        const clcone_prob_result *it = &res.items[0];
+        printf("problem:  %s (%d contacts, %d W blocks)\n", a.positional[0], p.n, p.nnzb);
+        printf("model:    %s, solver %s, device ref (CPU reference, double)\n",
+               clcone_model_name(a.o.model), clcone_solver_name(a.o.solver));
+        if (a.o.model == CLCONE_MODEL_PYRAMID)
+            printf("pyramid:  %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
+        printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
+               clcone_run_status_name(it->status), it->iters, it->error, a.o.tol, it->time_ms);
+        if (it->reason[0]) printf("reason:   %s\n", it->reason);
+        if (a.o.model == CLCONE_MODEL_COULOMB) {
+            double q1, ec = clcone_error_coulomb(&p, r, 0, p.n, &q1);
+            (void)ec;
+            printf("old measure ||F||/(||q||+1): %.3e\n", q1);
+        }
+        if (a.out) printf("reactions written to %s\n", a.out);
+        print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, p.n);
+        rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+    }
+    clcone_result_free(&res);
+    clcone_problem_free(&p);
+    free(r);
+    return rc;
+fail:
+    clcone_problem_free(&p);
+    free(r);
+    return lib_error(&e);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    cli_args a;
+    clcone_problem p;
+    clcone_error e;
+    double *r, error, q1 = 0;
+    double t0;
+    int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (a.npos != 2) return usage_error(USAGE_CHECK, "check needs a problem FILE and a reactions file%s", "");
+    if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
+    r = calloc((size_t)p.n * 3 + 1, sizeof *r);
+    if (!r || clcone_read_reactions(a.positional[1], p.n, r, &e)) {
+        if (!r) snprintf(e.msg, sizeof e.msg, "out of memory");
+        clcone_problem_free(&p);
+        free(r);
+        return lib_error(&e);
+    }
+    t0 = 0;
+    error = a.o.model == CLCONE_MODEL_COULOMB ? clcone_error_coulomb(&p, r, 0, p.n, &q1)
+                                               : clcone_error_of(&p, &a.o, r, 0, p.n);
+    printf("problem:   %s (%d contacts)\n", a.positional[0], p.n);
+    printf("reactions: %s\n", a.positional[1]);
+    printf("model:     %s\n", clcone_model_name(a.o.model));
+    printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
+    if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
+    print_last_line(error <= a.o.tol ? "converged" : "failed", error, 0, t0, p.n);
+    clcone_problem_free(&p);
+    free(r);
+    return error <= a.o.tol ? 0 : EXIT_NOTCONV;
+}
+
+static int cmd_demo(int argc, char **argv)
+{
+    static const char *const files[] = {
+        "FrictionContact3D_1c.dat", "FrictionContact3D_RR_1c.dat", "Rover11035.dat",
+        "Rover4396.dat", "FC3D_Example1.dat", "FC3D_Example1_SBM.dat",
+        "GFC3D_TwoRods1-condensed.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat",
+        "Rover1039.dat", "Rover4144.dat", "Rover4493.dat", "Rover4622.dat",
+        "Rover1040.dat", "Rover3865.dat", "Rover4609.dat", "NESpheres_10_1.dat",
+        "OneObject-i1028-138.hdf5.dat", "OneObject-i100000-499.hdf5.dat",
+        "BoxesStack1-i100000-32.hdf5.dat", "Confeti-ex03-Fc3D-SBM.dat",
+        "Capsules-i101-404.dat", "Capsules-i100-1090.dat", "Capsules-i125-1213.hdf5"};
+    cli_args a;
+    const char *dir;
+    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, nfiles = 0, worst = 0;
+    double total_ms = 0, max_err = 0;
+    if (rc) return rc < 0 ? 0 : rc;
+    dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
+    if (!dir || !*dir) dir = "../shared/problems";
+    printf("clcone demo: NSGS reference (double, 1 thread) on the Siconos problems in %s\n", dir);
+    printf("%-36s %6s %10s %9s %10s %s\n", "file", "n", "error", "sweeps", "time_ms", "status");
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        char path[4096];
+        clcone_problem p;
+        clcone_result res;
+        clcone_error e;
+        double *r;
+        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        if (clcone_read_problem(path, &p, &e)) {
+            fprintf(stderr, "clcone: %s\n", e.msg);
+            worst = EXIT_USAGE;
+            continue;
+        }
+        r = calloc((size_t)p.n * 3 + 1, sizeof *r);
+        if (!r || clcone_solve_reference(&p, &a.o, r, &res, &e)) {
+            fprintf(stderr, "clcone: %s: %s\n", files[i], r ? e.msg : "out of memory");
+            clcone_problem_free(&p);
+            free(r);
+            worst = EXIT_USAGE;
+            continue;
+        }
+        printf("%-36s %6d %10.2e %9d %10.1f %s\n", files[i], p.n, res.items[0].error, res.items[0].iters,
+               res.items[0].time_ms, clcone_run_status_name(res.items[0].status));
+        ++nfiles;
+        nconv += res.items[0].status == CLCONE_CONVERGED;
+        total_ms += res.items[0].time_ms;
+        if (res.items[0].error > max_err) max_err = res.items[0].error;
+        clcone_result_free(&res);
+        clcone_problem_free(&p);
+        free(r);
+    }
+    printf("%d of %d problems converged to %.0e; total %.1f ms\n", nconv, nfiles, a.o.tol, total_ms);
+    print_last_line(nconv == nfiles && worst == 0 ? "converged" : "maxiter", max_err, 0, total_ms, nfiles);
+    if (worst) return worst;
+    return nconv == nfiles ? 0 : EXIT_NOTCONV;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (!cmd) {
+        fprintf(stderr, "%s", USAGE_MAIN);
+        return EXIT_USAGE;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        printf("%s", USAGE_MAIN);
+        return 0;
+    }
+    if (strcmp(cmd, "solve") == 0) return cmd_solve(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
+    fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
+    return EXIT_USAGE;
+}

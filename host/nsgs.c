@@ -1,0 +1,75 @@
+/* Non-smooth Gauss-Seidel for the exact Coulomb law: sweep the contacts in
+ * order, solving each one-contact problem exactly (kernels/local_solve.h)
+ * with the others frozen at their latest values.
+ *
+ * Remedy for stalling: on singular W (BoxesStack1, OneObject, Capsules)
+ * plain Gauss-Seidel cycles around 1e-3..1e-6. Each local solve then uses
+ * a proximal term: it solves with W_cc + s I and b - s r_c,old, whose fixed
+ * point is the same (at r_c = r_c,old the terms cancel), but which damps
+ * the cycling. The proximal weight is switched on, and raised, only when
+ * the error has stopped falling, so that easy problems keep plain GS. */
+#include "internal.h"
+#include "reference.h"
+#include "cone.h"
+#include "local_solve.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Over this many checks without the best error improving 2x, the
+ * proximal weight grows. */
+#define STALL_CHECKS 20
+
+clcone_status ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
+                               int c0, int c1, double *r, clcone_prob_result *out,
+                               clcone_error *err)
+{
+    ref_loop L;
+    double sigma = 0.0, best = INFINITY, last_best_at = INFINITY;
+    int since = 0;
+    (void)err;
+    ref_loop_start(&L, p, o, c0, c1);
+    for (int it = 1; it <= o->max_iter; ++it) {
+        for (int c = c0; c < c1; ++c) {
+            double A[9], b[3], *rc = r + 3 * c, theta0, s;
+            const double *D = NULL;
+            b[0] = p->q[3 * c];
+            b[1] = p->q[3 * c + 1];
+            b[2] = p->q[3 * c + 2];
+            for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
+                const double *B = p->blocks + 9 * k, *x = r + 3 * p->col[k];
+                if (p->col[k] == c) {
+                    D = B;
+                    continue;
+                }
+                b[0] += B[0] * x[0] + B[1] * x[1] + B[2] * x[2];
+                b[1] += B[3] * x[0] + B[4] * x[1] + B[5] * x[2];
+                b[2] += B[6] * x[0] + B[7] * x[1] + B[8] * x[2];
+            }
+            s = sigma * (D[0] + D[4] + D[8]) / 3.0;
+            for (int a = 0; a < 9; ++a) A[a] = D[a];
+            A[0] += s;
+            A[4] += s;
+            A[8] += s;
+            b[0] -= s * rc[0];
+            b[1] -= s * rc[1];
+            b[2] -= s * rc[2];
+            theta0 = (rc[1] != 0 || rc[2] != 0) ? atan2(rc[2], rc[1]) : atan2(-b[2], -b[1]);
+            cone_local_coulomb(A, b, p->mu[c], theta0, rc);
+        }
+        if (ref_loop_check(&L, it, r, out)) return CLCONE_OK;
+        if (!L.measured || it < 100) continue;
+        /* stall detection on the measured errors */
+        if (out->error < best) best = out->error;
+        if (best < 0.5 * last_best_at) {
+            last_best_at = best;
+            since = 0;
+        } else if (++since >= STALL_CHECKS) {
+            sigma = sigma == 0.0 ? 0.1 : fmin(sigma * 4.0, 100.0);
+            since = 0;
+            last_best_at = best;
+        }
+    }
+    ref_loop_finish(&L, o->max_iter, r, out);
+    return CLCONE_OK;
+}

@@ -1,0 +1,76 @@
+/* Error measures: the per-contact residuals of kernels/cone.h summed and
+ * scaled as Siconos does (FORMATS.md section 2). */
+#include "internal.h"
+#include "reference.h"
+#include "cone.h"
+
+#include <float.h>
+#include <math.h>
+
+void ref_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3])
+{
+    u[0] = p->q[3 * c];
+    u[1] = p->q[3 * c + 1];
+    u[2] = p->q[3 * c + 2];
+    for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
+        const double *B = p->blocks + 9 * k, *x = r + 3 * p->col[k];
+        u[0] += B[0] * x[0] + B[1] * x[1] + B[2] * x[2];
+        u[1] += B[3] * x[0] + B[4] * x[1] + B[5] * x[2];
+        u[2] += B[6] * x[0] + B[7] * x[1] + B[8] * x[2];
+    }
+}
+
+/* Sum of squared per-contact residuals and the three norms of the scale. */
+static double scaled_error(const clcone_problem *p, const clcone_options *o,
+                           const double *r, int c0, int c1, double *err_q1)
+{
+    double f2 = 0, q2 = 0, r2 = 0, u2 = 0, scale, eabs;
+    for (int c = c0; c < c1; ++c) {
+        double u[3];
+        const double *rc = r + 3 * c;
+        ref_contact_velocity(p, r, c, u);
+        if (!o || o->model == CLCONE_MODEL_COULOMB)
+            f2 += cone_residual_coulomb(p->mu[c], rc, u);
+        else if (o->model == CLCONE_MODEL_CCP)
+            f2 += cone_residual_ccp(p->mu[c], rc, u);
+        else
+            f2 += cone_residual_pyramid(cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]), rc, u);
+        for (int a = 0; a < 3; ++a) {
+            q2 += p->q[3 * c + a] * p->q[3 * c + a];
+            r2 += rc[a] * rc[a];
+            u2 += u[a] * u[a];
+        }
+    }
+    eabs = sqrt(f2);
+    scale = sqrt(fmax(q2, fmax(r2, u2)));
+    if (err_q1) *err_q1 = eabs / (sqrt(q2) + 1.0);
+    return scale > DBL_EPSILON ? eabs / scale : eabs;
+}
+
+double clcone_error_coulomb(const clcone_problem *p, const double *r, int c0,
+                            int c1, double *err_q1)
+{
+    return scaled_error(p, NULL, r, c0, c1, err_q1);
+}
+
+double clcone_error_of(const clcone_problem *p, const clcone_options *o,
+                       const double *r, int c0, int c1)
+{
+    return scaled_error(p, o, r, c0, c1, NULL);
+}
+
+void ref_range_product(const clcone_problem *p, int c0, int c1, const double *x, double *w)
+{
+    for (int c = c0; c < c1; ++c) {
+        double acc[3] = {0, 0, 0};
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
+            const double *B = p->blocks + 9 * k, *xc = x + 3 * (p->col[k] - c0);
+            acc[0] += B[0] * xc[0] + B[1] * xc[1] + B[2] * xc[2];
+            acc[1] += B[3] * xc[0] + B[4] * xc[1] + B[5] * xc[2];
+            acc[2] += B[6] * xc[0] + B[7] * xc[1] + B[8] * xc[2];
+        }
+        w[3 * (c - c0)] = acc[0];
+        w[3 * (c - c0) + 1] = acc[1];
+        w[3 * (c - c0) + 2] = acc[2];
+    }
+}

@@ -1,0 +1,157 @@
+/* Solver entry point of the CPU reference, option defaults and the names
+ * used on the command line. */
+#include "internal.h"
+#include "reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke"};
+static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+const char *clcone_model_name(clcone_model m)
+{
+    return (int)m >= 0 && (int)m < COUNT(MODEL_NAMES) ? MODEL_NAMES[m] : "?";
+}
+
+const char *clcone_solver_name(clcone_solver s)
+{
+    return (int)s >= 0 && (int)s < COUNT(SOLVER_NAMES) ? SOLVER_NAMES[s] : "?";
+}
+
+const char *clcone_run_status_name(clcone_run_status s)
+{
+    return (int)s >= 0 && (int)s < COUNT(RUN_NAMES) ? RUN_NAMES[s] : "?";
+}
+
+static clcone_status parse_name(const char *s, const char *const *names, int count,
+                                const char *what, int *out, clcone_error *err)
+{
+    char list[256] = "";
+    for (int i = 0; i < count; ++i)
+        if (s && strcmp(s, names[i]) == 0) {
+            *out = i;
+            return CLCONE_OK;
+        }
+    for (int i = 0; i < count; ++i) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    return clcone_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
+}
+
+clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
+{
+    int v = 0;
+    clcone_status st = parse_name(s, MODEL_NAMES, COUNT(MODEL_NAMES), "model", &v, err);
+    if (!st) *m = (clcone_model)v;
+    return st;
+}
+
+clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_error *err)
+{
+    int v = 0;
+    clcone_status st = parse_name(s, SOLVER_NAMES, COUNT(SOLVER_NAMES), "solver", &v, err);
+    if (!st) *out = (clcone_solver)v;
+    return st;
+}
+
+void clcone_options_default(clcone_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->model = CLCONE_MODEL_COULOMB;
+    o->solver = CLCONE_SOLVER_NSGS;
+    o->facets = 8;
+    o->fit = CLCONE_FIT_OUTER;
+    o->tol = 1e-8;
+    o->max_iter = 100000;
+    o->check_every = 10;
+}
+
+void clcone_result_free(clcone_result *r)
+{
+    if (!r) return;
+    free(r->items);
+    r->items = NULL;
+    r->nprob = 0;
+}
+
+typedef clcone_status (*ref_fn)(const clcone_problem *, const clcone_options *, int, int,
+                                double *, clcone_prob_result *, clcone_error *);
+
+/* Which reference solver serves a model; NULL when the pair is not
+ * offered. */
+static ref_fn pick(clcone_model m, clcone_solver s)
+{
+    switch (s) {
+    case CLCONE_SOLVER_NSGS: return m == CLCONE_MODEL_COULOMB ? ref_nsgs_coulomb : NULL;
+    case CLCONE_SOLVER_JACOBI: return ref_jacobi;
+    case CLCONE_SOLVER_PGS: return ref_pgs;
+    case CLCONE_SOLVER_APGD: return m == CLCONE_MODEL_CCP ? ref_apgd_ccp : NULL;
+    case CLCONE_SOLVER_LEMKE: return m == CLCONE_MODEL_PYRAMID ? ref_lemke_pyramid : NULL;
+    }
+    return NULL;
+}
+
+clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err)
+{
+    if ((int)o->model < 0 || (int)o->model >= COUNT(MODEL_NAMES))
+        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+    if ((int)o->solver < 0 || (int)o->solver >= COUNT(SOLVER_NAMES))
+        return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
+    if (!pick(o->model, o->solver))
+        return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
+                           "(coulomb: nsgs|jacobi|pgs, ccp: pgs|jacobi|apgd, pyramid: lemke|jacobi|pgs)",
+                           clcone_solver_name(o->solver), clcone_model_name(o->model));
+    if (o->model == CLCONE_MODEL_PYRAMID && o->facets < 3)
+        return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets (got %d)", o->facets);
+    if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
+        return clcone_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
+    if (!(o->tol >= 0) || o->max_iter < 1 || o->check_every < 1 || !(o->max_seconds >= 0))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, check_every=%d >= 1, "
+                           "max_seconds=%g >= 0 required)", o->tol, o->max_iter, o->check_every,
+                           o->max_seconds);
+    return CLCONE_OK;
+}
+
+clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *err)
+{
+    res->nprob = nprob;
+    res->time_ms = 0;
+    res->items = clcone_calloc((size_t)nprob, sizeof *res->items, err, "results");
+    return res->items ? CLCONE_OK : CLCONE_ENOMEM;
+}
+
+clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
+                                     double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    ref_fn fn;
+    double t0 = clcone_now_ms();
+    res->items = NULL;
+    res->nprob = 0;
+    if ((s = clcone_options_validate(o, err)) || (s = clcone_problem_validate(p, err))) return s;
+    fn = pick(o->model, o->solver);
+    if (!o->warm_start) memset(r, 0, sizeof(double) * 3 * (size_t)p->n);
+    for (int i = 0; i < 3 * p->n; ++i)
+        if (!isfinite(r[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
+    if ((s = clcone_result_init(res, p->nprob, err))) return s;
+    for (int k = 0; k < p->nprob; ++k) {
+        double tk = clcone_now_ms();
+        s = fn(p, o, p->prob_off[k], p->prob_off[k + 1], r, &res->items[k], err);
+        res->items[k].time_ms = clcone_now_ms() - tk;
+        if (s) {
+            clcone_error_prefix(err, "problem %d of the batch", k);
+            clcone_result_free(res);
+            return s;
+        }
+    }
+    res->time_ms = clcone_now_ms() - t0;
+    return CLCONE_OK;
+}

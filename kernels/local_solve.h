@@ -1,0 +1,178 @@
+/* Per-contact updates shared by the host reference and the kernels:
+ * the projected step of Jacobi/PGS iterations and the exact one-contact
+ * Coulomb solve used by Gauss-Seidel. Requires cone.h first.
+ *
+ * Models: 0 = coulomb, 1 = ccp, 2 = pyramid (same numbering as
+ * clcone_model). */
+#ifndef CLCONE_LOCAL_SOLVE_H
+#define CLCONE_LOCAL_SOLVE_H
+
+#define CONE_MODEL_COULOMB 0
+#define CONE_MODEL_CCP 1
+#define CONE_MODEL_PYRAMID 2
+
+/* Normal shift that makes the model's law a cone complementarity:
+ * De Saxce's mu ||u_t|| (coulomb), 0 (ccp), the pyramid's support
+ * function (pyramid). */
+CONE_FN real_t cone_model_shift(int model, cone_pyramid P, real_t mu,
+                                CONE_PRIV const real_t *u)
+{
+    if (model == CONE_MODEL_COULOMB) return mu * cone_hypot2(u[1], u[2]);
+    if (model == CONE_MODEL_PYRAMID) return cone_pyramid_support(P, u[1], u[2]);
+    return 0;
+}
+
+CONE_FN void cone_model_project(int model, cone_pyramid P, real_t mu,
+                                CONE_PRIV real_t *x)
+{
+    if (model == CONE_MODEL_PYRAMID) cone_pyramid_project(P, x);
+    else cone_project(mu, x);
+}
+
+/* r <- P(r - omega (u + shift e_n)): the fixed-point step whose fixed
+ * points are exactly the solutions of the model's law. */
+CONE_FN void cone_projected_step(int model, cone_pyramid P, real_t mu,
+                                 real_t omega, CONE_PRIV real_t *r,
+                                 CONE_PRIV const real_t *u)
+{
+    real_t s = cone_model_shift(model, P, mu, u);
+    r[0] -= omega * (u[0] + s);
+    r[1] -= omega * u[1];
+    r[2] -= omega * u[2];
+    cone_model_project(model, P, mu, r);
+}
+
+/* ||F||^2 of the model's natural map for one contact. */
+CONE_FN real_t cone_model_residual(int model, cone_pyramid P, real_t mu,
+                                   CONE_PRIV const real_t *r,
+                                   CONE_PRIV const real_t *u)
+{
+    real_t w[3], p[3];
+    w[0] = u[0] + cone_model_shift(model, P, mu, u);
+    w[1] = u[1];
+    w[2] = u[2];
+    p[0] = r[0] - w[0]; p[1] = r[1] - w[1]; p[2] = r[2] - w[2];
+    cone_model_project(model, P, mu, p);
+    p[0] = r[0] - p[0]; p[1] = r[1] - p[1]; p[2] = r[2] - p[2];
+    return p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+}
+
+/* ---------------- exact one-contact Coulomb solve ------------------ */
+/* Find r with u = A r + b (A 3x3 row-major, b 3) obeying Coulomb's law
+ * with De Saxce's velocity. Tries the three cases of the law in turn:
+ * take-off (b_n >= 0), stick (r = -A^-1 b inside the cone), slide on the
+ * boundary r = r_n (1, mu cos th, mu sin th), which is a 1-D root of
+ * g(th) = u_t x d(th) with u_t . d <= 0 and r_n > 0. The slide root is
+ * found by Newton from the angle `theta0` (the previous iterate's, so
+ * that Gauss-Seidel sweeps near convergence cost a couple of steps),
+ * falling back to a bracketing scan and bisection. Returns 0 on success,
+ * 1 when no case fits (r is then left at the best projected point). */
+
+/* Slide candidate at angle th: writes r, returns g and the sign data. */
+CONE_FN real_t cone_slide_eval(CONE_PRIV const real_t *A,
+                               CONE_PRIV const real_t *b, real_t mu, real_t th,
+                               CONE_PRIV real_t *r, CONE_PRIV real_t *dotv)
+{
+    real_t c = CONE_COS(th), s = CONE_SIN(th);
+    real_t den = A[0] + mu * (A[1] * c + A[2] * s);
+    real_t rn, ut1, ut2;
+    if (!(den > 0)) {           /* no positive normal force along th */
+        r[0] = 0; r[1] = 0; r[2] = 0;
+        *dotv = 1;
+        return 0;
+    }
+    rn = -b[0] / den;
+    r[0] = rn; r[1] = rn * mu * c; r[2] = rn * mu * s;
+    ut1 = b[1] + A[3] * r[0] + A[4] * r[1] + A[5] * r[2];
+    ut2 = b[2] + A[6] * r[0] + A[7] * r[1] + A[8] * r[2];
+    *dotv = ut1 * c + ut2 * s;
+    return ut1 * s - ut2 * c;
+}
+
+CONE_FN int cone_slide_ok(CONE_PRIV const real_t *r, real_t dotv)
+{
+    return r[0] > 0 && dotv <= 0;
+}
+
+CONE_FN int cone_solve3(CONE_PRIV const real_t *A, CONE_PRIV const real_t *b,
+                        CONE_PRIV real_t *x)
+{
+    real_t c0 = A[4] * A[8] - A[5] * A[7];
+    real_t c1 = A[5] * A[6] - A[3] * A[8];
+    real_t c2 = A[3] * A[7] - A[4] * A[6];
+    real_t det = A[0] * c0 + A[1] * c1 + A[2] * c2;
+    real_t scale = CONE_FABS(A[0]) + CONE_FABS(A[4]) + CONE_FABS(A[8]);
+    if (!(CONE_FABS(det) > CONE_EPS * scale * scale * scale)) return 0;
+    x[0] = (b[0] * c0 + b[1] * (A[2] * A[7] - A[1] * A[8]) + b[2] * (A[1] * A[5] - A[2] * A[4])) / det;
+    x[1] = (b[0] * c1 + b[1] * (A[0] * A[8] - A[2] * A[6]) + b[2] * (A[2] * A[3] - A[0] * A[5])) / det;
+    x[2] = (b[0] * c2 + b[1] * (A[1] * A[6] - A[0] * A[7]) + b[2] * (A[0] * A[4] - A[1] * A[3])) / det;
+    return 1;
+}
+
+CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
+                               CONE_PRIV const real_t *b, real_t mu,
+                               real_t theta0, CONE_PRIV real_t *r)
+{
+    real_t x[3], nb[3], th, g, dv, gs[3];
+    real_t bscale = CONE_FABS(b[0]) + CONE_FABS(b[1]) + CONE_FABS(b[2]);
+    real_t gtol;
+    int it, k;
+    const int NSCAN = 24;
+    x[0] = 0; x[1] = 0; x[2] = 0;
+    if (b[0] >= 0) {                                   /* take-off */
+        r[0] = 0; r[1] = 0; r[2] = 0;
+        return 0;
+    }
+    nb[0] = -b[0]; nb[1] = -b[1]; nb[2] = -b[2];
+    if (cone_solve3(A, nb, x) && x[0] >= 0
+        && cone_hypot2(x[1], x[2]) <= mu * x[0]) {     /* stick */
+        r[0] = x[0]; r[1] = x[1]; r[2] = x[2];
+        return 0;
+    }
+    if (mu == 0) {                                     /* frictionless */
+        r[0] = -b[0] / A[0]; r[1] = 0; r[2] = 0;
+        return 0;
+    }
+    gtol = 8 * CONE_EPS * bscale;
+    /* Newton from theta0 with a finite-difference slope. */
+    th = theta0;
+    for (it = 0; it < 12; ++it) {
+        real_t h = (real_t)1e-4, dg, gp, gm, rr[3], dd;
+        g = cone_slide_eval(A, b, mu, th, r, &dv);
+        if (CONE_FABS(g) <= gtol && cone_slide_ok(r, dv)) return 0;
+        gp = cone_slide_eval(A, b, mu, th + h, rr, &dd);
+        gm = cone_slide_eval(A, b, mu, th - h, rr, &dd);
+        dg = (gp - gm) / (2 * h);
+        if (!(dg != 0)) break;
+        th -= g / dg;
+    }
+    /* Scan for sign changes of g and bisect the first valid bracket. */
+    {
+        real_t step = (real_t)(2 * CONE_PI) / (real_t)NSCAN;
+        real_t a = theta0, ga = cone_slide_eval(A, b, mu, a, gs, &dv);
+        for (k = 1; k <= NSCAN; ++k) {
+            real_t c = theta0 + step * (real_t)k, gc, lo, hi, glo;
+            real_t dvc;
+            gc = cone_slide_eval(A, b, mu, c, gs, &dvc);
+            if ((ga <= 0 && gc >= 0) || (ga >= 0 && gc <= 0)) {
+                lo = a; hi = c; glo = ga;
+                for (it = 0; it < 60; ++it) {
+                    real_t mid = (real_t)0.5 * (lo + hi);
+                    real_t gm = cone_slide_eval(A, b, mu, mid, r, &dv);
+                    if ((gm <= 0) == (glo <= 0)) { lo = mid; glo = gm; }
+                    else hi = mid;
+                    if (hi - lo < 4 * CONE_EPS) break;
+                }
+                g = cone_slide_eval(A, b, mu, (real_t)0.5 * (lo + hi), r, &dv);
+                if (cone_slide_ok(r, dv) && CONE_FABS(g) <= 1e3 * gtol + CONE_EPS) return 0;
+            }
+            a = c; ga = gc;
+        }
+    }
+    /* No exact case fits (degenerate A): a projected fixed-point answer. */
+    r[0] = x[0]; r[1] = x[1]; r[2] = x[2];
+    cone_project(mu, r);
+    return 1;
+}
+
+#endif
