@@ -12,7 +12,7 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) $(EXTRA_CFLAGS) -fPIC -Ihost -Ikernels -I$(BUILD) \
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Ihost -Ikernels -I$(BUILD) \
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 

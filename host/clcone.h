@@ -181,7 +181,9 @@ typedef enum clcone_solver {
     CLCONE_SOLVER_JACOBI,    /* coulomb/ccp/pyramid: projected Jacobi */
     CLCONE_SOLVER_PGS,       /* ccp/pyramid: projected Gauss-Seidel */
     CLCONE_SOLVER_APGD,      /* ccp: accelerated projected gradient */
-    CLCONE_SOLVER_LEMKE      /* pyramid: Lemke's complementary pivoting */
+    CLCONE_SOLVER_LEMKE,     /* pyramid: Lemke's complementary pivoting */
+    CLCONE_SOLVER_CGS        /* all: coloured Gauss-Seidel (contacts of one
+                                colour share no W block / body) */
 } clcone_solver;
 
 typedef enum clcone_fit {
@@ -212,7 +214,7 @@ typedef struct clcone_options {
     int facets;          /* pyramid: N >= 3 (default 8) */
     clcone_fit fit;      /* pyramid: outer (default) or inner */
     double tol;          /* stop when error <= tol (default 1e-8) */
-    int max_iter;        /* sweeps / iterations cap (default 100000) */
+    int max_iter;        /* sweeps / iterations cap (default 1000000) */
     int check_every;     /* error evaluated every K iterations (default 10;
                             small problems every iteration up to 100) */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
@@ -244,6 +246,60 @@ void clcone_result_free(clcone_result *r);
 clcone_status clcone_solve_reference(const clcone_problem *p,
                                      const clcone_options *o, double *r,
                                      clcone_result *res, clcone_error *err);
+
+/* ------------------------------------------------------------------ */
+/* OpenCL devices                                                      */
+/* ------------------------------------------------------------------ */
+
+typedef struct clcone_device_info {
+    int index;                  /* position in the list (--device N) */
+    char platform[128];
+    char name[128];
+    char version[128];          /* OpenCL version string */
+    int is_gpu;
+    int compute_units;
+    unsigned long long global_mem;
+    unsigned long long max_alloc;
+    int fp64;                   /* cl_khr_fp64 */
+} clcone_device_info;
+
+/* Lists every device of every platform (*list is malloc'ed; free()). With
+ * no platform installed: CLCONE_EDEVICE and a message on how to fix it. */
+clcone_status clcone_list_devices(clcone_device_info **list, int *count,
+                                  clcone_error *err);
+
+/* A device with its queue and built programs. */
+typedef struct clcone_context clcone_context;
+
+typedef enum clcone_precision {
+    CLCONE_FLOAT = 0,
+    CLCONE_DOUBLE
+} clcone_precision;
+
+/* Opens a device. spec: NULL or "" = $CLCONE_DEVICE if set, else the
+ * first GPU, else the first CPU device; "N" = index in the device list;
+ * anything else = first device whose name contains spec. ("ref", the CPU
+ * reference, is not an OpenCL device: callers pass a NULL context for
+ * it.) Double precision needs cl_khr_fp64. */
+clcone_status clcone_context_create(const char *spec, clcone_precision prec,
+                                    clcone_context **ctx, clcone_error *err);
+void clcone_context_free(clcone_context *ctx);
+const clcone_device_info *clcone_context_device(const clcone_context *ctx);
+clcone_precision clcone_context_precision(const clcone_context *ctx);
+
+/* One entry point for every backend: ctx NULL = CPU reference, else the
+ * OpenCL device. Device solvers: jacobi (all models), apgd (ccp, and
+ * coulomb as De Saxce fixed point with APGD inner solves), cgs (all
+ * models). Data are uploaded once, iterated on the device and only the
+ * reactions and per-problem errors come back. */
+clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p,
+                           const clcone_options *o, double *r,
+                           clcone_result *res, clcone_error *err);
+/* The same on a body-form scene: the reference forms W (local form); the
+ * device works matrix-free from Jacobians and masses. */
+clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
+                                 const clcone_options *o, double *r,
+                                 clcone_result *res, clcone_error *err);
 
 /* ------------------------------------------------------------------ */
 /* Error measures                                                      */

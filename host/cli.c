@@ -34,7 +34,7 @@ static const char *const USAGE_SOLVE =
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
     "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
     "  --tol T                       stop at error <= T (default 1e-8)\n"
-    "  --max-iter K                  iteration (pivot) cap (default 100000)\n"
+    "  --max-iter K                  iteration (pivot) cap (default 1000000)\n"
     "  --check-every K               error evaluated every K iterations (default 10)\n"
     "  --max-seconds S               wall-clock cap (default none)\n"
     "  --warm R0.txt                 start from these reactions\n"

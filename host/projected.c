@@ -54,6 +54,13 @@ done:
 clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                       double *r, clcone_prob_result *out, clcone_error *err)
 {
+    return ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
+}
+
+clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
+                              int c1, const int *order, double *r, clcone_prob_result *out,
+                              clcone_error *err)
+{
     int m = c1 - c0;
     double *omega = clcone_calloc((size_t)m, sizeof *omega, err, "PGS steps");
     ref_loop L;
@@ -68,7 +75,8 @@ clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, 
     }
     ref_loop_start(&L, p, o, c0, c1);
     for (int it = 1; it <= o->max_iter; ++it) {
-        for (int c = c0; c < c1; ++c) {
+        for (int i = c0; i < c1; ++i) {
+            int c = order ? order[i - c0] : i;
             double u[3];
             ref_contact_velocity(p, r, c, u);
             contact_step(p, o, c, omega[c - c0], r + 3 * c, u);

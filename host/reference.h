@@ -66,3 +66,26 @@ double ref_row_block_norm(const clcone_problem *p, int c);
 /* w = W x over contacts [c0, c1), x and w indexed from contact c0 (no q). */
 void ref_range_product(const clcone_problem *p, int c0, int c1,
                        const double *x, double *w);
+
+/* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
+ * so that the coloured Gauss-Seidel of the device has a reference. */
+clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
+                               int c0, int c1, const int *order, double *r,
+                               clcone_prob_result *out, clcone_error *err);
+clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
+                              int c0, int c1, const int *order, double *r,
+                              clcone_prob_result *out, clcone_error *err);
+/* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
+ * sweeping colour by colour in the device's order. */
+clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
+                      int c1, double *r, clcone_prob_result *out,
+                      clcone_error *err);
+
+/* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
+ * contacts conflict when W_cd or W_dc is stored): *order lists the
+ * contacts colour by colour, colour k being order[color_ptr[k] ..
+ * color_ptr[k+1]). Deterministic: contacts in index order, each taking
+ * the smallest colour none of its neighbours has. Arrays malloc'ed. */
+clcone_status ref_color_contacts(const clcone_problem *p, int c0, int c1,
+                                 int *ncolors, int **color_ptr, int **order,
+                                 clcone_error *err);

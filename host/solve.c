@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs"};
 static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -68,7 +68,7 @@ void clcone_options_default(clcone_options *o)
     o->facets = 8;
     o->fit = CLCONE_FIT_OUTER;
     o->tol = 1e-8;
-    o->max_iter = 100000;
+    o->max_iter = 1000000;
     o->check_every = 10;
 }
 
@@ -93,6 +93,7 @@ static ref_fn pick(clcone_model m, clcone_solver s)
     case CLCONE_SOLVER_PGS: return ref_pgs;
     case CLCONE_SOLVER_APGD: return m == CLCONE_MODEL_CCP ? ref_apgd_ccp : NULL;
     case CLCONE_SOLVER_LEMKE: return m == CLCONE_MODEL_PYRAMID ? ref_lemke_pyramid : NULL;
+    case CLCONE_SOLVER_CGS: return ref_cgs;
     }
     return NULL;
 }

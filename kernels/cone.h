@@ -14,6 +14,9 @@
 #define CLCONE_CONE_H
 
 #ifdef CLCONE_OPENCL
+/* No fused multiply-add contraction, here or on the host (-ffp-contract=
+ * off), so that device double results follow the reference's rounding. */
+#  pragma OPENCL FP_CONTRACT OFF
 #  ifdef CLCONE_DOUBLE
 #    pragma OPENCL EXTENSION cl_khr_fp64 : enable
      typedef double real_t;

@@ -11,6 +11,10 @@
 #define CONE_MODEL_CCP 1
 #define CONE_MODEL_PYRAMID 2
 
+/* Proximal weight of Gauss-Seidel's local solves, relative to
+ * trace(W_cc)/3 (host/nsgs.c says why and how it was chosen). */
+#define CONE_PROX_SIGMA 0.01
+
 /* Normal shift that makes the model's law a cone complementarity:
  * De Saxce's mu ||u_t|| (coulomb), 0 (ccp), the pyramid's support
  * function (pyramid). */

@@ -1,0 +1,67 @@
+/* OpenCL plumbing shared by the device solvers: the context, checked
+ * calls, buffers and the program cache. */
+#ifndef CLCONE_OPENCL_H
+#define CLCONE_OPENCL_H
+
+#include "internal.h"
+
+#include <CL/cl.h>
+
+struct clcone_context {
+    clcone_device_info info;
+    clcone_precision prec;
+    size_t real_size;             /* sizeof(float) or sizeof(double) */
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program program;           /* all kernels, built once per context */
+    char cache_path[4096];        /* program binary cache entry */
+    int cache_hit;                /* the program came from the cache */
+};
+
+/* Human text of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
+const char *clcone_cl_error_name(cl_int e);
+
+/* Sets err from a failed call; returns CLCONE_EDEVICE. */
+clcone_status clcone_cl_fail(clcone_error *err, cl_int e, const char *what);
+
+/* Device buffer from host doubles, converted to the context precision. */
+clcone_status clcone_buf_reals(clcone_context *c, const double *x, size_t n,
+                               cl_mem *out, clcone_error *err);
+clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
+                              cl_mem *out, clcone_error *err);
+/* Uninitialised device buffer of n reals (or bytes when real is 0). */
+clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
+                               clcone_error *err);
+/* Reads n reals back as doubles. */
+clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x,
+                                size_t n, clcone_error *err);
+clcone_status clcone_write_reals(clcone_context *c, cl_mem b,
+                                 const double *x, size_t n,
+                                 clcone_error *err);
+
+/* Creates a kernel by name from the context's program. */
+clcone_status clcone_kernel(clcone_context *c, const char *name,
+                            cl_kernel *k, clcone_error *err);
+/* Enqueues a 1-D kernel over `global` items (rounded up to the local
+ * size; kernels guard their index). local = 0 lets the runtime pick. */
+clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global,
+                         size_t local, const char *name, clcone_error *err);
+
+/* The program cache key of a source and build options for the context's
+ * device: 16 hex digits of a 64-bit FNV-1a over device name, device and
+ * driver versions, options and source. Exposed for the tests. */
+void clcone_cache_key(const clcone_context *c, const char *options,
+                      const char *source, char key[17]);
+
+/* Builds `source` (tests use it to provoke build failures); the build log
+ * is in err on failure. */
+clcone_status clcone_build_source(clcone_context *c, const char *source,
+                                  const char *options, cl_program *out,
+                                  clcone_error *err);
+
+/* Options used to build the clcone program on this context. */
+void clcone_build_options(const clcone_context *c, char *buf, size_t len);
+
+#endif

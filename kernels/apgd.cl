@@ -1,0 +1,135 @@
+/* APGD on the device (see host/apgd.c for the method). Every problem of a
+ * batch carries its own Lipschitz estimate L, momentum theta and
+ * acceptance flag, so the vector kernels work per contact and the
+ * per-problem decisions are taken by one work item per problem; the host
+ * never reads anything back inside an iteration. */
+
+/* Candidate xn = P(y - (W y + q_eff) / L) for problems still searching. */
+__kernel void apgd_candidate(int n, __global const int *prob, __global const int *active,
+                             __global const int *accept, __global const real_t *L,
+                             __global const real_t *y, __global const real_t *wy,
+                             __global const real_t *qe, __global const real_t *mu,
+                             __global real_t *xn)
+{
+    int c = get_global_id(0), p;
+    real_t x[3], t;
+    if (c >= n) return;
+    p = prob[c];
+    if (!active[p] || accept[p]) return;
+    t = 1 / L[p];
+    for (int a = 0; a < 3; ++a) x[a] = y[3 * c + a] - t * (wy[3 * c + a] + qe[3 * c + a]);
+    cone_project(mu[c], x);
+    for (int a = 0; a < 3; ++a) xn[3 * c + a] = x[a];
+}
+
+/* Per-contact terms summed per problem: 0 xn.Wxn, 1 qe.xn, 2 g.(xn - y),
+ * 3 |xn - y|^2, 4 g.(xn - x), 5 y.Wy, 6 qe.y, with g = W y + qe. */
+#define APGD_TERMS 7
+__kernel void apgd_terms(int n, __global const real_t *y, __global const real_t *wy,
+                         __global const real_t *qe, __global const real_t *x,
+                         __global const real_t *xn, __global const real_t *wxn,
+                         __global real_t *terms)
+{
+    int c = get_global_id(0);
+    real_t t[APGD_TERMS] = {0, 0, 0, 0, 0, 0, 0};
+    if (c >= n) return;
+    for (int a = 3 * c; a < 3 * c + 3; ++a) {
+        real_t g = wy[a] + qe[a], d = xn[a] - y[a];
+        t[0] += xn[a] * wxn[a];
+        t[1] += qe[a] * xn[a];
+        t[2] += g * d;
+        t[3] += d * d;
+        t[4] += g * (xn[a] - x[a]);
+        t[5] += y[a] * wy[a];
+        t[6] += qe[a] * y[a];
+    }
+    for (int k = 0; k < APGD_TERMS; ++k) terms[APGD_TERMS * c + k] = t[k];
+}
+
+/* Sufficient decrease f(xn) <= f(y) + g.(xn - y) + L/2 |xn - y|^2 (with a
+ * rounding allowance); otherwise L doubles and the candidate is redone. */
+__kernel void apgd_accept(int nprob, __global const int *active, __global int *accept,
+                          __global real_t *L, __global const real_t *sums)
+{
+    int p = get_global_id(0);
+    __global const real_t *s;
+    real_t fx, fy;
+    if (p >= nprob || !active[p] || accept[p]) return;
+    s = sums + APGD_TERMS * p;
+    fx = (real_t)0.5 * s[0] + s[1];
+    fy = (real_t)0.5 * s[5] + s[6];
+    if (fx <= fy + s[2] + (real_t)0.5 * L[p] * s[3] + 100 * CONE_EPS * fabs(fy)) accept[p] = 1;
+    else L[p] *= 2;
+}
+
+/* Nesterov momentum with gradient restart, then the vector update. A
+ * problem whose search did not succeed keeps x and drops its momentum. */
+__kernel void apgd_momentum(int nprob, __global const int *active, __global int *accept,
+                            __global real_t *theta, __global real_t *beta,
+                            __global real_t *L, __global const real_t *sums)
+{
+    int p = get_global_id(0);
+    real_t th, thn, b;
+    if (p >= nprob || !active[p]) return;
+    if (!accept[p]) {
+        beta[p] = -1;          /* marks a rejected step for apgd_update */
+        theta[p] = 1;
+        return;
+    }
+    th = theta[p];
+    thn = (real_t)0.5 * (-th * th + th * sqrt(th * th + 4));
+    b = th * (1 - th) / (th * th + thn);
+    if (sums[APGD_TERMS * p + 4] > 0) {
+        b = 0;
+        thn = 1;
+    }
+    theta[p] = thn;
+    beta[p] = b;
+    L[p] *= (real_t)0.9;
+    accept[p] = 0;
+}
+
+__kernel void apgd_update(int n, __global const int *prob, __global const int *active,
+                          __global const real_t *beta, __global real_t *x, __global real_t *wx,
+                          __global const real_t *xn, __global const real_t *wxn,
+                          __global real_t *y, __global real_t *wy)
+{
+    int c = get_global_id(0), p;
+    real_t b;
+    if (c >= n) return;
+    p = prob[c];
+    if (!active[p]) return;
+    b = beta[p];
+    for (int a = 3 * c; a < 3 * c + 3; ++a) {
+        if (b < 0) {           /* rejected: restart from x */
+            y[a] = x[a];
+            wy[a] = wx[a];
+        } else {
+            y[a] = xn[a] + b * (xn[a] - x[a]);
+            wy[a] = wxn[a] + b * (wxn[a] - wx[a]);
+            x[a] = xn[a];
+            wx[a] = wxn[a];
+        }
+    }
+}
+
+/* Coulomb as a sequence of cone QPs: q_eff = q + mu ||u_t|| e_n with u
+ * from the current x, frozen until the next update; momentum restarts. */
+__kernel void desaxce_shift(int n, __global const int *prob, __global const int *active,
+                            __global const real_t *q, __global const real_t *mu,
+                            __global const real_t *wx, __global const real_t *x,
+                            __global real_t *qe, __global real_t *y, __global real_t *wy)
+{
+    int c = get_global_id(0);
+    real_t u1, u2;
+    if (c >= n || !active[prob[c]]) return;
+    u1 = wx[3 * c + 1] + q[3 * c + 1];
+    u2 = wx[3 * c + 2] + q[3 * c + 2];
+    qe[3 * c] = q[3 * c] + mu[c] * sqrt(u1 * u1 + u2 * u2);
+    qe[3 * c + 1] = q[3 * c + 1];
+    qe[3 * c + 2] = q[3 * c + 2];
+    for (int a = 3 * c; a < 3 * c + 3; ++a) {
+        y[a] = x[a];
+        wy[a] = wx[a];
+    }
+}

@@ -1,0 +1,126 @@
+/* Local-form kernels: W in block-CSR (3x3 row-major blocks), one work
+ * item per contact. Built after cone.h and local_solve.h.
+ *
+ * Batches: prob[c] is contact c's problem; active[p] == 0 freezes a
+ * problem that has converged, so every problem runs exactly the
+ * iterations it would run alone. */
+
+/* acc += W_c,* x over block row c, skipping the diagonal block when
+ * skip_diag (Gauss-Seidel right-hand sides). */
+static inline void row_product(__global const int *row_ptr, __global const int *col,
+                               __global const real_t *W, __global const real_t *x,
+                               int c, int skip_diag, real_t *acc)
+{
+    for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
+        int d = col[k];
+        __global const real_t *B = W + 9 * k;
+        real_t x0, x1, x2;
+        if (skip_diag && d == c) continue;
+        x0 = x[3 * d]; x1 = x[3 * d + 1]; x2 = x[3 * d + 2];
+        acc[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
+        acc[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
+        acc[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
+    }
+}
+
+static inline cone_pyramid model_pyramid(int model, int facets, int inner, real_t mu)
+{
+    cone_pyramid P = {0, 0, 0, 0};
+    if (model == CONE_MODEL_PYRAMID) P = cone_pyramid_make(facets, inner, mu);
+    return P;
+}
+
+/* One projected Jacobi step: rn_c = P(r_c - omega_c (u_c + shift)). */
+__kernel void jacobi_local(int n, __global const int *row_ptr, __global const int *col,
+                           __global const real_t *W, __global const real_t *q,
+                           __global const real_t *mu, __global const real_t *omega,
+                           __global const int *prob, __global const int *active,
+                           __global const real_t *r, __global real_t *rn,
+                           int model, int facets, int inner)
+{
+    int c = get_global_id(0);
+    real_t x[3], u[3];
+    if (c >= n) return;
+    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
+    if (active[prob[c]]) {
+        u[0] = q[3 * c]; u[1] = q[3 * c + 1]; u[2] = q[3 * c + 2];
+        row_product(row_ptr, col, W, r, c, 0, u);
+        cone_projected_step(model, model_pyramid(model, facets, inner, mu[c]), mu[c],
+                            omega[c], x, u);
+    }
+    rn[3 * c] = x[0]; rn[3 * c + 1] = x[1]; rn[3 * c + 2] = x[2];
+}
+
+/* w = W x (no q): APGD's products. */
+__kernel void matvec_local(int n, __global const int *row_ptr, __global const int *col,
+                           __global const real_t *W, __global const real_t *x,
+                           __global real_t *w)
+{
+    int c = get_global_id(0);
+    real_t acc[3] = {0, 0, 0};
+    if (c >= n) return;
+    row_product(row_ptr, col, W, x, c, 0, acc);
+    w[3 * c] = acc[0]; w[3 * c + 1] = acc[1]; w[3 * c + 2] = acc[2];
+}
+
+/* Per-contact terms of the error (FORMATS.md section 2): ||F_c||^2,
+ * ||q_c||^2, ||r_c||^2, ||u_c||^2; summed per problem by reduce_rows. */
+__kernel void residual_local(int n, __global const int *row_ptr, __global const int *col,
+                             __global const real_t *W, __global const real_t *q,
+                             __global const real_t *mu, __global const real_t *r,
+                             __global real_t *terms, int model, int facets, int inner)
+{
+    int c = get_global_id(0);
+    real_t x[3], u[3];
+    if (c >= n) return;
+    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
+    u[0] = q[3 * c]; u[1] = q[3 * c + 1]; u[2] = q[3 * c + 2];
+    row_product(row_ptr, col, W, r, c, 0, u);
+    terms[4 * c] = cone_model_residual(model, model_pyramid(model, facets, inner, mu[c]),
+                                       mu[c], x, u);
+    terms[4 * c + 1] = q[3 * c] * q[3 * c] + q[3 * c + 1] * q[3 * c + 1] + q[3 * c + 2] * q[3 * c + 2];
+    terms[4 * c + 2] = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    terms[4 * c + 3] = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
+}
+
+/* Gauss-Seidel over the contacts of one colour (order[start..start+count)):
+ * no two of them share a W block, so they update in parallel and read
+ * only final values of other colours. Coulomb uses the exact local solve
+ * with the proximal term of host/nsgs.c; ccp and
+ * pyramid one projected step with omega_c = 1 / lambda_max(W_cc). */
+__kernel void cgs_local(int start, int count, __global const int *order,
+                        __global const int *row_ptr, __global const int *col,
+                        __global const real_t *W, __global const int *diag,
+                        __global const real_t *q, __global const real_t *mu,
+                        __global const real_t *omega,
+                        __global const int *prob, __global const int *active,
+                        __global real_t *r, int model, int facets, int inner)
+{
+    int i = get_global_id(0), c, p;
+    real_t A[9], b[3], x[3];
+    __global const real_t *D;
+    if (i >= count) return;
+    c = order[start + i];
+    p = prob[c];
+    if (!active[p]) return;
+    D = W + 9 * diag[c];
+    b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
+    row_product(row_ptr, col, W, r, c, 1, b);
+    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
+    if (model == CONE_MODEL_COULOMB) {
+        real_t s = (real_t)CONE_PROX_SIGMA * (D[0] + D[4] + D[8]) / 3, th;
+        for (int a = 0; a < 9; ++a) A[a] = D[a];
+        A[0] += s; A[4] += s; A[8] += s;
+        b[0] -= s * x[0]; b[1] -= s * x[1]; b[2] -= s * x[2];
+        th = (x[1] != 0 || x[2] != 0) ? atan2(x[2], x[1]) : atan2(-b[2], -b[1]);
+        cone_local_coulomb(A, b, mu[c], th, x);
+    } else {
+        real_t u[3];
+        u[0] = b[0] + D[0] * x[0] + D[1] * x[1] + D[2] * x[2];
+        u[1] = b[1] + D[3] * x[0] + D[4] * x[1] + D[5] * x[2];
+        u[2] = b[2] + D[6] * x[0] + D[7] * x[1] + D[8] * x[2];
+        cone_projected_step(model, model_pyramid(model, facets, inner, mu[c]), mu[c],
+                            omega[c], x, u);
+    }
+    r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];
+}
