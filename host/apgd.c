@@ -5,7 +5,13 @@
  * can follow the local curvature back down) and gradient restart
  * (momentum dropped whenever it points uphill), as in Mazhar et al. 2015.
  * W x is carried along so one iteration costs one product with W, plus
- * one per backtracking step. */
+ * one per backtracking step.
+ *
+ * coulomb: De Saxce's law is the cone QP with q + s e_n, s_c = mu_c
+ * ||u_c,t||, at its fixed point. s is frozen from the current iterate,
+ * APGD runs check_every iterations on that QP, then s is refreshed and
+ * the momentum restarted (the QP changed). kernels/apgd.cl does the same
+ * on the device. */
 #include "internal.h"
 #include "reference.h"
 #include "cone.h"
@@ -26,14 +32,26 @@ static double dot(const double *a, const double *b, int len)
     return s;
 }
 
-clcone_status ref_apgd_ccp(const clcone_problem *p, const clcone_options *o, int c0,
-                           int c1, double *r, clcone_prob_result *out, clcone_error *err)
+/* q_eff = q + mu ||(W x + q)_t|| e_n per contact. */
+static void desaxce_shift(const clcone_problem *p, int c0, int c1, const double *wx, double *qe)
 {
-    int m = 3 * (c1 - c0);
-    const double *q = p->q + 3 * c0;
+    for (int c = c0; c < c1; ++c) {
+        const double *qc = p->q + 3 * c, *w = wx + 3 * (c - c0);
+        double u1 = w[1] + qc[1], u2 = w[2] + qc[2];
+        double *e = qe + 3 * (c - c0);
+        e[0] = qc[0] + p->mu[c] * sqrt(u1 * u1 + u2 * u2);
+        e[1] = qc[1];
+        e[2] = qc[2];
+    }
+}
+
+clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                       double *r, clcone_prob_result *out, clcone_error *err)
+{
+    int m = 3 * (c1 - c0), coulomb = o->model == CLCONE_MODEL_COULOMB;
     double *x = r + 3 * c0;
-    double *buf = clcone_calloc((size_t)m * 5, sizeof *buf, err, "APGD vectors");
-    double *y, *wx, *wy, *xn, *wxn, theta = 1.0, L = 0.0;
+    double *buf = clcone_calloc((size_t)m * 6, sizeof *buf, err, "APGD vectors");
+    double *y, *wx, *wy, *xn, *wxn, *q, theta = 1.0, L = 0.0;
     ref_loop Lp;
     if (!buf) return CLCONE_ENOMEM;
     y = buf;
@@ -41,11 +59,14 @@ clcone_status ref_apgd_ccp(const clcone_problem *p, const clcone_options *o, int
     wx = buf + 2 * m;
     xn = buf + 3 * m;
     wxn = buf + 4 * m;
+    q = buf + 5 * m;
     for (int c = c0; c < c1; ++c) L = fmax(L, ref_row_block_norm(p, c));
     project_all(p, c0, c1, x);
     ref_range_product(p, c0, c1, x, wx);
     memcpy(y, x, sizeof(double) * (size_t)m);
     memcpy(wy, wx, sizeof(double) * (size_t)m);
+    if (coulomb) desaxce_shift(p, c0, c1, wx, q);
+    else memcpy(q, p->q + 3 * c0, sizeof(double) * (size_t)m);
     ref_loop_start(&Lp, p, o, c0, c1);
     for (int it = 1; it <= o->max_iter; ++it) {
         /* g = W y + q; f(y) = 1/2 y.Wy + q.y */
@@ -82,6 +103,12 @@ clcone_status ref_apgd_ccp(const clcone_problem *p, const clcone_options *o, int
         theta = theta_n;
         L *= 0.9;
         if (ref_loop_check(&Lp, it, r, out)) goto done;
+        if (coulomb && it % o->check_every == 0) {
+            desaxce_shift(p, c0, c1, wx, q);
+            memcpy(y, x, sizeof(double) * (size_t)m);
+            memcpy(wy, wx, sizeof(double) * (size_t)m);
+            theta = 1.0;
+        }
     }
     ref_loop_finish(&Lp, o->max_iter, r, out);
 done:

@@ -18,6 +18,7 @@ static const char *const USAGE_MAIN =
     "\n"
     "commands:\n"
     "  solve FILE   solve a contact problem file (Siconos .dat or FCLib .hdf5)\n"
+    "  devices      list the OpenCL platforms and devices\n"
     "  check FILE R print the error of reactions R for problem FILE\n"
     "  demo         solve every problem in the shared Siconos set and tabulate\n"
     "  help         this text; `clcone <command> --help` for a command\n"
@@ -26,14 +27,25 @@ static const char *const USAGE_MAIN =
 
 static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
+    "  --device D                    ref = CPU reference (double); N = index in\n"
+    "                                `clcone devices`; or part of a device name.\n"
+    "                                Default: $CLCONE_DEVICE, else the first GPU,\n"
+    "                                else the first CPU OpenCL device (POCL)\n"
+    "  --precision float|double      device precision (default float; double\n"
+    "                                needs cl_khr_fp64). ref is always double\n"
+    "  --compare                     also solve with the CPU reference and print\n"
+    "                                both, the max reaction difference and the\n"
+    "                                speed ratio\n"
     "  --model coulomb|ccp|pyramid   contact law (default coulomb)\n"
-    "  --solver nsgs|jacobi|pgs|apgd|lemke\n"
-    "                                coulomb: nsgs (default), jacobi, pgs\n"
-    "                                ccp: apgd (default), pgs, jacobi\n"
-    "                                pyramid: lemke (default), pgs, jacobi\n"
+    "  --solver nsgs|jacobi|pgs|apgd|lemke|cgs\n"
+    "                                device: jacobi, cgs, apgd (coulomb and ccp);\n"
+    "                                default cgs (coulomb, pyramid), apgd (ccp)\n"
+    "                                ref: every one; default nsgs (coulomb),\n"
+    "                                apgd (ccp), lemke (pyramid)\n"
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
     "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
-    "  --tol T                       stop at error <= T (default 1e-8)\n"
+    "  --tol T                       stop at error <= T (default 1e-8; 1e-5 on a\n"
+    "                                float device, whose rounding floor is ~1e-7)\n"
     "  --max-iter K                  iteration (pivot) cap (default 1000000)\n"
     "  --check-every K               error evaluated every K iterations (default 10)\n"
     "  --max-seconds S               wall-clock cap (default none)\n"
@@ -90,8 +102,9 @@ static int parse_int(const char *s, int *v)
 typedef struct cli_args {
     const char *positional[2];
     int npos;
-    const char *out, *warm, *dir;
-    int model_given, solver_given;
+    const char *out, *warm, *dir, *device;
+    int model_given, solver_given, tol_given, compare;
+    clcone_precision prec;
     clcone_options o;
 } cli_args;
 
@@ -106,6 +119,10 @@ static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             printf("%s", usage);
             return -1;
+        }
+        if (strcmp(opt, "--compare") == 0) {
+            a->compare = 1;
+            continue;
         }
         if (strncmp(opt, "--", 2) != 0) {
             if (a->npos >= maxpos) return usage_error(usage, "unexpected argument '%s'", opt);
@@ -130,6 +147,13 @@ static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_
         } else if (strcmp(opt, "--tol") == 0) {
             if (!parse_double(val, &a->o.tol) || a->o.tol < 0)
                 return usage_error(usage, "--tol needs a number >= 0, got '%s'", val);
+            a->tol_given = 1;
+        } else if (strcmp(opt, "--device") == 0) {
+            a->device = val;
+        } else if (strcmp(opt, "--precision") == 0) {
+            if (strcmp(val, "float") == 0) a->prec = CLCONE_FLOAT;
+            else if (strcmp(val, "double") == 0) a->prec = CLCONE_DOUBLE;
+            else return usage_error(usage, "--precision takes float or double, got '%s'", val);
         } else if (strcmp(opt, "--max-iter") == 0) {
             if (!parse_int(val, &a->o.max_iter) || a->o.max_iter < 1)
                 return usage_error(usage, "--max-iter needs an integer >= 1, got '%s'", val);
@@ -149,16 +173,80 @@ static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_
             return usage_error(usage, "unknown option '%s'", opt);
         }
     }
+    return 0;
+}
+
+static int is_ref(const char *device)
+{
+    if (!device) device = getenv("CLCONE_DEVICE");
+    return device && strcmp(device, "ref") == 0;
+}
+
+/* Defaults that depend on the backend: the strongest solver each one
+ * has for the model, and a tolerance a float device can reach. */
+static void backend_defaults(cli_args *a, int ref)
+{
     if (!a->solver_given) {
         if (a->o.model == CLCONE_MODEL_CCP) a->o.solver = CLCONE_SOLVER_APGD;
-        else if (a->o.model == CLCONE_MODEL_PYRAMID) a->o.solver = CLCONE_SOLVER_LEMKE;
+        else if (ref) a->o.solver = a->o.model == CLCONE_MODEL_PYRAMID ? CLCONE_SOLVER_LEMKE : CLCONE_SOLVER_NSGS;
+        else a->o.solver = CLCONE_SOLVER_CGS;
     }
-    return 0;
+    if (!a->tol_given && !ref && a->prec == CLCONE_FLOAT) a->o.tol = 1e-5;
+}
+
+static double max_abs(const double *a, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(a[i]));
+    return m;
+}
+
+static double max_abs_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(a[i] - b[i]));
+    return m;
 }
 
 static void print_last_line(const char *status, double error, int iters, double ms, int n)
 {
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d\n", status, error, iters, ms, n);
+}
+
+static void describe_backend(const clcone_context *ctx, char *buf, size_t len)
+{
+    if (!ctx) snprintf(buf, len, "ref (CPU reference, double)");
+    else
+        snprintf(buf, len, "%s [%s] (OpenCL, %s)", clcone_context_device(ctx)->name,
+                 clcone_context_device(ctx)->platform,
+                 clcone_context_precision(ctx) == CLCONE_DOUBLE ? "double" : "float");
+}
+
+/* With --compare: the same problem with the CPU reference, side by side. */
+static int compare_with_reference(const clcone_problem *p, const cli_args *a, const double *r0,
+                                  const double *r_dev, const clcone_prob_result *dev)
+{
+    clcone_options o = a->o;
+    clcone_result res;
+    clcone_error e;
+    double *r = malloc(sizeof(double) * (3 * (size_t)p->n + 1));
+    if (!r) return EXIT_USAGE;
+    memcpy(r, r0, sizeof(double) * 3 * (size_t)p->n);
+    if (o.tol < 1e-12) o.tol = 1e-12;
+    if (clcone_solve(NULL, p, &o, r, &res, &e)) {
+        free(r);
+        return lib_error(&e);
+    }
+    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
+    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
+    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
+           res.items[0].time_ms);
+    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
+           max_abs_diff(r_dev, r, 3 * (size_t)p->n), max_abs(r, 3 * (size_t)p->n));
+    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
+    clcone_result_free(&res);
+    free(r);
+    return 0;
 }
 
 static int cmd_solve(int argc, char **argv)
@@ -167,22 +255,31 @@ static int cmd_solve(int argc, char **argv)
     clcone_problem p;
     clcone_result res;
     clcone_error e;
-    double *r;
+    clcone_context *ctx = NULL;
+    double *r, *r0 = NULL;
+    char backend[400];
     int rc = parse_args(argc, argv, USAGE_SOLVE, 1, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 1) return usage_error(USAGE_SOLVE, "solve needs one problem FILE%s", "");
+    backend_defaults(&a, is_ref(a.device));
     if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
     r = calloc((size_t)p.n * 3 + 1, sizeof *r);
-    if (!r) {
+    r0 = calloc((size_t)p.n * 3 + 1, sizeof *r0);
+    if (!r || !r0) {
         clcone_problem_free(&p);
+        free(r);
+        free(r0);
         fprintf(stderr, "clcone: out of memory\n");
         return EXIT_USAGE;
     }
     if (a.warm) {
         if (clcone_read_reactions(a.warm, p.n, r, &e)) goto fail;
         a.o.warm_start = 1;
+        memcpy(r0, r, sizeof(double) * 3 * (size_t)p.n);
     }
-    if (clcone_solve_reference(&p, &a.o, r, &res, &e)) goto fail;
+    if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) goto fail;
+    describe_backend(ctx, backend, sizeof backend);
+    if (clcone_solve(ctx, &p, &a.o, r, &res, &e)) goto fail;
     if (a.out && clcone_write_reactions(a.out, p.n, r, &e)) {
         clcone_result_free(&res);
         goto fail;
@@ -190,8 +287,8 @@ static int cmd_solve(int argc, char **argv)
     {
         const clcone_prob_result *it = &res.items[0];
         printf("problem:  %s (%d contacts, %d W blocks)\n", a.positional[0], p.n, p.nnzb);
-        printf("model:    %s, solver %s, device ref (CPU reference, double)\n",
-               clcone_model_name(a.o.model), clcone_solver_name(a.o.solver));
+        printf("model:    %s, solver %s, device %s\n", clcone_model_name(a.o.model),
+               clcone_solver_name(a.o.solver), backend);
         if (a.o.model == CLCONE_MODEL_PYRAMID)
             printf("pyramid:  %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
         printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
@@ -203,17 +300,47 @@ static int cmd_solve(int argc, char **argv)
             printf("old measure ||F||/(||q||+1): %.3e\n", q1);
         }
         if (a.out) printf("reactions written to %s\n", a.out);
+        if (a.compare && ctx && (rc = compare_with_reference(&p, &a, r0, r, it))) {
+            clcone_result_free(&res);
+            goto done;
+        }
         print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, p.n);
         rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
     }
     clcone_result_free(&res);
+done:
+    clcone_context_free(ctx);
     clcone_problem_free(&p);
     free(r);
+    free(r0);
     return rc;
 fail:
+    clcone_context_free(ctx);
     clcone_problem_free(&p);
     free(r);
+    free(r0);
     return lib_error(&e);
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    clcone_device_info *list;
+    clcone_error e;
+    int n;
+    if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        printf("usage: clcone devices\nLists every OpenCL device with the index that --device N takes.\n");
+        return 0;
+    }
+    if (argc > 0) return usage_error("usage: clcone devices\n", "unexpected argument '%s'", argv[0]);
+    if (clcone_list_devices(&list, &n, &e)) return lib_error(&e);
+    printf("%-3s %-5s %-40s %-28s %4s %10s %5s\n", "#", "type", "device", "platform", "CUs", "memory", "fp64");
+    for (int i = 0; i < n; ++i)
+        printf("%-3d %-5s %-40.40s %-28.28s %4d %7.1f GiB %5s\n", list[i].index, list[i].is_gpu ? "GPU" : "other",
+               list[i].name, list[i].platform, list[i].compute_units, (double)list[i].global_mem / 1073741824.0,
+               list[i].fp64 ? "yes" : "no");
+    printf("device 'ref' is the CPU reference solver (double, one thread)\n");
+    free(list);
+    return 0;
 }
 
 static int cmd_check(int argc, char **argv)
@@ -317,6 +444,7 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "solve") == 0) return cmd_solve(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
     return EXIT_USAGE;

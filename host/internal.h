@@ -8,6 +8,15 @@
 #define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define CLCONE_PRINTF(a, b)
+/* Siconos's relative error from the sums of squares of the natural map,
+ * q, r and u (FORMATS.md section 2). */
+double clcone_scaled_error(double f2, double q2, double r2, double u2);
+
+/* Device solve of a validated batch (host/device_solve.c). */
+clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
+                                  const clcone_options *o, double *r,
+                                  clcone_result *res, clcone_error *err);
+
 #endif
 
 /* Fills err (when non-NULL) with code and a formatted message; returns
@@ -39,5 +48,14 @@ clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
 clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err);
 /* Allocates res->items for nprob problems. */
 clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *err);
+
+/* Siconos's relative error from the sums of squares of the natural map,
+ * q, r and u (FORMATS.md section 2). */
+double clcone_scaled_error(double f2, double q2, double r2, double u2);
+
+/* Device solve of a validated batch (host/device_solve.c). */
+clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
+                                  const clcone_options *o, double *r,
+                                  clcone_result *res, clcone_error *err);
 
 #endif

@@ -20,9 +20,11 @@ clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o,
 clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o,
                       int c0, int c1, double *r, clcone_prob_result *out,
                       clcone_error *err);
-clcone_status ref_apgd_ccp(const clcone_problem *p, const clcone_options *o,
-                           int c0, int c1, double *r, clcone_prob_result *out,
-                           clcone_error *err);
+/* APGD on the cone QP (ccp); for coulomb the De Saxce fixed point: the
+ * shift mu ||u_t|| is frozen into q for check_every iterations at a time. */
+clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o,
+                       int c0, int c1, double *r, clcone_prob_result *out,
+                       clcone_error *err);
 /* Lemke's method on the N-facet pyramid LCP (Stewart-Trinkle form), dense;
  * o->max_iter caps the pivots. */
 clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,

@@ -24,7 +24,7 @@ void ref_contact_velocity(const clcone_problem *p, const double *r, int c, doubl
 static double scaled_error(const clcone_problem *p, const clcone_options *o,
                            const double *r, int c0, int c1, double *err_q1)
 {
-    double f2 = 0, q2 = 0, r2 = 0, u2 = 0, scale, eabs;
+    double f2 = 0, q2 = 0, r2 = 0, u2 = 0;
     for (int c = c0; c < c1; ++c) {
         double u[3];
         const double *rc = r + 3 * c;
@@ -41,9 +41,13 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
             u2 += u[a] * u[a];
         }
     }
-    eabs = sqrt(f2);
-    scale = sqrt(fmax(q2, fmax(r2, u2)));
-    if (err_q1) *err_q1 = eabs / (sqrt(q2) + 1.0);
+    if (err_q1) *err_q1 = sqrt(f2) / (sqrt(q2) + 1.0);
+    return clcone_scaled_error(f2, q2, r2, u2);
+}
+
+double clcone_scaled_error(double f2, double q2, double r2, double u2)
+{
+    double eabs = sqrt(f2), scale = sqrt(fmax(q2, fmax(r2, u2)));
     return scale > DBL_EPSILON ? eabs / scale : eabs;
 }
 

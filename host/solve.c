@@ -91,7 +91,7 @@ static ref_fn pick(clcone_model m, clcone_solver s)
     case CLCONE_SOLVER_NSGS: return m == CLCONE_MODEL_COULOMB ? ref_nsgs_coulomb : NULL;
     case CLCONE_SOLVER_JACOBI: return ref_jacobi;
     case CLCONE_SOLVER_PGS: return ref_pgs;
-    case CLCONE_SOLVER_APGD: return m == CLCONE_MODEL_CCP ? ref_apgd_ccp : NULL;
+    case CLCONE_SOLVER_APGD: return m != CLCONE_MODEL_PYRAMID ? ref_apgd : NULL;
     case CLCONE_SOLVER_LEMKE: return m == CLCONE_MODEL_PYRAMID ? ref_lemke_pyramid : NULL;
     case CLCONE_SOLVER_CGS: return ref_cgs;
     }
@@ -106,7 +106,7 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
         return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
     if (!pick(o->model, o->solver))
         return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
-                           "(coulomb: nsgs|jacobi|pgs, ccp: pgs|jacobi|apgd, pyramid: lemke|jacobi|pgs)",
+                           "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs, pyramid: lemke|pgs|jacobi|cgs)",
                            clcone_solver_name(o->solver), clcone_model_name(o->model));
     if (o->model == CLCONE_MODEL_PYRAMID && o->facets < 3)
         return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets (got %d)", o->facets);
@@ -128,21 +128,44 @@ clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *er
     return res->items ? CLCONE_OK : CLCONE_ENOMEM;
 }
 
-clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
-                                     double *r, clcone_result *res, clcone_error *err)
+/* Checks shared by every backend; zeroes r unless warm-started. */
+static clcone_status prepare(const clcone_problem *p, const clcone_options *o, double *r,
+                             clcone_result *res, clcone_error *err)
 {
     clcone_status s;
-    ref_fn fn;
-    double t0 = clcone_now_ms();
     res->items = NULL;
     res->nprob = 0;
     if ((s = clcone_options_validate(o, err)) || (s = clcone_problem_validate(p, err))) return s;
-    fn = pick(o->model, o->solver);
     if (!o->warm_start) memset(r, 0, sizeof(double) * 3 * (size_t)p->n);
     for (int i = 0; i < 3 * p->n; ++i)
         if (!isfinite(r[i]))
             return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
-    if ((s = clcone_result_init(res, p->nprob, err))) return s;
+    return clcone_result_init(res, p->nprob, err);
+}
+
+clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+                           double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    double t0 = clcone_now_ms();
+    if (!ctx) return clcone_solve_reference(p, o, r, res, err);
+    if ((s = prepare(p, o, r, res, err))) return s;
+    s = clcone_solve_device(ctx, p, o, r, res, err);
+    if (s) {
+        clcone_result_free(res);
+        return s;
+    }
+    res->time_ms = clcone_now_ms() - t0;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
+                                     double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    ref_fn fn = pick(o->model, o->solver);
+    double t0 = clcone_now_ms();
+    if ((s = prepare(p, o, r, res, err))) return s;
     for (int k = 0; k < p->nprob; ++k) {
         double tk = clcone_now_ms();
         s = fn(p, o, p->prob_off[k], p->prob_off[k + 1], r, &res->items[k], err);
