@@ -257,7 +257,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
             int start = cptr[col], count = cptr[col + 1] - cptr[col];
             if ((s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
                               KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                              KM(d->r), KI(d->model), KI(d->facets), KI(d->inner)))
+                              KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it)))
                 || (s = clcone_run(d->c, k, (size_t)count, 0, "cgs_local", err)))
                 goto out;
         }

@@ -94,7 +94,7 @@ __kernel void cgs_local(int start, int count, __global const int *order,
                         __global const real_t *q, __global const real_t *mu,
                         __global const real_t *omega,
                         __global const int *prob, __global const int *active,
-                        __global real_t *r, int model, int facets, int inner)
+                        __global real_t *r, int model, int facets, int inner, int sweep)
 {
     int i = get_global_id(0), c, p;
     real_t A[9], b[3], x[3];
@@ -108,7 +108,7 @@ __kernel void cgs_local(int start, int count, __global const int *order,
     row_product(row_ptr, col, W, r, c, 1, b);
     x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
     if (model == CONE_MODEL_COULOMB) {
-        real_t s = (real_t)CONE_PROX_SIGMA * (D[0] + D[4] + D[8]) / 3, th;
+        real_t s = cone_prox_sigma(sweep) * (D[0] + D[4] + D[8]) / 3, th;
         for (int a = 0; a < 9; ++a) A[a] = D[a];
         A[0] += s; A[4] += s; A[8] += s;
         b[0] -= s * x[0]; b[1] -= s * x[1]; b[2] -= s * x[2];

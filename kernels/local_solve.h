@@ -11,9 +11,13 @@
 #define CONE_MODEL_CCP 1
 #define CONE_MODEL_PYRAMID 2
 
-/* Proximal weight of Gauss-Seidel's local solves, relative to
- * trace(W_cc)/3 (host/nsgs.c says why and how it was chosen). */
-#define CONE_PROX_SIGMA 0.01
+/* Proximal weight of Gauss-Seidel's local solves in sweep `sweep`
+ * (1-based), relative to trace(W_cc)/3: 0 for the first 100 sweeps, then
+ * 0.01 (host/nsgs.c says why and how it was chosen). */
+CONE_FN real_t cone_prox_sigma(int sweep)
+{
+    return sweep > 100 ? (real_t)0.01 : (real_t)0;
+}
 
 /* Normal shift that makes the model's law a cone complementarity:
  * De Saxce's mu ||u_t|| (coulomb), 0 (ccp), the pyramid's support

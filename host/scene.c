@@ -1,0 +1,381 @@
+/* Body form: scene validation, contact frames, Jacobians, the local form
+ * W = J M^-1 J^T, q = J v*, and impulses back to body velocities.
+ * Conventions are spelled out in scene.h. */
+#include "internal.h"
+#include "reference.h"
+#include "scene.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Inverse inertia is accepted as symmetric / PSD up to this fraction of its
+ * largest entry: a world-frame tensor R I^-1 R^T carries rounding. */
+#define INERTIA_REL_TOL 1e-9
+#define NORMAL_TOL 1e-6
+
+static void cross3(const double a[3], const double b[3], double out[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1];
+    double y = a[2] * b[0] - a[0] * b[2];
+    double z = a[0] * b[1] - a[1] * b[0];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+}
+
+static int all_finite(const double *v, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(v[i])) return 0;
+    return 1;
+}
+
+int clcone_body_is_static(const clcone_body *b)
+{
+    if (b->inv_mass != 0.0) return 0;
+    for (int i = 0; i < 9; ++i)
+        if (b->inv_inertia[i] != 0.0) return 0;
+    return 1;
+}
+
+void clcone_body_inv_mass_apply(const clcone_body *b, const double f[6],
+                                double out[6])
+{
+    const double *I = b->inv_inertia;
+    double w0 = I[0] * f[3] + I[1] * f[4] + I[2] * f[5];
+    double w1 = I[3] * f[3] + I[4] * f[4] + I[5] * f[5];
+    double w2 = I[6] * f[3] + I[7] * f[4] + I[8] * f[5];
+    out[0] = b->inv_mass * f[0];
+    out[1] = b->inv_mass * f[1];
+    out[2] = b->inv_mass * f[2];
+    out[3] = w0;
+    out[4] = w1;
+    out[5] = w2;
+}
+
+int clcone_contact_body(const clcone_contact *c, int side)
+{
+    return side == 0 ? c->a : c->b;
+}
+
+/* Static end of a contact: the world or a static body. */
+static int end_is_static(const clcone_scene *s, int body)
+{
+    return body < 0 || clcone_body_is_static(&s->bodies[body]);
+}
+
+static clcone_status validate_body(const clcone_body *b, int i, clcone_error *err)
+{
+    double scale = 0.0, lo, hi;
+    if (!all_finite(b->x, 3))
+        return clcone_fail(err, CLCONE_EINVAL, "body %d: position is not finite", i);
+    if (!all_finite(b->v, 6))
+        return clcone_fail(err, CLCONE_EINVAL, "body %d: free velocity is not finite", i);
+    if (!isfinite(b->inv_mass) || b->inv_mass < 0.0)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "body %d: inverse mass %g must be finite and >= 0", i, b->inv_mass);
+    if (!all_finite(b->inv_inertia, 9))
+        return clcone_fail(err, CLCONE_EINVAL, "body %d: inverse inertia is not finite", i);
+    for (int k = 0; k < 9; ++k) scale = fmax(scale, fabs(b->inv_inertia[k]));
+    for (int r = 0; r < 3; ++r)
+        for (int c = r + 1; c < 3; ++c) {
+            double x = b->inv_inertia[3 * r + c], y = b->inv_inertia[3 * c + r];
+            if (fabs(x - y) > INERTIA_REL_TOL * scale)
+                return clcone_fail(err, CLCONE_EINVAL,
+                                   "body %d: inverse inertia is not symmetric "
+                                   "(entry (%d,%d) = %g, entry (%d,%d) = %g)", i, r, c, x, c, r, y);
+        }
+    ref_sym3_eig_range(b->inv_inertia, &lo, &hi);
+    (void)hi;
+    if (lo < -INERTIA_REL_TOL * scale)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "body %d: inverse inertia is not positive semidefinite "
+                           "(smallest eigenvalue %g)", i, lo);
+    return CLCONE_OK;
+}
+
+static clcone_status validate_contact(const clcone_scene *s, int i, clcone_error *err)
+{
+    const clcone_contact *c = &s->contacts[i];
+    double len;
+    if (c->a < 0 || c->a >= s->nbodies)
+        return clcone_fail(err, CLCONE_EINVAL, "contact %d: body a = %d out of range [0,%d)",
+                           i, c->a, s->nbodies);
+    if (c->b < -1 || c->b >= s->nbodies)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "contact %d: body b = %d out of range [-1,%d) (-1 = static world)",
+                           i, c->b, s->nbodies);
+    if (c->a == c->b)
+        return clcone_fail(err, CLCONE_EINVAL, "contact %d: joins body %d to itself", i, c->a);
+    if (!all_finite(c->point, 3))
+        return clcone_fail(err, CLCONE_EINVAL, "contact %d: point is not finite", i);
+    if (!all_finite(c->normal, 3))
+        return clcone_fail(err, CLCONE_EINVAL, "contact %d: normal is not finite", i);
+    len = sqrt(c->normal[0] * c->normal[0] + c->normal[1] * c->normal[1] +
+               c->normal[2] * c->normal[2]);
+    if (fabs(len - 1.0) > NORMAL_TOL)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "contact %d: normal (%g, %g, %g) has length %.9g, must be 1 within %g",
+                           i, c->normal[0], c->normal[1], c->normal[2], len, NORMAL_TOL);
+    if (!isfinite(c->mu) || c->mu < 0.0)
+        return clcone_fail(err, CLCONE_EINVAL, "contact %d: mu = %g must be finite and >= 0", i, c->mu);
+    if (end_is_static(s, c->a) && end_is_static(s, c->b)) {
+        if (c->b < 0)
+            return clcone_fail(err, CLCONE_EINVAL,
+                               "contact %d: both ends static (body %d and the world)", i, c->a);
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "contact %d: both ends static (bodies %d and %d)", i, c->a, c->b);
+    }
+    return CLCONE_OK;
+}
+
+clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err)
+{
+    clcone_status st;
+    if (!s) return clcone_fail(err, CLCONE_EINVAL, "scene is NULL");
+    if (s->nbodies < 0 || s->ncontacts < 0)
+        return clcone_fail(err, CLCONE_EINVAL, "negative scene size (%d bodies, %d contacts)",
+                           s->nbodies, s->ncontacts);
+    if (s->ncontacts > CLCONE_SCENE_MAX_CONTACTS)
+        return clcone_fail(err, CLCONE_EINVAL, "scene has %d contacts, more than the %d supported",
+                           s->ncontacts, CLCONE_SCENE_MAX_CONTACTS);
+    if ((s->nbodies > 0 && !s->bodies) || (s->ncontacts > 0 && !s->contacts))
+        return clcone_fail(err, CLCONE_EINVAL, "scene arrays missing");
+    for (int i = 0; i < s->nbodies; ++i)
+        if ((st = validate_body(&s->bodies[i], i, err))) return st;
+    for (int i = 0; i < s->ncontacts; ++i)
+        if ((st = validate_contact(s, i, err))) return st;
+    return CLCONE_OK;
+}
+
+void clcone_contact_frame(const double normal[3], double frame[9])
+{
+    double e[3] = {0.0, 0.0, 0.0}, t[3], inv;
+    int k = 0;
+    /* The axis least aligned with the normal keeps normal x e_k far from
+     * zero (|normal x e_k| >= sqrt(2/3)), and a fixed tie rule makes the
+     * frame a pure function of the normal that device code can reproduce. */
+    for (int i = 1; i < 3; ++i)
+        if (fabs(normal[i]) < fabs(normal[k])) k = i;
+    e[k] = 1.0;
+    cross3(normal, e, t);
+    inv = 1.0 / sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    for (int i = 0; i < 3; ++i) {
+        frame[i] = normal[i];
+        frame[3 + i] = t[i] * inv;
+    }
+    cross3(frame, frame + 3, frame + 6);
+}
+
+void clcone_contact_jacobian(const clcone_scene *s, int c, int side, double J[18])
+{
+    const clcone_contact *ct = &s->contacts[c];
+    int b = clcone_contact_body(ct, side);
+    double F[9], d[3];
+    if (b < 0) {
+        memset(J, 0, 18 * sizeof *J);
+        return;
+    }
+    clcone_contact_frame(ct->normal, F);
+    for (int i = 0; i < 3; ++i) d[i] = ct->point[i] - s->bodies[b].x[i];
+    /* F_k . (w x d) = w . (d x F_k): the angular part of row k */
+    for (int k = 0; k < 3; ++k) {
+        memcpy(J + 6 * k, F + 3 * k, 3 * sizeof *J);
+        cross3(d, F + 3 * k, J + 6 * k + 3);
+    }
+}
+
+clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
+                                    clcone_error *err)
+{
+    int nb = s->nbodies;
+    memset(L, 0, sizeof *L);
+    L->nbodies = nb;
+    L->ptr = clcone_calloc((size_t)nb + 1, sizeof *L->ptr, err, "body contact list pointers");
+    if (!L->ptr) return CLCONE_ENOMEM;
+    for (int c = 0; c < s->ncontacts; ++c)
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            if (!end_is_static(s, b)) ++L->ptr[b + 1];
+        }
+    for (int i = 0; i < nb; ++i) L->ptr[i + 1] += L->ptr[i];
+    L->contact = clcone_calloc((size_t)L->ptr[nb], sizeof *L->contact, err, "body contact lists");
+    L->sign = clcone_calloc((size_t)L->ptr[nb], sizeof *L->sign, err, "body contact signs");
+    if (!L->contact || !L->sign) {
+        clcone_body_csr_free(L);
+        return CLCONE_ENOMEM;
+    }
+    /* ptr[b] serves as body b's fill cursor, then everything shifts back by
+     * one body; visiting contacts in order keeps each list sorted. */
+    for (int c = 0; c < s->ncontacts; ++c)
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            if (end_is_static(s, b)) continue;
+            L->contact[L->ptr[b]] = c;
+            L->sign[L->ptr[b]] = (signed char)(side == 0 ? 1 : -1);
+            ++L->ptr[b];
+        }
+    for (int i = nb; i > 0; --i) L->ptr[i] = L->ptr[i - 1];
+    L->ptr[0] = 0;
+    return CLCONE_OK;
+}
+
+void clcone_body_csr_free(clcone_body_csr *L)
+{
+    if (!L) return;
+    free(L->ptr);
+    free(L->contact);
+    free(L->sign);
+    memset(L, 0, sizeof *L);
+}
+
+/* The block columns of contact c's row are the union of the (sorted)
+ * contact lists of its two bodies; static ends have empty lists, so only
+ * contacts sharing a moving body appear, c itself included. */
+typedef struct row_union {
+    const clcone_body_csr *L;
+    int ka, ea, kb, eb;   /* cursors and ends in L->contact for a and b */
+} row_union;
+
+static void row_union_start(row_union *u, const clcone_body_csr *L, const clcone_contact *ct)
+{
+    u->L = L;
+    u->ka = L->ptr[ct->a];
+    u->ea = L->ptr[ct->a + 1];
+    u->kb = ct->b >= 0 ? L->ptr[ct->b] : 0;
+    u->eb = ct->b >= 0 ? L->ptr[ct->b + 1] : 0;
+}
+
+/* Next column d; *ia, *ib: its entry in a's, b's list, or -1 if absent
+ * there. Returns 0 when the row is done. */
+static int row_union_next(row_union *u, int *d, int *ia, int *ib)
+{
+    int da = u->ka < u->ea ? u->L->contact[u->ka] : INT_MAX;
+    int db = u->kb < u->eb ? u->L->contact[u->kb] : INT_MAX;
+    if (da == INT_MAX && db == INT_MAX) return 0;
+    *d = da < db ? da : db;
+    *ia = da == *d ? u->ka++ : -1;
+    *ib = db == *d ? u->kb++ : -1;
+    return 1;
+}
+
+/* Adds H J_d,side^T to the block, where H = sign_c J_c,B M_B^-1 (3x6) and
+ * sign_d (the list entry's sign) picks and signs d's side of body B. */
+static void add_coupling(const clcone_scene *s, const double H[18], int d,
+                         signed char sign_d, double block[9])
+{
+    double Jd[18];
+    clcone_contact_jacobian(s, d, sign_d > 0 ? 0 : 1, Jd);
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) {
+            double acc = 0.0;
+            for (int l = 0; l < 6; ++l) acc += H[6 * i + l] * Jd[6 * k + l];
+            block[3 * i + k] += sign_d * acc;
+        }
+}
+
+/* H rows = sign * M^-1 J_c,side rows (M^-1 is symmetric, so this is the
+ * row form of sign J M^-1). */
+static void signed_mobility(const clcone_scene *s, int c, int side, double H[18])
+{
+    int b = clcone_contact_body(&s->contacts[c], side);
+    double sgn = side == 0 ? 1.0 : -1.0;
+    clcone_contact_jacobian(s, c, side, H);
+    if (b < 0) return;
+    for (int k = 0; k < 3; ++k) {
+        clcone_body_inv_mass_apply(&s->bodies[b], H + 6 * k, H + 6 * k);
+        for (int l = 0; l < 6; ++l) H[6 * k + l] *= sgn;
+    }
+}
+
+/* J^T f for a 3x6 J: the 6-vector (impulse, angular impulse) of a contact
+ * impulse f given in the contact frame. */
+static void jacobian_transpose_apply(const double J[18], const double f[3], double out[6])
+{
+    for (int l = 0; l < 6; ++l) out[l] = J[l] * f[0] + J[6 + l] * f[1] + J[12 + l] * f[2];
+}
+
+clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
+                                    clcone_error *err)
+{
+    clcone_body_csr L;
+    clcone_status st;
+    long long nnzb = 0;
+    int n, k = 0, d, ia, ib;
+    row_union u;
+
+    memset(p, 0, sizeof *p);
+    if ((st = clcone_scene_validate(s, err))) return st;
+    if ((st = clcone_body_csr_build(s, &L, err))) return st;
+    n = s->ncontacts;
+    for (int c = 0; c < n; ++c) {
+        row_union_start(&u, &L, &s->contacts[c]);
+        while (row_union_next(&u, &d, &ia, &ib)) ++nnzb;
+    }
+    if (nnzb > CLCONE_SCENE_MAX_CONTACTS) {
+        clcone_body_csr_free(&L);
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "scene couples too many contacts: W would hold %lld blocks, more than %d",
+                           nnzb, CLCONE_SCENE_MAX_CONTACTS);
+    }
+    if ((st = clcone_problem_alloc(p, n, (int)nnzb, err))) {
+        clcone_body_csr_free(&L);
+        return st;
+    }
+    for (int c = 0; c < n; ++c) {
+        const clcone_contact *ct = &s->contacts[c];
+        double Ha[18], Hb[18], *qc = p->q + 3 * (size_t)c;
+        signed_mobility(s, c, 0, Ha);
+        signed_mobility(s, c, 1, Hb);
+        p->row_ptr[c] = k;
+        row_union_start(&u, &L, ct);
+        while (row_union_next(&u, &d, &ia, &ib)) {
+            double *B = p->blocks + 9 * (size_t)k;
+            p->col[k++] = d;
+            if (ia >= 0) add_coupling(s, Ha, d, L.sign[ia], B);
+            if (ib >= 0) add_coupling(s, Hb, d, L.sign[ib], B);
+        }
+        /* Static bodies may still move along a prescribed v (a conveyor),
+         * so q takes every real body's v, not only those of moving ones. */
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(ct, side);
+            double J[18], sgn = side == 0 ? 1.0 : -1.0;
+            if (b < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int i = 0; i < 3; ++i) {
+                double acc = 0.0;
+                for (int l = 0; l < 6; ++l) acc += J[6 * i + l] * s->bodies[b].v[l];
+                qc[i] += sgn * acc;
+            }
+        }
+        p->mu[c] = ct->mu;
+    }
+    p->row_ptr[n] = k;
+    clcone_body_csr_free(&L);
+    return CLCONE_OK;
+}
+
+void clcone_scene_apply_impulses(const clcone_scene *s, const double *r, double *dv)
+{
+    memset(dv, 0, sizeof *dv * 6 * (size_t)s->nbodies);
+    for (int c = 0; c < s->ncontacts; ++c)
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            double J[18], f[6], *out;
+            if (end_is_static(s, b)) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            jacobian_transpose_apply(J, r + 3 * (size_t)c, f);
+            clcone_body_inv_mass_apply(&s->bodies[b], f, f);
+            out = dv + 6 * (size_t)b;
+            for (int l = 0; l < 6; ++l) out[l] += side == 0 ? f[l] : -f[l];
+        }
+}
+
+void clcone_scene_free(clcone_scene *s)
+{
+    if (!s) return;
+    free(s->bodies);
+    free(s->contacts);
+    memset(s, 0, sizeof *s);
+}

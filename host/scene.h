@@ -1,0 +1,79 @@
+/* Body-form internals shared by the host (scene.c, scene_gen.c) and the
+ * code that solves in body form (the OpenCL body-form kernels' host side).
+ *
+ * Conventions, restated because every user of this header depends on them:
+ *  - Contact c joins body a = contacts[c].a (side 0, sign +1) and body
+ *    b = contacts[c].b (side 1, sign -1); b = -1 is the static world.
+ *  - The contact frame F (clcone_contact_frame) has rows normal, t1, t2.
+ *  - u_c = sum over the contact's two sides of sign * J_c,side * v_body, with
+ *    v_body = (linear, angular) and J as computed by clcone_contact_jacobian.
+ *  - W_cd = sum over bodies B shared by c and d of
+ *    sign_c(B) sign_d(B) J_c,B M_B^-1 J_d,B^T; q_c = sum sign J_c v*.
+ */
+#ifndef CLCONE_SCENE_H
+#define CLCONE_SCENE_H
+
+#include <limits.h>
+
+#include "clcone.h"
+
+/* Contacts a scene may hold: the local problem indexes 3n velocities and
+ * 9 * nnzb block entries with int, and every contact has a diagonal block,
+ * so more than this could not be converted. scene_to_local applies the
+ * same bound to the stored blocks. */
+#define CLCONE_SCENE_MAX_CONTACTS (INT_MAX / 9)
+
+/* Gravity along -z used by the generators (m/s^2). */
+#define CLCONE_SCENE_GRAVITY 9.81
+
+/* A body is static when it can take no velocity change at all: zero inverse
+ * mass AND zero inverse inertia. A body with inv_mass = 0 but a non-zero
+ * inverse inertia (pinned, free to turn) is not static. */
+int clcone_body_is_static(const clcone_body *b);
+
+/* out = M^-1 f for a 6-vector f = (force, torque) or (impulse, angular
+ * impulse): out = (inv_mass f_lin, inv_inertia f_ang). out may alias f. */
+void clcone_body_inv_mass_apply(const clcone_body *b, const double f[6],
+                                double out[6]);
+
+/* Body index of one side of contact c: side 0 gives a, side 1 gives b (which
+ * may be -1, the world). */
+int clcone_contact_body(const clcone_contact *c, int side);
+
+/* J (3x6, row-major, 18 doubles) of side `side` of contact c, WITHOUT the
+ * side's sign: row k = (F_k, (p - x_body) x F_k), F_k the k-th frame row, so
+ * that J v is the material-point velocity of that body at the contact point
+ * in the contact frame. For the world side (b = -1) J is all zeros, since
+ * the world never moves. The caller applies the sign (+1 side 0, -1 side 1).
+ * No validation: c and side must be in range. */
+void clcone_contact_jacobian(const clcone_scene *s, int c, int side,
+                             double J[18]);
+
+/* Per-body contact lists in CSR form: the contacts touching body i are
+ * contact[k] for k in [ptr[i], ptr[i+1]), in increasing contact order, with
+ * sign[k] = +1 when i is the contact's a side and -1 when it is the b side
+ * (so sign[k] also names the side: +1 -> 0, -1 -> 1).
+ *
+ * STATIC BODIES HAVE EMPTY LISTS (clcone_body_is_static): their velocity
+ * never changes, so no contact couples through them, and leaving them out
+ * keeps a ground body with 10^6 contacts from making W dense or making a
+ * per-body gather loop pathologically long. Code that needs a static body's
+ * velocity uses its v directly. ptr[nbodies] is the number of (contact,
+ * side) entries kept, at most 2 * ncontacts.
+ *
+ * Built in O(nbodies + ncontacts) by counting sort. The scene must be valid
+ * for its indices (clcone_scene_validate); only the a/b indices and the
+ * static test are read. */
+typedef struct clcone_body_csr {
+    int nbodies;
+    int *ptr;            /* nbodies + 1 */
+    int *contact;        /* ptr[nbodies] */
+    signed char *sign;   /* ptr[nbodies]: +1 side a, -1 side b */
+} clcone_body_csr;
+
+clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
+                                    clcone_error *err);
+/* Frees the arrays and zeroes L; safe on a zeroed or already freed L. */
+void clcone_body_csr_free(clcone_body_csr *L);
+
+#endif
