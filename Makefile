@@ -58,7 +58,7 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	  for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
-$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h host/clcone.h $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
+$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(wildcard host/*.h) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
