@@ -4,6 +4,10 @@
  * until the quadratic upper bound holds, shrunk by 0.9 each step so it
  * can follow the local curvature back down) and gradient restart
  * (momentum dropped whenever it points uphill), as in Mazhar et al. 2015.
+ * The backtracking tries CONE_APGD_TRIES candidates per iteration; if
+ * none passes, the iterate stays and the next iteration goes on from the
+ * raised L. That bound is what lets the device run it without reading
+ * anything back, and the reference does exactly the same.
  * W x is carried along so one iteration costs one product with W, plus
  * one per backtracking step.
  *
@@ -15,6 +19,7 @@
 #include "internal.h"
 #include "reference.h"
 #include "cone.h"
+#include "local_solve.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -23,13 +28,6 @@
 static void project_all(const clcone_problem *p, int c0, int c1, double *x)
 {
     for (int c = c0; c < c1; ++c) cone_project(p->mu[c], x + 3 * (c - c0));
-}
-
-static double dot(const double *a, const double *b, int len)
-{
-    double s = 0;
-    for (int i = 0; i < len; ++i) s += a[i] * b[i];
-    return s;
 }
 
 /* q_eff = q + mu ||(W x + q)_t|| e_n per contact. */
@@ -69,39 +67,42 @@ clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0,
     else memcpy(q, p->q + 3 * c0, sizeof(double) * (size_t)m);
     ref_loop_start(&Lp, p, o, c0, c1);
     for (int it = 1; it <= o->max_iter; ++it) {
-        /* g = W y + q; f(y) = 1/2 y.Wy + q.y */
-        double fy = 0.5 * dot(y, wy, m) + dot(q, y, m);
-        double theta_n, beta, gdx = 0;
-        for (int tries = 0;; ++tries) {
-            double t = 1.0 / L, fx, lin = 0, d2 = 0;
-            for (int i = 0; i < m; ++i) xn[i] = y[i] - t * (wy[i] + q[i]);
+        /* gradient g = W y + q */
+        int accepted = 0;
+        for (int t = 0; t < CONE_APGD_TRIES && !accepted; ++t) {
+            double dWd = 0, d2 = 0;
+            for (int i = 0; i < m; ++i) xn[i] = y[i] - (wy[i] + q[i]) / L;
             project_all(p, c0, c1, xn);
             ref_range_product(p, c0, c1, xn, wxn);
-            fx = 0.5 * dot(xn, wxn, m) + dot(q, xn, m);
             for (int i = 0; i < m; ++i) {
                 double d = xn[i] - y[i];
-                lin += (wy[i] + q[i]) * d;
+                dWd += d * (wxn[i] - wy[i]);
                 d2 += d * d;
             }
-            /* relative slack absorbs rounding once the step is tiny */
-            if (fx <= fy + lin + 0.5 * L * d2 + 1e-14 * fabs(fy) || tries > 60) break;
-            L *= 2.0;
+            if (cone_apgd_decrease_ok(dWd, d2, L)) accepted = 1;
+            else L *= 2.0;
         }
-        theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
-        beta = theta * (1.0 - theta) / (theta * theta + theta_n);
-        for (int i = 0; i < m; ++i) gdx += (wy[i] + q[i]) * (xn[i] - x[i]);
-        if (gdx > 0) {          /* restart: momentum points uphill */
-            beta = 0.0;
-            theta_n = 1.0;
+        if (accepted) {
+            double theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
+            double beta = theta * (1.0 - theta) / (theta * theta + theta_n), gdx = 0;
+            for (int i = 0; i < m; ++i) gdx += (wy[i] + q[i]) * (xn[i] - x[i]);
+            if (gdx > 0) {          /* restart: momentum points uphill */
+                beta = 0.0;
+                theta_n = 1.0;
+            }
+            for (int i = 0; i < m; ++i) {
+                y[i] = xn[i] + beta * (xn[i] - x[i]);
+                wy[i] = wxn[i] + beta * (wxn[i] - wx[i]);
+            }
+            memcpy(x, xn, sizeof(double) * (size_t)m);
+            memcpy(wx, wxn, sizeof(double) * (size_t)m);
+            theta = theta_n;
+            L *= 0.9;
+        } else {                    /* keep x, with the larger L, no momentum */
+            memcpy(y, x, sizeof(double) * (size_t)m);
+            memcpy(wy, wx, sizeof(double) * (size_t)m);
+            theta = 1.0;
         }
-        for (int i = 0; i < m; ++i) {
-            y[i] = xn[i] + beta * (xn[i] - x[i]);
-            wy[i] = wxn[i] + beta * (wxn[i] - wx[i]);
-        }
-        memcpy(x, xn, sizeof(double) * (size_t)m);
-        memcpy(wx, wxn, sizeof(double) * (size_t)m);
-        theta = theta_n;
-        L *= 0.9;
         if (ref_loop_check(&Lp, it, r, out)) goto done;
         if (coulomb && it % o->check_every == 0) {
             desaxce_shift(p, c0, c1, wx, q);

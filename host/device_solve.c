@@ -1,5 +1,8 @@
-/* Device solvers (OpenCL) for local-form batches: projected Jacobi,
- * coloured Gauss-Seidel and APGD. Everything is uploaded once; inside an
+/* Device solvers (OpenCL): projected Jacobi, coloured Gauss-Seidel and
+ * APGD, on local-form batches (W in block-CSR) and on body-form scenes
+ * (matrix-free: W x = J M^-1 J^T x by a per-body gather and a per-contact
+ * Jacobian product). Both forms provide the operator x -> W x; Jacobi,
+ * APGD and the error measure only use that. Everything is uploaded once; inside an
  * iteration the host only enqueues kernels. Every o->check_every
  * iterations the per-problem error sums (4 reals per problem) come back,
  * converged problems are frozen (their `active` flag cleared) and the
@@ -7,7 +10,9 @@
  * where it would stop alone. */
 #include "opencl.h"
 #include "reference.h"
+#include "scene.h"
 #include "cone.h"
+#include "local_solve.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -40,17 +45,36 @@ static clcone_status set_args(cl_kernel k, const char *name, int n, const karg *
 
 #define REDUCE_WG 64 /* must match kernels/reduce.cl */
 
-/* State shared by the device solvers of one local-form batch. */
+/* What the solvers need from a form, on the host, before upload. */
+typedef struct dev_host {
+    int n, nprob;
+    const int *prob_off;        /* nprob + 1 */
+    const double *q, *mu;       /* 3n, n */
+    double *omega_j;            /* Jacobi steps: 1 / D_c with D >= W */
+    double *omega_gs;           /* Gauss-Seidel steps: 1 / lambda_max(W_cc) */
+    double *Lmax;               /* per problem: max_c D_c >= lambda_max(W) */
+    int ncolors, *color_ptr, *order;
+} dev_host;
+
+/* State shared by the device solvers of one batch. */
 typedef struct dev_local {
     clcone_context *c;
-    const clcone_problem *p;
     const clcone_options *o;
     int n, nprob, model, facets, inner, remaining;
-    cl_mem row_ptr, col, W, q, mu, prob, prob_off, active, r, terms, sums;
+    cl_mem q, mu, prob, prob_off, active, r, w, terms, sums;
     cl_kernel k_resid, k_reduce;
     int *active_h;
     double *sums_h, t0;
     clcone_result *res;
+    dev_host h;
+    /* local form */
+    const clcone_problem *p;
+    cl_mem row_ptr, col, W;
+    cl_kernel k_mv;
+    /* body form */
+    int nb;
+    cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc;
+    cl_kernel k_gather, k_capply;
 } dev_local;
 
 static void release_mem(cl_mem *m)
@@ -68,54 +92,77 @@ static void release_kernel(cl_kernel *k)
 static void dev_close(dev_local *d)
 {
     cl_mem *mems[] = {&d->row_ptr, &d->col, &d->W, &d->q, &d->mu, &d->prob, &d->prob_off,
-                      &d->active, &d->r, &d->terms, &d->sums};
+                      &d->active, &d->r, &d->w, &d->terms, &d->sums, &d->bptr, &d->bc, &d->bs,
+                      &d->ca, &d->cb, &d->frame, &d->arm, &d->inv_mass, &d->inv_inertia, &d->dv,
+                      &d->Wcc};
+    cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
-    release_kernel(&d->k_resid);
-    release_kernel(&d->k_reduce);
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     free(d->active_h);
     free(d->sums_h);
+    free(d->h.omega_j);
+    free(d->h.omega_gs);
+    free(d->h.Lmax);
+    free(d->h.color_ptr);
+    free(d->h.order);
 }
 
-static clcone_status dev_open(dev_local *d, clcone_context *c, const clcone_problem *p,
-                              const clcone_options *o, const double *r0, clcone_result *res,
-                              clcone_error *err)
+/* w = W x with the form's operator. */
+static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *err)
+{
+    clcone_status s;
+    if (!d->nb)
+        return (s = SET_ARGS(d->k_mv, "matvec_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(x),
+                             KM(w)))
+                   ? s
+                   : clcone_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
+    if ((s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame),
+                      KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv)))
+        || (s = clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err))
+        || (s = SET_ARGS(d->k_capply, "body_contact_apply", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
+                         KM(d->arm), KM(d->dv), KM(w))))
+        return s;
+    return clcone_run(d->c, d->k_capply, (size_t)d->n, 0, "body_contact_apply", err);
+}
+
+/* Uploads what every form shares; h is taken over (freed by dev_close). */
+static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, const clcone_options *o,
+                              const double *r0, clcone_result *res, clcone_error *err)
 {
     clcone_status s;
     int *prob = NULL;
-    memset(d, 0, sizeof *d);
     d->c = c;
-    d->p = p;
     d->o = o;
-    d->n = p->n;
-    d->nprob = p->nprob;
+    d->h = *h;
+    memset(h, 0, sizeof *h);
+    d->n = d->h.n;
+    d->nprob = d->h.nprob;
     d->model = (int)o->model;
     d->facets = o->facets;
     d->inner = o->fit == CLCONE_FIT_INNER;
-    d->remaining = p->nprob;
+    d->remaining = d->nprob;
     d->res = res;
-    d->active_h = clcone_calloc((size_t)p->nprob, sizeof *d->active_h, err, "active flags");
-    d->sums_h = clcone_calloc((size_t)p->nprob * 8, sizeof *d->sums_h, err, "problem sums");
-    prob = clcone_calloc((size_t)p->n, sizeof *prob, err, "contact problems");
+    d->active_h = clcone_calloc((size_t)d->nprob, sizeof *d->active_h, err, "active flags");
+    d->sums_h = clcone_calloc((size_t)d->nprob * 4, sizeof *d->sums_h, err, "problem sums");
+    prob = clcone_calloc((size_t)d->n, sizeof *prob, err, "contact problems");
     if (!d->active_h || !d->sums_h || !prob) {
         free(prob);
         return CLCONE_ENOMEM;
     }
-    for (int k = 0; k < p->nprob; ++k) {
+    for (int k = 0; k < d->nprob; ++k) {
         d->active_h[k] = 1;
-        for (int c2 = p->prob_off[k]; c2 < p->prob_off[k + 1]; ++c2) prob[c2] = k;
+        for (int c2 = d->h.prob_off[k]; c2 < d->h.prob_off[k + 1]; ++c2) prob[c2] = k;
     }
-    if ((s = clcone_buf_ints(c, p->row_ptr, (size_t)p->n + 1, &d->row_ptr, err))
-        || (s = clcone_buf_ints(c, p->col, (size_t)p->nnzb, &d->col, err))
-        || (s = clcone_buf_reals(c, p->blocks, 9 * (size_t)p->nnzb, &d->W, err))
-        || (s = clcone_buf_reals(c, p->q, 3 * (size_t)p->n, &d->q, err))
-        || (s = clcone_buf_reals(c, p->mu, (size_t)p->n, &d->mu, err))
-        || (s = clcone_buf_ints(c, prob, (size_t)p->n, &d->prob, err))
-        || (s = clcone_buf_ints(c, p->prob_off, (size_t)p->nprob + 1, &d->prob_off, err))
-        || (s = clcone_buf_ints(c, d->active_h, (size_t)p->nprob, &d->active, err))
-        || (s = clcone_buf_reals(c, r0, 3 * (size_t)p->n, &d->r, err))
-        || (s = clcone_buf_alloc(c, 8 * (size_t)p->n * c->real_size, &d->terms, err))
-        || (s = clcone_buf_alloc(c, 8 * (size_t)p->nprob * c->real_size, &d->sums, err))
-        || (s = clcone_kernel(c, "residual_local", &d->k_resid, err))
+    if ((s = clcone_buf_reals(c, d->h.q, 3 * (size_t)d->n, &d->q, err))
+        || (s = clcone_buf_reals(c, d->h.mu, (size_t)d->n, &d->mu, err))
+        || (s = clcone_buf_ints(c, prob, (size_t)d->n, &d->prob, err))
+        || (s = clcone_buf_ints(c, d->h.prob_off, (size_t)d->nprob + 1, &d->prob_off, err))
+        || (s = clcone_buf_ints(c, d->active_h, (size_t)d->nprob, &d->active, err))
+        || (s = clcone_buf_reals(c, r0, 3 * (size_t)d->n, &d->r, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->w, err))
+        || (s = clcone_buf_alloc(c, 4 * (size_t)d->n * c->real_size, &d->terms, err))
+        || (s = clcone_buf_alloc(c, 4 * (size_t)d->nprob * c->real_size, &d->sums, err))
+        || (s = clcone_kernel(c, "residual_terms", &d->k_resid, err))
         || (s = clcone_kernel(c, "reduce_rows", &d->k_reduce, err))) {
         free(prob);
         return s;
@@ -144,10 +191,10 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
     clcone_status s;
     int changed = 0;
     double now;
-    if ((s = SET_ARGS(d->k_resid, "residual_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W),
-                      KM(d->q), KM(d->mu), KM(d->r), KM(d->terms), KI(d->model), KI(d->facets),
-                      KI(d->inner)))
-        || (s = clcone_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_local", err))
+    if ((s = dev_apply(d, d->r, d->w, err))
+        || (s = SET_ARGS(d->k_resid, "residual_terms", err, KI(d->n), KM(d->q), KM(d->mu), KM(d->r), KM(d->w),
+                         KM(d->terms), KI(d->model), KI(d->facets), KI(d->inner)))
+        || (s = clcone_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_terms", err))
         || (s = dev_reduce(d, d->terms, 4, d->sums, d->sums_h, err)))
         return s;
     now = clcone_now_ms();
@@ -193,24 +240,19 @@ static int is_check(const clcone_options *o, int it)
 
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
 {
-    const clcone_problem *p = d->p;
-    double *omega = clcone_calloc((size_t)p->n, sizeof *omega, err, "Jacobi steps");
     cl_mem om = NULL, r2 = NULL;
     cl_kernel k = NULL;
     clcone_status s;
-    if (!omega) return CLCONE_ENOMEM;
-    for (int c = 0; c < p->n; ++c) omega[c] = 1.0 / ref_row_block_norm(p, c);
-    s = clcone_buf_reals(d->c, omega, (size_t)p->n, &om, err);
-    free(omega);
-    if (s || (s = clcone_buf_alloc(d->c, 3 * (size_t)p->n * d->c->real_size, &r2, err))
-        || (s = clcone_kernel(d->c, "jacobi_local", &k, err)))
+    if ((s = clcone_buf_reals(d->c, d->h.omega_j, (size_t)d->n, &om, err))
+        || (s = clcone_buf_alloc(d->c, 3 * (size_t)d->n * d->c->real_size, &r2, err))
+        || (s = clcone_kernel(d->c, "jacobi_step", &k, err)))
         goto out;
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
         cl_mem tmp;
-        if ((s = SET_ARGS(k, "jacobi_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(d->q),
-                          KM(d->mu), KM(om), KM(d->prob), KM(d->active), KM(d->r), KM(r2), KI(d->model),
-                          KI(d->facets), KI(d->inner)))
-            || (s = clcone_run(d->c, k, (size_t)d->n, 0, "jacobi_local", err)))
+        if ((s = dev_apply(d, d->r, d->w, err))
+            || (s = SET_ARGS(k, "jacobi_step", err, KI(d->n), KM(d->q), KM(d->mu), KM(om), KM(d->prob),
+                             KM(d->active), KM(d->r), KM(d->w), KM(r2), KI(d->model), KI(d->facets), KI(d->inner)))
+            || (s = clcone_run(d->c, k, (size_t)d->n, 0, "jacobi_step", err)))
             goto out;
         tmp = d->r;
         d->r = r2;
@@ -226,48 +268,51 @@ out:
 
 static clcone_status dev_cgs(dev_local *d, clcone_error *err)
 {
-    const clcone_problem *p = d->p;
-    int nc = 0, *cptr = NULL, *order = NULL, *diag = NULL;
-    double *omega = NULL;
+    int nc = d->h.ncolors;
+    const int *cptr = d->h.color_ptr;
     cl_mem ord = NULL, dg = NULL, om = NULL;
     cl_kernel k = NULL;
-    clcone_status s = ref_color_contacts(p, 0, p->n, &nc, &cptr, &order, err);
-    if (s) return s;
-    diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
-    omega = clcone_calloc((size_t)p->n, sizeof *omega, err, "CGS steps");
-    if (!diag || !omega) {
-        s = CLCONE_ENOMEM;
-        goto out;
+    clcone_status s;
+    int *diag = NULL;
+    if (!d->nb) {
+        /* position of each diagonal block, for the local-form kernel */
+        const clcone_problem *p = d->p;
+        diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
+        if (!diag) return CLCONE_ENOMEM;
+        for (int c = 0; c < p->n; ++c)
+            for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
+                if (p->col[b] == c) diag[c] = b;
+        s = clcone_buf_ints(d->c, diag, (size_t)p->n, &dg, err);
+        free(diag);
+        if (s) return s;
+    } else if ((s = dev_apply(d, d->r, d->w, err))) { /* dv = M^-1 J^T r0 */
+        return s;
     }
-    for (int c = 0; c < p->n; ++c)
-        for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
-            if (p->col[b] == c) {
-                double lo, hi;
-                diag[c] = b;
-                ref_sym3_eig_range(p->blocks + 9 * b, &lo, &hi);
-                omega[c] = 1.0 / hi;
-            }
-    if ((s = clcone_buf_ints(d->c, order, (size_t)p->n, &ord, err))
-        || (s = clcone_buf_ints(d->c, diag, (size_t)p->n, &dg, err))
-        || (s = clcone_buf_reals(d->c, omega, (size_t)p->n, &om, err))
-        || (s = clcone_kernel(d->c, "cgs_local", &k, err)))
+    if ((s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &ord, err))
+        || (s = clcone_buf_reals(d->c, d->h.omega_gs, (size_t)d->n, &om, err))
+        || (s = clcone_kernel(d->c, d->nb ? "cgs_body" : "cgs_local", &k, err)))
         goto out;
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
         for (int col = 0; col < nc; ++col) {
             int start = cptr[col], count = cptr[col + 1] - cptr[col];
-            if ((s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
-                              KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                              KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it)))
-                || (s = clcone_run(d->c, k, (size_t)count, 0, "cgs_local", err)))
+            if (d->nb)
+                s = SET_ARGS(k, "cgs_body", err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
+                             KM(d->arm), KM(d->Wcc), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->inv_mass), KM(d->inv_inertia), KM(d->r), KM(d->dv), KI(d->model),
+                             KI(d->facets), KI(d->inner), KI(it));
+            else
+                s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
+                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
+            if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
                 goto out;
         }
-        if (is_check(d->o, it) && (s = dev_check(d, it, err))) goto out;
+        if (!is_check(d->o, it)) continue;
+        if ((s = dev_check(d, it, err))) goto out;
+        /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
+         * from it, so the incremental updates never drift far */
     }
 out:
-    free(cptr);
-    free(order);
-    free(diag);
-    free(omega);
     release_mem(&ord);
     release_mem(&dg);
     release_mem(&om);
@@ -275,49 +320,42 @@ out:
     return s;
 }
 
-/* Tries per iteration of the Lipschitz backtracking: a problem still
- * refused after them keeps its iterate, with L raised, for the next. */
-#define APGD_TRIES 2
-#define APGD_TERMS 7
+#define APGD_TERMS 3 /* must match kernels/apgd.cl */
 
 static clcone_status dev_apgd(dev_local *d, clcone_error *err)
 {
-    const clcone_problem *p = d->p;
     clcone_context *c = d->c;
-    size_t v3 = 3 * (size_t)p->n * c->real_size;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
     cl_mem wx = NULL, y = NULL, wy = NULL, xn = NULL, wxn = NULL, qe = NULL, L = NULL, th = NULL,
            beta = NULL, acc = NULL, terms = NULL, sums = NULL;
-    cl_kernel k_mv = NULL, k_cand = NULL, k_terms = NULL, k_acc = NULL, k_mom = NULL, k_upd = NULL,
+    cl_kernel k_cand = NULL, k_terms = NULL, k_acc = NULL, k_mom = NULL, k_upd = NULL,
               k_shift = NULL;
-    double *Lh = clcone_calloc((size_t)p->nprob, sizeof *Lh, err, "APGD steps");
-    double *ones = clcone_calloc((size_t)p->nprob, sizeof *ones, err, "APGD momentum");
-    int *zeros = clcone_calloc((size_t)p->nprob, sizeof *zeros, err, "APGD flags");
+    double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
+    double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "APGD momentum");
+    int *zeros = clcone_calloc((size_t)d->nprob, sizeof *zeros, err, "APGD flags");
     int coulomb = d->model == CLCONE_MODEL_COULOMB;
     clcone_status s = CLCONE_ENOMEM;
     if (!Lh || !ones || !zeros) goto out;
-    for (int k = 0; k < p->nprob; ++k) {
+    for (int k = 0; k < d->nprob; ++k) {
         ones[k] = 1.0;
-        for (int c2 = p->prob_off[k]; c2 < p->prob_off[k + 1]; ++c2) Lh[k] = fmax(Lh[k], ref_row_block_norm(p, c2));
-        if (!(Lh[k] > 0)) Lh[k] = 1.0;
+        Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
     }
     if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
         || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
-        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_reals(c, p->q, 3 * (size_t)p->n, &qe, err))
-        || (s = clcone_buf_reals(c, Lh, (size_t)p->nprob, &L, err))
-        || (s = clcone_buf_reals(c, ones, (size_t)p->nprob, &th, err))
-        || (s = clcone_buf_reals(c, ones, (size_t)p->nprob, &beta, err))
-        || (s = clcone_buf_ints(c, zeros, (size_t)p->nprob, &acc, err))
-        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)p->n * c->real_size, &terms, err))
-        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)p->nprob * c->real_size, &sums, err))
-        || (s = clcone_kernel(c, "matvec_local", &k_mv, err)) || (s = clcone_kernel(c, "apgd_candidate", &k_cand, err))
+        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_reals(c, d->h.q, 3 * (size_t)d->n, &qe, err))
+        || (s = clcone_buf_reals(c, Lh, (size_t)d->nprob, &L, err))
+        || (s = clcone_buf_reals(c, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_reals(c, ones, (size_t)d->nprob, &beta, err))
+        || (s = clcone_buf_ints(c, zeros, (size_t)d->nprob, &acc, err))
+        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->n * c->real_size, &terms, err))
+        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->nprob * c->real_size, &sums, err))
+        || (s = clcone_kernel(c, "apgd_candidate", &k_cand, err))
         || (s = clcone_kernel(c, "apgd_terms", &k_terms, err)) || (s = clcone_kernel(c, "apgd_accept", &k_acc, err))
         || (s = clcone_kernel(c, "apgd_momentum", &k_mom, err)) || (s = clcone_kernel(c, "apgd_update", &k_upd, err))
         || (s = clcone_kernel(c, "desaxce_shift", &k_shift, err)))
         goto out;
     /* x = r (projected by the caller), wx = W x, y = x, wy = wx */
-    if ((s = SET_ARGS(k_mv, "matvec_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(d->r), KM(wx)))
-        || (s = clcone_run(c, k_mv, (size_t)d->n, 0, "matvec_local", err)))
-        goto out;
+    if ((s = dev_apply(d, d->r, wx, err))) goto out;
     {
         cl_int e = clEnqueueCopyBuffer(c->queue, d->r, y, 0, 0, v3, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clEnqueueCopyBuffer(c->queue, wx, wy, 0, 0, v3, 0, NULL, NULL);
@@ -333,7 +371,6 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         goto out;
     if ((s = SET_ARGS(k_cand, "apgd_candidate", err, KI(d->n), KM(d->prob), KM(d->active), KM(acc), KM(L), KM(y),
                       KM(wy), KM(qe), KM(d->mu), KM(xn)))
-        || (s = SET_ARGS(k_mv, "matvec_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(xn), KM(wxn)))
         || (s = SET_ARGS(k_terms, "apgd_terms", err, KI(d->n), KM(y), KM(wy), KM(qe), KM(d->r), KM(xn), KM(wxn),
                          KM(terms)))
         || (s = SET_ARGS(k_acc, "apgd_accept", err, KI(d->nprob), KM(d->active), KM(acc), KM(L), KM(sums)))
@@ -343,9 +380,9 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
                          KM(xn), KM(wxn), KM(y), KM(wy))))
         goto out;
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        for (int t = 0; t < APGD_TRIES; ++t)
+        for (int t = 0; t < CONE_APGD_TRIES; ++t)
             if ((s = clcone_run(c, k_cand, (size_t)d->n, 0, "apgd_candidate", err))
-                || (s = clcone_run(c, k_mv, (size_t)d->n, 0, "matvec_local", err))
+                || (s = dev_apply(d, xn, wxn, err))
                 || (s = clcone_run(c, k_terms, (size_t)d->n, 0, "apgd_terms", err))
                 || (s = dev_reduce(d, terms, APGD_TERMS, sums, NULL, err))
                 || (s = clcone_run(c, k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
@@ -365,7 +402,7 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
                 || (s = clcone_run(c, k_shift, (size_t)d->n, 0, "desaxce_shift", err)))
                 goto out;
             e = clEnqueueFillBuffer(c->queue, th, c->prec == CLCONE_DOUBLE ? (void *)&one : (void *)&onef,
-                                    c->real_size, 0, (size_t)p->nprob * c->real_size, 0, NULL, NULL);
+                                    c->real_size, 0, (size_t)d->nprob * c->real_size, 0, NULL, NULL);
             if (e != CL_SUCCESS) {
                 s = clcone_cl_fail(err, e, "clEnqueueFillBuffer(theta)");
                 goto out;
@@ -375,7 +412,7 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
 out:
     {
         cl_mem *mems[] = {&wx, &y, &wy, &xn, &wxn, &qe, &L, &th, &beta, &acc, &terms, &sums};
-        cl_kernel *ks[] = {&k_mv, &k_cand, &k_terms, &k_acc, &k_mom, &k_upd, &k_shift};
+        cl_kernel *ks[] = {&k_cand, &k_terms, &k_acc, &k_mom, &k_upd, &k_shift};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
@@ -385,29 +422,285 @@ out:
     return s;
 }
 
-clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, const clcone_options *o,
-                                  double *r, clcone_result *res, clcone_error *err)
+/* Host-side step sizes and colouring of a local-form batch. */
+static clcone_status local_host(const clcone_problem *p, dev_host *h, clcone_error *err)
 {
-    dev_local d;
-    clcone_status s;
+    memset(h, 0, sizeof *h);
+    h->n = p->n;
+    h->nprob = p->nprob;
+    h->prob_off = p->prob_off;
+    h->q = p->q;
+    h->mu = p->mu;
+    h->omega_j = clcone_calloc((size_t)p->n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clcone_calloc((size_t)p->n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clcone_calloc((size_t)p->nprob, sizeof *h->Lmax, err, "APGD bounds");
+    if (!h->omega_j || !h->omega_gs || !h->Lmax) return CLCONE_ENOMEM;
+    for (int k = 0; k < p->nprob; ++k)
+        for (int c = p->prob_off[k]; c < p->prob_off[k + 1]; ++c) {
+            double D = ref_row_block_norm(p, c);
+            h->omega_j[c] = 1.0 / D;
+            h->Lmax[k] = fmax(h->Lmax[k], D);
+            for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
+                if (p->col[b] == c) {
+                    double lo, hi;
+                    ref_sym3_eig_range(p->blocks + 9 * b, &lo, &hi);
+                    h->omega_gs[c] = 1.0 / hi;
+                }
+        }
+    return ref_color_contacts(p, 0, p->n, &h->ncolors, &h->color_ptr, &h->order, err);
+}
+
+static void dev_host_free(dev_host *h)
+{
+    free(h->omega_j);
+    free(h->omega_gs);
+    free(h->Lmax);
+    free(h->color_ptr);
+    free(h->order);
+    memset(h, 0, sizeof *h);
+}
+
+static clcone_status check_solver(const clcone_options *o, clcone_error *err)
+{
     if (o->solver != CLCONE_SOLVER_JACOBI && o->solver != CLCONE_SOLVER_CGS && o->solver != CLCONE_SOLVER_APGD)
         return clcone_fail(err, CLCONE_ENOTSUP,
                            "solver %s does not run on OpenCL devices (device solvers: jacobi, cgs, apgd; "
                            "use --device ref for the CPU reference)", clcone_solver_name(o->solver));
     if (o->solver == CLCONE_SOLVER_APGD && o->model == CLCONE_MODEL_PYRAMID)
         return clcone_fail(err, CLCONE_ENOTSUP, "apgd is not offered for the pyramid model (use jacobi or cgs)");
-    if (o->solver == CLCONE_SOLVER_APGD)
-        for (int c2 = 0; c2 < p->n; ++c2) cone_project(p->mu[c2], r + 3 * c2);
-    if ((s = dev_open(&d, c, p, o, r, res, err))) goto out;
-    s = o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(&d, err)
-        : o->solver == CLCONE_SOLVER_CGS  ? dev_cgs(&d, err)
-                                          : dev_apgd(&d, err);
+    return CLCONE_OK;
+}
+
+/* Runs the chosen solver on an opened batch and brings r back. */
+static clcone_status dev_run(dev_local *d, double *r, clcone_error *err)
+{
+    clcone_status s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
+                      : d->o->solver == CLCONE_SOLVER_CGS  ? dev_cgs(d, err)
+                                                           : dev_apgd(d, err);
     if (!s) {
-        cl_int e = clFinish(c->queue);
+        cl_int e = clFinish(d->c->queue);
         if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
     }
-    if (!s) s = clcone_read_reals(c, d.r, r, 3 * (size_t)p->n, err);
+    return s ? s : clcone_read_reals(d->c, d->r, r, 3 * (size_t)d->n, err);
+}
+
+static void project_start(const clcone_options *o, int n, const double *mu, double *r)
+{
+    /* APGD iterates inside the cones from the start */
+    if (o->solver == CLCONE_SOLVER_APGD)
+        for (int c = 0; c < n; ++c) cone_project(mu[c], r + 3 * c);
+}
+
+clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                  double *r, clcone_result *res, clcone_error *err)
+{
+    dev_local d;
+    dev_host h;
+    clcone_status s;
+    memset(&d, 0, sizeof d);
+    if ((s = check_solver(o, err))) return s;
+    project_start(o, p->n, p->mu, r);
+    if ((s = local_host(p, &h, err))) {
+        dev_host_free(&h);
+        return s;
+    }
+    d.p = p;
+    if (!(s = dev_open(&d, c, &h, o, r, res, err))
+        && !(s = clcone_buf_ints(c, p->row_ptr, (size_t)p->n + 1, &d.row_ptr, err))
+        && !(s = clcone_buf_ints(c, p->col, (size_t)p->nnzb, &d.col, err))
+        && !(s = clcone_buf_reals(c, p->blocks, 9 * (size_t)p->nnzb, &d.W, err))
+        && !(s = clcone_kernel(c, "matvec_local", &d.k_mv, err)))
+        s = dev_run(&d, r, err);
+    dev_close(&d);
+    dev_host_free(&h);
+    return s;
+}
+
+/* Body-form upload data computed on the host: per contact the frame, arms,
+ * q = J v*, W_cc and the step sizes; the colouring by shared bodies. */
+typedef struct body_host {
+    int *ca, *cb;
+    signed char *bs;
+    double *frame, *arm, *q, *mu, *Wcc, *inv_mass, *inv_inertia;
+    int prob_off[2];
+} body_host;
+
+static void body_host_free(body_host *b)
+{
+    free(b->ca);
+    free(b->cb);
+    free(b->bs);
+    free(b->frame);
+    free(b->arm);
+    free(b->q);
+    free(b->mu);
+    free(b->Wcc);
+    free(b->inv_mass);
+    free(b->inv_inertia);
+}
+
+/* Jacobi step sizes by mass splitting: W = sum over bodies of A_B, A_B
+ * the block of contacts on B, and a PSD matrix with k block rows is at
+ * most k times its block diagonal, so W <= D with D_c = sum over c's
+ * moving bodies of k_B lambda_max(J_c,B M_B^-1 J_c,B^T), k_B the number
+ * of contacts on B. Plain Jacobi (D_c = lambda_max(W_cc)) diverges on
+ * stacks and piles, where one body carries many contacts; this D makes
+ * the ccp iteration a convergent projected gradient method and keeps the
+ * coulomb one stable, without forming W. */
+static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *L, body_host *b, dev_host *h,
+                                  clcone_error *err)
+{
+    int n = s->ncontacts;
+    memset(h, 0, sizeof *h);
+    b->ca = clcone_calloc((size_t)n, sizeof *b->ca, err, "contact bodies");
+    b->cb = clcone_calloc((size_t)n, sizeof *b->cb, err, "contact bodies");
+    b->bs = clcone_calloc((size_t)L->ptr[s->nbodies], sizeof *b->bs, err, "body signs");
+    b->frame = clcone_calloc((size_t)n * 9, sizeof *b->frame, err, "contact frames");
+    b->arm = clcone_calloc((size_t)n * 6, sizeof *b->arm, err, "lever arms");
+    b->q = clcone_calloc((size_t)n * 3, sizeof *b->q, err, "q");
+    b->mu = clcone_calloc((size_t)n, sizeof *b->mu, err, "mu");
+    b->Wcc = clcone_calloc((size_t)n * 9, sizeof *b->Wcc, err, "W diagonal blocks");
+    b->inv_mass = clcone_calloc((size_t)s->nbodies, sizeof *b->inv_mass, err, "inverse masses");
+    b->inv_inertia = clcone_calloc((size_t)s->nbodies * 9, sizeof *b->inv_inertia, err, "inverse inertias");
+    h->omega_j = clcone_calloc((size_t)n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clcone_calloc((size_t)n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clcone_calloc(1, sizeof *h->Lmax, err, "APGD bound");
+    if (!b->ca || !b->cb || !b->bs || !b->frame || !b->arm || !b->q || !b->mu || !b->Wcc || !b->inv_mass
+        || !b->inv_inertia || !h->omega_j || !h->omega_gs || !h->Lmax)
+        return CLCONE_ENOMEM;
+    for (int i = 0; i < L->ptr[s->nbodies]; ++i) b->bs[i] = L->sign[i];
+    for (int i = 0; i < s->nbodies; ++i) {
+        b->inv_mass[i] = s->bodies[i].inv_mass;
+        memcpy(b->inv_inertia + 9 * i, s->bodies[i].inv_inertia, sizeof(double) * 9);
+    }
+    for (int c = 0; c < n; ++c) {
+        const clcone_contact *ct = &s->contacts[c];
+        double D = 0;
+        b->mu[c] = ct->mu;
+        clcone_contact_frame(ct->normal, b->frame + 9 * c);
+        for (int side = 0; side < 2; ++side) {
+            int bi = clcone_contact_body(ct, side);
+            double J[18], MJ[18], A[9], sg = side == 0 ? 1.0 : -1.0, lo, hi;
+            int *slot = side == 0 ? &b->ca[c] : &b->cb[c];
+            *slot = -1;
+            if (bi < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 3; ++k) {
+                double v = 0;
+                for (int j = 0; j < 6; ++j) v += J[6 * k + j] * s->bodies[bi].v[j];
+                b->q[3 * c + k] += sg * v;
+            }
+            if (clcone_body_is_static(&s->bodies[bi])) continue;
+            *slot = bi;
+            for (int k = 0; k < 3; ++k) {
+                b->arm[6 * c + 3 * side + k] = ct->point[k] - s->bodies[bi].x[k];
+                clcone_body_inv_mass_apply(&s->bodies[bi], J + 6 * k, MJ + 6 * k);
+            }
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) {
+                    double v = 0;
+                    for (int k = 0; k < 6; ++k) v += J[6 * i + k] * MJ[6 * j + k];
+                    A[3 * i + j] = v;
+                    b->Wcc[9 * c + 3 * i + j] += v;
+                }
+            ref_sym3_eig_range(A, &lo, &hi);
+            D += (double)(L->ptr[bi + 1] - L->ptr[bi]) * hi;
+        }
+        if (!(D > 0))
+            return clcone_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
+        {
+            double lo, hi;
+            ref_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
+            h->omega_gs[c] = 1.0 / hi;
+        }
+        h->omega_j[c] = 1.0 / D;
+        h->Lmax[0] = fmax(h->Lmax[0], D);
+    }
+    b->prob_off[0] = 0;
+    b->prob_off[1] = n;
+    h->n = n;
+    h->nprob = 1;
+    h->prob_off = b->prob_off;
+    h->q = b->q;
+    h->mu = b->mu;
+    return CLCONE_OK;
+}
+
+/* Greedy colouring by shared moving bodies, contacts in index order: the
+ * same colours as ref_color_contacts on the scene's local form, whose W
+ * couples exactly the contacts that share a moving body. */
+static clcone_status body_colors(const clcone_scene *s, const clcone_body_csr *L, const body_host *b, dev_host *h,
+                                 clcone_error *err)
+{
+    int n = s->ncontacts, nc = 0;
+    int *color = clcone_calloc((size_t)n, sizeof *color, err, "colours");
+    int *mark = clcone_calloc((size_t)n + 2, sizeof *mark, err, "colour marks");
+    clcone_status st = CLCONE_ENOMEM;
+    if (!color || !mark) goto out;
+    for (int i = 0; i <= n + 1; ++i) mark[i] = -1;
+    for (int c = 0; c < n; ++c) {
+        int k0 = 0;
+        for (int side = 0; side < 2; ++side) {
+            int bi = side == 0 ? b->ca[c] : b->cb[c];
+            if (bi < 0) continue;
+            for (int k = L->ptr[bi]; k < L->ptr[bi + 1] && L->contact[k] < c; ++k) mark[color[L->contact[k]]] = c;
+        }
+        while (mark[k0] == c) ++k0;
+        color[c] = k0;
+        if (k0 + 1 > nc) nc = k0 + 1;
+    }
+    h->color_ptr = clcone_calloc((size_t)nc + 1, sizeof *h->color_ptr, err, "colour offsets");
+    h->order = clcone_calloc((size_t)n, sizeof *h->order, err, "colour order");
+    if (!h->color_ptr || !h->order) goto out;
+    for (int c = 0; c < n; ++c) h->color_ptr[color[c] + 1]++;
+    for (int k = 0; k < nc; ++k) h->color_ptr[k + 1] += h->color_ptr[k];
+    for (int k = 0; k <= nc; ++k) mark[k] = h->color_ptr[k];
+    for (int c = 0; c < n; ++c) h->order[mark[color[c]]++] = c;
+    h->ncolors = nc;
+    st = CLCONE_OK;
+out:
+    free(color);
+    free(mark);
+    return st;
+}
+
+clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
+                                        double *r, clcone_result *res, clcone_error *err)
+{
+    dev_local d;
+    dev_host h;
+    body_host b;
+    clcone_body_csr L;
+    clcone_status s;
+    memset(&d, 0, sizeof d);
+    memset(&b, 0, sizeof b);
+    memset(&h, 0, sizeof h);
+    memset(&L, 0, sizeof L);
+    if ((s = check_solver(o, err)) || (s = clcone_body_csr_build(sc, &L, err))) goto out;
+    if ((s = body_prepare(sc, &L, &b, &h, err)) || (s = body_colors(sc, &L, &b, &h, err))) goto out;
+    project_start(o, sc->ncontacts, b.mu, r);
+    d.nb = sc->nbodies;
+    if (!(s = dev_open(&d, c, &h, o, r, res, err))
+        && !(s = clcone_buf_ints(c, L.ptr, (size_t)sc->nbodies + 1, &d.bptr, err))
+        && !(s = clcone_buf_ints(c, L.contact, (size_t)L.ptr[sc->nbodies], &d.bc, err))
+        && !(s = clcone_buf_alloc(c, (size_t)L.ptr[sc->nbodies] + 1, &d.bs, err))
+        && !(s = clcone_buf_ints(c, b.ca, (size_t)sc->ncontacts, &d.ca, err))
+        && !(s = clcone_buf_ints(c, b.cb, (size_t)sc->ncontacts, &d.cb, err))
+        && !(s = clcone_buf_reals(c, b.frame, 9 * (size_t)sc->ncontacts, &d.frame, err))
+        && !(s = clcone_buf_reals(c, b.arm, 6 * (size_t)sc->ncontacts, &d.arm, err))
+        && !(s = clcone_buf_reals(c, b.Wcc, 9 * (size_t)sc->ncontacts, &d.Wcc, err))
+        && !(s = clcone_buf_reals(c, b.inv_mass, (size_t)sc->nbodies, &d.inv_mass, err))
+        && !(s = clcone_buf_reals(c, b.inv_inertia, 9 * (size_t)sc->nbodies, &d.inv_inertia, err))
+        && !(s = clcone_buf_alloc(c, 6 * (size_t)sc->nbodies * c->real_size, &d.dv, err))
+        && !(s = clcone_kernel(c, "body_gather", &d.k_gather, err))
+        && !(s = clcone_kernel(c, "body_contact_apply", &d.k_capply, err))) {
+        cl_int e = clEnqueueWriteBuffer(c->queue, d.bs, CL_TRUE, 0, (size_t)L.ptr[sc->nbodies], b.bs, 0, NULL, NULL);
+        s = e != CL_SUCCESS ? clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)") : dev_run(&d, r, err);
+    }
 out:
     dev_close(&d);
+    dev_host_free(&h);
+    body_host_free(&b);
+    clcone_body_csr_free(&L);
     return s;
 }

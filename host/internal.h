@@ -16,6 +16,9 @@ double clcone_scaled_error(double f2, double q2, double r2, double u2);
 clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
                                   const clcone_options *o, double *r,
                                   clcone_result *res, clcone_error *err);
+clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s,
+                                        const clcone_options *o, double *r,
+                                        clcone_result *res, clcone_error *err);
 
 #endif
 
@@ -57,5 +60,8 @@ double clcone_scaled_error(double f2, double q2, double r2, double u2);
 clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
                                   const clcone_options *o, double *r,
                                   clcone_result *res, clcone_error *err);
+clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s,
+                                        const clcone_options *o, double *r,
+                                        clcone_result *res, clcone_error *err);
 
 #endif

@@ -18,6 +18,8 @@ extern const char clcone_src_local_solve_h[];
 extern const char clcone_src_reduce_cl[];
 extern const char clcone_src_local_form_cl[];
 extern const char clcone_src_apgd_cl[];
+extern const char clcone_src_iterate_cl[];
+extern const char clcone_src_body_form_cl[];
 
 #define NO_PLATFORM_HELP                                                                  \
     "no OpenCL platform found. Install an OpenCL driver: on Debian/Ubuntu "               \
@@ -465,7 +467,8 @@ void clcone_build_options(const clcone_context *c, char *buf, size_t len)
 static clcone_status build_program(clcone_context *c, clcone_error *err)
 {
     const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_reduce_cl,
-                           clcone_src_local_form_cl, clcone_src_apgd_cl};
+                           clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_apgd_cl,
+                           clcone_src_body_form_cl};
     size_t total = 1;
     char *src, opts[128];
     clcone_status s;

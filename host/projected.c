@@ -19,10 +19,9 @@
 static void contact_step(const clcone_problem *p, const clcone_options *o, int c,
                          double omega, double *rc, const double *u)
 {
-    cone_pyramid P = {0, 0, 0, 0};
-    if (o->model == CLCONE_MODEL_PYRAMID)
-        P = cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]);
-    cone_projected_step((int)o->model, P, p->mu[c], omega, rc, u);
+    cone_projected_step((int)o->model,
+                        cone_model_pyramid((int)o->model, o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]),
+                        p->mu[c], omega, rc, u);
 }
 
 clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,

@@ -128,6 +128,16 @@ clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *er
     return res->items ? CLCONE_OK : CLCONE_ENOMEM;
 }
 
+/* Zeroes r unless warm-started; a warm start must be finite. */
+static clcone_status start_reactions(const clcone_options *o, int n, double *r, clcone_error *err)
+{
+    if (!o->warm_start) memset(r, 0, sizeof(double) * 3 * (size_t)n);
+    for (int i = 0; i < 3 * n; ++i)
+        if (!isfinite(r[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
+    return CLCONE_OK;
+}
+
 /* Checks shared by every backend; zeroes r unless warm-started. */
 static clcone_status prepare(const clcone_problem *p, const clcone_options *o, double *r,
                              clcone_result *res, clcone_error *err)
@@ -136,10 +146,7 @@ static clcone_status prepare(const clcone_problem *p, const clcone_options *o, d
     res->items = NULL;
     res->nprob = 0;
     if ((s = clcone_options_validate(o, err)) || (s = clcone_problem_validate(p, err))) return s;
-    if (!o->warm_start) memset(r, 0, sizeof(double) * 3 * (size_t)p->n);
-    for (int i = 0; i < 3 * p->n; ++i)
-        if (!isfinite(r[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
+    if ((s = start_reactions(o, p->n, r, err))) return s;
     return clcone_result_init(res, p->nprob, err);
 }
 
@@ -152,6 +159,33 @@ clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const c
     if ((s = prepare(p, o, r, res, err))) return s;
     s = clcone_solve_device(ctx, p, o, r, res, err);
     if (s) {
+        clcone_result_free(res);
+        return s;
+    }
+    res->time_ms = clcone_now_ms() - t0;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+                                 double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    double t0 = clcone_now_ms();
+    res->items = NULL;
+    res->nprob = 0;
+    if ((s = clcone_scene_validate(sc, err))) return s;
+    if (!ctx) {
+        /* the reference works on the assembled local form */
+        clcone_problem p;
+        if ((s = clcone_scene_to_local(sc, &p, err))) return s;
+        s = clcone_solve_reference(&p, o, r, res, err);
+        clcone_problem_free(&p);
+        return s;
+    }
+    if ((s = clcone_options_validate(o, err)) || (s = start_reactions(o, sc->ncontacts, r, err))
+        || (s = clcone_result_init(res, 1, err)))
+        return s;
+    if ((s = clcone_solve_scene_device(ctx, sc, o, r, res, err))) {
         clcone_result_free(res);
         return s;
     }

@@ -22,43 +22,38 @@ __kernel void apgd_candidate(int n, __global const int *prob, __global const int
     for (int a = 0; a < 3; ++a) xn[3 * c + a] = x[a];
 }
 
-/* Per-contact terms summed per problem: 0 xn.Wxn, 1 qe.xn, 2 g.(xn - y),
- * 3 |xn - y|^2, 4 g.(xn - x), 5 y.Wy, 6 qe.y, with g = W y + qe. */
-#define APGD_TERMS 7
+/* Per-contact terms summed per problem: 0 d.(W xn - W y) with
+ * d = xn - y, 1 |d|^2, 2 g.(xn - x) with g = W y + qe (restart test). */
+#define APGD_TERMS 3
 __kernel void apgd_terms(int n, __global const real_t *y, __global const real_t *wy,
                          __global const real_t *qe, __global const real_t *x,
                          __global const real_t *xn, __global const real_t *wxn,
                          __global real_t *terms)
 {
     int c = get_global_id(0);
-    real_t t[APGD_TERMS] = {0, 0, 0, 0, 0, 0, 0};
+    real_t t0 = 0, t1 = 0, t2 = 0;
     if (c >= n) return;
     for (int a = 3 * c; a < 3 * c + 3; ++a) {
-        real_t g = wy[a] + qe[a], d = xn[a] - y[a];
-        t[0] += xn[a] * wxn[a];
-        t[1] += qe[a] * xn[a];
-        t[2] += g * d;
-        t[3] += d * d;
-        t[4] += g * (xn[a] - x[a]);
-        t[5] += y[a] * wy[a];
-        t[6] += qe[a] * y[a];
+        real_t d = xn[a] - y[a];
+        t0 += d * (wxn[a] - wy[a]);
+        t1 += d * d;
+        t2 += (wy[a] + qe[a]) * (xn[a] - x[a]);
     }
-    for (int k = 0; k < APGD_TERMS; ++k) terms[APGD_TERMS * c + k] = t[k];
+    terms[APGD_TERMS * c] = t0;
+    terms[APGD_TERMS * c + 1] = t1;
+    terms[APGD_TERMS * c + 2] = t2;
 }
 
-/* Sufficient decrease f(xn) <= f(y) + g.(xn - y) + L/2 |xn - y|^2 (with a
- * rounding allowance); otherwise L doubles and the candidate is redone. */
+/* Sufficient decrease (cone_apgd_decrease_ok); otherwise L doubles and
+ * the candidate is redone. */
 __kernel void apgd_accept(int nprob, __global const int *active, __global int *accept,
                           __global real_t *L, __global const real_t *sums)
 {
     int p = get_global_id(0);
     __global const real_t *s;
-    real_t fx, fy;
     if (p >= nprob || !active[p] || accept[p]) return;
     s = sums + APGD_TERMS * p;
-    fx = (real_t)0.5 * s[0] + s[1];
-    fy = (real_t)0.5 * s[5] + s[6];
-    if (fx <= fy + s[2] + (real_t)0.5 * L[p] * s[3] + 100 * CONE_EPS * fabs(fy)) accept[p] = 1;
+    if (cone_apgd_decrease_ok(s[0], s[1], L[p])) accept[p] = 1;
     else L[p] *= 2;
 }
 
@@ -79,7 +74,7 @@ __kernel void apgd_momentum(int nprob, __global const int *active, __global int 
     th = theta[p];
     thn = (real_t)0.5 * (-th * th + th * sqrt(th * th + 4));
     b = th * (1 - th) / (th * th + thn);
-    if (sums[APGD_TERMS * p + 4] > 0) {
+    if (sums[APGD_TERMS * p + 2] > 0) {
         b = 0;
         thn = 1;
     }

@@ -23,35 +23,7 @@ static inline void row_product(__global const int *row_ptr, __global const int *
     }
 }
 
-static inline cone_pyramid model_pyramid(int model, int facets, int inner, real_t mu)
-{
-    cone_pyramid P = {0, 0, 0, 0};
-    if (model == CONE_MODEL_PYRAMID) P = cone_pyramid_make(facets, inner, mu);
-    return P;
-}
-
-/* One projected Jacobi step: rn_c = P(r_c - omega_c (u_c + shift)). */
-__kernel void jacobi_local(int n, __global const int *row_ptr, __global const int *col,
-                           __global const real_t *W, __global const real_t *q,
-                           __global const real_t *mu, __global const real_t *omega,
-                           __global const int *prob, __global const int *active,
-                           __global const real_t *r, __global real_t *rn,
-                           int model, int facets, int inner)
-{
-    int c = get_global_id(0);
-    real_t x[3], u[3];
-    if (c >= n) return;
-    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
-    if (active[prob[c]]) {
-        u[0] = q[3 * c]; u[1] = q[3 * c + 1]; u[2] = q[3 * c + 2];
-        row_product(row_ptr, col, W, r, c, 0, u);
-        cone_projected_step(model, model_pyramid(model, facets, inner, mu[c]), mu[c],
-                            omega[c], x, u);
-    }
-    rn[3 * c] = x[0]; rn[3 * c + 1] = x[1]; rn[3 * c + 2] = x[2];
-}
-
-/* w = W x (no q): APGD's products. */
+/* w = W x (no q): the local form's operator. */
 __kernel void matvec_local(int n, __global const int *row_ptr, __global const int *col,
                            __global const real_t *W, __global const real_t *x,
                            __global real_t *w)
@@ -61,26 +33,6 @@ __kernel void matvec_local(int n, __global const int *row_ptr, __global const in
     if (c >= n) return;
     row_product(row_ptr, col, W, x, c, 0, acc);
     w[3 * c] = acc[0]; w[3 * c + 1] = acc[1]; w[3 * c + 2] = acc[2];
-}
-
-/* Per-contact terms of the error (FORMATS.md section 2): ||F_c||^2,
- * ||q_c||^2, ||r_c||^2, ||u_c||^2; summed per problem by reduce_rows. */
-__kernel void residual_local(int n, __global const int *row_ptr, __global const int *col,
-                             __global const real_t *W, __global const real_t *q,
-                             __global const real_t *mu, __global const real_t *r,
-                             __global real_t *terms, int model, int facets, int inner)
-{
-    int c = get_global_id(0);
-    real_t x[3], u[3];
-    if (c >= n) return;
-    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
-    u[0] = q[3 * c]; u[1] = q[3 * c + 1]; u[2] = q[3 * c + 2];
-    row_product(row_ptr, col, W, r, c, 0, u);
-    terms[4 * c] = cone_model_residual(model, model_pyramid(model, facets, inner, mu[c]),
-                                       mu[c], x, u);
-    terms[4 * c + 1] = q[3 * c] * q[3 * c] + q[3 * c + 1] * q[3 * c + 1] + q[3 * c + 2] * q[3 * c + 2];
-    terms[4 * c + 2] = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
-    terms[4 * c + 3] = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
 }
 
 /* Gauss-Seidel over the contacts of one colour (order[start..start+count)):
@@ -119,7 +71,7 @@ __kernel void cgs_local(int start, int count, __global const int *order,
         u[0] = b[0] + D[0] * x[0] + D[1] * x[1] + D[2] * x[2];
         u[1] = b[1] + D[3] * x[0] + D[4] * x[1] + D[5] * x[2];
         u[2] = b[2] + D[6] * x[0] + D[7] * x[1] + D[8] * x[2];
-        cone_projected_step(model, model_pyramid(model, facets, inner, mu[c]), mu[c],
+        cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
                             omega[c], x, u);
     }
     r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];

@@ -19,6 +19,14 @@ CONE_FN real_t cone_prox_sigma(int sweep)
     return sweep > 100 ? (real_t)0.01 : (real_t)0;
 }
 
+/* The pyramid of a contact when the model uses one (unused otherwise). */
+CONE_FN cone_pyramid cone_model_pyramid(int model, int facets, int inner, real_t mu)
+{
+    cone_pyramid P = {0, 0, 0, 0};
+    if (model == CONE_MODEL_PYRAMID) P = cone_pyramid_make(facets, inner, mu);
+    return P;
+}
+
 /* Normal shift that makes the model's law a cone complementarity:
  * De Saxce's mu ||u_t|| (coulomb), 0 (ccp), the pyramid's support
  * function (pyramid). */
@@ -63,6 +71,19 @@ CONE_FN real_t cone_model_residual(int model, cone_pyramid P, real_t mu,
     cone_model_project(model, P, mu, p);
     p[0] = r[0] - p[0]; p[1] = r[1] - p[1]; p[2] = r[2] - p[2];
     return p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
+}
+
+/* APGD's backtracking (host/apgd.c, kernels/apgd.cl): candidates tried
+ * per iteration, and the sufficient-decrease test
+ * f(x) <= f(y) + g.(x - y) + L/2 |x - y|^2. For the quadratic
+ * f = 1/2 r'Wr + q'r the left minus the first two terms is exactly
+ * 1/2 d'Wd with d = x - y, so the test is d'Wd <= L |d|^2: free of the
+ * cancellation between large f values that would stop progress near
+ * sqrt(machine epsilon). dWd = d . (W x - W y). */
+#define CONE_APGD_TRIES 2
+CONE_FN int cone_apgd_decrease_ok(real_t dWd, real_t d2, real_t L)
+{
+    return dWd <= L * d2;
 }
 
 /* ---------------- exact one-contact Coulomb solve ------------------ */

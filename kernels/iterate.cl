@@ -1,0 +1,47 @@
+/* Kernels that work on w = W r whatever form produced it (local form:
+ * matvec_local; body form: body_gather + body_contact_apply), so Jacobi
+ * and the error measure are written once for both. */
+
+/* One projected Jacobi step: rn_c = P(r_c - omega_c (u_c + shift e_n))
+ * with u = w + q; frozen (converged) problems keep r. */
+__kernel void jacobi_step(int n, __global const real_t *q, __global const real_t *mu,
+                          __global const real_t *omega, __global const int *prob,
+                          __global const int *active, __global const real_t *r,
+                          __global const real_t *w, __global real_t *rn,
+                          int model, int facets, int inner)
+{
+    int c = get_global_id(0);
+    real_t x[3], u[3];
+    if (c >= n) return;
+    for (int k = 0; k < 3; ++k) x[k] = r[3 * c + k];
+    if (active[prob[c]]) {
+        for (int k = 0; k < 3; ++k) u[k] = w[3 * c + k] + q[3 * c + k];
+        cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
+                            omega[c], x, u);
+    }
+    for (int k = 0; k < 3; ++k) rn[3 * c + k] = x[k];
+}
+
+/* Per-contact terms of the error (FORMATS.md section 2): ||F_c||^2,
+ * ||q_c||^2, ||r_c||^2, ||u_c||^2 with u = w + q; summed per problem by
+ * reduce_rows. */
+__kernel void residual_terms(int n, __global const real_t *q, __global const real_t *mu,
+                             __global const real_t *r, __global const real_t *w,
+                             __global real_t *terms, int model, int facets, int inner)
+{
+    int c = get_global_id(0);
+    real_t x[3], u[3], qq = 0, rr = 0, uu = 0;
+    if (c >= n) return;
+    for (int k = 0; k < 3; ++k) {
+        x[k] = r[3 * c + k];
+        u[k] = w[3 * c + k] + q[3 * c + k];
+        qq += q[3 * c + k] * q[3 * c + k];
+        rr += x[k] * x[k];
+        uu += u[k] * u[k];
+    }
+    terms[4 * c] = cone_model_residual(model, cone_model_pyramid(model, facets, inner, mu[c]),
+                                       mu[c], x, u);
+    terms[4 * c + 1] = qq;
+    terms[4 * c + 2] = rr;
+    terms[4 * c + 3] = uu;
+}
