@@ -59,7 +59,7 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
 $(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(wildcard host/*.h) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
 	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(BUILD)/libclcone.a $(CHECK_LIBS) $(LDLIBS) -o $@

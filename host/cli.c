@@ -62,9 +62,11 @@ static const char *const USAGE_CHECK =
     "status=failed; exit code 0 or 1 accordingly.\n";
 
 static const char *const USAGE_DEMO =
-    "usage: clcone demo [--dir DIR] [--tol T]\n"
-    "Solves every problem file in DIR (default $CLCONE_PROBLEMS, else\n"
-    "../shared/problems) with the NSGS reference and prints a table.\n";
+    "usage: clcone demo [--dir DIR] [--tol T] [--device D]\n"
+    "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
+    "../shared/problems) with the NSGS reference (to T, default 1e-8) and with\n"
+    "coloured Gauss-Seidel on the OpenCL device (double to 1e-6 where the device\n"
+    "has fp64, else float to 1e-5), and prints both side by side.\n";
 
 static int usage_error(const char *usage, const char *fmt, const char *arg)
 {
@@ -375,6 +377,24 @@ static int cmd_check(int argc, char **argv)
     return error <= a.o.tol ? 0 : EXIT_NOTCONV;
 }
 
+/* Solves one file on one backend; returns 0 or prints why not. */
+static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+                      clcone_prob_result *out, const char *file)
+{
+    clcone_result res;
+    clcone_error e;
+    double *r = calloc((size_t)p->n * 3 + 1, sizeof *r);
+    if (!r || clcone_solve(ctx, p, o, r, &res, &e)) {
+        fprintf(stderr, "clcone: %s: %s\n", file, r ? e.msg : "out of memory");
+        free(r);
+        return EXIT_USAGE;
+    }
+    *out = res.items[0];
+    clcone_result_free(&res);
+    free(r);
+    return 0;
+}
+
 static int cmd_demo(int argc, char **argv)
 {
     static const char *const files[] = {
@@ -388,45 +408,63 @@ static int cmd_demo(int argc, char **argv)
         "Capsules-i101-404.dat", "Capsules-i100-1090.dat", "Capsules-i125-1213.hdf5"};
     cli_args a;
     const char *dir;
-    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, nfiles = 0, worst = 0;
-    double total_ms = 0, max_err = 0;
+    clcone_context *ctx = NULL;
+    clcone_error e;
+    clcone_options od;
+    char backend[400];
+    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0;
+    double ref_ms = 0, dev_ms = 0, max_err = 0;
     if (rc) return rc < 0 ? 0 : rc;
     dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
     if (!dir || !*dir) dir = "../shared/problems";
-    printf("clcone demo: NSGS reference (double, 1 thread) on the Siconos problems in %s\n", dir);
-    printf("%-36s %6s %10s %9s %10s %s\n", "file", "n", "error", "sweeps", "time_ms", "status");
+    /* the device part: CGS in double where the device has fp64 */
+    if (clcone_context_create(a.device, CLCONE_DOUBLE, &ctx, &e) && clcone_context_create(a.device, CLCONE_FLOAT, &ctx, &e)) {
+        fprintf(stderr, "clcone: no OpenCL device for the device columns: %s\n", e.msg);
+        ctx = NULL;
+    }
+    od = a.o;
+    od.solver = CLCONE_SOLVER_CGS;
+    od.tol = ctx && clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-6 : 1e-5;
+    describe_backend(ctx, backend, sizeof backend);
+    printf("clcone demo: the %zu Siconos problems in %s\n", sizeof files / sizeof files[0], dir);
+    printf("reference: NSGS, double, 1 thread, tol %.0e | device: CGS on %s, tol %.0e\n", a.o.tol,
+           ctx ? backend : "(none)", od.tol);
+    printf("%-34s %5s | %9s %8s %9s | %9s %8s %9s\n", "file", "n", "ref err", "sweeps", "ref ms", "dev err", "sweeps",
+           "dev ms");
     for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
         char path[4096];
         clcone_problem p;
-        clcone_result res;
-        clcone_error e;
-        double *r;
+        clcone_prob_result rr, dr;
         snprintf(path, sizeof path, "%s/%s", dir, files[i]);
         if (clcone_read_problem(path, &p, &e)) {
             fprintf(stderr, "clcone: %s\n", e.msg);
             worst = EXIT_USAGE;
             continue;
         }
-        r = calloc((size_t)p.n * 3 + 1, sizeof *r);
-        if (!r || clcone_solve_reference(&p, &a.o, r, &res, &e)) {
-            fprintf(stderr, "clcone: %s: %s\n", files[i], r ? e.msg : "out of memory");
+        if (demo_solve(NULL, &p, &a.o, &rr, files[i]) || (ctx && demo_solve(ctx, &p, &od, &dr, files[i]))) {
             clcone_problem_free(&p);
-            free(r);
             worst = EXIT_USAGE;
             continue;
         }
-        printf("%-36s %6d %10.2e %9d %10.1f %s\n", files[i], p.n, res.items[0].error, res.items[0].iters,
-               res.items[0].time_ms, clcone_run_status_name(res.items[0].status));
+        printf("%-34s %5d | %9.2e %8d %9.1f |", files[i], p.n, rr.error, rr.iters, rr.time_ms);
+        if (ctx) {
+            printf(" %9.2e %8d %9.1f\n", dr.error, dr.iters, dr.time_ms);
+            dconv += dr.status == CLCONE_CONVERGED;
+            dev_ms += dr.time_ms;
+        } else {
+            printf(" %9s %8s %9s\n", "-", "-", "-");
+        }
         ++nfiles;
-        nconv += res.items[0].status == CLCONE_CONVERGED;
-        total_ms += res.items[0].time_ms;
-        if (res.items[0].error > max_err) max_err = res.items[0].error;
-        clcone_result_free(&res);
+        nconv += rr.status == CLCONE_CONVERGED;
+        ref_ms += rr.time_ms;
+        if (rr.error > max_err) max_err = rr.error;
         clcone_problem_free(&p);
-        free(r);
     }
-    printf("%d of %d problems converged to %.0e; total %.1f ms\n", nconv, nfiles, a.o.tol, total_ms);
-    print_last_line(nconv == nfiles && worst == 0 ? "converged" : "maxiter", max_err, 0, total_ms, nfiles);
+    printf("reference: %d of %d converged, %.1f ms in all", nconv, nfiles, ref_ms);
+    if (ctx) printf(" | device: %d of %d converged, %.1f ms in all", dconv, nfiles, dev_ms);
+    printf("\n");
+    clcone_context_free(ctx);
+    print_last_line(nconv == nfiles && worst == 0 ? "converged" : "maxiter", max_err, 0, ref_ms, nfiles);
     if (worst) return worst;
     return nconv == nfiles ? 0 : EXIT_NOTCONV;
 }

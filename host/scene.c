@@ -14,16 +14,6 @@
 #define INERTIA_REL_TOL 1e-9
 #define NORMAL_TOL 1e-6
 
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-    double x = a[1] * b[2] - a[2] * b[1];
-    double y = a[2] * b[0] - a[0] * b[2];
-    double z = a[0] * b[1] - a[1] * b[0];
-    out[0] = x;
-    out[1] = y;
-    out[2] = z;
-}
-
 static int all_finite(const double *v, int n)
 {
     for (int i = 0; i < n; ++i)
@@ -112,8 +102,7 @@ static clcone_status validate_contact(const clcone_scene *s, int i, clcone_error
         return clcone_fail(err, CLCONE_EINVAL, "contact %d: point is not finite", i);
     if (!all_finite(c->normal, 3))
         return clcone_fail(err, CLCONE_EINVAL, "contact %d: normal is not finite", i);
-    len = sqrt(c->normal[0] * c->normal[0] + c->normal[1] * c->normal[1] +
-               c->normal[2] * c->normal[2]);
+    len = sqrt(clcone_dot3(c->normal, c->normal));
     if (fabs(len - 1.0) > NORMAL_TOL)
         return clcone_fail(err, CLCONE_EINVAL,
                            "contact %d: normal (%g, %g, %g) has length %.9g, must be 1 within %g",
@@ -159,31 +148,39 @@ void clcone_contact_frame(const double normal[3], double frame[9])
     for (int i = 1; i < 3; ++i)
         if (fabs(normal[i]) < fabs(normal[k])) k = i;
     e[k] = 1.0;
-    cross3(normal, e, t);
-    inv = 1.0 / sqrt(t[0] * t[0] + t[1] * t[1] + t[2] * t[2]);
+    clcone_cross3(normal, e, t);
+    inv = 1.0 / sqrt(clcone_dot3(t, t));
     for (int i = 0; i < 3; ++i) {
         frame[i] = normal[i];
         frame[3 + i] = t[i] * inv;
     }
-    cross3(frame, frame + 3, frame + 6);
+    clcone_cross3(frame, frame + 3, frame + 6);
 }
 
-void clcone_contact_jacobian(const clcone_scene *s, int c, int side, double J[18])
+/* J of one side given the contact's frame F, so that loops over both sides
+ * build the frame once. */
+static void jacobian_from_frame(const clcone_scene *s, const clcone_contact *ct, int side,
+                                const double F[9], double J[18])
 {
-    const clcone_contact *ct = &s->contacts[c];
     int b = clcone_contact_body(ct, side);
-    double F[9], d[3];
+    double d[3];
     if (b < 0) {
         memset(J, 0, 18 * sizeof *J);
         return;
     }
-    clcone_contact_frame(ct->normal, F);
     for (int i = 0; i < 3; ++i) d[i] = ct->point[i] - s->bodies[b].x[i];
     /* F_k . (w x d) = w . (d x F_k): the angular part of row k */
     for (int k = 0; k < 3; ++k) {
         memcpy(J + 6 * k, F + 3 * k, 3 * sizeof *J);
-        cross3(d, F + 3 * k, J + 6 * k + 3);
+        clcone_cross3(d, F + 3 * k, J + 6 * k + 3);
     }
+}
+
+void clcone_contact_jacobian(const clcone_scene *s, int c, int side, double J[18])
+{
+    double F[9];
+    clcone_contact_frame(s->contacts[c].normal, F);
+    jacobian_from_frame(s, &s->contacts[c], side, F, J);
 }
 
 clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
@@ -247,53 +244,79 @@ static void row_union_start(row_union *u, const clcone_body_csr *L, const clcone
     u->eb = ct->b >= 0 ? L->ptr[ct->b + 1] : 0;
 }
 
-/* Next column d; *ia, *ib: its entry in a's, b's list, or -1 if absent
- * there. Returns 0 when the row is done. */
-static int row_union_next(row_union *u, int *d, int *ia, int *ib)
+/* Next column d, each once even when in both lists. Returns 0 when the
+ * row is done. */
+static int row_union_next(row_union *u, int *d)
 {
     int da = u->ka < u->ea ? u->L->contact[u->ka] : INT_MAX;
     int db = u->kb < u->eb ? u->L->contact[u->kb] : INT_MAX;
     if (da == INT_MAX && db == INT_MAX) return 0;
     *d = da < db ? da : db;
-    *ia = da == *d ? u->ka++ : -1;
-    *ib = db == *d ? u->kb++ : -1;
+    u->ka += da == *d;
+    u->kb += db == *d;
     return 1;
 }
 
-/* Adds H J_d,side^T to the block, where H = sign_c J_c,B M_B^-1 (3x6) and
- * sign_d (the list entry's sign) picks and signs d's side of body B. */
-static void add_coupling(const clcone_scene *s, const double H[18], int d,
-                         signed char sign_d, double block[9])
+/* Body b's contacts, signed: J[t] = sign J_c,b (3x6) for the t-th entry of
+ * its list, and H[t] = J[t] M_b^-1, kept as rows M_b^-1 J[t]_row since
+ * M^-1 is symmetric. */
+static void body_jacobians(const clcone_scene *s, const clcone_body_csr *L, int b, double *J,
+                           double *H)
 {
-    double Jd[18];
-    clcone_contact_jacobian(s, d, sign_d > 0 ? 0 : 1, Jd);
-    for (int i = 0; i < 3; ++i)
-        for (int k = 0; k < 3; ++k) {
-            double acc = 0.0;
-            for (int l = 0; l < 6; ++l) acc += H[6 * i + l] * Jd[6 * k + l];
-            block[3 * i + k] += sign_d * acc;
-        }
-}
-
-/* H rows = sign * M^-1 J_c,side rows (M^-1 is symmetric, so this is the
- * row form of sign J M^-1). */
-static void signed_mobility(const clcone_scene *s, int c, int side, double H[18])
-{
-    int b = clcone_contact_body(&s->contacts[c], side);
-    double sgn = side == 0 ? 1.0 : -1.0;
-    clcone_contact_jacobian(s, c, side, H);
-    if (b < 0) return;
-    for (int k = 0; k < 3; ++k) {
-        clcone_body_inv_mass_apply(&s->bodies[b], H + 6 * k, H + 6 * k);
-        for (int l = 0; l < 6; ++l) H[6 * k + l] *= sgn;
+    for (int t = 0, k = L->ptr[b]; k < L->ptr[b + 1]; ++t, ++k) {
+        double *Jt = J + 18 * (size_t)t, *Ht = H + 18 * (size_t)t;
+        clcone_contact_jacobian(s, L->contact[k], L->sign[k] > 0 ? 0 : 1, Jt);
+        for (int l = 0; l < 18; ++l) Jt[l] *= L->sign[k];
+        for (int i = 0; i < 3; ++i) clcone_body_inv_mass_apply(&s->bodies[b], Jt + 6 * i, Ht + 6 * i);
     }
 }
 
-/* J^T f for a 3x6 J: the 6-vector (impulse, angular impulse) of a contact
- * impulse f given in the contact frame. */
-static void jacobian_transpose_apply(const double J[18], const double f[3], double out[6])
+/* block += H J^T for 3x6 H and J. */
+static void add_product(const double H[18], const double J[18], double block[9])
 {
-    for (int l = 0; l < 6; ++l) out[l] = J[l] * f[0] + J[6 + l] * f[1] + J[12 + l] * f[2];
+    for (int i = 0; i < 3; ++i)
+        for (int k = 0; k < 3; ++k) {
+            double acc = 0.0;
+            for (int l = 0; l < 6; ++l) acc += H[6 * i + l] * J[6 * k + l];
+            block[3 * i + k] += acc;
+        }
+}
+
+/* W's values, one moving body at a time: every pair (c, d) of its contacts
+ * gets sign_c sign_d J_c M^-1 J_d^T. Each Jacobian is built once per body
+ * instead of once per block. */
+static clcone_status fill_blocks(const clcone_scene *s, const clcone_body_csr *L,
+                                 clcone_problem *p, clcone_error *err)
+{
+    int maxdeg = 0;
+    double *J, *H;
+    for (int b = 0; b < L->nbodies; ++b)
+        if (L->ptr[b + 1] - L->ptr[b] > maxdeg) maxdeg = L->ptr[b + 1] - L->ptr[b];
+    J = clcone_calloc((size_t)maxdeg * 18, sizeof *J, err, "body Jacobians");
+    H = clcone_calloc((size_t)maxdeg * 18, sizeof *H, err, "body mobilities");
+    if (!J || !H) {
+        free(J);
+        free(H);
+        return CLCONE_ENOMEM;
+    }
+    for (int b = 0; b < L->nbodies; ++b) {
+        int k0 = L->ptr[b], m = L->ptr[b + 1] - k0;
+        body_jacobians(s, L, b, J, H);
+        for (int t = 0; t < m; ++t) {
+            int c = L->contact[k0 + t], kk = p->row_ptr[c];
+            /* the list and row c's columns are both increasing, and every
+             * d of the list is a column of row c, so a forward scan finds
+             * each block */
+            for (int u = 0; u < m; ++u) {
+                int d = L->contact[k0 + u];
+                while (p->col[kk] != d) ++kk;
+                add_product(H + 18 * (size_t)t, J + 18 * (size_t)u, p->blocks + 9 * (size_t)kk);
+            }
+        }
+    }
+    free(J);
+    free(H);
+    return CLCONE_OK;
 }
 
 clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
@@ -302,7 +325,7 @@ clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
     clcone_body_csr L;
     clcone_status st;
     long long nnzb = 0;
-    int n, k = 0, d, ia, ib;
+    int n, k = 0, d;
     row_union u;
 
     memset(p, 0, sizeof *p);
@@ -311,7 +334,7 @@ clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
     n = s->ncontacts;
     for (int c = 0; c < n; ++c) {
         row_union_start(&u, &L, &s->contacts[c]);
-        while (row_union_next(&u, &d, &ia, &ib)) ++nnzb;
+        while (row_union_next(&u, &d)) ++nnzb;
     }
     if (nnzb > CLCONE_SCENE_MAX_CONTACTS) {
         clcone_body_csr_free(&L);
@@ -325,24 +348,18 @@ clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
     }
     for (int c = 0; c < n; ++c) {
         const clcone_contact *ct = &s->contacts[c];
-        double Ha[18], Hb[18], *qc = p->q + 3 * (size_t)c;
-        signed_mobility(s, c, 0, Ha);
-        signed_mobility(s, c, 1, Hb);
+        double F[9], J[18], *qc = p->q + 3 * (size_t)c;
         p->row_ptr[c] = k;
         row_union_start(&u, &L, ct);
-        while (row_union_next(&u, &d, &ia, &ib)) {
-            double *B = p->blocks + 9 * (size_t)k;
-            p->col[k++] = d;
-            if (ia >= 0) add_coupling(s, Ha, d, L.sign[ia], B);
-            if (ib >= 0) add_coupling(s, Hb, d, L.sign[ib], B);
-        }
+        while (row_union_next(&u, &d)) p->col[k++] = d;
         /* Static bodies may still move along a prescribed v (a conveyor),
          * so q takes every real body's v, not only those of moving ones. */
+        clcone_contact_frame(ct->normal, F);
         for (int side = 0; side < 2; ++side) {
             int b = clcone_contact_body(ct, side);
-            double J[18], sgn = side == 0 ? 1.0 : -1.0;
+            double sgn = side == 0 ? 1.0 : -1.0;
             if (b < 0) continue;
-            clcone_contact_jacobian(s, c, side, J);
+            jacobian_from_frame(s, ct, side, F, J);
             for (int i = 0; i < 3; ++i) {
                 double acc = 0.0;
                 for (int l = 0; l < 6; ++l) acc += J[6 * i + l] * s->bodies[b].v[l];
@@ -352,24 +369,32 @@ clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
         p->mu[c] = ct->mu;
     }
     p->row_ptr[n] = k;
+    st = fill_blocks(s, &L, p, err);
     clcone_body_csr_free(&L);
-    return CLCONE_OK;
+    if (st) clcone_problem_free(p);
+    return st;
 }
 
 void clcone_scene_apply_impulses(const clcone_scene *s, const double *r, double *dv)
 {
     memset(dv, 0, sizeof *dv * 6 * (size_t)s->nbodies);
-    for (int c = 0; c < s->ncontacts; ++c)
+    for (int c = 0; c < s->ncontacts; ++c) {
+        const clcone_contact *ct = &s->contacts[c];
+        double F[9];
+        clcone_contact_frame(ct->normal, F);
         for (int side = 0; side < 2; ++side) {
-            int b = clcone_contact_body(&s->contacts[c], side);
+            int b = clcone_contact_body(ct, side);
             double J[18], f[6], *out;
             if (end_is_static(s, b)) continue;
-            clcone_contact_jacobian(s, c, side, J);
-            jacobian_transpose_apply(J, r + 3 * (size_t)c, f);
+            jacobian_from_frame(s, ct, side, F, J);
+            /* J^T r_c: the contact impulse as (impulse, angular impulse) */
+            for (int l = 0; l < 6; ++l)
+                f[l] = J[l] * r[3 * (size_t)c] + J[6 + l] * r[3 * (size_t)c + 1] + J[12 + l] * r[3 * (size_t)c + 2];
             clcone_body_inv_mass_apply(&s->bodies[b], f, f);
             out = dv + 6 * (size_t)b;
             for (int l = 0; l < 6; ++l) out[l] += side == 0 ? f[l] : -f[l];
         }
+    }
 }
 
 void clcone_scene_free(clcone_scene *s)

@@ -26,6 +26,22 @@
 /* Gravity along -z used by the generators (m/s^2). */
 #define CLCONE_SCENE_GRAVITY 9.81
 
+static inline double clcone_dot3(const double a[3], const double b[3])
+{
+    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
+}
+
+/* out = a x b; out may alias a or b. */
+static inline void clcone_cross3(const double a[3], const double b[3], double out[3])
+{
+    double x = a[1] * b[2] - a[2] * b[1];
+    double y = a[2] * b[0] - a[0] * b[2];
+    double z = a[0] * b[1] - a[1] * b[0];
+    out[0] = x;
+    out[1] = y;
+    out[2] = z;
+}
+
 /* A body is static when it can take no velocity change at all: zero inverse
  * mass AND zero inverse inertia. A body with inv_mass = 0 but a non-zero
  * inverse inertia (pinned, free to turn) is not static. */

@@ -137,15 +137,17 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *
 /* ------------------------------------------------------------------ */
 
 /* The pile is built by deposition, one sphere at a time, onto FCC slots
- * (close-packed layers stacked A, B, C) of a box container. With equal
- * radii every sphere lands exactly on its slot. With a radius spread the
- * slots cannot all touch, so each sphere is instead placed where it
- * touches three supports exactly (spheres already placed, the floor or a
- * wall), solved in closed form and chosen near its slot and low; when no
- * such spot is free it is dropped straight down onto whatever lies below.
- * Every placement is checked against all placed neighbours, so spheres
- * never overlap and contacts come out exact; contacts are then detected
- * from the final geometry rather than remembered from the construction. */
+ * (close-packed layers stacked A, B, C) of a box container. Each sphere
+ * falls straight down at its slot, then settles in the lowest nearby
+ * pocket: a spot touching three supports exactly (spheres already placed,
+ * the floor, a wall), solved in closed form, checked free of overlap with
+ * every placed neighbour. With equal radii the pockets are the FCC slots
+ * themselves. With a radius spread no lattice fits, but each sphere still
+ * rests on three supports, so the pile is isostatic-like (about 3 contacts
+ * per sphere, coordination near 6) and contacts stay exact. A slot with no
+ * free pocket is skipped. Contacts are detected afterwards from the final
+ * geometry rather than remembered from the construction, so touching
+ * pairs the construction did not aim for are included too. */
 
 /* A placement may overlap a neighbour by rounding only. */
 #define OVERLAP_TOL 1e-10
@@ -153,12 +155,19 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *
 #define TOUCH_TOL 1e-9
 /* A closed-form placement must meet its three supports this well. */
 #define SOLVE_TOL 1e-9
-/* Supports considered per sphere (C(6,3) = 20 triples), how far from the
- * drop point they may be, and how far from its slot the sphere may settle:
- * half a diameter, so a sphere cannot take the neighbouring hollow. */
-#define SUPPORT_MAX 6
-#define SUPPORT_REACH 0.5
-#define SETTLE_REACH 0.5
+/* Supports considered per sphere (C(8,3) = 56 triples), how far beyond
+ * touching the drop point they may be, and how far from the drop point a
+ * sphere may roll: under one diameter, so that it stays near its slot. The
+ * score weight makes sideways travel cost as much as height, which keeps
+ * equal spheres on their FCC slots (a neighbouring hollow at the same
+ * height loses). Tuned on piles of 1000: every sphere gets 3 supports and
+ * few slots are skipped up to spread 0.45. */
+#define SUPPORT_MAX 8
+#define SUPPORT_REACH 1.0
+#define SETTLE_REACH 0.75
+#define SCORE_DH 1.0
+/* two points per triple of supports */
+#define MAX_CANDIDATES (SUPPORT_MAX * (SUPPORT_MAX - 1) * (SUPPORT_MAX - 2) / 3)
 
 typedef struct support {
     int plane;        /* 0: sphere, centre at distance R from c; 1: a.x = b */
@@ -191,11 +200,17 @@ static int cell_coord(const pile *P, double v, int n)
     return f < 0 ? 0 : f >= n ? n - 1 : (int)f;
 }
 
+static size_t cell_index(const pile *P, int ix, int iy, int iz)
+{
+    return ((size_t)iz * (size_t)P->cy + (size_t)iy) * (size_t)P->cx + (size_t)ix;
+}
+
 static clcone_status pile_insert(pile *P, int i, clcone_error *err)
 {
     const double *x = P->pos + 3 * (size_t)i;
     int ix = cell_coord(P, x[0], P->cx), iy = cell_coord(P, x[1], P->cy);
-    int iz = cell_coord(P, x[2], INT_MAX), cell;
+    int iz = cell_coord(P, x[2], INT_MAX);
+    size_t cell;
     if (iz >= P->cz) {
         int ncz = iz + 1 > 2 * P->cz ? iz + 1 : 2 * P->cz;
         size_t layer = (size_t)P->cx * (size_t)P->cy;
@@ -205,7 +220,7 @@ static clcone_status pile_insert(pile *P, int i, clcone_error *err)
         P->head = h;
         P->cz = ncz;
     }
-    cell = (iz * P->cy + iy) * P->cx + ix;
+    cell = cell_index(P, ix, iy, iz);
     P->next[i] = P->head[cell];
     P->head[cell] = i;
     if (iz > P->top) P->top = iz;
@@ -224,7 +239,7 @@ static clcone_status pile_gather(pile *P, const double x[3], int reach, int iz0,
     for (int kz = iz0; kz <= iz1; ++kz)
         for (int ky = clampi(iy - reach, 0, P->cy - 1); ky <= clampi(iy + reach, 0, P->cy - 1); ++ky)
             for (int kx = clampi(ix - reach, 0, P->cx - 1); kx <= clampi(ix + reach, 0, P->cx - 1); ++kx)
-                for (int j = P->head[(kz * P->cy + ky) * P->cx + kx]; j >= 0; j = P->next[j]) {
+                for (int j = P->head[cell_index(P, kx, ky, kz)]; j >= 0; j = P->next[j]) {
                     if (P->nnbr == P->cap) {
                         int ncap = P->cap ? 2 * P->cap : 256;
                         int *nb = realloc(P->nbr, (size_t)ncap * sizeof *nb);
@@ -245,8 +260,8 @@ static clcone_status pile_gather_around(pile *P, const double x[3], int reach, c
 
 static double dist3(const double a[3], const double b[3])
 {
-    double dx = a[0] - b[0], dy = a[1] - b[1], dz = a[2] - b[2];
-    return sqrt(dx * dx + dy * dy + dz * dz);
+    double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
+    return sqrt(clcone_dot3(d, d));
 }
 
 /* Whether a sphere of radius r centred at x fits: inside the container and
@@ -287,25 +302,14 @@ static clcone_status pile_drop(pile *P, double x[3], double r, clcone_error *err
     return CLCONE_OK;
 }
 
-static void cross3(const double a[3], const double b[3], double out[3])
-{
-    out[0] = a[1] * b[2] - a[2] * b[1];
-    out[1] = a[2] * b[0] - a[0] * b[2];
-    out[2] = a[0] * b[1] - a[1] * b[0];
-}
-
-static double dot3(const double a[3], const double b[3])
-{
-    return a[0] * b[0] + a[1] * b[1] + a[2] * b[2];
-}
-
 static int meets(const support *s, const double x[3])
 {
-    if (s->plane) return fabs(dot3(s->a, x) - s->b) <= SOLVE_TOL;
+    if (s->plane) return fabs(clcone_dot3(s->a, x) - s->b) <= SOLVE_TOL;
     return fabs(dist3(x, s->c) - s->R) <= SOLVE_TOL;
 }
 
-/* Points meeting three supports exactly (at most 2). Sphere equations are
+/* Points meeting three supports (at most 2; rounding is checked by
+ * meets_all). Sphere equations are
  * subtracted from the first sphere's, leaving two planes whose line is
  * intersected with that sphere; coordinates are taken relative to its
  * centre so that large containers lose no precision. Three planes meet in
@@ -314,7 +318,7 @@ static int solve_supports(const support *const sp[3], double out[2][3])
 {
     const support *s0 = NULL;
     double A[3][3], rhs[3], o[3] = {0, 0, 0}, d[3], dd, y0[3], u[3], v[3], disc;
-    int nl = 0, nroot;
+    int nl = 0;
     for (int k = 0; k < 3; ++k)
         if (!sp[k]->plane && !s0) s0 = sp[k];
     if (s0) memcpy(o, s0->c, sizeof o);
@@ -323,50 +327,47 @@ static int solve_supports(const support *const sp[3], double out[2][3])
         if (s == s0) continue;
         if (s->plane) {
             memcpy(A[nl], s->a, sizeof A[nl]);
-            rhs[nl] = s->b - dot3(s->a, o);
+            rhs[nl] = s->b - clcone_dot3(s->a, o);
         } else {
             for (int i = 0; i < 3; ++i) A[nl][i] = s->c[i] - o[i];
-            rhs[nl] = 0.5 * (s0->R * s0->R - s->R * s->R + dot3(A[nl], A[nl]));
+            rhs[nl] = 0.5 * (s0->R * s0->R - s->R * s->R + clcone_dot3(A[nl], A[nl]));
         }
         ++nl;
     }
     if (!s0) {
         double det;
-        cross3(A[1], A[2], u);
-        det = dot3(A[0], u);
+        clcone_cross3(A[1], A[2], u);
+        det = clcone_dot3(A[0], u);
         if (fabs(det) < 1e-12) return 0;
         /* Cramer: x = (r0 (A1 x A2) + r1 (A2 x A0) + r2 (A0 x A1)) / det */
-        cross3(A[2], A[0], v);
-        cross3(A[0], A[1], d);
+        clcone_cross3(A[2], A[0], v);
+        clcone_cross3(A[0], A[1], d);
         for (int i = 0; i < 3; ++i) out[0][i] = (rhs[0] * u[i] + rhs[1] * v[i] + rhs[2] * d[i]) / det;
-        nroot = 1;
+        return 1;
     } else {
         double t;
-        cross3(A[0], A[1], d);
-        dd = dot3(d, d);
-        if (dd < 1e-24 * dot3(A[0], A[0]) * dot3(A[1], A[1]) || dd == 0.0) return 0;
+        clcone_cross3(A[0], A[1], d);
+        dd = clcone_dot3(d, d);
+        if (dd < 1e-24 * clcone_dot3(A[0], A[0]) * clcone_dot3(A[1], A[1]) || dd == 0.0) return 0;
         /* the point of both planes nearest o, then +-t along their line */
-        cross3(A[1], d, u);
-        cross3(d, A[0], v);
+        clcone_cross3(A[1], d, u);
+        clcone_cross3(d, A[0], v);
         for (int i = 0; i < 3; ++i) y0[i] = (rhs[0] * u[i] + rhs[1] * v[i]) / dd;
-        disc = s0->R * s0->R - dot3(y0, y0);
+        disc = s0->R * s0->R - clcone_dot3(y0, y0);
         if (disc < 0.0) return 0;
         t = sqrt(disc / dd);
         for (int i = 0; i < 3; ++i) {
             out[0][i] = o[i] + y0[i] + t * d[i];
             out[1][i] = o[i] + y0[i] - t * d[i];
         }
-        nroot = 2;
+        return 2;
     }
-    /* an ill-conditioned triple can miss its supports: drop such roots */
-    for (int r = nroot - 1; r >= 0; --r)
-        for (int k = 0; k < 3; ++k)
-            if (!meets(sp[k], out[r])) {
-                if (r == 0 && nroot == 2) memcpy(out[0], out[1], sizeof out[0]);
-                --nroot;
-                break;
-            }
-    return nroot;
+}
+
+/* An ill-conditioned triple can give roots that miss their supports. */
+static int meets_all(const support *const sp[3], const double x[3])
+{
+    return meets(sp[0], x) && meets(sp[1], x) && meets(sp[2], x);
 }
 
 /* Keeps the SUPPORT_MAX supports nearest the drop point, ordered by gap. */
@@ -393,18 +394,23 @@ static void plane_support(support *s, double ax, double ay, double az, double b,
 
 typedef struct candidate {
     double x[3], score;
-    int is_drop;      /* the drop point, known to fit */
 } candidate;
 
-/* Places sphere i (radius already set) near its slot (sx, sy). */
-static clcone_status pile_place(pile *P, int i, double sx, double sy, clcone_error *err)
+/* Settles sphere i (radius already set) in a pocket near slot (sx, sy):
+ * a spot touching three supports, within SETTLE_REACH of where it would
+ * first land falling straight down, free of overlap, the lowest by
+ * height + SCORE_DH * horizontal offset. *placed = 0 when there is none;
+ * with `force` it then stays where it first lands (one contact). */
+static clcone_status pile_place(pile *P, int i, double sx, double sy, int force, int *placed,
+                                clcone_error *err)
 {
     double r = P->rad[i], drop[3];
     support S[SUPPORT_MAX], tmp;
-    candidate C[2 * 20 + 1];
+    candidate C[MAX_CANDIDATES];
     int ns = 0, nc = 0, ok = 0;
     clcone_status st;
 
+    *placed = 0;
     drop[0] = fmin(fmax(sx, r), P->wx - r);
     drop[1] = fmin(fmax(sy, r), P->wy - r);
     if ((st = pile_drop(P, drop, r, err))) return st;
@@ -432,12 +438,6 @@ static clcone_status pile_place(pile *P, int i, double sx, double sy, clcone_err
         keep_support(S, &ns, &tmp);
     }
 
-    /* Candidates scored by height plus distance from the slot: low like a
-     * settled sphere, near the slot so the packing keeps its layers. The
-     * drop point always fits, so the search always ends. */
-    memcpy(C[nc].x, drop, sizeof drop);
-    C[nc].is_drop = 1;
-    C[nc++].score = drop[2];
     for (int a = 0; a < ns; ++a)
         for (int b = a + 1; b < ns; ++b)
             for (int c = b + 1; c < ns; ++c) {
@@ -446,26 +446,23 @@ static clcone_status pile_place(pile *P, int i, double sx, double sy, clcone_err
                 int nr = solve_supports(sp, roots);
                 for (int k = 0; k < nr; ++k) {
                     double dx = roots[k][0] - drop[0], dy = roots[k][1] - drop[1];
-                    double dh = sqrt(dx * dx + dy * dy);
+                    double dh = sqrt(dx * dx + dy * dy), score = roots[k][2] + SCORE_DH * dh;
                     int m;
-                    if (dh > SETTLE_REACH) continue;
+                    if (dh > SETTLE_REACH || !meets_all(sp, roots[k])) continue;
                     /* insertion after equal scores keeps ties in a fixed order */
-                    m = nc++;
-                    for (; m > 0 && C[m - 1].score > roots[k][2] + dh; --m) C[m] = C[m - 1];
+                    for (m = nc++; m > 0 && C[m - 1].score > score; --m) C[m] = C[m - 1];
                     memcpy(C[m].x, roots[k], sizeof C[m].x);
-                    C[m].score = roots[k][2] + dh;
-                    C[m].is_drop = 0;
+                    C[m].score = score;
                 }
             }
-    for (int k = 0; k < nc; ++k) {
-        if (C[k].is_drop) ok = 1;
-        else if ((st = pile_fits(P, C[k].x, r, &ok, err))) return st;
-        if (ok) {
-            memcpy(P->pos + 3 * (size_t)i, C[k].x, sizeof C[k].x);
-            return pile_insert(P, i, err);
-        }
+    for (int k = 0; k < nc && !ok; ++k) {
+        if ((st = pile_fits(P, C[k].x, r, &ok, err))) return st;
+        if (ok) memcpy(drop, C[k].x, sizeof drop);
     }
-    return clcone_fail(err, CLCONE_EINVAL, "pile: sphere %d found no place", i); /* not reached: the drop fits */
+    if (!ok && !force) return CLCONE_OK;
+    memcpy(P->pos + 3 * (size_t)i, drop, sizeof drop);
+    *placed = 1;
+    return pile_insert(P, i, err);
 }
 
 /* Contacts of sphere i with the floor, the walls and lower-numbered
@@ -568,7 +565,8 @@ clcone_status clcone_gen_pile(int n, double mu, double dt, double spread, unsign
     P.rmax = 0.5 + spread;
     P.h = 2.0 * P.rmax;
     P.wx = fmax(nx + 0.5, 2.0 * P.rmax);
-    P.wy = fmax(1.0 + (ny - 1) * row_dy, 2.0 * P.rmax);
+    /* room in y for the rows of every layer, shifted by up to sqrt(3)/3 */
+    P.wy = fmax(1.0 + (ny - 1) * row_dy + shift[2][1], 2.0 * P.rmax);
     P.cx = (int)ceil(P.wx / P.h);
     P.cy = (int)ceil(P.wy / P.h);
     P.top = -1;
@@ -580,12 +578,21 @@ clcone_status clcone_gen_pile(int n, double mu, double dt, double spread, unsign
         goto done;
     }
     (void)lcg_uniform(&state);
-    for (int i = 0; i < n; ++i) {
-        int layer = i / per_layer, slot = i % per_layer, row = slot / nx, col = slot % nx;
-        double sx = 0.5 + col + 0.5 * (row & 1) + shift[layer % 3][0];
+    /* Slots are visited in order; a slot whose sphere finds no pocket stays
+     * empty and the sphere tries the next one, so spheres do not perch on
+     * single others. After a whole layer's worth of failures in a row the
+     * sphere is left where it lands, which bounds the work. */
+    for (long long k = 0, fails = 0, i = 0; i < n; ++k) {
+        int layer = (int)(k / per_layer), slot = (int)(k % per_layer), row = slot / nx, col = slot % nx;
+        /* a slot pushed past the far x wall by the layer shift wraps to the
+         * near wall, where the wall stands in for the missing sphere */
+        double sx = 0.5 + fmod(col + 0.5 * (row & 1) + shift[layer % 3][0], (double)nx);
         double sy = 0.5 + row * row_dy + shift[layer % 3][1];
-        P.rad[i] = 0.5 + spread * (2.0 * lcg_uniform(&state) - 1.0);
-        if ((st = pile_place(&P, i, sx, sy, err))) goto done;
+        int placed;
+        if (fails == 0) P.rad[i] = 0.5 + spread * (2.0 * lcg_uniform(&state) - 1.0);
+        if ((st = pile_place(&P, (int)i, sx, sy, fails >= per_layer, &placed, err))) goto done;
+        fails = placed ? 0 : fails + 1;
+        i += placed;
     }
     for (int i = 0; i < n; ++i) {
         int got;
