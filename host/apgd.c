@@ -104,7 +104,7 @@ clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0,
             theta = 1.0;
         }
         if (ref_loop_check(&Lp, it, r, out)) goto done;
-        if (coulomb && it % o->check_every == 0) {
+        if (coulomb && clcone_is_check_iteration(o, it)) {
             desaxce_shift(p, c0, c1, wx, q);
             memcpy(y, x, sizeof(double) * (size_t)m);
             memcpy(wy, wx, sizeof(double) * (size_t)m);

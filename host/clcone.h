@@ -215,8 +215,9 @@ typedef struct clcone_options {
     clcone_fit fit;      /* pyramid: outer (default) or inner */
     double tol;          /* stop when error <= tol (default 1e-8) */
     int max_iter;        /* sweeps / iterations cap (default 1000000) */
-    int check_every;     /* error evaluated every K iterations (default 10;
-                            small problems every iteration up to 100) */
+    int check_every;     /* error measured at each of the first 100
+                            iterations, then every K (default 10), on
+                            every backend */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
 } clcone_options;

@@ -233,11 +233,6 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
-static int is_check(const clcone_options *o, int it)
-{
-    return it % o->check_every == 0 || it >= o->max_iter;
-}
-
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
 {
     cl_mem om = NULL, r2 = NULL;
@@ -257,7 +252,7 @@ static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
         tmp = d->r;
         d->r = r2;
         r2 = tmp;
-        if (is_check(d->o, it) && (s = dev_check(d, it, err))) goto out;
+        if (clcone_is_check_iteration(d->o, it) && (s = dev_check(d, it, err))) goto out;
     }
 out:
     release_mem(&om);
@@ -307,7 +302,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
             if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
                 goto out;
         }
-        if (!is_check(d->o, it)) continue;
+        if (!clcone_is_check_iteration(d->o, it)) continue;
         if ((s = dev_check(d, it, err))) goto out;
         /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
          * from it, so the incremental updates never drift far */
@@ -390,7 +385,7 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         if ((s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
             || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "apgd_update", err)))
             goto out;
-        if (!is_check(d->o, it)) continue;
+        if (!clcone_is_check_iteration(d->o, it)) continue;
         if ((s = dev_check(d, it, err))) goto out;
         if (coulomb && d->remaining > 0) {
             cl_int e;

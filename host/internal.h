@@ -47,6 +47,11 @@ typedef int (*clcone_writer_fn)(void *file, const void *ctx);
 clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
                                   const void *ctx, clcone_error *err);
 
+/* Whether iteration `it` (1-based) measures the error: every one of the
+ * first 100, then every o->check_every, and the last. The reference and
+ * the device share it, so both stop at the same iteration. */
+int clcone_is_check_iteration(const clcone_options *o, int it);
+
 /* Checks option ranges and that the solver serves the model. */
 clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err);
 /* Allocates res->items for nprob problems. */

@@ -24,10 +24,15 @@ static int all_finite(const double *r, int c0, int c1)
     return 1;
 }
 
+int clcone_is_check_iteration(const clcone_options *o, int it)
+{
+    int every = o->check_every > 0 ? o->check_every : 1;
+    return it < 100 || it % every == 0 || it >= o->max_iter;
+}
+
 int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *out)
 {
-    int every = L->o->check_every > 0 ? L->o->check_every : 1;
-    int measure = iter < 100 || iter % every == 0 || iter >= L->o->max_iter;
+    int measure = clcone_is_check_iteration(L->o, iter);
     double e;
     L->measured = measure;
     if (!measure) {
