@@ -101,7 +101,8 @@ sanitize: check-deps
 
 valgrind: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone
-	CK_FORK=no CLCONE_CLI=$(BUILD)/clcone valgrind --error-exitcode=1 --leak-check=full $(BUILD)/tests
+	CK_FORK=no CLCONE_CLI=$(BUILD)/clcone valgrind --error-exitcode=1 --leak-check=full \
+	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp $(BUILD)/tests $(SUITES)
 
 demo: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
