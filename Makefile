@@ -16,7 +16,8 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
-LIB_SRC := $(filter-out host/cli.c,$(wildcard host/*.c))
+CLI_SRC := $(wildcard host/cli*.c)
+LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*.c))
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -48,8 +49,8 @@ $(BUILD)/libclcone.a: $(LIB_OBJ)
 $(BUILD)/libclcone.so: $(LIB_OBJ)
 	$(CC) -shared -o $@ $^ $(LDLIBS)
 
-$(BUILD)/clcone: host/cli.c $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) host/cli.c $(BUILD)/libclcone.a $(LDLIBS) -o $@
+$(BUILD)/clcone: $(CLI_SRC) $(wildcard host/*.h) $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(CLI_SRC) $(BUILD)/libclcone.a $(LDLIBS) -o $@
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \

@@ -173,7 +173,11 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
 typedef enum clcone_model {
     CLCONE_MODEL_COULOMB = 0, /* exact Coulomb law (SOCCP, De Saxce) */
     CLCONE_MODEL_CCP,         /* convex cone QP (Anitescu) */
-    CLCONE_MODEL_PYRAMID      /* N-facet pyramid LCP */
+    CLCONE_MODEL_PYRAMID,     /* N-facet pyramid LCP */
+    CLCONE_MODEL_SOFT,        /* MuJoCo-style regularised dual: cone QP with
+                                 W + R and q - a_ref */
+    CLCONE_MODEL_SAP          /* Drake-SAP-style unconstrained convex
+                                 problem in body velocities (body form) */
 } clcone_model;
 
 typedef enum clcone_solver {
@@ -220,13 +224,28 @@ typedef struct clcone_options {
                             every backend */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
+    /* soft: the regulariser R and reference a_ref come from MuJoCo-style
+     * solref (time constant, damping ratio) and solimp impedance d, or R
+     * is given directly (soft_R, 3 per contact, overrides solref/solimp) */
+    double soft_timeconst;  /* solref[0] in s (default 0.02) */
+    double soft_dampratio;  /* solref[1] (default 1) */
+    double soft_impedance;  /* solimp d in (0, 1) (default 0.9) */
+    double soft_dt;         /* time step of the problem in s (default 0.01) */
+    const double *soft_R;   /* optional per-contact diagonal R (3n) */
+    /* sap: near-rigid regularisation parameter (Castro et al. 2022,
+     * default 1) and Newton tolerances */
+    double sap_beta;
 } clcone_options;
 
 void clcone_options_default(clcone_options *o);
 
 typedef struct clcone_prob_result {
     clcone_run_status status;
-    int iters;
+    int iters;           /* iterations (Newton iterations for sap) */
+    int inner_iters;     /* inner iterations where a method has them
+                            (CG iterations for sap), else 0 */
+    double cost;         /* objective at exit for the convex models (ccp,
+                            soft, sap), else 0 */
     double error;        /* error measure of the model, see clcone_error_of */
     double time_ms;
     char reason[160];    /* why it stopped when not converged */

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid"};
+static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
 static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs"};
 static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
 
@@ -70,6 +70,11 @@ void clcone_options_default(clcone_options *o)
     o->tol = 1e-8;
     o->max_iter = 1000000;
     o->check_every = 10;
+    o->soft_timeconst = 0.02;
+    o->soft_dampratio = 1.0;
+    o->soft_impedance = 0.9;
+    o->soft_dt = 0.01;
+    o->sap_beta = 1.0;
 }
 
 void clcone_result_free(clcone_result *r)
