@@ -224,14 +224,20 @@ typedef struct clcone_options {
                             every backend */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
-    /* soft: the regulariser R and reference a_ref come from MuJoCo-style
-     * solref (time constant, damping ratio) and solimp impedance d, or R
-     * is given directly (soft_R, 3 per contact, overrides solref/solimp) */
+    /* soft: min 1/2 r'(W + R)r + r'(q - a_ref) over the cones, R diagonal.
+     * From MuJoCo-style solref (time constant tc, damping ratio z) and a
+     * constant solimp impedance d: R_i = (1 - d)/d W_ii per row, and on
+     * the normal row a_ref = dt (-b q_n - k d gap) with b = 2/(d tc),
+     * k = 1/(d^2 tc^2 z^2) (q_n standing for the constraint velocity,
+     * gap 0 for local-form problems, the contact's gap for scenes); or R
+     * and a_ref given directly (soft_R, soft_aref: 3 per contact; a_ref
+     * 0 when soft_R is given without soft_aref). */
     double soft_timeconst;  /* solref[0] in s (default 0.02) */
     double soft_dampratio;  /* solref[1] (default 1) */
     double soft_impedance;  /* solimp d in (0, 1) (default 0.9) */
     double soft_dt;         /* time step of the problem in s (default 0.01) */
-    const double *soft_R;   /* optional per-contact diagonal R (3n) */
+    const double *soft_R;   /* optional per-contact diagonal R (3n), >= 0 */
+    const double *soft_aref;/* optional reference velocity (3n) */
     /* sap: near-rigid regularisation parameter (Castro et al. 2022,
      * default 1) and Newton tolerances */
     double sap_beta;

@@ -73,7 +73,7 @@ typedef struct dev_local {
     cl_kernel k_mv;
     /* body form */
     int nb;
-    cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc;
+    cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
     cl_kernel k_gather, k_capply;
 } dev_local;
 
@@ -94,7 +94,7 @@ static void dev_close(dev_local *d)
     cl_mem *mems[] = {&d->row_ptr, &d->col, &d->W, &d->q, &d->mu, &d->prob, &d->prob_off,
                       &d->active, &d->r, &d->w, &d->terms, &d->sums, &d->bptr, &d->bc, &d->bs,
                       &d->ca, &d->cb, &d->frame, &d->arm, &d->inv_mass, &d->inv_inertia, &d->dv,
-                      &d->Wcc};
+                      &d->Wcc, &d->Rd};
     cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
@@ -120,7 +120,7 @@ static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *e
                       KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv)))
         || (s = clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err))
         || (s = SET_ARGS(d->k_capply, "body_contact_apply", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
-                         KM(d->arm), KM(d->dv), KM(w))))
+                         KM(d->arm), KM(d->dv), KM(d->Rd), KM(x), KM(w))))
         return s;
     return clcone_run(d->c, d->k_capply, (size_t)d->n, 0, "body_contact_apply", err);
 }
@@ -292,7 +292,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
             int start = cptr[col], count = cptr[col + 1] - cptr[col];
             if (d->nb)
                 s = SET_ARGS(k, "cgs_body", err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
-                             KM(d->arm), KM(d->Wcc), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
                              KM(d->inv_mass), KM(d->inv_inertia), KM(d->r), KM(d->dv), KI(d->model),
                              KI(d->facets), KI(d->inner), KI(it));
             else
@@ -517,6 +517,7 @@ typedef struct body_host {
     int *ca, *cb;
     signed char *bs;
     double *frame, *arm, *q, *mu, *Wcc, *inv_mass, *inv_inertia;
+    double *R, *aref;   /* soft model's regulariser (0 otherwise) */
     int prob_off[2];
 } body_host;
 
@@ -532,6 +533,8 @@ static void body_host_free(body_host *b)
     free(b->Wcc);
     free(b->inv_mass);
     free(b->inv_inertia);
+    free(b->R);
+    free(b->aref);
 }
 
 /* Jacobi step sizes by mass splitting: W = sum over bodies of A_B, A_B
@@ -542,8 +545,8 @@ static void body_host_free(body_host *b)
  * stacks and piles, where one body carries many contacts; this D makes
  * the ccp iteration a convergent projected gradient method and keeps the
  * coulomb one stable, without forming W. */
-static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *L, body_host *b, dev_host *h,
-                                  clcone_error *err)
+static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *L, const clcone_options *o,
+                                  body_host *b, dev_host *h, clcone_error *err)
 {
     int n = s->ncontacts;
     memset(h, 0, sizeof *h);
@@ -560,8 +563,10 @@ static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *
     h->omega_j = clcone_calloc((size_t)n, sizeof *h->omega_j, err, "Jacobi steps");
     h->omega_gs = clcone_calloc((size_t)n, sizeof *h->omega_gs, err, "GS steps");
     h->Lmax = clcone_calloc(1, sizeof *h->Lmax, err, "APGD bound");
+    b->R = clcone_calloc((size_t)n * 3, sizeof *b->R, err, "soft R");
+    b->aref = clcone_calloc((size_t)n * 3, sizeof *b->aref, err, "soft a_ref");
     if (!b->ca || !b->cb || !b->bs || !b->frame || !b->arm || !b->q || !b->mu || !b->Wcc || !b->inv_mass
-        || !b->inv_inertia || !h->omega_j || !h->omega_gs || !h->Lmax)
+        || !b->inv_inertia || !h->omega_j || !h->omega_gs || !h->Lmax || !b->R || !b->aref)
         return CLCONE_ENOMEM;
     for (int i = 0; i < L->ptr[s->nbodies]; ++i) b->bs[i] = L->sign[i];
     for (int i = 0; i < s->nbodies; ++i) {
@@ -603,13 +608,38 @@ static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *
         }
         if (!(D > 0))
             return clcone_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
-        {
-            double lo, hi;
-            ref_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
-            h->omega_gs[c] = 1.0 / hi;
+        h->omega_j[c] = D; /* D_c for now: 1 / (D_c + R_c) below */
+    }
+    if (o->model == CLCONE_MODEL_SOFT) {
+        double *wd = clcone_calloc((size_t)n * 3, sizeof *wd, err, "soft diagonal"), *gap;
+        clcone_status st;
+        gap = clcone_calloc((size_t)n, sizeof *gap, err, "gaps");
+        if (!wd || !gap) {
+            free(wd);
+            free(gap);
+            return CLCONE_ENOMEM;
         }
-        h->omega_j[c] = 1.0 / D;
-        h->Lmax[0] = fmax(h->Lmax[0], D);
+        for (int c = 0; c < n; ++c) {
+            gap[c] = s->contacts[c].gap;
+            for (int a = 0; a < 3; ++a) wd[3 * c + a] = b->Wcc[9 * c + 4 * a];
+        }
+        st = clcone_soft_terms(o, n, wd, b->q, gap, b->R, b->aref, err);
+        free(wd);
+        free(gap);
+        if (st) return st;
+    }
+    for (int c = 0; c < n; ++c) {
+        double lo, hi, rmax = 0;
+        for (int a = 0; a < 3; ++a) {
+            b->Wcc[9 * c + 4 * a] += b->R[3 * c + a];
+            b->q[3 * c + a] -= b->aref[3 * c + a];
+            rmax = fmax(rmax, b->R[3 * c + a]);
+        }
+        ref_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
+        h->omega_gs[c] = 1.0 / hi;
+        /* W + R <= D + max R */
+        h->omega_j[c] = 1.0 / (h->omega_j[c] + rmax);
+        h->Lmax[0] = fmax(h->Lmax[0], 1.0 / h->omega_j[c]);
     }
     b->prob_off[0] = 0;
     b->prob_off[1] = n;
@@ -659,6 +689,20 @@ out:
     return st;
 }
 
+/* 1/2 r'(W + R)r + q'r from one more operator product on the device. */
+static clcone_status body_cost(dev_local *d, const double *r, const double *q, double *cost, clcone_error *err)
+{
+    double *w = clcone_calloc(3 * (size_t)d->n, sizeof *w, err, "cost product");
+    clcone_status s;
+    if (!w) return CLCONE_ENOMEM;
+    s = dev_apply(d, d->r, d->w, err);
+    if (!s) s = clcone_read_reals(d->c, d->w, w, 3 * (size_t)d->n, err);
+    *cost = 0;
+    for (int i = 0; !s && i < 3 * d->n; ++i) *cost += r[i] * (0.5 * w[i] + q[i]);
+    free(w);
+    return s;
+}
+
 clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
                                         double *r, clcone_result *res, clcone_error *err)
 {
@@ -666,15 +710,21 @@ clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s
     dev_host h;
     body_host b;
     clcone_body_csr L;
+    clcone_options oc;
     clcone_status s;
     memset(&d, 0, sizeof d);
     memset(&b, 0, sizeof b);
     memset(&h, 0, sizeof h);
     memset(&L, 0, sizeof L);
     if ((s = check_solver(o, err)) || (s = clcone_body_csr_build(sc, &L, err))) goto out;
-    if ((s = body_prepare(sc, &L, &b, &h, err)) || (s = body_colors(sc, &L, &b, &h, err))) goto out;
+    if ((s = body_prepare(sc, &L, o, &b, &h, err)) || (s = body_colors(sc, &L, &b, &h, err))) goto out;
     project_start(o, sc->ncontacts, b.mu, r);
     d.nb = sc->nbodies;
+    if (o->model == CLCONE_MODEL_SOFT) { /* the kernels see a ccp on W + R, q - a_ref */
+        oc = *o;
+        oc.model = CLCONE_MODEL_CCP;
+        o = &oc;
+    }
     if (!(s = dev_open(&d, c, &h, o, r, res, err))
         && !(s = clcone_buf_ints(c, L.ptr, (size_t)sc->nbodies + 1, &d.bptr, err))
         && !(s = clcone_buf_ints(c, L.contact, (size_t)L.ptr[sc->nbodies], &d.bc, err))
@@ -684,6 +734,7 @@ clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s
         && !(s = clcone_buf_reals(c, b.frame, 9 * (size_t)sc->ncontacts, &d.frame, err))
         && !(s = clcone_buf_reals(c, b.arm, 6 * (size_t)sc->ncontacts, &d.arm, err))
         && !(s = clcone_buf_reals(c, b.Wcc, 9 * (size_t)sc->ncontacts, &d.Wcc, err))
+        && !(s = clcone_buf_reals(c, b.R, 3 * (size_t)sc->ncontacts, &d.Rd, err))
         && !(s = clcone_buf_reals(c, b.inv_mass, (size_t)sc->nbodies, &d.inv_mass, err))
         && !(s = clcone_buf_reals(c, b.inv_inertia, 9 * (size_t)sc->nbodies, &d.inv_inertia, err))
         && !(s = clcone_buf_alloc(c, 6 * (size_t)sc->nbodies * c->real_size, &d.dv, err))
@@ -691,6 +742,7 @@ clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s
         && !(s = clcone_kernel(c, "body_contact_apply", &d.k_capply, err))) {
         cl_int e = clEnqueueWriteBuffer(c->queue, d.bs, CL_TRUE, 0, (size_t)L.ptr[sc->nbodies], b.bs, 0, NULL, NULL);
         s = e != CL_SUCCESS ? clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)") : dev_run(&d, r, err);
+        if (!s && o->model == CLCONE_MODEL_CCP) s = body_cost(&d, r, b.q, &res->items[0].cost, err);
     }
 out:
     dev_close(&d);

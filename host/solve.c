@@ -92,6 +92,7 @@ typedef clcone_status (*ref_fn)(const clcone_problem *, const clcone_options *, 
  * offered. */
 static ref_fn pick(clcone_model m, clcone_solver s)
 {
+    if (m == CLCONE_MODEL_SOFT) m = CLCONE_MODEL_CCP; /* solved as a ccp on W + R */
     switch (s) {
     case CLCONE_SOLVER_NSGS: return m == CLCONE_MODEL_COULOMB ? ref_nsgs_coulomb : NULL;
     case CLCONE_SOLVER_JACOBI: return ref_jacobi;
@@ -113,6 +114,10 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
         return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
                            "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs, pyramid: lemke|pgs|jacobi|cgs)",
                            clcone_solver_name(o->solver), clcone_model_name(o->model));
+    if (o->model == CLCONE_MODEL_SOFT) {
+        clcone_status s = clcone_soft_validate(o, err);
+        if (s) return s;
+    }
     if (o->model == CLCONE_MODEL_PYRAMID && o->facets < 3)
         return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets (got %d)", o->facets);
     if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
@@ -155,20 +160,63 @@ static clcone_status prepare(const clcone_problem *p, const clcone_options *o, d
     return clcone_result_init(res, p->nprob, err);
 }
 
+/* One backend on a prepared problem: the reference problem by problem,
+ * or the device on the whole batch. */
+static clcone_status run_backend(clcone_context *ctx, const clcone_problem *p, const clcone_options *o, double *r,
+                                 clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    if (ctx) return clcone_solve_device(ctx, p, o, r, res, err);
+    for (int k = 0; k < p->nprob; ++k) {
+        double tk = clcone_now_ms();
+        s = pick(o->model, o->solver)(p, o, p->prob_off[k], p->prob_off[k + 1], r, &res->items[k], err);
+        res->items[k].time_ms = clcone_now_ms() - tk;
+        if (s) {
+            clcone_error_prefix(err, "problem %d of the batch", k);
+            return s;
+        }
+    }
+    return CLCONE_OK;
+}
+
+/* Solves p, for soft through the ccp solvers on W + R, q - a_ref (gap:
+ * per-contact gaps for a_ref, NULL = 0), and reports the QP cost of the
+ * convex models. */
+static clcone_status solve_local(clcone_context *ctx, const clcone_problem *p, const double *gap,
+                                 const clcone_options *o, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    clcone_problem soft;
+    clcone_options oc = *o;
+    const clcone_problem *P = p;
+    double t0 = clcone_now_ms();
+    memset(&soft, 0, sizeof soft);
+    if ((s = prepare(p, o, r, res, err))) return s;
+    if (o->model == CLCONE_MODEL_SOFT) {
+        if ((s = clcone_soft_local(p, o, gap, &soft, err))) goto out;
+        oc.model = CLCONE_MODEL_CCP;
+        P = &soft;
+    }
+    if ((s = run_backend(ctx, P, &oc, r, res, err))) goto out;
+    if (oc.model == CLCONE_MODEL_CCP)
+        for (int k = 0; k < p->nprob; ++k) res->items[k].cost = clcone_qp_cost(P, r, p->prob_off[k], p->prob_off[k + 1]);
+    res->time_ms = clcone_now_ms() - t0;
+out:
+    clcone_problem_free(&soft);
+    if (s) clcone_result_free(res);
+    return s;
+}
+
 clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
                            double *r, clcone_result *res, clcone_error *err)
 {
-    clcone_status s;
-    double t0 = clcone_now_ms();
-    if (!ctx) return clcone_solve_reference(p, o, r, res, err);
-    if ((s = prepare(p, o, r, res, err))) return s;
-    s = clcone_solve_device(ctx, p, o, r, res, err);
-    if (s) {
-        clcone_result_free(res);
-        return s;
-    }
-    res->time_ms = clcone_now_ms() - t0;
-    return CLCONE_OK;
+    return solve_local(ctx, p, NULL, o, r, res, err);
+}
+
+clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
+                                     double *r, clcone_result *res, clcone_error *err)
+{
+    return solve_local(NULL, p, NULL, o, r, res, err);
 }
 
 clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
@@ -182,9 +230,14 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     if (!ctx) {
         /* the reference works on the assembled local form */
         clcone_problem p;
-        if ((s = clcone_scene_to_local(sc, &p, err))) return s;
-        s = clcone_solve_reference(&p, o, r, res, err);
-        clcone_problem_free(&p);
+        double *gap = clcone_calloc((size_t)sc->ncontacts, sizeof *gap, err, "gaps");
+        if (!gap) return CLCONE_ENOMEM;
+        for (int c = 0; c < sc->ncontacts; ++c) gap[c] = sc->contacts[c].gap;
+        if (!(s = clcone_scene_to_local(sc, &p, err))) {
+            s = solve_local(NULL, &p, gap, o, r, res, err);
+            clcone_problem_free(&p);
+        }
+        free(gap);
         return s;
     }
     if ((s = clcone_options_validate(o, err)) || (s = start_reactions(o, sc->ncontacts, r, err))
@@ -193,27 +246,6 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     if ((s = clcone_solve_scene_device(ctx, sc, o, r, res, err))) {
         clcone_result_free(res);
         return s;
-    }
-    res->time_ms = clcone_now_ms() - t0;
-    return CLCONE_OK;
-}
-
-clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
-                                     double *r, clcone_result *res, clcone_error *err)
-{
-    clcone_status s;
-    ref_fn fn = pick(o->model, o->solver);
-    double t0 = clcone_now_ms();
-    if ((s = prepare(p, o, r, res, err))) return s;
-    for (int k = 0; k < p->nprob; ++k) {
-        double tk = clcone_now_ms();
-        s = fn(p, o, p->prob_off[k], p->prob_off[k + 1], r, &res->items[k], err);
-        res->items[k].time_ms = clcone_now_ms() - tk;
-        if (s) {
-            clcone_error_prefix(err, "problem %d of the batch", k);
-            clcone_result_free(res);
-            return s;
-        }
     }
     res->time_ms = clcone_now_ms() - t0;
     return CLCONE_OK;

@@ -65,27 +65,30 @@ __kernel void body_gather(int nb, __global const int *ptr, __global const int *b
     }
 }
 
-/* w_c = J_a dv_a - J_b dv_b: with dv = M^-1 J^T x this is w = W x. */
+/* w_c = J_a dv_a - J_b dv_b + R_c x_c: with dv = M^-1 J^T x this is
+ * w = (W + R) x, R the soft model's diagonal regulariser (0 otherwise). */
 __kernel void body_contact_apply(int n, __global const int *ca, __global const int *cb,
                                  __global const real_t *frame, __global const real_t *arm,
-                                 __global const real_t *dv, __global real_t *w)
+                                 __global const real_t *dv, __global const real_t *Rd,
+                                 __global const real_t *x, __global real_t *w)
 {
     int c = get_global_id(0);
     real_t ua[3] = {0, 0, 0}, ub[3] = {0, 0, 0};
     if (c >= n) return;
     if (ca[c] >= 0) side_velocity(frame + 9 * c, arm + 6 * c, dv + 6 * ca[c], ua);
     if (cb[c] >= 0) side_velocity(frame + 9 * c, arm + 6 * c + 3, dv + 6 * cb[c], ub);
-    for (int k = 0; k < 3; ++k) w[3 * c + k] = ua[k] - ub[k];
+    for (int k = 0; k < 3; ++k) w[3 * c + k] = ua[k] - ub[k] + Rd[3 * c + k] * x[3 * c + k];
 }
 
 /* Coloured Gauss-Seidel in body form: no two contacts of one colour share
  * a moving body, so each contact reads its bodies' current dv, solves its
- * local problem with the precomputed W_cc and pushes the change of its
+ * local problem with the precomputed W_cc (+ R) and pushes the change of its
  * reaction into both bodies' dv without a race. */
 __kernel void cgs_body(int start, int count, __global const int *order,
                        __global const int *ca, __global const int *cb,
                        __global const real_t *frame, __global const real_t *arm,
-                       __global const real_t *Wcc, __global const real_t *q,
+                       __global const real_t *Wcc, __global const real_t *Rd,
+                       __global const real_t *q,
                        __global const real_t *mu, __global const real_t *omega,
                        __global const int *prob, __global const int *active,
                        __global const real_t *inv_mass, __global const real_t *inv_inertia,
@@ -102,7 +105,7 @@ __kernel void cgs_body(int start, int count, __global const int *order,
     for (int k = 0; k < 9; ++k) D[k] = Wcc[9 * c + k];
     for (int k = 0; k < 3; ++k) {
         old[k] = x[k] = r[3 * c + k];
-        u[k] = q[3 * c + k] + ua[k] - ub[k];
+        u[k] = q[3 * c + k] + ua[k] - ub[k] + Rd[3 * c + k] * x[k];
     }
     for (int k = 0; k < 3; ++k) b[k] = u[k] - (D[3 * k] * x[0] + D[3 * k + 1] * x[1] + D[3 * k + 2] * x[2]);
     if (model == CONE_MODEL_COULOMB) {
