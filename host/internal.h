@@ -8,31 +8,6 @@
 #define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define CLCONE_PRINTF(a, b)
-/* Siconos's relative error from the sums of squares of the natural map,
- * q, r and u (FORMATS.md section 2). */
-double clcone_scaled_error(double f2, double q2, double r2, double u2);
-
-/* Device solve of a validated batch (host/device_solve.c). */
-clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
-                                  const clcone_options *o, double *r,
-                                  clcone_result *res, clcone_error *err);
-/* soft model (host/soft.c): option checks; per-contact R and a_ref from
- * the diagonal of W (3n), q and gaps (NULL = 0); the transformed local
- * problem W + R, q - a_ref (allocated in out). */
-clcone_status clcone_soft_validate(const clcone_options *o, clcone_error *err);
-clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wdiag,
-                                const double *q, const double *gap, double *R,
-                                double *aref, clcone_error *err);
-clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o,
-                                const double *gap, clcone_problem *out,
-                                clcone_error *err);
-/* 1/2 r'Wr + q'r over contacts [c0, c1) of p. */
-double clcone_qp_cost(const clcone_problem *p, const double *r, int c0, int c1);
-
-clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s,
-                                        const clcone_options *o, double *r,
-                                        clcone_result *res, clcone_error *err);
-
 #endif
 
 /* Fills err (when non-NULL) with code and a formatted message; returns

@@ -40,7 +40,7 @@ clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
     for (int it = 1; it <= o->max_iter; ++it) {
         for (int i = c0; i < c1; ++i) {
             int c = order ? order[i - c0] : i;
-            double A[9], b[3], *rc = r + 3 * c, theta0, s;
+            double b[3];
             const double *D = NULL;
             b[0] = p->q[3 * c];
             b[1] = p->q[3 * c + 1];
@@ -55,16 +55,7 @@ clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
                 b[1] += B[3] * x[0] + B[4] * x[1] + B[5] * x[2];
                 b[2] += B[6] * x[0] + B[7] * x[1] + B[8] * x[2];
             }
-            s = cone_prox_sigma(it) * (D[0] + D[4] + D[8]) / 3.0;
-            for (int a = 0; a < 9; ++a) A[a] = D[a];
-            A[0] += s;
-            A[4] += s;
-            A[8] += s;
-            b[0] -= s * rc[0];
-            b[1] -= s * rc[1];
-            b[2] -= s * rc[2];
-            theta0 = (rc[1] != 0 || rc[2] != 0) ? atan2(rc[2], rc[1]) : atan2(-b[2], -b[1]);
-            cone_local_coulomb(A, b, p->mu[c], theta0, rc);
+            cone_gs_update(CONE_MODEL_COULOMB, 0, 0, p->mu[c], 0, it, D, b, r + 3 * c);
         }
         if (ref_loop_check(&L, it, r, out)) return CLCONE_OK;
     }

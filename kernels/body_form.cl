@@ -96,7 +96,7 @@ __kernel void cgs_body(int start, int count, __global const int *order,
                        int model, int facets, int inner, int sweep)
 {
     int i = get_global_id(0), c;
-    real_t D[9], A[9], b[3], x[3], old[3], u[3], ua[3] = {0, 0, 0}, ub[3] = {0, 0, 0};
+    real_t D[9], b[3], x[3], old[3], u[3], ua[3] = {0, 0, 0}, ub[3] = {0, 0, 0};
     if (i >= count) return;
     c = order[start + i];
     if (!active[prob[c]]) return;
@@ -108,17 +108,7 @@ __kernel void cgs_body(int start, int count, __global const int *order,
         u[k] = q[3 * c + k] + ua[k] - ub[k] + Rd[3 * c + k] * x[k];
     }
     for (int k = 0; k < 3; ++k) b[k] = u[k] - (D[3 * k] * x[0] + D[3 * k + 1] * x[1] + D[3 * k + 2] * x[2]);
-    if (model == CONE_MODEL_COULOMB) {
-        real_t s = cone_prox_sigma(sweep) * (D[0] + D[4] + D[8]) / 3, th;
-        for (int k = 0; k < 9; ++k) A[k] = D[k];
-        A[0] += s; A[4] += s; A[8] += s;
-        b[0] -= s * x[0]; b[1] -= s * x[1]; b[2] -= s * x[2];
-        th = (x[1] != 0 || x[2] != 0) ? atan2(x[2], x[1]) : atan2(-b[2], -b[1]);
-        cone_local_coulomb(A, b, mu[c], th, x);
-    } else {
-        cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
-                            omega[c], x, u);
-    }
+    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
     {
         real_t d[3], fw[3], tw[3], a[3];
         for (int k = 0; k < 3; ++k) {

@@ -48,31 +48,15 @@ __kernel void cgs_local(int start, int count, __global const int *order,
                         __global const int *prob, __global const int *active,
                         __global real_t *r, int model, int facets, int inner, int sweep)
 {
-    int i = get_global_id(0), c, p;
-    real_t A[9], b[3], x[3];
-    __global const real_t *D;
+    int i = get_global_id(0), c;
+    real_t D[9], b[3], x[3];
     if (i >= count) return;
     c = order[start + i];
-    p = prob[c];
-    if (!active[p]) return;
-    D = W + 9 * diag[c];
+    if (!active[prob[c]]) return;
+    for (int k = 0; k < 9; ++k) D[k] = W[9 * diag[c] + k];
     b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
     row_product(row_ptr, col, W, r, c, 1, b);
     x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
-    if (model == CONE_MODEL_COULOMB) {
-        real_t s = cone_prox_sigma(sweep) * (D[0] + D[4] + D[8]) / 3, th;
-        for (int a = 0; a < 9; ++a) A[a] = D[a];
-        A[0] += s; A[4] += s; A[8] += s;
-        b[0] -= s * x[0]; b[1] -= s * x[1]; b[2] -= s * x[2];
-        th = (x[1] != 0 || x[2] != 0) ? atan2(x[2], x[1]) : atan2(-b[2], -b[1]);
-        cone_local_coulomb(A, b, mu[c], th, x);
-    } else {
-        real_t u[3];
-        u[0] = b[0] + D[0] * x[0] + D[1] * x[1] + D[2] * x[2];
-        u[1] = b[1] + D[3] * x[0] + D[4] * x[1] + D[5] * x[2];
-        u[2] = b[2] + D[6] * x[0] + D[7] * x[1] + D[8] * x[2];
-        cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
-                            omega[c], x, u);
-    }
+    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
     r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];
 }

@@ -204,4 +204,28 @@ CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
     return 1;
 }
 
+/* One Gauss-Seidel update of a contact, given its diagonal block D
+ * (W_cc, row-major) and b = q_c + sum over d != c of W_cd r_d. coulomb:
+ * the exact local solve with the proximal term of sweep `sweep`
+ * (host/nsgs.c says why); ccp and pyramid: one projected step of size
+ * omega. x holds r_c on entry and the update on exit. Shared by the
+ * reference NSGS and both coloured Gauss-Seidel kernels. */
+CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t omega, int sweep,
+                            CONE_PRIV const real_t *D, CONE_PRIV const real_t *b, CONE_PRIV real_t *x)
+{
+    real_t A[9], bb[3], u[3], th, s;
+    int a;
+    if (model != CONE_MODEL_COULOMB) {
+        for (a = 0; a < 3; ++a) u[a] = b[a] + D[3 * a] * x[0] + D[3 * a + 1] * x[1] + D[3 * a + 2] * x[2];
+        cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu), mu, omega, x, u);
+        return;
+    }
+    s = cone_prox_sigma(sweep) * (D[0] + D[4] + D[8]) / 3;
+    for (a = 0; a < 9; ++a) A[a] = D[a];
+    A[0] += s; A[4] += s; A[8] += s;
+    for (a = 0; a < 3; ++a) bb[a] = b[a] - s * x[a];
+    th = (x[1] != 0 || x[2] != 0) ? CONE_ATAN2(x[2], x[1]) : CONE_ATAN2(-bb[2], -bb[1]);
+    cone_local_coulomb(A, bb, mu, th, x);
+}
+
 #endif
