@@ -25,27 +25,23 @@
      typedef float real_t;
 #    define CONE_EPS 1e-5f
 #  endif
-#  define CONE_FN static inline
-#  define CONE_SQRT sqrt
-#  define CONE_FABS fabs
-#  define CONE_ATAN2 atan2
-#  define CONE_COS cos
-#  define CONE_SIN sin
-#  define CONE_FLOOR floor
 #  define CONE_PRIV __private
 #else
 #  include <math.h>
    typedef double real_t;
 #  define CONE_EPS 1e-12
-#  define CONE_FN static inline
-#  define CONE_SQRT sqrt
-#  define CONE_FABS fabs
-#  define CONE_ATAN2 atan2
-#  define CONE_COS cos
-#  define CONE_SIN sin
-#  define CONE_FLOOR floor
 #  define CONE_PRIV
 #endif
+
+/* The math functions go by the same names in C and OpenCL C (overloaded
+ * for float there); the macros mark the shared code's uses of them. */
+#define CONE_FN static inline
+#define CONE_SQRT sqrt
+#define CONE_FABS fabs
+#define CONE_ATAN2 atan2
+#define CONE_COS cos
+#define CONE_SIN sin
+#define CONE_FLOOR floor
 
 #define CONE_PI 3.14159265358979323846
 
