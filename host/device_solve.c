@@ -19,30 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct karg {
-    size_t size;
-    const void *ptr;  /* NULL: __local memory of `size` bytes */
-} karg;
-#define KM(m) ((karg){sizeof(cl_mem), &(m)})
-#define KI(i) ((karg){sizeof(int), &(i)})
-#define KLOCAL(bytes) ((karg){(bytes), NULL})
-
-static clcone_status set_args(cl_kernel k, const char *name, int n, const karg *a, clcone_error *err)
-{
-    for (int i = 0; i < n; ++i) {
-        cl_int e = clSetKernelArg(k, (cl_uint)i, a[i].size, a[i].ptr);
-        if (e != CL_SUCCESS) {
-            char what[128];
-            snprintf(what, sizeof what, "setting argument %d of kernel %s", i, name);
-            return clcone_cl_fail(err, e, what);
-        }
-    }
-    return CLCONE_OK;
-}
-#define SET_ARGS(k, name, err, ...)                                                    \
-    set_args(k, name, (int)(sizeof((karg[]){__VA_ARGS__}) / sizeof(karg)), (karg[]){__VA_ARGS__}, \
-             err)
-
 #define REDUCE_WG 64 /* must match kernels/reduce.cl */
 
 /* What the solvers need from a form, on the host, before upload. */

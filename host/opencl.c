@@ -20,6 +20,8 @@ extern const char clcone_src_local_form_cl[];
 extern const char clcone_src_apgd_cl[];
 extern const char clcone_src_iterate_cl[];
 extern const char clcone_src_body_form_cl[];
+extern const char clcone_src_sap_math_h[];
+extern const char clcone_src_sap_cl[];
 
 #define NO_PLATFORM_HELP                                                                  \
     "no OpenCL platform found. Install an OpenCL driver: on Debian/Ubuntu "               \
@@ -468,7 +470,7 @@ static clcone_status build_program(clcone_context *c, clcone_error *err)
 {
     const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_reduce_cl,
                            clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_apgd_cl,
-                           clcone_src_body_form_cl};
+                           clcone_src_body_form_cl, clcone_src_sap_math_h, clcone_src_sap_cl};
     size_t total = 1;
     char *src, opts[128];
     clcone_status s;
@@ -564,6 +566,19 @@ clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x, size_t n
     }
     free(tmp);
     return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueReadBuffer");
+}
+
+clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *a, clcone_error *err)
+{
+    for (int i = 0; i < n; ++i) {
+        cl_int e = clSetKernelArg(k, (cl_uint)i, a[i].size, a[i].ptr);
+        if (e != CL_SUCCESS) {
+            char what[128];
+            snprintf(what, sizeof what, "setting argument %d of kernel %s", i, name);
+            return clcone_cl_fail(err, e, what);
+        }
+    }
+    return CLCONE_OK;
 }
 
 clcone_status clcone_kernel(clcone_context *c, const char *name, cl_kernel *k, clcone_error *err)

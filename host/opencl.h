@@ -41,6 +41,21 @@ clcone_status clcone_write_reals(clcone_context *c, cl_mem b,
                                  const double *x, size_t n,
                                  clcone_error *err);
 
+/* Kernel arguments as (size, pointer) pairs, so a call sets them all in
+ * one statement: SET_ARGS(k, "name", err, KI(n), KM(buf), KLOCAL(bytes)). */
+typedef struct karg {
+    size_t size;
+    const void *ptr;  /* NULL: __local memory of `size` bytes */
+} karg;
+#define KM(m) ((karg){sizeof(cl_mem), &(m)})
+#define KI(i) ((karg){sizeof(int), &(i)})
+#define KLOCAL(bytes) ((karg){(bytes), NULL})
+clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *a,
+                              clcone_error *err);
+#define SET_ARGS(k, name, err, ...)                                              \
+    clcone_set_args(k, name, (int)(sizeof((karg[]){__VA_ARGS__}) / sizeof(karg)), \
+                    (karg[]){__VA_ARGS__}, err)
+
 /* Creates a kernel by name from the context's program. */
 clcone_status clcone_kernel(clcone_context *c, const char *name,
                             cl_kernel *k, clcone_error *err);

@@ -2,6 +2,7 @@
  * used on the command line. */
 #include "internal.h"
 #include "reference.h"
+#include "sap.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -110,6 +111,10 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
         return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
     if ((int)o->solver < 0 || (int)o->solver >= COUNT(SOLVER_NAMES))
         return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
+    /* scenes route sap to clcone_sap_solve before this; what reaches here
+     * is a local-form problem, which has no body velocities */
+    if (o->model == CLCONE_MODEL_SAP)
+        return clcone_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
     if (!pick(o->model, o->solver))
         return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
                            "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs, pyramid: lemke|pgs|jacobi|cgs)",
@@ -226,6 +231,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     double t0 = clcone_now_ms();
     res->items = NULL;
     res->nprob = 0;
+    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* host/sap.c */
     if ((s = clcone_scene_validate(sc, err))) return s;
     if (!ctx) {
         /* the reference works on the assembled local form */

@@ -1,0 +1,230 @@
+/* SAP (Castro, Permenter & Han 2022, "An Unconstrained Convex Formulation
+ * of Compliant Contact") per-contact and per-body math, shared by the CPU
+ * reference (host/sap.c, double) and the device kernels (kernels/sap.cl,
+ * float or double), so that both minimise exactly the same function.
+ * Requires cone.h first (real_t, CONE_FN, CONE_PRIV, CONE_SQRT), like
+ * local_solve.h.
+ *
+ * The model. Unknowns are the body velocities v; the cost is
+ *   l(v) = 1/2 ||v - v*||_M^2 + sum_c 1/2 ||gamma_c||_{R_c}^2,
+ *   gamma_c = P_F^R(y_c),  y_c = -R_c^-1 u_c,  u_c = J_c v,
+ * where P_F^R is the projection onto the friction cone
+ * F = { g : ||g_t|| <= mu g_n } in the norm ||x||_R^2 = x' R x with
+ * R = diag(Rn, Rt, Rt) (contact frame, normal first). The "free" contact
+ * velocity of the paper, v_hat, is 0 here: like every other clcone model the
+ * problem is velocity-level with u_n >= 0 the rigid constraint (no gap or
+ * restitution term). Then
+ *   grad l  = M (v - v*) - J' gamma,
+ *   Hess l  = M + J' G J,   G = -d gamma / d u  (symmetric PSD 3x3),
+ * and at the minimum M (v - v*) = J' gamma: gamma are the contact impulses.
+ *
+ * Regularisation (the paper's near-rigid regime): with w_c = ||W_cc||_F / 3
+ * an estimate of the Delassus diagonal (W_cc = J_c M^-1 J_c'),
+ *   Rn = beta^2 / (4 pi^2) w_c,  Rt = SAP_SIGMA w_c,
+ * so the normal compliance is a fixed fraction of the contact's own
+ * inverse mass: beta (default 1) sets how stiff, and the time step cancels
+ * out of the rigid limit. */
+#ifndef CLCONE_SAP_MATH_H
+#define CLCONE_SAP_MATH_H
+
+/* Tangential regularisation relative to w_c: small, so that stiction
+ * slips by only Rt |gamma_t| (the paper's default). */
+#define SAP_SIGMA 1e-3
+
+/* Rn, Rt of a contact from beta and its Delassus diagonal block. */
+CONE_FN void sap_regularisation(real_t beta, CONE_PRIV const real_t *Wcc,
+                                CONE_PRIV real_t *Rn, CONE_PRIV real_t *Rt)
+{
+    real_t f = 0, w;
+    int k;
+    for (k = 0; k < 9; ++k) f += Wcc[k] * Wcc[k];
+    w = CONE_SQRT(f) / 3;
+    *Rn = beta * beta / (real_t)(4 * CONE_PI * CONE_PI) * w;
+    *Rt = (real_t)SAP_SIGMA * w;
+}
+
+/* Regimes of the projection (the return value of sap_gamma). */
+#define SAP_SEPARATION 0
+#define SAP_STICTION 1
+#define SAP_SLIDING 2
+
+/* gamma = P_F^R(y) with y = -R^-1 u, and G = -d gamma / d u (row-major,
+ * symmetric). Written in y directly: with mu_hat = mu Rt / Rn,
+ *   separation  y_n + mu_hat ||y_t|| <= 0:  gamma = 0, G = 0;
+ *   stiction    ||y_t|| <= mu y_n:          gamma = y, G = R^-1;
+ *   sliding     otherwise:  gamma_n = (y_n + mu_hat t) / (1 + mu mu_hat),
+ *               gamma_t = mu gamma_n t_hat, t = ||y_t||, t_hat = y_t / t,
+ * which is the Euclidean projection onto the cone of slope
+ * mu sqrt(Rt/Rn) after the change of variables R^1/2, mapped back. Its
+ * derivative, times dy/du = -R^-1, gives for sliding
+ *   G_nn = 1 / ((1 + mu mu_hat) Rn),  G_nt = mu t_hat' / ((1 + mu mu_hat) Rn),
+ *   G_tt = mu^2 t_hat t_hat' / ((1 + mu mu_hat) Rn)
+ *          + (mu gamma_n / (t Rt)) (I - t_hat t_hat').
+ * In sliding t > mu y_n makes mu gamma_n / t < 1, so G stays bounded by
+ * R^-1 even when t is tiny; the separation test comes first, so t > 0
+ * whenever sliding is reached (for mu = 0 too). */
+CONE_FN int sap_gamma(real_t mu, real_t Rn, real_t Rt, CONE_PRIV const real_t *u,
+                      CONE_PRIV real_t *gamma, CONE_PRIV real_t *G)
+{
+    real_t yn = -u[0] / Rn, y1 = -u[1] / Rt, y2 = -u[2] / Rt;
+    real_t t = CONE_SQRT(y1 * y1 + y2 * y2);
+    real_t muh = mu * Rt / Rn;
+    int k;
+    for (k = 0; k < 9; ++k) G[k] = 0;
+    if (yn + muh * t <= 0) {
+        gamma[0] = 0; gamma[1] = 0; gamma[2] = 0;
+        return SAP_SEPARATION;
+    }
+    if (t <= mu * yn) {
+        gamma[0] = yn; gamma[1] = y1; gamma[2] = y2;
+        G[0] = 1 / Rn; G[4] = 1 / Rt; G[8] = 1 / Rt;
+        return SAP_STICTION;
+    }
+    {
+        real_t d = 1 + mu * muh;
+        real_t gn = (yn + muh * t) / d;
+        real_t e1 = y1 / t, e2 = y2 / t;
+        real_t a = 1 / (d * Rn);          /* G_nn */
+        real_t s = mu * gn / t;           /* in [0, 1) */
+        real_t p = s / Rt;                /* perpendicular tangential part */
+        real_t m2 = mu * mu * a;          /* along t_hat */
+        gamma[0] = gn;
+        gamma[1] = mu * gn * e1;
+        gamma[2] = mu * gn * e2;
+        G[0] = a;
+        G[1] = G[3] = mu * a * e1;
+        G[2] = G[6] = mu * a * e2;
+        G[4] = m2 * e1 * e1 + p * (1 - e1 * e1);
+        G[8] = m2 * e2 * e2 + p * (1 - e2 * e2);
+        G[5] = G[7] = (m2 - p) * e1 * e2;
+    }
+    return SAP_SLIDING;
+}
+
+/* The contact's term of the cost: 1/2 gamma' R gamma. */
+CONE_FN real_t sap_contact_cost(real_t Rn, real_t Rt, CONE_PRIV const real_t *gamma)
+{
+    return (real_t)0.5 * (Rn * gamma[0] * gamma[0]
+                          + Rt * (gamma[1] * gamma[1] + gamma[2] * gamma[2]));
+}
+
+/* out = G x for a 3x3 row-major G. */
+CONE_FN void sap_mat3_apply(CONE_PRIV const real_t *G, CONE_PRIV const real_t *x,
+                            CONE_PRIV real_t *out)
+{
+    int k;
+    for (k = 0; k < 3; ++k) out[k] = G[3 * k] * x[0] + G[3 * k + 1] * x[1] + G[3 * k + 2] * x[2];
+}
+
+/* J (3x6, row-major) of one side of a contact, without the side's sign:
+ * row k = (F_k, arm x F_k), so J v = F (v_lin + w x arm) (host/scene.h). */
+CONE_FN void sap_side_jacobian(CONE_PRIV const real_t *F, CONE_PRIV const real_t *arm,
+                               CONE_PRIV real_t *J)
+{
+    int k;
+    for (k = 0; k < 3; ++k) {
+        CONE_PRIV const real_t *f = F + 3 * k;
+        J[6 * k] = f[0];
+        J[6 * k + 1] = f[1];
+        J[6 * k + 2] = f[2];
+        J[6 * k + 3] = arm[1] * f[2] - arm[2] * f[1];
+        J[6 * k + 4] = arm[2] * f[0] - arm[0] * f[2];
+        J[6 * k + 5] = arm[0] * f[1] - arm[1] * f[0];
+    }
+}
+
+/* out(3) += sg J v(6). */
+CONE_FN void sap_jac_apply_add(CONE_PRIV const real_t *J, real_t sg, CONE_PRIV const real_t *v,
+                               CONE_PRIV real_t *out)
+{
+    int k, j;
+    for (k = 0; k < 3; ++k) {
+        real_t s = 0;
+        for (j = 0; j < 6; ++j) s += J[6 * k + j] * v[j];
+        out[k] += sg * s;
+    }
+}
+
+/* out(6) += sg J' x(3). */
+CONE_FN void sap_jac_transpose_add(CONE_PRIV const real_t *J, real_t sg, CONE_PRIV const real_t *x,
+                                   CONE_PRIV real_t *out)
+{
+    int j;
+    for (j = 0; j < 6; ++j) {
+        real_t s = J[j] * x[0] + J[6 + j] * x[1] + J[12 + j] * x[2];
+        out[j] += sg * s;
+    }
+}
+
+/* P(6x6, row-major) += Ja' G Jb (sg = the product of the sides' signs). */
+CONE_FN void sap_add_jtgj(CONE_PRIV const real_t *Ja, CONE_PRIV const real_t *G,
+                          CONE_PRIV const real_t *Jb, real_t sg, CONE_PRIV real_t *P)
+{
+    real_t GJ[18];
+    int i, j, k;
+    for (k = 0; k < 3; ++k)
+        for (j = 0; j < 6; ++j)
+            GJ[6 * k + j] = G[3 * k] * Jb[j] + G[3 * k + 1] * Jb[6 + j] + G[3 * k + 2] * Jb[12 + j];
+    for (i = 0; i < 6; ++i)
+        for (j = 0; j < 6; ++j)
+            P[6 * i + j] += sg * (Ja[i] * GJ[j] + Ja[6 + i] * GJ[6 + j] + Ja[12 + i] * GJ[12 + j]);
+}
+
+/* out(6) = M_B x(6) with M_B = diag(mass I3, inertia(3x3, row-major)). */
+CONE_FN void sap_mass_apply(real_t mass, CONE_PRIV const real_t *I, CONE_PRIV const real_t *x,
+                            CONE_PRIV real_t *out)
+{
+    int k;
+    for (k = 0; k < 3; ++k) {
+        out[k] = mass * x[k];
+        out[3 + k] = I[3 * k] * x[3] + I[3 * k + 1] * x[4] + I[3 * k + 2] * x[5];
+    }
+}
+
+/* Diagonal of M_B, for the unit-free norm ||D x||, D = diag(M)^-1/2, in
+ * which the gradient (a momentum) is measured: every component then has
+ * the units of sqrt(energy), whatever mixes translation and rotation. */
+CONE_FN void sap_mass_diag(real_t mass, CONE_PRIV const real_t *I, CONE_PRIV real_t *d)
+{
+    d[0] = d[1] = d[2] = mass;
+    d[3] = I[0]; d[4] = I[4]; d[5] = I[8];
+}
+
+/* In-place Cholesky of an n x n SPD row-major matrix (lower factor in the
+ * lower triangle); returns 0 when a pivot is not positive. n <= 6 on the
+ * device (block-Jacobi blocks), any n on the host. */
+CONE_FN int sap_cholesky(int n, CONE_PRIV real_t *A)
+{
+    int i, j, k;
+    for (j = 0; j < n; ++j) {
+        real_t d = A[n * j + j];
+        for (k = 0; k < j; ++k) d -= A[n * j + k] * A[n * j + k];
+        if (!(d > 0)) return 0;
+        d = CONE_SQRT(d);
+        A[n * j + j] = d;
+        for (i = j + 1; i < n; ++i) {
+            real_t s = A[n * i + j];
+            for (k = 0; k < j; ++k) s -= A[n * i + k] * A[n * j + k];
+            A[n * i + j] = s / d;
+        }
+    }
+    return 1;
+}
+
+/* Solves L L' x = b in place with the factor of sap_cholesky. */
+CONE_FN void sap_cholesky_solve(int n, CONE_PRIV const real_t *L, CONE_PRIV real_t *b)
+{
+    int i, k;
+    for (i = 0; i < n; ++i) {
+        real_t s = b[i];
+        for (k = 0; k < i; ++k) s -= L[n * i + k] * b[k];
+        b[i] = s / L[n * i + i];
+    }
+    for (i = n - 1; i >= 0; --i) {
+        real_t s = b[i];
+        for (k = i + 1; k < n; ++k) s -= L[n * k + i] * b[k];
+        b[i] = s / L[n * i + i];
+    }
+}
+
+#endif
