@@ -209,6 +209,15 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* A check is due on the shared schedule, or early when the time cap has
+ * passed (the host clock needs no read-back; dev_check then stops the
+ * problems still running). */
+static int dev_due(const dev_local *d, int it)
+{
+    return clcone_is_check_iteration(d->o, it)
+           || (d->o->max_seconds > 0 && clcone_now_ms() - d->t0 > 1e3 * d->o->max_seconds);
+}
+
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
 {
     cl_mem om = NULL, r2 = NULL;
@@ -228,7 +237,7 @@ static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
         tmp = d->r;
         d->r = r2;
         r2 = tmp;
-        if (clcone_is_check_iteration(d->o, it) && (s = dev_check(d, it, err))) goto out;
+        if (dev_due(d, it) && (s = dev_check(d, it, err))) goto out;
     }
 out:
     release_mem(&om);
@@ -278,7 +287,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
             if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
                 goto out;
         }
-        if (!clcone_is_check_iteration(d->o, it)) continue;
+        if (!dev_due(d, it)) continue;
         if ((s = dev_check(d, it, err))) goto out;
         /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
          * from it, so the incremental updates never drift far */
@@ -361,7 +370,7 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         if ((s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
             || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "apgd_update", err)))
             goto out;
-        if (!clcone_is_check_iteration(d->o, it)) continue;
+        if (!dev_due(d, it)) continue;
         if ((s = dev_check(d, it, err))) goto out;
         if (coulomb && d->remaining > 0) {
             cl_int e;

@@ -56,6 +56,10 @@ const char *clcone_cl_error_name(cl_int e)
     case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
     case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
     case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+    case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_OPERATION: return "CL_INVALID_OPERATION";
     case CL_PLATFORM_NOT_FOUND_KHR_VALUE: return "CL_PLATFORM_NOT_FOUND_KHR";
     default: return "unknown OpenCL error";
     }
@@ -211,7 +215,11 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     if (spec && strcmp(spec, "ref") == 0)
         return clcone_fail(err, CLCONE_EINVAL, "device 'ref' is the CPU reference, not an OpenCL device");
     memset(&k, 0, sizeof k);
-    k.want_index = spec && all_digits(spec) ? atoi(spec) : -1;
+    k.want_index = -1;
+    if (spec && all_digits(spec)) {
+        long v = strlen(spec) <= 9 ? strtol(spec, NULL, 10) : 1000000000L;
+        k.want_index = (int)v; /* an index past the list matches nothing */
+    }
     k.spec = spec && k.want_index < 0 ? spec : NULL;
     k.want_gpu = 1;
     if ((s = visit_devices(visit_pick, &k, &n, err))) return s;
@@ -492,7 +500,10 @@ static clcone_status create_buffer(clcone_context *c, size_t bytes, const void *
                                    clcone_error *err)
 {
     cl_int e;
-    if (bytes == 0) bytes = 16;
+    if (bytes == 0) { /* OpenCL has no empty buffers; nothing to copy */
+        bytes = 16;
+        host = NULL;
+    }
     if (bytes > c->info.max_alloc)
         return clcone_fail(err, CLCONE_EDEVICE,
                            "OpenCL: a %zu-byte buffer exceeds the device's largest allocation "
@@ -540,17 +551,6 @@ clcone_status clcone_buf_reals(clcone_context *c, const double *x, size_t n, cl_
     s = create_buffer(c, n * c->real_size, tmp, out, err);
     free(tmp);
     return s;
-}
-
-clcone_status clcone_write_reals(clcone_context *c, cl_mem b, const double *x, size_t n,
-                                 clcone_error *err)
-{
-    void *tmp = to_device_reals(c, x, n, err);
-    cl_int e;
-    if (!tmp) return CLCONE_ENOMEM;
-    e = clEnqueueWriteBuffer(c->queue, b, CL_TRUE, 0, n * c->real_size, tmp, 0, NULL, NULL);
-    free(tmp);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer");
 }
 
 clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x, size_t n, clcone_error *err)

@@ -37,10 +37,6 @@ clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
 /* Reads n reals back as doubles. */
 clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x,
                                 size_t n, clcone_error *err);
-clcone_status clcone_write_reals(clcone_context *c, cl_mem b,
-                                 const double *x, size_t n,
-                                 clcone_error *err);
-
 /* Kernel arguments as (size, pointer) pairs, so a call sets them all in
  * one statement: SET_ARGS(k, "name", err, KI(n), KM(buf), KLOCAL(bytes)). */
 typedef struct karg {

@@ -3,6 +3,7 @@
 #include "reference.h"
 
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,8 +86,12 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
     if (!p) return clcone_fail(err, CLCONE_EINVAL, "problem is NULL");
     if (p->n < 0 || p->nnzb < 0)
         return clcone_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", p->n, p->nnzb);
-    if (p->n > 0 && (!p->row_ptr || !p->q || !p->mu || (p->nnzb > 0 && (!p->col || !p->blocks))))
+    if (!p->row_ptr || (p->n > 0 && (!p->q || !p->mu)) || (p->nnzb > 0 && (!p->col || !p->blocks)))
         return clcone_fail(err, CLCONE_EINVAL, "problem arrays missing");
+    /* kernels index blocks as 9 * k and velocities as 3 * c in int */
+    if (p->nnzb > INT_MAX / 9 || p->n > INT_MAX / 9)
+        return clcone_fail(err, CLCONE_EINVAL, "problem too large: %d contacts, %d blocks (at most %d)", p->n,
+                           p->nnzb, INT_MAX / 9);
     if (p->nprob < 1 || !p->prob_off)
         return clcone_fail(err, CLCONE_EINVAL, "batch holds no problem (nprob=%d)", p->nprob);
     if (p->prob_off[0] != 0 || p->prob_off[p->nprob] != p->n)
@@ -100,8 +105,9 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
         int has_diag = 0;
         double scale = 0.0;
         while (i >= p->prob_off[prob + 1]) ++prob;
-        if (p->row_ptr[i + 1] < p->row_ptr[i])
-            return clcone_fail(err, CLCONE_EINVAL, "W block row %d: row pointers decrease", i);
+        if (p->row_ptr[i + 1] < p->row_ptr[i] || p->row_ptr[i + 1] > p->nnzb)
+            return clcone_fail(err, CLCONE_EINVAL, "W block row %d: row pointers decrease or pass %d blocks", i,
+                               p->nnzb);
         for (int k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
             int j = p->col[k];
             if (j < 0 || j >= p->n)

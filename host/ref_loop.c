@@ -34,7 +34,6 @@ int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *o
 {
     int measure = clcone_is_check_iteration(L->o, iter);
     double e;
-    L->measured = measure;
     if (!measure) {
         if (L->o->max_seconds > 0 && iter % 64 == 0
             && clcone_now_ms() - L->t0_ms > 1e3 * L->o->max_seconds) {

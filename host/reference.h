@@ -46,7 +46,6 @@ typedef struct ref_loop {
     const clcone_options *o;
     int c0, c1;
     double t0_ms;
-    int measured;      /* the last check measured the error (out->error) */
 } ref_loop;
 
 void ref_loop_start(ref_loop *L, const clcone_problem *p,

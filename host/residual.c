@@ -33,6 +33,8 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
             f2 += cone_residual_coulomb(p->mu[c], rc, u);
         else if (o->model == CLCONE_MODEL_CCP)
             f2 += cone_residual_ccp(p->mu[c], rc, u);
+        else if (o->model != CLCONE_MODEL_PYRAMID)
+            return NAN; /* soft and sap measure their own problems */
         else
             f2 += cone_residual_pyramid(cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]), rc, u);
         for (int a = 0; a < 3; ++a) {

@@ -123,8 +123,9 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
         clcone_status s = clcone_soft_validate(o, err);
         if (s) return s;
     }
-    if (o->model == CLCONE_MODEL_PYRAMID && o->facets < 3)
-        return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets (got %d)", o->facets);
+    if (o->model == CLCONE_MODEL_PYRAMID && (o->facets < 3 || o->facets > CLCONE_MAX_FACETS))
+        return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets and at most %d (got %d)",
+                           CLCONE_MAX_FACETS, o->facets);
     if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
         return clcone_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
     if (!(o->tol >= 0) || o->max_iter < 1 || o->check_every < 1 || !(o->max_seconds >= 0))
@@ -197,6 +198,10 @@ static clcone_status solve_local(clcone_context *ctx, const clcone_problem *p, c
     double t0 = clcone_now_ms();
     memset(&soft, 0, sizeof soft);
     if ((s = prepare(p, o, r, res, err))) return s;
+    if (p->n == 0) { /* nothing to solve: every (empty) problem holds */
+        res->time_ms = clcone_now_ms() - t0;
+        return CLCONE_OK;
+    }
     if (o->model == CLCONE_MODEL_SOFT) {
         if ((s = clcone_soft_local(p, o, gap, &soft, err))) goto out;
         oc.model = CLCONE_MODEL_CCP;
@@ -249,6 +254,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     if ((s = clcone_options_validate(o, err)) || (s = start_reactions(o, sc->ncontacts, r, err))
         || (s = clcone_result_init(res, 1, err)))
         return s;
+    if (sc->ncontacts == 0) return CLCONE_OK; /* converged, nothing to solve */
     if ((s = clcone_solve_scene_device(ctx, sc, o, r, res, err))) {
         clcone_result_free(res);
         return s;

@@ -192,7 +192,11 @@ START_TEST(devices_lists_default)
 {
     ck_assert_int_eq(run_cli(NULL, "devices"), 0);
     ck_assert(strstr(out_buf, "fp64") != NULL && strstr(out_buf, "ref") != NULL);
-    ck_assert_int_eq(run_cli("CLCONE_DEVICE=no-such-device", "solve ../shared/problems/Rover4396.dat"), 2);
+    {
+        char args[4096];
+        snprintf(args, sizeof args, "solve '%s'", test_problem_path("Rover4396.dat"));
+        ck_assert_int_eq(run_cli("CLCONE_DEVICE=no-such-device", args), 2);
+    }
     ck_assert(strstr(err_buf, "no-such-device") != NULL);
 }
 END_TEST

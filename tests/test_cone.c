@@ -139,6 +139,18 @@ START_TEST(circle_projection_characterised)
 }
 END_TEST
 
+/* |r . u_hat| is 0 in each case of the law and positive off it. */
+START_TEST(complementarity_gap)
+{
+    real_t slide_r[3] = {2, 0.6, 0.8}, slide_u[3] = {0, -3, -4}; /* mu 0.5, u_t opposes r_t */
+    real_t stick_r[3] = {2, 0.1, 0.2}, stick_u[3] = {0, 0, 0};
+    real_t off_r[3] = {2, 0, 0}, off_u[3] = {0.5, 0, 0};        /* pushes while separating */
+    ck_assert_double_eq_tol(cone_complementarity(0.5, slide_r, slide_u), 0.0, 1e-15);
+    ck_assert_double_eq_tol(cone_complementarity(0.5, stick_r, stick_u), 0.0, 1e-15);
+    ck_assert_double_eq_tol(cone_complementarity(0.5, off_r, off_u), 1.0, 1e-15);
+}
+END_TEST
+
 START_TEST(desaxce_velocity)
 {
     real_t u[3] = {-1, 3, 4};
@@ -223,6 +235,7 @@ Suite *suite_cone(void)
     tcase_add_test(t, pyramid_fits_bracket_circle);
     tcase_add_test(t, circle_projection_characterised);
     tcase_add_test(t, desaxce_velocity);
+    tcase_add_test(t, complementarity_gap);
     tcase_add_test(t, pyramid_projection_characterised);
     tcase_add_test(t, pyramid_support_function);
     tcase_add_test(t, local_coulomb_exact);
