@@ -111,3 +111,38 @@ demo: check-deps
 
 clean:
 	rm -rf build
+
+# ------------------------------------------------------------------ #
+# Benchmarks (bench/): `make bench` builds bench/ against the static
+# library and writes bench/results/report.md with PNG plots (gnuplot).
+# BENCH_QUICK=1 runs the small version. The MuJoCo section is built only
+# when MuJoCo's headers are found (Debian: libmujoco-dev); without it the
+# report says that part was skipped.
+BENCH_DEPS := gnuplot-nox
+BENCH_SRC := $(wildcard bench/*.c)
+MUJOCO_H := $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
+MUJOCO_CFLAGS := $(if $(MUJOCO_H),-DBENCH_MUJOCO $(shell pkg-config --cflags mujoco 2>/dev/null))
+MUJOCO_LIBS := $(if $(MUJOCO_H),$(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco))
+
+.PHONY: bench-deps
+bench-deps: check-deps
+	@missing=""; for p in $(BENCH_DEPS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "clcone bench: installing missing packages:$$missing"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
+	      { echo "clcone bench: apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
+	  else \
+	    echo "clcone bench: missing packages:$$missing" >&2; \
+	    echo "clcone bench: install them with: sudo apt-get install$$missing" >&2; exit 1; \
+	  fi; \
+	fi
+
+$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(wildcard host/*.h) $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) $(LDLIBS) -o $@
+
+bench: bench-deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench
+	$(BUILD)/bench --out bench/results

@@ -215,7 +215,7 @@ clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
 typedef struct clcone_options {
     clcone_model model;
     clcone_solver solver;
-    int facets;          /* pyramid: N >= 3 (default 8) */
+    int facets;          /* pyramid: 3 <= N <= CLCONE_MAX_FACETS (default 8) */
     clcone_fit fit;      /* pyramid: outer (default) or inner */
     double tol;          /* stop when error <= tol (default 1e-8) */
     int max_iter;        /* sweeps / iterations cap (default 1000000) */
@@ -242,6 +242,9 @@ typedef struct clcone_options {
      * default 1) and Newton tolerances */
     double sap_beta;
 } clcone_options;
+
+/* Projection onto the pyramid costs O(N) per contact and iteration. */
+#define CLCONE_MAX_FACETS 1024
 
 void clcone_options_default(clcone_options *o);
 
@@ -340,7 +343,9 @@ double clcone_error_coulomb(const clcone_problem *p, const double *r,
 
 /* The model's own error on contacts [c0, c1): coulomb as above; ccp the
  * same natural map without De Saxce's term (r in K, u in K*, r.u = 0);
- * pyramid the natural map with the pyramid and its support function. */
+ * pyramid the natural map with the pyramid and its support function.
+ * NaN for soft and sap, whose problems (W + R; body velocities) are not
+ * the (W, q) given here. */
 double clcone_error_of(const clcone_problem *p, const clcone_options *o,
                        const double *r, int c0, int c1);
 
@@ -363,6 +368,161 @@ clcone_status clcone_read_reactions(const char *path, int n, double *r,
                                     clcone_error *err);
 clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
+
+/* ------------------------------------------------------------------ */
+/* Scenes, time stepping and output                                    */
+/* ------------------------------------------------------------------ */
+
+/* A world is a body-form scene with what time stepping and drawing need:
+ * each body's shape and orientation, static half-spaces (floor, walls,
+ * slopes), gravity, the time step and the friction coefficient.
+ *
+ * s.bodies[i].v holds the CURRENT velocity of body i (not the free
+ * velocity: clcone_world_contact_scene adds dt * gravity). inv_mass and
+ * inv_inertia follow from the shape (uniform solid) and its orientation;
+ * clcone_world_update_inertia recomputes them. s.contacts are the contacts
+ * at the current positions (from a generator or clcone_world_detect). */
+typedef enum clcone_shape_kind {
+    CLCONE_SHAPE_SPHERE = 0,  /* size[0] = radius, size[1..2] = 0 */
+    CLCONE_SHAPE_BOX          /* size = half extents along the body axes */
+} clcone_shape_kind;
+
+typedef struct clcone_shape {
+    clcone_shape_kind kind;
+    double size[3];
+    double quat[4];     /* orientation (w, x, y, z), body to world, unit */
+    double mass;        /* > 0, or 0 = static (never moves) */
+} clcone_shape;
+
+/* Static half-space: points x with normal . x >= offset are free. */
+typedef struct clcone_plane {
+    double normal[3];   /* unit */
+    double offset;
+} clcone_plane;
+
+typedef struct clcone_world {
+    clcone_scene s;
+    clcone_shape *shapes;   /* s.nbodies */
+    int nplanes;
+    clcone_plane *planes;
+    double gravity[3];
+    double dt;              /* time step (> 0) */
+    double mu;              /* friction of every detected contact */
+} clcone_world;
+
+void clcone_world_free(clcone_world *w);
+/* Checks shapes (positive finite sizes, unit quaternion within 1e-6,
+ * mass >= 0), planes, gravity, dt, mu, and the scene. */
+clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err);
+/* inv_mass and world-frame inv_inertia from shape, mass and orientation. */
+void clcone_world_update_inertia(clcone_world *w);
+/* The contact problem at the current state: a scene (own copies of the
+ * bodies and contacts; free with clcone_scene_free) whose bodies carry
+ * the free velocity v* = v + dt g (static bodies keep v). */
+clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
+                                         clcone_error *err);
+/* Kinetic energy 0.5 (m |v|^2 + w^T I w) of the non-static bodies for
+ * body velocities v (6 per body; NULL = the bodies' own v). */
+double clcone_world_kinetic_energy(const clcone_world *w, const double *v);
+
+/* Generators: the body-form generators above plus shapes and container.
+ *  pile:    about n spheres in a box container (spread = radius spread);
+ *  stack:   n unit boxes on the ground;
+ *  wall:    a pyramid of bricks (1 x 0.5 x 0.5) with n in the bottom row;
+ *  grid:    n x n x n spheres;
+ *  incline: one unit box resting on a plane tilted by theta (radians)
+ *           about the y axis (n is ignored).
+ * Bodies start at rest with contacts at the generated state. */
+typedef struct clcone_gen_params {
+    int n;
+    double mu;          /* default 0.5 */
+    double dt;          /* default 0.01 */
+    double spread;      /* pile: radius spread in [0, 0.5) (default 0.1) */
+    double theta;       /* incline: slope angle in [0, pi/2) (default 0.3) */
+    unsigned seed;      /* pile (default 1) */
+} clcone_gen_params;
+
+void clcone_gen_params_default(clcone_gen_params *p);
+/* name: pile, stack, wall, grid or incline. */
+clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p,
+                                    clcone_world *w, clcone_error *err);
+
+/* Scene files (format in README "Scene files"): text, first line
+ * "clcone-scene 1", %.17g values, so a write/read round trip is exact.
+ * Reading validates everything and names the line of a bad value;
+ * truncated or malformed content gives CLCONE_EFORMAT. Written atomically. */
+clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err);
+clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone_error *err);
+/* Whether the file starts with the scene signature (1), not (0); -1 when
+ * it cannot be read. */
+int clcone_is_world_file(const char *path);
+
+/* Replaces w->s.contacts by the contacts of the current positions:
+ * sphere-sphere, sphere-plane, box-plane, box-sphere and box-box (face
+ * clipping; edge-edge contacts of crossed boxes are not generated), every
+ * pair closer than `margin`. keys (optional, *keys malloc'ed, one per
+ * contact) identify a contact across steps: body pair and feature. */
+clcone_status clcone_world_detect(clcone_world *w, double margin,
+                                  unsigned long long **keys, clcone_error *err);
+
+/* Time stepping: semi-implicit Euler with the contact impulse solved by
+ * clcone_solve_scene (ctx NULL = CPU reference). */
+typedef struct clcone_sim_options {
+    clcone_options solve;    /* model, solver, tolerances; warm_start is set
+                                by the stepper */
+    double margin;           /* contact detection distance (default 1e-3) */
+    double projection;       /* fraction of the penetration beyond `slop`
+                                removed per step (default 0.2) */
+    double slop;             /* penetration left alone (default 1e-4) */
+    int warm_start;          /* reuse matched reactions (default 1) */
+} clcone_sim_options;
+
+void clcone_sim_options_default(clcone_sim_options *o);
+
+typedef struct clcone_step_info {
+    int step;                /* 1-based */
+    int contacts;
+    clcone_prob_result solve;
+    double ke_free;          /* kinetic energy at v* (before the solve) */
+    double ke_after;         /* after the contact impulses */
+    double max_penetration;  /* at detection, >= 0 */
+    int warm_matched;        /* contacts warm-started from the last step */
+    double detect_ms;
+} clcone_step_info;
+
+typedef struct clcone_sim clcone_sim;
+
+/* The stepper works on w in place (w must stay alive). */
+clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
+                                const clcone_sim_options *o, clcone_sim **sim,
+                                clcone_error *err);
+clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
+                              clcone_error *err);
+/* Reactions (impulses, 3 per contact of w->s) of the last step's solve. */
+const double *clcone_sim_reactions(const clcone_sim *sim);
+/* The last step's contact problem (free velocities, contacts) and, in
+ * *r0 when non-NULL, the warm start it was solved from: to solve it
+ * again elsewhere, e.g. on the reference for comparison. */
+const clcone_scene *clcone_sim_last_scene(const clcone_sim *sim, const double **r0);
+void clcone_sim_free(clcone_sim *sim);
+
+/* Output. Forces are impulses r / dt. */
+/* Legacy VTK polydata of the bodies (point data: velocity, angular
+ * velocity, radius, kind) and of the contacts (a second file, contact
+ * force vectors in world coordinates and magnitudes). r may be NULL. */
+clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
+                               const clcone_world *w, const double *r,
+                               clcone_error *err);
+/* ParaView collection of frames: files[k] at time times[k]. */
+clcone_status clcone_write_pvd(const char *path, int nframes,
+                               const char *const *files, const double *times,
+                               int parts, clcone_error *err);
+/* Orthographic picture of the world seen from the -y side, a little from
+ * above; bodies shaded and coloured by the magnitude of the contact force
+ * on them (blue = none, red = largest). PNG, RGB, width x height. */
+clcone_status clcone_render_png(const char *path, const clcone_world *w,
+                                const double *r, int width, int height,
+                                clcone_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,6 +2,7 @@
  * exit codes: 0 converged, 1 not converged, 2 bad input or usage. */
 #define _POSIX_C_SOURCE 200809L
 #include "clcone.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <math.h>
@@ -10,23 +11,28 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXIT_NOTCONV 1
-#define EXIT_USAGE 2
 
 static const char *const USAGE_MAIN =
     "usage: clcone <command> [options]\n"
     "\n"
     "commands:\n"
-    "  solve FILE   solve a contact problem file (Siconos .dat or FCLib .hdf5)\n"
+    "  solve FILE   solve a contact problem file (Siconos .dat, FCLib .hdf5 or\n"
+    "               a clcone scene file)\n"
+    "  gen NAME     write a generated scene (pile, stack, wall, grid, incline)\n"
+    "  simulate S   time-step a scene, every contact solve on the device\n"
     "  devices      list the OpenCL platforms and devices\n"
     "  check FILE R print the error of reactions R for problem FILE\n"
-    "  demo         solve every problem in the shared Siconos set and tabulate\n"
+    "  demo         the main job: a 20,000-sphere pile stepped on the device,\n"
+    "               the last solve compared with the reference, and a picture;\n"
+    "               `demo --siconos` tabulates the shared Siconos problems\n"
     "  help         this text; `clcone <command> --help` for a command\n"
     "\n"
     "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
 
 static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
+    "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
+    "(`clcone gen`), whose contact problem at its current state is solved\n"
     "  --device D                    ref = CPU reference (double); N = index in\n"
     "                                `clcone devices`; or part of a device name.\n"
     "                                Default: $CLCONE_DEVICE, else the first GPU,\n"
@@ -62,13 +68,13 @@ static const char *const USAGE_CHECK =
     "status=failed; exit code 0 or 1 accordingly.\n";
 
 static const char *const USAGE_DEMO =
-    "usage: clcone demo [--dir DIR] [--tol T] [--device D]\n"
+    "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
     "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
     "../shared/problems) with the NSGS reference (to T, default 1e-8) and with\n"
     "coloured Gauss-Seidel on the OpenCL device (double to 1e-6 where the device\n"
     "has fp64, else float to 1e-5), and prints both side by side.\n";
 
-static int usage_error(const char *usage, const char *fmt, const char *arg)
+int usage_error(const char *usage, const char *fmt, const char *arg)
 {
     fprintf(stderr, "clcone: ");
     fprintf(stderr, fmt, arg);
@@ -76,13 +82,13 @@ static int usage_error(const char *usage, const char *fmt, const char *arg)
     return EXIT_USAGE;
 }
 
-static int lib_error(const clcone_error *e)
+int lib_error(const clcone_error *e)
 {
     fprintf(stderr, "clcone: error (%s): %s\n", clcone_status_name(e->code), e->msg);
     return EXIT_USAGE;
 }
 
-static int parse_double(const char *s, double *v)
+int parse_double(const char *s, double *v)
 {
     char *end;
     errno = 0;
@@ -90,7 +96,7 @@ static int parse_double(const char *s, double *v)
     return s[0] && !*end && errno == 0 && isfinite(*v);
 }
 
-static int parse_int(const char *s, int *v)
+int parse_int(const char *s, int *v)
 {
     char *end;
     long x;
@@ -101,17 +107,9 @@ static int parse_int(const char *s, int *v)
     return 1;
 }
 
-typedef struct cli_args {
-    const char *positional[2];
-    int npos;
-    const char *out, *warm, *dir, *device;
-    int model_given, solver_given, tol_given, compare;
-    clcone_precision prec;
-    clcone_options o;
-} cli_args;
 
 /* Parses the options shared by the commands; returns 0 or an exit code. */
-static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
+int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
 {
     clcone_error e;
     memset(a, 0, sizeof *a);
@@ -178,7 +176,7 @@ static int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_
     return 0;
 }
 
-static int is_ref(const char *device)
+int is_ref(const char *device)
 {
     if (!device) device = getenv("CLCONE_DEVICE");
     return device && strcmp(device, "ref") == 0;
@@ -186,7 +184,7 @@ static int is_ref(const char *device)
 
 /* Defaults that depend on the backend: the strongest solver each one
  * has for the model, and a tolerance a float device can reach. */
-static void backend_defaults(cli_args *a, int ref)
+void backend_defaults(cli_args *a, int ref)
 {
     if (!a->solver_given) {
         if (a->o.model == CLCONE_MODEL_CCP) a->o.solver = CLCONE_SOLVER_APGD;
@@ -210,12 +208,12 @@ static double max_abs_diff(const double *a, const double *b, size_t n)
     return m;
 }
 
-static void print_last_line(const char *status, double error, int iters, double ms, int n)
+void print_last_line(const char *status, double error, int iters, double ms, int n)
 {
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d\n", status, error, iters, ms, n);
 }
 
-static void describe_backend(const clcone_context *ctx, char *buf, size_t len)
+void describe_backend(const clcone_context *ctx, char *buf, size_t len)
 {
     if (!ctx) snprintf(buf, len, "ref (CPU reference, double)");
     else
@@ -264,6 +262,7 @@ static int cmd_solve(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 1) return usage_error(USAGE_SOLVE, "solve needs one problem FILE%s", "");
     backend_defaults(&a, is_ref(a.device));
+    if (clcone_is_world_file(a.positional[0]) == 1) return cli_solve_world(&a);
     if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
     r = calloc((size_t)p.n * 3 + 1, sizeof *r);
     r0 = calloc((size_t)p.n * 3 + 1, sizeof *r0);
@@ -395,7 +394,7 @@ static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone
     return 0;
 }
 
-static int cmd_demo(int argc, char **argv)
+static int cmd_demo_siconos(int argc, char **argv)
 {
     static const char *const files[] = {
         "FrictionContact3D_1c.dat", "FrictionContact3D_RR_1c.dat", "Rover11035.dat",
@@ -469,6 +468,18 @@ static int cmd_demo(int argc, char **argv)
     return nconv == nfiles ? 0 : EXIT_NOTCONV;
 }
 
+/* The default demo is the simulated pile; --siconos gives the table of
+ * the shared Siconos problems. */
+static int cmd_demo(int argc, char **argv)
+{
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--siconos") == 0) {
+            for (int k = i; k + 1 < argc; ++k) argv[k] = argv[k + 1];
+            return cmd_demo_siconos(argc - 1, argv);
+        }
+    return cmd_demo_pile(argc, argv);
+}
+
 int main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -484,6 +495,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
+    if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
+    if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
     return EXIT_USAGE;
 }

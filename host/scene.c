@@ -55,7 +55,7 @@ static int end_is_static(const clcone_scene *s, int body)
     return body < 0 || clcone_body_is_static(&s->bodies[body]);
 }
 
-static clcone_status validate_body(const clcone_body *b, int i, clcone_error *err)
+clcone_status clcone_body_validate(const clcone_body *b, int i, clcone_error *err)
 {
     double scale = 0.0, lo, hi;
     if (!all_finite(b->x, 3))
@@ -85,7 +85,7 @@ static clcone_status validate_body(const clcone_body *b, int i, clcone_error *er
     return CLCONE_OK;
 }
 
-static clcone_status validate_contact(const clcone_scene *s, int i, clcone_error *err)
+clcone_status clcone_contact_validate(const clcone_scene *s, int i, clcone_error *err)
 {
     const clcone_contact *c = &s->contacts[i];
     double len;
@@ -132,9 +132,9 @@ clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err)
     if ((s->nbodies > 0 && !s->bodies) || (s->ncontacts > 0 && !s->contacts))
         return clcone_fail(err, CLCONE_EINVAL, "scene arrays missing");
     for (int i = 0; i < s->nbodies; ++i)
-        if ((st = validate_body(&s->bodies[i], i, err))) return st;
+        if ((st = clcone_body_validate(&s->bodies[i], i, err))) return st;
     for (int i = 0; i < s->ncontacts; ++i)
-        if ((st = validate_contact(s, i, err))) return st;
+        if ((st = clcone_contact_validate(s, i, err))) return st;
     return CLCONE_OK;
 }
 

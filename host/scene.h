@@ -47,6 +47,12 @@ static inline void clcone_cross3(const double a[3], const double b[3], double ou
  * inverse inertia (pinned, free to turn) is not static. */
 int clcone_body_is_static(const clcone_body *b);
 
+/* The checks of clcone_scene_validate for one body (index i, for the
+ * message) and for contact i of s (against s's bodies), so that readers
+ * can check each item where they read it. */
+clcone_status clcone_body_validate(const clcone_body *b, int i, clcone_error *err);
+clcone_status clcone_contact_validate(const clcone_scene *s, int i, clcone_error *err);
+
 /* out = M^-1 f for a 6-vector f = (force, torque) or (impulse, angular
  * impulse): out = (inv_mass f_lin, inv_inertia f_ang). out may alias f. */
 void clcone_body_inv_mass_apply(const clcone_body *b, const double f[6],

@@ -1,0 +1,299 @@
+/* Section 1: scaling on grid and pile scenes, device Jacobi and APGD in
+ * float against the CPU reference's Jacobi and APGD (double, one thread)
+ * on the same scenes, model ccp. Sizes grow by 10x until the section's
+ * time budget would be exceeded (estimated from the previous size's
+ * measured times); where that happens the report says so. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSIZES 4
+#define NCONF 4
+
+typedef struct conf {
+    int device;            /* 1 = OpenCL float, 0 = reference */
+    clcone_solver solver;
+    const char *name;
+} conf;
+
+static const conf CONFS[NCONF] = {
+    {1, CLCONE_SOLVER_JACOBI, "device jacobi"},
+    {1, CLCONE_SOLVER_APGD, "device apgd"},
+    {0, CLCONE_SOLVER_JACOBI, "ref jacobi"},
+    {0, CLCONE_SOLVER_APGD, "ref apgd"},
+};
+
+typedef struct cell {
+    int done;              /* measured */
+    int n;                 /* contacts */
+    double per_iter_ms;    /* time of one iteration, no checks */
+    int flag;              /* BENCH_TIME_* */
+    clcone_prob_result tol;/* run to 1e-4 */
+    char note[300];        /* why missing */
+} cell;
+
+static clcone_status make_scene(int pile, int target, clcone_scene *s, char *desc, size_t len, clcone_error *err)
+{
+    if (pile) {
+        int n = target / 3;
+        snprintf(desc, len, "pile of %d spheres (clcone_gen_pile, spread 0.1, seed 1)", n);
+        return clcone_gen_pile(n, 0.5, 0.01, 0.1, 1, s, err);
+    } else {
+        int L = (int)lround(sqrt((double)target / 6.0));
+        snprintf(desc, len, "grid %dx%dx2 (clcone_gen_grid)", L, L);
+        return clcone_gen_grid(L, 2, 0.5, 0.01, s, err);
+    }
+}
+
+void bench_section_scaling(bench *b, FILE *f)
+{
+    static const int targets[NSIZES] = {1000, 10000, 100000, 1000000};
+    int nsizes = b->quick ? 2 : NSIZES;
+    double budget = b->quick ? 35.0 : 480.0, cap = b->quick ? 1.5 : 12.0, t_start = bench_now();
+    double tol = 1e-4;
+    cell cells[2][NSIZES][NCONF];
+    char buf[64], buf2[64];
+    memset(cells, 0, sizeof cells);
+    fprintf(f, "Scenes: grids of spheres 2 layers high (L x L x 2, about 6 L^2 contacts) and piles of spheres "
+               "(about 3 contacts per sphere), mu = 0.5, dt = 0.01, sizes 10^3 .. 10^%d contacts%s. Model **ccp** "
+               "everywhere (the convex cone QP): the coulomb Jacobi iteration does not converge on the piles, see "
+               "the model check below. Device: %s, **float**, body form (matrix-free). Reference: `clcone_solve_scene` "
+               "with a NULL context, **double**, one thread, local form (W assembled; its Jacobi steps are block "
+               "Gershgorin, the device's mass splitting, so iteration counts differ).\n\n",
+            b->quick ? 4 : 6, b->quick ? " (quick mode: up to 10^4)" : "", b->dev_name);
+    fprintf(f, "- time/iteration: (T(100 + M) - T(100)) / M from two runs with no error check after the "
+               "library's fixed first 100 iterations, after one untimed 1-iteration warm-up run (POCL compiles "
+               "kernels at their first launch per work-group size).\n"
+               "- time to 1e-4: a run with tol 1e-4, error checked every iteration up to 100 and every 10 "
+               "after, wall-clock cap %.0f s per run (`max_seconds`); 'cap' rows did not reach 1e-4 and show the "
+               "error reached.\n"
+               "- speed-up = reference time / device time, for the same solver on the same scene.\n"
+               "- section budget %.0f s: a size whose estimated cost (previous size's measured times x 10) "
+               "does not fit what is left is skipped and named below.\n\n",
+            cap, budget);
+
+    for (int si = 0; si < nsizes; ++si)
+        for (int pile = 0; pile < 2; ++pile) {
+            clcone_scene s;
+            clcone_error err;
+            char desc[200];
+            double est[NCONF], left = budget - (bench_now() - t_start);
+            int any = 0;
+            /* estimate each configuration's cost from the previous size */
+            for (int k = 0; k < NCONF; ++k) {
+                cell *pc = si > 0 ? &cells[pile][si - 1][k] : NULL;
+                est[k] = 0;
+                if (pc && pc->done)
+                    est[k] = 10.0 * fabs(pc->per_iter_ms) * 400 / 1e3 + (b->quick ? 0.6 : 3.0) + fmin(cap, 10.0 * pc->tol.time_ms / 1e3);
+                else if (pc)
+                    est[k] = INFINITY;
+                if (est[k] > left)
+                    snprintf(cells[pile][si][k].note, sizeof cells[pile][si][k].note,
+                             pc && !pc->done ? "skipped: not measured at the previous size"
+                                             : "skipped: estimated %.0f s, %.0f s of the %.0f s budget left",
+                             est[k], left, budget);
+                else
+                    any = 1;
+            }
+            if (!any) continue;
+            if (make_scene(pile, targets[si], &s, desc, sizeof desc, &err)) {
+                bench_fail(b, f, "%s: %s", pile ? "pile" : "grid", err.msg);
+                continue;
+            }
+            fprintf(stderr, "bench:   scaling %s: %d contacts (%.0f s)\n", desc, s.ncontacts, bench_elapsed(b));
+            for (int k = 0; k < NCONF; ++k) {
+                cell *c = &cells[pile][si][k];
+                double left_now = budget - (bench_now() - t_start);
+                clcone_context *ctx = CONFS[k].device ? b->fctx : NULL;
+                clcone_options o;
+                double prev = si > 0 && cells[pile][si - 1][k].done ? cells[pile][si - 1][k].per_iter_ms * 10 : 0;
+                /* about 1.5 s (quick 0.3 s) of extra iterations beyond the 100 */
+                int M = prev > 0 ? (int)fmin(20000, fmax(20, (b->quick ? 300.0 : 1500.0) / prev)) : 300;
+                c->n = s.ncontacts;
+                if (CONFS[k].device && !ctx) {
+                    snprintf(c->note, sizeof c->note, "no device");
+                    continue;
+                }
+                if (c->note[0]) continue;
+                if (est[k] > left_now) {
+                    snprintf(c->note, sizeof c->note, "skipped: estimated %.0f s, %.0f s of the %.0f s budget left",
+                             est[k], left_now, budget);
+                    continue;
+                }
+                clcone_options_default(&o);
+                o.model = CLCONE_MODEL_CCP;
+                o.solver = CONFS[k].solver;
+                if (ctx) {
+                    clcone_prob_result w;
+                    o.max_iter = 1;
+                    o.tol = 0;
+                    if (bench_solve_scene(ctx, &s, &o, &w, NULL, &err)) {
+                        bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
+                        continue;
+                    }
+                }
+                /* the device Jacobi on the biggest grid was timed in section 2 */
+                if (ctx && k == 0 && !pile && b->bw_iter_ms > 0 && b->bw_scene_contacts == s.ncontacts) {
+                    c->per_iter_ms = b->bw_iter_ms;
+                    c->flag = b->bw_flag;
+                } else if (bench_iter_time(ctx, &s, &o, M, &c->per_iter_ms, NULL, &c->flag, &err)) {
+                    bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
+                    continue;
+                }
+                o.max_iter = 1000000;
+                o.tol = tol;
+                o.check_every = 10;
+                o.max_seconds = cap;
+                if (bench_solve_scene(ctx, &s, &o, &c->tol, NULL, &err)) {
+                    bench_fail(b, f, "%s to 1e-4 on %s: %s", CONFS[k].name, desc, err.msg);
+                    continue;
+                }
+                c->done = 1;
+            }
+            clcone_scene_free(&s);
+        }
+
+    /* tables */
+    for (int pile = 0; pile < 2; ++pile) {
+        fprintf(f, "### %s\n\n", pile ? "Piles" : "Grids (2 layers)");
+        fprintf(f, "| device | precision | model | solver | contacts | time/iteration | contacts x iterations/s | "
+                   "time to 1e-4 | iterations | status (error) |\n|---|---|---|---|---|---|---|---|---|---|\n");
+        for (int si = 0; si < nsizes; ++si)
+            for (int k = 0; k < NCONF; ++k) {
+                cell *c = &cells[pile][si][k];
+                const char *dev = CONFS[k].device ? b->dev_short : "CPU reference";
+                const char *prec = CONFS[k].device ? "float" : "double";
+                if (!c->done) {
+                    if (c->note[0])
+                        fprintf(f, "| %s | %s | ccp | %s | ~%d | %s | | | | |\n", dev, prec,
+                                clcone_solver_name(CONFS[k].solver), targets[si], c->note);
+                    continue;
+                }
+                fprintf(f, "| %s | %s | ccp | %s | %d | %s%s | %.3g | %s | %d | %s (%.2e) |\n", dev, prec,
+                        clcone_solver_name(CONFS[k].solver), c->n, bench_fmt_ms(c->per_iter_ms, buf, sizeof buf),
+                        bench_time_flag(c->flag),
+                        c->n / (c->per_iter_ms * 1e-3),
+                        c->tol.status == CLCONE_CONVERGED ? bench_fmt_ms(c->tol.time_ms, buf2, sizeof buf2) : "cap",
+                        c->tol.iters,
+                        c->tol.status == CLCONE_CONVERGED ? "converged" : clcone_run_status_name(c->tol.status),
+                        c->tol.error);
+            }
+        fprintf(f, "\n(a) the 100-iteration timing run reached error exactly 0 (tol 0) and stopped early: the time is "
+                   "that run's time / iterations, error checks included (every iteration below 100). (b) "
+                   "**unreliable**: the extra iterations cost under a quarter of the 100-iteration run's mean "
+                   "iteration over three tries; the machine was loaded by other processes.\n");
+        fprintf(f, "\nSpeed-up of the device over the reference (reference time / device time, same solver):\n\n"
+                   "| scene | contacts | solver | per iteration | to 1e-4 |\n|---|---|---|---|---|\n");
+        for (int si = 0; si < nsizes; ++si)
+            for (int k = 0; k < 2; ++k) {
+                cell *d = &cells[pile][si][k], *r = &cells[pile][si][k + 2];
+                char t[64] = "-";
+                if (!d->done || !r->done) continue;
+                if (d->tol.status == CLCONE_CONVERGED && r->tol.status == CLCONE_CONVERGED)
+                    snprintf(t, sizeof t, "%.2f", r->tol.time_ms / d->tol.time_ms);
+                else
+                    snprintf(t, sizeof t, "- (%s did not reach 1e-4 in %.0f s)",
+                             d->tol.status != CLCONE_CONVERGED && r->tol.status != CLCONE_CONVERGED ? "neither"
+                             : d->tol.status != CLCONE_CONVERGED                                   ? "device"
+                                                                                                   : "reference",
+                             cap);
+                if (d->flag == BENCH_TIME_NOISY || r->flag == BENCH_TIME_NOISY)
+                    fprintf(f, "| %s | %d | %s | - (unreliable timing) | %s |\n", pile ? "pile" : "grid", d->n,
+                            clcone_solver_name(CONFS[k].solver), t);
+                else
+                    fprintf(f, "| %s | %d | %s | %.2f%s | %s |\n", pile ? "pile" : "grid", d->n,
+                            clcone_solver_name(CONFS[k].solver), r->per_iter_ms / d->per_iter_ms,
+                            d->flag || r->flag ? " (a)" : "", t);
+            }
+        fprintf(f, "\n");
+    }
+
+    /* data and plots */
+    {
+        FILE *d = bench_data(b, f, "scaling.dat");
+        if (d) {
+            fprintf(d, "# block per (scene, config): contacts per_iter_ms contacts_iters_per_s time_to_tol_ms(nan=cap)\n");
+            for (int pile = 0; pile < 2; ++pile)
+                for (int k = 0; k < NCONF; ++k) {
+                    fprintf(d, "# %s %s\n", pile ? "pile" : "grid", CONFS[k].name);
+                    for (int si = 0; si < nsizes; ++si) {
+                        cell *c = &cells[pile][si][k];
+                        if (!c->done || c->flag == BENCH_TIME_NOISY) continue;
+                        fprintf(d, "%d %.6g %.6g %s\n", c->n, c->per_iter_ms, c->n / (c->per_iter_ms * 1e-3),
+                                c->tol.status == CLCONE_CONVERGED ? (snprintf(buf, sizeof buf, "%.6g", c->tol.time_ms), buf) : "nan");
+                    }
+                    fprintf(d, "\n\n");
+                }
+            fclose(d);
+            {
+                char body[4096];
+                int m = 0;
+                m += snprintf(body + m, sizeof body - (size_t)m,
+                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
+                              "set ylabel 'time per iteration (ms)'\n"
+                              "set title 'Time per iteration, ccp (device float, reference double)'\nplot ");
+                for (int i = 0; i < 2 * NCONF; ++i)
+                    m += snprintf(body + m, sizeof body - (size_t)m,
+                                  "'scaling.dat' index %d using 1:2 with linespoints title '%s %s'%s", i,
+                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
+                bench_plot(b, f, "scaling_iter", body);
+                m = 0;
+                m += snprintf(body + m, sizeof body - (size_t)m,
+                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
+                              "set ylabel 'contacts x iterations per second'\n"
+                              "set title 'Throughput, ccp'\nplot ");
+                for (int i = 0; i < 2 * NCONF; ++i)
+                    m += snprintf(body + m, sizeof body - (size_t)m,
+                                  "'scaling.dat' index %d using 1:3 with linespoints title '%s %s'%s", i,
+                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
+                bench_plot(b, f, "scaling_throughput", body);
+                m = 0;
+                m += snprintf(body + m, sizeof body - (size_t)m,
+                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
+                              "set ylabel 'time to error 1e-4 (ms)'\nset datafile missing 'nan'\n"
+                              "set title 'Time to 1e-4, ccp (runs that hit the cap are left out)'\nplot ");
+                for (int i = 0; i < 2 * NCONF; ++i)
+                    m += snprintf(body + m, sizeof body - (size_t)m,
+                                  "'scaling.dat' index %d using 1:4 with linespoints title '%s %s'%s", i,
+                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
+                bench_plot(b, f, "scaling_tol", body);
+            }
+        }
+    }
+
+    /* model check: coulomb vs ccp Jacobi at the smallest size */
+    {
+        double mcap = b->quick ? 1.0 : 4.0;
+        fprintf(f, "### Model check: coulomb vs ccp Jacobi on the device (~10^3 contacts, float, tol 1e-4, cap %.0f s)\n\n"
+                   "| device | precision | model | solver | scene | contacts | status | iterations | error | time |\n"
+                   "|---|---|---|---|---|---|---|---|---|---|\n", mcap);
+        for (int pile = 0; pile < 2 && b->fctx; ++pile)
+            for (int m = 0; m < 2; ++m) {
+                clcone_scene s;
+                clcone_error err;
+                clcone_options o;
+                clcone_prob_result r;
+                char desc[200];
+                if (make_scene(pile, 1000, &s, desc, sizeof desc, &err)) {
+                    bench_fail(b, f, "%s", err.msg);
+                    continue;
+                }
+                clcone_options_default(&o);
+                o.model = m ? CLCONE_MODEL_CCP : CLCONE_MODEL_COULOMB;
+                o.solver = CLCONE_SOLVER_JACOBI;
+                o.tol = tol;
+                o.max_seconds = mcap;
+                if (bench_solve_scene(b->fctx, &s, &o, &r, NULL, &err))
+                    bench_fail(b, f, "%s %s: %s", desc, clcone_model_name(o.model), err.msg);
+                else
+                    fprintf(f, "| %s | float | %s | jacobi | %s | %d | %s | %d | %.2e | %s |\n", b->dev_short,
+                            clcone_model_name(o.model), pile ? "pile" : "grid", s.ncontacts,
+                            clcone_run_status_name(r.status), r.iters, r.error, bench_fmt_ms(r.time_ms, buf, sizeof buf));
+                clcone_scene_free(&s);
+            }
+        fprintf(f, "\n");
+    }
+}

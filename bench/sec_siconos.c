@@ -1,0 +1,263 @@
+/* Section 4: the Siconos problems. Each file solved by the reference NSGS
+ * and by the device's cgs, jacobi and apgd (model coulomb) in float and
+ * double; iterations and time to tolerance, and Dolan-More performance
+ * profiles. */
+#define _POSIX_C_SOURCE 200809L
+#include "bench.h"
+
+#include <dirent.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAXFILES 64
+#define NCONF 8
+
+typedef struct sconf {
+    int dev;               /* 0 ref, 1 float, 2 double */
+    clcone_solver solver;
+    double tol;
+    int profile;           /* 0: tolerance 1e-8 profile, 1: 1e-5 */
+    const char *label;
+} sconf;
+
+static const sconf CONFS[NCONF] = {
+    {0, CLCONE_SOLVER_NSGS, 1e-8, 0, "ref nsgs double 1e-8"},
+    {2, CLCONE_SOLVER_CGS, 1e-8, 0, "device cgs double 1e-8"},
+    {2, CLCONE_SOLVER_JACOBI, 1e-8, 0, "device jacobi double 1e-8"},
+    {2, CLCONE_SOLVER_APGD, 1e-8, 0, "device apgd double 1e-8"},
+    {0, CLCONE_SOLVER_NSGS, 1e-5, 1, "ref nsgs double 1e-5"},
+    {1, CLCONE_SOLVER_CGS, 1e-5, 1, "device cgs float 1e-5"},
+    {1, CLCONE_SOLVER_JACOBI, 1e-5, 1, "device jacobi float 1e-5"},
+    {1, CLCONE_SOLVER_APGD, 1e-5, 1, "device apgd float 1e-5"},
+};
+
+typedef struct srun {
+    int ok;                /* ran */
+    clcone_prob_result r;
+    double call_ms;        /* whole clcone_solve call */
+    char note[200];
+} srun;
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int wanted(const char *name)
+{
+    size_t n = strlen(name);
+    if (name[0] == '.') return 0;
+    if (n > 4 && strcmp(name + n - 4, ".dat") == 0) return 1;
+    if (n > 5 && strcmp(name + n - 5, ".hdf5") == 0) return 1;
+    return 0;
+}
+
+static void profile(bench *b, FILE *f, srun (*runs)[NCONF], int nf, int which, const char *name)
+{
+    FILE *d;
+    char fn[64], body[4096];
+    int m = 0, idx = 0;
+    double tmax = 1;
+    snprintf(fn, sizeof fn, "%s.dat", name);
+    d = bench_data(b, f, fn);
+    if (!d) return;
+    fprintf(d, "# Dolan-More profile: per solver, sorted ratios t/t_best and the fraction of problems solved within\n");
+    for (int k = 0; k < NCONF; ++k) {
+        double *rat;
+        int cnt = 0;
+        if (CONFS[k].profile != which) continue;
+        rat = calloc((size_t)nf + 1, sizeof *rat);
+        if (!rat) continue;
+        for (int i = 0; i < nf; ++i) {
+            double best = INFINITY;
+            srun *s = &runs[i][k];
+            for (int j = 0; j < NCONF; ++j)
+                if (CONFS[j].profile == which && runs[i][j].ok && runs[i][j].r.status == CLCONE_CONVERGED)
+                    best = fmin(best, fmax(runs[i][j].call_ms, 1e-3));
+            if (s->ok && s->r.status == CLCONE_CONVERGED && isfinite(best))
+                rat[cnt++] = fmax(s->call_ms, 1e-3) / best;
+        }
+        qsort(rat, (size_t)cnt, sizeof *rat, cmp_dbl);
+        fprintf(d, "# %s\n1 0\n", CONFS[k].label);
+        for (int i = 0; i < cnt; ++i) {
+            fprintf(d, "%.6g %.6g\n", rat[i], (double)(i + 1) / nf);
+            tmax = fmax(tmax, rat[i]);
+        }
+        fprintf(d, "\n\n");
+        free(rat);
+    }
+    fclose(d);
+    m += snprintf(body + m, sizeof body - (size_t)m,
+                  "set logscale x 2\nset grid\nset key bottom right\nset yrange [0:1.05]\nset xrange [0.95:%g]\n"
+                  "set xlabel 'tau (time / best time on the problem)'\nset ylabel 'fraction of problems solved within tau'\n"
+                  "set title 'Performance profile, Siconos problems, tolerance %s'\nplot ",
+                  tmax * 2, which ? "1e-5" : "1e-8");
+    for (int k = 0; k < NCONF; ++k) {
+        if (CONFS[k].profile != which) continue;
+        m += snprintf(body + m, sizeof body - (size_t)m, "%s'%s' index %d using 1:2 with steps lw 2 title '%s'",
+                      idx ? ", " : "", fn, idx, CONFS[k].label);
+        idx++;
+    }
+    m += snprintf(body + m, sizeof body - (size_t)m, "\n");
+    bench_plot(b, f, name, body);
+}
+
+void bench_section_siconos(bench *b, FILE *f)
+{
+    DIR *dir = opendir(b->problems);
+    char *files[MAXFILES];
+    int nf = 0;
+    double cap = b->quick ? 0.1 : 1.5, budget = b->quick ? 30.0 : 200.0, t_start = bench_now();
+    srun (*runs)[NCONF] = NULL;
+    int nctc[MAXFILES];
+    char buf[64];
+    if (!dir) {
+        bench_fail(b, f, "cannot open the problems directory %s (set CLCONE_PROBLEMS)", b->problems);
+        return;
+    }
+    for (struct dirent *e; (e = readdir(dir)) && nf < MAXFILES;)
+        if (wanted(e->d_name)) files[nf++] = strdup(e->d_name);
+    closedir(dir);
+    qsort(files, (size_t)nf, sizeof *files, cmp_str);
+    runs = calloc((size_t)nf + 1, sizeof *runs);
+    if (!runs) {
+        bench_fail(b, f, "out of memory");
+        goto out;
+    }
+    fprintf(f, "The %d problem files of `%s` (clcone_read_problem), model **coulomb**. Tolerances: 1e-8 for the "
+               "reference NSGS (double) and the device in double; 1e-5 for the device in float (float rounds at "
+               "about 1e-7 relative, 1e-8 is out of its reach), where the reference NSGS is also run to 1e-5 so that "
+               "the float profile compares like with like. Each run is capped at %.1f s (`max_seconds`); a capped "
+               "run counts as not solved. Time = wall time of the whole clcone_solve call (device: upload, set-up "
+               "and read-back included). Each device run follows an untimed 1-iteration warm-up run of the same "
+               "problem (POCL compiles kernels per work-group size at their first launch). Device: %s.\n\n",
+            nf, b->problems, cap, b->dev_name);
+    for (int i = 0; i < nf; ++i) {
+        char path[4096];
+        clcone_problem p;
+        clcone_error err;
+        snprintf(path, sizeof path, "%s/%s", b->problems, files[i]);
+        nctc[i] = 0;
+        if (clcone_read_problem(path, &p, &err)) {
+            bench_fail(b, f, "%s: %s", files[i], err.msg);
+            for (int k = 0; k < NCONF; ++k) snprintf(runs[i][k].note, sizeof runs[i][k].note, "unreadable");
+            continue;
+        }
+        nctc[i] = p.n;
+        fprintf(stderr, "bench:   siconos %s (%d contacts, %.0f s)\n", files[i], p.n, bench_elapsed(b));
+        for (int k = 0; k < NCONF; ++k) {
+            clcone_context *ctx = CONFS[k].dev == 0 ? NULL : CONFS[k].dev == 1 ? b->fctx : b->dctx;
+            clcone_options o;
+            clcone_result res;
+            double *r = calloc(3 * (size_t)p.n + 3, sizeof *r), t;
+            srun *s = &runs[i][k];
+            if (!r) {
+                bench_fail(b, f, "out of memory");
+                continue;
+            }
+            if (CONFS[k].dev && !ctx) {
+                snprintf(s->note, sizeof s->note, "no %s context", CONFS[k].dev == 1 ? "float" : "double");
+                free(r);
+                continue;
+            }
+            if (bench_now() - t_start > budget) {
+                snprintf(s->note, sizeof s->note, "skipped (budget)");
+                free(r);
+                continue;
+            }
+            clcone_options_default(&o);
+            o.model = CLCONE_MODEL_COULOMB;
+            o.solver = CONFS[k].solver;
+            o.tol = CONFS[k].tol;
+            o.max_seconds = cap;
+            if (ctx) {
+                clcone_options w = o;
+                w.max_iter = 1;
+                w.tol = 0;
+                if (clcone_solve(ctx, &p, &w, r, &res, &err)) {
+                    bench_fail(b, f, "%s, %s (warm-up): %s", files[i], CONFS[k].label, err.msg);
+                    free(r);
+                    continue;
+                }
+                clcone_result_free(&res);
+            }
+            t = bench_now();
+            if (clcone_solve(ctx, &p, &o, r, &res, &err)) {
+                bench_fail(b, f, "%s, %s: %s", files[i], CONFS[k].label, err.msg);
+                free(r);
+                continue;
+            }
+            s->call_ms = (bench_now() - t) * 1e3;
+            s->r = res.items[0];
+            s->ok = 1;
+            clcone_result_free(&res);
+            free(r);
+        }
+        clcone_problem_free(&p);
+    }
+    /* table: one row per (file, configuration) would be 184 rows; one
+     * row per file, one column per configuration, named in the header */
+    fprintf(f, "Cells: iterations / time, or `cap` (error reached) when the run did not reach its tolerance.\n\n"
+               "| file | contacts |");
+    for (int k = 0; k < NCONF; ++k) fprintf(f, " %s |", CONFS[k].label);
+    fprintf(f, "\n|---|---|");
+    for (int k = 0; k < NCONF; ++k) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int i = 0; i < nf; ++i) {
+        fprintf(f, "| %s | %d |", files[i], nctc[i]);
+        for (int k = 0; k < NCONF; ++k) {
+            srun *s = &runs[i][k];
+            if (!s->ok) fprintf(f, " %s |", s->note[0] ? s->note : "failed");
+            else if (s->r.status == CLCONE_CONVERGED)
+                fprintf(f, " %d / %s |", s->r.iters, bench_fmt_ms(s->call_ms, buf, sizeof buf));
+            else
+                fprintf(f, " %s %d (%.1e) |", s->r.status == CLCONE_MAXITER ? "cap" : clcone_run_status_name(s->r.status),
+                        s->r.iters, s->r.error);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "| **solved** | |");
+    for (int k = 0; k < NCONF; ++k) {
+        int c = 0;
+        for (int i = 0; i < nf; ++i) c += runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED;
+        fprintf(f, " %d / %d |", c, nf);
+    }
+    fprintf(f, "\n| **time, solved ones** | |");
+    for (int k = 0; k < NCONF; ++k) {
+        double t = 0;
+        for (int i = 0; i < nf; ++i)
+            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED) t += runs[i][k].call_ms;
+        fprintf(f, " %s |", bench_fmt_ms(t, buf, sizeof buf));
+    }
+    fprintf(f, "\n\n");
+    /* ratio on the problems both solve */
+    fprintf(f, "Time ratio device / reference NSGS at the same tolerance, geometric mean over the problems both "
+               "solve:\n\n| device | precision | model | solver | tolerance | problems | geometric mean of t_device / t_nsgs |\n"
+               "|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < NCONF; ++k) {
+        int ref = CONFS[k].profile ? 4 : 0, c = 0;
+        double lg = 0;
+        if (!CONFS[k].dev) continue;
+        for (int i = 0; i < nf; ++i)
+            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED && runs[i][ref].ok
+                && runs[i][ref].r.status == CLCONE_CONVERGED) {
+                lg += log(fmax(runs[i][k].call_ms, 1e-3) / fmax(runs[i][ref].call_ms, 1e-3));
+                c++;
+            }
+        if (c) fprintf(f, "| %s | %s | coulomb | %s | %.0e | %d | %.3g |\n", b->dev_short,
+                       CONFS[k].dev == 1 ? "float" : "double", clcone_solver_name(CONFS[k].solver), CONFS[k].tol, c,
+                       exp(lg / c));
+    }
+    fprintf(f, "\nDolan-More performance profiles: for each solver, the fraction of the %d problems it solves within "
+               "tau times the best time any solver of the plot needs on that problem (time = the whole call).\n",
+            nf);
+    profile(b, f, runs, nf, 0, "profile_1e-8");
+    profile(b, f, runs, nf, 1, "profile_1e-5");
+out:
+    for (int i = 0; i < nf; ++i) free(files[i]);
+    free(runs);
+}
