@@ -41,4 +41,7 @@ int cmd_simulate(int argc, char **argv);
  * with the reference. */
 int cmd_demo_pile(int argc, char **argv);
 
+/* Monotonic clock in milliseconds, for the figures the commands print. */
+double cli_now_ms(void);
+
 #endif

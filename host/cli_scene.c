@@ -49,12 +49,6 @@ static const char *const USAGE_DEMO_PILE =
     "last solve repeated with the CPU reference, a table of both, and a picture\n"
     "of the pile (default build/demo-pile.png). --siconos: the Siconos table.\n";
 
-static double now_ms(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
 
 static int want_help(int argc, char **argv, const char *usage)
 {
@@ -275,7 +269,7 @@ static void progress(int step, int steps, int contacts, double t0)
     for (int i = 0; i < 40; ++i) bar[i] = i < fill ? '#' : ' ';
     bar[40] = 0;
     fprintf(stderr, "\r[%s] %d/%d steps, %d contacts, %.1f s", bar, step, steps, contacts,
-            (now_ms() - t0) / 1000.0);
+            (cli_now_ms() - t0) / 1000.0);
     if (step == steps) fprintf(stderr, "\n");
     fflush(stderr);
 }
@@ -347,7 +341,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
     FILE *csv = NULL;
     vtk_series S;
     clcone_error e;
-    double t0 = now_ms();
+    double t0 = cli_now_ms();
     int rc = 0;
     memset(&S, 0, sizeof S);
     memset(T, 0, sizeof *T);
@@ -512,7 +506,7 @@ int cmd_demo_pile(int argc, char **argv)
     sim_outputs out;
     sim_totals T;
     char backend[400];
-    double t_start = now_ms();
+    double t_start = cli_now_ms();
     char **args;
     if (want_help(argc, argv, USAGE_DEMO_PILE)) return 0;
     args = malloc(((size_t)argc + 1) * sizeof *args);
@@ -609,7 +603,7 @@ int cmd_demo_pile(int argc, char **argv)
         printf("all %d steps: %d iterations, %.1f ms of device solves, largest error %.3e\n", steps, T.iters,
                T.solve_ms, T.max_error);
         printf("picture:     %s\n", png);
-        printf("wall time:   %.1f s\n", (now_ms() - t_start) / 1000.0);
+        printf("wall time:   %.1f s\n", (cli_now_ms() - t_start) / 1000.0);
         print_last_line(T.all_converged ? "converged" : "maxiter", res.items[0].error, res.items[0].iters,
                         res.items[0].time_ms, last->ncontacts);
         clcone_result_free(&res);
