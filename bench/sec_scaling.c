@@ -195,10 +195,11 @@ void bench_section_scaling(bench *b, FILE *f)
                 if (d->tol.status == CLCONE_CONVERGED && r->tol.status == CLCONE_CONVERGED)
                     snprintf(t, sizeof t, "%.2f", r->tol.time_ms / d->tol.time_ms);
                 else
-                    snprintf(t, sizeof t, "- (%s did not reach 1e-4 in %.0f s)",
-                             d->tol.status != CLCONE_CONVERGED && r->tol.status != CLCONE_CONVERGED ? "neither"
-                             : d->tol.status != CLCONE_CONVERGED                                   ? "device"
-                                                                                                   : "reference",
+                    snprintf(t, sizeof t, "- (%s 1e-4 within %.0f s)",
+                             d->tol.status != CLCONE_CONVERGED && r->tol.status != CLCONE_CONVERGED
+                                 ? "neither reached"
+                             : d->tol.status != CLCONE_CONVERGED ? "the device did not reach"
+                                                                 : "the reference did not reach",
                              cap);
                 if (d->flag == BENCH_TIME_NOISY || r->flag == BENCH_TIME_NOISY)
                     fprintf(f, "| %s | %d | %s | - (unreliable timing) | %s |\n", pile ? "pile" : "grid", d->n,
