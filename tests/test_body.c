@@ -5,14 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static clcone_context *ctx_double(void)
-{
-    clcone_context *c = NULL;
-    clcone_error e;
-    ck_assert_msg(clcone_context_create(NULL, CLCONE_DOUBLE, &c, &e) == CLCONE_OK, "%s", e.msg);
-    return c;
-}
-
 static int max_iter = 200000;
 
 static clcone_prob_result solve_scene(clcone_context *c, const clcone_scene *s, clcone_model m, clcone_solver v,
@@ -31,16 +23,6 @@ static clcone_prob_result solve_scene(clcone_context *c, const clcone_scene *s, 
     out = res.items[0];
     clcone_result_free(&res);
     return out;
-}
-
-static double rel_diff(const double *a, const double *b, size_t m)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < m; ++i) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    return s > 0 ? d / s : d;
 }
 
 /* Velocity difference relative to the free velocity's size: bodies at
@@ -81,7 +63,7 @@ static void make_scenes(int k, clcone_scene *stack, clcone_scene *pile)
 START_TEST(body_cgs_follows_reference)
 {
     clcone_scene sc[2];
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     make_scenes(8, &sc[0], &sc[1]);
     for (int i = 0; i < 2; ++i) {
         size_t m = 3 * (size_t)sc[i].ncontacts;
@@ -90,7 +72,7 @@ START_TEST(body_cgs_follows_reference)
         clcone_prob_result rf = solve_scene(NULL, &sc[i], CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, tol, rr);
         ck_assert_msg(dv.status == CLCONE_CONVERGED, "scene %d: %g after %d", i, dv.error, dv.iters);
         ck_assert_int_eq(dv.iters, rf.iters);
-        ck_assert_msg(rel_diff(rd, rr, m) <= 1e-8, "scene %d: %g", i, rel_diff(rd, rr, m));
+        ck_assert_msg(test_rel_diff(rd, rr, m) <= 1e-8, "scene %d: %g", i, test_rel_diff(rd, rr, m));
         free(rd);
         free(rr);
     }
@@ -107,7 +89,7 @@ START_TEST(body_jacobi_and_apgd_reach_reference)
 {
     static const clcone_solver solvers[] = {CLCONE_SOLVER_JACOBI, CLCONE_SOLVER_APGD};
     clcone_scene sc[2];
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     make_scenes(20, &sc[0], &sc[1]);
     for (int i = 0; i < 2; ++i) {
         size_t m = 3 * (size_t)sc[i].ncontacts, nv = 6 * (size_t)sc[i].nbodies;
@@ -148,7 +130,7 @@ START_TEST(body_stack_carries_its_weight)
 {
     clcone_scene s;
     clcone_error e;
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     double *r, ground = 0;
     ck_assert(clcone_gen_stack(20, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);

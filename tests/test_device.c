@@ -9,14 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static clcone_context *open_ctx(clcone_precision prec)
-{
-    clcone_context *c = NULL;
-    clcone_error e;
-    ck_assert_msg(clcone_context_create(NULL, prec, &c, &e) == CLCONE_OK, "%s", e.msg);
-    return c;
-}
-
 static void read_problem(const char *name, clcone_problem *p)
 {
     clcone_error e;
@@ -44,16 +36,6 @@ static clcone_prob_result solve(clcone_context *c, const clcone_problem *p, clco
     return out;
 }
 
-static double rel_diff(const double *a, const double *b, int m)
-{
-    double d = 0, s = 0;
-    for (int i = 0; i < m; ++i) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 /* Same solver, same sequence: the device in double follows the
  * reference to rounding (no FMA contraction on either side). Errors are
  * checked every iteration on both, so both stop at the same one. */
@@ -70,7 +52,7 @@ START_TEST(device_double_follows_reference)
         {"NESpheres_10_1.dat", CLCONE_MODEL_COULOMB, CLCONE_SOLVER_APGD},
         {"Rover1039.dat", CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_CGS},
     };
-    clcone_context *c = open_ctx(CLCONE_DOUBLE);
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     check_every = 1;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         clcone_problem p;
@@ -93,8 +75,8 @@ START_TEST(device_double_follows_reference)
         else
             ck_assert_msg(dv.iters == rf.iters, "%s %s: %d device iterations, %d reference", cases[i].file,
                           clcone_solver_name(cases[i].s), dv.iters, rf.iters);
-        ck_assert_msg(rel_diff(rd, rr, 3 * p.n) <= 1e-8, "%s %s: device and reference differ by %g",
-                      cases[i].file, clcone_solver_name(cases[i].s), rel_diff(rd, rr, 3 * p.n));
+        ck_assert_msg(test_rel_diff(rd, rr, 3 * p.n) <= 1e-8, "%s %s: device and reference differ by %g",
+                      cases[i].file, clcone_solver_name(cases[i].s), test_rel_diff(rd, rr, 3 * p.n));
         /* the reference's error of the device reactions */
         ck_assert_double_le(clcone_error_of(&p, &(clcone_options){.model = cases[i].m, .facets = 8}, rd, 0, p.n),
                             1e-8);
@@ -110,7 +92,7 @@ END_TEST
 /* Issue target: every shared problem to 1e-6 in double on the device. */
 START_TEST(device_reaches_1e6_on_every_shared_problem)
 {
-    clcone_context *c = open_ctx(CLCONE_DOUBLE);
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     clcone_problem p;
     clcone_prob_result out;
     double *r;
@@ -128,7 +110,7 @@ END_TEST
 
 START_TEST(device_float_close_to_reference)
 {
-    clcone_context *c = open_ctx(CLCONE_FLOAT);
+    clcone_context *c = test_context(CLCONE_FLOAT);
     clcone_problem p;
     double *rd, *rr;
     clcone_prob_result out;
@@ -139,7 +121,7 @@ START_TEST(device_float_close_to_reference)
     out = solve(c, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-6, 5000, rd);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "float apgd: %g", out.error);
     solve(NULL, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-12, 100000, rr);
-    ck_assert_msg(rel_diff(rd, rr, 3 * p.n) <= 1e-4, "float vs reference %g", rel_diff(rd, rr, 3 * p.n));
+    ck_assert_msg(test_rel_diff(rd, rr, 3 * p.n) <= 1e-4, "float vs reference %g", test_rel_diff(rd, rr, 3 * p.n));
     free(rd);
     free(rr);
     clcone_problem_free(&p);
@@ -151,7 +133,7 @@ START_TEST(device_runs_are_bitwise_identical)
 {
     static const clcone_solver solvers[] = {CLCONE_SOLVER_JACOBI, CLCONE_SOLVER_CGS, CLCONE_SOLVER_APGD};
     for (int prec = 0; prec < 2; ++prec) {
-        clcone_context *c = open_ctx(prec ? CLCONE_DOUBLE : CLCONE_FLOAT);
+        clcone_context *c = test_context(prec ? CLCONE_DOUBLE : CLCONE_FLOAT);
         clcone_problem p;
         read_problem("Capsules-i100-1090.dat", &p);
         for (size_t i = 0; i < sizeof solvers / sizeof solvers[0]; ++i) {
@@ -179,7 +161,7 @@ static void batch_case(clcone_solver solver, clcone_model model, int nb, clcone_
                                   "Rover4622.dat", "Rover1040.dat", "Rover3865.dat", "Rover4609.dat",
                                   "FC3D_Example1.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat"};
     enum { NF = sizeof files / sizeof files[0] };
-    clcone_context *c = open_ctx(prec);
+    clcone_context *c = test_context(prec);
     clcone_problem *src = calloc((size_t)nb, sizeof *src), batch;
     const clcone_problem **parts = calloc((size_t)nb, sizeof *parts);
     clcone_options o;
@@ -212,7 +194,7 @@ static void batch_case(clcone_solver solver, clcone_model model, int nb, clcone_
             ck_assert_msg(memcmp(rb + 3 * off, r, sizeof(double) * 3 * (size_t)src[k].n) == 0,
                           "%s member %d differs from the problem alone", clcone_solver_name(solver), k);
         else
-            ck_assert_msg(rel_diff(rb + 3 * off, r, 3 * src[k].n) < 1e-5, "float member %d", k);
+            ck_assert_msg(test_rel_diff(rb + 3 * off, r, 3 * src[k].n) < 1e-5, "float member %d", k);
         off += src[k].n;
         clcone_result_free(&one);
         free(r);
@@ -238,7 +220,7 @@ END_TEST
 /* Nothing to solve is an answer, not an error, on every backend. */
 START_TEST(empty_problem_and_time_cap)
 {
-    clcone_context *c = open_ctx(CLCONE_FLOAT);
+    clcone_context *c = test_context(CLCONE_FLOAT);
     clcone_problem p;
     clcone_options o;
     clcone_result res;
@@ -275,7 +257,7 @@ END_TEST
 
 START_TEST(kernel_build_failure_reports_log)
 {
-    clcone_context *c = open_ctx(CLCONE_FLOAT);
+    clcone_context *c = test_context(CLCONE_FLOAT);
     cl_program prog = NULL;
     clcone_error e;
     const char *bad = "__kernel void broken(__global float *x) { x[0] = undeclared_name; }\n";
@@ -296,7 +278,7 @@ START_TEST(stale_cache_entry_never_used)
     struct stat st;
     ck_assert_ptr_nonnull(mkdtemp(dir));
     setenv("CLCONE_CACHE_DIR", dir, 1);
-    c = open_ctx(CLCONE_FLOAT);           /* first build: miss, entry written */
+    c = test_context(CLCONE_FLOAT);           /* first build: miss, entry written */
     ck_assert_int_eq(c->cache_hit, 0);
     ck_assert_int_eq(stat(c->cache_path, &st), 0);
     clcone_build_options(c, opts, sizeof opts);
@@ -306,7 +288,7 @@ START_TEST(stale_cache_entry_never_used)
     clcone_cache_key(c, "-DOTHER", "source A", key2);
     ck_assert_str_ne(key1, key2);
     clcone_context_free(c);
-    c = open_ctx(CLCONE_FLOAT);           /* second: hit */
+    c = test_context(CLCONE_FLOAT);           /* second: hit */
     ck_assert_int_eq(c->cache_hit, 1);
     /* damage the entry: same name, wrong content */
     f = fopen(c->cache_path, "wb");
@@ -314,7 +296,7 @@ START_TEST(stale_cache_entry_never_used)
     fputs("CLCONE-PROGRAM-CACHE-1\nnot the key and not a binary", f);
     fclose(f);
     clcone_context_free(c);
-    c = open_ctx(CLCONE_FLOAT);           /* stale: rebuilt from source */
+    c = test_context(CLCONE_FLOAT);           /* stale: rebuilt from source */
     ck_assert_int_eq(c->cache_hit, 0);
     {
         clcone_problem p;
@@ -328,7 +310,7 @@ START_TEST(stale_cache_entry_never_used)
         clcone_problem_free(&p);
     }
     clcone_context_free(c);
-    c = open_ctx(CLCONE_FLOAT);           /* and the replaced entry serves again */
+    c = test_context(CLCONE_FLOAT);           /* and the replaced entry serves again */
     ck_assert_int_eq(c->cache_hit, 1);
     unlink(c->cache_path);
     clcone_context_free(c);
@@ -339,7 +321,7 @@ END_TEST
 
 START_TEST(allocation_beyond_device_limit_fails_cleanly)
 {
-    clcone_context *c = open_ctx(CLCONE_FLOAT);
+    clcone_context *c = test_context(CLCONE_FLOAT);
     cl_mem m = NULL;
     clcone_error e;
     size_t too_big = (size_t)c->info.max_alloc + 1024;
@@ -367,7 +349,7 @@ END_TEST
 
 START_TEST(device_rejects_reference_only_solvers)
 {
-    clcone_context *c = open_ctx(CLCONE_FLOAT);
+    clcone_context *c = test_context(CLCONE_FLOAT);
     clcone_problem p;
     clcone_options o;
     clcone_result res;

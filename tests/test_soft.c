@@ -5,24 +5,6 @@
 #include <math.h>
 #include <string.h>
 
-static clcone_context *ctx_double(void)
-{
-    clcone_context *c = NULL;
-    clcone_error e;
-    ck_assert_msg(clcone_context_create(NULL, CLCONE_DOUBLE, &c, &e) == CLCONE_OK, "%s", e.msg);
-    return c;
-}
-
-static double rel_diff(const double *a, const double *b, int m)
-{
-    double d = 0, s = 0;
-    for (int i = 0; i < m; ++i) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 static clcone_prob_result run(clcone_context *c, const clcone_problem *p, const clcone_options *o, double *r)
 {
     clcone_result res;
@@ -62,7 +44,7 @@ START_TEST(soft_tends_to_ccp)
                     for (int a = 0; a < 3; ++a) R[3 * c + a] = eps * p.blocks[9 * k + 4 * a];
         out = run(NULL, &p, &o, rs);
         ck_assert_int_eq(out.status, CLCONE_CONVERGED);
-        d = rel_diff(rs, rc, 3 * p.n);
+        d = test_rel_diff(rs, rc, 3 * p.n);
         ck_assert_msg(d < prev, "eps %g: distance %g did not shrink (%g)", eps, d, prev);
         prev = d;
     }
@@ -82,7 +64,7 @@ START_TEST(soft_device_matches_reference)
     clcone_problem p;
     clcone_error e;
     clcone_options o;
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     double *rr, *rd;
     clcone_prob_result ref;
     ck_assert(clcone_read_problem(test_problem_path("Capsules-i125-1213.hdf5"), &p, &e) == CLCONE_OK);
@@ -102,8 +84,8 @@ START_TEST(soft_device_matches_reference)
         ck_assert_msg(dv.status == CLCONE_CONVERGED, "%s: %g after %d", clcone_solver_name(solvers[k]), dv.error,
                       dv.iters);
         /* R > 0 makes the QP strictly convex: one solution */
-        ck_assert_msg(rel_diff(rd, rr, 3 * p.n) < 1e-7, "%s: differs by %g", clcone_solver_name(solvers[k]),
-                      rel_diff(rd, rr, 3 * p.n));
+        ck_assert_msg(test_rel_diff(rd, rr, 3 * p.n) < 1e-7, "%s: differs by %g", clcone_solver_name(solvers[k]),
+                      test_rel_diff(rd, rr, 3 * p.n));
         ck_assert_double_eq_tol(dv.cost, ref.cost, 1e-8 * fabs(ref.cost));
     }
     free(rr);
@@ -121,7 +103,7 @@ START_TEST(soft_scene_device_matches_reference)
     clcone_error e;
     clcone_options o;
     clcone_result res;
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     double *rr, *rd;
     ck_assert(clcone_gen_pile(60, 0.5, 0.01, 0.0, 3, &s, &e) == CLCONE_OK);
     s.contacts[0].gap = -0.01;
@@ -141,8 +123,8 @@ START_TEST(soft_scene_device_matches_reference)
         ck_assert_double_eq_tol(res.items[0].cost, cost, 1e-7 * fabs(cost));
         clcone_result_free(&res);
     }
-    ck_assert_msg(rel_diff(rd, rr, 3 * s.ncontacts) < 1e-6, "scene soft differs by %g",
-                  rel_diff(rd, rr, 3 * s.ncontacts));
+    ck_assert_msg(test_rel_diff(rd, rr, 3 * s.ncontacts) < 1e-6, "scene soft differs by %g",
+                  test_rel_diff(rd, rr, 3 * s.ncontacts));
     /* the penetrating contact pushes harder than with no gap */
     {
         double rn_pen = rr[0];
@@ -196,7 +178,7 @@ END_TEST
 START_TEST(pyramid_device_matches_lemke)
 {
     static const char *files[] = {"Rover4396.dat", "Rover1039.dat", "NESpheres_10_1.dat"};
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     for (size_t f = 0; f < sizeof files / sizeof files[0]; ++f)
         for (int inner = 0; inner < 2; ++inner) {
             clcone_problem p;
@@ -218,7 +200,7 @@ START_TEST(pyramid_device_matches_lemke)
             /* the pyramid law by the reference's measure */
             ck_assert_double_le(clcone_error_of(&p, &o, rd, 0, p.n), 1e-8);
             if (strcmp(files[f], "NESpheres_10_1.dat") == 0) /* full rank: unique */
-                ck_assert_msg(rel_diff(rd, rl, 3 * p.n) < 1e-6, "%s: %g", files[f], rel_diff(rd, rl, 3 * p.n));
+                ck_assert_msg(test_rel_diff(rd, rl, 3 * p.n) < 1e-6, "%s: %g", files[f], test_rel_diff(rd, rl, 3 * p.n));
             o.solver = CLCONE_SOLVER_JACOBI;
             memset(rd, 0, sizeof(double) * 3 * (size_t)p.n);
             ck_assert_int_eq(run(c, &p, &o, rd).status, CLCONE_CONVERGED);
@@ -306,7 +288,7 @@ START_TEST(pyramid_bad_facets_on_device)
     clcone_error e;
     clcone_options o;
     clcone_result res;
-    clcone_context *c = ctx_double();
+    clcone_context *c = test_context(CLCONE_DOUBLE);
     double *r;
     ck_assert(clcone_read_problem(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)p.n, sizeof *r);

@@ -57,4 +57,27 @@ static inline const char *test_write_temp(const char *text, size_t len)
     return path;
 }
 
+/* Largest difference of a and b relative to the largest |b|. */
+static inline double test_rel_diff(const double *a, const double *b, size_t m)
+{
+    double d = 0, s = 0;
+    for (size_t i = 0; i < m; ++i) {
+        double x = a[i] - b[i];
+        if (x < 0) x = -x;
+        if (x > d) d = x;
+        x = b[i] < 0 ? -b[i] : b[i];
+        if (x > s) s = x;
+    }
+    return s > 0 ? d / s : d;
+}
+
+/* The default OpenCL device; the test fails when there is none. */
+static inline clcone_context *test_context(clcone_precision prec)
+{
+    clcone_context *c = NULL;
+    clcone_error e;
+    ck_assert_msg(clcone_context_create(NULL, prec, &c, &e) == CLCONE_OK, "%s", e.msg);
+    return c;
+}
+
 #endif
