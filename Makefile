@@ -26,8 +26,10 @@ TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(TEST_SRC)) $(BUILD)/tobj/ma
 .PHONY: all test sanitize valgrind deps check-deps demo bench clean
 all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/clcone
 
+# Library objects hide every symbol not marked CLCONE_API (host/clcone.h),
+# so the shared library exports only the public clcone_ API.
 $(BUILD)/obj/%.o: host/%.c host/clcone.h host/internal.h $(wildcard host/*.h) $(KERNEL_SRC) | $(BUILD)/obj
-	$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
 # Kernel sources become C string literals so the binary runs from anywhere.
 $(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
@@ -41,7 +43,7 @@ $(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
 	  done; } > $@
 
 $(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
-	$(CC) $(ALL_CFLAGS) -Wno-overlength-strings -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -Wno-overlength-strings -c $< -o $@
 
 $(BUILD)/libclcone.a: $(LIB_OBJ)
 	ar rcs $@ $^

@@ -15,9 +15,27 @@
 
 #include <stddef.h>
 
+#define CLCONE_VERSION_MAJOR 0
+#define CLCONE_VERSION_MINOR 3
+#define CLCONE_VERSION_PATCH 0
+#define CLCONE_VERSION "0.3.0"
+
+/* The library is built with -fvisibility=hidden: only declarations marked
+ * CLCONE_API are exported from the shared library, so internal helpers
+ * cannot clash with a host application's symbols. */
+#if defined(__GNUC__)
+#define CLCONE_API __attribute__((visibility("default")))
+#else
+#define CLCONE_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Version of the library linked at run time ("0.3.0"); compare with
+ * CLCONE_VERSION, the version of the header compiled against. */
+CLCONE_API const char *clcone_version(void);
 
 typedef enum clcone_status {
     CLCONE_OK = 0,
@@ -35,7 +53,7 @@ typedef struct clcone_error {
 } clcone_error;
 
 /* Human name of a status code ("invalid input", ...). */
-const char *clcone_status_name(clcone_status s);
+CLCONE_API const char *clcone_status_name(clcone_status s);
 
 /* ------------------------------------------------------------------ */
 /* Local-form problem, possibly a batch of independent problems.       */
@@ -63,13 +81,13 @@ typedef struct clcone_problem {
 
 /* Allocates all arrays for n contacts and nnzb blocks (zeroed; nprob = 1,
  * prob_off = {0, n}). */
-clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
+CLCONE_API clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
                                    clcone_error *err);
-void clcone_problem_free(clcone_problem *p);
+CLCONE_API void clcone_problem_free(clcone_problem *p);
 
 /* Builds a problem from a dense 3n x 3n row-major W; all-zero off-diagonal
  * blocks are dropped. */
-clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
+CLCONE_API clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
                                         const double *W_rowmajor,
                                         const double *q, const double *mu,
                                         clcone_error *err);
@@ -81,19 +99,19 @@ clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
  * entry W_nn > 0 (the solvers divide by it). Semidefiniteness is accepted
  * up to -1e-6 * max|block| on the smallest eigenvalue, since real files
  * carry rounding (see FORMATS.md section 6). */
-clcone_status clcone_problem_validate(const clcone_problem *p,
+CLCONE_API clcone_status clcone_problem_validate(const clcone_problem *p,
                                       clcone_error *err);
 
 /* Concatenates k problems (each may itself be a batch) into one batch. */
-clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
+CLCONE_API clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
                                   clcone_problem *out, clcone_error *err);
 
 /* Copies problem `index` of a batch out as a stand-alone problem. */
-clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
+CLCONE_API clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
                                    clcone_problem *out, clcone_error *err);
 
 /* u = W r + q (3n). */
-void clcone_problem_velocity(const clcone_problem *p, const double *r,
+CLCONE_API void clcone_problem_velocity(const clcone_problem *p, const double *r,
                              double *u);
 
 /* ------------------------------------------------------------------ */
@@ -128,24 +146,24 @@ typedef struct clcone_scene {
 /* Validates bodies (finite values, inv_mass >= 0, symmetric PSD inverse
  * inertia) and contacts (indices in range, a != b, unit normal within
  * 1e-6, mu >= 0, not two static ends). */
-clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err);
+CLCONE_API clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err);
 
 /* Contact frame: the normal, then t1 = normalize(normal x e_k) where e_k is
  * the world axis with the smallest |normal_k| (lowest k on ties), and
  * t2 = normal x t1. frame[0..2] = normal, [3..5] = t1, [6..8] = t2. */
-void clcone_contact_frame(const double normal[3], double frame[9]);
+CLCONE_API void clcone_contact_frame(const double normal[3], double frame[9]);
 
 /* Local form of the scene's contact problem: W = J M^-1 J^T (only blocks
  * of contacts that share a non-static body), q = J v*. */
-clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
+CLCONE_API clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
                                     clcone_error *err);
 
 /* Velocity change of every body (6 per body) caused by reactions r:
  * dv = M^-1 J^T r. */
-void clcone_scene_apply_impulses(const clcone_scene *s, const double *r,
+CLCONE_API void clcone_scene_apply_impulses(const clcone_scene *s, const double *r,
                                  double *dv);
 
-void clcone_scene_free(clcone_scene *s);
+CLCONE_API void clcone_scene_free(clcone_scene *s);
 
 /* Scene generators (body form). Each returns bodies at rest in contact
  * (contacts detected at the generated state, gap ~ 0) with the free
@@ -153,17 +171,17 @@ void clcone_scene_free(clcone_scene *s);
  * v* = v + dt g. Deterministic for a given seed. */
 /* A tower of k unit boxes (mass 1) on the static ground; 4 corner
  * contacts per interface, 4k contacts. */
-clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s,
+CLCONE_API clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s,
                                clcone_error *err);
 /* About n spheres (radius 0.5 +- spread, unit density) packed densely in
  * a box container (static floor and walls) with contacts wherever two
  * spheres or a sphere and a wall touch. */
-clcone_status clcone_gen_pile(int n, double mu, double dt, double spread,
+CLCONE_API clcone_status clcone_gen_pile(int n, double mu, double dt, double spread,
                               unsigned seed, clcone_scene *s,
                               clcone_error *err);
 /* L x L x H spheres of radius 0.5 in a simple cubic lattice resting on
  * each other and on the ground: about 3 L^2 H contacts. */
-clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
+CLCONE_API clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
                               clcone_scene *s, clcone_error *err);
 
 /* ------------------------------------------------------------------ */
@@ -202,14 +220,14 @@ typedef enum clcone_run_status {
     CLCONE_FAILED
 } clcone_run_status;
 
-const char *clcone_model_name(clcone_model m);
-const char *clcone_solver_name(clcone_solver s);
-const char *clcone_run_status_name(clcone_run_status s);
+CLCONE_API const char *clcone_model_name(clcone_model m);
+CLCONE_API const char *clcone_solver_name(clcone_solver s);
+CLCONE_API const char *clcone_run_status_name(clcone_run_status s);
 /* Parse names as used on the command line; return CLCONE_EINVAL and list
  * the accepted names in err when unknown. */
-clcone_status clcone_parse_model(const char *s, clcone_model *m,
+CLCONE_API clcone_status clcone_parse_model(const char *s, clcone_model *m,
                                  clcone_error *err);
-clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
+CLCONE_API clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
                                   clcone_error *err);
 
 typedef struct clcone_options {
@@ -246,7 +264,7 @@ typedef struct clcone_options {
 /* Projection onto the pyramid costs O(N) per contact and iteration. */
 #define CLCONE_MAX_FACETS 1024
 
-void clcone_options_default(clcone_options *o);
+CLCONE_API void clcone_options_default(clcone_options *o);
 
 typedef struct clcone_prob_result {
     clcone_run_status status;
@@ -267,12 +285,12 @@ typedef struct clcone_result {
     double time_ms;      /* whole call */
 } clcone_result;
 
-void clcone_result_free(clcone_result *r);
+CLCONE_API void clcone_result_free(clcone_result *r);
 
 /* Solves every problem of the batch with the CPU reference (double, one
  * thread). r (3n) holds the warm start on entry when o->warm_start, and the
  * reactions on exit. */
-clcone_status clcone_solve_reference(const clcone_problem *p,
+CLCONE_API clcone_status clcone_solve_reference(const clcone_problem *p,
                                      const clcone_options *o, double *r,
                                      clcone_result *res, clcone_error *err);
 
@@ -294,7 +312,7 @@ typedef struct clcone_device_info {
 
 /* Lists every device of every platform (*list is malloc'ed; free()). With
  * no platform installed: CLCONE_EDEVICE and a message on how to fix it. */
-clcone_status clcone_list_devices(clcone_device_info **list, int *count,
+CLCONE_API clcone_status clcone_list_devices(clcone_device_info **list, int *count,
                                   clcone_error *err);
 
 /* A device with its queue and built programs. */
@@ -310,23 +328,23 @@ typedef enum clcone_precision {
  * anything else = first device whose name contains spec. ("ref", the CPU
  * reference, is not an OpenCL device: callers pass a NULL context for
  * it.) Double precision needs cl_khr_fp64. */
-clcone_status clcone_context_create(const char *spec, clcone_precision prec,
+CLCONE_API clcone_status clcone_context_create(const char *spec, clcone_precision prec,
                                     clcone_context **ctx, clcone_error *err);
-void clcone_context_free(clcone_context *ctx);
-const clcone_device_info *clcone_context_device(const clcone_context *ctx);
-clcone_precision clcone_context_precision(const clcone_context *ctx);
+CLCONE_API void clcone_context_free(clcone_context *ctx);
+CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
+CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
 
 /* One entry point for every backend: ctx NULL = CPU reference, else the
  * OpenCL device. Device solvers: jacobi (all models), apgd (ccp, and
  * coulomb as De Saxce fixed point with APGD inner solves), cgs (all
  * models). Data are uploaded once, iterated on the device and only the
  * reactions and per-problem errors come back. */
-clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p,
+CLCONE_API clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p,
                            const clcone_options *o, double *r,
                            clcone_result *res, clcone_error *err);
 /* The same on a body-form scene: the reference forms W (local form); the
  * device works matrix-free from Jacobians and masses. */
-clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
+CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
                                  const clcone_options *o, double *r,
                                  clcone_result *res, clcone_error *err);
 
@@ -338,7 +356,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
  * (FORMATS.md section 2): ||F(r)|| / max(||q||, ||r||, ||u||). With
  * err_q1 non-NULL also returns the old ||F|| / (||q|| + 1). Contacts
  * [c0, c1) only, so a batch member can be measured alone. */
-double clcone_error_coulomb(const clcone_problem *p, const double *r,
+CLCONE_API double clcone_error_coulomb(const clcone_problem *p, const double *r,
                             int c0, int c1, double *err_q1);
 
 /* The model's own error on contacts [c0, c1): coulomb as above; ccp the
@@ -346,7 +364,7 @@ double clcone_error_coulomb(const clcone_problem *p, const double *r,
  * pyramid the natural map with the pyramid and its support function.
  * NaN for soft and sap, whose problems (W + R; body velocities) are not
  * the (W, q) given here. */
-double clcone_error_of(const clcone_problem *p, const clcone_options *o,
+CLCONE_API double clcone_error_of(const clcone_problem *p, const clcone_options *o,
                        const double *r, int c0, int c1);
 
 /* ------------------------------------------------------------------ */
@@ -355,18 +373,18 @@ double clcone_error_of(const clcone_problem *p, const clcone_options *o,
 
 /* Reads a Siconos .dat FrictionContactProblem (dense or SBM storage) or,
  * when the content starts with the HDF5 signature, an FCLib local problem. */
-clcone_status clcone_read_problem(const char *path, clcone_problem *p,
+CLCONE_API clcone_status clcone_read_problem(const char *path, clcone_problem *p,
                                   clcone_error *err);
 /* Writes Siconos .dat with SBM storage and %.17g values: an exact round
  * trip through clcone_read_problem. Written atomically. */
-clcone_status clcone_write_problem_dat(const char *path,
+CLCONE_API clcone_status clcone_write_problem_dat(const char *path,
                                        const clcone_problem *p,
                                        clcone_error *err);
 /* Reactions: text, r_n r_t1 r_t2 per line, '#' comments. Exactly 3n
  * numbers. Writing is atomic (temp file + rename) with %.17g. */
-clcone_status clcone_read_reactions(const char *path, int n, double *r,
+CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *r,
                                     clcone_error *err);
-clcone_status clcone_write_reactions(const char *path, int n,
+CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
 
 /* ------------------------------------------------------------------ */
@@ -410,20 +428,20 @@ typedef struct clcone_world {
     double mu;              /* friction of every detected contact */
 } clcone_world;
 
-void clcone_world_free(clcone_world *w);
+CLCONE_API void clcone_world_free(clcone_world *w);
 /* Checks shapes (positive finite sizes, unit quaternion within 1e-6,
  * mass >= 0), planes, gravity, dt, mu, and the scene. */
-clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err);
+CLCONE_API clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err);
 /* inv_mass and world-frame inv_inertia from shape, mass and orientation. */
-void clcone_world_update_inertia(clcone_world *w);
+CLCONE_API void clcone_world_update_inertia(clcone_world *w);
 /* The contact problem at the current state: a scene (own copies of the
  * bodies and contacts; free with clcone_scene_free) whose bodies carry
  * the free velocity v* = v + dt g (static bodies keep v). */
-clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
+CLCONE_API clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
                                          clcone_error *err);
 /* Kinetic energy 0.5 (m |v|^2 + w^T I w) of the non-static bodies for
  * body velocities v (6 per body; NULL = the bodies' own v). */
-double clcone_world_kinetic_energy(const clcone_world *w, const double *v);
+CLCONE_API double clcone_world_kinetic_energy(const clcone_world *w, const double *v);
 
 /* Generators: the body-form generators above plus shapes and container.
  *  pile:    about n spheres in a box container (spread = radius spread);
@@ -442,27 +460,27 @@ typedef struct clcone_gen_params {
     unsigned seed;      /* pile (default 1) */
 } clcone_gen_params;
 
-void clcone_gen_params_default(clcone_gen_params *p);
+CLCONE_API void clcone_gen_params_default(clcone_gen_params *p);
 /* name: pile, stack, wall, grid or incline. */
-clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p,
+CLCONE_API clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p,
                                     clcone_world *w, clcone_error *err);
 
 /* Scene files (format in README "Scene files"): text, first line
  * "clcone-scene 1", %.17g values, so a write/read round trip is exact.
  * Reading validates everything and names the line of a bad value;
  * truncated or malformed content gives CLCONE_EFORMAT. Written atomically. */
-clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err);
-clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone_error *err);
+CLCONE_API clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err);
+CLCONE_API clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone_error *err);
 /* Whether the file starts with the scene signature (1), not (0); -1 when
  * it cannot be read. */
-int clcone_is_world_file(const char *path);
+CLCONE_API int clcone_is_world_file(const char *path);
 
 /* Replaces w->s.contacts by the contacts of the current positions:
  * sphere-sphere, sphere-plane, box-plane, box-sphere and box-box (face
  * clipping; edge-edge contacts of crossed boxes are not generated), every
  * pair closer than `margin`. keys (optional, *keys malloc'ed, one per
  * contact) identify a contact across steps: body pair and feature. */
-clcone_status clcone_world_detect(clcone_world *w, double margin,
+CLCONE_API clcone_status clcone_world_detect(clcone_world *w, double margin,
                                   unsigned long long **keys, clcone_error *err);
 
 /* Time stepping: semi-implicit Euler with the contact impulse solved by
@@ -477,7 +495,7 @@ typedef struct clcone_sim_options {
     int warm_start;          /* reuse matched reactions (default 1) */
 } clcone_sim_options;
 
-void clcone_sim_options_default(clcone_sim_options *o);
+CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
 
 typedef struct clcone_step_info {
     int step;                /* 1-based */
@@ -493,34 +511,34 @@ typedef struct clcone_step_info {
 typedef struct clcone_sim clcone_sim;
 
 /* The stepper works on w in place (w must stay alive). */
-clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
+CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
                                 const clcone_sim_options *o, clcone_sim **sim,
                                 clcone_error *err);
-clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
+CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
                               clcone_error *err);
 /* Reactions (impulses, 3 per contact of w->s) of the last step's solve. */
-const double *clcone_sim_reactions(const clcone_sim *sim);
+CLCONE_API const double *clcone_sim_reactions(const clcone_sim *sim);
 /* The last step's contact problem (free velocities, contacts) and, in
  * *r0 when non-NULL, the warm start it was solved from: to solve it
  * again elsewhere, e.g. on the reference for comparison. */
-const clcone_scene *clcone_sim_last_scene(const clcone_sim *sim, const double **r0);
-void clcone_sim_free(clcone_sim *sim);
+CLCONE_API const clcone_scene *clcone_sim_last_scene(const clcone_sim *sim, const double **r0);
+CLCONE_API void clcone_sim_free(clcone_sim *sim);
 
 /* Output. Forces are impulses r / dt. */
 /* Legacy VTK polydata of the bodies (point data: velocity, angular
  * velocity, radius, kind) and of the contacts (a second file, contact
  * force vectors in world coordinates and magnitudes). r may be NULL. */
-clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
+CLCONE_API clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
                                const clcone_world *w, const double *r,
                                clcone_error *err);
 /* ParaView collection of frames: files[k] at time times[k]. */
-clcone_status clcone_write_pvd(const char *path, int nframes,
+CLCONE_API clcone_status clcone_write_pvd(const char *path, int nframes,
                                const char *const *files, const double *times,
                                int parts, clcone_error *err);
 /* Orthographic picture of the world seen from the -y side, a little from
  * above; bodies shaded and coloured by the magnitude of the contact force
  * on them (blue = none, red = largest). PNG, RGB, width x height. */
-clcone_status clcone_render_png(const char *path, const clcone_world *w,
+CLCONE_API clcone_status clcone_render_png(const char *path, const clcone_world *w,
                                 const double *r, int width, int height,
                                 clcone_error *err);
 

@@ -1,0 +1,7 @@
+/* The run-time version, so a program can tell which library it loaded. */
+#include "clcone.h"
+
+const char *clcone_version(void)
+{
+    return CLCONE_VERSION;
+}
