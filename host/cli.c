@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "clcone.h"
 #include "cli.h"
+#include "shared_problems.h"
 
 #include <errno.h>
 #include <math.h>
@@ -421,15 +422,6 @@ static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone
 
 static int cmd_demo_siconos(int argc, char **argv)
 {
-    static const char *const files[] = {
-        "FrictionContact3D_1c.dat", "FrictionContact3D_RR_1c.dat", "Rover11035.dat",
-        "Rover4396.dat", "FC3D_Example1.dat", "FC3D_Example1_SBM.dat",
-        "GFC3D_TwoRods1-condensed.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat",
-        "Rover1039.dat", "Rover4144.dat", "Rover4493.dat", "Rover4622.dat",
-        "Rover1040.dat", "Rover3865.dat", "Rover4609.dat", "NESpheres_10_1.dat",
-        "OneObject-i1028-138.hdf5.dat", "OneObject-i100000-499.hdf5.dat",
-        "BoxesStack1-i100000-32.hdf5.dat", "Confeti-ex03-Fc3D-SBM.dat",
-        "Capsules-i101-404.dat", "Capsules-i100-1090.dat", "Capsules-i125-1213.hdf5"};
     cli_args a;
     const char *dir;
     clcone_context *ctx = NULL;
@@ -450,27 +442,28 @@ static int cmd_demo_siconos(int argc, char **argv)
     od.solver = CLCONE_SOLVER_CGS;
     od.tol = ctx && clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-6 : 1e-5;
     describe_backend(ctx, backend, sizeof backend);
-    printf("clcone demo: the %zu Siconos problems in %s\n", sizeof files / sizeof files[0], dir);
+    printf("clcone demo: the %d Siconos problems in %s\n", NSHARED_PROBLEMS, dir);
     printf("reference: NSGS, double, 1 thread, tol %.0e | device: CGS on %s, tol %.0e\n", a.o.tol,
            ctx ? backend : "(none)", od.tol);
     printf("%-34s %5s | %9s %8s %9s | %9s %8s %9s\n", "file", "n", "ref err", "sweeps", "ref ms", "dev err", "sweeps",
            "dev ms");
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    for (int i = 0; i < NSHARED_PROBLEMS; ++i) {
         char path[4096];
         clcone_problem p;
         clcone_prob_result rr, dr;
-        snprintf(path, sizeof path, "%s/%s", dir, files[i]);
+        const char *name = SHARED_PROBLEMS[i];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
         if (clcone_read_problem(path, &p, &e)) {
             fprintf(stderr, "clcone: %s\n", e.msg);
             worst = EXIT_USAGE;
             continue;
         }
-        if (demo_solve(NULL, &p, &a.o, &rr, files[i]) || (ctx && demo_solve(ctx, &p, &od, &dr, files[i]))) {
+        if (demo_solve(NULL, &p, &a.o, &rr, name) || (ctx && demo_solve(ctx, &p, &od, &dr, name))) {
             clcone_problem_free(&p);
             worst = EXIT_USAGE;
             continue;
         }
-        printf("%-34s %5d | %9.2e %8d %9.1f |", files[i], p.n, rr.error, rr.iters, rr.time_ms);
+        printf("%-34s %5d | %9.2e %8d %9.1f |", name, p.n, rr.error, rr.iters, rr.time_ms);
         if (ctx) {
             printf(" %9.2e %8d %9.1f\n", dr.error, dr.iters, dr.time_ms);
             dconv += dr.status == CLCONE_CONVERGED;

@@ -25,19 +25,6 @@ static clcone_prob_result solve_scene(clcone_context *c, const clcone_scene *s, 
     return out;
 }
 
-/* Velocity difference relative to the free velocity's size: bodies at
- * rest end with v ~ 0, so a relative measure on v itself means nothing. */
-static double vel_diff(const clcone_scene *s, const double *a, const double *b)
-{
-    double d = 0, vs = 0;
-    for (int i = 0; i < s->nbodies; ++i)
-        for (int k = 0; k < 6; ++k) {
-            d = fmax(d, fabs(a[6 * i + k] - b[6 * i + k]));
-            vs = fmax(vs, fabs(s->bodies[i].v[k]));
-        }
-    return d / vs;
-}
-
 /* Post-impulse body velocities v* + M^-1 J^T r: unique for the convex
  * model even where W is singular and r is not. */
 static void velocities(const clcone_scene *s, const double *r, double *v)
@@ -103,8 +90,8 @@ START_TEST(body_jacobi_and_apgd_reach_reference)
             ck_assert_msg(dv.status == CLCONE_CONVERGED, "scene %d %s: %g after %d", i,
                           clcone_solver_name(solvers[k]), dv.error, dv.iters);
             velocities(&sc[i], rd, vd);
-            ck_assert_msg(vel_diff(&sc[i], vd, vr) <= 1e-6, "scene %d %s: velocities differ by %g", i,
-                          clcone_solver_name(solvers[k]), vel_diff(&sc[i], vd, vr));
+            ck_assert_msg(test_vel_diff(&sc[i], vd, vr) <= 1e-6, "scene %d %s: velocities differ by %g", i,
+                          clcone_solver_name(solvers[k]), test_vel_diff(&sc[i], vd, vr));
             free(rd);
             free(vd);
         }
@@ -165,7 +152,7 @@ START_TEST(body_float_close_to_reference)
     solve_scene(NULL, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-11, rr);
     velocities(&s, rd, vd);
     velocities(&s, rr, vr);
-    ck_assert_msg(vel_diff(&s, vd, vr) <= 1e-4, "float velocities differ by %g", vel_diff(&s, vd, vr));
+    ck_assert_msg(test_vel_diff(&s, vd, vr) <= 1e-4, "float velocities differ by %g", test_vel_diff(&s, vd, vr));
     free(rd);
     free(rr);
     free(vd);

@@ -96,7 +96,7 @@ START_TEST(device_reaches_1e6_on_every_shared_problem)
     clcone_problem p;
     clcone_prob_result out;
     double *r;
-    const char *name = TEST_PROBLEM_FILES[_i];
+    const char *name = SHARED_PROBLEMS[_i];
     read_problem(name, &p);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     out = solve(c, &p, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-6, 200000, r);
@@ -247,7 +247,7 @@ START_TEST(empty_problem_and_time_cap)
     ck_assert(clcone_solve(c, &p, &o, rb, &res, &e) == CLCONE_OK);
     ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
     ck_assert(strstr(res.items[0].reason, "time cap") != NULL);
-    ck_assert(res.time_ms < 5000);
+    ck_assert_int_lt(res.items[0].iters, o.max_iter);
     clcone_result_free(&res);
     free(rb);
     clcone_problem_free(&p);
@@ -373,7 +373,7 @@ Suite *suite_device(void)
     TCase *t = tcase_create("device");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, device_double_follows_reference);
-    tcase_add_loop_test(t, device_reaches_1e6_on_every_shared_problem, 0, TEST_NPROBLEM_FILES);
+    tcase_add_loop_test(t, device_reaches_1e6_on_every_shared_problem, 0, NSHARED_PROBLEMS);
     tcase_add_test(t, device_float_close_to_reference);
     tcase_add_test(t, device_runs_are_bitwise_identical);
     tcase_add_test(t, device_batch_equals_each_alone);

@@ -11,7 +11,7 @@
 #include "testutil.h"
 
 /* README.md of the shared problems: n, non-zero entries of W, non-zero
- * 3x3 blocks, mu, ||q||_2 (4 digits), in TEST_PROBLEM_FILES order. */
+ * 3x3 blocks, mu, ||q||_2 (4 digits), in SHARED_PROBLEMS order. */
 static const struct {
     int n, nnz, blocks;
     double mu, qnorm;
@@ -75,11 +75,11 @@ static char *temp_path(void)
 
 START_TEST(test_read_shared)
 {
-    const char *name = TEST_PROBLEM_FILES[_i];
+    const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
     double qn = 0;
     int c;
-    ck_assert_int_eq(TEST_NPROBLEM_FILES, (int)(sizeof EXPECTED / sizeof EXPECTED[0]));
+    ck_assert_int_eq(NSHARED_PROBLEMS, (int)(sizeof EXPECTED / sizeof EXPECTED[0]));
     read_ok(test_problem_path(name), &p);
     ck_assert_msg(p.n == EXPECTED[_i].n, "%s: n = %d, expected %d", name, p.n, EXPECTED[_i].n);
     ck_assert_msg(count_nonzero(&p) == EXPECTED[_i].nnz, "%s: %d non-zero entries, expected %d",
@@ -100,7 +100,7 @@ START_TEST(test_roundtrip_shared)
     clcone_problem a, b;
     clcone_error err = {0};
     char *path = temp_path();
-    read_ok(test_problem_path(TEST_PROBLEM_FILES[_i]), &a);
+    read_ok(test_problem_path(SHARED_PROBLEMS[_i]), &a);
     ck_assert_msg(clcone_write_problem_dat(path, &a, &err) == CLCONE_OK, "%s", err.msg);
     read_ok(path, &b);
     assert_same_problem(&a, &b);
@@ -166,7 +166,7 @@ static double next_num(FILE *f)
 
 START_TEST(test_raw_tokens)
 {
-    const char *name = TEST_PROBLEM_FILES[_i];
+    const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
     FILE *f;
     int n, N, c, k, a;
@@ -488,6 +488,11 @@ static const struct {
     {"3\n1\n2\n3\n3\n", 0, {":3:", "CSparse", "found '2'"}},
     {"3\n1\n0\n3\n3\n4\n3\n" W1C Q1C "0.1\n", 0, {":6:", "repeated number of rows"}},
     {L1_7 "15\n-1\n1.5abc\n-1\n14\n1\n-2\n1\n16\n" Q1C "0.1\n", 0, {":10:", "W[2][0]", "'1.5abc'"}},
+    /* a NUL inside a number must not end it ("15\0GARBAGE" is not 15) */
+    {L1_7 "15\0GARBAGE\n-1\n-2\n-1\n14\n1\n-2\n1\n16\n" Q1C "0.1\n",
+     sizeof L1_7 "15\0GARBAGE\n-1\n-2\n-1\n14\n1\n-2\n1\n16\n" Q1C "0.1\n" - 1,
+     {":8:", "W[0][0]", "'15\\x00GARBAGE'"}},
+    {"3\n1\0\n0\n3\n3\n", 11, {":2:", "number of contacts", "'1\\x00'"}},
     {"3\n1\n0\n3\n3\n3\n3\n" W1C "-1 2 3 0.1 0 x y", 0, {":17:", "end of the file"}},
     /* SBM structure */
     {SBM_HEAD "0 2 3\n0 1 1\n" SBM_B0 "7\n0.1 0.2 0 0 0 0 0 0 0\n" SBM_B2 SBM_TAIL, 0,
@@ -650,6 +655,7 @@ static const struct {
     const char *text;
     int n;
     const char *needle[3];
+    size_t len; /* 0: strlen(text) */
 } RBAD[] = {
     {"1 2 3\n4 5\n", 2, {":3: unexpected end of file", "r_t2 of contact 1", "exactly 6"}},
     {"1 2 3\n4 5 6\n# more\n7\n", 2, {":4:", "end of the file after 6 numbers", "'7'"}},
@@ -657,11 +663,12 @@ static const struct {
     {"# header\n1 2 3\n4 -inf 6\n", 2, {":3:", "r_t1 of contact 1", "'-inf'"}},
     {"1 2 3,\n", 1, {":1:", "r_t2", "'3,'"}},
     {"# nothing\n", 1, {"empty file", "r_n of contact 0"}},
+    {"1 2 15\0GARBAGE\n", 1, {":1:", "r_t2 of contact 0", "'15\\x00GARBAGE'"}, 16},
 };
 
 START_TEST(test_reactions_malformed)
 {
-    const char *path = test_write_temp(RBAD[_i].text, strlen(RBAD[_i].text));
+    const char *path = test_write_temp(RBAD[_i].text, RBAD[_i].len ? RBAD[_i].len : strlen(RBAD[_i].text));
     double r[6] = {9, 9, 9, 9, 9, 9};
     clcone_error err = {0};
     int k;
@@ -694,13 +701,13 @@ Suite *suite_io(void)
     Suite *s = suite_create("io");
     TCase *tc = tcase_create("io");
     tcase_set_timeout(tc, 60);
-    tcase_add_loop_test(tc, test_read_shared, 0, TEST_NPROBLEM_FILES);
-    tcase_add_loop_test(tc, test_roundtrip_shared, 0, TEST_NPROBLEM_FILES);
+    tcase_add_loop_test(tc, test_read_shared, 0, NSHARED_PROBLEMS);
+    tcase_add_loop_test(tc, test_roundtrip_shared, 0, NSHARED_PROBLEMS);
     tcase_add_test(tc, test_dense_equals_sbm);
     tcase_add_test(tc, test_known_1c);
     tcase_add_test(tc, test_dense_column_major);
     tcase_add_test(tc, test_sbm_column_major);
-    tcase_add_loop_test(tc, test_raw_tokens, 0, TEST_NPROBLEM_FILES);
+    tcase_add_loop_test(tc, test_raw_tokens, 0, NSHARED_PROBLEMS);
     tcase_add_test(tc, test_hdf5_capsules_csr);
     tcase_add_loop_test(tc, test_hdf5_encodings, 0, 4);
     tcase_add_loop_test(tc, test_hdf5_malformed, 0, (int)(sizeof H5BAD / sizeof H5BAD[0]));

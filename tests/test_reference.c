@@ -60,7 +60,7 @@ static double solve_with(const clcone_problem *p, clcone_model m, clcone_solver 
  * measure with the NSGS reference, re-measured independently here. */
 START_TEST(nsgs_solves_every_shared_problem)
 {
-    const char *name = TEST_PROBLEM_FILES[_i];
+    const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
     clcone_error e;
     clcone_prob_result out;
@@ -101,16 +101,6 @@ START_TEST(nsgs_matches_independent_sweeps)
 }
 END_TEST
 
-static double max_rel_diff(const double *a, const double *b, int m)
-{
-    double d = 0, s = 0;
-    for (int i = 0; i < m; ++i) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
 /* The convex QP has a unique solution when W is positive definite: its
  * three solvers must find the same one. */
 START_TEST(ccp_solvers_agree)
@@ -129,9 +119,9 @@ START_TEST(ccp_solvers_agree)
         ck_assert_double_le(solve_with(&p, CLCONE_MODEL_CCP, CLCONE_SOLVER_PGS, 1e-12, rp, &out), 1e-12);
         ck_assert_double_le(solve_with(&p, CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI, 1e-12, rj, &out), 1e-12);
         ck_assert_double_le(solve_with(&p, CLCONE_MODEL_CCP, CLCONE_SOLVER_CGS, 1e-12, rc, &out), 1e-12);
-        ck_assert_double_le(max_rel_diff(rp, ra, 3 * n), 1e-8);
-        ck_assert_double_le(max_rel_diff(rj, ra, 3 * n), 1e-8);
-        ck_assert_double_le(max_rel_diff(rc, ra, 3 * n), 1e-8);
+        ck_assert_double_le(test_rel_diff(rp, ra, 3 * n), 1e-8);
+        ck_assert_double_le(test_rel_diff(rj, ra, 3 * n), 1e-8);
+        ck_assert_double_le(test_rel_diff(rc, ra, 3 * n), 1e-8);
         free(ra);
         free(rp);
         free(rj);
@@ -170,8 +160,8 @@ START_TEST(pyramid_lemke_and_iterations_agree)
             ck_assert(clcone_solve(NULL, &p, &o, rg, &res, &e) == CLCONE_OK);
             ck_assert_msg(res.items[0].status == CLCONE_CONVERGED, "pgs N=%d: %g", Ns[k], res.items[0].error);
             clcone_result_free(&res);
-            ck_assert_msg(max_rel_diff(rg, rl, 3 * n) < 1e-7, "N=%d inner=%d: lemke vs pgs differ by %g", Ns[k],
-                          inner, max_rel_diff(rg, rl, 3 * n));
+            ck_assert_msg(test_rel_diff(rg, rl, 3 * n) < 1e-7, "N=%d inner=%d: lemke vs pgs differ by %g", Ns[k],
+                          inner, test_rel_diff(rg, rl, 3 * n));
             free(rl);
             free(rg);
             clcone_problem_free(&p);
@@ -380,7 +370,7 @@ Suite *suite_reference(void)
     Suite *s = suite_create("reference");
     TCase *t = tcase_create("reference");
     tcase_set_timeout(t, 300);
-    tcase_add_loop_test(t, nsgs_solves_every_shared_problem, 0, TEST_NPROBLEM_FILES);
+    tcase_add_loop_test(t, nsgs_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
     tcase_add_test(t, nsgs_matches_independent_sweeps);
     tcase_add_test(t, ccp_solvers_agree);
     tcase_add_test(t, pyramid_lemke_and_iterations_agree);

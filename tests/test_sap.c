@@ -117,29 +117,6 @@ static void ref_contact_velocity_of(const clcone_problem *p, const double *r, in
             for (int j = 0; j < 3; ++j) u[i] += p->blocks[9 * b + 3 * i + j] * r[3 * p->col[b] + j];
 }
 
-static double max_rel(const double *a, const double *b, size_t m)
-{
-    double d = 0, s = 0;
-    for (size_t i = 0; i < m; ++i) {
-        d = fmax(d, fabs(a[i] - b[i]));
-        s = fmax(s, fabs(b[i]));
-    }
-    return s > 0 ? d / s : d;
-}
-
-/* max |a - b| over the bodies' velocities relative to the free velocity's
- * size (bodies at rest end near v = 0, so v itself is no scale). */
-static double vel_diff(const clcone_scene *s, const double *a, const double *b)
-{
-    double d = 0, vs = 0;
-    for (int i = 0; i < s->nbodies; ++i)
-        for (int k = 0; k < 6; ++k) {
-            d = fmax(d, fabs(a[6 * i + k] - b[6 * i + k]));
-            vs = fmax(vs, fabs(s->bodies[i].v[k]));
-        }
-    return d / vs;
-}
-
 /* One sphere-like body (mass 1, inertia 0.1) touching the ground at one
  * point below its centre, with free velocity (vx, 0, -g dt). */
 static void one_contact_scene(clcone_scene *s, double mu, double vx)
@@ -198,8 +175,8 @@ START_TEST(sap_one_contact_stick_and_slide)
             sap_options(&o, 1e-12);
             out = sap_run(c, &s, &o, CLCONE_SAP_LS_EXACT, r, NULL, NULL, NULL);
             ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
-            ck_assert_msg(max_rel(r, g, 3) <= 1e-10, "mu %g device %d: r differs by %g", mus[k], dev,
-                          max_rel(r, g, 3));
+            ck_assert_msg(test_rel_diff(r, g, 3) <= 1e-10, "mu %g device %d: r differs by %g", mus[k], dev,
+                          test_rel_diff(r, g, 3));
             clcone_problem_free(&p);
             clcone_scene_free(&s);
             clcone_context_free(c);
@@ -236,7 +213,7 @@ START_TEST(sap_box_sticks)
         o.sap_beta = betas[k];
         out = sap_run(NULL, &s, &o, CLCONE_SAP_LS_EXACT, r, v, NULL, NULL);
         ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
-        ck_assert_msg(max_rel(r, g, 12) <= 1e-9, "beta %g: r differs by %g", betas[k], max_rel(r, g, 12));
+        ck_assert_msg(test_rel_diff(r, g, 12) <= 1e-9, "beta %g: r differs by %g", betas[k], test_rel_diff(r, g, 12));
         /* sticking: every contact velocity is exactly the compliance
          * -R g (tangentially a slip three orders below the push) */
         for (int c = 0; c < 4; ++c) {
@@ -289,14 +266,14 @@ START_TEST(sap_device_matches_reference)
                       b.iters);
         ck_assert_int_eq(a.inner_iters, 0);
         ck_assert_int_ge(b.inner_iters, b.iters);
-        ck_assert_msg(vel_diff(&sc[i], vd, vr) <= 1e-8, "scene %d: velocities differ by %g", i,
-                      vel_diff(&sc[i], vd, vr));
+        ck_assert_msg(test_vel_diff(&sc[i], vd, vr) <= 1e-8, "scene %d: velocities differ by %g", i,
+                      test_vel_diff(&sc[i], vd, vr));
         ck_assert_double_eq_tol(a.cost, b.cost, 1e-12 * fabs(a.cost));
         /* r are the impulses: v* + M^-1 J' r is the solution's v */
         clcone_scene_apply_impulses(&sc[i], rd, vi);
         for (size_t k = 0; k < nv; ++k) vi[k] += sc[i].bodies[k / 6].v[k % 6];
-        ck_assert_msg(vel_diff(&sc[i], vi, vd) <= 1e-9, "scene %d: impulses give v off by %g", i,
-                      vel_diff(&sc[i], vi, vd));
+        ck_assert_msg(test_vel_diff(&sc[i], vi, vd) <= 1e-9, "scene %d: impulses give v off by %g", i,
+                      test_vel_diff(&sc[i], vi, vd));
         free(rr);
         free(rd);
         free(vr);
@@ -363,8 +340,8 @@ START_TEST(sap_float_device)
         ck_assert(memcmp(r1, r2, sizeof *r1 * m) == 0);
         o.tol = 1e-10;
         sap_run(NULL, &sc[i], &o, CLCONE_SAP_LS_EXACT, rr, vr, NULL, NULL);
-        ck_assert_msg(vel_diff(&sc[i], vd, vr) <= 1e-4, "scene %d: float velocities differ by %g", i,
-                      vel_diff(&sc[i], vd, vr));
+        ck_assert_msg(test_vel_diff(&sc[i], vd, vr) <= 1e-4, "scene %d: float velocities differ by %g", i,
+                      test_vel_diff(&sc[i], vd, vr));
         free(r1);
         free(r2);
         free(rr);
@@ -397,7 +374,7 @@ START_TEST(sap_public_entry_and_warm_start)
     o.warm_start = 1;
     ck_assert_msg(clcone_solve_scene(NULL, &s, &o, r2, &res, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_le(res.items[0].iters, 1);
-    ck_assert(max_rel(r2, r, 3 * (size_t)s.ncontacts) <= 1e-9);
+    ck_assert(test_rel_diff(r2, r, 3 * (size_t)s.ncontacts) <= 1e-9);
     clcone_result_free(&res);
     /* the ground carries the tower's weight impulse less what the normal
      * compliance absorbs as sinking velocity, a fraction ~ beta^2:

@@ -292,24 +292,10 @@ END_TEST
 
 static char cli_out[1 << 16];
 
+/* `clcone ARGS`, stdout and stderr together in cli_out. */
 static int cli(const char *args)
 {
-    const char *bin = getenv("CLCONE_CLI");
-    char cmd[8192], o[] = "/tmp/clcone-sim-out-XXXXXX";
-    int fd = mkstemp(o), st;
-    FILE *f;
-    size_t n;
-    ck_assert(fd >= 0);
-    close(fd);
-    snprintf(cmd, sizeof cmd, "%s %s >%s 2>&1 </dev/null", bin && *bin ? bin : "build/clcone", args, o);
-    st = system(cmd);
-    f = fopen(o, "rb");
-    n = f ? fread(cli_out, 1, sizeof cli_out - 1, f) : 0;
-    if (f) fclose(f);
-    cli_out[n] = 0;
-    unlink(o);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
+    return test_run_cli(NULL, args, cli_out, sizeof cli_out, NULL, 0);
 }
 
 static unsigned char *slurp_bin(const char *path, size_t *len)

@@ -3,11 +3,14 @@
 #define CLCONE_TESTUTIL_H
 
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "clcone.h"
+#include "shared_problems.h"
 
 /* Directory of the shared Siconos problems: $CLCONE_PROBLEMS, else
  * ../shared/problems relative to the repository root (tests run there). */
@@ -27,18 +30,6 @@ static inline const char *test_problem_path(const char *name)
     return buf;
 }
 
-/* The 23 shared problems, in the order of their README. */
-static const char *const TEST_PROBLEM_FILES[] = {
-    "FrictionContact3D_1c.dat", "FrictionContact3D_RR_1c.dat", "Rover11035.dat",
-    "Rover4396.dat", "FC3D_Example1.dat", "FC3D_Example1_SBM.dat",
-    "GFC3D_TwoRods1-condensed.dat", "Confeti-ex13-4contact-Fc3D-SBM.dat",
-    "Rover1039.dat", "Rover4144.dat", "Rover4493.dat", "Rover4622.dat",
-    "Rover1040.dat", "Rover3865.dat", "Rover4609.dat", "NESpheres_10_1.dat",
-    "OneObject-i1028-138.hdf5.dat", "OneObject-i100000-499.hdf5.dat",
-    "BoxesStack1-i100000-32.hdf5.dat", "Confeti-ex03-Fc3D-SBM.dat",
-    "Capsules-i101-404.dat", "Capsules-i100-1090.dat", "Capsules-i125-1213.hdf5",
-};
-#define TEST_NPROBLEM_FILES ((int)(sizeof TEST_PROBLEM_FILES / sizeof TEST_PROBLEM_FILES[0]))
 
 /* Writes text to a fresh temporary file and returns its path (static
  * buffer; the caller unlinks it). */
@@ -78,6 +69,61 @@ static inline clcone_context *test_context(clcone_precision prec)
     clcone_error e;
     ck_assert_msg(clcone_context_create(NULL, prec, &c, &e) == CLCONE_OK, "%s", e.msg);
     return c;
+}
+
+/* Largest body-velocity difference of a and b relative to the largest
+ * free velocity of the scene: bodies at rest end with v ~ 0, so a relative
+ * measure on v itself means nothing. */
+static inline double test_vel_diff(const clcone_scene *s, const double *a, const double *b)
+{
+    double d = 0, vs = 0;
+    for (int i = 0; i < s->nbodies; ++i)
+        for (int k = 0; k < 6; ++k) {
+            d = fmax(d, fabs(a[6 * i + k] - b[6 * i + k]));
+            vs = fmax(vs, fabs(s->bodies[i].v[k]));
+        }
+    return d / vs;
+}
+
+/* Reads at most len - 1 bytes of a file into buf, NUL-terminated (empty
+ * when the file cannot be read). */
+static inline void test_slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = 0;
+    if (f) {
+        n = fread(buf, 1, len - 1, f);
+        fclose(f);
+    }
+    buf[n] = 0;
+}
+
+/* Runs `clcone ARGS` as a user does (ARGS are shell words, env an optional
+ * VAR=value prefix) with the binary $CLCONE_CLI (the Makefile sets it),
+ * else build/clcone. stdout goes to out; stderr to err, or also to out
+ * when err is NULL. Returns the exit code. */
+static inline int test_run_cli(const char *env, const char *args, char *out, size_t outlen, char *err,
+                               size_t errlen)
+{
+    const char *cli = getenv("CLCONE_CLI");
+    char cmd[8192], o[] = "/tmp/clcone-cli-out-XXXXXX", e[] = "/tmp/clcone-cli-err-XXXXXX", redir[64];
+    int fo = mkstemp(o), fe = mkstemp(e), st;
+    ck_assert(fo >= 0 && fe >= 0);
+    close(fo);
+    close(fe);
+    if (err)
+        snprintf(redir, sizeof redir, "2>%s", e);
+    else
+        snprintf(redir, sizeof redir, "2>&1");
+    snprintf(cmd, sizeof cmd, "%s %s %s >%s %s </dev/null", env ? env : "", cli && *cli ? cli : "build/clcone", args,
+             o, redir);
+    st = system(cmd);
+    test_slurp(o, out, outlen);
+    if (err) test_slurp(e, err, errlen);
+    unlink(o);
+    unlink(e);
+    ck_assert_msg(WIFEXITED(st), "%s did not exit normally", cmd);
+    return WEXITSTATUS(st);
 }
 
 #endif
