@@ -13,13 +13,14 @@
 #include "scene.h"
 #include "cone.h"
 #include "local_solve.h"
+#include "schedule.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define REDUCE_WG 64 /* must match kernels/reduce.cl */
+#define REDUCE_WG CONE_REDUCE_WG
 
 /* What the solvers need from a form, on the host, before upload. */
 typedef struct dev_host {
@@ -246,6 +247,22 @@ out:
     return s;
 }
 
+/* Position of each diagonal block of the local form, for the kernels
+ * that take W_cc out of the block rows. */
+static clcone_status local_diag(dev_local *d, cl_mem *out, clcone_error *err)
+{
+    const clcone_problem *p = d->p;
+    int *diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
+    clcone_status s;
+    if (!diag) return CLCONE_ENOMEM;
+    for (int c = 0; c < p->n; ++c)
+        for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
+            if (p->col[b] == c) diag[c] = b;
+    s = clcone_buf_ints(d->c, diag, (size_t)p->n, out, err);
+    free(diag);
+    return s;
+}
+
 static clcone_status dev_cgs(dev_local *d, clcone_error *err)
 {
     int nc = d->h.ncolors;
@@ -253,18 +270,8 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
     cl_mem ord = NULL, dg = NULL, om = NULL;
     cl_kernel k = NULL;
     clcone_status s;
-    int *diag = NULL;
     if (!d->nb) {
-        /* position of each diagonal block, for the local-form kernel */
-        const clcone_problem *p = d->p;
-        diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
-        if (!diag) return CLCONE_ENOMEM;
-        for (int c = 0; c < p->n; ++c)
-            for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
-                if (p->col[b] == c) diag[c] = b;
-        s = clcone_buf_ints(d->c, diag, (size_t)p->n, &dg, err);
-        free(diag);
-        if (s) return s;
+        if ((s = local_diag(d, &dg, err))) return s;
     } else if ((s = dev_apply(d, d->r, d->w, err))) { /* dv = M^-1 J^T r0 */
         return s;
     }
@@ -300,7 +307,7 @@ out:
     return s;
 }
 
-#define APGD_TERMS 3 /* must match kernels/apgd.cl */
+#define APGD_TERMS CONE_APGD_TERMS
 
 static clcone_status dev_apgd(dev_local *d, clcone_error *err)
 {
@@ -402,6 +409,159 @@ out:
     return s;
 }
 
+/* Largest problem solved inside one work-group: beyond it one problem
+ * would leave the device's other compute units idle, and the
+ * multi-launch loop is used. */
+#define GROUP_MAX_CONTACTS 4096
+
+/* Per-problem colour classes for group_solve_local: the batch colouring
+ * (h->color_ptr, h->order) regrouped so that problem p's colours are
+ * slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its contacts of
+ * that colour in index order. The colouring is greedy in index order, so
+ * a problem's colours are those it gets alone. */
+static clcone_status group_colors(const dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+                                  clcone_error *err)
+{
+    int n = h->n, np = h->nprob;
+    int *colour = clcone_calloc((size_t)n, sizeof *colour, err, "colours");
+    int *pcol = clcone_calloc((size_t)np + 1, sizeof *pcol, err, "problem colours");
+    int *gptr = NULL, *gorder = clcone_calloc((size_t)n, sizeof *gorder, err, "colour order"), *cursor = NULL;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!colour || !pcol || !gorder) goto out;
+    for (int k = 0; k < h->ncolors; ++k)
+        for (int i = h->color_ptr[k]; i < h->color_ptr[k + 1]; ++i) colour[h->order[i]] = k;
+    for (int p = 0; p < np; ++p) {
+        int top = -1;
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) top = colour[c] > top ? colour[c] : top;
+        pcol[p + 1] = pcol[p] + top + 1;
+    }
+    gptr = clcone_calloc((size_t)pcol[np] + 1, sizeof *gptr, err, "colour offsets");
+    cursor = clcone_calloc((size_t)pcol[np] + 1, sizeof *cursor, err, "colour cursors");
+    if (!gptr || !cursor) goto out;
+    for (int p = 0; p < np; ++p)
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) gptr[pcol[p] + colour[c] + 1]++;
+    for (int k = 0; k < pcol[np]; ++k) gptr[k + 1] += gptr[k];
+    memcpy(cursor, gptr, sizeof *cursor * (size_t)pcol[np]);
+    for (int p = 0; p < np; ++p)
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) gorder[cursor[pcol[p] + colour[c]]++] = c;
+    *pcol_out = pcol;
+    *gptr_out = gptr;
+    *gorder_out = gorder;
+    pcol = gptr = gorder = NULL;
+    s = CLCONE_OK;
+out:
+    free(colour);
+    free(pcol);
+    free(gptr);
+    free(gorder);
+    free(cursor);
+    return s;
+}
+
+/* Whether a local-form batch is solved by group_solve_local. */
+static int group_fits(const dev_local *d)
+{
+    if (d->nb || (d->o->solver != CLCONE_SOLVER_JACOBI && d->o->solver != CLCONE_SOLVER_CGS)) return 0;
+    for (int k = 0; k < d->nprob; ++k)
+        if (d->h.prob_off[k + 1] - d->h.prob_off[k] > GROUP_MAX_CONTACTS) return 0;
+    return 1;
+}
+
+/* Jacobi or CGS with one work-group per problem: launches of a growing
+ * number of iterations until every problem has stopped; the host only
+ * reads the per-problem states between launches, to apply the time cap. */
+static clcone_status dev_group(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 128;
+    int *pcol = NULL, *gptr = NULL, *gorder = NULL;
+    int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
+    double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
+    cl_mem dg = NULL, om = NULL, pc = NULL, gp = NULL, go = NULL, r2 = NULL, st = NULL, er = NULL;
+    cl_kernel k = NULL;
+    kreal tol = KREAL(o->tol);
+    clcone_status s = CLCONE_ENOMEM;
+    if (!state || !errs || (s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if ((s = local_diag(d, &dg, err))
+        || (s = clcone_buf_reals(c, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om, err))
+        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &pc, err))
+        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &gp, err))
+        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &go, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &r2, err))
+        || (s = clcone_buf_ints(c, state, 2 * (size_t)np, &st, err))
+        || (s = clcone_buf_alloc(c, (size_t)np * c->real_size, &er, err))
+        || (s = clcone_kernel(c, "group_solve_local", &k, err)))
+        goto out;
+    for (;;) {
+        int running = 0;
+        double now;
+        cl_int e;
+        if ((s = SET_ARGS(k, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W), KM(dg),
+                          KM(d->q), KM(d->mu), KM(om), KM(pc), KM(gp), KM(go), KM(d->r), KM(r2), KM(st), KM(er),
+                          KI(solver), KI(d->model), KI(d->facets), KI(d->inner), KI(o->max_iter),
+                          KI(o->check_every), KR(c, tol), KI(budget)))
+            || (s = clcone_run(c, k, (size_t)np * CONE_REDUCE_WG, CONE_REDUCE_WG, "group_solve_local", err)))
+            goto out;
+        e = clEnqueueReadBuffer(c->queue, st, CL_TRUE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "clEnqueueReadBuffer(problem states)");
+            goto out;
+        }
+        now = clcone_now_ms();
+        for (int p = 0; p < np; ++p) {
+            clcone_prob_result *out = &d->res->items[p];
+            if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
+                running++;
+            } else if (out->time_ms == 0) {
+                out->time_ms = now - d->t0;
+            }
+        }
+        if (!running) break;
+        if (o->max_seconds > 0 && now - d->t0 > 1e3 * o->max_seconds) {
+            for (int p = 0; p < np; ++p)
+                if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
+                    d->res->items[p].time_ms = now - d->t0;
+                    snprintf(d->res->items[p].reason, sizeof d->res->items[p].reason,
+                             "time cap %.3g s reached", o->max_seconds);
+                }
+            break;
+        }
+        if (budget < (1 << 14)) budget *= 2;
+    }
+    if ((s = clcone_read_reals(c, er, errs, (size_t)np, err))) goto out;
+    for (int p = 0; p < np; ++p) {
+        clcone_prob_result *out = &d->res->items[p];
+        int it = state[2 * p];
+        out->iters = it;
+        out->error = errs[p];
+        switch (state[2 * p + 1]) {
+        case CONE_GROUP_CONVERGED: out->status = CLCONE_CONVERGED; break;
+        case CONE_GROUP_DIVERGED:
+            out->status = CLCONE_DIVERGED;
+            snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
+            break;
+        case CONE_GROUP_MAXITER:
+            out->status = CLCONE_MAXITER;
+            snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", o->max_iter);
+            break;
+        default: out->status = CLCONE_MAXITER; break; /* time cap: reason set above */
+        }
+    }
+out:
+    {
+        cl_mem *mems[] = {&dg, &om, &pc, &gp, &go, &r2, &st, &er};
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+    }
+    release_kernel(&k);
+    free(state);
+    free(errs);
+    free(pcol);
+    free(gptr);
+    free(gorder);
+    return s;
+}
+
 /* Host-side step sizes and colouring of a local-form batch. */
 static clcone_status local_host(const clcone_problem *p, dev_host *h, clcone_error *err)
 {
@@ -454,7 +614,8 @@ static clcone_status check_solver(const clcone_options *o, clcone_error *err)
 /* Runs the chosen solver on an opened batch and brings r back. */
 static clcone_status dev_run(dev_local *d, double *r, clcone_error *err)
 {
-    clcone_status s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
+    clcone_status s = group_fits(d)                           ? dev_group(d, err)
+                      : d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
                       : d->o->solver == CLCONE_SOLVER_CGS  ? dev_cgs(d, err)
                                                            : dev_apgd(d, err);
     if (!s) {

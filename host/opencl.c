@@ -15,6 +15,8 @@
 /* Kernel sources embedded by the Makefile (build/kernels_embedded.c). */
 extern const char clcone_src_cone_h[];
 extern const char clcone_src_local_solve_h[];
+extern const char clcone_src_schedule_h[];
+extern const char clcone_src_group_solve_cl[];
 extern const char clcone_src_reduce_cl[];
 extern const char clcone_src_local_form_cl[];
 extern const char clcone_src_apgd_cl[];
@@ -476,8 +478,8 @@ void clcone_build_options(const clcone_context *c, char *buf, size_t len)
 
 static clcone_status build_program(clcone_context *c, clcone_error *err)
 {
-    const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_reduce_cl,
-                           clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_apgd_cl,
+    const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_reduce_cl,
+                           clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_group_solve_cl, clcone_src_apgd_cl,
                            clcone_src_body_form_cl, clcone_src_sap_math_h, clcone_src_sap_cl};
     size_t total = 1;
     char *src, opts[128];

@@ -46,6 +46,14 @@ typedef struct karg {
 #define KM(m) ((karg){sizeof(cl_mem), &(m)})
 #define KI(i) ((karg){sizeof(int), &(i)})
 #define KLOCAL(bytes) ((karg){(bytes), NULL})
+/* A real argument in the context's precision: KR(c, v) with v a kreal
+ * that outlives the SET_ARGS call. */
+typedef struct kreal {
+    double d;
+    float f;
+} kreal;
+#define KREAL(x) ((kreal){(x), (float)(x)})
+#define KR(c, v) ((karg){(c)->real_size, (c)->prec == CLCONE_DOUBLE ? (const void *)&(v).d : (const void *)&(v).f})
 clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *a,
                               clcone_error *err);
 #define SET_ARGS(k, name, err, ...)                                              \

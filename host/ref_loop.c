@@ -1,6 +1,7 @@
 /* Bookkeeping shared by the CPU reference solvers. */
 #include "internal.h"
 #include "reference.h"
+#include "schedule.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -26,8 +27,7 @@ static int all_finite(const double *r, int c0, int c1)
 
 int clcone_is_check_iteration(const clcone_options *o, int it)
 {
-    int every = o->check_every > 0 ? o->check_every : 1;
-    return it < 100 || it % every == 0 || it >= o->max_iter;
+    return cone_is_check(it, o->check_every, o->max_iter);
 }
 
 int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *out)

@@ -3,8 +3,8 @@
 #include "internal.h"
 #include "reference.h"
 #include "cone.h"
+#include "schedule.h"
 
-#include <float.h>
 #include <math.h>
 
 void ref_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3])
@@ -49,8 +49,7 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
 
 double clcone_scaled_error(double f2, double q2, double r2, double u2)
 {
-    double eabs = sqrt(f2), scale = sqrt(fmax(q2, fmax(r2, u2)));
-    return scale > DBL_EPSILON ? eabs / scale : eabs;
+    return cone_scaled_error(f2, q2, r2, u2);
 }
 
 double clcone_error_coulomb(const clcone_problem *p, const double *r, int c0,

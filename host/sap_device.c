@@ -7,12 +7,13 @@
  * contacts: fixed order, no atomics, bitwise reproducible. */
 #include "opencl.h"
 #include "sap.h"
+#include "schedule.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#define REDUCE_WG 64      /* must match kernels/reduce.cl */
+#define REDUCE_WG CONE_REDUCE_WG
 #define EVAL_TERMS 5      /* must match SAP_EVAL_TERMS in kernels/sap.cl */
 #define BODY_TERMS_MAX 5  /* widest per-body row reduced */
 

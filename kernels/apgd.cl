@@ -24,7 +24,7 @@ __kernel void apgd_candidate(int n, __global const int *prob, __global const int
 
 /* Per-contact terms summed per problem: 0 d.(W xn - W y) with
  * d = xn - y, 1 |d|^2, 2 g.(xn - x) with g = W y + qe (restart test). */
-#define APGD_TERMS 3
+#define APGD_TERMS CONE_APGD_TERMS
 __kernel void apgd_terms(int n, __global const real_t *y, __global const real_t *wy,
                          __global const real_t *qe, __global const real_t *x,
                          __global const real_t *xn, __global const real_t *wxn,

@@ -21,15 +21,19 @@
 #    pragma OPENCL EXTENSION cl_khr_fp64 : enable
      typedef double real_t;
 #    define CONE_EPS 1e-12
+#    define CONE_SCALE_EPS DBL_EPSILON
 #  else
      typedef float real_t;
 #    define CONE_EPS 1e-5f
+#    define CONE_SCALE_EPS FLT_EPSILON
 #  endif
 #  define CONE_PRIV __private
 #else
+#  include <float.h>
 #  include <math.h>
    typedef double real_t;
 #  define CONE_EPS 1e-12
+#  define CONE_SCALE_EPS DBL_EPSILON
 #  define CONE_PRIV
 #endif
 

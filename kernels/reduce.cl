@@ -2,7 +2,7 @@
  * problem g's contacts. Each lane adds a fixed strided subset in order,
  * then a fixed tree combines the lanes, so the result depends only on the
  * data and the work-group size, never on scheduling (no atomics). */
-#define REDUCE_WG 64
+#define REDUCE_WG CONE_REDUCE_WG
 
 __kernel __attribute__((reqd_work_group_size(REDUCE_WG, 1, 1)))
 void reduce_rows(int nprob, __global const int *prob_off, int K,
