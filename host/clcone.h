@@ -98,7 +98,7 @@ CLCONE_API clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
  * symmetric part positive semidefinite with a strictly positive normal
  * entry W_nn > 0 (the solvers divide by it). Semidefiniteness is accepted
  * up to -1e-6 * max|block| on the smallest eigenvalue, since real files
- * carry rounding (see FORMATS.md section 6). */
+ * carry rounding (see docs/formats.md section 6). */
 CLCONE_API clcone_status clcone_problem_validate(const clcone_problem *p,
                                       clcone_error *err);
 
@@ -353,7 +353,7 @@ CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_sc
 /* ------------------------------------------------------------------ */
 
 /* Siconos's current relative natural-map error for the Coulomb law
- * (FORMATS.md section 2): ||F(r)|| / max(||q||, ||r||, ||u||). With
+ * (docs/formats.md section 2): ||F(r)|| / max(||q||, ||r||, ||u||). With
  * err_q1 non-NULL also returns the old ||F|| / (||q|| + 1). Contacts
  * [c0, c1) only, so a batch member can be measured alone. */
 CLCONE_API double clcone_error_coulomb(const clcone_problem *p, const double *r,

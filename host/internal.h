@@ -46,7 +46,7 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
 clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *err);
 
 /* Siconos's relative error from the sums of squares of the natural map,
- * q, r and u (FORMATS.md section 2). */
+ * q, r and u (docs/formats.md section 2). */
 double clcone_scaled_error(double f2, double q2, double r2, double u2);
 
 /* Device solve of a validated batch (host/device_solve.c). */

@@ -1,4 +1,4 @@
-/* Siconos .dat problem files (FORMATS.md section 3), the shared tokenizer
+/* Siconos .dat problem files (docs/formats.md section 3), the shared tokenizer
  * and entry-to-block builder, and the clcone_read_problem dispatcher. */
 #define _POSIX_C_SOURCE 200809L
 #include "io.h"
@@ -558,7 +558,7 @@ static clcone_status read_vectors(clcone_tok *t, clcone_problem *p,
             return clcone_tok_reject(t, err, "a friction coefficient mu[%d] >= 0", i);
     }
     /* One trailing integer is the old isComplete flag; more means a global
-     * problem or a broken file (FORMATS.md 3.2). */
+     * problem or a broken file (docs/formats.md 3.2). */
     peek = *t;
     if (!clcone_tok_next(&peek)) return CLCONE_OK;
     if ((s = clcone_tok_int(t, INT_MIN, INT_MAX, &flag, err,

@@ -1,4 +1,4 @@
-/* FCLib local problems in HDF5 (FORMATS.md section 4). */
+/* FCLib local problems in HDF5 (docs/formats.md section 4). */
 #include "io.h"
 
 #include <hdf5.h>
@@ -206,7 +206,7 @@ static clcone_status read_local(const h5file *f, clcone_problem *p,
         cols = nz == -2 ? idx + first : expanded;
     } else if (nz >= 0) {
         /* Triplet: i = row, p = column (CSparse, against fclib.h's comment;
-         * FORMATS.md 4). */
+         * docs/formats.md 4). */
         if ((s = check_triplet_index(f, "/fclib_local/W/i", idx, (size_t)nz, m, err)) ||
             (s = check_triplet_index(f, "/fclib_local/W/p", ptr, (size_t)nz, m, err)))
             goto done;

@@ -1,4 +1,4 @@
-/* Reactions files (FORMATS.md section 5). */
+/* Reactions files (docs/formats.md section 5). */
 #include "io.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 /* Error measures: the per-contact residuals of kernels/cone.h summed and
- * scaled as Siconos does (FORMATS.md section 2). */
+ * scaled as Siconos does (docs/formats.md section 2). */
 #include "internal.h"
 #include "reference.h"
 #include "cone.h"

@@ -22,7 +22,7 @@ __kernel void jacobi_step(int n, __global const real_t *q, __global const real_t
     for (int k = 0; k < 3; ++k) rn[3 * c + k] = x[k];
 }
 
-/* Per-contact terms of the error (FORMATS.md section 2): ||F_c||^2,
+/* Per-contact terms of the error (docs/formats.md section 2): ||F_c||^2,
  * ||q_c||^2, ||r_c||^2, ||u_c||^2 with u = w + q; summed per problem by
  * reduce_rows. */
 __kernel void residual_terms(int n, __global const real_t *q, __global const real_t *mu,

@@ -155,7 +155,7 @@ START_TEST(test_dense_column_major)
 }
 END_TEST
 
-/* An independent reading of each .dat file with fscanf (FORMATS.md 3.4,
+/* An independent reading of each .dat file with fscanf (docs/formats.md 3.4,
  * 3.5): every W value, q and mu must sit where the token order says. */
 static double next_num(FILE *f)
 {
