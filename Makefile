@@ -3,6 +3,15 @@
 
 CC      ?= gcc
 BUILD   ?= build
+# `make install PREFIX=... DESTDIR=...`: libraries in LIBDIR, the public
+# header as INCLUDEDIR/clcone/clcone.h, clcone.pc, the CLI in BINDIR.
+PREFIX  ?= /usr/local
+LIBDIR  ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+BINDIR  ?= $(PREFIX)/bin
+# The version has one home, host/clcone.h; the soname follows its major.
+VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' host/clcone.h)
+SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo
 
 HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
@@ -23,7 +32,7 @@ KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
 TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(TEST_SRC)) $(BUILD)/tobj/main.o
 
-.PHONY: all test sanitize valgrind deps check-deps demo bench clean
+.PHONY: all test sanitize valgrind deps check-deps demo bench clean install
 all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/clcone
 
 # Library objects hide every symbol not marked CLCONE_API (host/clcone.h),
@@ -48,8 +57,26 @@ $(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
 $(BUILD)/libclcone.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
-$(BUILD)/libclcone.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+$(BUILD)/libclcone.so.$(VERSION): $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libclcone.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/libclcone.so: $(BUILD)/libclcone.so.$(VERSION)
+	ln -sf libclcone.so.$(VERSION) $(BUILD)/libclcone.so.$(SOMAJOR)
+	ln -sf libclcone.so.$(SOMAJOR) $@
+
+# Only the public header is installed; clcone.pc's Cflags name its folder,
+# so a program writes #include <clcone.h>.
+install: all
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/clcone $(DESTDIR)$(BINDIR)
+	install -m 644 $(BUILD)/libclcone.a $(DESTDIR)$(LIBDIR)/
+	install -m 755 $(BUILD)/libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
+	ln -sf libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclcone.so.$(SOMAJOR)
+	ln -sf libclcone.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libclcone.so
+	install -m 644 host/clcone.h $(DESTDIR)$(INCLUDEDIR)/clcone/
+	install -m 755 $(BUILD)/clcone $(DESTDIR)$(BINDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+	  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(strip $(HDF5_LIBS)) -lOpenCL -lm|' \
+	  clcone.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/clcone.pc
 
 $(BUILD)/clcone: $(CLI_SRC) $(wildcard host/*.h) $(BUILD)/libclcone.a
 	$(CC) $(ALL_CFLAGS) $(CLI_SRC) $(BUILD)/libclcone.a $(LDLIBS) -o $@
@@ -92,20 +119,38 @@ deps:
 	else echo "run as root: sudo apt-get install $(DEBIAN_DEPS)"; exit 1; fi
 
 # Sub-make after check-deps so pkg-config flags are read once packages exist.
+# The environment of the suites built in folder $(1): the install suite
+# (tests/test_install.c) installs from it and builds examples/ against it.
+test_env = CLCONE_CLI=$(1)/clcone CLCONE_ROOT=$(CURDIR) CLCONE_BUILD=$(1)
+
 test: check-deps
-	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone
-	CLCONE_CLI=$(BUILD)/clcone $(BUILD)/tests
+	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone $(BUILD)/libclcone.so
+	$(call test_env,$(BUILD)) $(BUILD)/tests
 
+# The example is built with the sanitizers too: an instrumented library
+# needs the ASan runtime loaded first, by the program.
+SANITIZE_FLAGS := -fsanitize=address,undefined
+SAN_BUILD ?= build/sanitize
 sanitize: check-deps
-	@$(MAKE) --no-print-directory BUILD=build/sanitize \
-	  EXTRA_CFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
-	  EXTRA_LDFLAGS="-fsanitize=address,undefined" build/sanitize/tests build/sanitize/clcone
-	ASAN_OPTIONS=detect_leaks=1 CLCONE_CLI=build/sanitize/clcone build/sanitize/tests
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
+	  EXTRA_CFLAGS="$(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
+	ASAN_OPTIONS=detect_leaks=1 CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
+	  $(SAN_BUILD)/tests
 
+# Valgrind runs the suites that never open an OpenCL device. Under
+# memcheck POCL compiles every kernel with LLVM and runs its worker
+# threads 20-50x slower (most of a 34-minute CI went there), and what it
+# would check there is POCL; `make sanitize` runs every suite, the device
+# ones included, under ASan+UBSan. cli and install are left out too: their
+# work happens in child processes, which valgrind does not follow.
+# SUITES="..." picks others.
+VALGRIND_SUITES := cone io lemke reference scene
 valgrind: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone
 	CK_FORK=no CLCONE_CLI=$(BUILD)/clcone valgrind --error-exitcode=1 --leak-check=full \
-	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp $(BUILD)/tests $(SUITES)
+	  --errors-for-leak-kinds=definite --suppressions=tests/valgrind.supp $(BUILD)/tests \
+	  $(or $(SUITES),$(VALGRIND_SUITES))
 
 demo: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/clcone

@@ -98,32 +98,35 @@ static inline void test_slurp(const char *path, char *buf, size_t len)
     buf[n] = 0;
 }
 
-/* Runs `clcone ARGS` as a user does (ARGS are shell words, env an optional
- * VAR=value prefix) with the binary $CLCONE_CLI (the Makefile sets it),
- * else build/clcone. stdout goes to out; stderr to err, or also to out
- * when err is NULL. Returns the exit code. */
-static inline int test_run_cli(const char *env, const char *args, char *out, size_t outlen, char *err,
-                               size_t errlen)
+/* Runs a shell command with stdin from /dev/null; stdout goes to out,
+ * stderr to err, or also to out when err is NULL. Returns the exit code. */
+static inline int test_sh(const char *cmd, char *out, size_t outlen, char *err, size_t errlen)
 {
-    const char *cli = getenv("CLCONE_CLI");
-    char cmd[8192], o[] = "/tmp/clcone-cli-out-XXXXXX", e[] = "/tmp/clcone-cli-err-XXXXXX", redir[64];
+    char full[16384], o[] = "/tmp/clcone-sh-out-XXXXXX", e[] = "/tmp/clcone-sh-err-XXXXXX";
     int fo = mkstemp(o), fe = mkstemp(e), st;
     ck_assert(fo >= 0 && fe >= 0);
     close(fo);
     close(fe);
-    if (err)
-        snprintf(redir, sizeof redir, "2>%s", e);
-    else
-        snprintf(redir, sizeof redir, "2>&1");
-    snprintf(cmd, sizeof cmd, "%s %s %s >%s %s </dev/null", env ? env : "", cli && *cli ? cli : "build/clcone", args,
-             o, redir);
-    st = system(cmd);
+    snprintf(full, sizeof full, "(%s) >%s 2>%s </dev/null", cmd, o, err ? e : "&1");
+    st = system(full);
     test_slurp(o, out, outlen);
     if (err) test_slurp(e, err, errlen);
     unlink(o);
     unlink(e);
     ck_assert_msg(WIFEXITED(st), "%s did not exit normally", cmd);
     return WEXITSTATUS(st);
+}
+
+/* Runs `clcone ARGS` as a user does (ARGS are shell words, env an optional
+ * VAR=value prefix) with the binary $CLCONE_CLI (the Makefile sets it),
+ * else build/clcone; output as test_sh. */
+static inline int test_run_cli(const char *env, const char *args, char *out, size_t outlen, char *err,
+                               size_t errlen)
+{
+    const char *cli = getenv("CLCONE_CLI");
+    char cmd[8192];
+    snprintf(cmd, sizeof cmd, "%s %s %s", env ? env : "", cli && *cli ? cli : "build/clcone", args);
+    return test_sh(cmd, out, outlen, err, errlen);
 }
 
 #endif
