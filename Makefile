@@ -138,11 +138,11 @@ sanitize: check-deps
 	ASAN_OPTIONS=detect_leaks=1 CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
 	  $(SAN_BUILD)/tests
 
-# Valgrind runs the suites that never open an OpenCL device. Under
-# memcheck POCL compiles every kernel with LLVM and runs its worker
-# threads 20-50x slower (most of a 34-minute CI went there), and what it
-# would check there is POCL; `make sanitize` runs every suite, the device
-# ones included, under ASan+UBSan. cli and install are left out too: their
+# Valgrind runs the suites that never open an OpenCL device: under
+# memcheck every POCL kernel build (LLVM) and worker thread runs
+# instrumented (most of a 34-minute CI went there) and what it reports
+# there is POCL's; `make sanitize` runs every suite, the device ones
+# included, under ASan+UBSan. cli and install are left out too: their
 # work happens in child processes, which valgrind does not follow.
 # SUITES="..." picks others.
 VALGRIND_SUITES := cone io lemke reference scene
