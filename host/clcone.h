@@ -14,6 +14,7 @@
 #define CLCONE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #define CLCONE_VERSION_MAJOR 0
 #define CLCONE_VERSION_MINOR 3
@@ -387,6 +388,19 @@ CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *
 CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
 
+/* Output files, written as every clcone writer writes them. A regular
+ * file (or, through a symbolic link, its target) is written to a
+ * temporary file beside it, renamed over it by clcone_out_close(keep = 1)
+ * only when everything was written, so a failed or abandoned run leaves
+ * the old file whole; a new file gets 0666 & ~umask, a replaced one keeps
+ * its mode. What is not a regular file (/dev/null, a terminal, a FIFO) is
+ * written through, never replaced. clcone_out_close(keep = 0) discards
+ * the temporary. Either way o is freed. */
+typedef struct clcone_out clcone_out;
+CLCONE_API clcone_status clcone_out_open(const char *path, clcone_out **o, clcone_error *err);
+CLCONE_API FILE *clcone_out_file(clcone_out *o);
+CLCONE_API clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err);
+
 /* ------------------------------------------------------------------ */
 /* Scenes, time stepping and output                                    */
 /* ------------------------------------------------------------------ */
@@ -471,9 +485,23 @@ CLCONE_API clcone_status clcone_world_generate(const char *name, const clcone_ge
  * truncated or malformed content gives CLCONE_EFORMAT. Written atomically. */
 CLCONE_API clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err);
 CLCONE_API clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone_error *err);
-/* Whether the file starts with the scene signature (1), not (0); -1 when
- * it cannot be read. */
+/* Whether the file is a scene file (1: its first line that is neither
+ * blank nor a comment starts with the signature), not (0); -1 when it
+ * cannot be read. It reads the file: a pipe is spent after it, so
+ * clcone_read_input is the way to take any input. */
 CLCONE_API int clcone_is_world_file(const char *path);
+
+/* Everything `clcone solve` takes, told apart by content and read in one
+ * pass over the file, so a pipe (/dev/stdin) works: a scene file (as
+ * clcone_is_world_file decides), an FCLib HDF5 problem (the signature) or
+ * a Siconos .dat problem. Exactly one of problem and world is filled. */
+typedef struct clcone_input {
+    int is_world;           /* 1: world holds the scene; 0: problem is set */
+    clcone_problem problem;
+    clcone_world world;
+} clcone_input;
+CLCONE_API clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err);
+CLCONE_API void clcone_input_free(clcone_input *in);
 
 /* Replaces w->s.contacts by the contacts of the current positions:
  * sphere-sphere, sphere-plane, box-plane, box-sphere and box-box (face

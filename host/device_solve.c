@@ -130,12 +130,12 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
         d->active_h[k] = 1;
         for (int c2 = d->h.prob_off[k]; c2 < d->h.prob_off[k + 1]; ++c2) prob[c2] = k;
     }
-    if ((s = clcone_buf_reals(c, d->h.q, 3 * (size_t)d->n, &d->q, err))
-        || (s = clcone_buf_reals(c, d->h.mu, (size_t)d->n, &d->mu, err))
+    if ((s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &d->q, err))
+        || (s = clcone_buf_reals(c, "mu of contact", 1, d->h.mu, (size_t)d->n, &d->mu, err))
         || (s = clcone_buf_ints(c, prob, (size_t)d->n, &d->prob, err))
         || (s = clcone_buf_ints(c, d->h.prob_off, (size_t)d->nprob + 1, &d->prob_off, err))
         || (s = clcone_buf_ints(c, d->active_h, (size_t)d->nprob, &d->active, err))
-        || (s = clcone_buf_reals(c, r0, 3 * (size_t)d->n, &d->r, err))
+        || (s = clcone_buf_reals(c, "warm start of contact", 3, r0, 3 * (size_t)d->n, &d->r, err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->w, err))
         || (s = clcone_buf_alloc(c, 4 * (size_t)d->n * c->real_size, &d->terms, err))
         || (s = clcone_buf_alloc(c, 4 * (size_t)d->nprob * c->real_size, &d->sums, err))
@@ -224,7 +224,7 @@ static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
     cl_mem om = NULL, r2 = NULL;
     cl_kernel k = NULL;
     clcone_status s;
-    if ((s = clcone_buf_reals(d->c, d->h.omega_j, (size_t)d->n, &om, err))
+    if ((s = clcone_buf_reals(d->c, "Jacobi step size of contact", 1, d->h.omega_j, (size_t)d->n, &om, err))
         || (s = clcone_buf_alloc(d->c, 3 * (size_t)d->n * d->c->real_size, &r2, err))
         || (s = clcone_kernel(d->c, "jacobi_step", &k, err)))
         goto out;
@@ -276,7 +276,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
         return s;
     }
     if ((s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &ord, err))
-        || (s = clcone_buf_reals(d->c, d->h.omega_gs, (size_t)d->n, &om, err))
+        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
         || (s = clcone_kernel(d->c, d->nb ? "cgs_body" : "cgs_local", &k, err)))
         goto out;
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
@@ -329,10 +329,10 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
     }
     if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
         || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
-        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_reals(c, d->h.q, 3 * (size_t)d->n, &qe, err))
-        || (s = clcone_buf_reals(c, Lh, (size_t)d->nprob, &L, err))
-        || (s = clcone_buf_reals(c, ones, (size_t)d->nprob, &th, err))
-        || (s = clcone_buf_reals(c, ones, (size_t)d->nprob, &beta, err))
+        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &qe, err))
+        || (s = clcone_buf_reals(c, "Lipschitz estimate of problem", 1, Lh, (size_t)d->nprob, &L, err))
+        || (s = clcone_buf_reals(c, "APGD theta of problem", 1, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_reals(c, "APGD beta of problem", 1, ones, (size_t)d->nprob, &beta, err))
         || (s = clcone_buf_ints(c, zeros, (size_t)d->nprob, &acc, err))
         || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->n * c->real_size, &terms, err))
         || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->nprob * c->real_size, &sums, err))
@@ -484,7 +484,7 @@ static clcone_status dev_group(dev_local *d, clcone_error *err)
     clcone_status s = CLCONE_ENOMEM;
     if (!state || !errs || (s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
     if ((s = local_diag(d, &dg, err))
-        || (s = clcone_buf_reals(c, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om, err))
+        || (s = clcone_buf_reals(c, "step size of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om, err))
         || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &pc, err))
         || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &gp, err))
         || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &go, err))
@@ -649,7 +649,7 @@ clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, co
     if (!(s = dev_open(&d, c, &h, o, r, res, err))
         && !(s = clcone_buf_ints(c, p->row_ptr, (size_t)p->n + 1, &d.row_ptr, err))
         && !(s = clcone_buf_ints(c, p->col, (size_t)p->nnzb, &d.col, err))
-        && !(s = clcone_buf_reals(c, p->blocks, 9 * (size_t)p->nnzb, &d.W, err))
+        && !(s = clcone_buf_reals(c, "W block", 9, p->blocks, 9 * (size_t)p->nnzb, &d.W, err))
         && !(s = clcone_kernel(c, "matvec_local", &d.k_mv, err)))
         s = dev_run(&d, r, err);
     dev_close(&d);
@@ -877,12 +877,12 @@ clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s
         && !(s = clcone_buf_alloc(c, (size_t)L.ptr[sc->nbodies] + 1, &d.bs, err))
         && !(s = clcone_buf_ints(c, b.ca, (size_t)sc->ncontacts, &d.ca, err))
         && !(s = clcone_buf_ints(c, b.cb, (size_t)sc->ncontacts, &d.cb, err))
-        && !(s = clcone_buf_reals(c, b.frame, 9 * (size_t)sc->ncontacts, &d.frame, err))
-        && !(s = clcone_buf_reals(c, b.arm, 6 * (size_t)sc->ncontacts, &d.arm, err))
-        && !(s = clcone_buf_reals(c, b.Wcc, 9 * (size_t)sc->ncontacts, &d.Wcc, err))
-        && !(s = clcone_buf_reals(c, b.R, 3 * (size_t)sc->ncontacts, &d.Rd, err))
-        && !(s = clcone_buf_reals(c, b.inv_mass, (size_t)sc->nbodies, &d.inv_mass, err))
-        && !(s = clcone_buf_reals(c, b.inv_inertia, 9 * (size_t)sc->nbodies, &d.inv_inertia, err))
+        && !(s = clcone_buf_reals(c, "frame of contact", 9, b.frame, 9 * (size_t)sc->ncontacts, &d.frame, err))
+        && !(s = clcone_buf_reals(c, "lever arms of contact", 6, b.arm, 6 * (size_t)sc->ncontacts, &d.arm, err))
+        && !(s = clcone_buf_reals(c, "diagonal W block of contact", 9, b.Wcc, 9 * (size_t)sc->ncontacts, &d.Wcc, err))
+        && !(s = clcone_buf_reals(c, "regularisation of contact", 3, b.R, 3 * (size_t)sc->ncontacts, &d.Rd, err))
+        && !(s = clcone_buf_reals(c, "inverse mass of body", 1, b.inv_mass, (size_t)sc->nbodies, &d.inv_mass, err))
+        && !(s = clcone_buf_reals(c, "inverse inertia of body", 9, b.inv_inertia, 9 * (size_t)sc->nbodies, &d.inv_inertia, err))
         && !(s = clcone_buf_alloc(c, 6 * (size_t)sc->nbodies * c->real_size, &d.dv, err))
         && !(s = clcone_kernel(c, "body_gather", &d.k_gather, err))
         && !(s = clcone_kernel(c, "body_contact_apply", &d.k_capply, err))) {

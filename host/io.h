@@ -60,9 +60,9 @@ clcone_status clcone_tok_need(const clcone_tok *t, uint64_t count,
 clcone_status clcone_load_file(const char *path, char **buf, size_t *len,
                                clcone_error *err);
 
-/* 1 when the file carries the HDF5 signature at offset 0, 512, 1024, ...
- * (a user block may precede the superblock); 0 otherwise or unreadable. */
-int clcone_file_is_hdf5(const char *path);
+/* 1 when the bytes carry the HDF5 signature at offset 0, 512, 1024, ...
+ * (a user block may precede the superblock). */
+int clcone_buf_is_hdf5(const char *buf, size_t len);
 
 /* Builds p (allocated here; q and mu are left zero for the caller) with n
  * contacts from `count` scalar entries of the 3n x 3n W: row[k], col[k]
@@ -79,9 +79,21 @@ clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
 clcone_status clcone_parse_dat(const char *name, const char *buf, size_t len,
                                clcone_problem *p, clcone_error *err);
 
-/* Reads /fclib_local of an FCLib HDF5 file. p is not validated beyond the
- * file structure. */
-clcone_status clcone_read_fclib_hdf5(const char *path, clcone_problem *p,
-                                     clcone_error *err);
+/* Reads /fclib_local of an FCLib HDF5 file image held in memory. p is not
+ * validated beyond the file structure. */
+clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t len,
+                                      clcone_problem *p, clcone_error *err);
+
+/* A problem file held in memory (.dat or, by its signature, FCLib HDF5),
+ * parsed and validated as clcone_read_problem does. */
+clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
+                                   clcone_problem *p, clcone_error *err);
+
+/* A scene file held in memory, read as clcone_read_world does; and whether
+ * bytes are one: their first line that is neither blank nor a comment
+ * starts with the scene signature. */
+clcone_status clcone_parse_world(const char *name, const char *buf, size_t len,
+                                 clcone_world *w, clcone_error *err);
+int clcone_buf_is_world(const char *buf, size_t len);
 
 #endif

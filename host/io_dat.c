@@ -111,10 +111,11 @@ clcone_status clcone_tok_fail(const clcone_tok *t, clcone_error *err,
 }
 
 /* Copies the last token into buf as a C string; 0 when it does not fit
- * (no valid number is that long). */
+ * (no valid number is that long) or holds a NUL byte, where strtod would
+ * stop and silently drop the rest ("15\0GARBAGE" is not 15). */
 static int token_string(const clcone_tok *t, char *buf, size_t cap)
 {
-    if (!t->tok || t->len >= cap) return 0;
+    if (!t->tok || t->len >= cap || memchr(t->tok, 0, t->len)) return 0;
     memcpy(buf, t->tok, t->len);
     buf[t->len] = '\0';
     return 1;
@@ -235,25 +236,12 @@ clcone_status clcone_load_file(const char *path, char **out, size_t *len,
     return CLCONE_OK;
 }
 
-int clcone_file_is_hdf5(const char *path)
+int clcone_buf_is_hdf5(const char *buf, size_t len)
 {
-    static const unsigned char sig[8] = {0x89, 'H', 'D', 'F', '\r', '\n', 0x1a, '\n'};
-    unsigned char b[8];
-    long off = 0;
-    int found = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return 0;
-    for (;;) {
-        if (fseek(f, off, SEEK_SET) != 0 || fread(b, 1, 8, f) != 8) break;
-        if (memcmp(b, sig, 8) == 0) {
-            found = 1;
-            break;
-        }
-        if (off > LONG_MAX / 2) break;
-        off = off ? off * 2 : 512;
-    }
-    fclose(f);
-    return found;
+    static const char sig[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
+    for (size_t off = 0; len >= 8 && off <= len - 8; off = off ? 2 * off : 512)
+        if (memcmp(buf + off, sig, 8) == 0) return 1;
+    return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -606,34 +594,40 @@ clcone_status clcone_parse_dat(const char *name, const char *buf, size_t len,
 /* Dispatch and writing                                                */
 /* ------------------------------------------------------------------ */
 
-clcone_status clcone_read_problem(const char *path, clcone_problem *p,
-                                  clcone_error *err)
+clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
+                                   clcone_problem *p, clcone_error *err)
 {
-    clcone_status s;
-    if (!path || !p)
-        return clcone_fail(err, CLCONE_EINVAL, "clcone_read_problem: NULL %s",
-                           path ? "problem" : "path");
-    memset(p, 0, sizeof *p);
-    if (clcone_file_is_hdf5(path)) {
-        s = clcone_read_fclib_hdf5(path, p, err);
-    } else {
-        char *buf;
-        size_t len;
-        s = clcone_load_file(path, &buf, &len, err);
-        if (s == CLCONE_OK) s = clcone_parse_dat(path, buf, len, p, err);
-        free(buf);
-    }
+    clcone_status s = clcone_buf_is_hdf5(buf, len) ? clcone_parse_fclib_hdf5(name, buf, len, p, err)
+                                                   : clcone_parse_dat(name, buf, len, p, err);
     if (s != CLCONE_OK) return s;
     s = clcone_problem_validate(p, err);
     if (s != CLCONE_OK) {
         clcone_problem_free(p);
-        clcone_error_prefix(err, "%s", path);
+        clcone_error_prefix(err, "%s", name);
         /* Well-formed syntax with invalid values is still a bad file. */
         if (s == CLCONE_EINVAL) {
             s = CLCONE_EFORMAT;
             if (err) err->code = s;
         }
     }
+    return s;
+}
+
+clcone_status clcone_read_problem(const char *path, clcone_problem *p,
+                                  clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status s;
+    if (!path || !p)
+        return clcone_fail(err, CLCONE_EINVAL, "clcone_read_problem: NULL %s",
+                           path ? "problem" : "path");
+    memset(p, 0, sizeof *p);
+    /* One read of the whole file, sniffed in memory: a pipe cannot be
+     * rewound after a look at its first bytes. */
+    s = clcone_load_file(path, &buf, &len, err);
+    if (s == CLCONE_OK) s = clcone_parse_problem(path, buf, len, p, err);
+    free(buf);
     return s;
 }
 

@@ -233,12 +233,13 @@ done:
     return s;
 }
 
-clcone_status clcone_read_fclib_hdf5(const char *path, clcone_problem *p,
-                                     clcone_error *err)
+clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t len,
+                                      clcone_problem *p, clcone_error *err)
 {
     H5E_auto2_t old_fn = NULL;
     void *old_data = NULL;
     h5file f;
+    hid_t fapl;
     clcone_status s;
 
     memset(p, 0, sizeof *p);
@@ -246,12 +247,20 @@ clcone_status clcone_read_fclib_hdf5(const char *path, clcone_problem *p,
      * the duration of the call and restore the caller's handler after. */
     H5Eget_auto2(H5E_DEFAULT, &old_fn, &old_data);
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    f.path = path;
-    f.id = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    f.path = name;
+    /* The bytes already read are opened as an in-memory file image, so a
+     * pipe, read once, works like a regular file. The core driver refuses
+     * an image whose name exists on disk, so it gets one that cannot
+     * (/dev/null is no directory). */
+    fapl = H5Pcreate(H5P_FILE_ACCESS);
+    f.id = -1;
+    if (fapl >= 0 && H5Pset_fapl_core(fapl, 1 << 16, 0) >= 0 && H5Pset_file_image(fapl, (void *)buf, len) >= 0)
+        f.id = H5Fopen("/dev/null/clcone-image", H5F_ACC_RDONLY, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
     if (f.id < 0) {
         s = clcone_fail(err, CLCONE_EFORMAT,
                         "%s: has the HDF5 signature but cannot be opened as HDF5 "
-                        "(corrupt or truncated file)", path);
+                        "(corrupt or truncated file)", name);
     } else {
         s = read_local(&f, p, err);
         H5Fclose(f.id);

@@ -3,11 +3,15 @@
 #include "opencl.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <float.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* from cl_khr_icd: the ICD loader found no platform */
 #define CL_PLATFORM_NOT_FOUND_KHR_VALUE (-1001)
@@ -333,15 +337,45 @@ static void mkdirs(const char *path)
 }
 
 /* Cache entry layout: magic, the 16-digit key, the source length, the
- * binary length, the binary. A file whose magic, key or source length do
- * not match what is being built is stale and never used. */
-#define CACHE_MAGIC "CLCONE-PROGRAM-CACHE-1\n"
+ * binary length, a 64-bit FNV-1a checksum of the binary, the binary. A
+ * file whose magic, key or source length do not match what is being
+ * built is stale and never used; one whose length or checksum does not
+ * match its bytes is damaged and never reaches the driver, which trusts
+ * what it is given (a flipped byte crashed it). FNV-1a is enough: each
+ * step is a bijection of the state, so any single changed byte changes
+ * the sum, and the cache only guards against accidents. */
+#define CACHE_MAGIC "CLCONE-PROGRAM-CACHE-2\n"
+
+static uint64_t fnv1a_bytes(const unsigned char *p, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; ++i) {
+        h ^= p[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+/* Opened without blocking and checked to be a regular file: a FIFO left
+ * in the cache directory would otherwise wait forever for a writer. */
+static FILE *open_regular(const char *path)
+{
+    struct stat st;
+    FILE *f;
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        return NULL;
+    }
+    return f;
+}
 
 static unsigned char *cache_load(const char *path, const char *key, size_t srclen, size_t *binlen)
 {
-    FILE *f = fopen(path, "rb");
+    FILE *f = open_regular(path);
     char magic[sizeof CACHE_MAGIC], k[17];
-    unsigned long long sl = 0, bl = 0;
+    unsigned long long sl = 0, bl = 0, sum = 0;
     unsigned char *bin = NULL;
     if (!f) return NULL;
     if (fread(magic, 1, sizeof CACHE_MAGIC - 1, f) != sizeof CACHE_MAGIC - 1) goto bad;
@@ -352,8 +386,10 @@ static unsigned char *cache_load(const char *path, const char *key, size_t srcle
     if (strcmp(k, key) != 0) goto bad;
     if (fread(&sl, sizeof sl, 1, f) != 1 || sl != srclen) goto bad;
     if (fread(&bl, sizeof bl, 1, f) != 1 || bl == 0 || bl > (1ULL << 30)) goto bad;
-    bin = malloc((size_t)bl);
-    if (!bin || fread(bin, 1, (size_t)bl, f) != bl) goto bad;
+    if (fread(&sum, sizeof sum, 1, f) != 1) goto bad;
+    bin = malloc((size_t)bl + 1);
+    /* exactly bl bytes: one more means the file is not what was written */
+    if (!bin || fread(bin, 1, (size_t)bl + 1, f) != bl || fnv1a_bytes(bin, (size_t)bl) != sum) goto bad;
     fclose(f);
     *binlen = (size_t)bl;
     return bin;
@@ -365,7 +401,7 @@ bad:
 
 typedef struct cache_blob {
     const char *key;
-    unsigned long long srclen, binlen;
+    unsigned long long srclen, binlen, sum;
     const unsigned char *bin;
 } cache_blob;
 
@@ -376,6 +412,7 @@ static int cache_write_fn(void *vf, const void *vctx)
     return fwrite(CACHE_MAGIC, 1, sizeof CACHE_MAGIC - 1, f) == sizeof CACHE_MAGIC - 1
                    && fwrite(b->key, 1, 16, f) == 16 && fwrite(&b->srclen, sizeof b->srclen, 1, f) == 1
                    && fwrite(&b->binlen, sizeof b->binlen, 1, f) == 1
+                   && fwrite(&b->sum, sizeof b->sum, 1, f) == 1
                    && fwrite(b->bin, 1, (size_t)b->binlen, f) == b->binlen
                ? 0
                : -1;
@@ -395,9 +432,11 @@ static void cache_store(cl_program prog, const char *path, const char *key, size
         b.key = key;
         b.srclen = srclen;
         b.binlen = binlen;
+        b.sum = fnv1a_bytes(bin, binlen);
         b.bin = bin;
-        /* a cache that cannot be written only costs the next compile */
-        clcone_write_atomic(path, cache_write_fn, &b, NULL);
+        /* a cache that cannot be written only costs the next compile; a
+         * bad entry (even a FIFO or a link) is replaced, not written into */
+        clcone_write_replace(path, cache_write_fn, &b, NULL);
     }
     free(bin);
 }
@@ -533,23 +572,49 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem 
     return create_buffer(c, n * sizeof(int), n ? (const void *)x : zero, out, err);
 }
 
-/* Host staging copy of doubles in the device precision. */
-static void *to_device_reals(clcone_context *c, const double *x, size_t n, clcone_error *err)
+/* Host staging copy of doubles in the device precision. A value that
+ * float cannot hold is refused, not rounded to inf or 0: beyond FLT_MAX
+ * it becomes inf, and a normal-range-starved array (every entry below
+ * FLT_MIN, say a W of 1e-50) flushes to zeros that leave the solver
+ * spinning to its cap. A tiny entry beside much larger ones in the same
+ * array is below float's rounding of them anyway and may flush. */
+static clcone_status to_device_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+                                     void **out, clcone_error *err)
 {
     void *tmp = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");
-    if (!tmp) return NULL;
-    if (c->prec == CLCONE_DOUBLE) memcpy(tmp, x, n * sizeof(double));
-    else
-        for (size_t i = 0; i < n; ++i) ((float *)tmp)[i] = (float)x[i];
-    return tmp;
+    double amax = 0;
+    *out = tmp;
+    if (!tmp) return CLCONE_ENOMEM;
+    if (c->prec == CLCONE_DOUBLE) {
+        memcpy(tmp, x, n * sizeof(double));
+        return CLCONE_OK;
+    }
+    for (size_t i = 0; i < n; ++i) amax = fmax(amax, fabs(x[i]));
+    for (size_t i = 0; i < n; ++i) {
+        double a = fabs(x[i]);
+        if (a > FLT_MAX || (a != 0 && a < FLT_MIN && a > amax * FLT_EPSILON)) {
+            free(tmp);
+            *out = NULL;
+            if (per > 1)
+                return clcone_fail(err, CLCONE_EINVAL,
+                                   "%s %zu entry %zu: %g is outside float range (magnitudes %g to %g): solve "
+                                   "in double precision or on the reference",
+                                   what, i / per, i % per, x[i], FLT_MIN, FLT_MAX);
+            return clcone_fail(err, CLCONE_EINVAL,
+                               "%s %zu: %g is outside float range (magnitudes %g to %g): solve in double "
+                               "precision or on the reference", what, i, x[i], FLT_MIN, FLT_MAX);
+        }
+        ((float *)tmp)[i] = (float)x[i];
+    }
+    return CLCONE_OK;
 }
 
-clcone_status clcone_buf_reals(clcone_context *c, const double *x, size_t n, cl_mem *out,
-                               clcone_error *err)
+clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+                               cl_mem *out, clcone_error *err)
 {
-    void *tmp = to_device_reals(c, x, n, err);
-    clcone_status s;
-    if (!tmp) return CLCONE_ENOMEM;
+    void *tmp;
+    clcone_status s = to_device_reals(c, what, per, x, n, &tmp, err);
+    if (s) return s;
     s = create_buffer(c, n * c->real_size, tmp, out, err);
     free(tmp);
     return s;

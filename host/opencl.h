@@ -26,9 +26,13 @@ const char *clcone_cl_error_name(cl_int e);
 /* Sets err from a failed call; returns CLCONE_EDEVICE. */
 clcone_status clcone_cl_fail(clcone_error *err, cl_int e, const char *what);
 
-/* Device buffer from host doubles, converted to the context precision. */
-clcone_status clcone_buf_reals(clcone_context *c, const double *x, size_t n,
-                               cl_mem *out, clcone_error *err);
+/* Device buffer from host doubles, converted to the context precision.
+ * x holds items of `per` entries named `what` in messages ("W block" ->
+ * "W block 12 entry 3: 1e-50 is outside float range ..."); a value float
+ * cannot carry is CLCONE_EINVAL. */
+clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per,
+                               const double *x, size_t n, cl_mem *out,
+                               clcone_error *err);
 clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
                               cl_mem *out, clcone_error *err);
 /* Uninitialised device buffer of n reals (or bytes when real is 0). */

@@ -2,11 +2,12 @@
  * line, so that every error can name its line. See README "Scene files".
  * Values are written with %.17g, which round-trips doubles exactly. */
 #define _POSIX_C_SOURCE 200809L
-#include "internal.h"
+#include "io.h"
 #include "scene.h"
 #include "world.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,10 +20,12 @@
  * gigabytes before finding out. */
 #define MAX_ITEMS 100000000
 
+/* The whole file is read first (so a pipe works) and split into lines
+ * here. */
 typedef struct reader {
-    FILE *f;
     const char *path;
-    char *line;
+    const char *cur, *end;   /* unread bytes */
+    char *line;              /* the current line, NUL-terminated, split */
     size_t cap;
     int lineno;
     char *tok[MAX_TOKENS];
@@ -41,23 +44,33 @@ static clcone_status rfail(reader *R, clcone_error *err, const char *fmt, const 
 static int next_line(reader *R, clcone_error *err, clcone_status *st)
 {
     *st = CLCONE_OK;
-    for (;;) {
-        ssize_t len = getline(&R->line, &R->cap, R->f);
+    while (R->cur < R->end) {
+        const char *nl = memchr(R->cur, '\n', (size_t)(R->end - R->cur));
+        size_t len = (size_t)((nl ? nl : R->end) - R->cur);
         char *p, *save = NULL;
-        if (len < 0) {
-            if (ferror(R->f)) *st = clcone_fail(err, CLCONE_EIO, "%s: read error after line %d", R->path, R->lineno);
-            return 0;
-        }
         R->lineno++;
-        if ((size_t)len != strlen(R->line)) {
+        if (len + 1 > R->cap) {
+            char *bigger = realloc(R->line, len + 1);
+            if (!bigger) {
+                *st = clcone_fail(err, CLCONE_ENOMEM, "%s:%d: out of memory for a line of %zu bytes", R->path,
+                                  R->lineno, len);
+                return 0;
+            }
+            R->line = bigger;
+            R->cap = len + 1;
+        }
+        memcpy(R->line, R->cur, len);
+        R->line[len] = 0;
+        R->cur = nl ? nl + 1 : R->end;
+        if (memchr(R->line, 0, len)) {
             *st = rfail(R, err, "NUL byte in the line (not a scene file?)%s%s", "", "");
             return 0;
         }
         p = R->line;
         while (*p == ' ' || *p == '\t') ++p;
-        if (*p == '#' || *p == '\n' || *p == '\r' || *p == 0) continue;
+        if (*p == '#' || *p == '\r' || *p == 0) continue;
         R->ntok = 0;
-        for (char *t = strtok_r(p, " \t\r\n", &save); t; t = strtok_r(NULL, " \t\r\n", &save)) {
+        for (char *t = strtok_r(p, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
             if (R->ntok == MAX_TOKENS) {
                 *st = rfail(R, err, "too many fields (more than %s)%s", "24", "");
                 return 0;
@@ -66,6 +79,7 @@ static int next_line(reader *R, clcone_error *err, clcone_status *st)
         }
         return 1;
     }
+    return 0;
 }
 
 static clcone_status expect_line(reader *R, const char *what, clcone_error *err)
@@ -80,9 +94,10 @@ static clcone_status expect_line(reader *R, const char *what, clcone_error *err)
 static clcone_status num(reader *R, int k, const char *what, double *v, clcone_error *err)
 {
     char *end;
-    errno = 0;
     *v = strtod(R->tok[k], &end);
-    if (*end || errno == ERANGE || !isfinite(*v))
+    /* ERANGE is not tested: it also flags underflow to a subnormal or zero,
+     * the closest double, which is a valid value; overflow is infinite. */
+    if (*end || end == R->tok[k] || !isfinite(*v))
         return rfail(R, err, "%s: '%s' is not a finite number", what, R->tok[k]);
     return CLCONE_OK;
 }
@@ -126,11 +141,23 @@ static clcone_status keyed(reader *R, const char *key, int nval, clcone_error *e
     return CLCONE_OK;
 }
 
-static clcone_status count_line(reader *R, const char *key, int *n, clcone_error *err)
+/* "KEY N": N items of at least `fields` fields each follow, one a line.
+ * Each field takes a byte and a separator, so a count that the rest of
+ * the file cannot hold is refused here, before anything is allocated for
+ * it. */
+static clcone_status count_line(reader *R, const char *key, const char *item, int fields, int *n,
+                                clcone_error *err)
 {
     clcone_status st;
-    if ((st = keyed(R, key, 1, err))) return st;
-    return integer(R, 1, key, 0, MAX_ITEMS, n, err);
+    size_t room;
+    if ((st = keyed(R, key, 1, err)) || (st = integer(R, 1, key, 0, MAX_ITEMS, n, err))) return st;
+    room = (size_t)(R->end - R->cur);
+    if ((uint64_t)*n * 2 * (uint64_t)fields > room)
+        return clcone_fail(err, CLCONE_EFORMAT,
+                           "%s:%d: %s %d, but the remaining %zu bytes hold at most %zu %s lines of %d fields "
+                           "(truncated file or wrong count)",
+                           R->path, R->lineno, key, *n, room, room / (2 * (size_t)fields), item, fields);
+    return CLCONE_OK;
 }
 
 /* Turns a validation failure into one naming the line. */
@@ -163,6 +190,11 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
         (st = nums(R, k + 7, 6, "velocity", b->v, err)))
         return st;
     if ((st = at_line(R, clcone_shape_validate(sh, i, err), err))) return st;
+    /* The solve starts from v + dt g: what would overflow there is refused
+     * here, where the line can still be named. */
+    for (int d = 0; d < 3; ++d)
+        if (!isfinite(b->v[d] + w->dt * w->gravity[d]))
+            return rfail(R, err, "free velocity v + dt gravity of this body overflows%s%s", "", "");
     clcone_body_set_mass(b, sh);
     return at_line(R, clcone_body_validate(b, i, err), err);
 }
@@ -199,7 +231,7 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
         (st = keyed(R, "mu", 1, err)) || (st = num(R, 1, "mu", &hdr.mu, err)) ||
         (st = at_line(R, clcone_world_settings_validate(&hdr, err), err)))
         return st;
-    if ((st = count_line(R, "bodies", &nb, err))) return st;
+    if ((st = count_line(R, "bodies", "body", 16, &nb, err))) return st;
     /* contacts are not known yet: grown below once their count is read */
     if ((st = clcone_world_alloc(w, nb, 0, 0, err))) return st;
     w->dt = hdr.dt;
@@ -207,7 +239,7 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
     memcpy(w->gravity, hdr.gravity, sizeof w->gravity);
     for (int i = 0; i < nb; ++i)
         if ((st = read_body(R, w, i, err))) return st;
-    if ((st = count_line(R, "planes", &np, err))) return st;
+    if ((st = count_line(R, "planes", "plane", 5, &np, err))) return st;
     free(w->planes);
     w->planes = clcone_calloc((size_t)np + 1, sizeof *w->planes, err, "planes");
     if (!w->planes) return CLCONE_ENOMEM;
@@ -218,7 +250,7 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
             return st;
     }
     w->nplanes = np;
-    if ((st = count_line(R, "contacts", &nc, err))) return st;
+    if ((st = count_line(R, "contacts", "contact", 11, &nc, err))) return st;
     if (nc > CLCONE_SCENE_MAX_CONTACTS) return rfail(R, err, "too many contacts%s%s", "", "");
     free(w->s.contacts);
     w->s.contacts = clcone_calloc((size_t)nc + 1, sizeof *w->s.contacts, err, "contacts");
@@ -238,31 +270,80 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
     }
 }
 
-clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err)
+clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, clcone_world *w,
+                                 clcone_error *err)
 {
     reader R;
     clcone_status st;
     memset(w, 0, sizeof *w);
     memset(&R, 0, sizeof R);
-    R.path = path;
-    R.f = fopen(path, "rb");
-    if (!R.f) return clcone_fail(err, CLCONE_EIO, "%s: cannot open: %s", path, strerror(errno));
+    R.path = name;
+    R.cur = buf;
+    R.end = buf + len;
     st = read_world(&R, w, err);
-    fclose(R.f);
     free(R.line);
     if (st) clcone_world_free(w);
     return st;
 }
 
+clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status st;
+    memset(w, 0, sizeof *w);
+    if ((st = clcone_load_file(path, &buf, &len, err))) return st;
+    st = clcone_parse_world(path, buf, len, w, err);
+    free(buf);
+    return st;
+}
+
+int clcone_buf_is_world(const char *buf, size_t len)
+{
+    const char *p = buf, *end = buf + len;
+    const size_t n = sizeof SIGNATURE - 1;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
+        if (p == end || *p != '#') break;
+        p = memchr(p, '\n', (size_t)(end - p));
+        if (!p) return 0;
+    }
+    return (size_t)(end - p) >= n && memcmp(p, SIGNATURE, n) == 0 &&
+           ((size_t)(end - p) == n || p[n] == ' ' || p[n] == '\t' || p[n] == '\r' || p[n] == '\n');
+}
+
 int clcone_is_world_file(const char *path)
 {
-    char buf[sizeof SIGNATURE];
-    FILE *f = fopen(path, "rb");
-    size_t n;
-    if (!f) return -1;
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    return n == sizeof buf - 1 && memcmp(buf, SIGNATURE, n) == 0;
+    char *buf;
+    size_t len;
+    int is;
+    if (clcone_load_file(path, &buf, &len, NULL)) return -1;
+    is = clcone_buf_is_world(buf, len);
+    free(buf);
+    return is;
+}
+
+clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status st;
+    memset(in, 0, sizeof *in);
+    if (!path) return clcone_fail(err, CLCONE_EINVAL, "clcone_read_input: NULL path");
+    if ((st = clcone_load_file(path, &buf, &len, err))) return st;
+    in->is_world = clcone_buf_is_world(buf, len);
+    st = in->is_world ? clcone_parse_world(path, buf, len, &in->world, err)
+                      : clcone_parse_problem(path, buf, len, &in->problem, err);
+    free(buf);
+    return st;
+}
+
+void clcone_input_free(clcone_input *in)
+{
+    if (!in) return;
+    clcone_problem_free(&in->problem);
+    clcone_world_free(&in->world);
+    in->is_world = 0;
 }
 
 static int write_world(void *file, const void *ctx)
