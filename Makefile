@@ -12,18 +12,25 @@ BINDIR  ?= $(PREFIX)/bin
 # The version has one home, host/clcone.h; the soname follows its major.
 VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' host/clcone.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
-DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo
+DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo \
+	libcairo2-dev libpng-dev
 
 HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
 HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null)
+# cairo draws the pictures and plots and writes them through libpng; the
+# tests decode them with libpng.
+CAIRO_CFLAGS := $(shell pkg-config --cflags cairo 2>/dev/null)
+CAIRO_LIBS  := $(shell pkg-config --libs cairo 2>/dev/null)
+PNG_CFLAGS  := $(shell pkg-config --cflags libpng 2>/dev/null)
+PNG_LIBS    := $(shell pkg-config --libs libpng 2>/dev/null)
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Ihost -Ikernels -I$(BUILD) \
-	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS)
-LDLIBS  := $(HDF5_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
+	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
+LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
 CLI_SRC := $(wildcard host/cli*.c)
 LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*.c))
@@ -75,7 +82,7 @@ install: all
 	install -m 644 host/clcone.h $(DESTDIR)$(INCLUDEDIR)/clcone/
 	install -m 755 $(BUILD)/clcone $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(strip $(HDF5_LIBS)) -lOpenCL -lm|' \
+	  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(strip $(HDF5_LIBS) $(CAIRO_LIBS)) -lOpenCL -lm|' \
 	  clcone.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/clcone.pc
 
 $(BUILD)/clcone: $(CLI_SRC) $(wildcard host/*.h) $(BUILD)/libclcone.a
@@ -89,10 +96,10 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
 $(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(wildcard host/*.h) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(BUILD)/libclcone.a $(CHECK_LIBS) $(LDLIBS) -o $@
+	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(BUILD)/libclcone.a $(CHECK_LIBS) $(PNG_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/obj $(BUILD)/tobj:
 	mkdir -p $@

@@ -231,6 +231,24 @@ CLCONE_API clcone_status clcone_parse_model(const char *s, clcone_model *m,
 CLCONE_API clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
                                   clcone_error *err);
 
+/* Convergence history: one point per error check of an iterative solver
+ * (the schedule of check_every), on the reference and on the device. */
+typedef struct clcone_history_point {
+    int prob;            /* problem of the batch */
+    int iter;            /* iteration of the check (1-based) */
+    double time_ms;      /* since the start of that problem's solve */
+    double error;        /* the model's error at the check */
+} clcone_history_point;
+
+typedef struct clcone_history {
+    clcone_history_point *points; /* grown by the solvers; clcone_history_free */
+    int count, capacity;
+    int truncated;       /* 1 when memory ran out: later checks are missing
+                            (the solve itself is unaffected) */
+} clcone_history;
+
+CLCONE_API void clcone_history_free(clcone_history *h);
+
 typedef struct clcone_options {
     clcone_model model;
     clcone_solver solver;
@@ -260,6 +278,10 @@ typedef struct clcone_options {
     /* sap: near-rigid regularisation parameter (Castro et al. 2022,
      * default 1) and Newton tolerances */
     double sap_beta;
+    /* Optional (default NULL): every error check of the jacobi, pgs, cgs,
+     * nsgs and apgd solvers appends a point here, on the reference and
+     * on the device; lemke and sap record none. */
+    clcone_history *history;
 } clcone_options;
 
 /* Projection onto the pyramid costs O(N) per contact and iteration. */
@@ -348,6 +370,34 @@ CLCONE_API clcone_status clcone_solve(clcone_context *ctx, const clcone_problem 
 CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
                                  const clcone_options *o, double *r,
                                  clcone_result *res, clcone_error *err);
+
+/* Plans: set up once, solve many. A plan keeps what a solve of one
+ * problem (or batch) or scene needs on its backend: on a device the
+ * uploaded W or Jacobians and masses, step sizes, colouring and kernels,
+ * run once at creation (so first-launch compilation is never solve time).
+ * Each clcone_plan_solve then uploads only the start r and reports the
+ * time of the solve alone. Between solves, clcone_plan_set_q gives a
+ * local-form plan a new q (3n), clcone_plan_set_scene a scene plan new
+ * free velocities (uploading only q = J v* when bodies and contacts are
+ * unchanged) or new contacts (set up again on the same context). ctx NULL
+ * plans for the CPU reference, which keeps copies and solves them as
+ * clcone_solve does; sap scenes are set up per solve on either backend.
+ * The plan copies what it is given; the context must outlive it. */
+typedef struct clcone_plan clcone_plan;
+CLCONE_API clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p,
+                                            const clcone_options *o, clcone_plan **plan,
+                                            clcone_error *err);
+CLCONE_API clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *s,
+                                                  const clcone_options *o, clcone_plan **plan,
+                                                  clcone_error *err);
+CLCONE_API clcone_status clcone_plan_set_q(clcone_plan *plan, const double *q, clcone_error *err);
+CLCONE_API clcone_status clcone_plan_set_scene(clcone_plan *plan, const clcone_scene *s,
+                                               clcone_error *err);
+/* r: the warm start on entry when the plan's options say warm_start, the
+ * reactions on exit; res as for clcone_solve. */
+CLCONE_API clcone_status clcone_plan_solve(clcone_plan *plan, double *r, clcone_result *res,
+                                           clcone_error *err);
+CLCONE_API void clcone_plan_free(clcone_plan *plan);
 
 /* ------------------------------------------------------------------ */
 /* Error measures                                                      */
@@ -565,10 +615,38 @@ CLCONE_API clcone_status clcone_write_pvd(const char *path, int nframes,
                                int parts, clcone_error *err);
 /* Orthographic picture of the world seen from the -y side, a little from
  * above; bodies shaded and coloured by the magnitude of the contact force
- * on them (blue = none, red = largest). PNG, RGB, width x height. */
+ * on them (blue = none, red = the 98th percentile and above, with a
+ * colour bar in newtons), the static planes as translucent surfaces
+ * clipped to the region around the bodies (planes seen from behind as
+ * outlines), and `title` (NULL = none) on top. PNG (RGB, compressed),
+ * width x height within 64 .. 8192. */
 CLCONE_API clcone_status clcone_render_png(const char *path, const clcone_world *w,
                                 const double *r, int width, int height,
-                                clcone_error *err);
+                                const char *title, clcone_error *err);
+
+/* Line plots as a PNG: panels on a grid of `columns` columns, each with
+ * its axes (linear or log), series and an optional dashed reference line
+ * (a tolerance). On a log axis points <= 0 are left out; non-finite
+ * points are left out everywhere (the line breaks there). */
+typedef struct clcone_plot_series {
+    const char *label;   /* legend entry, NULL = none */
+    int n;
+    const double *x, *y; /* n points each */
+} clcone_plot_series;
+
+typedef struct clcone_plot_panel {
+    const char *title, *xlabel, *ylabel;  /* each may be NULL */
+    int xlog, ylog;
+    int nseries;
+    const clcone_plot_series *series;
+    const char *hline_label;  /* non-NULL: a dashed line at y = hline */
+    double hline;
+} clcone_plot_panel;
+
+CLCONE_API clcone_status clcone_plot_png(const char *path, const char *title,
+                              const clcone_plot_panel *panels, int npanels,
+                              int columns, int width, int height,
+                              clcone_error *err);
 
 #ifdef __cplusplus
 }

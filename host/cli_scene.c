@@ -385,7 +385,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         snprintf(pvd, sizeof pvd, "%s/series.pvd", out->vtk);
         if (clcone_write_pvd(pvd, S.nframes, (const char *const *)S.files, S.times, 2, &e)) goto libfail;
     }
-    if (out->png && clcone_render_png(out->png, w, clcone_sim_reactions(sim), 1200, 900, &e)) goto libfail;
+    if (out->png && clcone_render_png(out->png, w, clcone_sim_reactions(sim), 1200, 900, NULL, &e)) goto libfail;
     if (out->scene_out && clcone_write_world(out->scene_out, w, &e)) goto libfail;
     if (csv && fclose(csv) != 0) {
         csv = NULL;

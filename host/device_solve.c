@@ -102,9 +102,10 @@ static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *e
     return clcone_run(d->c, d->k_capply, (size_t)d->n, 0, "body_contact_apply", err);
 }
 
-/* Uploads what every form shares; h is taken over (freed by dev_close). */
+/* Uploads what every form shares; h is taken over (freed by dev_close).
+ * The iterate and the active flags are set per solve by dev_begin. */
 static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, const clcone_options *o,
-                              const double *r0, clcone_result *res, clcone_error *err)
+                              clcone_error *err)
 {
     clcone_status s;
     int *prob = NULL;
@@ -117,8 +118,6 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
     d->model = (int)o->model;
     d->facets = o->facets;
     d->inner = o->fit == CLCONE_FIT_INNER;
-    d->remaining = d->nprob;
-    d->res = res;
     d->active_h = clcone_calloc((size_t)d->nprob, sizeof *d->active_h, err, "active flags");
     d->sums_h = clcone_calloc((size_t)d->nprob * 4, sizeof *d->sums_h, err, "problem sums");
     prob = clcone_calloc((size_t)d->n, sizeof *prob, err, "contact problems");
@@ -126,16 +125,14 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
         free(prob);
         return CLCONE_ENOMEM;
     }
-    for (int k = 0; k < d->nprob; ++k) {
-        d->active_h[k] = 1;
+    for (int k = 0; k < d->nprob; ++k)
         for (int c2 = d->h.prob_off[k]; c2 < d->h.prob_off[k + 1]; ++c2) prob[c2] = k;
-    }
     if ((s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &d->q, err))
         || (s = clcone_buf_reals(c, "mu of contact", 1, d->h.mu, (size_t)d->n, &d->mu, err))
         || (s = clcone_buf_ints(c, prob, (size_t)d->n, &d->prob, err))
         || (s = clcone_buf_ints(c, d->h.prob_off, (size_t)d->nprob + 1, &d->prob_off, err))
-        || (s = clcone_buf_ints(c, d->active_h, (size_t)d->nprob, &d->active, err))
-        || (s = clcone_buf_reals(c, "warm start of contact", 3, r0, 3 * (size_t)d->n, &d->r, err))
+        || (s = clcone_buf_alloc(c, sizeof(int) * (size_t)d->nprob, &d->active, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->r, err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->w, err))
         || (s = clcone_buf_alloc(c, 4 * (size_t)d->n * c->real_size, &d->terms, err))
         || (s = clcone_buf_alloc(c, 4 * (size_t)d->nprob * c->real_size, &d->sums, err))
@@ -145,8 +142,23 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
         return s;
     }
     free(prob);
-    d->t0 = clcone_now_ms();
     return CLCONE_OK;
+}
+
+/* Starts a solve from r0 with every problem active; the clock starts here,
+ * after every upload that does not change between solves. */
+static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    cl_int e;
+    d->res = res;
+    d->remaining = d->nprob;
+    for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
+    d->t0 = clcone_now_ms();
+    if ((s = clcone_write_reals(d->c, "warm start of contact", 3, d->r, r0, 3 * (size_t)d->n, err))) return s;
+    e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
+                             NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
 }
 
 /* Sums K per-contact terms per problem into d->sums_h (read back). */
@@ -184,6 +196,7 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
         out->iters = it;
         out->error = e;
         out->time_ms = now - d->t0;
+        clcone_history_add(d->o->history, k, it, out->time_ms, e);
         if (!isfinite(e)) {
             out->status = CLCONE_DIVERGED;
             snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
@@ -461,7 +474,9 @@ out:
 /* Whether a local-form batch is solved by group_solve_local. */
 static int group_fits(const dev_local *d)
 {
-    if (d->nb || (d->o->solver != CLCONE_SOLVER_JACOBI && d->o->solver != CLCONE_SOLVER_CGS)) return 0;
+    /* the group kernel checks on the device and keeps no history */
+    if (d->nb || d->o->history || (d->o->solver != CLCONE_SOLVER_JACOBI && d->o->solver != CLCONE_SOLVER_CGS))
+        return 0;
     for (int k = 0; k < d->nprob; ++k)
         if (d->h.prob_off[k + 1] - d->h.prob_off[k] > GROUP_MAX_CONTACTS) return 0;
     return 1;
@@ -611,50 +626,24 @@ static clcone_status check_solver(const clcone_options *o, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* Runs the chosen solver on an opened batch and brings r back. */
-static clcone_status dev_run(dev_local *d, double *r, clcone_error *err)
+/* Runs the chosen solver on an opened batch from r (projected into the
+ * cones first for APGD) and brings r back. */
+static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone_error *err)
 {
-    clcone_status s = group_fits(d)                           ? dev_group(d, err)
-                      : d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
-                      : d->o->solver == CLCONE_SOLVER_CGS  ? dev_cgs(d, err)
-                                                           : dev_apgd(d, err);
+    clcone_status s;
+    /* APGD iterates inside the cones from the start */
+    if (d->o->solver == CLCONE_SOLVER_APGD)
+        for (int c = 0; c < d->n; ++c) cone_project(d->h.mu[c], r + 3 * c);
+    if ((s = dev_begin(d, r, res, err))) return s;
+    s = group_fits(d)                           ? dev_group(d, err)
+        : d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
+        : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
+                                               : dev_apgd(d, err);
     if (!s) {
         cl_int e = clFinish(d->c->queue);
         if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
     }
     return s ? s : clcone_read_reals(d->c, d->r, r, 3 * (size_t)d->n, err);
-}
-
-static void project_start(const clcone_options *o, int n, const double *mu, double *r)
-{
-    /* APGD iterates inside the cones from the start */
-    if (o->solver == CLCONE_SOLVER_APGD)
-        for (int c = 0; c < n; ++c) cone_project(mu[c], r + 3 * c);
-}
-
-clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, const clcone_options *o,
-                                  double *r, clcone_result *res, clcone_error *err)
-{
-    dev_local d;
-    dev_host h;
-    clcone_status s;
-    memset(&d, 0, sizeof d);
-    if ((s = check_solver(o, err))) return s;
-    project_start(o, p->n, p->mu, r);
-    if ((s = local_host(p, &h, err))) {
-        dev_host_free(&h);
-        return s;
-    }
-    d.p = p;
-    if (!(s = dev_open(&d, c, &h, o, r, res, err))
-        && !(s = clcone_buf_ints(c, p->row_ptr, (size_t)p->n + 1, &d.row_ptr, err))
-        && !(s = clcone_buf_ints(c, p->col, (size_t)p->nnzb, &d.col, err))
-        && !(s = clcone_buf_reals(c, "W block", 9, p->blocks, 9 * (size_t)p->nnzb, &d.W, err))
-        && !(s = clcone_kernel(c, "matvec_local", &d.k_mv, err)))
-        s = dev_run(&d, r, err);
-    dev_close(&d);
-    dev_host_free(&h);
-    return s;
 }
 
 /* Body-form upload data computed on the host: per contact the frame, arms,
@@ -849,51 +838,169 @@ static clcone_status body_cost(dev_local *d, const double *r, const double *q, d
     return s;
 }
 
-clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
-                                        double *r, clcone_result *res, clcone_error *err)
-{
+/* A problem or scene uploaded once and solved many times (clcone_plan's
+ * device side). The options and, for the local form, the problem are
+ * owned copies, since the uploaded state refers to them. */
+struct clcone_dev_plan {
     dev_local d;
-    dev_host h;
-    body_host b;
+    clcone_options o;      /* what the kernels run (soft as ccp) */
+    clcone_options given;  /* as the caller gave them */
+    clcone_problem p;      /* local form */
+    body_host b;           /* body form */
     clcone_body_csr L;
-    clcone_options oc;
+};
+
+static void plan_release(clcone_dev_plan *pl)
+{
+    dev_close(&pl->d);
+    clcone_problem_free(&pl->p);
+    body_host_free(&pl->b);
+    clcone_body_csr_free(&pl->L);
+    free(pl);
+}
+
+void clcone_dev_plan_free(clcone_dev_plan *pl)
+{
+    if (pl) plan_release(pl);
+}
+
+clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err)
+{
+    const clcone_problem *one[1] = {p};
+    clcone_dev_plan *pl;
+    dev_host h;
     clcone_status s;
-    memset(&d, 0, sizeof d);
-    memset(&b, 0, sizeof b);
+    *out = NULL;
+    if ((s = check_solver(o, err))) return s;
+    if (!(pl = clcone_calloc(1, sizeof *pl, err, "device plan"))) return CLCONE_ENOMEM;
+    pl->o = pl->given = *o;
     memset(&h, 0, sizeof h);
-    memset(&L, 0, sizeof L);
-    if ((s = check_solver(o, err)) || (s = clcone_body_csr_build(sc, &L, err))) goto out;
-    if ((s = body_prepare(sc, &L, o, &b, &h, err)) || (s = body_colors(sc, &L, &b, &h, err))) goto out;
-    project_start(o, sc->ncontacts, b.mu, r);
-    d.nb = sc->nbodies;
-    if (o->model == CLCONE_MODEL_SOFT) { /* the kernels see a ccp on W + R, q - a_ref */
-        oc = *o;
-        oc.model = CLCONE_MODEL_CCP;
-        o = &oc;
+    if (!(s = clcone_batch_concat(one, 1, &pl->p, err)) && !(s = local_host(&pl->p, &h, err))) {
+        pl->d.p = &pl->p;
+        if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
+            && !(s = clcone_buf_ints(c, pl->p.row_ptr, (size_t)pl->p.n + 1, &pl->d.row_ptr, err))
+            && !(s = clcone_buf_ints(c, pl->p.col, (size_t)pl->p.nnzb, &pl->d.col, err))
+            && !(s = clcone_buf_reals(c, "W block", 9, pl->p.blocks, 9 * (size_t)pl->p.nnzb, &pl->d.W, err)))
+            s = clcone_kernel(c, "matvec_local", &pl->d.k_mv, err);
     }
-    if (!(s = dev_open(&d, c, &h, o, r, res, err))
-        && !(s = clcone_buf_ints(c, L.ptr, (size_t)sc->nbodies + 1, &d.bptr, err))
-        && !(s = clcone_buf_ints(c, L.contact, (size_t)L.ptr[sc->nbodies], &d.bc, err))
-        && !(s = clcone_buf_alloc(c, (size_t)L.ptr[sc->nbodies] + 1, &d.bs, err))
-        && !(s = clcone_buf_ints(c, b.ca, (size_t)sc->ncontacts, &d.ca, err))
-        && !(s = clcone_buf_ints(c, b.cb, (size_t)sc->ncontacts, &d.cb, err))
-        && !(s = clcone_buf_reals(c, "frame of contact", 9, b.frame, 9 * (size_t)sc->ncontacts, &d.frame, err))
-        && !(s = clcone_buf_reals(c, "lever arms of contact", 6, b.arm, 6 * (size_t)sc->ncontacts, &d.arm, err))
-        && !(s = clcone_buf_reals(c, "diagonal W block of contact", 9, b.Wcc, 9 * (size_t)sc->ncontacts, &d.Wcc, err))
-        && !(s = clcone_buf_reals(c, "regularisation of contact", 3, b.R, 3 * (size_t)sc->ncontacts, &d.Rd, err))
-        && !(s = clcone_buf_reals(c, "inverse mass of body", 1, b.inv_mass, (size_t)sc->nbodies, &d.inv_mass, err))
-        && !(s = clcone_buf_reals(c, "inverse inertia of body", 9, b.inv_inertia, 9 * (size_t)sc->nbodies, &d.inv_inertia, err))
-        && !(s = clcone_buf_alloc(c, 6 * (size_t)sc->nbodies * c->real_size, &d.dv, err))
-        && !(s = clcone_kernel(c, "body_gather", &d.k_gather, err))
-        && !(s = clcone_kernel(c, "body_contact_apply", &d.k_capply, err))) {
-        cl_int e = clEnqueueWriteBuffer(c->queue, d.bs, CL_TRUE, 0, (size_t)L.ptr[sc->nbodies], b.bs, 0, NULL, NULL);
-        s = e != CL_SUCCESS ? clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)") : dev_run(&d, r, err);
-        if (!s && o->model == CLCONE_MODEL_CCP) s = body_cost(&d, r, b.q, &res->items[0].cost, err);
+    dev_host_free(&h);
+    if (s) {
+        plan_release(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err)
+{
+    size_t m = 3 * (size_t)pl->d.n;
+    double *own = pl->d.nb ? pl->b.q : pl->p.q;
+    memcpy(own, q, m * sizeof *q);
+    return clcone_write_reals(pl->d.c, "q of contact", 3, pl->d.q, q, m, err);
+}
+
+clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err)
+{
+    /* one iteration from r = 0 launches every kernel of the solver, so a
+     * device that compiles at the first launch (POCL: per work-group
+     * size) does it here */
+    clcone_options keep = pl->o;
+    double *r = clcone_calloc(3 * (size_t)pl->d.n, sizeof *r, err, "warm-up reactions");
+    clcone_result res;
+    clcone_status s;
+    if (!r) return CLCONE_ENOMEM;
+    pl->o.max_iter = 1;
+    pl->o.max_seconds = 0;
+    if (!(s = clcone_result_init(&res, pl->d.nprob, err))) {
+        s = clcone_dev_plan_solve(pl, r, &res, err);
+        clcone_result_free(&res);
+    }
+    pl->o = keep;
+    free(r);
+    return s;
+}
+
+clcone_status clcone_dev_plan_solve(clcone_dev_plan *pl, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s = dev_run(&pl->d, r, res, err);
+    if (!s && pl->d.nb && pl->o.model == CLCONE_MODEL_CCP)
+        s = body_cost(&pl->d, r, pl->b.q, &res->items[0].cost, err);
+    return s;
+}
+
+clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                  double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_dev_plan *pl;
+    clcone_status s = clcone_dev_plan_local(c, p, o, &pl, err);
+    if (s) return s;
+    s = clcone_dev_plan_solve(pl, r, res, err);
+    plan_release(pl);
+    return s;
+}
+
+/* Body-form plan: the scene's Jacobians, masses and per-body contact
+ * lists on the device (matrix-free W). The soft model is solved as a ccp
+ * on W + R, q - a_ref. */
+clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err)
+{
+    clcone_dev_plan *pl;
+    dev_host h;
+    clcone_status s;
+    int n = sc->ncontacts, nb = sc->nbodies;
+    *out = NULL;
+    if ((s = check_solver(o, err))) return s;
+    if (!(pl = clcone_calloc(1, sizeof *pl, err, "device plan"))) return CLCONE_ENOMEM;
+    pl->o = pl->given = *o;
+    if (o->model == CLCONE_MODEL_SOFT) pl->o.model = CLCONE_MODEL_CCP;
+    memset(&h, 0, sizeof h);
+    if ((s = clcone_body_csr_build(sc, &pl->L, err)) || (s = body_prepare(sc, &pl->L, o, &pl->b, &h, err))
+        || (s = body_colors(sc, &pl->L, &pl->b, &h, err)))
+        goto out;
+    pl->d.nb = nb;
+    if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
+        && !(s = clcone_buf_ints(c, pl->L.ptr, (size_t)nb + 1, &pl->d.bptr, err))
+        && !(s = clcone_buf_ints(c, pl->L.contact, (size_t)pl->L.ptr[nb], &pl->d.bc, err))
+        && !(s = clcone_buf_alloc(c, (size_t)pl->L.ptr[nb] + 1, &pl->d.bs, err))
+        && !(s = clcone_buf_ints(c, pl->b.ca, (size_t)n, &pl->d.ca, err))
+        && !(s = clcone_buf_ints(c, pl->b.cb, (size_t)n, &pl->d.cb, err))
+        && !(s = clcone_buf_reals(c, "frame of contact", 9, pl->b.frame, 9 * (size_t)n, &pl->d.frame, err))
+        && !(s = clcone_buf_reals(c, "lever arms of contact", 6, pl->b.arm, 6 * (size_t)n, &pl->d.arm, err))
+        && !(s = clcone_buf_reals(c, "diagonal W block of contact", 9, pl->b.Wcc, 9 * (size_t)n, &pl->d.Wcc, err))
+        && !(s = clcone_buf_reals(c, "regularisation of contact", 3, pl->b.R, 3 * (size_t)n, &pl->d.Rd, err))
+        && !(s = clcone_buf_reals(c, "inverse mass of body", 1, pl->b.inv_mass, (size_t)nb, &pl->d.inv_mass, err))
+        && !(s = clcone_buf_reals(c, "inverse inertia of body", 9, pl->b.inv_inertia, 9 * (size_t)nb, &pl->d.inv_inertia, err))
+        && !(s = clcone_buf_alloc(c, 6 * (size_t)nb * c->real_size, &pl->d.dv, err))
+        && !(s = clcone_kernel(c, "body_gather", &pl->d.k_gather, err))
+        && !(s = clcone_kernel(c, "body_contact_apply", &pl->d.k_capply, err))) {
+        cl_int e = clEnqueueWriteBuffer(c->queue, pl->d.bs, CL_TRUE, 0, (size_t)pl->L.ptr[nb], pl->b.bs, 0, NULL,
+                                        NULL);
+        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)");
     }
 out:
-    dev_close(&d);
     dev_host_free(&h);
+    if (s) {
+        plan_release(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+/* The free velocities of a scene whose contacts and bodies are those the
+ * plan was made from: only q = J v* (- a_ref) changes and is uploaded. */
+clcone_status clcone_dev_plan_set_velocities(clcone_dev_plan *pl, const clcone_scene *sc, clcone_error *err)
+{
+    body_host b;
+    dev_host h;
+    clcone_status s;
+    memset(&b, 0, sizeof b);
+    memset(&h, 0, sizeof h);
+    if (!(s = body_prepare(sc, &pl->L, &pl->given, &b, &h, err))) s = clcone_dev_plan_set_q(pl, b.q, err);
     body_host_free(&b);
-    clcone_body_csr_free(&L);
+    dev_host_free(&h);
     return s;
 }

@@ -42,6 +42,9 @@ clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn,
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */
 int clcone_is_check_iteration(const clcone_options *o, int it);
+/* Appends one check to h (no-op when h is NULL); a second point for the
+ * same problem and iteration replaces the first. */
+void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, double error);
 
 /* Checks option ranges and that the solver serves the model. */
 clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err);
@@ -69,8 +72,21 @@ clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o
 /* 1/2 r'Wr + q'r over contacts [c0, c1) of p. */
 double clcone_qp_cost(const clcone_problem *p, const double *r, int c0, int c1);
 
-clcone_status clcone_solve_scene_device(clcone_context *c, const clcone_scene *s,
-                                        const clcone_options *o, double *r,
-                                        clcone_result *res, clcone_error *err);
+/* Device side of clcone_plan (host/device_solve.c): a validated problem
+ * (batch) or scene uploaded once; solves reset only the iterate and the
+ * per-problem flags. set_q takes 3n values; set_velocities a scene with
+ * the plan's contacts and bodies and new free velocities. */
+typedef struct clcone_dev_plan clcone_dev_plan;
+clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err);
+clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *s, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err);
+clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err);
+clcone_status clcone_dev_plan_set_velocities(clcone_dev_plan *pl, const clcone_scene *s, clcone_error *err);
+clcone_status clcone_dev_plan_solve(clcone_dev_plan *pl, double *r, clcone_result *res, clcone_error *err);
+/* A one-iteration solve that leaves nothing behind: first-launch
+ * compilation happens here, not in a timed solve. */
+clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err);
+void clcone_dev_plan_free(clcone_dev_plan *pl);
 
 #endif

@@ -620,6 +620,18 @@ clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per, 
     return s;
 }
 
+clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b, const double *x,
+                                 size_t n, clcone_error *err)
+{
+    void *tmp;
+    cl_int e;
+    clcone_status s = to_device_reals(c, what, per, x, n, &tmp, err);
+    if (s) return s;
+    e = n ? clEnqueueWriteBuffer(c->queue, b, CL_TRUE, 0, n * c->real_size, tmp, 0, NULL, NULL) : CL_SUCCESS;
+    free(tmp);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer");
+}
+
 clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x, size_t n, clcone_error *err)
 {
     void *tmp = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");

@@ -38,6 +38,10 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
 /* Uninitialised device buffer of n reals (or bytes when real is 0). */
 clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
                                clcone_error *err);
+/* Overwrites the first n reals of b with host doubles (blocking),
+ * checked as clcone_buf_reals checks them. */
+clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b,
+                                 const double *x, size_t n, clcone_error *err);
 /* Reads n reals back as doubles. */
 clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x,
                                 size_t n, clcone_error *err);

@@ -3,8 +3,10 @@
 #include "reference.h"
 #include "schedule.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #define REF_PI 3.14159265358979323846
 
@@ -15,7 +17,50 @@ void ref_loop_start(ref_loop *L, const clcone_problem *p,
     L->o = o;
     L->c0 = c0;
     L->c1 = c1;
+    L->prob = 0;
+    while (L->prob + 1 < p->nprob && p->prob_off[L->prob + 1] <= c0) ++L->prob;
     L->t0_ms = clcone_now_ms();
+}
+
+void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, double error)
+{
+    clcone_history_point *pt;
+    if (!h || h->truncated) return;
+    /* ref_loop_finish measures again the iteration the loop just checked */
+    if (h->count > 0 && h->points[h->count - 1].prob == prob && h->points[h->count - 1].iter == iter) {
+        pt = &h->points[h->count - 1];
+    } else {
+        if (h->count == h->capacity) {
+            int cap = h->capacity ? 2 * h->capacity : 256;
+            void *grown = h->capacity < INT_MAX / 2 ? realloc(h->points, (size_t)cap * sizeof *h->points) : NULL;
+            if (!grown) {
+                h->truncated = 1;
+                return;
+            }
+            h->points = grown;
+            h->capacity = cap;
+        }
+        pt = &h->points[h->count++];
+    }
+    pt->prob = prob;
+    pt->iter = iter;
+    pt->time_ms = time_ms;
+    pt->error = error;
+}
+
+void clcone_history_free(clcone_history *h)
+{
+    if (!h) return;
+    free(h->points);
+    h->points = NULL;
+    h->count = h->capacity = h->truncated = 0;
+}
+
+static double ref_measure(ref_loop *L, int iter, const double *r)
+{
+    double e = clcone_error_of(L->p, L->o, r, L->c0, L->c1);
+    clcone_history_add(L->o->history, L->prob, iter, clcone_now_ms() - L->t0_ms, e);
+    return e;
 }
 
 static int all_finite(const double *r, int c0, int c1)
@@ -39,7 +84,7 @@ int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *o
             && clcone_now_ms() - L->t0_ms > 1e3 * L->o->max_seconds) {
             out->status = CLCONE_MAXITER;
             out->iters = iter;
-            out->error = clcone_error_of(L->p, L->o, r, L->c0, L->c1);
+            out->error = ref_measure(L, iter, r);
             snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", L->o->max_seconds);
             return 1;
         }
@@ -52,7 +97,7 @@ int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *o
         snprintf(out->reason, sizeof out->reason, "non-finite reactions after %d iterations", iter);
         return 1;
     }
-    e = clcone_error_of(L->p, L->o, r, L->c0, L->c1);
+    e = ref_measure(L, iter, r);
     out->error = e;
     if (!isfinite(e)) {
         out->status = CLCONE_DIVERGED;

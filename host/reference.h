@@ -45,6 +45,7 @@ typedef struct ref_loop {
     const clcone_problem *p;
     const clcone_options *o;
     int c0, c1;
+    int prob;        /* index in the batch, for o->history */
     double t0_ms;
 } ref_loop;
 

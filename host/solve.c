@@ -255,10 +255,194 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
         || (s = clcone_result_init(res, 1, err)))
         return s;
     if (sc->ncontacts == 0) return CLCONE_OK; /* converged, nothing to solve */
-    if ((s = clcone_solve_scene_device(ctx, sc, o, r, res, err))) {
+    {
+        clcone_dev_plan *pl;
+        if (!(s = clcone_dev_plan_scene(ctx, sc, o, &pl, err))) {
+            s = clcone_dev_plan_solve(pl, r, res, err);
+            clcone_dev_plan_free(pl);
+        }
+    }
+    if (s) {
         clcone_result_free(res);
         return s;
     }
+    res->time_ms = clcone_now_ms() - t0;
+    return CLCONE_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* Plans: set up once, solve many                                      */
+/* ------------------------------------------------------------------ */
+
+struct clcone_plan {
+    clcone_context *ctx;
+    clcone_options o;
+    int is_scene;
+    clcone_problem p;     /* local form as given (own copy) */
+    clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
+    clcone_scene s;       /* body form (own copy) */
+    clcone_dev_plan *dev; /* NULL on the reference, and for sap */
+};
+
+static clcone_status scene_copy(const clcone_scene *in, clcone_scene *out, clcone_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->bodies = clcone_calloc((size_t)in->nbodies + 1, sizeof *out->bodies, err, "plan bodies");
+    out->contacts = clcone_calloc((size_t)in->ncontacts + 1, sizeof *out->contacts, err, "plan contacts");
+    if (!out->bodies || !out->contacts) {
+        clcone_scene_free(out);
+        return CLCONE_ENOMEM;
+    }
+    out->nbodies = in->nbodies;
+    out->ncontacts = in->ncontacts;
+    memcpy(out->bodies, in->bodies, sizeof *in->bodies * (size_t)in->nbodies);
+    memcpy(out->contacts, in->contacts, sizeof *in->contacts * (size_t)in->ncontacts);
+    return CLCONE_OK;
+}
+
+void clcone_plan_free(clcone_plan *pl)
+{
+    if (!pl) return;
+    clcone_dev_plan_free(pl->dev);
+    clcone_problem_free(&pl->p);
+    clcone_problem_free(&pl->soft);
+    clcone_scene_free(&pl->s);
+    free(pl);
+}
+
+/* The device side of a plan from its current problem or scene, warmed up. */
+static clcone_status plan_device(clcone_plan *pl, clcone_error *err)
+{
+    clcone_status s;
+    clcone_options oc = pl->o;
+    if (!pl->ctx || pl->o.model == CLCONE_MODEL_SAP) return CLCONE_OK;
+    if (pl->is_scene) {
+        if (pl->s.ncontacts == 0) return CLCONE_OK;
+        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, &pl->dev, err);
+    } else {
+        if (pl->p.n == 0) return CLCONE_OK;
+        if (pl->o.model == CLCONE_MODEL_SOFT) oc.model = CLCONE_MODEL_CCP;
+        s = clcone_dev_plan_local(pl->ctx, pl->o.model == CLCONE_MODEL_SOFT ? &pl->soft : &pl->p, &oc, &pl->dev, err);
+    }
+    return s ? s : clcone_dev_plan_warm_up(pl->dev, err);
+}
+
+static clcone_status plan_new(clcone_context *ctx, const clcone_options *o, clcone_plan **out, clcone_error *err)
+{
+    clcone_plan *pl = clcone_calloc(1, sizeof *pl, err, "plan");
+    *out = pl;
+    if (!pl) return CLCONE_ENOMEM;
+    pl->ctx = ctx;
+    pl->o = *o;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+                                 clcone_plan **out, clcone_error *err)
+{
+    const clcone_problem *one[1] = {p};
+    clcone_plan *pl;
+    clcone_status s;
+    *out = NULL;
+    if ((s = clcone_options_validate(o, err)) || (s = clcone_problem_validate(p, err))
+        || (s = plan_new(ctx, o, &pl, err)))
+        return s;
+    if (!(s = clcone_batch_concat(one, 1, &pl->p, err))
+        && !(o->model == CLCONE_MODEL_SOFT && (s = clcone_soft_local(&pl->p, o, NULL, &pl->soft, err))))
+        s = plan_device(pl, err);
+    if (s) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+                                       clcone_plan **out, clcone_error *err)
+{
+    clcone_plan *pl;
+    clcone_status s;
+    *out = NULL;
+    if (o->model != CLCONE_MODEL_SAP && (s = clcone_options_validate(o, err))) return s;
+    if ((s = clcone_scene_validate(sc, err)) || (s = plan_new(ctx, o, &pl, err))) return s;
+    pl->is_scene = 1;
+    if (!(s = scene_copy(sc, &pl->s, err))) s = plan_device(pl, err);
+    if (s) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)
+{
+    if (pl->is_scene)
+        return clcone_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
+    for (int i = 0; i < 3 * pl->p.n; ++i)
+        if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
+    memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
+    if (pl->o.model == CLCONE_MODEL_SOFT) {
+        clcone_status s;
+        clcone_problem_free(&pl->soft);
+        if ((s = clcone_soft_local(&pl->p, &pl->o, NULL, &pl->soft, err))) return s;
+        return pl->dev ? clcone_dev_plan_set_q(pl->dev, pl->soft.q, err) : CLCONE_OK;
+    }
+    return pl->dev ? clcone_dev_plan_set_q(pl->dev, q, err) : CLCONE_OK;
+}
+
+/* Whether two scenes have the same bodies (positions, masses) and
+ * contacts, so that only the free velocities differ. */
+static int same_structure(const clcone_scene *a, const clcone_scene *b)
+{
+    if (a->nbodies != b->nbodies || a->ncontacts != b->ncontacts) return 0;
+    for (int i = 0; i < a->nbodies; ++i) {
+        const clcone_body *x = &a->bodies[i], *y = &b->bodies[i];
+        if (memcmp(x->x, y->x, sizeof x->x) || x->inv_mass != y->inv_mass
+            || memcmp(x->inv_inertia, y->inv_inertia, sizeof x->inv_inertia))
+            return 0;
+    }
+    return memcmp(a->contacts, b->contacts, sizeof *a->contacts * (size_t)a->ncontacts) == 0;
+}
+
+clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
+{
+    clcone_status s;
+    int same;
+    if (!pl->is_scene)
+        return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
+    if ((s = clcone_scene_validate(sc, err))) return s;
+    same = same_structure(&pl->s, sc);
+    clcone_scene_free(&pl->s);
+    if ((s = scene_copy(sc, &pl->s, err))) return s;
+    if (same && pl->dev) return clcone_dev_plan_set_velocities(pl->dev, &pl->s, err);
+    clcone_dev_plan_free(pl->dev);
+    pl->dev = NULL;
+    return plan_device(pl, err);
+}
+
+clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    int n = pl->is_scene ? pl->s.ncontacts : pl->p.n, nprob = pl->is_scene ? 1 : pl->p.nprob;
+    double t0 = clcone_now_ms();
+    res->items = NULL;
+    res->nprob = 0;
+    if (!pl->dev) /* the reference, sap, or nothing to solve */
+        return pl->is_scene ? clcone_solve_scene(pl->ctx, &pl->s, &pl->o, r, res, err)
+                            : clcone_solve(NULL, &pl->p, &pl->o, r, res, err);
+    if ((s = start_reactions(&pl->o, n, r, err)) || (s = clcone_result_init(res, nprob, err))) return s;
+    if ((s = clcone_dev_plan_solve(pl->dev, r, res, err))) {
+        clcone_result_free(res);
+        return s;
+    }
+    if (!pl->is_scene && pl->o.model == CLCONE_MODEL_SOFT)
+        for (int k = 0; k < nprob; ++k)
+            res->items[k].cost = clcone_qp_cost(&pl->soft, r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
+    else if (!pl->is_scene && pl->o.model == CLCONE_MODEL_CCP)
+        for (int k = 0; k < nprob; ++k)
+            res->items[k].cost = clcone_qp_cost(&pl->p, r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
     res->time_ms = clcone_now_ms() - t0;
     return CLCONE_OK;
 }

@@ -1,0 +1,180 @@
+/* Plans (set up once, solve many): a plan's solves give exactly what
+ * clcone_solve / clcone_solve_scene give on the same data, after new q,
+ * new free velocities or new contacts; misuse is refused. */
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clcone_options options(clcone_model m, clcone_solver v, double tol)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    o.model = m;
+    o.solver = v;
+    o.tol = tol;
+    o.max_iter = 20000;
+    return o;
+}
+
+/* One solve through the plan and one through the front door on the same
+ * data: the same reactions to the bit, iterations and status. */
+static void expect_same(clcone_plan *pl, clcone_context *c, const clcone_problem *p, const clcone_scene *s,
+                        const clcone_options *o)
+{
+    int n = p ? p->n : s->ncontacts;
+    double *ra = calloc(3 * (size_t)n + 1, sizeof *ra), *rb = calloc(3 * (size_t)n + 1, sizeof *rb);
+    clcone_result a, b;
+    clcone_error e;
+    ck_assert_msg(clcone_plan_solve(pl, ra, &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg((p ? clcone_solve(c, p, o, rb, &b, &e) : clcone_solve_scene(c, s, o, rb, &b, &e)) == CLCONE_OK,
+                  "%s", e.msg);
+    ck_assert_int_eq(a.nprob, b.nprob);
+    for (int k = 0; k < a.nprob; ++k) {
+        ck_assert_int_eq(a.items[k].iters, b.items[k].iters);
+        ck_assert_int_eq(a.items[k].status, b.items[k].status);
+    }
+    ck_assert_msg(memcmp(ra, rb, sizeof *ra * 3 * (size_t)n) == 0, "plan and clcone_solve differ");
+    clcone_result_free(&a);
+    clcone_result_free(&b);
+    free(ra);
+    free(rb);
+}
+
+static void read_problem(const char *name, clcone_problem *p)
+{
+    clcone_error e;
+    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+}
+
+START_TEST(plan_local_matches_solve_after_new_q)
+{
+    static const struct {
+        clcone_model m;
+        clcone_solver v;
+    } cases[] = {{CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS},
+                 {CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD},
+                 {CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI},
+                 {CLCONE_MODEL_SOFT, CLCONE_SOLVER_CGS}};
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    read_problem("Capsules-i100-1090.dat", &p);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i)
+        for (int dev = 0; dev < 2; ++dev) {
+            clcone_options o = options(cases[i].m, cases[i].v, 1e-7);
+            clcone_context *ctx = dev ? c : NULL;
+            clcone_plan *pl;
+            clcone_error e;
+            double *q2 = malloc(sizeof *q2 * 3 * (size_t)p.n), *q0 = malloc(sizeof *q0 * 3 * (size_t)p.n);
+            ck_assert_msg(clcone_plan_create(ctx, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+            expect_same(pl, ctx, &p, NULL, &o);
+            expect_same(pl, ctx, &p, NULL, &o); /* a second solve starts afresh */
+            memcpy(q0, p.q, sizeof *q0 * 3 * (size_t)p.n);
+            for (int k = 0; k < 3 * p.n; ++k) q2[k] = p.q[k] * (1.0 + 0.25 * ((k % 7) - 3) / 3.0);
+            ck_assert_msg(clcone_plan_set_q(pl, q2, &e) == CLCONE_OK, "%s", e.msg);
+            memcpy(p.q, q2, sizeof *q2 * 3 * (size_t)p.n);
+            expect_same(pl, ctx, &p, NULL, &o);
+            memcpy(p.q, q0, sizeof *q0 * 3 * (size_t)p.n);
+            clcone_plan_free(pl);
+            free(q2);
+            free(q0);
+        }
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+}
+END_TEST
+
+START_TEST(plan_batch_matches_solve)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_problem a, b, batch;
+    const clcone_problem *parts[3];
+    clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-5);
+    clcone_plan *pl;
+    clcone_error e;
+    read_problem("Capsules-i125-1213.hdf5", &a);
+    read_problem("OneObject-i1028-138.hdf5.dat", &b);
+    parts[0] = &a;
+    parts[1] = &b;
+    parts[2] = &a;
+    ck_assert_msg(clcone_batch_concat(parts, 3, &batch, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_plan_create(c, &batch, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, &batch, NULL, &o);
+    clcone_plan_free(pl);
+    clcone_problem_free(&batch);
+    clcone_problem_free(&a);
+    clcone_problem_free(&b);
+    clcone_context_free(c);
+}
+END_TEST
+
+START_TEST(plan_scene_follows_velocities_and_contacts)
+{
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_scene s, t;
+    clcone_options o = options(CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-7);
+    clcone_plan *pl;
+    clcone_error e;
+    ck_assert_msg(clcone_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_plan_create_scene(c, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &s, &o);
+    /* new free velocities, same contacts: only q changes on the device */
+    for (int i = 0; i < s.nbodies; ++i)
+        if (s.bodies[i].inv_mass > 0) s.bodies[i].v[i % 3] += 0.05 * ((i % 5) - 2);
+    ck_assert_msg(clcone_plan_set_scene(pl, &s, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &s, &o);
+    /* another scene altogether */
+    ck_assert_msg(clcone_gen_stack(5, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_plan_set_scene(pl, &t, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &t, &o);
+    clcone_plan_free(pl);
+    clcone_scene_free(&s);
+    clcone_scene_free(&t);
+    clcone_context_free(c);
+}
+END_TEST
+
+START_TEST(plan_refuses_misuse)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_scene s;
+    clcone_problem p;
+    clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NSGS, 1e-5);
+    clcone_plan *pl = NULL;
+    clcone_error e;
+    double q[12] = {0};
+    ck_assert_msg(clcone_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK, "%s", e.msg);
+    /* nsgs does not run on a device */
+    ck_assert_int_eq(clcone_plan_create_scene(c, &s, &o, &pl, &e), CLCONE_ENOTSUP);
+    ck_assert_ptr_null(pl);
+    o.solver = CLCONE_SOLVER_CGS;
+    ck_assert_msg(clcone_plan_create_scene(c, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(clcone_plan_set_q(pl, q, &e), CLCONE_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "clcone_plan_set_scene"));
+    clcone_plan_free(pl);
+    ck_assert_msg(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_plan_create(c, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(clcone_plan_set_scene(pl, &s, &e), CLCONE_EINVAL);
+    q[4] = NAN;
+    ck_assert_int_eq(clcone_plan_set_q(pl, q, &e), CLCONE_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "q[4] (contact 1)"));
+    clcone_plan_free(pl);
+    clcone_problem_free(&p);
+    clcone_scene_free(&s);
+    clcone_context_free(c);
+}
+END_TEST
+
+Suite *suite_plan(void)
+{
+    Suite *s = suite_create("plan");
+    TCase *t = tcase_create("plan");
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, plan_local_matches_solve_after_new_q);
+    tcase_add_test(t, plan_batch_matches_solve);
+    tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
+    tcase_add_test(t, plan_refuses_misuse);
+    suite_add_tcase(s, t);
+    return s;
+}
