@@ -161,7 +161,8 @@ valgrind: check-deps
 
 demo: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
-	$(BUILD)/clcone demo
+	@# exit 1 is the demo's honest "not converged": its solves stop at a cap
+	@$(BUILD)/clcone demo || [ $$? -eq 1 ]
 
 clean:
 	rm -rf build
@@ -169,14 +170,44 @@ clean:
 # ------------------------------------------------------------------ #
 # Benchmarks (bench/): `make bench` builds bench/ against the static
 # library and writes bench/results/report.md with PNG plots (gnuplot).
-# BENCH_QUICK=1 runs the small version. The MuJoCo section is built only
-# when MuJoCo's headers are found (Debian: libmujoco-dev); without it the
-# report says that part was skipped.
+# BENCH_QUICK=1 runs the small version. The MuJoCo section (5) links
+# against MuJoCo 4 from PyPI: since 4.0 the `mujoco` package is Python on
+# top of `mujoco-core`, the wheel that ships libmujoco.so and the C
+# headers. pip installs that one into a venv under $(BUILD) (without its
+# Python dependencies, which the C library does not use) and the stamp
+# records where the wheel put them. When pip fails: Debian's libmujoco-dev
+# (2.2.2) if installed, else the report says the section was skipped.
 BENCH_DEPS := gnuplot-nox
 BENCH_SRC := $(wildcard bench/*.c)
+MUJOCO_PIP := mujoco-core==4.0.0
+MUJOCO_VENV := $(BUILD)/venv
+MUJOCO_STAMP := $(MUJOCO_VENV)/.mujoco
+MUJOCO_WHEEL_INC := $(shell sed -n 1p $(MUJOCO_STAMP) 2>/dev/null)
+MUJOCO_WHEEL_LIB := $(shell sed -n 2p $(MUJOCO_STAMP) 2>/dev/null)
 MUJOCO_H := $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
-MUJOCO_CFLAGS := $(if $(MUJOCO_H),-DBENCH_MUJOCO $(shell pkg-config --cflags mujoco 2>/dev/null))
-MUJOCO_LIBS := $(if $(MUJOCO_H),$(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco))
+ifneq ($(MUJOCO_WHEEL_LIB),)
+MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="the PyPI wheel $(MUJOCO_PIP) in $(MUJOCO_VENV)"' \
+	-isystem $(MUJOCO_WHEEL_INC)
+MUJOCO_LIBS := $(MUJOCO_WHEEL_LIB) -Wl,-rpath,$(dir $(MUJOCO_WHEEL_LIB))
+else ifneq ($(MUJOCO_H),)
+MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="Debian libmujoco-dev"' $(shell pkg-config --cflags mujoco 2>/dev/null)
+MUJOCO_LIBS := $(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco)
+endif
+
+# A failed pip is not a failed bench: no stamp, the fallback above, and
+# the next `make bench` tries again.
+$(MUJOCO_STAMP):
+	@rm -f $@; \
+	if python3 -m venv $(MUJOCO_VENV) && $(MUJOCO_VENV)/bin/pip install -q --disable-pip-version-check \
+	    --no-deps --retries 1 --timeout 30 '$(MUJOCO_PIP)'; then \
+	  files=$$($(MUJOCO_VENV)/bin/pip show -f $(firstword $(subst ==, ,$(MUJOCO_PIP)))); \
+	  loc=$$(echo "$$files" | sed -n 's/^Location: //p'); \
+	  lib=$$(echo "$$files" | grep -m1 -E '^ *[^ ]*/libmujoco\.so[.0-9]*$$' | tr -d ' '); \
+	  hdr=$$(echo "$$files" | grep -m1 -E '^ *[^ ]*/include/mujoco/mujoco\.h$$' | tr -d ' '); \
+	  if [ -n "$$lib" ] && [ -n "$$hdr" ]; then \
+	    printf '%s\n%s\n' "$$loc/$${hdr%/mujoco/mujoco.h}" "$$loc/$$lib" > $@; \
+	  else echo "clcone bench: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; section 5 falls back" >&2; fi; \
+	else echo "clcone bench: pip install $(MUJOCO_PIP) failed; section 5 falls back to libmujoco-dev, if installed" >&2; fi
 
 .PHONY: bench-deps
 bench-deps: check-deps
@@ -194,9 +225,9 @@ bench-deps: check-deps
 	  fi; \
 	fi
 
-$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(wildcard host/*.h) $(BUILD)/libclcone.a
+$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(wildcard host/*.h) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP))
 	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) $(LDLIBS) -o $@
 
-bench: bench-deps
+bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	$(BUILD)/bench --out bench/results

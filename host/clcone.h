@@ -200,6 +200,8 @@ typedef enum clcone_model {
 } clcone_model;
 
 typedef enum clcone_solver {
+    CLCONE_SOLVER_DEFAULT = -1, /* the backend's default for the model
+                                   (clcone_options_resolve) */
     CLCONE_SOLVER_NSGS = 0,  /* coulomb: Gauss-Seidel, exact local solve */
     CLCONE_SOLVER_JACOBI,    /* coulomb/ccp/pyramid: projected Jacobi */
     CLCONE_SOLVER_PGS,       /* ccp/pyramid: projected Gauss-Seidel */
@@ -251,10 +253,11 @@ CLCONE_API void clcone_history_free(clcone_history *h);
 
 typedef struct clcone_options {
     clcone_model model;
-    clcone_solver solver;
+    clcone_solver solver; /* default CLCONE_SOLVER_DEFAULT */
     int facets;          /* pyramid: 3 <= N <= CLCONE_MAX_FACETS (default 8) */
     clcone_fit fit;      /* pyramid: outer (default) or inner */
-    double tol;          /* stop when error <= tol (default 1e-8) */
+    double tol;          /* stop when error <= tol; 0 (the default) = the
+                            precision's default (clcone_options_resolve) */
     int max_iter;        /* sweeps / iterations cap (default 1000000) */
     int check_every;     /* error measured at each of the first 100
                             iterations, then every K (default 10), on
@@ -264,17 +267,26 @@ typedef struct clcone_options {
     /* soft: min 1/2 r'(W + R)r + r'(q - a_ref) over the cones, R diagonal.
      * From MuJoCo-style solref (time constant tc, damping ratio z) and a
      * constant solimp impedance d: R_i = (1 - d)/d W_ii per row, and on
-     * the normal row a_ref = dt (-b q_n - k d gap) with b = 2/(d tc),
-     * k = 1/(d^2 tc^2 z^2) (q_n standing for the constraint velocity,
-     * gap 0 for local-form problems, the contact's gap for scenes); or R
-     * and a_ref given directly (soft_R, soft_aref: 3 per contact; a_ref
-     * 0 when soft_R is given without soft_aref). */
+     * the normal row the velocity MuJoCo's reference acceleration leads
+     * to, a_ref = v0 + dt (-b v0 - k d gap), with b = 2/(d tc),
+     * k = 1/(d^2 tc^2 z^2), v0 the contact's normal velocity at the
+     * start of the step (soft_v0; 0 when NULL), gap 0 for local-form
+     * problems, the contact's gap for scenes; a_ref 0 on the tangent
+     * rows. Or R and a_ref given directly (soft_R, soft_aref: 3 per
+     * contact; a_ref 0 when soft_R is given without soft_aref). */
     double soft_timeconst;  /* solref[0] in s (default 0.02) */
     double soft_dampratio;  /* solref[1] (default 1) */
     double soft_impedance;  /* solimp d in (0, 1) (default 0.9) */
-    double soft_dt;         /* time step of the problem in s (default 0.01) */
+    double soft_dt;         /* time step of the problem in s (default 0.01;
+                               the stepper uses the world's dt). The time
+                               constant used is max(soft_timeconst,
+                               2 soft_dt), MuJoCo's safe minimum: a shorter
+                               one makes the discrete step add energy */
     const double *soft_R;   /* optional per-contact diagonal R (3n), >= 0 */
     const double *soft_aref;/* optional reference velocity (3n) */
+    const double *soft_v0;  /* optional normal velocity of each contact at
+                               the start of the step (n), before the free
+                               velocity's dt * forces; the stepper sets it */
     /* sap: near-rigid regularisation parameter (Castro et al. 2022,
      * default 1) and Newton tolerances */
     double sap_beta;
@@ -282,12 +294,27 @@ typedef struct clcone_options {
      * nsgs and apgd solvers appends a point here, on the reference and
      * on the device; lemke and sap record none. */
     clcone_history *history;
+    /* Optional (default NULL): called at the same checks with the problem
+     * of the batch, the iteration and the error, so that a caller can
+     * show progress (the library itself never prints). */
+    void (*progress)(void *user, int prob, int iter, double error);
+    void *progress_user;
 } clcone_options;
 
 /* Projection onto the pyramid costs O(N) per contact and iteration. */
 #define CLCONE_MAX_FACETS 1024
 
 CLCONE_API void clcone_options_default(clcone_options *o);
+
+/* The one rule for what options leave unset, for the backend ctx (NULL =
+ * the CPU reference): solver CLCONE_SOLVER_DEFAULT becomes the backend's
+ * default for the model (reference: nsgs for coulomb, apgd for ccp and
+ * soft, lemke for pyramid; device: cgs for coulomb and pyramid, apgd for
+ * ccp and soft; sap ignores the solver), tol 0 becomes the precision's
+ * default (1e-5 on a float device, whose rounding floor is about 1e-7;
+ * 1e-8 in double). Every solve applies it to its copy of the options. */
+typedef struct clcone_context clcone_context; /* an OpenCL device, below */
+CLCONE_API void clcone_options_resolve(clcone_options *o, const clcone_context *ctx);
 
 typedef struct clcone_prob_result {
     clcone_run_status status;
@@ -327,6 +354,7 @@ typedef struct clcone_device_info {
     char name[128];
     char version[128];          /* OpenCL version string */
     int is_gpu;
+    int is_cpu;                 /* CL_DEVICE_TYPE_CPU (POCL's pthread device) */
     int compute_units;
     unsigned long long global_mem;
     unsigned long long max_alloc;
@@ -348,7 +376,9 @@ typedef enum clcone_precision {
 
 /* Opens a device. spec: NULL or "" = $CLCONE_DEVICE if set, else the
  * first GPU, else the first CPU device; "N" = index in the device list;
- * anything else = first device whose name contains spec. ("ref", the CPU
+ * "cpu" / "gpu" (or CPU / GPU) = first device of that type, or whose
+ * name contains it; anything else = first device whose name contains
+ * spec. ("ref", the CPU
  * reference, is not an OpenCL device: callers pass a NULL context for
  * it.) Double precision needs cl_khr_fp64. */
 CLCONE_API clcone_status clcone_context_create(const char *spec, clcone_precision prec,
@@ -575,10 +605,22 @@ typedef struct clcone_sim_options {
 
 CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
 
+/* A step whose solve fails or diverges is never applied as it is: the
+ * stepper solves the same problem again, from the same warm start, with
+ * the model's Gauss-Seidel fallback (reference: nsgs for coulomb, pgs
+ * otherwise; device: cgs) and applies that when it converged or reached
+ * its cap. When there is no other solver (sap, or the fallback is the
+ * solver that failed) or the fallback fails too, the step is not applied:
+ * solve.status stays failed/diverged, the bodies keep the state before
+ * the step and the caller decides (the CLI stops). */
 typedef struct clcone_step_info {
     int step;                /* 1-based */
     int contacts;
-    clcone_prob_result solve;
+    clcone_prob_result solve;  /* the solve applied (the fallback's, if any) */
+    int applied;             /* 1 when the step moved the bodies */
+    clcone_prob_result failed; /* fell_back: the first solve's result */
+    int fell_back;           /* 1: the first solve failed or diverged */
+    clcone_solver fallback;  /* fell_back: the solver of `solve` */
     double ke_free;          /* kinetic energy at v* (before the solve) */
     double ke_after;         /* after the contact impulses */
     double max_penetration;  /* at detection, >= 0 */
@@ -603,9 +645,10 @@ CLCONE_API const clcone_scene *clcone_sim_last_scene(const clcone_sim *sim, cons
 CLCONE_API void clcone_sim_free(clcone_sim *sim);
 
 /* Output. Forces are impulses r / dt. */
-/* Legacy VTK polydata of the bodies (point data: velocity, angular
- * velocity, radius, kind) and of the contacts (a second file, contact
- * force vectors in world coordinates and magnitudes). r may be NULL. */
+/* Legacy VTK polydata of the bodies (points at the centres; point data
+ * velocity, angular_velocity, size, orientation, shape, contact_force)
+ * and of the contacts (a second file: force = r / dt in world
+ * coordinates, normal, gap). r may be NULL. */
 CLCONE_API clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
                                const clcone_world *w, const double *r,
                                clcone_error *err);

@@ -14,6 +14,12 @@
 #include <unistd.h>
 
 
+/* solve's default wall-clock cap: a default solve of a generated scene of
+ * 10^4 contacts ends within a minute, kernel compilation included, and
+ * says whether it converged (a larger --max-iter or --max-seconds goes
+ * further). */
+#define CLI_SOLVE_MAX_SECONDS 30.0
+
 static const char *const USAGE_MAIN =
     "usage: clcone <command> [options]\n"
     "\n"
@@ -38,7 +44,8 @@ static const char *const USAGE_SOLVE =
     "  --device D                    ref = CPU reference (double); N = index in\n"
     "                                `clcone devices`; or part of a device name.\n"
     "                                Default: $CLCONE_DEVICE, else the first GPU,\n"
-    "                                else the first CPU OpenCL device (POCL)\n"
+    "                                else the first CPU OpenCL device (POCL);\n"
+    "                                cpu / gpu: the first device of that type\n"
     "  --precision float|double      device precision (default float; double\n"
     "                                needs cl_khr_fp64). ref is always double\n"
     "  --compare                     also solve with the CPU reference and print\n"
@@ -58,18 +65,26 @@ static const char *const USAGE_SOLVE =
     "                                apgd (ccp), lemke (pyramid)\n"
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
     "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
-    "  --tol T                       stop at error <= T (default 1e-8; 1e-5 on a\n"
-    "                                float device, whose rounding floor is ~1e-7)\n"
+    "  --tol T                       stop at error <= T, T > 0 (default 1e-8; 1e-5\n"
+    "                                on a float device, whose rounding floor is ~1e-7)\n"
     "  --max-iter K                  iteration (pivot) cap (default 1000000)\n"
     "  --check-every K               error evaluated every K iterations (default 10)\n"
-    "  --max-seconds S               wall-clock cap (default none)\n"
+    "  --max-seconds S               wall-clock cap (default 30; 0 = none)\n"
+    "  --progress                    iteration and error on stderr during a long\n"
+    "                                solve even when stderr is not a terminal\n"
     "  --warm R0.txt                 start from these reactions\n"
     "  --out R.txt                   write the reactions (atomically)\n"
-    "The last line printed is machine-readable:\n"
+    "  --plot FILE.png               error against iteration and against time\n"
+    "                                (log axes) with the tolerance; with\n"
+    "                                --compare both backends on one plot\n"
+    "Options the model or device does not use are refused. The last line printed\n"
+    "is machine-readable (exit code 0 converged, 1 otherwise, 2 bad input):\n"
     "  status=<converged|maxiter|diverged|failed> error=<e> iters=<k> time_ms=<t> contacts=<n>\n";
 
 static const char *const USAGE_CHECK =
     "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
+    "FILE: anything `solve` takes (for a scene file, its contact problem at its\n"
+    "state, whose reactions `solve SCENE --out R.txt` writes).\n"
     "Prints the model's error of the given reactions (default: the Coulomb law\n"
     "with Siconos's current measure, and the old ||q||+1 normalisation). The\n"
     "last line is status=converged when error <= T (default 1e-8), otherwise\n"
@@ -96,6 +111,16 @@ int lib_error(const clcone_error *e)
     return EXIT_USAGE;
 }
 
+void cli_name_file(clcone_error *e, const char *file)
+{
+    char msg[2 * sizeof e->msg]; /* both parts; cut to the message size */
+    size_t n = strlen(file);
+    if (strncmp(e->msg, file, n) == 0 && e->msg[n] == ':') return;
+    snprintf(msg, sizeof msg, "%s: %s", file, e->msg);
+    memcpy(e->msg, msg, sizeof e->msg - 1);
+    e->msg[sizeof e->msg - 1] = 0;
+}
+
 int parse_double(const char *s, double *v)
 {
     char *end;
@@ -116,6 +141,38 @@ int parse_int(const char *s, int *v)
 }
 
 
+/* The options parse_args takes with a value; cli_args.given has bit k set
+ * when VALUE_OPTS[k] was given. */
+static const char *const VALUE_OPTS[] = {
+    "--model", "--solver", "--facets", "--fit", "--tol", "--device", "--precision", "--max-iter",
+    "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
+    "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--plot"};
+
+static int value_opt_index(const char *opt)
+{
+    for (int k = 0; k < (int)(sizeof VALUE_OPTS / sizeof VALUE_OPTS[0]); ++k)
+        if (strcmp(opt, VALUE_OPTS[k]) == 0) return k;
+    return -1;
+}
+
+int cli_given(const cli_args *a, const char *opt)
+{
+    int k = value_opt_index(opt);
+    if (strcmp(opt, "--compare") == 0) return a->compare;
+    if (strcmp(opt, "--progress") == 0) return a->progress;
+    return k >= 0 && (a->given >> k & 1u);
+}
+
+int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, const char *why)
+{
+    for (; *opts; ++opts)
+        if (cli_given(a, *opts)) {
+            fprintf(stderr, "clcone: %s does not apply: %s\n%s", *opts, why, usage);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
 /* Parses the options shared by the commands; returns 0 or an exit code. */
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
 {
@@ -124,12 +181,13 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
     clcone_options_default(&a->o);
     for (int i = 0; i < argc; ++i) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int k;
         if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
             printf("%s", usage);
             return -1;
         }
-        if (strcmp(opt, "--compare") == 0) {
-            a->compare = 1;
+        if (strcmp(opt, "--compare") == 0 || strcmp(opt, "--progress") == 0) {
+            *(opt[3] == 'o' ? &a->compare : &a->progress) = 1;
             continue;
         }
         if (strncmp(opt, "--", 2) != 0) {
@@ -137,14 +195,14 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             a->positional[a->npos++] = opt;
             continue;
         }
+        if ((k = value_opt_index(opt)) < 0) return usage_error(usage, "unknown option '%s'", opt);
         if (!val) return usage_error(usage, "option %s needs a value", opt);
+        a->given |= 1u << k;
         ++i;
         if (strcmp(opt, "--model") == 0) {
             if (clcone_parse_model(val, &a->o.model, &e)) return usage_error(usage, "%s", e.msg);
-            a->model_given = 1;
         } else if (strcmp(opt, "--solver") == 0) {
             if (clcone_parse_solver(val, &a->o.solver, &e)) return usage_error(usage, "%s", e.msg);
-            a->solver_given = 1;
         } else if (strcmp(opt, "--facets") == 0) {
             if (!parse_int(val, &a->o.facets) || a->o.facets < 3)
                 return usage_error(usage, "--facets needs an integer >= 3, got '%s'", val);
@@ -153,9 +211,8 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             else if (strcmp(val, "inner") == 0) a->o.fit = CLCONE_FIT_INNER;
             else return usage_error(usage, "--fit takes outer or inner, got '%s'", val);
         } else if (strcmp(opt, "--tol") == 0) {
-            if (!parse_double(val, &a->o.tol) || a->o.tol < 0)
-                return usage_error(usage, "--tol needs a number >= 0, got '%s'", val);
-            a->tol_given = 1;
+            if (!parse_double(val, &a->o.tol) || !(a->o.tol > 0))
+                return usage_error(usage, "--tol needs a number > 0, got '%s'", val);
         } else if (strcmp(opt, "--device") == 0) {
             a->device = val;
         } else if (strcmp(opt, "--precision") == 0) {
@@ -185,10 +242,10 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             a->out = val;
         } else if (strcmp(opt, "--warm") == 0) {
             a->warm = val;
-        } else if (strcmp(opt, "--dir") == 0) {
-            a->dir = val;
+        } else if (strcmp(opt, "--plot") == 0) {
+            a->plot = val;
         } else {
-            return usage_error(usage, "unknown option '%s'", opt);
+            a->dir = val;
         }
     }
     return 0;
@@ -200,8 +257,58 @@ int is_ref(const char *device)
     return device && strcmp(device, "ref") == 0;
 }
 
-/* Defaults that depend on the backend: the strongest solver each one
- * has for the model, and a tolerance a float device can reach. */
+int cli_check_applicable(const cli_args *a, const char *usage, int scene)
+{
+    static const char *const pyramid[] = {"--facets", "--fit", NULL};
+    static const char *const soft[] = {"--soft-timeconst", "--soft-dampratio", "--soft-impedance", "--soft-dt", NULL};
+    static const char *const soft_dt[] = {"--soft-dt", NULL};
+    static const char *const sap[] = {"--sap-beta", NULL};
+    static const char *const sap_method[] = {"--solver", "--check-every", NULL};
+    static const char *const device[] = {"--precision", "--compare", NULL};
+    const clcone_model m = a->o.model;
+    int rc;
+    if ((m != CLCONE_MODEL_PYRAMID && (rc = cli_refuse(a, usage, pyramid, "only the pyramid model has facets")))
+        || (m != CLCONE_MODEL_SOFT && (rc = cli_refuse(a, usage, soft, "only for --model soft")))
+        || (m == CLCONE_MODEL_SOFT && scene
+            && (rc = cli_refuse(a, usage, soft_dt, "a scene's soft model steps with the scene's dt")))
+        || (m != CLCONE_MODEL_SAP && (rc = cli_refuse(a, usage, sap, "only for --model sap")))
+        || (m == CLCONE_MODEL_SAP
+            && (rc = cli_refuse(a, usage, sap_method, "sap has one method, Newton, its error checked every iteration")))
+        || (is_ref(a->device)
+            && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double"))))
+        return rc;
+    return 0;
+}
+
+/* Shown from the first second on, at most twice a second. */
+static void progress_line(void *user, int prob, int iter, double error)
+{
+    cli_progress *p = user;
+    double now = cli_now_ms();
+    if (now - p->t0 < 1000 || now - p->last < 500) return;
+    p->last = now;
+    p->shown = 1;
+    if (prob > 0) fprintf(stderr, "\rsolving problem %d: iteration %d, error %.3e, %.1f s   ", prob, iter, error,
+                          (now - p->t0) / 1e3);
+    else fprintf(stderr, "\rsolving: iteration %d, error %.3e, %.1f s   ", iter, error, (now - p->t0) / 1e3);
+    fflush(stderr);
+}
+
+void cli_progress_attach(const cli_args *a, clcone_options *o, cli_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->t0 = cli_now_ms();
+    if (!a->progress && !isatty(2)) return;
+    o->progress = progress_line;
+    o->progress_user = p;
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->shown) fprintf(stderr, "\n");
+    p->shown = 0;
+}
+
 double cli_now_ms(void)
 {
     struct timespec t;
@@ -209,15 +316,6 @@ double cli_now_ms(void)
     return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
 }
 
-void backend_defaults(cli_args *a, int ref)
-{
-    if (!a->solver_given) {
-        if (a->o.model == CLCONE_MODEL_CCP || a->o.model == CLCONE_MODEL_SOFT) a->o.solver = CLCONE_SOLVER_APGD;
-        else if (ref) a->o.solver = a->o.model == CLCONE_MODEL_PYRAMID ? CLCONE_SOLVER_LEMKE : CLCONE_SOLVER_NSGS;
-        else a->o.solver = CLCONE_SOLVER_CGS;
-    }
-    if (!a->tol_given && !ref && a->prec == CLCONE_FLOAT) a->o.tol = 1e-5;
-}
 
 static double max_abs(const double *a, size_t n)
 {
@@ -249,7 +347,7 @@ void describe_backend(const clcone_context *ctx, char *buf, size_t len)
 
 /* With --compare: the same problem with the CPU reference, side by side. */
 static int compare_with_reference(const clcone_problem *p, const cli_args *a, const double *r0,
-                                  const double *r_dev, const clcone_prob_result *dev)
+                                  const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
 {
     clcone_options o = a->o;
     clcone_result res;
@@ -258,6 +356,7 @@ static int compare_with_reference(const clcone_problem *p, const cli_args *a, co
     if (!r) return EXIT_USAGE;
     memcpy(r, r0, sizeof(double) * 3 * (size_t)p->n);
     if (o.tol < 1e-12) o.tol = 1e-12;
+    o.history = history;
     if (clcone_solve(NULL, p, &o, r, &res, &e)) {
         free(r);
         return lib_error(&e);
@@ -277,18 +376,31 @@ static int compare_with_reference(const clcone_problem *p, const cli_args *a, co
 static int cmd_solve(int argc, char **argv)
 {
     cli_args a;
+    clcone_input in;
     clcone_problem p;
     clcone_result res;
     clcone_error e;
     clcone_context *ctx = NULL;
     double *r, *r0 = NULL;
     char backend[400];
-    int rc = parse_args(argc, argv, USAGE_SOLVE, 1, &a);
+    cli_progress prog;
+    clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
+    static const char *const no_dir[] = {"--dir", NULL};
+    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, 1, &a);
+    memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 1) return usage_error(USAGE_SOLVE, "solve needs one problem FILE%s", "");
-    backend_defaults(&a, is_ref(a.device));
-    if (clcone_is_world_file(a.positional[0]) == 1) return cli_solve_world(&a);
-    if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
+    /* one read of the file, so that a pipe works */
+    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    scene = in.is_world;
+    if ((rc = cli_check_applicable(&a, USAGE_SOLVE, scene))
+        || (rc = cli_refuse(&a, USAGE_SOLVE, no_dir, "solve takes one FILE"))) {
+        clcone_input_free(&in);
+        return rc;
+    }
+    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
+    if (scene) return cli_solve_world(&a, &in.world);
+    p = in.problem;
     r = calloc((size_t)p.n * 3 + 1, sizeof *r);
     r0 = calloc((size_t)p.n * 3 + 1, sizeof *r0);
     if (!r || !r0) {
@@ -305,7 +417,15 @@ static int cmd_solve(int argc, char **argv)
     }
     if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
-    if (clcone_solve(ctx, &p, &a.o, r, &res, &e)) goto fail;
+    clcone_options_resolve(&a.o, ctx);
+    if (a.plot) a.o.history = &hist[0];
+    cli_progress_attach(&a, &a.o, &prog);
+    rc = clcone_solve(ctx, &p, &a.o, r, &res, &e);
+    cli_progress_end(&prog);
+    if (rc) {
+        cli_name_file(&e, a.positional[0]);
+        goto fail;
+    }
     if (a.out && clcone_write_reactions(a.out, p.n, r, &e)) {
         clcone_result_free(&res);
         goto fail;
@@ -326,7 +446,8 @@ static int cmd_solve(int argc, char **argv)
             printf("old measure ||F||/(||q||+1): %.3e\n", q1);
         }
         if (a.out) printf("reactions written to %s\n", a.out);
-        if (a.compare && ctx && (rc = compare_with_reference(&p, &a, r0, r, it))) {
+        if ((a.compare && ctx && (rc = compare_with_reference(&p, &a, r0, r, it, a.plot ? &hist[1] : NULL)))
+            || (a.plot && (rc = cli_plot_solve(&a, ctx, hist, p.n)))) {
             clcone_result_free(&res);
             goto done;
         }
@@ -335,12 +456,16 @@ static int cmd_solve(int argc, char **argv)
     }
     clcone_result_free(&res);
 done:
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
     clcone_context_free(ctx);
     clcone_problem_free(&p);
     free(r);
     free(r0);
     return rc;
 fail:
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
     clcone_context_free(ctx);
     clcone_problem_free(&p);
     free(r);
@@ -361,7 +486,8 @@ static int cmd_devices(int argc, char **argv)
     if (clcone_list_devices(&list, &n, &e)) return lib_error(&e);
     printf("%-3s %-5s %-40s %-28s %4s %10s %5s\n", "#", "type", "device", "platform", "CUs", "memory", "fp64");
     for (int i = 0; i < n; ++i)
-        printf("%-3d %-5s %-40.40s %-28.28s %4d %7.1f GiB %5s\n", list[i].index, list[i].is_gpu ? "GPU" : "other",
+        printf("%-3d %-5s %-40.40s %-28.28s %4d %7.1f GiB %5s\n", list[i].index,
+               list[i].is_gpu ? "GPU" : list[i].is_cpu ? "CPU" : "other",
                list[i].name, list[i].platform, list[i].compute_units, (double)list[i].global_mem / 1073741824.0,
                list[i].fp64 ? "yes" : "no");
     printf("device 'ref' is the CPU reference solver (double, one thread)\n");
@@ -369,37 +495,71 @@ static int cmd_devices(int argc, char **argv)
     return 0;
 }
 
+/* The local problem of a scene file (its contact problem at the current
+ * state, as `solve` forms it) into sp. */
+static clcone_status scene_problem(const clcone_world *w, clcone_problem *sp, clcone_error *e)
+{
+    clcone_scene sc;
+    clcone_status st = clcone_world_contact_scene(w, &sc, e);
+    if (st) return st;
+    st = clcone_scene_to_local(&sc, sp, e);
+    clcone_scene_free(&sc);
+    return st;
+}
+
 static int cmd_check(int argc, char **argv)
 {
+    static const char *const unused[] = {"--solver", "--device", "--precision", "--max-iter", "--check-every",
+                                         "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
+                                         "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--compare",
+                                         "--progress", "--plot", NULL};
     cli_args a;
-    clcone_problem p;
+    clcone_input in;
+    clcone_problem sp, *p;
     clcone_error e;
     double *r, error, q1 = 0, t0 = cli_now_ms();
     int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 2) return usage_error(USAGE_CHECK, "check needs a problem FILE and a reactions file%s", "");
+    if ((rc = cli_refuse(&a, USAGE_CHECK, unused, "check measures given reactions, it solves nothing"))
+        || (rc = cli_check_applicable(&a, USAGE_CHECK, 0)))
+        return rc;
     if (a.o.model == CLCONE_MODEL_SOFT || a.o.model == CLCONE_MODEL_SAP)
         return usage_error(USAGE_CHECK, "check measures the coulomb, ccp and pyramid laws of a (W, q) problem; "
                            "%s solves another problem (see solve's own error)", clcone_model_name(a.o.model));
-    if (clcone_read_problem(a.positional[0], &p, &e)) return lib_error(&e);
-    r = calloc((size_t)p.n * 3 + 1, sizeof *r);
-    if (!r || clcone_read_reactions(a.positional[1], p.n, r, &e)) {
+    clcone_options_resolve(&a.o, NULL);
+    memset(&sp, 0, sizeof sp);
+    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    p = &in.problem;
+    if (in.is_world) {
+        if (scene_problem(&in.world, &sp, &e)) {
+            clcone_input_free(&in);
+            return lib_error(&e);
+        }
+        p = &sp;
+    }
+    r = calloc((size_t)p->n * 3 + 1, sizeof *r);
+    if (!r || clcone_read_reactions(a.positional[1], p->n, r, &e)) {
         if (!r) snprintf(e.msg, sizeof e.msg, "out of memory");
-        clcone_problem_free(&p);
+        clcone_problem_free(&sp);
+        clcone_input_free(&in);
         free(r);
         return lib_error(&e);
     }
-    error = a.o.model == CLCONE_MODEL_COULOMB ? clcone_error_coulomb(&p, r, 0, p.n, &q1)
-                                               : clcone_error_of(&p, &a.o, r, 0, p.n);
-    printf("problem:   %s (%d contacts)\n", a.positional[0], p.n);
+    error = a.o.model == CLCONE_MODEL_COULOMB ? clcone_error_coulomb(p, r, 0, p->n, &q1)
+                                               : clcone_error_of(p, &a.o, r, 0, p->n);
+    printf("problem:   %s (%d contacts%s)\n", a.positional[0], p->n,
+           in.is_world ? ", the scene's contact problem at its state" : "");
     printf("reactions: %s\n", a.positional[1]);
     printf("model:     %s\n", clcone_model_name(a.o.model));
     printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
     if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
-    print_last_line(error <= a.o.tol ? "converged" : "failed", error, 0, cli_now_ms() - t0, p.n);
-    clcone_problem_free(&p);
+    print_last_line(error <= a.o.tol ? "converged" : "failed", error, 0, cli_now_ms() - t0, p->n);
+    rc = error <= a.o.tol ? 0 : EXIT_NOTCONV;
+    clcone_problem_free(&sp);
+    clcone_input_free(&in);
     free(r);
-    return error <= a.o.tol ? 0 : EXIT_NOTCONV;
+    return rc;
 }
 
 /* Solves one file on one backend; returns 0 or prints why not. */
@@ -422,15 +582,24 @@ static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone
 
 static int cmd_demo_siconos(int argc, char **argv)
 {
+    static const char *const demo_unused[] = {"--model", "--solver", "--facets", "--fit", "--precision", "--max-iter",
+                                              "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio",
+                                              "--soft-impedance", "--soft-dt", "--sap-beta", "--out", "--warm",
+                                              "--compare", "--progress", NULL};
     cli_args a;
     const char *dir;
     clcone_context *ctx = NULL;
     clcone_error e;
     clcone_options od;
     char backend[400];
+    static const char *const no_plot[] = {"--plot", NULL};
     int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0;
     double ref_ms = 0, dev_ms = 0, max_err = 0;
     if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = cli_refuse(&a, USAGE_DEMO, no_plot, "the Siconos table is text; solve FILE --plot draws one problem"))
+        || (rc = cli_refuse(&a, USAGE_DEMO, demo_unused, "the demo picks its own solvers and options")))
+        return rc;
+    clcone_options_resolve(&a.o, NULL);
     dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
     if (!dir || !*dir) dir = "../shared/problems";
     /* the device part: CGS in double where the device has fp64 */
@@ -481,7 +650,7 @@ static int cmd_demo_siconos(int argc, char **argv)
     if (ctx) printf(" | device: %d of %d converged, %.1f ms in all", dconv, nfiles, dev_ms);
     printf("\n");
     clcone_context_free(ctx);
-    print_last_line(nconv == nfiles && worst == 0 ? "converged" : "maxiter", max_err, 0, ref_ms, nfiles);
+    print_last_line(worst ? "failed" : nconv == nfiles ? "converged" : "maxiter", max_err, 0, ref_ms, nfiles);
     if (worst) return worst;
     return nconv == nfiles ? 0 : EXIT_NOTCONV;
 }

@@ -13,7 +13,9 @@ typedef struct cli_args {
     const char *positional[2];
     int npos;
     const char *out, *warm, *dir, *device;
-    int model_given, solver_given, tol_given, compare;
+    const char *plot;    /* --plot FILE.png */
+    unsigned given;      /* bit per option taking a value (cli_given) */
+    int compare, progress;
     clcone_precision prec;
     clcone_options o;
 } cli_args;
@@ -22,24 +24,57 @@ typedef struct cli_args {
 int usage_error(const char *usage, const char *fmt, const char *arg);
 /* Prints a library error; returns EXIT_USAGE. */
 int lib_error(const clcone_error *e);
+/* Puts "FILE: " in front of a message found after FILE was read (a value
+ * the device cannot take), unless it already starts so. */
+void cli_name_file(clcone_error *e, const char *file);
 int parse_double(const char *s, double *v);
 int parse_int(const char *s, int *v);
 /* Options shared by solve, check, demo and simulate; returns 0, -1 after
  * --help, or an exit code. */
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a);
+/* Whether option opt ("--facets") was given. */
+int cli_given(const cli_args *a, const char *opt);
+/* Refuses the first given option of the NULL-terminated opts, saying why
+ * it does not apply; returns EXIT_USAGE then, else 0. */
+int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, const char *why);
+/* Refuses the options that the chosen model and device do not use (scene:
+ * the input is a scene file, whose time step the soft model takes). */
+int cli_check_applicable(const cli_args *a, const char *usage, int scene);
+/* Progress of one long solve on stderr (a terminal, or --progress):
+ * attached to o, the line is cleared by cli_progress_end. */
+typedef struct cli_progress {
+    double t0, last;
+    int shown;
+} cli_progress;
+void cli_progress_attach(const cli_args *a, clcone_options *o, cli_progress *p);
+void cli_progress_end(cli_progress *p);
 int is_ref(const char *device);
-void backend_defaults(cli_args *a, int ref);
 void print_last_line(const char *status, double error, int iters, double ms, int n);
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
 
 /* host/cli_scene.c */
-/* `solve` on a scene file (parsed arguments, positional[0] the file). */
-int cli_solve_world(cli_args *a);
+/* `solve` on a scene file (parsed arguments, positional[0] the file),
+ * read into w, which it frees. */
+int cli_solve_world(cli_args *a, clcone_world *w);
 int cmd_gen(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */
 int cmd_demo_pile(int argc, char **argv);
+
+/* host/cli_plot.c */
+/* "WxH" (both parsed; ranges are the library's to check). */
+int parse_size(const char *s, int *w, int *h);
+/* solve --plot: h[0] the solve's history, h[1] the reference's (used with
+ * --compare on a device); prints the file's name. Returns 0 or an exit
+ * code after printing why. */
+int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts);
+/* simulate --plot: per step (n) iterations, error and solve time. */
+clcone_status cli_plot_steps(const char *path, const char *title, int n, const double *iters, const double *errors,
+                             const double *ms, double tol, clcone_error *e);
+/* A backend in a few words: the device's name and precision, or the
+ * reference. */
+void cli_backend_label(const clcone_context *ctx, char *buf, size_t len);
 
 /* Monotonic clock in milliseconds, for the figures the commands print. */
 double cli_now_ms(void);

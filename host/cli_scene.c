@@ -20,14 +20,16 @@ static const char *const USAGE_GEN =
     "      wall    a pyramid of 1 x 0.5 x 0.5 bricks, N in the bottom row\n"
     "      grid    N x N x N spheres of radius 0.5 in a cubic lattice\n"
     "      incline one unit box on a plane tilted by T radians (default 0.3)\n"
-    "Defaults: --n 1000, --mu 0.5, --seed 1, --dt 0.01. The file is a clcone scene\n"
-    "(README \"Scene files\"), bodies at rest with their contacts.\n";
+    "--n is required (but for incline). Defaults: --mu 0.5, --seed 1, --dt 0.01,\n"
+    "--spread 0.1, --theta 0.3. The file is a clcone scene (README \"Scene files\"),\n"
+    "bodies at rest with their contacts.\n";
 
 static const char *const USAGE_SIMULATE =
     "usage: clcone simulate SCENE --steps K [--dt H] [--model M] [--solver S]\n"
     "                       [--device D] [--precision float|double] [--tol T]\n"
     "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
-    "                       [--png FILE] [--out SCENE_OUT] [--progress]\n"
+    "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
+    "                       [--out SCENE_OUT] [--progress]\n"
     "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
@@ -35,7 +37,10 @@ static const char *const USAGE_SIMULATE =
     "  --max-iter K   per step (default 1000)\n"
     "  --csv LOG      per-step log: step,contacts,iterations,error,solve_ms,...\n"
     "  --vtk DIR      legacy VTK per frame (bodies, contacts) and DIR/series.pvd\n"
-    "  --png FILE     picture of the final state, coloured by contact force\n"
+    "  --png FILE     picture of the final state, coloured by contact force,\n"
+    "                 with the planes, a colour bar and a title\n"
+    "  --png-size WxH its size (default 1200x900)\n"
+    "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
     "Model, solver, device, precision and tolerance as for `clcone solve`.\n"
@@ -43,7 +48,8 @@ static const char *const USAGE_SIMULATE =
     "iters=<all iterations> time_ms=<all solves> contacts=<last step's>\n";
 
 static const char *const USAGE_DEMO_PILE =
-    "usage: clcone demo [--n N] [--steps K] [--device D] [--png FILE] [--siconos]\n"
+    "usage: clcone demo [--n N] [--steps K] [--device D] [--png FILE] [--png-size WxH]\n"
+    "                   [--siconos]\n"
     "The main job: a pile of N spheres (default 20000) stepped K times (default 5)\n"
     "with every contact solve on the OpenCL device (ccp model, APGD, float), the\n"
     "last solve repeated with the CPU reference, a table of both, and a picture\n"
@@ -79,24 +85,6 @@ static const char *take_opt(int *argc, char **argv, const char *name, int *missi
     return NULL;
 }
 
-static int take_flag(int *argc, char **argv, const char *name)
-{
-    for (int i = 0; i < *argc; ++i)
-        if (strcmp(argv[i], name) == 0) {
-            for (int k = i; k + 1 < *argc; ++k) argv[k] = argv[k + 1];
-            --*argc;
-            return 1;
-        }
-    return 0;
-}
-
-static int has_opt(int argc, char **argv, const char *name)
-{
-    for (int i = 0; i < argc; ++i)
-        if (strcmp(argv[i], name) == 0) return 1;
-    return 0;
-}
-
 static int mkdir_p(const char *dir)
 {
     char buf[4096];
@@ -122,19 +110,22 @@ static double max_abs_diff(const double *a, const double *b, size_t n)
 
 /* ------------------------------------------------------------------ */
 
-int cli_solve_world(cli_args *a)
+int cli_solve_world(cli_args *a, clcone_world *world)
 {
-    clcone_world w;
+    clcone_world w = *world;
     clcone_scene sc;
     clcone_context *ctx = NULL;
     clcone_result res;
     clcone_error e;
     double *r = NULL, *r0 = NULL;
     char backend[400];
+    cli_progress prog;
+    clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
     int rc;
     size_t m;
     memset(&sc, 0, sizeof sc);
-    if (clcone_read_world(a->positional[0], &w, &e)) return lib_error(&e);
+    memset(hist, 0, sizeof hist);
+    a->o.soft_dt = w.dt;
     if (clcone_world_contact_scene(&w, &sc, &e)) goto fail;
     m = 3 * (size_t)sc.ncontacts;
     r = calloc(m + 1, sizeof *r);
@@ -151,7 +142,16 @@ int cli_solve_world(cli_args *a)
     }
     if (!is_ref(a->device) && clcone_context_create(a->device, a->prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
-    if (clcone_solve_scene(ctx, &sc, &a->o, r, &res, &e)) goto fail;
+    clcone_options_resolve(&a->o, ctx);
+    cli_progress_attach(a, &a->o, &prog);
+    if (a->plot) a->o.history = &hist[0];
+    rc = clcone_solve_scene(ctx, &sc, &a->o, r, &res, &e);
+    cli_progress_end(&prog);
+    a->o.progress = NULL;
+    if (rc) {
+        cli_name_file(&e, a->positional[0]);
+        goto fail;
+    }
     if (a->out && clcone_write_reactions(a->out, sc.ncontacts, r, &e)) {
         clcone_result_free(&res);
         goto fail;
@@ -170,6 +170,7 @@ int cli_solve_world(cli_args *a)
             clcone_options o = a->o;
             clcone_result rr;
             double *rf = calloc(m + 1, sizeof *rf);
+            o.history = a->plot ? &hist[1] : NULL;
             if (!rf) {
                 clcone_result_free(&res);
                 e.code = CLCONE_ENOMEM;
@@ -189,10 +190,15 @@ int cli_solve_world(cli_args *a)
             clcone_result_free(&rr);
             free(rf);
         }
-        print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, sc.ncontacts);
-        rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+        rc = a->plot ? cli_plot_solve(a, ctx, hist, sc.ncontacts) : 0;
+        if (rc == 0) {
+            print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, sc.ncontacts);
+            rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+        }
     }
     clcone_result_free(&res);
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
     clcone_context_free(ctx);
     clcone_scene_free(&sc);
     clcone_world_free(&w);
@@ -200,6 +206,8 @@ int cli_solve_world(cli_args *a)
     free(r0);
     return rc;
 fail:
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
     clcone_context_free(ctx);
     clcone_scene_free(&sc);
     clcone_world_free(&w);
@@ -216,6 +224,7 @@ int cmd_gen(int argc, char **argv)
     clcone_world w;
     clcone_error e;
     const char *name = NULL, *out = NULL;
+    int n_given = 0;
     if (want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
     for (int i = 0; i < argc; ++i) {
@@ -233,6 +242,7 @@ int cmd_gen(int argc, char **argv)
         else if (strcmp(opt, "--n") == 0) {
             if (!parse_int(val, &k) || k < 1) return usage_error(USAGE_GEN, "--n needs an integer >= 1, got '%s'", val);
             p.n = k;
+            n_given = 1;
         } else if (strcmp(opt, "--seed") == 0) {
             if (!parse_int(val, &k) || k < 0)
                 return usage_error(USAGE_GEN, "--seed needs an integer >= 0, got '%s'", val);
@@ -249,6 +259,9 @@ int cmd_gen(int argc, char **argv)
         }
     }
     if (!name) return usage_error(USAGE_GEN, "gen needs a generator NAME%s", "");
+    /* the size means something else for each generator, so no default fits them all */
+    if (!n_given && strcmp(name, "incline") != 0)
+        return usage_error(USAGE_GEN, "gen %s needs its size --n N", name);
     if (!out) return usage_error(USAGE_GEN, "gen needs an output file (-o FILE)%s", "");
     if (clcone_world_generate(name, &p, &w, &e)) return lib_error(&e);
     if (clcone_write_world(out, &w, &e)) {
@@ -277,6 +290,10 @@ static void progress(int step, int steps, int contacts, double t0)
 typedef struct sim_outputs {
     const char *csv, *vtk, *png, *scene_out;
     int vtk_every;
+    int png_w, png_h;
+    const char *plot;      /* simulate --plot FILE.png */
+    const char *label;     /* scene, model and device, for the titles */
+    double tol;            /* the solves' tolerance, on the plot */
 } sim_outputs;
 
 typedef struct vtk_series {
@@ -328,10 +345,17 @@ static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, co
 }
 
 typedef struct sim_totals {
-    int all_converged, iters, contacts;
+    int all_converged, iters, contacts, steps, failed, fell_back;
     double max_error, solve_ms;
     clcone_step_info last;
 } sim_totals;
+
+/* The run's status for the last line: failed when any step's solve
+ * failed (fallback or not), else converged or maxiter. */
+static const char *totals_status(const sim_totals *T)
+{
+    return T->failed ? "failed" : T->all_converged ? "converged" : "maxiter";
+}
 
 /* Runs `steps` steps with the outputs; fills totals. Returns 0 or an exit
  * code after printing why. */
@@ -339,42 +363,77 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
                      sim_totals *T)
 {
     FILE *csv = NULL;
+    clcone_out *csv_out = NULL; /* the CSV replaces an old log only when the run ends */
     vtk_series S;
     clcone_error e;
-    double t0 = cli_now_ms();
-    int rc = 0;
+    double t0 = cli_now_ms(), *plot = NULL; /* --plot: iterations, errors, times, `steps` each */
+    int rc = 0, nplot = 0;
+    char title[800];
     memset(&S, 0, sizeof S);
     memset(T, 0, sizeof *T);
     T->all_converged = 1;
     if (out->csv) {
-        csv = fopen(out->csv, "w");
-        if (!csv) {
-            fprintf(stderr, "clcone: %s: cannot open the CSV log: %s\n", out->csv, strerror(errno));
-            return EXIT_USAGE;
-        }
-        fprintf(csv, "step,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched\n");
+        if (clcone_out_open(out->csv, &csv_out, &e)) return lib_error(&e);
+        csv = clcone_out_file(csv_out);
+        fprintf(csv, "step,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched,"
+                     "fallback\n");
     }
     if (out->vtk) {
         if (mkdir_p(out->vtk) != 0) {
             fprintf(stderr, "clcone: %s: cannot create the VTK directory: %s\n", out->vtk, strerror(errno));
-            if (csv) fclose(csv);
+            clcone_out_close(csv_out, 0, NULL);
             return EXIT_USAGE;
         }
         if (vtk_frame(out->vtk, 0, 0.0, w, NULL, &S, &e)) goto libfail;
     }
+    if (out->plot && !(plot = calloc(3 * (size_t)steps + 1, sizeof *plot))) {
+        e.code = CLCONE_ENOMEM;
+        snprintf(e.msg, sizeof e.msg, "%s: out of memory for the plot of %d steps", out->plot, steps);
+        goto libfail;
+    }
     for (int k = 1; k <= steps; ++k) {
         clcone_step_info in;
+        const clcone_prob_result *first;
         if (clcone_sim_step(sim, &in, &e)) goto libfail;
-        T->all_converged &= in.solve.status == CLCONE_CONVERGED;
+        first = in.fell_back ? &in.failed : &in.solve;
+        T->all_converged &= in.solve.status == CLCONE_CONVERGED && !in.fell_back;
+        T->failed += in.fell_back || !in.applied;
+        T->fell_back += in.fell_back;
         T->iters += in.solve.iters;
         T->solve_ms += in.solve.time_ms;
         T->max_error = fmax(T->max_error, in.solve.error);
         T->contacts = in.contacts;
         T->last = in;
-        if (csv)
-            fprintf(csv, "%d,%d,%d,%.6e,%.3f,%s,%.9e,%.9e,%.3e,%d\n", in.step, in.contacts, in.solve.iters,
-                    in.solve.error, in.solve.time_ms, clcone_run_status_name(in.solve.status), in.ke_free, in.ke_after,
+        if (plot) {
+            plot[nplot] = in.solve.iters;
+            plot[steps + nplot] = in.solve.error;
+            plot[2 * (size_t)steps + nplot] = in.solve.time_ms;
+            ++nplot;
+        }
+        if (csv) {
+            /* status: the first solve's; fallback: solver:status of the solve applied instead */
+            fprintf(csv, "%d,%d,%d,%.6e,%.3f,%s,%.9e,%.9e,%.3e,%d,", in.step, in.contacts, in.solve.iters,
+                    in.solve.error, in.solve.time_ms, clcone_run_status_name(first->status), in.ke_free, in.ke_after,
                     in.max_penetration, in.warm_matched);
+            if (in.fell_back)
+                fprintf(csv, "%s:%s\n", clcone_solver_name(in.fallback), clcone_run_status_name(in.solve.status));
+            else fprintf(csv, "-\n");
+        }
+        if (in.fell_back && T->fell_back == 1) {
+            if (show_progress) fprintf(stderr, "\n");
+            fprintf(stderr, "clcone: step %d: the contact solve %s (%s); solved again with %s (%s)%s\n", in.step,
+                    clcone_run_status_name(in.failed.status), in.failed.reason, clcone_solver_name(in.fallback),
+                    clcone_run_status_name(in.solve.status),
+                    in.applied ? ", which was applied; later fallbacks are in the CSV's fallback column" : "");
+        }
+        if (!in.applied) {
+            if (show_progress) fprintf(stderr, "\n");
+            fprintf(stderr, "clcone: step %d: the contact solve %s (%s)%s; stopping with the state of step %d\n",
+                    in.step, clcone_run_status_name(in.solve.status), in.solve.reason,
+                    in.fell_back ? ", the fallback too" : " and there is no fallback solver", in.step - 1);
+            break;
+        }
+        T->steps = k;
         if (out->vtk && (k % out->vtk_every == 0 || k == steps) &&
             vtk_frame(out->vtk, k, k * w->dt, w, clcone_sim_reactions(sim), &S, &e))
             goto libfail;
@@ -385,20 +444,21 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         snprintf(pvd, sizeof pvd, "%s/series.pvd", out->vtk);
         if (clcone_write_pvd(pvd, S.nframes, (const char *const *)S.files, S.times, 2, &e)) goto libfail;
     }
-    if (out->png && clcone_render_png(out->png, w, clcone_sim_reactions(sim), 1200, 900, NULL, &e)) goto libfail;
+    snprintf(title, sizeof title, "%s, step %d, %d contacts", out->label ? out->label : "", T->steps, T->contacts);
+    if (out->png && clcone_render_png(out->png, w, clcone_sim_reactions(sim), out->png_w, out->png_h, title, &e))
+        goto libfail;
+    if (plot && cli_plot_steps(out->plot, out->label, nplot, plot, plot + steps, plot + 2 * (size_t)steps, out->tol, &e))
+        goto libfail;
     if (out->scene_out && clcone_write_world(out->scene_out, w, &e)) goto libfail;
-    if (csv && fclose(csv) != 0) {
-        csv = NULL;
-        fprintf(stderr, "clcone: %s: error writing the CSV log\n", out->csv);
-        rc = EXIT_USAGE;
-    }
-    csv = NULL;
+    if (csv_out && clcone_out_close(csv_out, 1, &e)) rc = lib_error(&e);
     series_free(&S);
+    free(plot);
     return rc;
 libfail:
     if (show_progress) fprintf(stderr, "\n");
-    if (csv) fclose(csv);
+    clcone_out_close(csv_out, 0, NULL);
     series_free(&S);
+    free(plot);
     return lib_error(&e);
 }
 
@@ -412,9 +472,10 @@ int cmd_simulate(int argc, char **argv)
     clcone_sim_options so;
     clcone_error e;
     sim_totals T;
-    char backend[400];
+    char backend[400], blabel[300], label[800];
     const char *v;
-    int missing = 0, steps = -1, rc, show;
+    static const char *const unused[] = {"--warm", "--compare", "--dir", NULL};
+    int missing = 0, steps = -1, rc;
     double dt = 0;
     char **args;
     if (want_help(argc, argv, USAGE_SIMULATE)) return 0;
@@ -425,7 +486,8 @@ int cmd_simulate(int argc, char **argv)
     memcpy(args, argv, (size_t)argc * sizeof *args);
     memset(&out, 0, sizeof out);
     out.vtk_every = 1;
-    show = take_flag(&argc, args, "--progress") || isatty(2);
+    out.png_w = 1200;
+    out.png_h = 900;
     if ((v = take_opt(&argc, args, "--steps", &missing)) && (!parse_int(v, &steps) || steps < 1)) {
         free(args);
         return usage_error(USAGE_SIMULATE, "--steps needs an integer >= 1, got '%s'", v);
@@ -441,19 +503,25 @@ int cmd_simulate(int argc, char **argv)
     out.csv = take_opt(&argc, args, "--csv", &missing);
     out.vtk = take_opt(&argc, args, "--vtk", &missing);
     out.png = take_opt(&argc, args, "--png", &missing);
+    if ((v = take_opt(&argc, args, "--png-size", &missing))
+        && (!out.png || !parse_size(v, &out.png_w, &out.png_h))) {
+        free(args);
+        return usage_error(USAGE_SIMULATE, "--png-size needs --png and a size WxH such as 1600x1200, got '%s'", v);
+    }
     if (missing) {
         free(args);
         return usage_error(USAGE_SIMULATE, "an option is missing its value%s", "");
     }
     rc = parse_args(argc, args, USAGE_SIMULATE, 1, &a);
-    if (rc == 0 && !has_opt(argc, args, "--max-iter")) a.o.max_iter = 1000;
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
+    if (!cli_given(&a, "--max-iter")) a.o.max_iter = 1000;
     if (a.npos != 1) return usage_error(USAGE_SIMULATE, "simulate needs one SCENE file%s", "");
     if (steps < 0) return usage_error(USAGE_SIMULATE, "simulate needs --steps K%s", "");
-    if (a.warm) return usage_error(USAGE_SIMULATE, "--warm does not apply to simulate%s", "");
+    if ((rc = cli_refuse(&a, USAGE_SIMULATE, unused, "simulate starts every step from the last one"))
+        || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
+        return rc;
     out.scene_out = a.out;
-    backend_defaults(&a, is_ref(a.device));
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
     if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) {
@@ -461,6 +529,7 @@ int cmd_simulate(int argc, char **argv)
         return lib_error(&e);
     }
     describe_backend(ctx, backend, sizeof backend);
+    clcone_options_resolve(&a.o, ctx);
     clcone_sim_options_default(&so);
     so.solve = a.o;
     if (clcone_sim_create(&w, ctx, &so, &sim, &e)) {
@@ -473,17 +542,27 @@ int cmd_simulate(int argc, char **argv)
     printf("model:    %s, solver %s, tol %.1e, at most %d iterations a step, device %s\n",
            clcone_model_name(a.o.model), clcone_solver_name(a.o.solver), a.o.tol, a.o.max_iter, backend);
     fflush(stdout);
-    rc = run_steps(&w, sim, steps, &out, show, &T);
+    cli_backend_label(ctx, blabel, sizeof blabel);
+    snprintf(label, sizeof label, "%s, %s/%s on %s", a.positional[0], clcone_model_name(so.solve.model),
+             clcone_solver_name(so.solve.solver), blabel);
+    out.label = label;
+    out.plot = a.plot;
+    out.tol = so.solve.tol;
+    rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);
     if (rc == 0) {
-        printf("steps:    %d, %s, largest error %.3e, %d iterations, %.1f ms of contact solves\n", steps,
-               T.all_converged ? "every solve converged" : "some solves stopped before the tolerance", T.max_error,
-               T.iters, T.solve_ms);
+        printf("steps:    %d of %d, %s, largest error %.3e, %d iterations, %.1f ms of contact solves\n", T.steps,
+               steps,
+               T.failed ? "some solves failed (see above and the CSV)"
+               : T.all_converged ? "every solve converged"
+                                 : "some solves stopped at their cap before the tolerance",
+               T.max_error, T.iters, T.solve_ms);
         if (out.csv) printf("log:      %s\n", out.csv);
         if (out.vtk) printf("vtk:      %s/series.pvd\n", out.vtk);
         if (out.png) printf("picture:  %s\n", out.png);
+        if (out.plot) printf("plot:     %s\n", out.plot);
         if (out.scene_out) printf("scene:    final state written to %s\n", out.scene_out);
-        print_last_line(T.all_converged ? "converged" : "maxiter", T.max_error, T.iters, T.solve_ms, T.contacts);
-        rc = T.all_converged ? 0 : EXIT_NOTCONV;
+        print_last_line(totals_status(&T), T.max_error, T.iters, T.solve_ms, T.contacts);
+        rc = T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
     }
     clcone_sim_free(sim);
     clcone_context_free(ctx);
@@ -496,7 +575,7 @@ int cmd_simulate(int argc, char **argv)
 int cmd_demo_pile(int argc, char **argv)
 {
     const char *png = "build/demo-pile.png", *device = NULL, *v;
-    int n = 20000, steps = 5, missing = 0, rc;
+    int n = 20000, steps = 5, missing = 0, rc, png_w = 1200, png_h = 900;
     clcone_gen_params gp;
     clcone_world w;
     clcone_context *ctx = NULL;
@@ -505,7 +584,7 @@ int cmd_demo_pile(int argc, char **argv)
     clcone_error e;
     sim_outputs out;
     sim_totals T;
-    char backend[400];
+    char backend[400], blabel[300], label[800];
     double t_start = cli_now_ms();
     char **args;
     if (want_help(argc, argv, USAGE_DEMO_PILE)) return 0;
@@ -521,6 +600,10 @@ int cmd_demo_pile(int argc, char **argv)
         return usage_error(USAGE_DEMO_PILE, "--steps needs an integer >= 1, got '%s'", v);
     }
     if ((v = take_opt(&argc, args, "--png", &missing))) png = v;
+    if ((v = take_opt(&argc, args, "--png-size", &missing)) && !parse_size(v, &png_w, &png_h)) {
+        free(args);
+        return usage_error(USAGE_DEMO_PILE, "--png-size needs a size WxH such as 1600x1200, got '%s'", v);
+    }
     device = take_opt(&argc, args, "--device", &missing);
     if (missing || argc > 0) {
         rc = usage_error(USAGE_DEMO_PILE, "unexpected or incomplete option '%s'", argc > 0 ? args[0] : "");
@@ -563,7 +646,13 @@ int cmd_demo_pile(int argc, char **argv)
     fflush(stdout);
     memset(&out, 0, sizeof out);
     out.png = png;
+    out.png_w = png_w;
+    out.png_h = png_h;
     out.vtk_every = 1;
+    cli_backend_label(ctx, blabel, sizeof blabel);
+    snprintf(label, sizeof label, "demo pile of %d spheres, %s/%s on %s", w.s.nbodies, clcone_model_name(so.solve.model),
+             clcone_solver_name(so.solve.solver), blabel);
+    out.label = label;
     rc = run_steps(&w, sim, steps, &out, isatty(2), &T);
     if (rc == 0) {
         /* the last step's problem again, on the reference, from the same
@@ -600,15 +689,20 @@ int cmd_demo_pile(int argc, char **argv)
                    rmax);
             printf("  speed ratio reference/device = %.2f\n", d->time_ms > 0 ? f->time_ms / d->time_ms : 0.0);
         }
-        printf("all %d steps: %d iterations, %.1f ms of device solves, largest error %.3e\n", steps, T.iters,
+        printf("all %d steps: %d iterations, %.1f ms of device solves, largest error %.3e\n", T.steps, T.iters,
                T.solve_ms, T.max_error);
+        if (!T.all_converged)
+            printf("not converged: %s; the device solves stop at %d iterations a step, short of tol %.0e "
+                   "(status=%s, exit code 1)\n",
+                   T.failed ? "a solve failed" : "a step reached its iteration cap", so.solve.max_iter,
+                   so.solve.tol, totals_status(&T));
         printf("picture:     %s\n", png);
         printf("wall time:   %.1f s\n", (cli_now_ms() - t_start) / 1000.0);
-        print_last_line(T.all_converged ? "converged" : "maxiter", res.items[0].error, res.items[0].iters,
-                        res.items[0].time_ms, last->ncontacts);
+        /* the device run's figures, as simulate reports them */
+        print_last_line(totals_status(&T), T.max_error, T.iters, T.solve_ms, T.contacts);
         clcone_result_free(&res);
         free(rr);
-        rc = 0;
+        rc = T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
     }
 done:
     clcone_sim_free(sim);

@@ -197,6 +197,7 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
         out->error = e;
         out->time_ms = now - d->t0;
         clcone_history_add(d->o->history, k, it, out->time_ms, e);
+        if (d->o->progress) d->o->progress(d->o->progress_user, k, it, e);
         if (!isfinite(e)) {
             out->status = CLCONE_DIVERGED;
             snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
@@ -758,7 +759,7 @@ static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *
             gap[c] = s->contacts[c].gap;
             for (int a = 0; a < 3; ++a) wd[3 * c + a] = b->Wcc[9 * c + 4 * a];
         }
-        st = clcone_soft_terms(o, n, wd, b->q, gap, b->R, b->aref, err);
+        st = clcone_soft_terms(o, n, wd, gap, b->R, b->aref, err);
         free(wd);
         free(gap);
         if (st) return st;

@@ -60,12 +60,12 @@ clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
                                   const clcone_options *o, double *r,
                                   clcone_result *res, clcone_error *err);
 /* soft model (host/soft.c): option checks; per-contact R and a_ref from
- * the diagonal of W (3n), q and gaps (NULL = 0); the transformed local
+ * the diagonal of W (3n) and gaps (NULL = 0); the transformed local
  * problem W + R, q - a_ref (allocated in out). */
 clcone_status clcone_soft_validate(const clcone_options *o, clcone_error *err);
 clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wdiag,
-                                const double *q, const double *gap, double *R,
-                                double *aref, clcone_error *err);
+                                const double *gap, double *R, double *aref,
+                                clcone_error *err);
 clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o,
                                 const double *gap, clcone_problem *out,
                                 clcone_error *err);

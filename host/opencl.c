@@ -102,6 +102,7 @@ static void fill_info(cl_platform_id pl, cl_device_id d, int index, clcone_devic
     clGetDeviceInfo(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof alloc, &alloc, NULL);
     info_string(d, CL_DEVICE_EXTENSIONS, ext, sizeof ext);
     o->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+    o->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
     o->compute_units = (int)cu;
     o->global_mem = mem;
     o->max_alloc = alloc;
@@ -186,7 +187,10 @@ static int visit_pick(cl_platform_id pl, cl_device_id d, int index, void *vctx)
     int ok;
     fill_info(pl, d, index, &info);
     if (k->want_index >= 0) ok = index == k->want_index;
-    else if (k->spec) ok = strstr(info.name, k->spec) != NULL;
+    else if (k->spec)
+        ok = strstr(info.name, k->spec) != NULL
+             || ((strcmp(k->spec, "cpu") == 0 || strcmp(k->spec, "CPU") == 0) && info.is_cpu)
+             || ((strcmp(k->spec, "gpu") == 0 || strcmp(k->spec, "GPU") == 0) && info.is_gpu);
     else ok = k->want_gpu ? info.is_gpu : 1;
     if (ok) {
         k->pl = pl;

@@ -60,6 +60,7 @@ static double ref_measure(ref_loop *L, int iter, const double *r)
 {
     double e = clcone_error_of(L->p, L->o, r, L->c0, L->c1);
     clcone_history_add(L->o->history, L->prob, iter, clcone_now_ms() - L->t0_ms, e);
+    if (L->o->progress) L->o->progress(L->o->progress_user, L->prob, iter, e);
     return e;
 }
 

@@ -249,6 +249,7 @@ clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options 
         out->error = e;
         out->cost = ev.cost;
         out->reason[0] = 0;
+        if (o->progress) o->progress(o->progress_user, 0, it, e);
         if (!isfinite(e) || !isfinite(ev.cost)) {
             out->status = CLCONE_DIVERGED;
             snprintf(out->reason, sizeof out->reason, "non-finite gradient or cost after %d Newton iterations", it);
@@ -546,7 +547,7 @@ static clcone_status ref_solve(const clcone_sap_setup *S, const double *v0, cons
 /* Entry                                                               */
 /* ------------------------------------------------------------------ */
 
-static clcone_status check_options(const clcone_options *o, clcone_error *err)
+clcone_status clcone_sap_check_options(const clcone_options *o, clcone_error *err)
 {
     if (o->model != CLCONE_MODEL_SAP)
         return clcone_fail(err, CLCONE_EINVAL, "sap solve called for model %s", clcone_model_name(o->model));
@@ -571,7 +572,7 @@ clcone_status clcone_sap_solve_ex(clcone_context *ctx, const clcone_scene *sc, c
     res->items = NULL;
     res->nprob = 0;
     if (prm) prm->history_len = 0;
-    if ((s = check_options(o, err)) || (s = clcone_scene_validate(sc, err))) return s;
+    if ((s = clcone_sap_check_options(o, err)) || (s = clcone_scene_validate(sc, err))) return s;
     if (o->warm_start)
         for (int i = 0; i < 3 * sc->ncontacts; ++i)
             if (!isfinite(r[i]))

@@ -63,6 +63,8 @@ typedef struct clcone_sap_params {
  * cost, error as above. */
 clcone_status clcone_sap_solve(clcone_context *ctx, const clcone_scene *s, const clcone_options *o,
                                double *r, clcone_result *res, clcone_error *err);
+/* The option checks of a sap solve (model, sap_beta, stopping options). */
+clcone_status clcone_sap_check_options(const clcone_options *o, clcone_error *err);
 /* The same with the extra parameters (prm may be NULL). */
 clcone_status clcone_sap_solve_ex(clcone_context *ctx, const clcone_scene *s, const clcone_options *o,
                                   clcone_sap_params *prm, double *r, clcone_result *res,

@@ -11,8 +11,12 @@
  * clcone_solve_scene forms q = J v* from the bodies and takes no per-
  * contact bias, and a bias would also feed energy into the velocities
  * (the solve could then raise the kinetic energy), whereas moving
- * positions leaves the velocities, and the energy, alone. */
+ * positions leaves the velocities, and the energy, alone. The soft model
+ * is the exception: its a_ref already pulls penetration back with the
+ * stiffness k, and projecting as well would fight its rest penetration
+ * (the bodies would move every step), so soft steps are not projected. */
 #include "internal.h"
+#include "sap.h"
 #include "scene.h"
 #include "world.h"
 
@@ -52,8 +56,13 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
 {
     clcone_sim *s;
     clcone_status st;
+    clcone_options so = o->solve;
     *out = NULL;
-    if ((st = clcone_world_validate(w, err)) || (st = clcone_options_validate(&o->solve, err))) return st;
+    clcone_options_resolve(&so, ctx);
+    so.soft_dt = w->dt;
+    if ((st = clcone_world_validate(w, err))
+        || (st = so.model == CLCONE_MODEL_SAP ? clcone_sap_check_options(&so, err) : clcone_options_validate(&so, err)))
+        return st;
     if (!isfinite(o->margin) || o->margin < 0 || !isfinite(o->slop) || o->slop < 0 || !isfinite(o->projection) ||
         o->projection < 0 || o->projection > 1)
         return clcone_fail(err, CLCONE_EINVAL,
@@ -64,6 +73,7 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
     s->w = w;
     s->ctx = ctx;
     s->o = *o;
+    s->o.solve = so;
     *out = s;
     return CLCONE_OK;
 }
@@ -134,32 +144,96 @@ static clcone_status project(clcone_world *w, const clcone_sim_options *o, clcon
     return CLCONE_OK;
 }
 
+/* Normal velocity of every contact at the bodies' current velocities (the
+ * soft model's v0). */
+static void normal_velocities(const clcone_scene *s, double *vn)
+{
+    for (int c = 0; c < s->ncontacts; ++c) {
+        vn[c] = 0;
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            double J[18], u = 0;
+            if (b < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 6; ++k) u += J[k] * s->bodies[b].v[k];
+            vn[c] += side == 0 ? u : -u;
+        }
+    }
+}
+
+static int usable(clcone_run_status st)
+{
+    return st == CLCONE_CONVERGED || st == CLCONE_MAXITER;
+}
+
+/* The solver a failed step is solved again with; DEFAULT when none. */
+static clcone_solver fallback_solver(const clcone_options *o, const clcone_context *ctx)
+{
+    clcone_solver f = ctx ? CLCONE_SOLVER_CGS : o->model == CLCONE_MODEL_COULOMB ? CLCONE_SOLVER_NSGS : CLCONE_SOLVER_PGS;
+    return o->model == CLCONE_MODEL_SAP || f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
+}
+
+/* Solves sc from the warm start r0 into r (3n); falls back when the solve
+ * fails or diverges (see clcone_step_info). */
+static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
+                                clcone_step_info *info, clcone_error *err)
+{
+    clcone_result res;
+    clcone_options fo = *so;
+    clcone_status st;
+    size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
+    if ((st = clcone_solve_scene(sim->ctx, sc, so, r, &res, err))) return st;
+    info->solve = res.items[0];
+    clcone_result_free(&res);
+    if (usable(info->solve.status)) return CLCONE_OK;
+    fo.solver = fallback_solver(so, sim->ctx);
+    if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
+    info->fell_back = 1;
+    info->failed = info->solve;
+    info->fallback = fo.solver;
+    memcpy(r, sim->last_r0, m);
+    if ((st = clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err))) return st;
+    info->solve = res.items[0];
+    info->solve.time_ms += info->failed.time_ms;
+    info->solve.iters += info->failed.iters;
+    clcone_result_free(&res);
+    return CLCONE_OK;
+}
+
 clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
 {
     clcone_world *w = sim->w;
     clcone_scene sc;
-    clcone_result res;
     clcone_options so = sim->o.solve;
     unsigned long long *keys = NULL;
     keyed *cur = NULL;
-    double *r = NULL, *dv = NULL, t0 = clcone_now_ms();
-    int n, nb = w->s.nbodies;
+    double *r = NULL, *dv = NULL, *x0 = NULL, *vn = NULL, t0 = clcone_now_ms();
+    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT;
     clcone_status st;
 
     memset(info, 0, sizeof *info);
     memset(&sc, 0, sizeof sc);
     info->step = sim->step + 1;
+    info->fallback = CLCONE_SOLVER_DEFAULT;
     if ((st = clcone_world_detect(w, sim->o.margin, &keys, err))) return st;
     n = w->s.ncontacts;
     info->contacts = n;
     for (int c = 0; c < n; ++c) info->max_penetration = fmax(info->max_penetration, -w->s.contacts[c].gap);
-    if ((st = project(w, &sim->o, err))) goto done;
+    /* positions before the projection, restored when the step is not applied */
+    x0 = clcone_calloc(3 * (size_t)nb + 1, sizeof *x0, err, "positions");
+    if (!x0) {
+        st = CLCONE_ENOMEM;
+        goto done;
+    }
+    for (int i = 0; i < nb; ++i) memcpy(x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
+    if (!soft && (st = project(w, &sim->o, err))) goto done;
     info->detect_ms = clcone_now_ms() - t0;
 
     r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");
     cur = r ? clcone_calloc((size_t)n + 1, sizeof *cur, err, "contact keys") : NULL;
     dv = cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *dv, err, "velocity change") : NULL;
-    if (!dv) {
+    vn = dv ? clcone_calloc((size_t)n + 1, sizeof *vn, err, "normal velocities") : NULL;
+    if (!vn) {
         st = CLCONE_ENOMEM;
         goto done;
     }
@@ -176,6 +250,10 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         info->warm_matched++;
     }
     so.warm_start = info->warm_matched > 0;
+    if (soft) {
+        normal_velocities(&w->s, vn);
+        so.soft_v0 = vn;
+    }
 
     if ((st = clcone_world_contact_scene(w, &sc, err))) goto done;
     /* kinetic energy at v* (dv is scratch until the solve fills it) */
@@ -189,14 +267,19 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     }
     memcpy(sim->last_r0, r, 3 * (size_t)n * sizeof *r);
     if (n > 0) {
-        if ((st = clcone_solve_scene(sim->ctx, &sc, &so, r, &res, err))) goto done;
-        info->solve = res.items[0];
-        clcone_result_free(&res);
+        if ((st = solve_step(sim, &sc, &so, r, info, err))) goto done;
+        if (!usable(info->solve.status)) {
+            /* never applied: the caller sees the status and the old state */
+            for (int i = 0; i < nb; ++i) memcpy(w->s.bodies[i].x, x0 + 3 * (size_t)i, sizeof w->s.bodies[i].x);
+            info->ke_after = info->ke_free;
+            goto done;
+        }
         clcone_scene_apply_impulses(&sc, r, dv);
     } else {
         info->solve.status = CLCONE_CONVERGED;
         memset(dv, 0, 6 * (size_t)nb * sizeof *dv);
     }
+    info->applied = 1;
     for (int i = 0; i < nb; ++i) {
         clcone_body *b = &w->s.bodies[i];
         if (w->shapes[i].mass == 0.0) continue;
@@ -228,5 +311,7 @@ done:
     free(r);
     free(cur);
     free(dv);
+    free(x0);
+    free(vn);
     return st;
 }

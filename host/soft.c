@@ -22,8 +22,8 @@ clcone_status clcone_soft_validate(const clcone_options *o, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wdiag, const double *q,
-                                const double *gap, double *R, double *aref, clcone_error *err)
+clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wdiag, const double *gap, double *R,
+                                double *aref, clcone_error *err)
 {
     clcone_status s = clcone_soft_validate(o, err);
     if (s) return s;
@@ -40,14 +40,19 @@ clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wd
         return CLCONE_OK;
     }
     {
-        double d = o->soft_impedance, tc = o->soft_timeconst, z = o->soft_dampratio;
-        double b = 2.0 / (d * tc), k = 1.0 / (d * d * tc * tc * z * z);
+        /* below two steps the discrete damping -b v0 overshoots (|1 - 2 dt / tc| > 1
+         * for the velocity MuJoCo's a_ref leads to), so the step is an energy source */
+        double d = o->soft_impedance, dt = o->soft_dt, tc = fmax(o->soft_timeconst, 2.0 * dt);
+        double z = o->soft_dampratio, b = 2.0 / (d * tc), k = 1.0 / (d * d * tc * tc * z * z);
         for (int c = 0; c < n; ++c) {
+            double v0 = o->soft_v0 ? o->soft_v0[c] : 0.0;
+            if (!isfinite(v0))
+                return clcone_fail(err, CLCONE_EINVAL, "soft: start velocity v0[%d] (contact %d) is not finite", c, c);
             for (int a = 0; a < 3; ++a) {
                 R[3 * c + a] = (1.0 - d) / d * Wdiag[3 * c + a];
                 aref[3 * c + a] = 0.0;
             }
-            aref[3 * c] = o->soft_dt * (-b * q[3 * c] - k * d * (gap ? gap[c] : 0.0));
+            aref[3 * c] = v0 + dt * (-b * v0 - k * d * (gap ? gap[c] : 0.0));
         }
     }
     return CLCONE_OK;
@@ -66,7 +71,7 @@ clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c)
                 for (int a = 0; a < 3; ++a) Wd[3 * c + a] = p->blocks[9 * k + 4 * a];
-    if ((s = clcone_soft_terms(o, p->n, Wd, p->q, gap, R, aref, err))) goto done;
+    if ((s = clcone_soft_terms(o, p->n, Wd, gap, R, aref, err))) goto done;
     {
         const clcone_problem *one[1] = {p};
         if ((s = clcone_batch_concat(one, 1, out, err))) goto done; /* a deep copy */

@@ -21,6 +21,7 @@ const char *clcone_model_name(clcone_model m)
 
 const char *clcone_solver_name(clcone_solver s)
 {
+    if (s == CLCONE_SOLVER_DEFAULT) return "default";
     return (int)s >= 0 && (int)s < COUNT(SOLVER_NAMES) ? SOLVER_NAMES[s] : "?";
 }
 
@@ -65,10 +66,10 @@ void clcone_options_default(clcone_options *o)
 {
     memset(o, 0, sizeof *o);
     o->model = CLCONE_MODEL_COULOMB;
-    o->solver = CLCONE_SOLVER_NSGS;
+    o->solver = CLCONE_SOLVER_DEFAULT;
     o->facets = 8;
     o->fit = CLCONE_FIT_OUTER;
-    o->tol = 1e-8;
+    o->tol = 0;
     o->max_iter = 1000000;
     o->check_every = 10;
     o->soft_timeconst = 0.02;
@@ -76,6 +77,16 @@ void clcone_options_default(clcone_options *o)
     o->soft_impedance = 0.9;
     o->soft_dt = 0.01;
     o->sap_beta = 1.0;
+}
+
+void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
+{
+    if (o->solver == CLCONE_SOLVER_DEFAULT) {
+        if (o->model == CLCONE_MODEL_CCP || o->model == CLCONE_MODEL_SOFT) o->solver = CLCONE_SOLVER_APGD;
+        else if (ctx) o->solver = CLCONE_SOLVER_CGS;
+        else o->solver = o->model == CLCONE_MODEL_PYRAMID ? CLCONE_SOLVER_LEMKE : CLCONE_SOLVER_NSGS;
+    }
+    if (o->tol == 0) o->tol = ctx && clcone_context_precision(ctx) == CLCONE_FLOAT ? 1e-5 : 1e-8;
 }
 
 void clcone_result_free(clcone_result *r)
@@ -101,6 +112,7 @@ static ref_fn pick(clcone_model m, clcone_solver s)
     case CLCONE_SOLVER_APGD: return m != CLCONE_MODEL_PYRAMID ? ref_apgd : NULL;
     case CLCONE_SOLVER_LEMKE: return m == CLCONE_MODEL_PYRAMID ? ref_lemke_pyramid : NULL;
     case CLCONE_SOLVER_CGS: return ref_cgs;
+    case CLCONE_SOLVER_DEFAULT: break; /* resolved before any solve */
     }
     return NULL;
 }
@@ -109,12 +121,12 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
 {
     if ((int)o->model < 0 || (int)o->model >= COUNT(MODEL_NAMES))
         return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
-    if ((int)o->solver < 0 || (int)o->solver >= COUNT(SOLVER_NAMES))
-        return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
     /* scenes route sap to clcone_sap_solve before this; what reaches here
      * is a local-form problem, which has no body velocities */
     if (o->model == CLCONE_MODEL_SAP)
         return clcone_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
+    if ((int)o->solver < 0 || (int)o->solver >= COUNT(SOLVER_NAMES))
+        return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
     if (!pick(o->model, o->solver))
         return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
                            "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs, pyramid: lemke|pgs|jacobi|cgs)",
@@ -220,20 +232,25 @@ out:
 clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
                            double *r, clcone_result *res, clcone_error *err)
 {
-    return solve_local(ctx, p, NULL, o, r, res, err);
+    clcone_options oc = *o;
+    clcone_options_resolve(&oc, ctx);
+    return solve_local(ctx, p, NULL, &oc, r, res, err);
 }
 
 clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
                                      double *r, clcone_result *res, clcone_error *err)
 {
-    return solve_local(NULL, p, NULL, o, r, res, err);
+    return clcone_solve(NULL, p, o, r, res, err);
 }
 
-clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
                                  double *r, clcone_result *res, clcone_error *err)
 {
     clcone_status s;
     double t0 = clcone_now_ms();
+    clcone_options oc = *o_in;
+    const clcone_options *o = &oc;
+    clcone_options_resolve(&oc, ctx);
     res->items = NULL;
     res->nprob = 0;
     if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* host/sap.c */

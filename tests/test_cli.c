@@ -17,14 +17,7 @@ static int run_cli(const char *env, const char *args)
 
 static const char *last_line(void)
 {
-    static char line[1024];
-    size_t n = strlen(out_buf);
-    const char *p;
-    while (n > 0 && out_buf[n - 1] == '\n') --n;
-    p = out_buf + n;
-    while (p > out_buf && p[-1] != '\n') --p;
-    snprintf(line, sizeof line, "%.*s", (int)(out_buf + n - p), p);
-    return line;
+    return test_last_line(out_buf);
 }
 
 static void assert_last_line_format(void)
@@ -181,6 +174,143 @@ START_TEST(devices_lists_default)
 }
 END_TEST
 
+/* `check` takes what `solve` takes: the reactions of a scene's solve are
+ * checked against the scene's contact problem, also for a scene file
+ * that opens with a comment and a blank line. */
+START_TEST(check_accepts_scene_files)
+{
+    char dir[] = "/tmp/clcone-chk-XXXXXX", args[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "gen stack --n 3 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(args, sizeof args, "{ printf '# made by gen\\n\\n'; cat %s/s.scene; } > %s/c.scene", dir, dir);
+    ck_assert_int_eq(system(args), 0);
+    snprintf(args, sizeof args, "solve %s/c.scene --device ref --out %s/r.txt", dir, dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s %s", out_buf, err_buf);
+    assert_last_line_format();
+    ck_assert(strstr(out_buf, "scene:") != NULL);
+    snprintf(args, sizeof args, "check %s/c.scene %s/r.txt", dir, dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s %s", out_buf, err_buf);
+    assert_last_line_format();
+    ck_assert_msg(strncmp(last_line(), "status=converged", 16) == 0 && strstr(last_line(), "contacts=12"), "%s",
+                  last_line());
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+/* An option the command, model or device does not use is an error that
+ * names it, not silently ignored; an unknown option is called unknown. */
+START_TEST(options_that_do_not_apply_are_refused)
+{
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"--frob", "unknown option '--frob'"},
+        {"--frob 1", "unknown option '--frob'"},
+        {"--facets 6", "--facets does not apply"},
+        {"--model ccp --soft-impedance 0.5", "--soft-impedance does not apply"},
+        {"--sap-beta 2", "--sap-beta does not apply"},
+        {"--device ref --precision double", "--precision does not apply"},
+        {"--device ref --compare", "--compare does not apply"},
+        {"--dir /tmp", "--dir does not apply"},
+        {"--tol 0", "--tol needs a number > 0"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        char args[4096];
+        snprintf(args, sizeof args, "solve '%s' %s", test_problem_path("Rover4396.dat"), cases[k].args);
+        ck_assert_msg(run_cli(NULL, args) == 2, "%s: exit code", cases[k].args);
+        ck_assert_msg(strstr(err_buf, cases[k].expect), "%s: %s", cases[k].args, err_buf);
+    }
+    {
+        char args[4096];
+        snprintf(args, sizeof args, "check '%s' /dev/null --max-iter 5", test_problem_path("Rover4396.dat"));
+        ck_assert_int_eq(run_cli(NULL, args), 2);
+        ck_assert_msg(strstr(err_buf, "--max-iter does not apply"), "%s", err_buf);
+    }
+}
+END_TEST
+
+/* One rule for what the options leave unset: the library's default
+ * options run on the device (they named nsgs, which no device has) with
+ * the float tolerance, as the CLI does. */
+START_TEST(library_and_cli_share_defaults)
+{
+    clcone_problem p;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    double *r;
+    char args[4096];
+    ck_assert(clcone_read_problem(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    clcone_options_default(&o);
+    ck_assert_msg(clcone_solve(c, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
+    ck_assert(res.items[0].error <= 1e-5);
+    clcone_result_free(&res);
+    clcone_options_resolve(&o, c);
+    ck_assert(o.solver == CLCONE_SOLVER_CGS && o.tol == 1e-5);
+    clcone_options_default(&o);
+    clcone_options_resolve(&o, NULL);
+    ck_assert(o.solver == CLCONE_SOLVER_NSGS && o.tol == 1e-8);
+    snprintf(args, sizeof args, "solve '%s'", test_problem_path("Rover4396.dat"));
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert(strstr(out_buf, "solver cgs") && strstr(out_buf, "tol 1.0e-05"));
+    free(r);
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* A solve that takes seconds says how far it is on stderr (--progress
+ * when stderr is not a terminal), and says nothing without it. */
+START_TEST(long_solve_shows_progress)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "solve '%s' --device ref --progress",
+             test_problem_path("BoxesStack1-i100000-32.hdf5.dat"));
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert_msg(strstr(err_buf, "solving: iteration "), "no progress: '%s'", err_buf);
+    assert_last_line_format();
+    snprintf(args, sizeof args, "solve '%s' --device ref", test_problem_path("BoxesStack1-i100000-32.hdf5.dat"));
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    ck_assert_msg(strstr(err_buf, "solving:") == NULL, "%s", err_buf);
+}
+END_TEST
+
+/* The demo's last line is the device run's and its exit code follows it:
+ * solves stopped at their 300-iteration cap are maxiter, exit 1, and say
+ * so. */
+START_TEST(demo_reports_the_device_run)
+{
+    double err = -1, largest = -2;
+    const char *p;
+    ck_assert_int_eq(run_cli(NULL, "demo --n 200 --steps 2 --png /tmp/clcone-test-demo.png"), 1);
+    assert_last_line_format();
+    ck_assert_msg(strncmp(last_line(), "status=maxiter", 14) == 0, "%s", last_line());
+    ck_assert(strstr(out_buf, "iteration cap") != NULL);
+    ck_assert(sscanf(strstr(last_line(), "error="), "error=%lf", &err) == 1);
+    ck_assert((p = strstr(out_buf, "largest error ")) != NULL);
+    ck_assert(sscanf(p, "largest error %lf", &largest) == 1);
+    ck_assert_double_eq_tol(err, largest, 1e-3 * largest);
+    unlink("/tmp/clcone-test-demo.png");
+}
+END_TEST
+
+/* POCL's CPU device is listed as a CPU and `--device cpu` picks it. */
+START_TEST(devices_cpu_type)
+{
+    char args[4096];
+    ck_assert_int_eq(run_cli(NULL, "devices"), 0);
+    ck_assert_msg(strstr(out_buf, " CPU ") != NULL, "%s", out_buf);
+    snprintf(args, sizeof args, "solve '%s' --device cpu", test_problem_path("Rover4396.dat"));
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    assert_last_line_format();
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -194,6 +324,12 @@ Suite *suite_cli(void)
     tcase_add_test(t, reactions_file_errors);
     tcase_add_test(t, missing_platform_is_explained);
     tcase_add_test(t, devices_lists_default);
+    tcase_add_test(t, check_accepts_scene_files);
+    tcase_add_test(t, options_that_do_not_apply_are_refused);
+    tcase_add_test(t, library_and_cli_share_defaults);
+    tcase_add_test(t, long_solve_shows_progress);
+    tcase_add_test(t, demo_reports_the_device_run);
+    tcase_add_test(t, devices_cpu_type);
     suite_add_tcase(s, t);
     return s;
 }

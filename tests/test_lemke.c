@@ -25,6 +25,7 @@ static clcone_options pyr_options(int N, clcone_fit fit)
     o.solver = CLCONE_SOLVER_LEMKE;
     o.facets = N;
     o.fit = fit;
+    clcone_options_resolve(&o, NULL); /* ref_lemke_pyramid is called without clcone_solve */
     return o;
 }
 

@@ -291,6 +291,137 @@ START_TEST(sim_scene_file_malformed)
 }
 END_TEST
 
+static clcone_sim *sim_model(clcone_world *w, clcone_model m, double tol, int max_iter)
+{
+    clcone_sim_options o;
+    clcone_sim *s;
+    clcone_error e;
+    clcone_sim_options_default(&o);
+    o.solve.model = m;
+    o.solve.tol = tol;
+    o.solve.max_iter = max_iter;
+    ck_assert_msg(clcone_sim_create(w, NULL, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
+    return s;
+}
+
+static double max_move(const clcone_world *w, const double (*x0)[3])
+{
+    double d = 0;
+    for (int i = 0; i < w->s.nbodies; ++i)
+        for (int k = 0; k < 3; ++k) d = fmax(d, fabs(w->s.bodies[i].x[k] - x0[i][k]));
+    return d;
+}
+
+/* The soft model steps without adding energy: a box and a 5-box stack
+ * keep every contact in every step, no solve raises the kinetic energy,
+ * and once settled on their soft contacts (a rest penetration of about
+ * 2 mm at the ground, measured) the stack moves less than the coulomb
+ * stack's bound, 1e-8, over the next 500 steps, at the generators' dt and
+ * at a five times shorter one (soft_dt follows the world's step). */
+START_TEST(sim_soft_stack_stays_at_rest)
+{
+    const int boxes[3] = {1, 5, 5};
+    const double dts[3] = {0.01, 0.01, 0.002};
+    for (int t = 0; t < 3; ++t) {
+        clcone_world w;
+        clcone_sim *s;
+        double x0[5][3];
+        gen("stack", boxes[t], 0.5, 0, &w);
+        w.dt = dts[t];
+        s = sim_model(&w, CLCONE_MODEL_SOFT, 1e-10, 100000);
+        for (int k = 0; k < 1000; ++k) {
+            clcone_step_info in;
+            if (k == 500)
+                for (int i = 0; i < w.s.nbodies; ++i) memcpy(x0[i], w.s.bodies[i].x, sizeof x0[i]);
+            in = step(s);
+            ck_assert_msg(in.contacts == 4 * boxes[t], "case %d step %d: %d contacts", t, in.step, in.contacts);
+            ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+            ck_assert_msg(in.ke_after <= in.ke_free * (1 + 1e-9) + 1e-15, "case %d step %d: %.12g -> %.12g", t,
+                          in.step, in.ke_free, in.ke_after);
+        }
+        ck_assert_msg(max_move(&w, x0) < 1e-8, "case %d: moved %g after settling", t, max_move(&w, x0));
+        ck_assert_msg(w.s.bodies[0].x[2] > 0.49, "case %d: the bottom box sank to %g", t, w.s.bodies[0].x[2]);
+        clcone_sim_free(s);
+        clcone_world_free(&w);
+    }
+}
+END_TEST
+
+/* The stepper runs SAP (body velocities) on the reference and on the
+ * device: a 5-box stack stays stacked and the two agree. */
+START_TEST(sim_sap_steps_on_both_backends)
+{
+    clcone_world wr, wd;
+    clcone_sim *sr, *sd;
+    clcone_sim_options o;
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_error e;
+    double x0[5][3], d = 0;
+    gen("stack", 5, 0.5, 0, &wr);
+    gen("stack", 5, 0.5, 0, &wd);
+    for (int i = 0; i < 5; ++i) memcpy(x0[i], wr.s.bodies[i].x, sizeof x0[i]);
+    sr = sim_model(&wr, CLCONE_MODEL_SAP, 1e-10, 100);
+    clcone_sim_options_default(&o);
+    o.solve.model = CLCONE_MODEL_SAP;
+    o.solve.tol = 1e-10;
+    o.solve.max_iter = 100;
+    ck_assert_msg(clcone_sim_create(&wd, c, &o, &sd, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 50; ++k) {
+        clcone_step_info a = step(sr), b = step(sd);
+        ck_assert_int_eq(a.contacts, 20);
+        ck_assert_int_eq(b.contacts, 20);
+        ck_assert_int_eq(a.solve.status, CLCONE_CONVERGED);
+        ck_assert_int_eq(b.solve.status, CLCONE_CONVERGED);
+        ck_assert(a.ke_after <= a.ke_free * (1 + 1e-9) + 1e-15);
+    }
+    for (int i = 0; i < 5; ++i)
+        for (int k = 0; k < 6; ++k) d = fmax(d, fabs(wd.s.bodies[i].v[k] - wr.s.bodies[i].v[k]));
+    ck_assert_msg(d < 1e-6, "device and reference velocities differ by %g", d);
+    /* near-rigid, not rigid: the compliant contacts settle by 1.6 cm over
+     * the 50 steps (measured); the boxes stay stacked */
+    ck_assert_msg(max_move(&wr, x0) < 0.05, "moved %g", max_move(&wr, x0));
+    clcone_sim_free(sr);
+    clcone_sim_free(sd);
+    clcone_world_free(&wr);
+    clcone_world_free(&wd);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* Lemke stalls on the brick wall ("basis repeated"); such a step is solved
+ * again with pgs instead of being applied as it is, so the wall keeps
+ * standing. */
+START_TEST(sim_failed_solve_is_not_applied)
+{
+    clcone_world w;
+    clcone_sim *s;
+    double (*x0)[3];
+    int failed = 0;
+    gen("wall", 6, 0.5, 0, &w);
+    x0 = malloc(sizeof *x0 * (size_t)w.s.nbodies);
+    for (int i = 0; i < w.s.nbodies; ++i) memcpy(x0[i], w.s.bodies[i].x, sizeof x0[i]);
+    s = sim_model(&w, CLCONE_MODEL_PYRAMID, 1e-8, 1000);
+    for (int k = 0; k < 5; ++k) {
+        clcone_step_info in = step(s);
+        ck_assert(in.applied);
+        if (in.fell_back) {
+            ++failed;
+            ck_assert_int_eq(in.failed.status, CLCONE_FAILED);
+            ck_assert_int_eq(in.fallback, CLCONE_SOLVER_PGS);
+            ck_assert(in.solve.status == CLCONE_CONVERGED || in.solve.status == CLCONE_MAXITER);
+        } else {
+            ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+        }
+    }
+    ck_assert_msg(failed > 0, "lemke no longer fails on this wall: pick another failing case");
+    ck_assert_msg(max_move(&w, (const double (*)[3])x0) < 1e-4, "the wall moved %g",
+                  max_move(&w, (const double (*)[3])x0));
+    free(x0);
+    clcone_sim_free(s);
+    clcone_world_free(&w);
+}
+END_TEST
+
 /* ---- command line ---- */
 
 static char cli_out[1 << 16];
@@ -377,6 +508,59 @@ START_TEST(sim_cli_gen_solve_simulate)
 }
 END_TEST
 
+/* The run's last line (stdout comes after stderr in cli_out: a file is
+ * flushed at exit). */
+static const char *cli_last_line(void)
+{
+    size_t n = strlen(cli_out);
+    while (n > 0 && cli_out[n - 1] == '\n') cli_out[--n] = 0;
+    while (n > 0 && cli_out[n - 1] != '\n') --n;
+    return cli_out + n;
+}
+
+START_TEST(sim_cli_status_of_every_model)
+{
+    char dir[] = "/tmp/clcone-simst-XXXXXX", args[4096], path[4200];
+    size_t len;
+    unsigned char *txt;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "gen stack --n 3 -o %s/stack.scene", dir);
+    ck_assert_int_eq(cli(args), 0);
+    snprintf(args, sizeof args, "gen wall --n 6 -o %s/wall.scene", dir);
+    ck_assert_int_eq(cli(args), 0);
+    /* sap is stepped (it was refused as "give a scene") */
+    snprintf(args, sizeof args, "simulate %s/stack.scene --steps 5 --model sap --device ref", dir);
+    ck_assert_msg(cli(args) == 0, "%s", cli_out);
+    ck_assert_msg(strncmp(cli_last_line(), "status=converged ", 17) == 0, "%s", cli_out);
+    snprintf(args, sizeof args, "simulate %s/stack.scene --steps 5 --model soft --device ref", dir);
+    ck_assert_msg(cli(args) == 0, "%s", cli_out);
+    ck_assert_msg(strncmp(cli_last_line(), "status=converged ", 17) == 0, "%s", cli_out);
+    /* a failed solve shows in the CSV, on stderr, in the last line and the exit code */
+    snprintf(args, sizeof args, "simulate %s/wall.scene --steps 2 --model pyramid --device ref --csv %s/wall.csv", dir,
+             dir);
+    ck_assert_msg(cli(args) == 1, "%s", cli_out);
+    ck_assert_msg(strncmp(cli_last_line(), "status=failed ", 14) == 0, "%s", cli_out);
+    ck_assert_msg(strstr(cli_out, "solved again with pgs"), "%s", cli_out);
+    snprintf(path, sizeof path, "%s/wall.csv", dir);
+    txt = slurp_bin(path, &len);
+    ck_assert_msg(strstr((char *)txt, ",warm_matched,fallback\n") && strstr((char *)txt, ",failed,")
+                  && strstr((char *)txt, ",pgs:"), "%s", txt);
+    free(txt);
+    /* options that do not apply are refused, not ignored */
+    snprintf(args, sizeof args, "simulate %s/stack.scene --steps 5 --model soft --soft-dt 0.5", dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(cli_out, "--soft-dt does not apply"), "%s", cli_out);
+    snprintf(args, sizeof args, "simulate %s/stack.scene --steps 5 --facets 6", dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(cli_out, "--facets does not apply"), "%s", cli_out);
+    snprintf(args, sizeof args, "gen stack -o %s/x.scene", dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(cli_out, "--n"), "%s", cli_out);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *suite_sim(void)
 {
     Suite *s = suite_create("sim");
@@ -392,6 +576,10 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_scene_file_round_trip);
     tcase_add_test(t, sim_scene_file_malformed);
     tcase_add_test(t, sim_cli_gen_solve_simulate);
+    tcase_add_test(t, sim_soft_stack_stays_at_rest);
+    tcase_add_test(t, sim_sap_steps_on_both_backends);
+    tcase_add_test(t, sim_failed_solve_is_not_applied);
+    tcase_add_test(t, sim_cli_status_of_every_model);
     suite_add_tcase(s, t);
     return s;
 }
