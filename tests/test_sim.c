@@ -20,17 +20,24 @@ static void gen(const char *name, int n, double mu, double theta, clcone_world *
     ck_assert_msg(clcone_world_generate(name, &p, w, &e) == CLCONE_OK, "%s: %s", name, e.msg);
 }
 
-static clcone_sim *sim_ref(clcone_world *w, clcone_context *ctx, double tol, int max_iter)
+/* A stepper with the backend's default solver for model m (cgs on the
+ * device for coulomb). */
+static clcone_sim *sim_model(clcone_world *w, clcone_context *ctx, clcone_model m, double tol, int max_iter)
 {
     clcone_sim_options o;
     clcone_sim *s;
     clcone_error e;
     clcone_sim_options_default(&o);
+    o.solve.model = m;
     o.solve.tol = tol;
     o.solve.max_iter = max_iter;
-    if (ctx) o.solve.solver = CLCONE_SOLVER_CGS;
     ck_assert_msg(clcone_sim_create(w, ctx, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
     return s;
+}
+
+static clcone_sim *sim_ref(clcone_world *w, clcone_context *ctx, double tol, int max_iter)
+{
+    return sim_model(w, ctx, CLCONE_MODEL_COULOMB, tol, max_iter);
 }
 
 static clcone_step_info step(clcone_sim *s)
@@ -291,19 +298,6 @@ START_TEST(sim_scene_file_malformed)
 }
 END_TEST
 
-static clcone_sim *sim_model(clcone_world *w, clcone_model m, double tol, int max_iter)
-{
-    clcone_sim_options o;
-    clcone_sim *s;
-    clcone_error e;
-    clcone_sim_options_default(&o);
-    o.solve.model = m;
-    o.solve.tol = tol;
-    o.solve.max_iter = max_iter;
-    ck_assert_msg(clcone_sim_create(w, NULL, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
-    return s;
-}
-
 static double max_move(const clcone_world *w, const double (*x0)[3])
 {
     double d = 0;
@@ -328,7 +322,7 @@ START_TEST(sim_soft_stack_stays_at_rest)
         double x0[5][3];
         gen("stack", boxes[t], 0.5, 0, &w);
         w.dt = dts[t];
-        s = sim_model(&w, CLCONE_MODEL_SOFT, 1e-10, 100000);
+        s = sim_model(&w, NULL, CLCONE_MODEL_SOFT, 1e-10, 100000);
         for (int k = 0; k < 1000; ++k) {
             clcone_step_info in;
             if (k == 500)
@@ -353,19 +347,13 @@ START_TEST(sim_sap_steps_on_both_backends)
 {
     clcone_world wr, wd;
     clcone_sim *sr, *sd;
-    clcone_sim_options o;
     clcone_context *c = test_context(CLCONE_DOUBLE);
-    clcone_error e;
     double x0[5][3], d = 0;
     gen("stack", 5, 0.5, 0, &wr);
     gen("stack", 5, 0.5, 0, &wd);
     for (int i = 0; i < 5; ++i) memcpy(x0[i], wr.s.bodies[i].x, sizeof x0[i]);
-    sr = sim_model(&wr, CLCONE_MODEL_SAP, 1e-10, 100);
-    clcone_sim_options_default(&o);
-    o.solve.model = CLCONE_MODEL_SAP;
-    o.solve.tol = 1e-10;
-    o.solve.max_iter = 100;
-    ck_assert_msg(clcone_sim_create(&wd, c, &o, &sd, &e) == CLCONE_OK, "%s", e.msg);
+    sr = sim_model(&wr, NULL, CLCONE_MODEL_SAP, 1e-10, 100);
+    sd = sim_model(&wd, c, CLCONE_MODEL_SAP, 1e-10, 100);
     for (int k = 0; k < 50; ++k) {
         clcone_step_info a = step(sr), b = step(sd);
         ck_assert_int_eq(a.contacts, 20);
@@ -400,7 +388,7 @@ START_TEST(sim_failed_solve_is_not_applied)
     gen("wall", 6, 0.5, 0, &w);
     x0 = malloc(sizeof *x0 * (size_t)w.s.nbodies);
     for (int i = 0; i < w.s.nbodies; ++i) memcpy(x0[i], w.s.bodies[i].x, sizeof x0[i]);
-    s = sim_model(&w, CLCONE_MODEL_PYRAMID, 1e-8, 1000);
+    s = sim_model(&w, NULL, CLCONE_MODEL_PYRAMID, 1e-8, 1000);
     for (int k = 0; k < 5; ++k) {
         clcone_step_info in = step(s);
         ck_assert(in.applied);
