@@ -142,7 +142,8 @@ sanitize: check-deps
 	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
 	  EXTRA_CFLAGS="$(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
-	ASAN_OPTIONS=detect_leaks=1 CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
+	ASAN_OPTIONS=detect_leaks=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	  CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
 	  $(SAN_BUILD)/tests
 
 # Valgrind runs the suites that never open an OpenCL device: under

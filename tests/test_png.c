@@ -8,6 +8,13 @@
 
 #include "testutil.h"
 
+static char out_buf[1 << 16], err_buf[1 << 14];
+
+static int cli(const char *args)
+{
+    return test_run_cli(NULL, args, out_buf, sizeof out_buf, err_buf, sizeof err_buf);
+}
+
 /* The image as 8-bit RGB rows (malloc'ed); the test fails unless libpng
  * decodes it as exactly that. */
 static unsigned char *read_png(const char *path, int *w, int *h)
@@ -63,6 +70,20 @@ static long count_colour(const unsigned char *rgb, int w, int h, const unsigned 
             n += abs(p[0] - c[0]) <= 12 && abs(p[1] - c[1]) <= 12 && abs(p[2] - c[2]) <= 12;
         }
     return n;
+}
+
+/* The PNG at path is w x h and shows both of the first two series
+ * colours of a plot (blue, then red), each on more than `min` pixels. */
+static void check_plot(const char *path, int w, int h, long min)
+{
+    static const unsigned char blue[3] = {31, 120, 181}, red[3] = {214, 38, 41};
+    int W, H;
+    unsigned char *rgb = read_png(path, &W, &H);
+    ck_assert_int_eq(W, w);
+    ck_assert_int_eq(H, h);
+    ck_assert_int_gt(count_colour(rgb, W, H, blue), min);
+    ck_assert_int_gt(count_colour(rgb, W, H, red), min);
+    free(rgb);
 }
 
 static long file_size(const char *path)
@@ -199,13 +220,11 @@ START_TEST(plot_is_valid_png)
 {
     static const double x[6] = {1, 2, 3, 4, 5, 6}, y1[6] = {1, 0.1, NAN, 1e-3, -1, 1e-5},
                         y2[6] = {2, 0.5, 0.2, 0.05, 0.01, 0.002};
-    static const unsigned char blue[3] = {31, 120, 181}, red[3] = {214, 38, 41};
     clcone_plot_series s[2] = {{"first", 6, x, y1}, {"second", 6, x, y2}};
     clcone_plot_panel p[2];
     clcone_error e;
     char path[] = "/tmp/clcone-plot-XXXXXX";
-    int fd = mkstemp(path), W, H;
-    unsigned char *rgb;
+    int fd = mkstemp(path);
     ck_assert(fd >= 0);
     close(fd);
     memset(p, 0, sizeof p);
@@ -220,12 +239,7 @@ START_TEST(plot_is_valid_png)
         p[k].hline = 1e-4;
     }
     ck_assert_msg(clcone_plot_png(path, "two panels", p, 2, 2, 800, 400, &e) == CLCONE_OK, "%s", e.msg);
-    rgb = read_png(path, &W, &H);
-    ck_assert_int_eq(W, 800);
-    ck_assert_int_eq(H, 400);
-    ck_assert_int_gt(count_colour(rgb, W, H, blue), 200);
-    ck_assert_int_gt(count_colour(rgb, W, H, red), 200);
-    free(rgb);
+    check_plot(path, 800, 400, 200);
     unlink(path);
 }
 END_TEST
@@ -279,6 +293,66 @@ START_TEST(history_reference_and_device)
 }
 END_TEST
 
+START_TEST(cli_solve_plot_compare)
+{
+    char dir[] = "/tmp/clcone-plotcli-XXXXXX", args[4096], path[4200];
+    const char *file = test_problem_path("Capsules-i101-404.dat");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "solve %s --precision double --tol 1e-6 --compare --plot %s/c.png", file, dir);
+    ck_assert_msg(cli(args) == 0, "%s%s", out_buf, err_buf);
+    snprintf(path, sizeof path, "%s/c.png", dir);
+    ck_assert_msg(strstr(out_buf, "plot:     ") && strstr(out_buf, path), "%s", out_buf);
+    check_plot(path, 1400, 620, 500); /* the device and the reference, both drawn */
+
+    snprintf(args, sizeof args, "solve %s --device ref --plot %s/missing/c.png", file, dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(err_buf, "missing") && strstr(err_buf, "No such file or directory"), "%s", err_buf);
+    snprintf(args, sizeof args, "check %s %s/r.txt --plot %s/x.png", file, dir, dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(err_buf, "--plot"), "%s", err_buf);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
+START_TEST(cli_simulate_png_and_plot)
+{
+    char dir[] = "/tmp/clcone-simplot-XXXXXX", args[4096], path[4200];
+    unsigned char *rgb;
+    int W, H;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "gen incline --n 1 -o %s/inc.scene", dir);
+    ck_assert_msg(cli(args) == 0, "%s", err_buf);
+    snprintf(args, sizeof args, "simulate %s/inc.scene --steps 5 --device ref --png %s/a.png --png-size 640x480 --plot %s/b.png",
+             dir, dir, dir);
+    ck_assert_msg(cli(args) == 0, "%s%s", out_buf, err_buf);
+    ck_assert(strstr(out_buf, "picture:") && strstr(out_buf, "plot:"));
+    snprintf(path, sizeof path, "%s/a.png", dir);
+    rgb = read_png(path, &W, &H);
+    ck_assert_int_eq(W, 640);
+    ck_assert_int_eq(H, 480);
+    free(rgb);
+    snprintf(path, sizeof path, "%s/b.png", dir);
+    rgb = read_png(path, &W, &H);
+    ck_assert_int_eq(W, 1000);
+    ck_assert_int_eq(H, 1000);
+    free(rgb);
+
+    snprintf(args, sizeof args, "simulate %s/inc.scene --steps 1 --device ref --png %s/a.png --png-size 10x10", dir, dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(err_buf, "10 x 10"), "%s", err_buf);
+    snprintf(args, sizeof args, "simulate %s/inc.scene --steps 1 --device ref --png %s/a.png --png-size big", dir, dir);
+    ck_assert_int_eq(cli(args), 2);
+    snprintf(args, sizeof args, "simulate %s/inc.scene --steps 1 --device ref --png-size 640x480", dir);
+    ck_assert_int_eq(cli(args), 2);
+    snprintf(args, sizeof args, "simulate %s/inc.scene --steps 1 --device ref --png %s/no/dir/a.png", dir, dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(err_buf, "/no/dir") && strstr(err_buf, "No such file or directory"), "%s", err_buf);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *suite_png(void)
 {
     Suite *s = suite_create("png");
@@ -289,6 +363,8 @@ Suite *suite_png(void)
     tcase_add_test(t, png_bad_size_and_directory);
     tcase_add_test(t, plot_is_valid_png);
     tcase_add_test(t, history_reference_and_device);
+    tcase_add_test(t, cli_solve_plot_compare);
+    tcase_add_test(t, cli_simulate_png_and_plot);
     suite_add_tcase(s, t);
     return s;
 }
