@@ -68,6 +68,13 @@ static void put(view *V, int x, int y, float z, const double col[3], double shad
     }
 }
 
+/* A pixel index within [0, hi] (clamped before the conversion, so far-off
+ * geometry converts no out-of-range double). */
+static int px_clamp(double v, int hi)
+{
+    return (int)fmin(hi, fmax(0.0, v));
+}
+
 static double lambert(const view *V, const double n[3])
 {
     return 0.35 + 0.65 * fmax(0.0, clcone_dot3(n, V->light));
@@ -79,10 +86,10 @@ static void draw_sphere(view *V, const double c[3], double r, const double col[3
     int x0, x1, y0, y1;
     to_view(V, c, p);
     r *= V->scale;
-    x0 = (int)fmax(0, floor(p[0] - r));
-    x1 = (int)fmin(V->W - 1, ceil(p[0] + r));
-    y0 = (int)fmax(0, floor(p[1] - r));
-    y1 = (int)fmin(V->H - 1, ceil(p[1] + r));
+    x0 = px_clamp(floor(p[0] - r), V->W - 1);
+    x1 = px_clamp(ceil(p[0] + r), V->W - 1);
+    y0 = px_clamp(floor(p[1] - r), V->H - 1);
+    y1 = px_clamp(ceil(p[1] + r), V->H - 1);
     for (int y = y0; y <= y1; ++y)
         for (int x = x0; x <= x1; ++x) {
             double dx = x + 0.5 - p[0], dy = y + 0.5 - p[1], d2 = dx * dx + dy * dy, dz, n[3];
@@ -112,10 +119,10 @@ static void fill_convex(view *V, const double (*p)[3], int n, const double nw[3]
     }
     if (fabs(area) < 1e-9) return;
     sg = area > 0 ? 1.0 : -1.0;
-    x0 = (int)fmax(0, floor(lo[0]));
-    x1 = (int)fmin(V->W - 1, ceil(hi[0]));
-    y0 = (int)fmax(0, floor(lo[1]));
-    y1 = (int)fmin(V->H - 1, ceil(hi[1]));
+    x0 = px_clamp(floor(lo[0]), V->W - 1);
+    x1 = px_clamp(ceil(hi[0]), V->W - 1);
+    y0 = px_clamp(floor(lo[1]), V->H - 1);
+    y1 = px_clamp(ceil(hi[1]), V->H - 1);
     for (int y = y0; y <= y1; ++y)
         for (int x = x0; x <= x1; ++x) {
             double px = x + 0.5, py = y + 0.5, inside = DBL_MAX, z;
@@ -362,6 +369,11 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     unsigned char *data;
     int stride;
     if (!w) return clcone_fail(err, CLCONE_EINVAL, "%s: no world to draw", path ? path : "(no file)");
+    /* finite positions and sizes, unit normals: what the view fit needs */
+    if ((st = clcone_world_validate(w, err))) {
+        clcone_error_prefix(err, "%s", path ? path : "(no file)");
+        return st;
+    }
     if ((st = clcone_draw_begin(path, width, height, &sf, &cr, err))) return st;
     memset(&V, 0, sizeof V);
     V.W = width;

@@ -200,6 +200,10 @@ START_TEST(png_bad_size_and_directory)
     ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 95, 300, NULL, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "95 x 300"), "%s", e.msg);
     ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 400, 8193, NULL, &e), CLCONE_EINVAL);
+    w.s.bodies[0].x[0] = NAN; /* a diverged state is refused, not drawn over the whole picture */
+    ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 400, 300, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "/tmp/x.png: ") && strstr(e.msg, "body 0"), "%s", e.msg);
+    w.s.bodies[0].x[0] = 0;
     ck_assert_int_eq(clcone_render_png("/tmp/clcone-no-such-dir/sub/x.png", &w, NULL, 400, 300, NULL, &e), CLCONE_EIO);
     ck_assert_msg(strstr(e.msg, "/tmp/clcone-no-such-dir/sub") && strstr(e.msg, "No such file or directory"), "%s",
                   e.msg);
