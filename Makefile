@@ -232,3 +232,37 @@ $(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(wildcard host/*.h) $(BUILD)/libclco
 bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	$(BUILD)/bench --out bench/results
+
+# ------------------------------------------------------------------ #
+# Fuzzing (tests/fuzz/): a libFuzzer harness per reader (.dat, HDF5,
+# scene, reactions), built with clang under ASan+UBSan by `make fuzz`;
+# `make fuzz-run` runs each for FUZZ_SECONDS on a seed corpus from the
+# shared problems and generated scenes and fails on any crash, leak or
+# sanitizer report. clang and its libFuzzer runtime (libclang-rt-V-dev,
+# V its major version) are installed by fuzz-deps, for these targets only.
+FUZZ_NAMES := dat hdf5 scene reactions
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_SECONDS ?= 15
+
+.PHONY: fuzz fuzz-run fuzz-deps
+fuzz-deps: check-deps
+	@install() { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "clcone fuzz: installing $$*"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$@") >/dev/null || \
+	      { echo "clcone fuzz: apt-get install failed; run: sudo apt-get install $$*" >&2; exit 1; }; \
+	  else echo "clcone fuzz: missing $$*; install with: sudo apt-get install $$*" >&2; exit 1; fi; }; \
+	command -v clang >/dev/null || install clang; \
+	rt=libclang-rt-$$(clang -dumpversion | cut -d. -f1)-dev; \
+	dpkg-query -W -f='$${Status}' $$rt 2>/dev/null | grep -q "install ok installed" || install $$rt
+
+fuzz: fuzz-deps
+	@$(MAKE) --no-print-directory BUILD=$(BUILD)/fuzz CC=clang CFLAGS="-O1 -g" \
+	  EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
+	  $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
+
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/libclcone.a $(LDLIBS) -o $@
+
+fuzz-run: fuzz
+	@$(MAKE) --no-print-directory $(BUILD)/clcone
+	tests/fuzz/run.sh $(BUILD)/fuzz $(BUILD)/clcone $(FUZZ_SECONDS)

@@ -43,9 +43,15 @@ static const char *const USAGE_SIMULATE =
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
-    "Model, solver, device, precision and tolerance as for `clcone solve`.\n"
-    "The last line: status=<converged|maxiter> error=<largest step error>\n"
-    "iters=<all iterations> time_ms=<all solves> contacts=<last step's>\n";
+    "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
+    "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
+    "--max-seconds (per step) as for `clcone solve`; the soft model's time step is\n"
+    "the simulation's. A step whose solve fails or diverges is solved again with\n"
+    "the model's Gauss-Seidel (pgs or nsgs on ref, cgs on a device); when that\n"
+    "fails too, or there is none (sap), simulate stops with the previous state.\n"
+    "The last line: status=<converged|maxiter|failed> error=<largest step error>\n"
+    "iters=<all iterations> time_ms=<all solves> contacts=<last step's>; exit code\n"
+    "0 only when every step converged.\n";
 
 static const char *const USAGE_DEMO_PILE =
     "usage: clcone demo [--n N] [--steps K] [--device D] [--png FILE] [--png-size WxH]\n"
@@ -53,7 +59,10 @@ static const char *const USAGE_DEMO_PILE =
     "The main job: a pile of N spheres (default 20000) stepped K times (default 5)\n"
     "with every contact solve on the OpenCL device (ccp model, APGD, float), the\n"
     "last solve repeated with the CPU reference, a table of both, and a picture\n"
-    "of the pile (default build/demo-pile.png). --siconos: the Siconos table.\n";
+    "of the pile (default build/demo-pile.png). The last line is the device run's\n"
+    "(as simulate's); solves stopped at their cap give status=maxiter, exit code 1.\n"
+    "demo --siconos [--dir DIR] [--tol T] [--device D]: the Siconos table\n"
+    "(`clcone demo --siconos --help`).\n";
 
 
 static int want_help(int argc, char **argv, const char *usage)

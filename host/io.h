@@ -89,6 +89,11 @@ clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t 
 clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
                                    clcone_problem *p, clcone_error *err);
 
+/* A reactions file held in memory, read as clcone_read_reactions does
+ * (n >= 0, r of 3n; r untouched on failure). */
+clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
+                                     clcone_error *err);
+
 /* A scene file held in memory, read as clcone_read_world does; and whether
  * bytes are one: their first line that is neither blank nor a comment
  * starts with the scene signature. */

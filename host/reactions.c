@@ -6,28 +6,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_read_reactions(const char *path, int n, double *r,
-                                    clcone_error *err)
+clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
+                                     clcone_error *err)
 {
     static const char *const comp[3] = {"r_n", "r_t1", "r_t2"};
     clcone_tok t;
-    char *buf;
-    size_t len;
     double *tmp;
     int i;
-    clcone_status s;
-    if (!path || n < 0 || (n > 0 && !r))
-        return clcone_fail(err, CLCONE_EINVAL,
-                           "clcone_read_reactions: invalid arguments (n = %d)", n);
-    if ((s = clcone_load_file(path, &buf, &len, err))) return s;
+    clcone_status s = CLCONE_OK;
     /* Read into a scratch copy so that a bad file leaves r (often a warm
      * start) untouched. */
     tmp = clcone_calloc(3 * (size_t)n, sizeof *tmp, err, "reactions");
-    if (!tmp) {
-        free(buf);
-        return CLCONE_ENOMEM;
-    }
-    clcone_tok_init(&t, path, buf, len, 1);
+    if (!tmp) return CLCONE_ENOMEM;
+    clcone_tok_init(&t, name, buf, len, 1);
     for (i = 0; i < 3 * n && s == CLCONE_OK; ++i)
         s = clcone_tok_real(&t, &tmp[i], err,
                             "%s of contact %d (the file must hold exactly %d numbers, "
@@ -38,6 +29,20 @@ clcone_status clcone_read_reactions(const char *path, int n, double *r,
                               "%d contacts)", 3 * n, n);
     if (s == CLCONE_OK && n > 0) memcpy(r, tmp, 3 * (size_t)n * sizeof *r);
     free(tmp);
+    return s;
+}
+
+clcone_status clcone_read_reactions(const char *path, int n, double *r,
+                                    clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status s;
+    if (!path || n < 0 || (n > 0 && !r))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "clcone_read_reactions: invalid arguments (n = %d)", n);
+    if ((s = clcone_load_file(path, &buf, &len, err))) return s;
+    s = clcone_parse_reactions(path, buf, len, n, r, err);
     free(buf);
     return s;
 }

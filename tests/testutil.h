@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/wait.h>
 
@@ -115,6 +116,20 @@ static inline int test_sh(const char *cmd, char *out, size_t outlen, char *err, 
     unlink(e);
     ck_assert_msg(WIFEXITED(st), "%s did not exit normally", cmd);
     return WEXITSTATUS(st);
+}
+
+/* The last non-empty line of a command's output (static buffer): the
+ * machine-readable result line. */
+static inline const char *test_last_line(const char *out)
+{
+    static char line[1024];
+    size_t n = strlen(out);
+    const char *p;
+    while (n > 0 && out[n - 1] == '\n') --n;
+    p = out + n;
+    while (p > out && p[-1] != '\n') --p;
+    snprintf(line, sizeof line, "%.*s", (int)(out + n - p), p);
+    return line;
 }
 
 /* Runs `clcone ARGS` as a user does (ARGS are shell words, env an optional
