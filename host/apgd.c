@@ -37,7 +37,7 @@ static void desaxce_shift(const clcone_problem *p, int c0, int c1, const double 
         const double *qc = p->q + 3 * c, *w = wx + 3 * (c - c0);
         double u1 = w[1] + qc[1], u2 = w[2] + qc[2];
         double *e = qe + 3 * (c - c0);
-        e[0] = qc[0] + p->mu[c] * sqrt(u1 * u1 + u2 * u2);
+        e[0] = qc[0] + cone_desaxce_shift(p->mu[c], u1, u2);
         e[1] = qc[1];
         e[2] = qc[2];
     }
@@ -83,20 +83,15 @@ clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0,
             else L *= 2.0;
         }
         if (accepted) {
-            double theta_n = 0.5 * (-theta * theta + theta * sqrt(theta * theta + 4.0));
-            double beta = theta * (1.0 - theta) / (theta * theta + theta_n), gdx = 0;
+            double gdx = 0, beta;
             for (int i = 0; i < m; ++i) gdx += (wy[i] + q[i]) * (xn[i] - x[i]);
-            if (gdx > 0) {          /* restart: momentum points uphill */
-                beta = 0.0;
-                theta_n = 1.0;
-            }
+            beta = cone_apgd_momentum(&theta, gdx);
             for (int i = 0; i < m; ++i) {
                 y[i] = xn[i] + beta * (xn[i] - x[i]);
                 wy[i] = wxn[i] + beta * (wxn[i] - wx[i]);
             }
             memcpy(x, xn, sizeof(double) * (size_t)m);
             memcpy(wx, wxn, sizeof(double) * (size_t)m);
-            theta = theta_n;
             L *= 0.9;
         } else {                    /* keep x, with the larger L, no momentum */
             memcpy(y, x, sizeof(double) * (size_t)m);

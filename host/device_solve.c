@@ -323,6 +323,30 @@ out:
 
 #define APGD_TERMS CONE_APGD_TERMS
 
+/* Zeroed per-problem states (iterations done, CONE_GROUP_* status) and
+ * errors for a whole-problem kernel. */
+static clcone_status group_state(dev_local *d, cl_mem *st, cl_mem *er, clcone_error *err)
+{
+    int *zeros = clcone_calloc(2 * (size_t)d->nprob, sizeof *zeros, err, "problem states");
+    clcone_status s;
+    if (!zeros) return CLCONE_ENOMEM;
+    s = clcone_buf_ints(d->c, zeros, 2 * (size_t)d->nprob, st, err);
+    free(zeros);
+    return s ? s : clcone_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, er, err);
+}
+
+/* APGD's starting Lipschitz estimates per problem: max_c D_c >= lambda_max(W). */
+static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
+{
+    double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
+    clcone_status s;
+    if (!Lh) return CLCONE_ENOMEM;
+    for (int k = 0; k < d->nprob; ++k) Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
+    s = clcone_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
+    free(Lh);
+    return s;
+}
+
 static clcone_status dev_apgd(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
@@ -331,20 +355,17 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
            beta = NULL, acc = NULL, terms = NULL, sums = NULL;
     cl_kernel k_cand = NULL, k_terms = NULL, k_acc = NULL, k_mom = NULL, k_upd = NULL,
               k_shift = NULL;
-    double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
     double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "APGD momentum");
     int *zeros = clcone_calloc((size_t)d->nprob, sizeof *zeros, err, "APGD flags");
     int coulomb = d->model == CLCONE_MODEL_COULOMB;
     clcone_status s = CLCONE_ENOMEM;
-    if (!Lh || !ones || !zeros) goto out;
-    for (int k = 0; k < d->nprob; ++k) {
-        ones[k] = 1.0;
-        Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
-    }
+    if (!ones || !zeros) goto out;
+    for (int k = 0; k < d->nprob; ++k) ones[k] = 1.0;
     if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
         || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
-        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &qe, err))
-        || (s = clcone_buf_reals(c, "Lipschitz estimate of problem", 1, Lh, (size_t)d->nprob, &L, err))
+        || (s = clcone_buf_alloc(c, v3, &wxn, err))
+        || (s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &qe, err))
+        || (s = apgd_bounds(d, &L, err))
         || (s = clcone_buf_reals(c, "APGD theta of problem", 1, ones, (size_t)d->nprob, &th, err))
         || (s = clcone_buf_reals(c, "APGD beta of problem", 1, ones, (size_t)d->nprob, &beta, err))
         || (s = clcone_buf_ints(c, zeros, (size_t)d->nprob, &acc, err))
@@ -417,7 +438,6 @@ out:
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
-    free(Lh);
     free(ones);
     free(zeros);
     return s;
@@ -472,66 +492,59 @@ out:
     return s;
 }
 
-/* Whether a local-form batch is solved by group_solve_local. */
+/* Whether a local-form batch is solved by the whole-problem kernels. */
 static int group_fits(const dev_local *d)
 {
-    /* the group kernel checks on the device and keeps no history */
-    if (d->nb || d->o->history || (d->o->solver != CLCONE_SOLVER_JACOBI && d->o->solver != CLCONE_SOLVER_CGS))
-        return 0;
+    /* they check on the device and keep no history */
+    if (d->nb || d->o->history) return 0;
     for (int k = 0; k < d->nprob; ++k)
         if (d->h.prob_off[k + 1] - d->h.prob_off[k] > GROUP_MAX_CONTACTS) return 0;
     return 1;
 }
 
-/* Jacobi or CGS with one work-group per problem: launches of a growing
- * number of iterations until every problem has stopped; the host only
- * reads the per-problem states between launches, to apply the time cap. */
-static clcone_status dev_group(dev_local *d, clcone_error *err)
+/* Launches of a whole-problem kernel whose arguments are set, the last
+ * one being the iteration budget, until every problem has stopped: a
+ * growing number of iterations per launch, and between launches the host
+ * reads only the per-problem states, to apply the time cap. Fills the
+ * results from the states and errors the kernel leaves. */
+static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, cl_mem st, cl_mem er,
+                                clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
-    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 128;
-    int *pcol = NULL, *gptr = NULL, *gorder = NULL;
+    int np = d->nprob, budget = 128;
     int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
     double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
-    cl_mem dg = NULL, om = NULL, pc = NULL, gp = NULL, go = NULL, r2 = NULL, st = NULL, er = NULL;
-    cl_kernel k = NULL;
-    kreal tol = KREAL(o->tol);
     clcone_status s = CLCONE_ENOMEM;
-    if (!state || !errs || (s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
-    if ((s = local_diag(d, &dg, err))
-        || (s = clcone_buf_reals(c, "step size of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om, err))
-        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &pc, err))
-        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &gp, err))
-        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &go, err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &r2, err))
-        || (s = clcone_buf_ints(c, state, 2 * (size_t)np, &st, err))
-        || (s = clcone_buf_alloc(c, (size_t)np * c->real_size, &er, err))
-        || (s = clcone_kernel(c, "group_solve_local", &k, err)))
+    cl_uint nargs = 0;
+    cl_int e;
+    if (!state || !errs) goto out;
+    e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+    if (e != CL_SUCCESS || nargs == 0) {
+        s = clcone_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
         goto out;
+    }
     for (;;) {
         int running = 0;
         double now;
-        cl_int e;
-        if ((s = SET_ARGS(k, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W), KM(dg),
-                          KM(d->q), KM(d->mu), KM(om), KM(pc), KM(gp), KM(go), KM(d->r), KM(r2), KM(st), KM(er),
-                          KI(solver), KI(d->model), KI(d->facets), KI(d->inner), KI(o->max_iter),
-                          KI(o->check_every), KR(c, tol), KI(budget)))
-            || (s = clcone_run(c, k, (size_t)np * CONE_REDUCE_WG, CONE_REDUCE_WG, "group_solve_local", err)))
+        e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "clSetKernelArg(budget)");
             goto out;
+        }
+        if ((s = clcone_run(c, k, (size_t)np * CONE_REDUCE_WG, CONE_REDUCE_WG, name, err))) goto out;
         e = clEnqueueReadBuffer(c->queue, st, CL_TRUE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL, NULL);
         if (e != CL_SUCCESS) {
             s = clcone_cl_fail(err, e, "clEnqueueReadBuffer(problem states)");
             goto out;
         }
         now = clcone_now_ms();
+        if (o->progress && (s = clcone_read_reals(c, er, errs, (size_t)np, err))) goto out;
         for (int p = 0; p < np; ++p) {
             clcone_prob_result *out = &d->res->items[p];
-            if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
-                running++;
-            } else if (out->time_ms == 0) {
-                out->time_ms = now - d->t0;
-            }
+            if (state[2 * p + 1] == CONE_GROUP_RUNNING) running++;
+            else if (out->time_ms == 0) out->time_ms = now - d->t0;
+            if (o->progress && state[2 * p] > 0) o->progress(o->progress_user, p, state[2 * p], errs[p]);
         }
         if (!running) break;
         if (o->max_seconds > 0 && now - d->t0 > 1e3 * o->max_seconds) {
@@ -565,16 +578,85 @@ static clcone_status dev_group(dev_local *d, clcone_error *err)
         }
     }
 out:
+    free(state);
+    free(errs);
+    return s;
+}
+
+/* Jacobi or CGS with one work-group per problem. */
+static clcone_status dev_group(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 0;
+    int *pcol = NULL, *gptr = NULL, *gorder = NULL;
+    cl_mem dg = NULL, om = NULL, pc = NULL, gp = NULL, go = NULL, r2 = NULL, st = NULL, er = NULL;
+    cl_kernel k = NULL;
+    kreal tol = KREAL(o->tol);
+    clcone_status s;
+    if ((s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if ((s = local_diag(d, &dg, err))
+        || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om,
+                                 err))
+        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &pc, err))
+        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &gp, err))
+        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &go, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &r2, err))
+        || (s = group_state(d, &st, &er, err))
+        || (s = clcone_kernel(c, "group_solve_local", &k, err))
+        || (s = SET_ARGS(k, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W), KM(dg),
+                         KM(d->q), KM(d->mu), KM(om), KM(pc), KM(gp), KM(go), KM(d->r), KM(r2), KM(st), KM(er),
+                         KI(solver), KI(d->model), KI(d->facets), KI(d->inner), KI(o->max_iter),
+                         KI(o->check_every), KR(c, tol), KI(budget))))
+        goto out;
+    s = group_loop(d, k, "group_solve_local", st, er, err);
+out:
     {
         cl_mem *mems[] = {&dg, &om, &pc, &gp, &go, &r2, &st, &er};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
     }
     release_kernel(&k);
-    free(state);
-    free(errs);
     free(pcol);
     free(gptr);
     free(gorder);
+    return s;
+}
+
+/* APGD with one work-group per problem; x is d->r. */
+static clcone_status dev_group_apgd(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
+    int np = d->nprob, budget = 0;
+    double *ones = clcone_calloc((size_t)np, sizeof *ones, err, "APGD momentum");
+    cl_mem wx = NULL, y = NULL, wy = NULL, xn = NULL, wxn = NULL, qe = NULL, L = NULL, th = NULL, st = NULL,
+           er = NULL;
+    cl_kernel k = NULL;
+    kreal tol = KREAL(o->tol);
+    clcone_status s = CLCONE_ENOMEM;
+    if (!ones) goto out;
+    for (int p = 0; p < np; ++p) ones[p] = 1.0;
+    if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
+        || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
+        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_alloc(c, v3, &qe, err))
+        || (s = apgd_bounds(d, &L, err))
+        || (s = clcone_buf_reals(c, "APGD momentum of problem", 1, ones, (size_t)np, &th, err))
+        || (s = group_state(d, &st, &er, err))
+        || (s = clcone_kernel(c, "group_apgd_local", &k, err))
+        || (s = SET_ARGS(k, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
+                         KM(d->q), KM(d->mu), KM(d->r), KM(wx), KM(y), KM(wy), KM(xn), KM(wxn), KM(qe), KM(L),
+                         KM(th), KM(st), KM(er), KI(d->model), KI(o->max_iter), KI(o->check_every), KR(c, tol),
+                         KI(budget))))
+        goto out;
+    s = group_loop(d, k, "group_apgd_local", st, er, err);
+out:
+    {
+        cl_mem *mems[] = {&wx, &y, &wy, &xn, &wxn, &qe, &L, &th, &st, &er};
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+    }
+    release_kernel(&k);
+    free(ones);
     return s;
 }
 
@@ -636,7 +718,7 @@ static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone
     if (d->o->solver == CLCONE_SOLVER_APGD)
         for (int c = 0; c < d->n; ++c) cone_project(d->h.mu[c], r + 3 * c);
     if ((s = dev_begin(d, r, res, err))) return s;
-    s = group_fits(d)                           ? dev_group(d, err)
+    s = group_fits(d) ? (d->o->solver == CLCONE_SOLVER_APGD ? dev_group_apgd(d, err) : dev_group(d, err))
         : d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
         : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
                                                : dev_apgd(d, err);

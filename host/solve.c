@@ -354,13 +354,16 @@ static clcone_status plan_new(clcone_context *ctx, const clcone_options *o, clco
     return CLCONE_OK;
 }
 
-clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o_in,
                                  clcone_plan **out, clcone_error *err)
 {
     const clcone_problem *one[1] = {p};
+    clcone_options oc = *o_in;
+    const clcone_options *o = &oc;
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
+    clcone_options_resolve(&oc, ctx);
     if ((s = clcone_options_validate(o, err)) || (s = clcone_problem_validate(p, err))
         || (s = plan_new(ctx, o, &pl, err)))
         return s;
@@ -375,12 +378,15 @@ clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, c
     return CLCONE_OK;
 }
 
-clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
                                        clcone_plan **out, clcone_error *err)
 {
+    clcone_options oc = *o_in;
+    const clcone_options *o = &oc;
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
+    clcone_options_resolve(&oc, ctx);
     if (o->model != CLCONE_MODEL_SAP && (s = clcone_options_validate(o, err))) return s;
     if ((s = clcone_scene_validate(sc, err)) || (s = plan_new(ctx, o, &pl, err))) return s;
     pl->is_scene = 1;

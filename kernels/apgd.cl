@@ -64,7 +64,7 @@ __kernel void apgd_momentum(int nprob, __global const int *active, __global int 
                             __global real_t *L, __global const real_t *sums)
 {
     int p = get_global_id(0);
-    real_t th, thn, b;
+    real_t th;
     if (p >= nprob || !active[p]) return;
     if (!accept[p]) {
         beta[p] = -1;          /* marks a rejected step for apgd_update */
@@ -72,14 +72,8 @@ __kernel void apgd_momentum(int nprob, __global const int *active, __global int 
         return;
     }
     th = theta[p];
-    thn = (real_t)0.5 * (-th * th + th * sqrt(th * th + 4));
-    b = th * (1 - th) / (th * th + thn);
-    if (sums[APGD_TERMS * p + 2] > 0) {
-        b = 0;
-        thn = 1;
-    }
-    theta[p] = thn;
-    beta[p] = b;
+    beta[p] = cone_apgd_momentum(&th, sums[APGD_TERMS * p + 2]);
+    theta[p] = th;
     L[p] *= (real_t)0.9;
     accept[p] = 0;
 }
@@ -120,7 +114,7 @@ __kernel void desaxce_shift(int n, __global const int *prob, __global const int 
     if (c >= n || !active[prob[c]]) return;
     u1 = wx[3 * c + 1] + q[3 * c + 1];
     u2 = wx[3 * c + 2] + q[3 * c + 2];
-    qe[3 * c] = q[3 * c] + mu[c] * sqrt(u1 * u1 + u2 * u2);
+    qe[3 * c] = q[3 * c] + cone_desaxce_shift(mu[c], u1, u2);
     qe[3 * c + 1] = q[3 * c + 1];
     qe[3 * c + 2] = q[3 * c + 2];
     for (int a = 3 * c; a < 3 * c + 3; ++a) {

@@ -76,10 +76,16 @@ CONE_FN void cone_project_dual(real_t mu, CONE_PRIV real_t *x)
     x[0] += m[0]; x[1] += m[1]; x[2] += m[2];
 }
 
+/* De Saxce's shift mu ||u_t|| of the normal velocity. */
+CONE_FN real_t cone_desaxce_shift(real_t mu, real_t ut1, real_t ut2)
+{
+    return mu * cone_hypot2(ut1, ut2);
+}
+
 /* De Saxce's modified normal velocity u_n + mu ||u_t||. */
 CONE_FN real_t cone_desaxce_n(real_t mu, CONE_PRIV const real_t *u)
 {
-    return u[0] + mu * cone_hypot2(u[1], u[2]);
+    return u[0] + cone_desaxce_shift(mu, u[1], u[2]);
 }
 
 /* Natural map F = r - P_K(r - w) for one contact; w is u (ccp) or De

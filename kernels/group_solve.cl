@@ -129,3 +129,150 @@ void group_solve_local(__global const int *prob_off, __global const int *row_ptr
         state[2 * p + 1] = status;
     }
 }
+
+/* Sums of the three APGD terms (apgd_terms) of problem [c0, c1) into
+ * sums[0..2], in the lane order of reduce_rows; every lane reads them. */
+static void group_apgd_terms(int c0, int c1, __global const real_t *y, __global const real_t *wy,
+                             __global const real_t *qe, __global const real_t *x,
+                             __global const real_t *xn, __global const real_t *wxn,
+                             __local real_t *sums)
+{
+    int l = get_local_id(0);
+    real_t acc[CONE_APGD_TERMS] = {0, 0, 0};
+    for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+        real_t t0 = 0, t1 = 0, t2 = 0;
+        for (int a = 3 * c; a < 3 * c + 3; ++a) {
+            real_t d = xn[a] - y[a];
+            t0 += d * (wxn[a] - wy[a]);
+            t1 += d * d;
+            t2 += (wy[a] + qe[a]) * (xn[a] - x[a]);
+        }
+        acc[0] += t0;
+        acc[1] += t1;
+        acc[2] += t2;
+    }
+    for (int k = 0; k < CONE_APGD_TERMS; ++k) sums[CONE_APGD_TERMS * l + k] = acc[k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2) {
+        if (l < w)
+            for (int k = 0; k < CONE_APGD_TERMS; ++k)
+                sums[CONE_APGD_TERMS * l + k] += sums[CONE_APGD_TERMS * (l + w) + k];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* De Saxce's shift of problem [c0, c1) from x, wx, and the momentum
+ * restart that goes with a new cone QP. */
+static void group_desaxce(int c0, int c1, __global const real_t *q, __global const real_t *mu,
+                          __global const real_t *x, __global const real_t *wx, __global real_t *qe,
+                          __global real_t *y, __global real_t *wy)
+{
+    for (int c = c0 + (int)get_local_id(0); c < c1; c += CONE_REDUCE_WG) {
+        real_t u1 = wx[3 * c + 1] + q[3 * c + 1], u2 = wx[3 * c + 2] + q[3 * c + 2];
+        qe[3 * c] = q[3 * c] + cone_desaxce_shift(mu[c], u1, u2);
+        qe[3 * c + 1] = q[3 * c + 1];
+        qe[3 * c + 2] = q[3 * c + 2];
+        for (int a = 0; a < 3; ++a) {
+            y[3 * c + a] = x[3 * c + a];
+            wy[3 * c + a] = wx[3 * c + a];
+        }
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+}
+
+/* APGD (host/apgd.c) with one work-group per problem: the same
+ * candidates, backtracking, momentum, restart and De Saxce updates as the
+ * multi-launch kernels of apgd.cl, in the same order of additions. Per
+ * problem L[p] and theta[p] live in global memory between launches; on
+ * the first launch (state iterations 0) the kernel sets wx = W x, y = x
+ * and the shift itself. */
+__kernel __attribute__((reqd_work_group_size(CONE_REDUCE_WG, 1, 1)))
+void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
+                      __global const int *col, __global const real_t *W,
+                      __global const real_t *q, __global const real_t *mu,
+                      __global real_t *x, __global real_t *wx, __global real_t *y,
+                      __global real_t *wy, __global real_t *xn, __global real_t *wxn,
+                      __global real_t *qe, __global real_t *L, __global real_t *theta,
+                      __global int *state, __global real_t *error, int model, int max_iter,
+                      int check_every, real_t tol, int budget)
+{
+    __local real_t sums[4 * CONE_REDUCE_WG];
+    __local int verdict;
+    int p = get_group_id(0), l = get_local_id(0);
+    int c0 = prob_off[p], c1 = prob_off[p + 1], coulomb = model == CONE_MODEL_COULOMB;
+    int it = state[2 * p], status = state[2 * p + 1], it_end;
+    real_t Lp = L[p], th = theta[p];
+    if (status != CONE_GROUP_RUNNING) return;
+    if (it == 0) {
+        for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+            real_t w[3] = {0, 0, 0};
+            row_product(row_ptr, col, W, x, c, 0, w);
+            for (int a = 0; a < 3; ++a) {
+                wx[3 * c + a] = w[a];
+                y[3 * c + a] = x[3 * c + a];
+                wy[3 * c + a] = w[a];
+                qe[3 * c + a] = q[3 * c + a];
+            }
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (coulomb) group_desaxce(c0, c1, q, mu, x, wx, qe, y, wy);
+    }
+    it_end = max_iter - it < budget ? max_iter : it + budget;
+    while (it < it_end) {
+        int accepted = 0;
+        ++it;
+        for (int t = 0; t < CONE_APGD_TRIES && !accepted; ++t) {
+            real_t step = 1 / Lp;
+            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+                real_t v[3];
+                for (int a = 0; a < 3; ++a) v[a] = y[3 * c + a] - step * (wy[3 * c + a] + qe[3 * c + a]);
+                cone_project(mu[c], v);
+                for (int a = 0; a < 3; ++a) xn[3 * c + a] = v[a];
+            }
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+                real_t w[3] = {0, 0, 0};
+                row_product(row_ptr, col, W, xn, c, 0, w);
+                for (int a = 0; a < 3; ++a) wxn[3 * c + a] = w[a];
+            }
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_apgd_terms(c0, c1, y, wy, qe, x, xn, wxn, sums);
+            if (cone_apgd_decrease_ok(sums[0], sums[1], Lp)) accepted = 1;
+            else Lp *= 2;
+            barrier(CLK_LOCAL_MEM_FENCE); /* sums are rewritten by the next try */
+        }
+        if (accepted) {
+            real_t b = cone_apgd_momentum(&th, sums[2]);
+            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG)
+                for (int a = 3 * c; a < 3 * c + 3; ++a) {
+                    y[a] = xn[a] + b * (xn[a] - x[a]);
+                    wy[a] = wxn[a] + b * (wxn[a] - wx[a]);
+                    x[a] = xn[a];
+                    wx[a] = wxn[a];
+                }
+            Lp *= (real_t)0.9;
+        } else {
+            for (int a = 3 * c0 + l; a < 3 * c1; a += CONE_REDUCE_WG) {
+                y[a] = x[a];
+                wy[a] = wx[a];
+            }
+            th = 1;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        if (cone_is_check(it, check_every, max_iter)) {
+            status = group_check(c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, model, 0, 0, sums,
+                                 &verdict, error + p);
+            if (status != CONE_GROUP_RUNNING) break;
+            if (coulomb) {
+                group_desaxce(c0, c1, q, mu, x, wx, qe, y, wy);
+                th = 1;
+            }
+        }
+    }
+    if (l == 0) {
+        state[2 * p] = it;
+        state[2 * p + 1] = status;
+        L[p] = Lp;
+        theta[p] = th;
+    }
+}

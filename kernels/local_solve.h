@@ -86,6 +86,22 @@ CONE_FN int cone_apgd_decrease_ok(real_t dWd, real_t d2, real_t L)
     return dWd <= L * d2;
 }
 
+/* Nesterov's momentum after an accepted step: the next theta (in place)
+ * and the extrapolation weight beta, with the gradient restart (theta 1,
+ * beta 0) when gdx = g.(x_new - x) > 0, the step going uphill. */
+CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
+{
+    real_t th = *theta;
+    real_t thn = (real_t)0.5 * (-th * th + th * CONE_SQRT(th * th + 4));
+    real_t b = th * (1 - th) / (th * th + thn);
+    if (gdx > 0) {
+        b = 0;
+        thn = 1;
+    }
+    *theta = thn;
+    return b;
+}
+
 /* ---------------- exact one-contact Coulomb solve ------------------ */
 /* Find r with u = A r + b (A 3x3 row-major, b 3) obeying Coulomb's law
  * with De Saxce's velocity. Tries the three cases of the law in turn:
