@@ -24,18 +24,18 @@ static clcone_status check_mu_dt(double mu, double dt, clcone_error *err)
 
 /* Every generator refuses more bodies than this, before it computes or
  * allocates anything. Measured with `clcone gen` on the development
- * machine: a million bodies (grid 100, wall 1000) take 0.44-0.46 GB and
- * 28-36 s, mostly writing the scene file, so the limit is about 1 GB and
- * a minute; ten times more would run for minutes, and the sizes users
- * can type (grid 2147483647) ask for exabytes. Counts are formed in
- * double, so no product of user sizes can overflow first. */
-#define GEN_MAX_BODIES 2000000
+ * machine (2 cores, shared): a million bodies take 0.44-0.46 GB and
+ * 28-36 s for grid 100 and wall 1000 (4 million contacts), 123 s for a
+ * pile of a million; ten times more would run for many minutes, and the
+ * sizes users can type (grid 2147483647) ask for exabytes. Counts are
+ * formed in double, so no product of user sizes can overflow first. */
+#define GEN_MAX_BODIES 1000000
 
 static clcone_status gen_size_check(const char *what, double bodies, clcone_error *err)
 {
     if (bodies <= GEN_MAX_BODIES) return CLCONE_OK;
     return clcone_fail(err, CLCONE_EINVAL,
-                       "%s of %.4g bodies is too large (the generators make at most %d bodies, about 1 GB)",
+                       "%s of %.4g bodies is too large (the generators make at most %d bodies, about 0.5 GB)",
                        what, bodies, GEN_MAX_BODIES);
 }
 

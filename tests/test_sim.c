@@ -422,19 +422,7 @@ static int cli(const char *args)
 
 static unsigned char *slurp_bin(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    unsigned char *b;
-    long n;
-    ck_assert_msg(f != NULL, "missing %s", path);
-    fseek(f, 0, SEEK_END);
-    n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    b = malloc((size_t)n + 1);
-    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
-    b[n] = 0;
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    return (unsigned char *)test_read_all(path, len);
 }
 
 START_TEST(sim_cli_gen_solve_simulate)

@@ -118,6 +118,26 @@ static inline int test_sh(const char *cmd, char *out, size_t outlen, char *err, 
     return WEXITSTATUS(st);
 }
 
+/* A whole file in a malloc'ed buffer, NUL-terminated (not counted in
+ * *len); the test fails when it cannot be read. */
+static inline char *test_read_all(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *b;
+    long n;
+    ck_assert_msg(f != NULL, "missing %s", path);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    b = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_uint_eq(fread(b, 1, (size_t)n, f), (size_t)n);
+    b[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return b;
+}
+
 /* The last non-empty line of a command's output (static buffer): the
  * machine-readable result line. */
 static inline const char *test_last_line(const char *out)

@@ -2,20 +2,8 @@
  * validation clcone_read_problem applies). */
 #include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *buf = fuzz_copy(data, size);
-    clcone_problem p;
-    clcone_error e = {0};
-    clcone_status s;
-    if (!buf) return 0;
-    s = clcone_parse_dat("fuzz.dat", buf, size, &p, &e);
-    if (s == CLCONE_OK) {
-        s = clcone_problem_validate(&p, &e);
-        clcone_problem_free(&p);
-    }
-    fuzz_check(s, &e);
-    free(buf);
+    fuzz_problem(data, size, 0);
     return 0;
 }

@@ -2,7 +2,6 @@
  * byte picks the number of contacts (0..15), the rest is the file. */
 #include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     double r[48];

@@ -2,7 +2,6 @@
  * that reads must also validate, since solve and simulate trust it. */
 #include "fuzz.h"
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *buf = fuzz_copy(data, size);
