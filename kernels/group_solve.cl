@@ -16,6 +16,20 @@
 #define GROUP_JACOBI 0
 #define GROUP_CGS 1
 
+/* Combines the lanes' K partial sums (sums[K l + k]) into sums[0..K) with
+ * the additions of reduce_rows' tree, level by level in the same order,
+ * done by lane 0 alone: two barriers instead of one per level, which is
+ * what a barrier costs on a CPU device. */
+static void group_tree(__local real_t *sums, int K)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0)
+        for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; ++l)
+                for (int k = 0; k < K; ++k) sums[K * l + k] += sums[K * (l + w) + k];
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /* Error of problem [c0, c1) at r into err_out, and whether it stops; the
  * lanes sum strided subsets and a tree combines them exactly as
  * residual_terms + reduce_rows do. Every lane returns the same status. */
@@ -44,12 +58,7 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
         acc[3] += uu;
     }
     for (int k = 0; k < 4; ++k) sums[4 * l + k] = acc[k];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2) {
-        if (l < w)
-            for (int k = 0; k < 4; ++k) sums[4 * l + k] += sums[4 * (l + w) + k];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_tree(sums, 4);
     if (l == 0) {
         real_t e = cone_scaled_error(sums[0], sums[1], sums[2], sums[3]);
         *err_out = e;
@@ -152,13 +161,7 @@ static void group_apgd_terms(int c0, int c1, __global const real_t *y, __global 
         acc[2] += t2;
     }
     for (int k = 0; k < CONE_APGD_TERMS; ++k) sums[CONE_APGD_TERMS * l + k] = acc[k];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2) {
-        if (l < w)
-            for (int k = 0; k < CONE_APGD_TERMS; ++k)
-                sums[CONE_APGD_TERMS * l + k] += sums[CONE_APGD_TERMS * (l + w) + k];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
+    group_tree(sums, CONE_APGD_TERMS);
 }
 
 /* De Saxce's shift of problem [c0, c1) from x, wx, and the momentum
