@@ -14,6 +14,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #ifndef BENCH_MUJOCO
 
@@ -81,12 +82,26 @@ static void mjcf_head(FILE *x, const char *model, double mu, double dt, int ncon
             mu);
 }
 
+/* Bytes of MuJoCo 2.2's AR for a model sized for ncon_est contacts: it
+ * allocates AR densely (njmax^2 numbers and column indices) whatever the
+ * Jacobian, where 3.0 on sizes one arena by what is used. */
+static double mj_dense_ar_bytes(int ncon_est)
+{
+#if mjVERSION_HEADER >= 300
+    (void)ncon_est;
+    return 0;
+#else
+    double nj = 3.0 * ncon_est;
+    return nj * nj * (double)(sizeof(mjtNum) + sizeof(int));
+#endif
+}
+
 static double sphere_radius(const clcone_body *bd) { return cbrt(3.0 / (4.0 * PI * bd->inv_mass)); }
 
 /* The pile of clcone_gen_pile: its moving spheres, and its container's
  * walls as planes at the pile's extent (the generator's walls touch the
  * outer spheres). */
-static int write_spheres(const char *path, const clcone_scene *s, double mu, double dt, int *nbodies)
+static int write_spheres(const char *path, const clcone_scene *s, double mu, double dt, int ncon_est, int *nbodies)
 {
     FILE *x = fopen(path, "w");
     double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
@@ -100,8 +115,7 @@ static int write_spheres(const char *path, const clcone_scene *s, double mu, dou
             hi[k] = fmax(hi[k], bd->x[k] + sphere_radius(bd));
         }
     }
-    /* headroom for MuJoCo finding more contacts than clcone did */
-    mjcf_head(x, "clcone_sphere_pile", mu, dt, 2 * s->ncontacts + 64);
+    mjcf_head(x, "clcone_sphere_pile", mu, dt, ncon_est);
     fprintf(x, "    <geom name=\"wx0\" type=\"plane\" pos=\"%.17g 0 0\" zaxis=\"1 0 0\" size=\"100 100 1\"/>\n", lo[0]);
     fprintf(x, "    <geom name=\"wx1\" type=\"plane\" pos=\"%.17g 0 0\" zaxis=\"-1 0 0\" size=\"100 100 1\"/>\n", hi[0]);
     fprintf(x, "    <geom name=\"wy0\" type=\"plane\" pos=\"0 %.17g 0\" zaxis=\"0 1 0\" size=\"100 100 1\"/>\n", lo[1]);
@@ -133,14 +147,13 @@ static double jitter(unsigned *st, double half)
  * neighbours of a layer (pitch 1.1) is more than the jitter can close
  * (2 * 0.01 + 2 * 0.03 / sqrt 2), so contacts are only between layers,
  * face on face: MuJoCo's box-box collision makes them. */
-static int write_cubes(const char *path, int L, double mu, double dt, int *nbodies)
+static int write_cubes(const char *path, int L, double mu, double dt, int ncon_est, int *nbodies)
 {
     const double pitch = 1.1, shift = 0.01, turn = 0.03;
     unsigned st = 1;
     FILE *x = fopen(path, "w");
     if (!x) return -1;
-    /* up to four cubes below and four above, four corners each */
-    mjcf_head(x, "clcone_cube_pile", mu, dt, 20 * L * L * L);
+    mjcf_head(x, "clcone_cube_pile", mu, dt, ncon_est);
     *nbodies = 0;
     for (int k = 0; k < L; ++k)
         for (int i = 0; i < L; ++i)
@@ -381,6 +394,18 @@ typedef struct mj_settings {
     double tolerance;
 } mj_settings;
 
+/* Whether MuJoCo 2.2 would need more than a quarter of the machine's
+ * memory for the scene (then a line says so, in place of a failure). */
+static int too_big(FILE *f, int ncon_est, const char *path)
+{
+    double need = mj_dense_ar_bytes(ncon_est), mem = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+    if (need <= mem / 4) return 0;
+    fprintf(f, "`%s` left out: MuJoCo %s would allocate %.1f GB for its dense AR, more than a quarter of the %.1f GB "
+               "of memory (MuJoCo 3 and later size it sparsely).\n\n",
+            strrchr(path, '/') + 1, mj_versionString(), need / 1e9, mem / 1e9);
+    return 1;
+}
+
 /* One scene: MuJoCo's problem, its three solvers, clcone to each
  * solver's accuracy. Rows go to the three tables' streams. */
 static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FILE *t_scene, FILE *t_mj,
@@ -388,7 +413,7 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
 {
     const double mu = 0.5, dt = 0.01;
     char path[4096], label[64], errbuf[1000] = "", buf[64], buf2[64];
-    int nbodies = 0, nc, nefc, order[NSOL], failed[NCFG] = {0};
+    int nbodies = 0, nc, nefc, order[NSOL], failed[NCFG] = {0}, ncon_est;
     double tmj[NSOL], emj[NSOL], *fmj[NSOL] = {NULL, NULL, NULL}, *r = NULL, fmax_n, best_dev = INFINITY;
     int runs[NSOL], iters[NSOL];
     char best_cfg[64] = "";
@@ -400,8 +425,11 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
     memset(&s, 0, sizeof s);
     memset(&p, 0, sizeof p);
     if (sc->cubes) {
+        /* up to four cubes below and four above, four corners each */
+        ncon_est = 20 * sc->n * sc->n * sc->n;
         snprintf(path, sizeof path, "%s/mujoco_cubes_%d.xml", b->out, sc->n * sc->n * sc->n);
-        if (write_cubes(path, sc->n, mu, dt, &nbodies)) {
+        if (too_big(f, ncon_est, path)) return;
+        if (write_cubes(path, sc->n, mu, dt, ncon_est, &nbodies)) {
             bench_fail(b, f, "cannot write %s", path);
             return;
         }
@@ -411,8 +439,11 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
             bench_fail(b, f, "pile of %d: %s", sc->n, err.msg);
             return;
         }
+        /* headroom for MuJoCo finding more contacts than clcone did */
+        ncon_est = 2 * s.ncontacts + 64;
         snprintf(path, sizeof path, "%s/mujoco_spheres_%d.xml", b->out, sc->n);
-        if (write_spheres(path, &s, mu, dt, &nbodies)) {
+        if (too_big(f, ncon_est, path)) goto out;
+        if (write_spheres(path, &s, mu, dt, ncon_est, &nbodies)) {
             bench_fail(b, f, "cannot write %s", path);
             goto out;
         }
