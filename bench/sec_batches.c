@@ -44,7 +44,7 @@ void bench_section_batches(bench *b, FILE *f)
     double one_cap = b->quick ? 1.5 : 4.0, budget = b->quick ? 25.0 : 120.0, t_start = bench_now();
     int ncounts = b->quick ? 3 : 4;
     clcone_error err;
-    char desc[128], buf[64], buf2[64];
+    char desc[128], buf[64], buf2[64], buf3[64];
     FILE *dat = NULL;
     double warm_s = 0;
     int unconv[2] = {0, 0}, rows[2] = {0, 0};
@@ -61,23 +61,27 @@ void bench_section_batches(bench *b, FILE *f)
     }
     fprintf(f, "Scenes: %d distinct small scenes, box stacks of 4..16 boxes (clcone_gen_stack) and piles of 6..20 "
                "spheres (clcone_gen_pile), %d..%d contacts each, converted with clcone_scene_to_local; a batch of K "
-               "takes scene i mod %d for i < K and is one clcone_batch_concat. Device %s, float, tol 1e-4. "
-               "'One batch' is one clcone_solve call on the batch; 'one by one' is one clcone_solve call per scene "
-               "on the same device (capped at %.0f s of calls: the scenes/s figure is over the scenes done). Wall "
-               "time of the calls (upload, host set-up and read-back included; problem construction not). Every "
-               "distinct scene and every batch is solved once untimed first (POCL compiles kernels per work-group "
-               "size at their first launch).\n\n",
+               "takes scene i mod %d for i < K and is one clcone_batch_concat. Device %s, float, tol 1e-4; the "
+               "reference in double. Every time is clcone_plan_solve on plans made untimed first (one per batch, "
+               "one per distinct scene on each backend: upload, colouring and each kernel's first launch are "
+               "set-up, not solve). 'One batch' is one solve of the batch's plan; 'one by one' one solve per scene "
+               "of that scene's plan, on the device or the reference (capped at %.0f s of solves: the scenes/s "
+               "figure is over the scenes done).\n\n",
             NKINDS, cmin, cmax, NKINDS, b->dev_name, one_cap);
-    fprintf(f, "| device | precision | model | solver | scenes | contacts | one batch | scenes/s batch | one by one "
-               "(scenes done) | scenes/s one by one | throughput ratio batch / one by one | same iterations as alone |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+    fprintf(f, "| device | precision | model | solver | scenes | contacts | one batch | scenes/s batch | device one by "
+               "one (scenes done) | scenes/s device one by one | batch / device one by one | reference one by one "
+               "(scenes done) | scenes/s reference | batch / reference | same iterations as alone |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     dat = bench_data(b, f, "batches.dat");
-    if (dat) fprintf(dat, "# per solver block: scenes scenes_per_s_batch scenes_per_s_one ratio\n");
+    if (dat) fprintf(dat, "# per solver block: scenes scenes_per_s_batch scenes_per_s_one ratio scenes_per_s_ref\n");
     clcone_options opts[2];
+    clcone_plan *dplan[2][NKINDS], *rplan[2][NKINDS];
     int alone[2][NKINDS], have[2][4];
-    double rsb[2][4], rs1[2][4], prev_tb[2] = {0, 0};
+    double rsb[2][4], rs1[2][4], rsr[2][4], prev_tb[2] = {0, 0};
     int prev_K[2] = {1, 1};
     memset(have, 0, sizeof have);
+    memset(dplan, 0, sizeof dplan);
+    memset(rplan, 0, sizeof rplan);
     for (int pi = 0; pi < 2; ++pi) {
         clcone_options *o = &opts[pi];
         clcone_options_default(o);
@@ -85,13 +89,18 @@ void bench_section_batches(bench *b, FILE *f)
         o->solver = picks[pi].solver;
         o->tol = picks[pi].tol;
         o->max_iter = 1000; /* the same cap alone and in the batch */
-        /* warm-up and the per-scene iteration counts alone */
+        /* plans, and the per-scene iteration counts alone */
         for (int k = 0; k < nk; ++k) {
             double *r = calloc(3 * (size_t)kinds[k].n, sizeof *r), tw = bench_now();
+            clcone_options ro = *o;
             clcone_result res;
             alone[pi][k] = -1;
             if (!r) continue;
-            if (clcone_solve(b->fctx, &kinds[k], o, r, &res, &err)) {
+            ro.solver = CLCONE_SOLVER_DEFAULT;
+            ro.tol = o->tol;
+            if (clcone_plan_create(b->fctx, &kinds[k], o, &dplan[pi][k], &err)
+                || clcone_plan_create(NULL, &kinds[k], &ro, &rplan[pi][k], &err)
+                || clcone_plan_solve(dplan[pi][k], r, &res, &err)) {
                 bench_fail(b, f, "scene kind %d: %s", k, err.msg);
             } else {
                 alone[pi][k] = res.items[0].iters;
@@ -106,16 +115,17 @@ void bench_section_batches(bench *b, FILE *f)
         for (int pi = 0; pi < 2; ++pi) {
             clcone_options o = opts[pi];
             const int *alone_iters = alone[pi];
-            int K = counts[ci], done = 0, same = 0;
-            double est = prev_tb[pi] * K / prev_K[pi] * 2 + one_cap;
+            int K = counts[ci], done = 0, doner = 0, same = 0;
+            double est = prev_tb[pi] * K / prev_K[pi] * 2 + 2 * one_cap;
             const clcone_problem **parts = calloc((size_t)K, sizeof *parts);
             clcone_problem batch;
-            double *r = NULL, tb = 0, t1 = 0;
+            clcone_plan *bplan = NULL;
+            double *r = NULL, tb = 0, t1 = 0, tr = 0;
             clcone_result res;
             memset(&batch, 0, sizeof batch);
             if (bench_now() - t_start + est > budget) {
                 fprintf(f, "| %s | float | %s | %s | %d | | skipped: estimated %.0f s, %.0f s of the %.0f s budget "
-                           "left | | | | | |\n",
+                           "left | | | | | | | | |\n",
                         b->dev_short, clcone_model_name(o.model), clcone_solver_name(o.solver), K, est,
                         budget - (bench_now() - t_start), budget);
                 free(parts);
@@ -136,20 +146,13 @@ void bench_section_batches(bench *b, FILE *f)
                 bench_fail(b, f, "out of memory for a batch of %d", K);
                 goto next;
             }
-            /* untimed warm-up of the batch's work sizes */
-            {
-                clcone_options w = o;
-                w.max_iter = 1;
-                w.tol = 0;
-                if (clcone_solve(b->fctx, &batch, &w, r, &res, &err)) {
-                    bench_fail(b, f, "batch of %d (warm-up): %s", K, err.msg);
-                    goto next;
-                }
-                clcone_result_free(&res);
+            if (clcone_plan_create(b->fctx, &batch, &o, &bplan, &err)) {
+                bench_fail(b, f, "batch of %d (set-up): %s", K, err.msg);
+                goto next;
             }
             {
                 double t = bench_now();
-                if (clcone_solve(b->fctx, &batch, &o, r, &res, &err)) {
+                if (clcone_plan_solve(bplan, r, &res, &err)) {
                     bench_fail(b, f, "batch of %d: %s", K, err.msg);
                     goto next;
                 }
@@ -160,42 +163,52 @@ void bench_section_batches(bench *b, FILE *f)
             for (int i = 0; i < K; ++i)
                 if (res.items[i].iters == alone_iters[i % nk] && res.items[i].status == CLCONE_CONVERGED) same++;
             clcone_result_free(&res);
-            {
+            for (int side = 0; side < 2; ++side) {
                 double t = bench_now();
+                int *count = side ? &doner : &done;
                 for (int i = 0; i < K && bench_now() - t < one_cap; ++i) {
-                    const clcone_problem *p = &kinds[i % nk];
+                    clcone_plan *pl = side ? rplan[pi][i % nk] : dplan[pi][i % nk];
                     clcone_result r1;
-                    if (clcone_solve(b->fctx, p, &o, r, &r1, &err)) {
-                        bench_fail(b, f, "scene %d alone: %s", i, err.msg);
+                    if (!pl || clcone_plan_solve(pl, r, &r1, &err)) {
+                        bench_fail(b, f, "scene %d alone: %s", i, pl ? err.msg : "no plan");
                         break;
                     }
                     clcone_result_free(&r1);
-                    done++;
+                    ++*count;
                 }
-                t1 = bench_now() - t;
+                *(side ? &tr : &t1) = bench_now() - t;
             }
-            if (done > 0) {
-                double sb = K / tb, s1 = done / t1;
-                fprintf(f, "| %s | float | %s | %s | %d | %d | %s | %.4g | %s (%d) | %.4g | **%.2f** | %d / %d |\n",
+            if (done > 0 && doner > 0) {
+                double sb = K / tb, s1 = done / t1, sr = doner / tr;
+                fprintf(f, "| %s | float | %s | %s | %d | %d | %s | %.4g | %s (%d) | %.4g | **%.2f** | %s (%d) | %.4g | "
+                           "**%.2f** | %d / %d |\n",
                         b->dev_short, clcone_model_name(o.model), clcone_solver_name(o.solver), K, batch.n,
                         bench_fmt_ms(tb * 1e3, buf, sizeof buf), sb, bench_fmt_ms(t1 * 1e3, buf2, sizeof buf2), done,
-                        s1, sb / s1, same, K);
+                        s1, sb / s1, bench_fmt_ms(tr * 1e3, buf3, sizeof buf3), doner, sr, sb / sr, same, K);
                 rsb[pi][ci] = sb;
                 rs1[pi][ci] = s1;
+                rsr[pi][ci] = sr;
                 have[pi][ci] = 1;
                 rows[pi]++;
             }
         next:
+            clcone_plan_free(bplan);
             free(r);
             free(parts);
             clcone_problem_free(&batch);
+        }
+    for (int pi = 0; pi < 2; ++pi)
+        for (int k = 0; k < nk; ++k) {
+            clcone_plan_free(dplan[pi][k]);
+            clcone_plan_free(rplan[pi][k]);
         }
     if (dat) {
         for (int pi = 0; pi < 2; ++pi) {
             fprintf(dat, "# %s %s\n", clcone_model_name(picks[pi].model), clcone_solver_name(picks[pi].solver));
             for (int ci = 0; ci < ncounts; ++ci)
                 if (have[pi][ci])
-                    fprintf(dat, "%d %.6g %.6g %.6g\n", counts[ci], rsb[pi][ci], rs1[pi][ci], rsb[pi][ci] / rs1[pi][ci]);
+                    fprintf(dat, "%d %.6g %.6g %.6g %.6g\n", counts[ci], rsb[pi][ci], rs1[pi][ci],
+                            rsb[pi][ci] / rs1[pi][ci], rsr[pi][ci]);
             fprintf(dat, "\n\n");
         }
         fclose(dat);
@@ -207,13 +220,15 @@ void bench_section_batches(bench *b, FILE *f)
                    "plot 'batches.dat' index 0 using 1:2 with linespoints title 'ccp apgd: one batch', "
                    "'batches.dat' index 0 using 1:3 with linespoints title 'ccp apgd: one by one', "
                    "'batches.dat' index 1 using 1:2 with linespoints title 'coulomb cgs: one batch', "
-                   "'batches.dat' index 1 using 1:3 with linespoints title 'coulomb cgs: one by one'\n");
+                   "'batches.dat' index 1 using 1:3 with linespoints title 'coulomb cgs: one by one', "
+                   "'batches.dat' index 0 using 1:5 with linespoints title 'ccp: reference apgd one by one', "
+                   "'batches.dat' index 1 using 1:5 with linespoints title 'coulomb: reference nsgs one by one'\n");
     }
     fprintf(f, "\n'same iterations as alone': problems of the batch that converged (within the cap) at exactly the iteration at "
                "which the same scene converges when solved alone. Iteration cap 1000 alone and in the batch; scenes "
-               "that hit it alone: %d of %d (ccp apgd), %d of %d (coulomb cgs). The untimed first solves of the %d "
-               "distinct scenes took %.1f s in all (POCL's first-launch compiles, and cached in ~/.cache/pocl, "
-               "when this is a fresh machine).\n\n",
+               "that hit it alone: %d of %d (ccp apgd), %d of %d (coulomb cgs). Making the plans of the %d distinct "
+               "scenes and their first device solves took %.1f s in all (POCL's first-launch compiles, cached "
+               "in ~/.cache/pocl on later runs).\n\n",
             unconv[0], nk, unconv[1], nk, nk, warm_s);
 out:
     for (int k = 0; k < nk; ++k) clcone_problem_free(&kinds[k]);

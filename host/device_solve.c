@@ -22,6 +22,9 @@
 
 #define REDUCE_WG CONE_REDUCE_WG
 
+/* Buffers the whole-problem kernels keep besides their states. */
+#define GROUP_BUFFERS 8
+
 /* What the solvers need from a form, on the host, before upload. */
 typedef struct dev_host {
     int n, nprob;
@@ -52,6 +55,14 @@ typedef struct dev_local {
     int nb;
     cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
     cl_kernel k_gather, k_capply;
+    /* whole-problem kernel: made, with its arguments, at the first solve
+     * and kept for the next; a solve resets only the states (and APGD's
+     * L and theta) */
+    cl_kernel k_group;
+    cl_mem g_mem[GROUP_BUFFERS], g_state, g_err, g_L0, g_L, g_theta;
+    /* 3n reals in the device precision: the start going up and the
+     * reactions coming back without blocking */
+    void *stage;
 } dev_local;
 
 static void release_mem(cl_mem *m)
@@ -72,11 +83,15 @@ static void dev_close(dev_local *d)
                       &d->active, &d->r, &d->w, &d->terms, &d->sums, &d->bptr, &d->bc, &d->bs,
                       &d->ca, &d->cb, &d->frame, &d->arm, &d->inv_mass, &d->inv_inertia, &d->dv,
                       &d->Wcc, &d->Rd};
-    cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply};
+    cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply, &d->k_group};
+    cl_mem *gmems[] = {&d->g_state, &d->g_err, &d->g_L0, &d->g_L, &d->g_theta};
     for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) release_mem(gmems[i]);
+    for (int i = 0; i < GROUP_BUFFERS; ++i) release_mem(&d->g_mem[i]);
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     free(d->active_h);
     free(d->sums_h);
+    free(d->stage);
     free(d->h.omega_j);
     free(d->h.omega_gs);
     free(d->h.Lmax);
@@ -118,10 +133,11 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
     d->model = (int)o->model;
     d->facets = o->facets;
     d->inner = o->fit == CLCONE_FIT_INNER;
+    d->stage = clcone_calloc(3 * (size_t)d->n + 1, c->real_size, err, "staging buffer");
     d->active_h = clcone_calloc((size_t)d->nprob, sizeof *d->active_h, err, "active flags");
     d->sums_h = clcone_calloc((size_t)d->nprob * 4, sizeof *d->sums_h, err, "problem sums");
     prob = clcone_calloc((size_t)d->n, sizeof *prob, err, "contact problems");
-    if (!d->active_h || !d->sums_h || !prob) {
+    if (!d->stage || !d->active_h || !d->sums_h || !prob) {
         free(prob);
         return CLCONE_ENOMEM;
     }
@@ -146,7 +162,8 @@ static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, cons
 }
 
 /* Starts a solve from r0 with every problem active; the clock starts here,
- * after every upload that does not change between solves. */
+ * after every upload that does not change between solves. Nothing here
+ * waits for the device: the start goes up from the staging area. */
 static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *res, clcone_error *err)
 {
     clcone_status s;
@@ -155,10 +172,13 @@ static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *re
     d->remaining = d->nprob;
     for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
     d->t0 = clcone_now_ms();
-    if ((s = clcone_write_reals(d->c, "warm start of contact", 3, d->r, r0, 3 * (size_t)d->n, err))) return s;
-    e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
-                             NULL, NULL);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
+    if ((s = clcone_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
+    e = clEnqueueWriteBuffer(d->c->queue, d->r, CL_FALSE, 0, 3 * (size_t)d->n * d->c->real_size, d->stage, 0, NULL,
+                             NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_FALSE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
+                                 NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(start)");
 }
 
 /* Sums K per-contact terms per problem into d->sums_h (read back). */
@@ -323,25 +343,20 @@ out:
 
 #define APGD_TERMS CONE_APGD_TERMS
 
-/* Zeroed per-problem states (iterations done, CONE_GROUP_* status) and
- * errors for a whole-problem kernel. */
-static clcone_status group_state(dev_local *d, cl_mem *st, cl_mem *er, clcone_error *err)
-{
-    int *zeros = clcone_calloc(2 * (size_t)d->nprob, sizeof *zeros, err, "problem states");
-    clcone_status s;
-    if (!zeros) return CLCONE_ENOMEM;
-    s = clcone_buf_ints(d->c, zeros, 2 * (size_t)d->nprob, st, err);
-    free(zeros);
-    return s ? s : clcone_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, er, err);
-}
-
 /* APGD's starting Lipschitz estimates per problem: max_c D_c >= lambda_max(W). */
-static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
+static double *apgd_start_L(const dev_local *d, clcone_error *err)
 {
     double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
+    if (Lh)
+        for (int k = 0; k < d->nprob; ++k) Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
+    return Lh;
+}
+
+static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
+{
+    double *Lh = apgd_start_L(d, err);
     clcone_status s;
     if (!Lh) return CLCONE_ENOMEM;
-    for (int k = 0; k < d->nprob; ++k) Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
     s = clcone_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
     free(Lh);
     return s;
@@ -503,43 +518,56 @@ static int group_fits(const dev_local *d)
 }
 
 /* Launches of a whole-problem kernel whose arguments are set, the last
- * one being the iteration budget, until every problem has stopped: a
- * growing number of iterations per launch, and between launches the host
- * reads only the per-problem states, to apply the time cap. Fills the
- * results from the states and errors the kernel leaves. */
-static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, cl_mem st, cl_mem er,
-                                clcone_error *err)
+ * two being restart and the iteration budget, until every problem has
+ * stopped: a growing number of iterations per launch; after each, the
+ * states, errors and reactions come back in one wait, and the host
+ * applies its time cap. Fills the results and r. */
+static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
-    int np = d->nprob, budget = 128;
+    int np = d->nprob, budget = 128, restart = 1;
+    /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
+     * runs a work-group's items one after another, where every barrier
+     * costs a pass over them, so one item per problem does the least */
+    size_t lanes = c->info.is_gpu ? CONE_REDUCE_WG : 1, m = 3 * (size_t)d->n;
     int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
+    void *errs_dev = clcone_calloc((size_t)np, c->real_size, err, "problem errors");
     double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
     clcone_status s = CLCONE_ENOMEM;
     cl_uint nargs = 0;
     cl_int e;
-    if (!state || !errs) goto out;
+    if (!state || !errs || !errs_dev) goto out;
     e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
-    if (e != CL_SUCCESS || nargs == 0) {
+    if (e != CL_SUCCESS || nargs < 2) {
         s = clcone_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
         goto out;
     }
     for (;;) {
         int running = 0;
         double now;
-        e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
+        e = clSetKernelArg(k, nargs - 2, sizeof restart, &restart);
+        if (e == CL_SUCCESS) e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
         if (e != CL_SUCCESS) {
-            s = clcone_cl_fail(err, e, "clSetKernelArg(budget)");
+            s = clcone_cl_fail(err, e, "clSetKernelArg(restart, budget)");
             goto out;
         }
-        if ((s = clcone_run(c, k, (size_t)np * CONE_REDUCE_WG, CONE_REDUCE_WG, name, err))) goto out;
-        e = clEnqueueReadBuffer(c->queue, st, CL_TRUE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL, NULL);
+        if ((s = clcone_run(c, k, (size_t)np * lanes, lanes, name, err))) goto out;
+        e = clEnqueueReadBuffer(c->queue, d->g_state, CL_FALSE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL,
+                                NULL);
+        if (e == CL_SUCCESS)
+            e = clEnqueueReadBuffer(c->queue, d->g_err, CL_FALSE, 0, (size_t)np * c->real_size, errs_dev, 0, NULL,
+                                    NULL);
+        if (e == CL_SUCCESS)
+            e = clEnqueueReadBuffer(c->queue, d->r, CL_FALSE, 0, m * c->real_size, d->stage, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clFinish(c->queue);
         if (e != CL_SUCCESS) {
-            s = clcone_cl_fail(err, e, "clEnqueueReadBuffer(problem states)");
+            s = clcone_cl_fail(err, e, "reading the problem states");
             goto out;
         }
+        restart = 0;
         now = clcone_now_ms();
-        if (o->progress && (s = clcone_read_reals(c, er, errs, (size_t)np, err))) goto out;
+        clcone_unstage_reals(c, errs_dev, errs, (size_t)np);
         for (int p = 0; p < np; ++p) {
             clcone_prob_result *out = &d->res->items[p];
             if (state[2 * p + 1] == CONE_GROUP_RUNNING) running++;
@@ -558,7 +586,7 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, cl_
         }
         if (budget < (1 << 14)) budget *= 2;
     }
-    if ((s = clcone_read_reals(c, er, errs, (size_t)np, err))) goto out;
+    clcone_unstage_reals(c, d->stage, r, m);
     for (int p = 0; p < np; ++p) {
         clcone_prob_result *out = &d->res->items[p];
         int it = state[2 * p];
@@ -580,84 +608,99 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, cl_
 out:
     free(state);
     free(errs);
+    free(errs_dev);
     return s;
 }
 
-/* Jacobi or CGS with one work-group per problem. */
-static clcone_status dev_group(dev_local *d, clcone_error *err)
+/* The per-problem state buffers of the whole-problem kernels. */
+static clcone_status group_alloc_states(dev_local *d, clcone_error *err)
+{
+    clcone_status s;
+    if ((s = clcone_buf_alloc(d->c, 2 * sizeof(int) * (size_t)d->nprob, &d->g_state, err))) return s;
+    return clcone_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, &d->g_err, err);
+}
+
+/* Jacobi or CGS with one work-group per problem: the kernel and its
+ * buffers (diagonal positions, steps, per-problem colours, the second
+ * Jacobi iterate) made once. */
+static clcone_status group_make(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
     int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 0;
     int *pcol = NULL, *gptr = NULL, *gorder = NULL;
-    cl_mem dg = NULL, om = NULL, pc = NULL, gp = NULL, go = NULL, r2 = NULL, st = NULL, er = NULL;
-    cl_kernel k = NULL;
+    cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
     clcone_status s;
     if ((s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
-    if ((s = local_diag(d, &dg, err))
-        || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &om,
+    if ((s = local_diag(d, &m[0], err))
+        || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &m[1],
                                  err))
-        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &pc, err))
-        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &gp, err))
-        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &go, err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &r2, err))
-        || (s = group_state(d, &st, &er, err))
-        || (s = clcone_kernel(c, "group_solve_local", &k, err))
-        || (s = SET_ARGS(k, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W), KM(dg),
-                         KM(d->q), KM(d->mu), KM(om), KM(pc), KM(gp), KM(go), KM(d->r), KM(r2), KM(st), KM(er),
-                         KI(solver), KI(d->model), KI(d->facets), KI(d->inner), KI(o->max_iter),
-                         KI(o->check_every), KR(c, tol), KI(budget))))
+        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &m[2], err))
+        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
+        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
+        || (s = group_alloc_states(d, err))
+        || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
-    s = group_loop(d, k, "group_solve_local", st, er, err);
+    s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
+                 KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
+                 KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
 out:
-    {
-        cl_mem *mems[] = {&dg, &om, &pc, &gp, &go, &r2, &st, &er};
-        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
-    }
-    release_kernel(&k);
     free(pcol);
     free(gptr);
     free(gorder);
     return s;
 }
 
-/* APGD with one work-group per problem; x is d->r. */
-static clcone_status dev_group_apgd(dev_local *d, clcone_error *err)
+/* APGD with one work-group per problem (x is d->r): the kernel and its
+ * vectors made once. */
+static clcone_status group_make_apgd(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
     size_t v3 = 3 * (size_t)d->n * c->real_size;
-    int np = d->nprob, budget = 0;
-    double *ones = clcone_calloc((size_t)np, sizeof *ones, err, "APGD momentum");
-    cl_mem wx = NULL, y = NULL, wy = NULL, xn = NULL, wxn = NULL, qe = NULL, L = NULL, th = NULL, st = NULL,
-           er = NULL;
-    cl_kernel k = NULL;
+    int budget = 0;
+    cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
-    clcone_status s = CLCONE_ENOMEM;
-    if (!ones) goto out;
-    for (int p = 0; p < np; ++p) ones[p] = 1.0;
-    if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
-        || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
-        || (s = clcone_buf_alloc(c, v3, &wxn, err)) || (s = clcone_buf_alloc(c, v3, &qe, err))
-        || (s = apgd_bounds(d, &L, err))
-        || (s = clcone_buf_reals(c, "APGD momentum of problem", 1, ones, (size_t)np, &th, err))
-        || (s = group_state(d, &st, &er, err))
-        || (s = clcone_kernel(c, "group_apgd_local", &k, err))
-        || (s = SET_ARGS(k, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
-                         KM(d->q), KM(d->mu), KM(d->r), KM(wx), KM(y), KM(wy), KM(xn), KM(wxn), KM(qe), KM(L),
-                         KM(th), KM(st), KM(er), KI(d->model), KI(o->max_iter), KI(o->check_every), KR(c, tol),
-                         KI(budget))))
-        goto out;
-    s = group_loop(d, k, "group_apgd_local", st, er, err);
-out:
-    {
-        cl_mem *mems[] = {&wx, &y, &wy, &xn, &wxn, &qe, &L, &th, &st, &er};
-        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
-    }
-    release_kernel(&k);
-    free(ones);
-    return s;
+    clcone_status s;
+    for (int i = 0; i < 6; ++i)
+        if ((s = clcone_buf_alloc(c, v3, &m[i], err))) return s;
+    if ((s = apgd_bounds(d, &d->g_L0, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_L, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_theta, err))
+        || (s = group_alloc_states(d, err)) || (s = clcone_kernel(c, "group_apgd_local", &d->k_group, err)))
+        return s;
+    /* x, wx, y, wy, xn, wxn, qe */
+    return SET_ARGS(d->k_group, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
+                    KM(d->q), KM(d->mu), KM(d->r), KM(m[0]), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(m[5]),
+                    KM(d->g_L0), KM(d->g_L), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(d->model),
+                    KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
+}
+
+/* The stopping rule of this solve into the kernel's arguments max_iter,
+ * check_every and tol, which come just before restart and the budget. */
+static clcone_status group_set_limits(dev_local *d, clcone_error *err)
+{
+    cl_uint n = 0;
+    kreal tol = KREAL(d->o->tol);
+    karg a[3] = {KI(d->o->max_iter), KI(d->o->check_every), KR(d->c, tol)};
+    cl_int e = clGetKernelInfo(d->k_group, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
+    for (cl_uint i = 0; e == CL_SUCCESS && n >= 5 && i < 3; ++i)
+        e = clSetKernelArg(d->k_group, n - 5 + i, a[i].size, a[i].ptr);
+    return e == CL_SUCCESS && n >= 5 ? CLCONE_OK : clcone_cl_fail(err, e, "setting the stopping rule");
+}
+
+/* A solve on the whole-problem kernels, made at the first; r is read
+ * back with the states. */
+static clcone_status dev_group(dev_local *d, double *r, clcone_error *err)
+{
+    int apgd = d->o->solver == CLCONE_SOLVER_APGD;
+    clcone_status s;
+    if (!d->k_group && (s = apgd ? group_make_apgd(d, err) : group_make(d, err))) return s;
+    if ((s = group_set_limits(d, err))) return s;
+    return group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
 }
 
 /* Host-side step sizes and colouring of a local-form batch. */
@@ -718,8 +761,8 @@ static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone
     if (d->o->solver == CLCONE_SOLVER_APGD)
         for (int c = 0; c < d->n; ++c) cone_project(d->h.mu[c], r + 3 * c);
     if ((s = dev_begin(d, r, res, err))) return s;
-    s = group_fits(d) ? (d->o->solver == CLCONE_SOLVER_APGD ? dev_group_apgd(d, err) : dev_group(d, err))
-        : d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
+    if (group_fits(d)) return dev_group(d, r, err);
+    s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
         : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
                                                : dev_apgd(d, err);
     if (!s) {

@@ -576,29 +576,24 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem 
     return create_buffer(c, n * sizeof(int), n ? (const void *)x : zero, out, err);
 }
 
-/* Host staging copy of doubles in the device precision. A value that
- * float cannot hold is refused, not rounded to inf or 0: beyond FLT_MAX
- * it becomes inf, and a normal-range-starved array (every entry below
+/* Doubles into `stage` in the device precision. A value that float
+ * cannot hold is refused, not rounded to inf or 0: beyond FLT_MAX it
+ * becomes inf, and a normal-range-starved array (every entry below
  * FLT_MIN, say a W of 1e-50) flushes to zeros that leave the solver
  * spinning to its cap. A tiny entry beside much larger ones in the same
  * array is below float's rounding of them anyway and may flush. */
-static clcone_status to_device_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
-                                     void **out, clcone_error *err)
+clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+                                 void *stage, clcone_error *err)
 {
-    void *tmp = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");
     double amax = 0;
-    *out = tmp;
-    if (!tmp) return CLCONE_ENOMEM;
     if (c->prec == CLCONE_DOUBLE) {
-        memcpy(tmp, x, n * sizeof(double));
+        memcpy(stage, x, n * sizeof(double));
         return CLCONE_OK;
     }
     for (size_t i = 0; i < n; ++i) amax = fmax(amax, fabs(x[i]));
     for (size_t i = 0; i < n; ++i) {
         double a = fabs(x[i]);
         if (a > FLT_MAX || (a != 0 && a < FLT_MIN && a > amax * FLT_EPSILON)) {
-            free(tmp);
-            *out = NULL;
             if (per > 1)
                 return clcone_fail(err, CLCONE_EINVAL,
                                    "%s %zu entry %zu: %g is outside float range (magnitudes %g to %g): solve "
@@ -608,9 +603,30 @@ static clcone_status to_device_reals(clcone_context *c, const char *what, size_t
                                "%s %zu: %g is outside float range (magnitudes %g to %g): solve in double "
                                "precision or on the reference", what, i, x[i], FLT_MIN, FLT_MAX);
         }
-        ((float *)tmp)[i] = (float)x[i];
+        ((float *)stage)[i] = (float)x[i];
     }
     return CLCONE_OK;
+}
+
+void clcone_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n)
+{
+    if (c->prec == CLCONE_DOUBLE) memcpy(x, stage, n * sizeof(double));
+    else
+        for (size_t i = 0; i < n; ++i) x[i] = ((const float *)stage)[i];
+}
+
+/* A staging copy made for one transfer. */
+static clcone_status to_device_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+                                     void **out, clcone_error *err)
+{
+    clcone_status s;
+    *out = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");
+    if (!*out) return CLCONE_ENOMEM;
+    if ((s = clcone_stage_reals(c, what, per, x, n, *out, err))) {
+        free(*out);
+        *out = NULL;
+    }
+    return s;
 }
 
 clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
@@ -642,11 +658,7 @@ clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x, size_t n
     cl_int e;
     if (!tmp) return CLCONE_ENOMEM;
     e = clEnqueueReadBuffer(c->queue, b, CL_TRUE, 0, n * c->real_size, tmp, 0, NULL, NULL);
-    if (e == CL_SUCCESS) {
-        if (c->prec == CLCONE_DOUBLE) memcpy(x, tmp, n * sizeof(double));
-        else
-            for (size_t i = 0; i < n; ++i) x[i] = ((float *)tmp)[i];
-    }
+    if (e == CL_SUCCESS) clcone_unstage_reals(c, tmp, x, n);
     free(tmp);
     return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueReadBuffer");
 }

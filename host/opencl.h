@@ -38,6 +38,12 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
 /* Uninitialised device buffer of n reals (or bytes when real is 0). */
 clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
                                clcone_error *err);
+/* Host doubles into a staging area of n reals in the context precision
+ * (checked as clcone_buf_reals checks them), for transfers that do not
+ * block; and back. */
+clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size_t per,
+                                 const double *x, size_t n, void *stage, clcone_error *err);
+void clcone_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n);
 /* Overwrites the first n reals of b with host doubles (blocking),
  * checked as clcone_buf_reals checks them. */
 clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b,

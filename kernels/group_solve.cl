@@ -6,17 +6,30 @@
  * iterations instead of several launches per colour per sweep, and each
  * problem runs exactly the arithmetic it runs alone.
  *
+ * Any work-group size up to CONE_REDUCE_WG gives the same bits: contacts
+ * are updated independently within a colour or an iteration, and sums go
+ * through CONE_REDUCE_WG fixed stripes of contacts (stripe v takes
+ * contacts c0 + v, c0 + v + CONE_REDUCE_WG, ...) that a lane adds in
+ * order, whichever lane owns the stripe, then one fixed tree. So the
+ * host picks the size for the device (one item on a CPU, where barriers
+ * cost a pass over the items) without changing a result, and the sums
+ * are those of residual_terms + reduce_rows.
+ *
  * The iterate lives in global memory (no size limit); barriers with
  * CLK_GLOBAL_MEM_FENCE order a work-group's own accesses, and no two
  * work-groups touch the same contacts. A launch runs at most `budget`
  * iterations; state[2p] (iterations done) and state[2p + 1] (CONE_GROUP_*
  * status) carry a problem from one launch to the next, so the host can
- * apply its time cap between launches. Built after local_form.cl. */
+ * apply its time cap between launches. The last five arguments of both
+ * kernels are max_iter, check_every, tol, restart and budget, in that
+ * order: the host sets them per solve and per launch; restart (first
+ * launch of a solve) starts every problem afresh, so a solve uploads
+ * nothing but its start. Built after local_form.cl. */
 
 #define GROUP_JACOBI 0
 #define GROUP_CGS 1
 
-/* Combines the lanes' K partial sums (sums[K l + k]) into sums[0..K) with
+/* Combines the stripes' K partial sums (sums[K v + k]) into sums[0..K) with
  * the additions of reduce_rows' tree, level by level in the same order,
  * done by lane 0 alone: two barriers instead of one per level, which is
  * what a barrier costs on a CPU device. */
@@ -41,23 +54,25 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
                        __local int *verdict, __global real_t *err_out)
 {
     int l = get_local_id(0);
-    real_t acc[4] = {0, 0, 0, 0};
-    for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
-        real_t x[3], u[3], w[3] = {0, 0, 0}, qq = 0, rr = 0, uu = 0;
-        row_product(row_ptr, col, W, r, c, 0, w);
-        for (int k = 0; k < 3; ++k) {
-            x[k] = r[3 * c + k];
-            u[k] = w[k] + q[3 * c + k];
-            qq += q[3 * c + k] * q[3 * c + k];
-            rr += x[k] * x[k];
-            uu += u[k] * u[k];
+    for (int v = l; v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
+        real_t acc[4] = {0, 0, 0, 0};
+        for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
+            real_t x[3], u[3], w[3] = {0, 0, 0}, qq = 0, rr = 0, uu = 0;
+            row_product(row_ptr, col, W, r, c, 0, w);
+            for (int k = 0; k < 3; ++k) {
+                x[k] = r[3 * c + k];
+                u[k] = w[k] + q[3 * c + k];
+                qq += q[3 * c + k] * q[3 * c + k];
+                rr += x[k] * x[k];
+                uu += u[k] * u[k];
+            }
+            acc[0] += cone_model_residual(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c], x, u);
+            acc[1] += qq;
+            acc[2] += rr;
+            acc[3] += uu;
         }
-        acc[0] += cone_model_residual(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c], x, u);
-        acc[1] += qq;
-        acc[2] += rr;
-        acc[3] += uu;
+        for (int k = 0; k < 4; ++k) sums[4 * v + k] = acc[k];
     }
-    for (int k = 0; k < 4; ++k) sums[4 * l + k] = acc[k];
     group_tree(sums, 4);
     if (l == 0) {
         real_t e = cone_scaled_error(sums[0], sums[1], sums[2], sums[3]);
@@ -71,8 +86,7 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
     return *verdict;
 }
 
-__kernel __attribute__((reqd_work_group_size(CONE_REDUCE_WG, 1, 1)))
-void group_solve_local(__global const int *prob_off, __global const int *row_ptr,
+__kernel void group_solve_local(__global const int *prob_off, __global const int *row_ptr,
                        __global const int *col, __global const real_t *W,
                        __global const int *diag, __global const real_t *q,
                        __global const real_t *mu, __global const real_t *omega,
@@ -80,13 +94,13 @@ void group_solve_local(__global const int *prob_off, __global const int *row_ptr
                        __global const int *order, __global real_t *r, __global real_t *r2,
                        __global int *state, __global real_t *error, int solver, int model,
                        int facets, int inner, int max_iter, int check_every, real_t tol,
-                       int budget)
+                       int restart, int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG];
     __local int verdict;
-    int p = get_group_id(0), l = get_local_id(0);
+    int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int c0 = prob_off[p], c1 = prob_off[p + 1];
-    int it = state[2 * p], status = state[2 * p + 1], it_end;
+    int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     __global real_t *src = r, *dst = r2;
     if (status != CONE_GROUP_RUNNING) return;
     it_end = max_iter - it < budget ? max_iter : it + budget;
@@ -94,7 +108,7 @@ void group_solve_local(__global const int *prob_off, __global const int *row_ptr
         ++it;
         if (solver == GROUP_JACOBI) {
             __global real_t *t;
-            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+            for (int c = c0 + l; c < c1; c += nl) {
                 real_t x[3], u[3] = {0, 0, 0};
                 row_product(row_ptr, col, W, src, c, 0, u);
                 for (int k = 0; k < 3; ++k) {
@@ -111,7 +125,7 @@ void group_solve_local(__global const int *prob_off, __global const int *row_ptr
             barrier(CLK_GLOBAL_MEM_FENCE);
         } else {
             for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
-                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += CONE_REDUCE_WG) {
+                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl) {
                     int c = order[i];
                     real_t D[9], b[3], x[3];
                     for (int a = 0; a < 9; ++a) D[a] = W[9 * diag[c] + a];
@@ -132,7 +146,7 @@ void group_solve_local(__global const int *prob_off, __global const int *row_ptr
     }
     /* the next launch and the host read the iterate from r */
     if (src != r)
-        for (int i = 3 * c0 + l; i < 3 * c1; i += CONE_REDUCE_WG) r[i] = src[i];
+        for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r[i] = src[i];
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
@@ -147,20 +161,22 @@ static void group_apgd_terms(int c0, int c1, __global const real_t *y, __global 
                              __local real_t *sums)
 {
     int l = get_local_id(0);
-    real_t acc[CONE_APGD_TERMS] = {0, 0, 0};
-    for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
-        real_t t0 = 0, t1 = 0, t2 = 0;
-        for (int a = 3 * c; a < 3 * c + 3; ++a) {
-            real_t d = xn[a] - y[a];
-            t0 += d * (wxn[a] - wy[a]);
-            t1 += d * d;
-            t2 += (wy[a] + qe[a]) * (xn[a] - x[a]);
+    for (int v = l; v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
+        real_t acc[CONE_APGD_TERMS] = {0, 0, 0};
+        for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
+            real_t t0 = 0, t1 = 0, t2 = 0;
+            for (int a = 3 * c; a < 3 * c + 3; ++a) {
+                real_t d = xn[a] - y[a];
+                t0 += d * (wxn[a] - wy[a]);
+                t1 += d * d;
+                t2 += (wy[a] + qe[a]) * (xn[a] - x[a]);
+            }
+            acc[0] += t0;
+            acc[1] += t1;
+            acc[2] += t2;
         }
-        acc[0] += t0;
-        acc[1] += t1;
-        acc[2] += t2;
+        for (int k = 0; k < CONE_APGD_TERMS; ++k) sums[CONE_APGD_TERMS * v + k] = acc[k];
     }
-    for (int k = 0; k < CONE_APGD_TERMS; ++k) sums[CONE_APGD_TERMS * l + k] = acc[k];
     group_tree(sums, CONE_APGD_TERMS);
 }
 
@@ -170,7 +186,7 @@ static void group_desaxce(int c0, int c1, __global const real_t *q, __global con
                           __global const real_t *x, __global const real_t *wx, __global real_t *qe,
                           __global real_t *y, __global real_t *wy)
 {
-    for (int c = c0 + (int)get_local_id(0); c < c1; c += CONE_REDUCE_WG) {
+    for (int c = c0 + (int)get_local_id(0); c < c1; c += (int)get_local_size(0)) {
         real_t u1 = wx[3 * c + 1] + q[3 * c + 1], u2 = wx[3 * c + 2] + q[3 * c + 2];
         qe[3 * c] = q[3 * c] + cone_desaxce_shift(mu[c], u1, u2);
         qe[3 * c + 1] = q[3 * c + 1];
@@ -186,28 +202,27 @@ static void group_desaxce(int c0, int c1, __global const real_t *q, __global con
 /* APGD (host/apgd.c) with one work-group per problem: the same
  * candidates, backtracking, momentum, restart and De Saxce updates as the
  * multi-launch kernels of apgd.cl, in the same order of additions. Per
- * problem L[p] and theta[p] live in global memory between launches; on
- * the first launch (state iterations 0) the kernel sets wx = W x, y = x
- * and the shift itself. */
-__kernel __attribute__((reqd_work_group_size(CONE_REDUCE_WG, 1, 1)))
-void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
+ * problem L[p] and theta[p] live in global memory between launches
+ * (from L0[p] and 1 at a restart); at iteration 0 the kernel sets
+ * wx = W x, y = x and the shift itself. */
+__kernel void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
                       __global const int *col, __global const real_t *W,
                       __global const real_t *q, __global const real_t *mu,
                       __global real_t *x, __global real_t *wx, __global real_t *y,
                       __global real_t *wy, __global real_t *xn, __global real_t *wxn,
-                      __global real_t *qe, __global real_t *L, __global real_t *theta,
-                      __global int *state, __global real_t *error, int model, int max_iter,
-                      int check_every, real_t tol, int budget)
+                      __global real_t *qe, __global const real_t *L0, __global real_t *L,
+                      __global real_t *theta, __global int *state, __global real_t *error, int model,
+                      int max_iter, int check_every, real_t tol, int restart, int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG];
     __local int verdict;
-    int p = get_group_id(0), l = get_local_id(0);
+    int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int c0 = prob_off[p], c1 = prob_off[p + 1], coulomb = model == CONE_MODEL_COULOMB;
-    int it = state[2 * p], status = state[2 * p + 1], it_end;
-    real_t Lp = L[p], th = theta[p];
+    int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
+    real_t Lp = restart ? L0[p] : L[p], th = restart ? 1 : theta[p];
     if (status != CONE_GROUP_RUNNING) return;
     if (it == 0) {
-        for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+        for (int c = c0 + l; c < c1; c += nl) {
             real_t w[3] = {0, 0, 0};
             row_product(row_ptr, col, W, x, c, 0, w);
             for (int a = 0; a < 3; ++a) {
@@ -226,14 +241,14 @@ void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
         ++it;
         for (int t = 0; t < CONE_APGD_TRIES && !accepted; ++t) {
             real_t step = 1 / Lp;
-            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+            for (int c = c0 + l; c < c1; c += nl) {
                 real_t v[3];
                 for (int a = 0; a < 3; ++a) v[a] = y[3 * c + a] - step * (wy[3 * c + a] + qe[3 * c + a]);
                 cone_project(mu[c], v);
                 for (int a = 0; a < 3; ++a) xn[3 * c + a] = v[a];
             }
             barrier(CLK_GLOBAL_MEM_FENCE);
-            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG) {
+            for (int c = c0 + l; c < c1; c += nl) {
                 real_t w[3] = {0, 0, 0};
                 row_product(row_ptr, col, W, xn, c, 0, w);
                 for (int a = 0; a < 3; ++a) wxn[3 * c + a] = w[a];
@@ -246,7 +261,7 @@ void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
         }
         if (accepted) {
             real_t b = cone_apgd_momentum(&th, sums[2]);
-            for (int c = c0 + l; c < c1; c += CONE_REDUCE_WG)
+            for (int c = c0 + l; c < c1; c += nl)
                 for (int a = 3 * c; a < 3 * c + 3; ++a) {
                     y[a] = xn[a] + b * (xn[a] - x[a]);
                     wy[a] = wxn[a] + b * (wxn[a] - wx[a]);
@@ -255,7 +270,7 @@ void group_apgd_local(__global const int *prob_off, __global const int *row_ptr,
                 }
             Lp *= (real_t)0.9;
         } else {
-            for (int a = 3 * c0 + l; a < 3 * c1; a += CONE_REDUCE_WG) {
+            for (int a = 3 * c0 + l; a < 3 * c1; a += nl) {
                 y[a] = x[a];
                 wy[a] = wx[a];
             }
