@@ -19,6 +19,9 @@
  * says whether it converged (a larger --max-iter or --max-seconds goes
  * further). */
 #define CLI_SOLVE_MAX_SECONDS 30.0
+#define CLI_STR(x) #x
+#define CLI_XSTR(x) CLI_STR(x)
+#define CLI_MAX_FILES_TEXT CLI_XSTR(CLI_MAX_FILES)
 
 static const char *const USAGE_MAIN =
     "usage: clcone <command> [options]\n"
@@ -39,8 +42,13 @@ static const char *const USAGE_MAIN =
 
 static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
+    "       clcone solve FILE FILE... [options]   (a batch)\n"
     "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
-    "(`clcone gen`), whose contact problem at its current state is solved\n"
+    "(`clcone gen`), whose contact problem at its current state is solved.\n"
+    "Several problem files are solved as one batch on the chosen backend (on\n"
+    "ref one after another): a line per problem, then the last line for the\n"
+    "batch (worst status, largest error, summed iterations, wall time of the\n"
+    "batch solve, all contacts); --out DIR writes DIR/<file name>.r per problem\n"
     "  --device D                    ref = CPU reference (double); N = index in\n"
     "                                `clcone devices`; or part of a device name.\n"
     "                                Default: $CLCONE_DEVICE, else the first GPU,\n"
@@ -191,7 +199,9 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             continue;
         }
         if (strncmp(opt, "--", 2) != 0) {
-            if (a->npos >= maxpos) return usage_error(usage, "unexpected argument '%s'", opt);
+            if (a->npos >= maxpos)
+                return usage_error(usage, maxpos > 2 ? "too many files from '%s' on (at most " CLI_MAX_FILES_TEXT ")"
+                                                     : "unexpected argument '%s'", opt);
             a->positional[a->npos++] = opt;
             continue;
         }
@@ -345,6 +355,17 @@ void describe_backend(const clcone_context *ctx, char *buf, size_t len)
                  clcone_context_precision(ctx) == CLCONE_DOUBLE ? "double" : "float");
 }
 
+int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc, const clcone_options *o,
+                   double *r, clcone_result *res, clcone_error *e)
+{
+    clcone_plan *pl;
+    clcone_status s = sc ? clcone_plan_create_scene(ctx, sc, o, &pl, e) : clcone_plan_create(ctx, p, o, &pl, e);
+    if (s) return s;
+    s = clcone_plan_solve(pl, r, res, e);
+    clcone_plan_free(pl);
+    return s;
+}
+
 /* With --compare: the same problem with the CPU reference, side by side. */
 static int compare_with_reference(const clcone_problem *p, const cli_args *a, const double *r0,
                                   const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
@@ -357,7 +378,7 @@ static int compare_with_reference(const clcone_problem *p, const cli_args *a, co
     memcpy(r, r0, sizeof(double) * 3 * (size_t)p->n);
     if (o.tol < 1e-12) o.tol = 1e-12;
     o.history = history;
-    if (clcone_solve(NULL, p, &o, r, &res, &e)) {
+    if (cli_plan_solve(NULL, p, NULL, &o, r, &res, &e)) {
         free(r);
         return lib_error(&e);
     }
@@ -373,6 +394,124 @@ static int compare_with_reference(const clcone_problem *p, const cli_args *a, co
     return 0;
 }
 
+/* The file name without its directories. */
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Reactions of each problem of the batch into DIR/<file name>.r. */
+static int write_batch_reactions(const cli_args *a, const clcone_problem *batch, const double *r)
+{
+    clcone_error e;
+    char path[4096];
+    for (int k = 0; k < batch->nprob; ++k) {
+        int c0 = batch->prob_off[k], len = snprintf(path, sizeof path, "%s/%s.r", a->out, base_name(a->positional[k]));
+        for (int j = 0; j < k; ++j)
+            if (strcmp(base_name(a->positional[j]), base_name(a->positional[k])) == 0) {
+                fprintf(stderr, "clcone: %s and %s: two files of the batch have the same name, so --out %s "
+                                "cannot tell their reactions apart\n", a->positional[j], a->positional[k], a->out);
+                return EXIT_USAGE;
+            }
+        if (len < 0 || (size_t)len >= sizeof path) {
+            fprintf(stderr, "clcone: --out %s: path too long for %s\n", a->out, a->positional[k]);
+            return EXIT_USAGE;
+        }
+        if (clcone_write_reactions(path, batch->prob_off[k + 1] - c0, r + 3 * (size_t)c0, &e)) return lib_error(&e);
+    }
+    return 0;
+}
+
+/* `solve FILE FILE...`: the files as one batch (clcone_batch_concat) on
+ * one backend; a line per problem and the batch's last line. */
+static int solve_batch(cli_args *a)
+{
+    static const char *const not_in_batch[] = {"--warm", "--compare", "--plot", NULL};
+    int nf = a->npos, rc = EXIT_USAGE, worst = CLCONE_CONVERGED, iters = 0;
+    clcone_problem *probs = calloc((size_t)nf, sizeof *probs), batch;
+    const clcone_problem **parts = calloc((size_t)nf, sizeof *parts);
+    clcone_context *ctx = NULL;
+    clcone_plan *pl = NULL;
+    clcone_result res;
+    clcone_error e;
+    double *r = NULL, emax = 0, t0, ms;
+    char backend[400];
+    int nread = 0;
+    memset(&batch, 0, sizeof batch);
+    memset(&res, 0, sizeof res);
+    if ((rc = cli_refuse(a, USAGE_SOLVE, not_in_batch, "a batch starts from r = 0 and prints no comparison"))) goto out;
+    rc = EXIT_USAGE;
+    if (!probs || !parts) {
+        fprintf(stderr, "clcone: out of memory for %d files\n", nf);
+        goto out;
+    }
+    for (; nread < nf; ++nread) {
+        clcone_input in;
+        if (clcone_read_input(a->positional[nread], &in, &e)) {
+            lib_error(&e);
+            goto out;
+        }
+        if (in.is_world) {
+            clcone_input_free(&in);
+            fprintf(stderr, "clcone: %s: a scene file cannot join a batch (a batch takes local-form problems: "
+                            "Siconos .dat or FCLib .hdf5; solve a scene alone)\n", a->positional[nread]);
+            goto out;
+        }
+        probs[nread] = in.problem;
+        parts[nread] = &probs[nread];
+    }
+    if (clcone_batch_concat(parts, nf, &batch, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    if (!(r = calloc(3 * (size_t)batch.n + 1, sizeof *r))) {
+        fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
+        goto out;
+    }
+    if (!is_ref(a->device) && clcone_context_create(a->device, a->prec, &ctx, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    describe_backend(ctx, backend, sizeof backend);
+    clcone_options_resolve(&a->o, ctx);
+    if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    t0 = cli_now_ms();
+    if (clcone_plan_solve(pl, r, &res, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    ms = cli_now_ms() - t0;
+    printf("batch:    %d problems, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, batch.n,
+           clcone_model_name(a->o.model), clcone_solver_name(a->o.solver), backend);
+    for (int k = 0; k < nf; ++k) {
+        const clcone_prob_result *it = &res.items[k];
+        printf("problem %d: %s status=%s error=%.6e iters=%d contacts=%d%s%s\n", k, a->positional[k],
+               clcone_run_status_name(it->status), it->error, it->iters, probs[k].n, it->reason[0] ? " reason=" : "",
+               it->reason);
+        if ((int)it->status > worst) worst = (int)it->status;
+        if (!(it->error <= emax)) emax = it->error;
+        iters += it->iters;
+    }
+    if (a->out && (rc = write_batch_reactions(a, &batch, r))) goto out;
+    if (a->out) printf("reactions written to %s/<file name>.r\n", a->out);
+    print_last_line(clcone_run_status_name((clcone_run_status)worst), emax, iters, ms, batch.n);
+    rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+out:
+    clcone_result_free(&res);
+    clcone_plan_free(pl);
+    clcone_context_free(ctx);
+    clcone_problem_free(&batch);
+    for (int k = 0; k < nread; ++k) clcone_problem_free(&probs[k]);
+    free(probs);
+    free(parts);
+    free(r);
+    return rc;
+}
+
 static int cmd_solve(int argc, char **argv)
 {
     cli_args a;
@@ -386,10 +525,12 @@ static int cmd_solve(int argc, char **argv)
     cli_progress prog;
     clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
     static const char *const no_dir[] = {"--dir", NULL};
-    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, 1, &a);
+    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
     memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
-    if (a.npos != 1) return usage_error(USAGE_SOLVE, "solve needs one problem FILE%s", "");
+    if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
+    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
+    if (a.npos > 1) return solve_batch(&a);
     /* one read of the file, so that a pipe works */
     if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
     scene = in.is_world;
@@ -398,7 +539,6 @@ static int cmd_solve(int argc, char **argv)
         clcone_input_free(&in);
         return rc;
     }
-    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
     if (scene) return cli_solve_world(&a, &in.world);
     p = in.problem;
     r = calloc((size_t)p.n * 3 + 1, sizeof *r);
@@ -420,7 +560,7 @@ static int cmd_solve(int argc, char **argv)
     clcone_options_resolve(&a.o, ctx);
     if (a.plot) a.o.history = &hist[0];
     cli_progress_attach(&a, &a.o, &prog);
-    rc = clcone_solve(ctx, &p, &a.o, r, &res, &e);
+    rc = cli_plan_solve(ctx, &p, NULL, &a.o, r, &res, &e);
     cli_progress_end(&prog);
     if (rc) {
         cli_name_file(&e, a.positional[0]);
@@ -569,7 +709,7 @@ static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone
     clcone_result res;
     clcone_error e;
     double *r = calloc((size_t)p->n * 3 + 1, sizeof *r);
-    if (!r || clcone_solve(ctx, p, o, r, &res, &e)) {
+    if (!r || cli_plan_solve(ctx, p, NULL, o, r, &res, &e)) {
         fprintf(stderr, "clcone: %s: %s\n", file, r ? e.msg : "out of memory");
         free(r);
         return EXIT_USAGE;

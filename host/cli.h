@@ -9,8 +9,11 @@
 #define EXIT_NOTCONV 1
 #define EXIT_USAGE 2
 
+/* Files one `solve` takes as a batch. */
+#define CLI_MAX_FILES 4096
+
 typedef struct cli_args {
-    const char *positional[2];
+    const char *positional[CLI_MAX_FILES];
     int npos;
     const char *out, *warm, *dir, *device;
     const char *plot;    /* --plot FILE.png */
@@ -55,6 +58,10 @@ void describe_backend(const clcone_context *ctx, char *buf, size_t len);
 /* host/cli_scene.c */
 /* `solve` on a scene file (parsed arguments, positional[0] the file),
  * read into w, which it frees. */
+/* One solve through a plan (sc NULL: the problem p), so that set-up and
+ * first-launch compilation are not in the reported solve time. */
+int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc, const clcone_options *o,
+                   double *r, clcone_result *res, clcone_error *e);
 int cli_solve_world(cli_args *a, clcone_world *w);
 int cmd_gen(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);

@@ -154,7 +154,7 @@ int cli_solve_world(cli_args *a, clcone_world *world)
     clcone_options_resolve(&a->o, ctx);
     cli_progress_attach(a, &a->o, &prog);
     if (a->plot) a->o.history = &hist[0];
-    rc = clcone_solve_scene(ctx, &sc, &a->o, r, &res, &e);
+    rc = cli_plan_solve(ctx, NULL, &sc, &a->o, r, &res, &e);
     cli_progress_end(&prog);
     a->o.progress = NULL;
     if (rc) {
@@ -187,7 +187,7 @@ int cli_solve_world(cli_args *a, clcone_world *world)
                 goto fail;
             }
             memcpy(rf, r0, m * sizeof *rf);
-            if (clcone_solve_scene(NULL, &sc, &o, rf, &rr, &e)) {
+            if (cli_plan_solve(NULL, NULL, &sc, &o, rf, &rr, &e)) {
                 free(rf);
                 clcone_result_free(&res);
                 goto fail;

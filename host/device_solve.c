@@ -530,7 +530,8 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
     /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
      * runs a work-group's items one after another, where every barrier
      * costs a pass over them, so one item per problem does the least */
-    size_t lanes = c->info.is_gpu ? CONE_REDUCE_WG : 1, m = 3 * (size_t)d->n;
+    size_t lanes = !c->info.is_gpu ? 1 : CONE_REDUCE_WG < c->max_wg ? CONE_REDUCE_WG : c->max_wg;
+    size_t m = 3 * (size_t)d->n;
     int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
     void *errs_dev = clcone_calloc((size_t)np, c->real_size, err, "problem errors");
     double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
@@ -1039,6 +1040,8 @@ clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err)
     if (!r) return CLCONE_ENOMEM;
     pl->o.max_iter = 1;
     pl->o.max_seconds = 0;
+    pl->o.history = NULL;
+    pl->o.progress = NULL;
     if (!(s = clcone_result_init(&res, pl->d.nprob, err))) {
         s = clcone_dev_plan_solve(pl, r, &res, err);
         clcone_result_free(&res);

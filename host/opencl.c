@@ -248,6 +248,9 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     c->prec = prec;
     c->real_size = prec == CLCONE_DOUBLE ? sizeof(double) : sizeof(float);
     fill_info(k.pl, k.dev, k.index, &c->info);
+    if (clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL) != CL_SUCCESS
+        || c->max_wg == 0)
+        c->max_wg = 1;
     if (prec == CLCONE_DOUBLE && !c->info.fp64) {
         s = clcone_fail(err, CLCONE_ENOTSUP,
                         "device '%s' has no cl_khr_fp64: double precision is not available there "
@@ -694,8 +697,13 @@ clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global, size_t l
     cl_int e;
     size_t g;
     if (global == 0) return CLCONE_OK;
-    g = local ? (global + local - 1) / local * local : global;
-    e = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &g, local ? &local : NULL, 0, NULL, NULL);
+    /* a size of our choosing rather than the runtime's, which may vary
+     * with the global size: a device that compiles per work-group size
+     * at the first launch (POCL) then does it once per kernel, in the
+     * warm-up of a plan, not in a later solve */
+    if (!local) local = CLCONE_DEFAULT_WG < c->max_wg ? CLCONE_DEFAULT_WG : c->max_wg;
+    g = (global + local - 1) / local * local;
+    e = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &g, &local, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "running kernel %s", name);

@@ -18,7 +18,11 @@ struct clcone_context {
     cl_program program;           /* all kernels, built once per context */
     char cache_path[4096];        /* program binary cache entry */
     int cache_hit;                /* the program came from the cache */
+    size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
 };
+
+/* Work-group size of launches that do not need a particular one. */
+#define CLCONE_DEFAULT_WG 64
 
 /* Human text of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
 const char *clcone_cl_error_name(cl_int e);
@@ -78,7 +82,8 @@ clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *
 clcone_status clcone_kernel(clcone_context *c, const char *name,
                             cl_kernel *k, clcone_error *err);
 /* Enqueues a 1-D kernel over `global` items (rounded up to the local
- * size; kernels guard their index). local = 0 lets the runtime pick. */
+ * size; kernels guard their index). local = 0: CLCONE_DEFAULT_WG, or the
+ * device's largest size when that is smaller. */
 clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global,
                          size_t local, const char *name, clcone_error *err);
 

@@ -39,6 +39,7 @@ struct clcone_sim {
     int step;
     clcone_scene last;  /* last step's contact problem and warm start */
     double *last_r0;
+    int warmed;         /* the device has run the solver's kernels */
 };
 
 void clcone_sim_options_default(clcone_sim_options *o)
@@ -182,6 +183,14 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     clcone_options fo = *so;
     clcone_status st;
     size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
+    if (sim->ctx && !sim->warmed && sc->ncontacts > 0) {
+        /* a plan's set-up runs every kernel once: first-launch
+         * compilation happens here, not in the first step's solve time */
+        clcone_plan *pl;
+        if ((st = clcone_plan_create_scene(sim->ctx, sc, so, &pl, err))) return st;
+        clcone_plan_free(pl);
+        sim->warmed = 1;
+    }
     if ((st = clcone_solve_scene(sim->ctx, sc, so, r, &res, err))) return st;
     info->solve = res.items[0];
     clcone_result_free(&res);

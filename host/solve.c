@@ -299,6 +299,7 @@ struct clcone_plan {
     clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
     clcone_scene s;       /* body form (own copy) */
     clcone_dev_plan *dev; /* NULL on the reference, and for sap */
+    int warmed;           /* a device side has run its kernels once */
 };
 
 static clcone_status scene_copy(const clcone_scene *in, clcone_scene *out, clcone_error *err)
@@ -327,7 +328,10 @@ void clcone_plan_free(clcone_plan *pl)
     free(pl);
 }
 
-/* The device side of a plan from its current problem or scene, warmed up. */
+/* The device side of a plan from its current problem or scene, the first
+ * one warmed up: each kernel run once. A device side made again for new
+ * contacts launches the same kernels with the same work-group sizes,
+ * which a device compiles once. */
 static clcone_status plan_device(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
@@ -341,7 +345,9 @@ static clcone_status plan_device(clcone_plan *pl, clcone_error *err)
         if (pl->o.model == CLCONE_MODEL_SOFT) oc.model = CLCONE_MODEL_CCP;
         s = clcone_dev_plan_local(pl->ctx, pl->o.model == CLCONE_MODEL_SOFT ? &pl->soft : &pl->p, &oc, &pl->dev, err);
     }
-    return s ? s : clcone_dev_plan_warm_up(pl->dev, err);
+    if (s || pl->warmed) return s;
+    pl->warmed = 1;
+    return clcone_dev_plan_warm_up(pl->dev, err);
 }
 
 static clcone_status plan_new(clcone_context *ctx, const clcone_options *o, clcone_plan **out, clcone_error *err)

@@ -108,8 +108,9 @@ CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
  * take-off (b_n >= 0), stick (r = -A^-1 b inside the cone), slide on the
  * boundary r = r_n (1, mu cos th, mu sin th), which is a 1-D root of
  * g(th) = u_t x d(th) with u_t . d <= 0 and r_n > 0. The slide root is
- * found by Newton from the angle `theta0` (the previous iterate's, so
- * that Gauss-Seidel sweeps near convergence cost a couple of steps),
+ * found by Newton from the direction of (hint_t1, hint_t2), the previous
+ * iterate's tangential reaction (so that Gauss-Seidel sweeps near
+ * convergence cost a couple of steps), or of -b_t when that is zero,
  * falling back to a bracketing scan and bisection. Returns 0 on success,
  * 1 when no case fits (r is then left at the best projected point). */
 
@@ -156,9 +157,9 @@ CONE_FN int cone_solve3(CONE_PRIV const real_t *A, CONE_PRIV const real_t *b,
 
 CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
                                CONE_PRIV const real_t *b, real_t mu,
-                               real_t theta0, CONE_PRIV real_t *r)
+                               real_t hint_t1, real_t hint_t2, CONE_PRIV real_t *r)
 {
-    real_t x[3], nb[3], th, g, dv, gs[3];
+    real_t x[3], nb[3], th, theta0, g, dv, gs[3];
     real_t bscale = CONE_FABS(b[0]) + CONE_FABS(b[1]) + CONE_FABS(b[2]);
     real_t gtol;
     int it, k;
@@ -179,7 +180,10 @@ CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
         return 0;
     }
     gtol = 8 * CONE_EPS * bscale;
-    /* Newton from theta0 with a finite-difference slope. */
+    /* Newton from the hint's direction (else against b_t) with a
+     * finite-difference slope; the angle only here, since atan2 is dear
+     * on some devices and the other cases need none. */
+    theta0 = (hint_t1 != 0 || hint_t2 != 0) ? CONE_ATAN2(hint_t2, hint_t1) : CONE_ATAN2(-b[2], -b[1]);
     th = theta0;
     for (it = 0; it < 12; ++it) {
         real_t h = (real_t)1e-4, dg, gp, gm, rr[3], dd;
@@ -229,7 +233,7 @@ CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
 CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t omega, int sweep,
                             CONE_PRIV const real_t *D, CONE_PRIV const real_t *b, CONE_PRIV real_t *x)
 {
-    real_t A[9], bb[3], u[3], th, s;
+    real_t A[9], bb[3], u[3], s;
     int a;
     if (model != CONE_MODEL_COULOMB) {
         for (a = 0; a < 3; ++a) u[a] = b[a] + D[3 * a] * x[0] + D[3 * a + 1] * x[1] + D[3 * a + 2] * x[2];
@@ -240,8 +244,7 @@ CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t 
     for (a = 0; a < 9; ++a) A[a] = D[a];
     A[0] += s; A[4] += s; A[8] += s;
     for (a = 0; a < 3; ++a) bb[a] = b[a] - s * x[a];
-    th = (x[1] != 0 || x[2] != 0) ? CONE_ATAN2(x[2], x[1]) : CONE_ATAN2(-bb[2], -bb[1]);
-    cone_local_coulomb(A, bb, mu, th, x);
+    cone_local_coulomb(A, bb, mu, x[1], x[2], x);
 }
 
 #endif

@@ -265,17 +265,20 @@ START_TEST(library_and_cli_share_defaults)
 END_TEST
 
 /* A solve that takes seconds says how far it is on stderr (--progress
- * when stderr is not a terminal), and says nothing without it. */
+ * when stderr is not a terminal), and says nothing without it. The
+ * tolerance is out of reach, so the solve runs to its 1.5 s cap however
+ * fast the machine, past the first second from which progress shows. */
 START_TEST(long_solve_shows_progress)
 {
     char args[4096];
-    snprintf(args, sizeof args, "solve '%s' --device ref --progress",
+    snprintf(args, sizeof args, "solve '%s' --device ref --tol 1e-300 --max-seconds 1.5 --progress",
              test_problem_path("BoxesStack1-i100000-32.hdf5.dat"));
-    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert_msg(run_cli(NULL, args) == 1, "%s", err_buf);
     ck_assert_msg(strstr(err_buf, "solving: iteration "), "no progress: '%s'", err_buf);
     assert_last_line_format();
-    snprintf(args, sizeof args, "solve '%s' --device ref", test_problem_path("BoxesStack1-i100000-32.hdf5.dat"));
-    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(args, sizeof args, "solve '%s' --device ref --tol 1e-300 --max-seconds 1.5",
+             test_problem_path("BoxesStack1-i100000-32.hdf5.dat"));
+    ck_assert_int_eq(run_cli(NULL, args), 1);
     ck_assert_msg(strstr(err_buf, "solving:") == NULL, "%s", err_buf);
 }
 END_TEST
@@ -311,6 +314,66 @@ START_TEST(devices_cpu_type)
 }
 END_TEST
 
+/* `solve F1 F2 F3` solves the files as one batch: a line per problem in
+ * the given order with that problem's result, and a last line over the
+ * batch (worst status, largest error, summed iterations, all contacts);
+ * --out DIR holds each problem's reactions, which `check` accepts. */
+START_TEST(solve_many_files_as_a_batch)
+{
+    static const char *const names[3] = {"Rover4396.dat", "Capsules-i125-1213.hdf5", "NESpheres_10_1.dat"};
+    static const int contacts[3] = {2, 286, 9};
+    static char batch_out[sizeof out_buf];
+    char dir[] = "/tmp/clcone-batch-XXXXXX", args[8192], files[6000] = "";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int k = 0; k < 3; ++k)
+        snprintf(files + strlen(files), sizeof files - strlen(files), " '%s'", test_problem_path(names[k]));
+    for (int dev = 0; dev < 2; ++dev) {
+        int iters = 0, it, n;
+        double emax = 0, e;
+        snprintf(args, sizeof args, "solve %s --device %s --out %s", files, dev ? "0" : "ref", dir);
+        ck_assert_msg(run_cli(NULL, args) == 0, "%s %s", out_buf, err_buf);
+        assert_last_line_format();
+        ck_assert_msg(strncmp(last_line(), "status=converged", 16) == 0, "%s", last_line());
+        ck_assert(sscanf(strstr(last_line(), "error="), "error=%lf iters=%d", &e, &it) == 2);
+        ck_assert(sscanf(strstr(last_line(), "contacts="), "contacts=%d", &n) == 1);
+        ck_assert_int_eq(n, 297);
+        memcpy(batch_out, out_buf, sizeof batch_out);
+        for (int k = 0; k < 3; ++k) {
+            char key[64], *line;
+            int itk, nk;
+            double ek;
+            snprintf(key, sizeof key, "problem %d: ", k);
+            line = strstr(batch_out, key);
+            ck_assert_msg(line && strstr(line, names[k]), "%s", batch_out);
+            ck_assert(sscanf(strstr(line, "error="), "error=%lf iters=%d contacts=%d", &ek, &itk, &nk) == 3);
+            ck_assert_int_eq(nk, contacts[k]);
+            ck_assert_ptr_nonnull(strstr(line, "status=converged"));
+            iters += itk;
+            emax = ek > emax ? ek : emax;
+            snprintf(args, sizeof args, "check '%s' %s/%s.r --tol %s", test_problem_path(names[k]), dir, names[k],
+                     dev ? "1e-5" : "1e-8");
+            ck_assert_msg(run_cli(NULL, args) == 0, "%s %s", out_buf, err_buf);
+        }
+        ck_assert_int_eq(it, iters);
+        ck_assert_double_eq_tol(e, emax, 1e-6 * emax);
+    }
+    /* a batch takes problem files only, and names that --out can tell apart */
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(args, sizeof args, "solve '%s' %s/s.scene --device ref", test_problem_path(names[0]), dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "s.scene: a scene file cannot join a batch"), "%s", err_buf);
+    snprintf(args, sizeof args, "solve '%s' '%s' --device ref --out %s", test_problem_path(names[0]),
+             test_problem_path(names[0]), dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "same name"), "%s", err_buf);
+    snprintf(args, sizeof args, "solve %s --device ref --compare", files);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -330,6 +393,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, long_solve_shows_progress);
     tcase_add_test(t, demo_reports_the_device_run);
     tcase_add_test(t, devices_cpu_type);
+    tcase_add_test(t, solve_many_files_as_a_batch);
     suite_add_tcase(s, t);
     return s;
 }

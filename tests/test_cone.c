@@ -214,7 +214,7 @@ START_TEST(local_coulomb_exact)
                 for (int d = 0; d < 3; ++d) A[3 * a + c] += M[3 * a + d] * M[3 * c + d];
             }
         b[0] = urand(); b[1] = 0.7 * urand(); b[2] = 0.7 * urand();
-        ck_assert_int_eq(cone_local_coulomb(A, b, mu, 0.3, r), 0);
+        ck_assert_int_eq(cone_local_coulomb(A, b, mu, cos(0.3), sin(0.3), r), 0);
         for (int a = 0; a < 3; ++a) u[a] = b[a] + A[3 * a] * r[0] + A[3 * a + 1] * r[1] + A[3 * a + 2] * r[2];
         ck_assert_msg(sqrt(cone_residual_coulomb(mu, r, u)) < 1e-9, "case %d residual %g", i,
                       sqrt(cone_residual_coulomb(mu, r, u)));
