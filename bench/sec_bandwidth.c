@@ -46,12 +46,11 @@ double bench_jacobi_bytes(const clcone_scene *s, int rs, long long *E_out, long 
     if (nbm_out) *nbm_out = nbm;
     /* body_gather: ptr (nb+1 ints), bc (E ints), bs (E chars); frame 9n,
      *   x 3n, arm 3E, inv_mass nb, inv_inertia 9nb reals; writes dv 6nb.
-     * body_contact_apply: ca, cb (2n ints); frame 9n, arm 3E, dv 6nbm
-     *   reals; writes w 3n.
-     * jacobi_step: prob (n ints), active (1 int); q 3n, mu n, omega n,
-     *   r 3n, w 3n reals; writes rn 3n. */
+     * body_jacobi_step: ca, cb (2n ints), prob (n ints), active (1 int);
+     *   frame 9n, arm 3E, dv 6nbm, Rd 3n, q 3n, mu n, omega n, r 3n
+     *   reals; writes rn 3n. */
     return 4.0 * (double)(nb + 1) + 5.0 * (double)E + 12.0 * (double)n + 4.0
-           + (double)rs * (38.0 * (double)n + 6.0 * (double)E + 16.0 * (double)nb + 6.0 * (double)nbm);
+           + (double)rs * (35.0 * (double)n + 6.0 * (double)E + 16.0 * (double)nb + 6.0 * (double)nbm);
 }
 
 static int triad_best(bench *b, FILE *f, clcone_context *c, int vec4, size_t n, int reps, double *best_gbs,
@@ -169,17 +168,17 @@ void bench_section_bandwidth(bench *b, FILE *f)
 
     /* The Jacobi iteration's traffic */
     fprintf(f, "### Bytes one body-form Jacobi iteration must move\n\n"
-               "One device Jacobi iteration on a scene is three kernels (kernels/body_form.cl, "
-               "kernels/iterate.cl): `body_gather` over nb bodies, `body_contact_apply` and `jacobi_step` "
-               "over n contacts. Counting every array element a kernel touches once (perfect reuse inside a "
-               "kernel, none between kernels), with s the real size (4 float, 8 double), E the (contact, "
-               "moving side) pairs of the per-body lists and nbm the moving bodies that have contacts:\n\n"
+               "One device Jacobi iteration on a scene is two kernels (kernels/body_form.cl): "
+               "`body_gather` over nb bodies and `body_jacobi_step` (w = J dv + R r formed in registers, "
+               "then the projected step) over n contacts. Counting every array element a kernel touches once "
+               "(perfect reuse inside a kernel, none between kernels), with s the real size (4 float, 8 "
+               "double), E the (contact, moving side) pairs of the per-body lists and nbm the moving bodies "
+               "that have contacts:\n\n"
                "- body_gather: reads ptr 4(nb+1), bc 4E, bs 1E bytes; frame 9n, x 3n, arm 3E, inv_mass nb, "
                "inv_inertia 9nb reals; writes dv 6nb reals\n"
-               "- body_contact_apply: reads ca, cb 8n bytes; frame 9n, arm 3E, dv 6nbm reals; writes w 3n reals\n"
-               "- jacobi_step: reads prob 4n + active 4 bytes; q 3n, mu n, omega n, r 3n, w 3n reals; writes "
-               "r' 3n reals\n\n"
-               "**bytes/iteration = 4(nb+1) + 5E + 12n + 4 + s (38n + 6E + 16nb + 6nbm)**\n\n");
+               "- body_jacobi_step: reads ca, cb 8n, prob 4n, active 4 bytes; frame 9n, arm 3E, dv 6nbm, "
+               "Rd 3n, q 3n, mu n, omega n, r 3n reals; writes r' 3n reals\n\n"
+               "**bytes/iteration = 4(nb+1) + 5E + 12n + 4 + s (35n + 6E + 16nb + 6nbm)**\n\n");
     {
         clcone_scene s;
         clcone_error err;

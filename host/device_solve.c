@@ -255,29 +255,61 @@ static int dev_due(const dev_local *d, int it)
 
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
 {
-    cl_mem om = NULL, r2 = NULL;
-    cl_kernel k = NULL;
+    clcone_context *c = d->c;
+    cl_mem om = NULL, it_buf[2] = {d->r, NULL};
+    /* per parity p: the product kernel reading it_buf[p] and the step
+     * writing it_buf[1 - p], arguments set once; the body form fuses
+     * w = W r into the step (body_jacobi_step), two launches an iteration */
+    cl_kernel kw[2] = {NULL, NULL}, ks[2] = {NULL, NULL};
+    const char *wname = d->nb ? "body_gather" : "matvec_local", *sname = d->nb ? "body_jacobi_step" : "jacobi_step";
     clcone_status s;
-    if ((s = clcone_buf_reals(d->c, "Jacobi step size of contact", 1, d->h.omega_j, (size_t)d->n, &om, err))
-        || (s = clcone_buf_alloc(d->c, 3 * (size_t)d->n * d->c->real_size, &r2, err))
-        || (s = clcone_kernel(d->c, "jacobi_step", &k, err)))
+    int cur = 0;
+    if ((s = clcone_buf_reals(c, "Jacobi step size of contact", 1, d->h.omega_j, (size_t)d->n, &om, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &it_buf[1], err)))
         goto out;
+    for (int p = 0; p < 2; ++p) {
+        if ((s = clcone_kernel(c, wname, &kw[p], err)) || (s = clcone_kernel(c, sname, &ks[p], err))) goto out;
+        if (d->nb)
+            s = SET_ARGS(kw[p], wname, err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame), KM(d->arm),
+                         KM(d->inv_mass), KM(d->inv_inertia), KM(it_buf[p]), KM(d->dv))
+                    ? s
+                    : SET_ARGS(ks[p], sname, err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame), KM(d->arm),
+                               KM(d->dv), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                               KM(it_buf[p]), KM(it_buf[1 - p]), KI(d->model), KI(d->facets), KI(d->inner));
+        else
+            s = SET_ARGS(kw[p], wname, err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(it_buf[p]), KM(d->w))
+                    ? s
+                    : SET_ARGS(ks[p], sname, err, KI(d->n), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                               KM(it_buf[p]), KM(d->w), KM(it_buf[1 - p]), KI(d->model), KI(d->facets),
+                               KI(d->inner));
+        if (s) goto out;
+    }
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        cl_mem tmp;
-        if ((s = dev_apply(d, d->r, d->w, err))
-            || (s = SET_ARGS(k, "jacobi_step", err, KI(d->n), KM(d->q), KM(d->mu), KM(om), KM(d->prob),
-                             KM(d->active), KM(d->r), KM(d->w), KM(r2), KI(d->model), KI(d->facets), KI(d->inner)))
-            || (s = clcone_run(d->c, k, (size_t)d->n, 0, "jacobi_step", err)))
+        if ((s = clcone_run(c, kw[cur], (size_t)(d->nb ? d->nb : d->n), 0, wname, err))
+            || (s = clcone_run(c, ks[cur], (size_t)d->n, 0, sname, err)))
             goto out;
-        tmp = d->r;
-        d->r = r2;
-        r2 = tmp;
+        cur ^= 1;
+        d->r = it_buf[cur];
         if (dev_due(d, it) && (s = dev_check(d, it, err))) goto out;
     }
 out:
+    if (cur) {
+        /* the iterate back into the plan's own buffer */
+        size_t bytes = 3 * (size_t)d->n * c->real_size;
+        cl_int e = clEnqueueCopyBuffer(c->queue, it_buf[1], it_buf[0], 0, 0, bytes, 0, NULL, NULL);
+        if (!s && e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(reactions)");
+    }
+    d->r = it_buf[0];
+    if (!s) {
+        cl_int e = clFinish(c->queue);
+        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
+    }
     release_mem(&om);
-    release_mem(&r2);
-    release_kernel(&k);
+    release_mem(&it_buf[1]);
+    for (int p = 0; p < 2; ++p) {
+        release_kernel(&kw[p]);
+        release_kernel(&ks[p]);
+    }
     return s;
 }
 
