@@ -166,11 +166,70 @@ START_TEST(plan_refuses_misuse)
 }
 END_TEST
 
+/* Files under dir (POCL's kernel cache holds one per compiled kernel and
+ * work-group size, besides its bookkeeping). */
+static int count_files(const char *dir)
+{
+    char cmd[512], out[64] = "", err[64];
+    snprintf(cmd, sizeof cmd, "find '%s' -type f -name '*.so' | wc -l", dir);
+    ck_assert_int_eq(test_sh(cmd, out, sizeof out, err, sizeof err), 0);
+    return atoi(out);
+}
+
+/* Kernel compilation is set-up, never solve time: POCL compiles a kernel
+ * at its first launch for each work-group size, into the cache named by
+ * POCL_CACHE_DIR. With a fresh cache, making a plan compiles what its
+ * solves use, and the solves (another q, another start) compile nothing.
+ * Runs before any other OpenCL use in its process (Check forks a process
+ * per test), since POCL reads the variable when it starts. */
+START_TEST(plan_compiles_at_creation_not_in_solves)
+{
+    char dir[] = "/tmp/clcone-pocl-XXXXXX";
+    clcone_context *c;
+    clcone_problem p;
+    clcone_error e;
+    static const clcone_solver solvers[2] = {CLCONE_SOLVER_CGS, CLCONE_SOLVER_APGD};
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    setenv("POCL_CACHE_DIR", dir, 1);
+    setenv("CLCONE_CACHE_DIR", "off", 1);
+    c = test_context(CLCONE_FLOAT);
+    ck_assert_msg(strstr(clcone_context_device(c)->platform, "Portable Computing Language"),
+                  "this check watches POCL's kernel cache; the device is on %s", clcone_context_device(c)->platform);
+    read_problem("Capsules-i125-1213.hdf5", &p);
+    for (int k = 0; k < 2; ++k) {
+        clcone_options o = options(CLCONE_MODEL_COULOMB, solvers[k], 1e-5);
+        clcone_plan *pl;
+        clcone_result res;
+        double *r = calloc(3 * (size_t)p.n, sizeof *r);
+        int before = count_files(dir), made;
+        ck_assert_msg(clcone_plan_create(c, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+        made = count_files(dir);
+        ck_assert_msg(made > before, "no kernel compiled making the %s plan", clcone_solver_name(solvers[k]));
+        for (int rep = 0; rep < 2; ++rep) {
+            ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+            clcone_result_free(&res);
+            ck_assert_msg(clcone_plan_set_q(pl, p.q, &e) == CLCONE_OK, "%s", e.msg);
+        }
+        ck_assert_int_eq(count_files(dir), made);
+        clcone_plan_free(pl);
+        free(r);
+    }
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+    {
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+}
+END_TEST
+
 Suite *suite_plan(void)
 {
     Suite *s = suite_create("plan");
     TCase *t = tcase_create("plan");
     tcase_set_timeout(t, 600);
+    tcase_add_test(t, plan_compiles_at_creation_not_in_solves);
     tcase_add_test(t, plan_local_matches_solve_after_new_q);
     tcase_add_test(t, plan_batch_matches_solve);
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
