@@ -233,6 +233,21 @@ bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	$(BUILD)/bench --out bench/results
 
+# bench/gpu.sh's bundle, for a GPU machine where nothing can be installed:
+# the bench and the CLI with every shared library ldd finds for them (the
+# OpenCL loader, HDF5, cairo, ...) but the C library's own, which the
+# other machine has; the GPU's OpenCL driver is that machine's.
+.PHONY: gpu-bundle
+gpu-bundle: check-deps
+	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/clcone
+	rm -rf $(BUILD)/gpu-bundle
+	mkdir -p $(BUILD)/gpu-bundle/lib
+	cp $(BUILD)/bench $(BUILD)/clcone $(BUILD)/gpu-bundle/
+	for f in $(BUILD)/bench $(BUILD)/clcone; do ldd $$f; done | awk '$$2 == "=>" && $$3 ~ /^\// {print $$3}' | \
+	  sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' | \
+	  xargs -r cp -L -t $(BUILD)/gpu-bundle/lib
+	@du -sh $(BUILD)/gpu-bundle
+
 # ------------------------------------------------------------------ #
 # Fuzzing (tests/fuzz/): a libFuzzer harness per reader (.dat, HDF5,
 # scene, reactions), built with clang under ASan+UBSan by `make fuzz`;
