@@ -125,16 +125,8 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             barrier(CLK_GLOBAL_MEM_FENCE);
         } else {
             for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
-                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl) {
-                    int c = order[i];
-                    real_t D[9], b[3], x[3];
-                    for (int a = 0; a < 9; ++a) D[a] = W[9 * diag[c] + a];
-                    b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
-                    row_product(row_ptr, col, W, src, c, 1, b);
-                    x[0] = src[3 * c]; x[1] = src[3 * c + 1]; x[2] = src[3 * c + 2];
-                    cone_gs_update(model, facets, inner, mu[c], omega[c], it, D, b, x);
-                    src[3 * c] = x[0]; src[3 * c + 1] = x[1]; src[3 * c + 2] = x[2];
-                }
+                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
+                    local_gs_contact(row_ptr, col, W, diag, q, mu, omega, src, order[i], model, facets, inner, it);
                 barrier(CLK_GLOBAL_MEM_FENCE);
             }
         }

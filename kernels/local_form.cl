@@ -23,6 +23,23 @@ static inline void row_product(__global const int *row_ptr, __global const int *
     }
 }
 
+/* The Gauss-Seidel update of contact c in r, from the current values of
+ * every other contact of its block row (cgs_local, group_solve_local). */
+static inline void local_gs_contact(__global const int *row_ptr, __global const int *col,
+                                    __global const real_t *W, __global const int *diag,
+                                    __global const real_t *q, __global const real_t *mu,
+                                    __global const real_t *omega, __global real_t *r, int c,
+                                    int model, int facets, int inner, int sweep)
+{
+    real_t D[9], b[3], x[3];
+    for (int k = 0; k < 9; ++k) D[k] = W[9 * diag[c] + k];
+    b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
+    row_product(row_ptr, col, W, r, c, 1, b);
+    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
+    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
+    r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];
+}
+
 /* w = W x (no q): the local form's operator. */
 __kernel void matvec_local(int n, __global const int *row_ptr, __global const int *col,
                            __global const real_t *W, __global const real_t *x,
@@ -49,14 +66,8 @@ __kernel void cgs_local(int start, int count, __global const int *order,
                         __global real_t *r, int model, int facets, int inner, int sweep)
 {
     int i = get_global_id(0), c;
-    real_t D[9], b[3], x[3];
     if (i >= count) return;
     c = order[start + i];
     if (!active[prob[c]]) return;
-    for (int k = 0; k < 9; ++k) D[k] = W[9 * diag[c] + k];
-    b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
-    row_product(row_ptr, col, W, r, c, 1, b);
-    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
-    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
-    r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];
+    local_gs_contact(row_ptr, col, W, diag, q, mu, omega, r, c, model, facets, inner, sweep);
 }
