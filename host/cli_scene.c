@@ -302,6 +302,7 @@ typedef struct sim_outputs {
     int png_w, png_h;
     const char *plot;      /* simulate --plot FILE.png */
     const char *label;     /* scene, model and device, for the titles */
+    const char *source;    /* the scene file, named in a step's error (NULL: generated) */
     double tol;            /* the solves' tolerance, on the plot */
 } sim_outputs;
 
@@ -403,7 +404,14 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
     for (int k = 1; k <= steps; ++k) {
         clcone_step_info in;
         const clcone_prob_result *first;
-        if (clcone_sim_step(sim, &in, &e)) goto libfail;
+        if (clcone_sim_step(sim, &in, &e)) {
+            char msg[sizeof e.msg + 32];
+            snprintf(msg, sizeof msg, "step %d: %s", k, e.msg);
+            memcpy(e.msg, msg, sizeof e.msg - 1);
+            e.msg[sizeof e.msg - 1] = 0;
+            if (out->source) cli_name_file(&e, out->source);
+            goto libfail;
+        }
         first = in.fell_back ? &in.failed : &in.solve;
         T->all_converged &= in.solve.status == CLCONE_CONVERGED && !in.fell_back;
         T->failed += in.fell_back || !in.applied;
@@ -555,6 +563,7 @@ int cmd_simulate(int argc, char **argv)
     snprintf(label, sizeof label, "%s, %s/%s on %s", a.positional[0], clcone_model_name(so.solve.model),
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;
+    out.source = a.positional[0];
     out.plot = a.plot;
     out.tol = so.solve.tol;
     rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);

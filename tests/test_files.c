@@ -435,6 +435,24 @@ START_TEST(cli_float_range_names_file)
 }
 END_TEST
 
+/* An error found while stepping a scene file names the file and the step:
+ * a sphere whose mass float cannot hold, on a float device. */
+START_TEST(cli_simulate_step_error_names_file)
+{
+    static const char scene[] = "clcone-scene 1\ndt 0.01\ngravity 0 0 -9.81\nmu 0.5\nbodies 1\n"
+                                "sphere 1e300 0.5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\nplanes 1\nplane 0 0 1 0\n"
+                                "contacts 0\nend\n";
+    const char *path = test_write_temp(scene, strlen(scene));
+    char args[512], want[512];
+    snprintf(args, sizeof args, "simulate %s --steps 2 --precision float", path);
+    ck_assert_int_eq(run_cli(args), 2);
+    snprintf(want, sizeof want, "%s: step 1: ", path);
+    ck_assert_msg(strstr(err_buf, want) && strstr(err_buf, "outside float range"), "%s", err_buf);
+    ck_assert_ptr_null(strstr(out_buf, "status="));
+    unlink(path);
+}
+END_TEST
+
 /* The CSV log replaces an old one only when the run gets to the end: a run
  * that fails (here, writing --out) leaves the old log whole. */
 START_TEST(cli_csv_kept_when_run_fails)
@@ -484,6 +502,7 @@ Suite *suite_files(void)
     tcase_add_test(t, cli_solve_from_fifo);
     tcase_add_test(t, cli_float_range_names_file);
     tcase_add_test(t, cli_csv_kept_when_run_fails);
+    tcase_add_test(t, cli_simulate_step_error_names_file);
     suite_add_tcase(s, t);
     return s;
 }
