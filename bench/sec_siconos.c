@@ -235,7 +235,7 @@ void bench_section_siconos(bench *b, FILE *f)
                "run counts as not solved. Time = wall time of clcone_plan_solve on a plan made untimed before it "
                "(the plan uploads the problem, colours it and launches every kernel once, so first-launch "
                "compilation is not solve time; the solve uploads the start, iterates and reads the reactions "
-               "back). Problems of up to 4096 contacts run as one work-group each (kernels/group_solve.cl). "
+               "back). Problems of up to 16384 contacts (4096 on a GPU) run as one work-group each (kernels/group_solve.cl). "
                "Device: %s.\n\n",
             nf, b->problems, cap, b->dev_name);
     for (int i = 0; i < nf; ++i) {
