@@ -337,12 +337,6 @@ typedef struct clcone_result {
 
 CLCONE_API void clcone_result_free(clcone_result *r);
 
-/* Solves every problem of the batch with the CPU reference (double, one
- * thread). r (3n) holds the warm start on entry when o->warm_start, and the
- * reactions on exit. */
-CLCONE_API clcone_status clcone_solve_reference(const clcone_problem *p,
-                                     const clcone_options *o, double *r,
-                                     clcone_result *res, clcone_error *err);
 
 /* ------------------------------------------------------------------ */
 /* OpenCL devices                                                      */
@@ -387,11 +381,14 @@ CLCONE_API void clcone_context_free(clcone_context *ctx);
 CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
 CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
 
-/* One entry point for every backend: ctx NULL = CPU reference, else the
- * OpenCL device. Device solvers: jacobi (all models), apgd (ccp, and
- * coulomb as De Saxce fixed point with APGD inner solves), cgs (all
- * models). Data are uploaded once, iterated on the device and only the
- * reactions and per-problem errors come back. */
+/* One entry point for every backend: ctx NULL = the CPU reference (double,
+ * one thread, the problems of a batch one after another), else the OpenCL
+ * device. Device solvers: jacobi (all models), apgd (ccp, and coulomb as
+ * De Saxce fixed point with APGD inner solves), cgs (all models). r (3n)
+ * holds the warm start on entry when o->warm_start, and the reactions on
+ * exit. Data are uploaded once, iterated on the device and only the
+ * reactions and per-problem errors come back; to solve the same structure
+ * again, see clcone_plan_create. */
 CLCONE_API clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p,
                            const clcone_options *o, double *r,
                            clcone_result *res, clcone_error *err);

@@ -237,12 +237,6 @@ clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const c
     return solve_local(ctx, p, NULL, &oc, r, res, err);
 }
 
-clcone_status clcone_solve_reference(const clcone_problem *p, const clcone_options *o,
-                                     double *r, clcone_result *res, clcone_error *err)
-{
-    return clcone_solve(NULL, p, o, r, res, err);
-}
-
 clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
                                  double *r, clcone_result *res, clcone_error *err)
 {

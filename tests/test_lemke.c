@@ -452,14 +452,14 @@ START_TEST(public_entry_ignores_warm_start)
     cold = calloc(3 * (size_t)n, sizeof(double));
     warm = calloc(3 * (size_t)n, sizeof(double));
     ck_assert(cold && warm);
-    ck_assert_msg(clcone_solve_reference(&p, &o, cold, &res, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clcone_solve(NULL, &p, &o, cold, &res, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(res.nprob, 1);
     ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
     ck_assert(res.items[0].error <= 1e-10);
     clcone_result_free(&res);
     for (i = 0; i < 3 * n; ++i) warm[i] = 3.0 - i;
     o.warm_start = 1;
-    ck_assert_msg(clcone_solve_reference(&p, &o, warm, &res, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clcone_solve(NULL, &p, &o, warm, &res, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
     for (i = 0; i < 3 * n; ++i) ck_assert_double_eq(cold[i], warm[i]);
     clcone_result_free(&res);

@@ -433,7 +433,6 @@ START_TEST(sap_bad_parameters)
     ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "give a scene") != NULL, "%s", e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_int_eq(clcone_solve_reference(&p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_int_eq(clcone_options_validate(&o, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);
     /* a pinned body has no mass matrix */

@@ -466,7 +466,7 @@ START_TEST(stack_carries_its_weight)
     o.solver = CLCONE_SOLVER_NSGS;
     r = calloc(3 * (size_t)p.n, sizeof *r);
     u = calloc(3 * (size_t)p.n, sizeof *u);
-    ck_assert_msg(clcone_solve_reference(&p, &o, r, &res, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
     clcone_problem_velocity(&p, r, u);
     for (int i = 0; i < k; ++i) {
