@@ -9,8 +9,8 @@ PREFIX  ?= /usr/local
 LIBDIR  ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 BINDIR  ?= $(PREFIX)/bin
-# The version has one home, host/clcone.h; the soname follows its major.
-VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' host/clcone.h)
+# The version has one home, include/clcone/base.h; the soname follows its major.
+VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' include/clcone/base.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo \
 	libcairo2-dev libpng-dev
@@ -28,12 +28,16 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Ihost -Ikernels -I$(BUILD) \
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Iinclude/clcone -Ihost -Ikernels -I$(BUILD) \
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
-CLI_SRC := $(wildcard host/cli*.c)
-LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*.c))
+# One folder per layer (docs/architecture.md); cli/ is the program, the
+# rest the library.
+LAYERS  := core io ref opencl solve world output cli
+CLI_SRC := $(wildcard host/cli/*.c)
+LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*/*.c))
+HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
 TEST_SRC := $(wildcard tests/test_*.c)
@@ -42,9 +46,11 @@ TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(TEST_SRC)) $(BUILD)/tobj/ma
 .PHONY: all test sanitize valgrind deps check-deps demo bench clean install
 all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/clcone
 
-# Library objects hide every symbol not marked CLCONE_API (host/clcone.h),
-# so the shared library exports only the public clcone_ API.
-$(BUILD)/obj/%.o: host/%.c host/clcone.h host/internal.h $(wildcard host/*.h) $(KERNEL_SRC) | $(BUILD)/obj
+# Library objects hide every symbol not marked CLCONE_API
+# (include/clcone/base.h), so the shared library exports only the public
+# clcone_ API.
+$(BUILD)/obj/%.o: host/%.c $(HOST_H) $(KERNEL_SRC) | $(BUILD)/obj
+	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -c $< -o $@
 
 # Kernel sources become C string literals so the binary runs from anywhere.
@@ -79,14 +85,22 @@ install: all
 	install -m 755 $(BUILD)/libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
 	ln -sf libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclcone.so.$(SOMAJOR)
 	ln -sf libclcone.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libclcone.so
-	install -m 644 host/clcone.h $(DESTDIR)$(INCLUDEDIR)/clcone/
+	install -m 644 include/clcone/*.h $(DESTDIR)$(INCLUDEDIR)/clcone/
 	install -m 755 $(BUILD)/clcone $(DESTDIR)$(BINDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
 	  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(strip $(HDF5_LIBS) $(CAIRO_LIBS)) -lOpenCL -lm|' \
 	  clcone.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/clcone.pc
 
-$(BUILD)/clcone: $(CLI_SRC) $(wildcard host/*.h) $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) $(CLI_SRC) $(BUILD)/libclcone.a $(LDLIBS) -o $@
+CLI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(CLI_SRC))
+$(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
+	$(CC) $(CLI_OBJ) $(BUILD)/libclcone.a $(LDLIBS) -o $@
+
+# No include or call from a lower layer to a higher one, and no cycle
+# between files (tools/check-layers.sh reads the includes and the objects'
+# symbols).
+.PHONY: check-layers
+check-layers: $(LIB_OBJ) $(CLI_OBJ)
+	sh tools/check-layers.sh $(BUILD)/obj
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
@@ -95,7 +109,7 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	  for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
-$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(wildcard host/*.h) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
+$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
@@ -226,7 +240,7 @@ bench-deps: check-deps
 	  fi; \
 	fi
 
-$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(wildcard host/*.h) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP))
+$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP))
 	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) $(LDLIBS) -o $@
 
 bench: bench-deps $(MUJOCO_STAMP)

@@ -2,8 +2,8 @@
  * solvers against the CPU reference, reproducibility, batches, and the
  * failures a user can meet (build errors, allocation, precision). */
 #include "testutil.h"
-#include "opencl.h"
-#include "reference.h"
+#include "opencl/opencl.h"
+#include "ref/reference.h"
 
 #include <math.h>
 #include <string.h>

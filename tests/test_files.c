@@ -4,7 +4,7 @@
  * only after reading; through the library and through the CLI. */
 #define _POSIX_C_SOURCE 200809L
 #include "testutil.h"
-#include "opencl.h"
+#include "opencl/opencl.h"
 
 #include <fcntl.h>
 #include <signal.h>

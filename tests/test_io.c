@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
 #include "testutil.h"
 
 /* README.md of the shared problems: n, non-zero entries of W, non-zero

@@ -4,8 +4,9 @@
  * reports (pivot cap, secondary ray, size guard). */
 #include "testutil.h"
 #include "cone.h"
-#include "lemke.h"
-#include "reference.h"
+#include "ref/lemke.h"
+#include "ref/reference.h"
+#include "core/analysis.h"
 
 #include <math.h>
 #include <string.h>
@@ -98,7 +99,7 @@ static void assert_pyramid_law(const clcone_problem *p, const clcone_options *o,
     int c, k;
     for (c = 0; c < p->n; ++c) {
         double u[3];
-        ref_contact_velocity(p, r, c, u);
+        clcone_contact_velocity(p, r, c, u);
         rs = fmax(rs, fabs(r[3 * c]) + hypot(r[3 * c + 1], r[3 * c + 2]));
         us = fmax(us, fabs(u[0]) + hypot(u[1], u[2]));
         /* u can vanish at a solution; q still sets the velocity scale */
@@ -110,7 +111,7 @@ static void assert_pyramid_law(const clcone_problem *p, const clcone_options *o,
         cone_pyramid P = cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]);
         const double *rc = r + 3 * c;
         double u[3], uh[3], dot;
-        ref_contact_velocity(p, r, c, u);
+        clcone_contact_velocity(p, r, c, u);
         uh[0] = u[0] + cone_pyramid_support(P, u[1], u[2]);
         uh[1] = u[1];
         uh[2] = u[2];
@@ -149,7 +150,7 @@ START_TEST(stick_identity)
             ck_assert_double_eq_tol(r[0], 1, 1e-14);
             ck_assert_double_eq_tol(r[1], -0.2, 1e-14);
             ck_assert_double_eq_tol(r[2], 0, 1e-14);
-            ref_contact_velocity(&p, r, 0, u);
+            clcone_contact_velocity(&p, r, 0, u);
             ck_assert_double_eq_tol(u[0], 0, 1e-14);
             ck_assert_double_eq_tol(u[1], 0, 1e-14);
             ck_assert_double_eq_tol(u[2], 0, 1e-14);
@@ -178,7 +179,7 @@ START_TEST(slide_along_axis)
             ck_assert_double_eq_tol(r[0], 1, 1e-14);
             ck_assert_double_eq_tol(r[1], -0.5, 1e-14);
             ck_assert_double_eq_tol(r[2], 0, 1e-14);
-            ref_contact_velocity(&p, r, 0, u);
+            clcone_contact_velocity(&p, r, 0, u);
             ck_assert_double_eq_tol(u[0], 0, 1e-14);
             ck_assert_double_eq_tol(u[1], 1.5, 1e-14);
             ck_assert_double_eq_tol(u[2], 0, 1e-14);
@@ -211,7 +212,7 @@ START_TEST(slide_outer_square)
         one_contact(&p, 1, 1, cases[k].q[0], cases[k].q[1], cases[k].q[2], 0.5);
         res = solve(&p, &o, r);
         assert_converged(&res, 1e-14);
-        ref_contact_velocity(&p, r, 0, u);
+        clcone_contact_velocity(&p, r, 0, u);
         for (i = 0; i < 3; ++i) {
             ck_assert_double_eq_tol(r[i], cases[k].r[i], 1e-14);
             ck_assert_double_eq_tol(u[i], cases[k].u[i], 1e-14);
@@ -233,7 +234,7 @@ START_TEST(slide_inner_facet)
     one_contact(&p, 1, 1, -1, s2, s2, 0.5);
     res = solve(&p, &o, r);
     assert_converged(&res, 1e-14);
-    ref_contact_velocity(&p, r, 0, u);
+    clcone_contact_velocity(&p, r, 0, u);
     ck_assert_double_eq_tol(r[0], 1, 1e-14);
     ck_assert_double_eq_tol(r[1], -0.25, 1e-14);
     ck_assert_double_eq_tol(r[2], -0.25, 1e-14);
@@ -255,7 +256,7 @@ START_TEST(slide_scaled_normal)
     one_contact(&p, 2, 1, -1, 2, 0, 0.5);
     res = solve(&p, &o, r);
     assert_converged(&res, 1e-14);
-    ref_contact_velocity(&p, r, 0, u);
+    clcone_contact_velocity(&p, r, 0, u);
     ck_assert_double_eq_tol(r[0], 0.5, 1e-14);
     ck_assert_double_eq_tol(r[1], -0.25, 1e-14);
     ck_assert_double_eq_tol(r[2], 0, 1e-14);

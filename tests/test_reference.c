@@ -1,7 +1,7 @@
 /* CPU reference solvers on the shared Siconos problems and on generated
  * problems: convergence, agreement between solvers, batches, errors. */
 #include "testutil.h"
-#include "reference.h"
+#include "ref/reference.h"
 
 #include <math.h>
 #include <string.h>

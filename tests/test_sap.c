@@ -3,7 +3,9 @@
  * dense reference on a stack and a pile, the monotone cost, float, bad
  * parameters. */
 #include "testutil.h"
-#include "sap.h"
+#include "core/analysis.h"
+#include "core/sap.h"
+#include "solve/solve.h"
 
 #include <math.h>
 #include <string.h>
@@ -108,15 +110,6 @@ static void dense_solve(int m, double *A, const double *b, double *x)
     }
 }
 
-/* u_c = (W r + q)_c of a local problem. */
-static void ref_contact_velocity_of(const clcone_problem *p, const double *r, int c, double u[3])
-{
-    for (int i = 0; i < 3; ++i) u[i] = p->q[3 * c + i];
-    for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
-        for (int i = 0; i < 3; ++i)
-            for (int j = 0; j < 3; ++j) u[i] += p->blocks[9 * b + 3 * i + j] * r[3 * p->col[b] + j];
-}
-
 /* One sphere-like body (mass 1, inertia 0.1) touching the ground at one
  * point below its centre, with free velocity (vx, 0, -g dt). */
 static void one_contact_scene(clcone_scene *s, double mu, double vx)
@@ -218,7 +211,7 @@ START_TEST(sap_box_sticks)
          * -R g (tangentially a slip three orders below the push) */
         for (int c = 0; c < 4; ++c) {
             double u[3], Rn, Rt;
-            ref_contact_velocity_of(&p, r, c, u);
+            clcone_contact_velocity(&p, r, c, u);
             contact_R(&p, c, betas[k], &Rn, &Rt);
             /* u = W r + q cancels down from |q| ~ g dt: measure against q */
             ck_assert_double_eq_tol(u[0], -Rn * r[3 * c], 1e-9 * 9.81 * 0.01);
@@ -433,7 +426,7 @@ START_TEST(sap_bad_parameters)
     ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "give a scene") != NULL, "%s", e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_int_eq(clcone_options_validate(&o, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clcone_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);
     /* a pinned body has no mass matrix */
     s.bodies[0].inv_mass = 0;

@@ -2,7 +2,7 @@
  * and q = J v* against rigid-body mechanics written out independently,
  * impulses, the generators' geometry, and validation messages. */
 #include "testutil.h"
-#include "scene.h"
+#include "core/scene.h"
 
 #include <math.h>
 #include <string.h>

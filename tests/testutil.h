@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "clcone.h"
-#include "shared_problems.h"
+#include "cli/shared_problems.h"
 
 /* Directory of the shared Siconos problems: $CLCONE_PROBLEMS, else
  * ../shared/problems relative to the repository root (tests run there). */

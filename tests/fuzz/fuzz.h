@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "io.h"
+#include "io/io.h"
+#include "world/world.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

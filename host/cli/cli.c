@@ -1,0 +1,582 @@
+/* clcone command line. Turns library errors into messages on stderr and
+ * exit codes: 0 converged, 1 not converged, 2 bad input or usage. */
+#define _POSIX_C_SOURCE 200809L
+#include "clcone.h"
+#include "cli/cli.h"
+#include "cli/shared_problems.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+
+/* solve's default wall-clock cap: a default solve of a generated scene of
+ * 10^4 contacts ends within a minute, kernel compilation included, and
+ * says whether it converged (a larger --max-iter or --max-seconds goes
+ * further). */
+#define CLI_SOLVE_MAX_SECONDS 30.0
+
+static const char *const USAGE_MAIN =
+    "usage: clcone <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  solve FILE   solve a contact problem file (Siconos .dat, FCLib .hdf5 or\n"
+    "               a clcone scene file)\n"
+    "  gen NAME     write a generated scene (pile, stack, wall, grid, incline)\n"
+    "  simulate S   time-step a scene, every contact solve on the device\n"
+    "  devices      list the OpenCL platforms and devices\n"
+    "  solvers      which solver serves which model on which backend\n"
+    "  check FILE R print the error of reactions R for problem FILE\n"
+    "  demo         the main job: a 20,000-sphere pile stepped on the device,\n"
+    "               the last solve compared with the reference, and a picture;\n"
+    "               `demo --siconos` tabulates the shared Siconos problems\n"
+    "  help         this text; `clcone <command> --help` for a command\n"
+    "\n"
+    "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
+
+static const char *const USAGE_SOLVE =
+    "usage: clcone solve FILE [options]\n"
+    "       clcone solve FILE FILE... [options]   (a batch)\n"
+    "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
+    "(`clcone gen`), whose contact problem at its current state is solved.\n"
+    "Several problem files are solved as one batch on the chosen backend (on\n"
+    "ref one after another): a line per problem, then the last line for the\n"
+    "batch (worst status, largest error, summed iterations, wall time of the\n"
+    "batch solve, all contacts); --out DIR writes DIR/<file name>.r per problem\n"
+    "  --device D                    ref = CPU reference (double); N = index in\n"
+    "                                `clcone devices`; or part of a device name.\n"
+    "                                Default: $CLCONE_DEVICE, else the first GPU,\n"
+    "                                else the first CPU OpenCL device (POCL);\n"
+    "                                cpu / gpu: the first device of that type\n"
+    "  --precision float|double      device precision (default float; double\n"
+    "                                needs cl_khr_fp64). ref is always double\n"
+    "  --compare                     also solve with the CPU reference and print\n"
+    "                                both, the max reaction difference and the\n"
+    "                                speed ratio\n"
+    "  --model coulomb|ccp|pyramid|soft|sap\n"
+    "                                contact law (default coulomb); sap only for\n"
+    "                                scene files (body velocities)\n"
+    "  --soft-timeconst T --soft-dampratio Z --soft-impedance D --soft-dt H\n"
+    "                                soft model's solref/solimp (defaults 0.02, 1,\n"
+    "                                0.9, 0.01)\n"
+    "  --sap-beta B                  sap's near-rigid parameter (default 1)\n"
+    "  --solver nsgs|jacobi|pgs|apgd|lemke|cgs\n"
+    "                                which serve which model on which backend,\n"
+    "                                and the defaults: the table below\n"
+    "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
+    "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
+    "  --tol T                       stop at error <= T, T > 0 (default 1e-8; 1e-5\n"
+    "                                on a float device, whose rounding floor is ~1e-7)\n"
+    "  --max-iter K                  iteration (pivot) cap (default 1000000)\n"
+    "  --check-every K               error evaluated every K iterations (default 10)\n"
+    "  --max-seconds S               wall-clock cap (default 30; 0 = none)\n"
+    "  --progress                    iteration and error on stderr during a long\n"
+    "                                solve even when stderr is not a terminal\n"
+    "  --warm R0.txt                 start from these reactions\n"
+    "  --out R.txt                   write the reactions (atomically)\n"
+    "  --plot FILE.png               error against iteration and against time\n"
+    "                                (log axes) with the tolerance; with\n"
+    "                                --compare both backends on one plot\n"
+    "Options the model or device does not use are refused. The last line printed\n"
+    "is machine-readable (exit code 0 converged, 1 otherwise, 2 bad input):\n"
+    "  status=<converged|maxiter|diverged|failed> error=<e> iters=<k> time_ms=<t> contacts=<n>\n";
+
+static const char *const USAGE_SOLVERS =
+    "usage: clcone solvers [--markdown]\n"
+    "Prints which solver serves which model on the reference and on OpenCL\n"
+    "devices, and each backend's default: the library's own table, which its\n"
+    "defaults and option checks follow (--markdown: the README's table).\n";
+
+static const char *const USAGE_CHECK =
+    "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
+    "FILE: anything `solve` takes (for a scene file, its contact problem at its\n"
+    "state, whose reactions `solve SCENE --out R.txt` writes).\n"
+    "Prints the model's error of the given reactions (default: the Coulomb law\n"
+    "with Siconos's current measure, and the old ||q||+1 normalisation). The\n"
+    "last line is status=converged when error <= T (default 1e-8), otherwise\n"
+    "status=failed; exit code 0 or 1 accordingly.\n";
+
+static const char *const USAGE_DEMO =
+    "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
+    "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
+    "../shared/problems) with the NSGS reference (to T, default 1e-8) and with\n"
+    "coloured Gauss-Seidel on the OpenCL device (double to 1e-6 where the device\n"
+    "has fp64, else float to 1e-5), and prints both side by side.\n";
+
+static int compare_with_reference(const clcone_problem *p, const cli_args *a, const double *r0,
+                                  const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
+{
+    clcone_options o = a->o;
+    clcone_result res;
+    clcone_error e;
+    double *r = malloc(sizeof(double) * (3 * (size_t)p->n + 1));
+    if (!r) return EXIT_USAGE;
+    memcpy(r, r0, sizeof(double) * 3 * (size_t)p->n);
+    if (o.tol < 1e-12) o.tol = 1e-12;
+    o.history = history;
+    if (cli_plan_solve(NULL, p, NULL, &o, r, &res, &e)) {
+        free(r);
+        return lib_error(&e);
+    }
+    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
+    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
+    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
+           res.items[0].time_ms);
+    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
+           cli_max_abs_diff(r_dev, r, 3 * (size_t)p->n), cli_max_abs(r, 3 * (size_t)p->n));
+    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
+    clcone_result_free(&res);
+    free(r);
+    return 0;
+}
+
+/* The file name without its directories. */
+static const char *base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}
+
+/* Reactions of each problem of the batch into DIR/<file name>.r. */
+static int write_batch_reactions(const cli_args *a, const clcone_problem *batch, const double *r)
+{
+    clcone_error e;
+    char path[4096];
+    for (int k = 0; k < batch->nprob; ++k) {
+        int c0 = batch->prob_off[k], len = snprintf(path, sizeof path, "%s/%s.r", a->out, base_name(a->positional[k]));
+        for (int j = 0; j < k; ++j)
+            if (strcmp(base_name(a->positional[j]), base_name(a->positional[k])) == 0) {
+                fprintf(stderr, "clcone: %s and %s: two files of the batch have the same name, so --out %s "
+                                "cannot tell their reactions apart\n", a->positional[j], a->positional[k], a->out);
+                return EXIT_USAGE;
+            }
+        if (len < 0 || (size_t)len >= sizeof path) {
+            fprintf(stderr, "clcone: --out %s: path too long for %s\n", a->out, a->positional[k]);
+            return EXIT_USAGE;
+        }
+        if (clcone_write_reactions(path, batch->prob_off[k + 1] - c0, r + 3 * (size_t)c0, &e)) return lib_error(&e);
+    }
+    return 0;
+}
+
+/* `solve FILE FILE...`: the files as one batch (clcone_batch_concat) on
+ * one backend; a line per problem and the batch's last line. */
+static int solve_batch(cli_args *a)
+{
+    static const char *const not_in_batch[] = {"--warm", "--compare", "--plot", NULL};
+    int nf = a->npos, rc = EXIT_USAGE, worst = CLCONE_CONVERGED, iters = 0;
+    clcone_problem *probs = calloc((size_t)nf, sizeof *probs), batch;
+    const clcone_problem **parts = calloc((size_t)nf, sizeof *parts);
+    clcone_context *ctx = NULL;
+    clcone_plan *pl = NULL;
+    clcone_result res;
+    clcone_error e;
+    double *r = NULL, emax = 0, t0, ms;
+    char backend[400];
+    int nread = 0;
+    memset(&batch, 0, sizeof batch);
+    memset(&res, 0, sizeof res);
+    if ((rc = cli_refuse(a, USAGE_SOLVE, not_in_batch, "a batch starts from r = 0 and prints no comparison"))) goto out;
+    rc = EXIT_USAGE;
+    if (!probs || !parts) {
+        fprintf(stderr, "clcone: out of memory for %d files\n", nf);
+        goto out;
+    }
+    for (; nread < nf; ++nread) {
+        clcone_input in;
+        if (clcone_read_input(a->positional[nread], &in, &e)) {
+            lib_error(&e);
+            goto out;
+        }
+        if (in.is_world) {
+            clcone_input_free(&in);
+            fprintf(stderr, "clcone: %s: a scene file cannot join a batch (a batch takes local-form problems: "
+                            "Siconos .dat or FCLib .hdf5; solve a scene alone)\n", a->positional[nread]);
+            goto out;
+        }
+        probs[nread] = in.problem;
+        parts[nread] = &probs[nread];
+    }
+    if (clcone_batch_concat(parts, nf, &batch, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    if (!(r = calloc(3 * (size_t)batch.n + 1, sizeof *r))) {
+        fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
+        goto out;
+    }
+    if (!is_ref(a->device) && clcone_context_create(a->device, a->prec, &ctx, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    describe_backend(ctx, backend, sizeof backend);
+    clcone_options_resolve(&a->o, ctx);
+    if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    t0 = cli_now_ms();
+    if (clcone_plan_solve(pl, r, &res, &e)) {
+        lib_error(&e);
+        goto out;
+    }
+    ms = cli_now_ms() - t0;
+    printf("batch:    %d problems, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, batch.n,
+           clcone_model_name(a->o.model), clcone_solver_name(a->o.solver), backend);
+    for (int k = 0; k < nf; ++k) {
+        const clcone_prob_result *it = &res.items[k];
+        printf("problem %d: %s status=%s error=%.6e iters=%d contacts=%d%s%s\n", k, a->positional[k],
+               clcone_run_status_name(it->status), it->error, it->iters, probs[k].n, it->reason[0] ? " reason=" : "",
+               it->reason);
+        if ((int)it->status > worst) worst = (int)it->status;
+        if (!(it->error <= emax)) emax = it->error;
+        iters += it->iters;
+    }
+    if (a->out && (rc = write_batch_reactions(a, &batch, r))) goto out;
+    if (a->out) printf("reactions written to %s/<file name>.r\n", a->out);
+    print_last_line(clcone_run_status_name((clcone_run_status)worst), emax, iters, ms, batch.n);
+    rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+out:
+    clcone_result_free(&res);
+    clcone_plan_free(pl);
+    clcone_context_free(ctx);
+    clcone_problem_free(&batch);
+    for (int k = 0; k < nread; ++k) clcone_problem_free(&probs[k]);
+    free(probs);
+    free(parts);
+    free(r);
+    return rc;
+}
+
+static int cmd_solve(int argc, char **argv)
+{
+    cli_args a;
+    clcone_input in;
+    clcone_problem p;
+    clcone_result res;
+    clcone_error e;
+    clcone_context *ctx = NULL;
+    double *r, *r0 = NULL;
+    char backend[400];
+    cli_progress prog;
+    clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
+    static const char *const no_dir[] = {"--dir", NULL};
+    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
+    memset(hist, 0, sizeof hist);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
+    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
+    if (a.npos > 1) return solve_batch(&a);
+    /* one read of the file, so that a pipe works */
+    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    scene = in.is_world;
+    if ((rc = cli_check_applicable(&a, USAGE_SOLVE, scene))
+        || (rc = cli_refuse(&a, USAGE_SOLVE, no_dir, "solve takes one FILE"))) {
+        clcone_input_free(&in);
+        return rc;
+    }
+    if (scene) return cli_solve_world(&a, &in.world);
+    p = in.problem;
+    r = calloc((size_t)p.n * 3 + 1, sizeof *r);
+    r0 = calloc((size_t)p.n * 3 + 1, sizeof *r0);
+    if (!r || !r0) {
+        clcone_problem_free(&p);
+        free(r);
+        free(r0);
+        fprintf(stderr, "clcone: out of memory\n");
+        return EXIT_USAGE;
+    }
+    if (a.warm) {
+        if (clcone_read_reactions(a.warm, p.n, r, &e)) goto fail;
+        a.o.warm_start = 1;
+        memcpy(r0, r, sizeof(double) * 3 * (size_t)p.n);
+    }
+    if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) goto fail;
+    describe_backend(ctx, backend, sizeof backend);
+    clcone_options_resolve(&a.o, ctx);
+    if (a.plot) a.o.history = &hist[0];
+    cli_progress_attach(&a, &a.o, &prog);
+    rc = cli_plan_solve(ctx, &p, NULL, &a.o, r, &res, &e);
+    cli_progress_end(&prog);
+    if (rc) {
+        cli_name_file(&e, a.positional[0]);
+        goto fail;
+    }
+    if (a.out && clcone_write_reactions(a.out, p.n, r, &e)) {
+        clcone_result_free(&res);
+        goto fail;
+    }
+    {
+        const clcone_prob_result *it = &res.items[0];
+        printf("problem:  %s (%d contacts, %d W blocks)\n", a.positional[0], p.n, p.nnzb);
+        printf("model:    %s, solver %s, device %s\n", clcone_model_name(a.o.model),
+               clcone_solver_name(a.o.solver), backend);
+        if (a.o.model == CLCONE_MODEL_PYRAMID)
+            printf("pyramid:  %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
+        printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
+               clcone_run_status_name(it->status), it->iters, it->error, a.o.tol, it->time_ms);
+        if (it->reason[0]) printf("reason:   %s\n", it->reason);
+        if (a.o.model == CLCONE_MODEL_COULOMB) {
+            double q1;
+            clcone_error_coulomb(&p, r, 0, p.n, &q1);
+            printf("old measure ||F||/(||q||+1): %.3e\n", q1);
+        }
+        if (a.out) printf("reactions written to %s\n", a.out);
+        if ((a.compare && ctx && (rc = compare_with_reference(&p, &a, r0, r, it, a.plot ? &hist[1] : NULL)))
+            || (a.plot && (rc = cli_plot_solve(&a, ctx, hist, p.n)))) {
+            clcone_result_free(&res);
+            goto done;
+        }
+        print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, p.n);
+        rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+    }
+    clcone_result_free(&res);
+done:
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
+    clcone_context_free(ctx);
+    clcone_problem_free(&p);
+    free(r);
+    free(r0);
+    return rc;
+fail:
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
+    clcone_context_free(ctx);
+    clcone_problem_free(&p);
+    free(r);
+    free(r0);
+    return lib_error(&e);
+}
+
+static int cmd_solvers(int argc, char **argv)
+{
+    int markdown = argc == 1 && strcmp(argv[0], "--markdown") == 0;
+    if (argc == 1 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        printf("%s", USAGE_SOLVERS);
+        return 0;
+    }
+    if (argc > 0 && !markdown) return usage_error(USAGE_SOLVERS, "unexpected argument '%s'", argv[0]);
+    cli_print_solvers(stdout, markdown);
+    return 0;
+}
+
+static int cmd_devices(int argc, char **argv)
+{
+    clcone_device_info *list;
+    clcone_error e;
+    int n;
+    if (argc > 0 && (strcmp(argv[0], "--help") == 0 || strcmp(argv[0], "-h") == 0)) {
+        printf("usage: clcone devices\nLists every OpenCL device with the index that --device N takes.\n");
+        return 0;
+    }
+    if (argc > 0) return usage_error("usage: clcone devices\n", "unexpected argument '%s'", argv[0]);
+    if (clcone_list_devices(&list, &n, &e)) return lib_error(&e);
+    printf("%-3s %-5s %-40s %-28s %4s %10s %5s\n", "#", "type", "device", "platform", "CUs", "memory", "fp64");
+    for (int i = 0; i < n; ++i)
+        printf("%-3d %-5s %-40.40s %-28.28s %4d %7.1f GiB %5s\n", list[i].index,
+               list[i].is_gpu ? "GPU" : list[i].is_cpu ? "CPU" : "other",
+               list[i].name, list[i].platform, list[i].compute_units, (double)list[i].global_mem / 1073741824.0,
+               list[i].fp64 ? "yes" : "no");
+    printf("device 'ref' is the CPU reference solver (double, one thread)\n");
+    free(list);
+    return 0;
+}
+
+/* The local problem of a scene file (its contact problem at the current
+ * state, as `solve` forms it) into sp. */
+static clcone_status scene_problem(const clcone_world *w, clcone_problem *sp, clcone_error *e)
+{
+    clcone_scene sc;
+    clcone_status st = clcone_world_contact_scene(w, &sc, e);
+    if (st) return st;
+    st = clcone_scene_to_local(&sc, sp, e);
+    clcone_scene_free(&sc);
+    return st;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    static const char *const unused[] = {"--solver", "--device", "--precision", "--max-iter", "--check-every",
+                                         "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
+                                         "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--compare",
+                                         "--progress", "--plot", NULL};
+    cli_args a;
+    clcone_input in;
+    clcone_problem sp, *p;
+    clcone_error e;
+    double *r, error, q1 = 0, t0 = cli_now_ms();
+    int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
+    if (rc) return rc < 0 ? 0 : rc;
+    if (a.npos != 2) return usage_error(USAGE_CHECK, "check needs a problem FILE and a reactions file%s", "");
+    if ((rc = cli_refuse(&a, USAGE_CHECK, unused, "check measures given reactions, it solves nothing"))
+        || (rc = cli_check_applicable(&a, USAGE_CHECK, 0)))
+        return rc;
+    if (a.o.model == CLCONE_MODEL_SOFT || a.o.model == CLCONE_MODEL_SAP)
+        return usage_error(USAGE_CHECK, "check measures the coulomb, ccp and pyramid laws of a (W, q) problem; "
+                           "%s solves another problem (see solve's own error)", clcone_model_name(a.o.model));
+    clcone_options_resolve(&a.o, NULL);
+    memset(&sp, 0, sizeof sp);
+    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    p = &in.problem;
+    if (in.is_world) {
+        if (scene_problem(&in.world, &sp, &e)) {
+            clcone_input_free(&in);
+            return lib_error(&e);
+        }
+        p = &sp;
+    }
+    r = calloc((size_t)p->n * 3 + 1, sizeof *r);
+    if (!r || clcone_read_reactions(a.positional[1], p->n, r, &e)) {
+        if (!r) snprintf(e.msg, sizeof e.msg, "out of memory");
+        clcone_problem_free(&sp);
+        clcone_input_free(&in);
+        free(r);
+        return lib_error(&e);
+    }
+    error = a.o.model == CLCONE_MODEL_COULOMB ? clcone_error_coulomb(p, r, 0, p->n, &q1)
+                                               : clcone_error_of(p, &a.o, r, 0, p->n);
+    printf("problem:   %s (%d contacts%s)\n", a.positional[0], p->n,
+           in.is_world ? ", the scene's contact problem at its state" : "");
+    printf("reactions: %s\n", a.positional[1]);
+    printf("model:     %s\n", clcone_model_name(a.o.model));
+    printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
+    if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
+    print_last_line(error <= a.o.tol ? "converged" : "failed", error, 0, cli_now_ms() - t0, p->n);
+    rc = error <= a.o.tol ? 0 : EXIT_NOTCONV;
+    clcone_problem_free(&sp);
+    clcone_input_free(&in);
+    free(r);
+    return rc;
+}
+
+/* Solves one file on one backend; returns 0 or prints why not. */
+static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+                      clcone_prob_result *out, const char *file)
+{
+    clcone_result res;
+    clcone_error e;
+    double *r = calloc((size_t)p->n * 3 + 1, sizeof *r);
+    if (!r || cli_plan_solve(ctx, p, NULL, o, r, &res, &e)) {
+        fprintf(stderr, "clcone: %s: %s\n", file, r ? e.msg : "out of memory");
+        free(r);
+        return EXIT_USAGE;
+    }
+    *out = res.items[0];
+    clcone_result_free(&res);
+    free(r);
+    return 0;
+}
+
+static int cmd_demo_siconos(int argc, char **argv)
+{
+    static const char *const demo_unused[] = {"--model", "--solver", "--facets", "--fit", "--precision", "--max-iter",
+                                              "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio",
+                                              "--soft-impedance", "--soft-dt", "--sap-beta", "--out", "--warm",
+                                              "--compare", "--progress", NULL};
+    cli_args a;
+    const char *dir;
+    clcone_context *ctx = NULL;
+    clcone_error e;
+    clcone_options od;
+    char backend[400];
+    static const char *const no_plot[] = {"--plot", NULL};
+    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0;
+    double ref_ms = 0, dev_ms = 0, max_err = 0;
+    if (rc) return rc < 0 ? 0 : rc;
+    if ((rc = cli_refuse(&a, USAGE_DEMO, no_plot, "the Siconos table is text; solve FILE --plot draws one problem"))
+        || (rc = cli_refuse(&a, USAGE_DEMO, demo_unused, "the demo picks its own solvers and options")))
+        return rc;
+    clcone_options_resolve(&a.o, NULL);
+    dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
+    if (!dir || !*dir) dir = "../shared/problems";
+    /* the device part: CGS in double where the device has fp64 */
+    if (clcone_context_create(a.device, CLCONE_DOUBLE, &ctx, &e) && clcone_context_create(a.device, CLCONE_FLOAT, &ctx, &e)) {
+        fprintf(stderr, "clcone: no OpenCL device for the device columns: %s\n", e.msg);
+        ctx = NULL;
+    }
+    od = a.o;
+    od.solver = CLCONE_SOLVER_CGS;
+    od.tol = ctx && clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-6 : 1e-5;
+    describe_backend(ctx, backend, sizeof backend);
+    printf("clcone demo: the %d Siconos problems in %s\n", NSHARED_PROBLEMS, dir);
+    printf("reference: NSGS, double, 1 thread, tol %.0e | device: CGS on %s, tol %.0e\n", a.o.tol,
+           ctx ? backend : "(none)", od.tol);
+    printf("%-34s %5s | %9s %8s %9s | %9s %8s %9s\n", "file", "n", "ref err", "sweeps", "ref ms", "dev err", "sweeps",
+           "dev ms");
+    for (int i = 0; i < NSHARED_PROBLEMS; ++i) {
+        char path[4096];
+        clcone_problem p;
+        clcone_prob_result rr, dr;
+        const char *name = SHARED_PROBLEMS[i];
+        snprintf(path, sizeof path, "%s/%s", dir, name);
+        if (clcone_read_problem(path, &p, &e)) {
+            fprintf(stderr, "clcone: %s\n", e.msg);
+            worst = EXIT_USAGE;
+            continue;
+        }
+        if (demo_solve(NULL, &p, &a.o, &rr, name) || (ctx && demo_solve(ctx, &p, &od, &dr, name))) {
+            clcone_problem_free(&p);
+            worst = EXIT_USAGE;
+            continue;
+        }
+        printf("%-34s %5d | %9.2e %8d %9.1f |", name, p.n, rr.error, rr.iters, rr.time_ms);
+        if (ctx) {
+            printf(" %9.2e %8d %9.1f\n", dr.error, dr.iters, dr.time_ms);
+            dconv += dr.status == CLCONE_CONVERGED;
+            dev_ms += dr.time_ms;
+        } else {
+            printf(" %9s %8s %9s\n", "-", "-", "-");
+        }
+        ++nfiles;
+        nconv += rr.status == CLCONE_CONVERGED;
+        ref_ms += rr.time_ms;
+        if (rr.error > max_err) max_err = rr.error;
+        clcone_problem_free(&p);
+    }
+    printf("reference: %d of %d converged, %.1f ms in all", nconv, nfiles, ref_ms);
+    if (ctx) printf(" | device: %d of %d converged, %.1f ms in all", dconv, nfiles, dev_ms);
+    printf("\n");
+    clcone_context_free(ctx);
+    print_last_line(worst ? "failed" : nconv == nfiles ? "converged" : "maxiter", max_err, 0, ref_ms, nfiles);
+    if (worst) return worst;
+    return nconv == nfiles ? 0 : EXIT_NOTCONV;
+}
+
+/* The default demo is the simulated pile; --siconos gives the table of
+ * the shared Siconos problems. */
+static int cmd_demo(int argc, char **argv)
+{
+    for (int i = 0; i < argc; ++i)
+        if (strcmp(argv[i], "--siconos") == 0) {
+            for (int k = i; k + 1 < argc; ++k) argv[k] = argv[k + 1];
+            return cmd_demo_siconos(argc - 1, argv);
+        }
+    return cmd_demo_pile(argc, argv);
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+    if (!cmd) {
+        fprintf(stderr, "%s", USAGE_MAIN);
+        return EXIT_USAGE;
+    }
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        printf("%s", USAGE_MAIN);
+        return 0;
+    }
+    if (strcmp(cmd, "solve") == 0) return cmd_solve(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 2, argv + 2);
+    if (strcmp(cmd, "solvers") == 0) return cmd_solvers(argc - 2, argv + 2);
+    if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
+    if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
+    if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
+    fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
+    return EXIT_USAGE;
+}

@@ -1,0 +1,99 @@
+/* Helpers shared by the command-line sources (host/cli*.c). */
+#ifndef CLCONE_CLI_H
+#define CLCONE_CLI_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "clcone.h"
+
+#define EXIT_NOTCONV 1
+#define EXIT_USAGE 2
+#define CLI_STR(x) #x
+#define CLI_XSTR(x) CLI_STR(x)
+#define CLI_MAX_FILES_TEXT CLI_XSTR(CLI_MAX_FILES)
+
+/* Files one `solve` takes as a batch. */
+#define CLI_MAX_FILES 4096
+
+typedef struct cli_args {
+    const char *positional[CLI_MAX_FILES];
+    int npos;
+    const char *out, *warm, *dir, *device;
+    const char *plot;    /* --plot FILE.png */
+    unsigned given;      /* bit per option taking a value (cli_given) */
+    int compare, progress;
+    clcone_precision prec;
+    clcone_options o;
+} cli_args;
+
+/* Prints "clcone: <fmt with arg>" and the usage; returns EXIT_USAGE. */
+int usage_error(const char *usage, const char *fmt, const char *arg);
+/* Prints a library error; returns EXIT_USAGE. */
+int lib_error(const clcone_error *e);
+/* Puts "FILE: " in front of a message found after FILE was read (a value
+ * the device cannot take), unless it already starts so. */
+void cli_name_file(clcone_error *e, const char *file);
+int parse_double(const char *s, double *v);
+int parse_int(const char *s, int *v);
+/* Options shared by solve, check, demo and simulate; returns 0, -1 after
+ * --help, or an exit code. */
+int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a);
+/* Whether option opt ("--facets") was given. */
+int cli_given(const cli_args *a, const char *opt);
+/* Refuses the first given option of the NULL-terminated opts, saying why
+ * it does not apply; returns EXIT_USAGE then, else 0. */
+int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, const char *why);
+/* Refuses the options that the chosen model and device do not use (scene:
+ * the input is a scene file, whose time step the soft model takes). */
+int cli_check_applicable(const cli_args *a, const char *usage, int scene);
+/* Progress of one long solve on stderr (a terminal, or --progress):
+ * attached to o, the line is cleared by cli_progress_end. */
+typedef struct cli_progress {
+    double t0, last;
+    int shown;
+} cli_progress;
+void cli_progress_attach(const cli_args *a, clcone_options *o, cli_progress *p);
+void cli_progress_end(cli_progress *p);
+int is_ref(const char *device);
+void print_last_line(const char *status, double error, int iters, double ms, int n);
+void describe_backend(const clcone_context *ctx, char *buf, size_t len);
+
+/* host/cli_scene.c */
+/* `solve` on a scene file (parsed arguments, positional[0] the file),
+ * read into w, which it frees. */
+/* One solve through a plan (sc NULL: the problem p), so that set-up and
+ * first-launch compilation are not in the reported solve time. */
+int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc, const clcone_options *o,
+                   double *r, clcone_result *res, clcone_error *e);
+int cli_solve_world(cli_args *a, clcone_world *w);
+int cmd_gen(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
+/* The main job: a pile simulated on the device, the last solve compared
+ * with the reference. */
+int cmd_demo_pile(int argc, char **argv);
+
+/* host/cli_plot.c */
+/* "WxH" (both parsed; ranges are the library's to check). */
+int parse_size(const char *s, int *w, int *h);
+/* solve --plot: h[0] the solve's history, h[1] the reference's (used with
+ * --compare on a device); prints the file's name. Returns 0 or an exit
+ * code after printing why. */
+int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts);
+/* simulate --plot: per step (n) iterations, error and solve time. */
+clcone_status cli_plot_steps(const char *path, const char *title, int n, const double *iters, const double *errors,
+                             const double *ms, double tol, clcone_error *e);
+/* A backend in a few words: the device's name and precision, or the
+ * reference. */
+void cli_backend_label(const clcone_context *ctx, char *buf, size_t len);
+
+/* Monotonic clock in milliseconds, for the figures the commands print. */
+double cli_now_ms(void);
+/* The library's solver table (clcone_offer_at): for help texts, or as the
+ * README's markdown table. */
+void cli_print_solvers(FILE *f, int markdown);
+/* Largest |a_i| and largest |a_i - b_i| over n values. */
+double cli_max_abs(const double *a, size_t n);
+double cli_max_abs_diff(const double *a, const double *b, size_t n);
+
+#endif

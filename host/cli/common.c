@@ -1,0 +1,314 @@
+/* What every command of the command line shares: argument parsing and
+ * refusal of options that do not apply, error and last-line printing,
+ * progress lines and solves through a plan. */
+#define _POSIX_C_SOURCE 200809L
+#include "clcone.h"
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+int usage_error(const char *usage, const char *fmt, const char *arg)
+{
+    fprintf(stderr, "clcone: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\n%s", usage);
+    return EXIT_USAGE;
+}
+
+int lib_error(const clcone_error *e)
+{
+    fprintf(stderr, "clcone: error (%s): %s\n", clcone_status_name(e->code), e->msg);
+    return EXIT_USAGE;
+}
+
+void cli_name_file(clcone_error *e, const char *file)
+{
+    char msg[2 * sizeof e->msg]; /* both parts; cut to the message size */
+    size_t n = strlen(file);
+    if (strncmp(e->msg, file, n) == 0 && e->msg[n] == ':') return;
+    snprintf(msg, sizeof msg, "%s: %s", file, e->msg);
+    memcpy(e->msg, msg, sizeof e->msg - 1);
+    e->msg[sizeof e->msg - 1] = 0;
+}
+
+int parse_double(const char *s, double *v)
+{
+    char *end;
+    errno = 0;
+    *v = strtod(s, &end);
+    return s[0] && !*end && errno == 0 && isfinite(*v);
+}
+
+int parse_int(const char *s, int *v)
+{
+    char *end;
+    long x;
+    errno = 0;
+    x = strtol(s, &end, 10);
+    if (!s[0] || *end || errno || x < -2147483647L || x > 2147483647L) return 0;
+    *v = (int)x;
+    return 1;
+}
+
+
+/* The options parse_args takes with a value; cli_args.given has bit k set
+ * when VALUE_OPTS[k] was given. */
+static const char *const VALUE_OPTS[] = {
+    "--model", "--solver", "--facets", "--fit", "--tol", "--device", "--precision", "--max-iter",
+    "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
+    "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--plot"};
+
+static int value_opt_index(const char *opt)
+{
+    for (int k = 0; k < (int)(sizeof VALUE_OPTS / sizeof VALUE_OPTS[0]); ++k)
+        if (strcmp(opt, VALUE_OPTS[k]) == 0) return k;
+    return -1;
+}
+
+int cli_given(const cli_args *a, const char *opt)
+{
+    int k = value_opt_index(opt);
+    if (strcmp(opt, "--compare") == 0) return a->compare;
+    if (strcmp(opt, "--progress") == 0) return a->progress;
+    return k >= 0 && (a->given >> k & 1u);
+}
+
+int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, const char *why)
+{
+    for (; *opts; ++opts)
+        if (cli_given(a, *opts)) {
+            fprintf(stderr, "clcone: %s does not apply: %s\n%s", *opts, why, usage);
+            return EXIT_USAGE;
+        }
+    return 0;
+}
+
+/* Parses the options shared by the commands; returns 0 or an exit code. */
+int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
+{
+    clcone_error e;
+    memset(a, 0, sizeof *a);
+    clcone_options_default(&a->o);
+    for (int i = 0; i < argc; ++i) {
+        const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int k;
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            printf("%s", usage);
+            if (strstr(usage, "--solver")) cli_print_solvers(stdout, 0);
+            return -1;
+        }
+        if (strcmp(opt, "--compare") == 0 || strcmp(opt, "--progress") == 0) {
+            *(opt[3] == 'o' ? &a->compare : &a->progress) = 1;
+            continue;
+        }
+        if (strncmp(opt, "--", 2) != 0) {
+            if (a->npos >= maxpos)
+                return usage_error(usage, maxpos > 2 ? "too many files from '%s' on (at most " CLI_MAX_FILES_TEXT ")"
+                                                     : "unexpected argument '%s'", opt);
+            a->positional[a->npos++] = opt;
+            continue;
+        }
+        if ((k = value_opt_index(opt)) < 0) return usage_error(usage, "unknown option '%s'", opt);
+        if (!val) return usage_error(usage, "option %s needs a value", opt);
+        a->given |= 1u << k;
+        ++i;
+        if (strcmp(opt, "--model") == 0) {
+            if (clcone_parse_model(val, &a->o.model, &e)) return usage_error(usage, "%s", e.msg);
+        } else if (strcmp(opt, "--solver") == 0) {
+            if (clcone_parse_solver(val, &a->o.solver, &e)) return usage_error(usage, "%s", e.msg);
+        } else if (strcmp(opt, "--facets") == 0) {
+            if (!parse_int(val, &a->o.facets) || a->o.facets < 3)
+                return usage_error(usage, "--facets needs an integer >= 3, got '%s'", val);
+        } else if (strcmp(opt, "--fit") == 0) {
+            if (strcmp(val, "outer") == 0) a->o.fit = CLCONE_FIT_OUTER;
+            else if (strcmp(val, "inner") == 0) a->o.fit = CLCONE_FIT_INNER;
+            else return usage_error(usage, "--fit takes outer or inner, got '%s'", val);
+        } else if (strcmp(opt, "--tol") == 0) {
+            if (!parse_double(val, &a->o.tol) || !(a->o.tol > 0))
+                return usage_error(usage, "--tol needs a number > 0, got '%s'", val);
+        } else if (strcmp(opt, "--device") == 0) {
+            a->device = val;
+        } else if (strcmp(opt, "--precision") == 0) {
+            if (strcmp(val, "float") == 0) a->prec = CLCONE_FLOAT;
+            else if (strcmp(val, "double") == 0) a->prec = CLCONE_DOUBLE;
+            else return usage_error(usage, "--precision takes float or double, got '%s'", val);
+        } else if (strcmp(opt, "--max-iter") == 0) {
+            if (!parse_int(val, &a->o.max_iter) || a->o.max_iter < 1)
+                return usage_error(usage, "--max-iter needs an integer >= 1, got '%s'", val);
+        } else if (strcmp(opt, "--check-every") == 0) {
+            if (!parse_int(val, &a->o.check_every) || a->o.check_every < 1)
+                return usage_error(usage, "--check-every needs an integer >= 1, got '%s'", val);
+        } else if (strcmp(opt, "--max-seconds") == 0) {
+            if (!parse_double(val, &a->o.max_seconds) || a->o.max_seconds < 0)
+                return usage_error(usage, "--max-seconds needs a number >= 0, got '%s'", val);
+        } else if (strcmp(opt, "--soft-timeconst") == 0 || strcmp(opt, "--soft-dampratio") == 0
+                   || strcmp(opt, "--soft-impedance") == 0 || strcmp(opt, "--soft-dt") == 0
+                   || strcmp(opt, "--sap-beta") == 0) {
+            /* ranges are the library's to check (clcone_solve names them) */
+            double *dst = strcmp(opt, "--soft-timeconst") == 0   ? &a->o.soft_timeconst
+                          : strcmp(opt, "--soft-dampratio") == 0 ? &a->o.soft_dampratio
+                          : strcmp(opt, "--soft-impedance") == 0 ? &a->o.soft_impedance
+                          : strcmp(opt, "--soft-dt") == 0        ? &a->o.soft_dt
+                                                                 : &a->o.sap_beta;
+            if (!parse_double(val, dst)) return usage_error(usage, "%s needs a number", opt);
+        } else if (strcmp(opt, "--out") == 0) {
+            a->out = val;
+        } else if (strcmp(opt, "--warm") == 0) {
+            a->warm = val;
+        } else if (strcmp(opt, "--plot") == 0) {
+            a->plot = val;
+        } else {
+            a->dir = val;
+        }
+    }
+    return 0;
+}
+
+int is_ref(const char *device)
+{
+    if (!device) device = getenv("CLCONE_DEVICE");
+    return device && strcmp(device, "ref") == 0;
+}
+
+int cli_check_applicable(const cli_args *a, const char *usage, int scene)
+{
+    static const char *const pyramid[] = {"--facets", "--fit", NULL};
+    static const char *const soft[] = {"--soft-timeconst", "--soft-dampratio", "--soft-impedance", "--soft-dt", NULL};
+    static const char *const soft_dt[] = {"--soft-dt", NULL};
+    static const char *const sap[] = {"--sap-beta", NULL};
+    static const char *const sap_method[] = {"--solver", "--check-every", NULL};
+    static const char *const device[] = {"--precision", "--compare", NULL};
+    const clcone_model m = a->o.model;
+    int rc;
+    if ((m != CLCONE_MODEL_PYRAMID && (rc = cli_refuse(a, usage, pyramid, "only the pyramid model has facets")))
+        || (m != CLCONE_MODEL_SOFT && (rc = cli_refuse(a, usage, soft, "only for --model soft")))
+        || (m == CLCONE_MODEL_SOFT && scene
+            && (rc = cli_refuse(a, usage, soft_dt, "a scene's soft model steps with the scene's dt")))
+        || (m != CLCONE_MODEL_SAP && (rc = cli_refuse(a, usage, sap, "only for --model sap")))
+        || (m == CLCONE_MODEL_SAP
+            && (rc = cli_refuse(a, usage, sap_method, "sap has one method, Newton, its error checked every iteration")))
+        || (is_ref(a->device)
+            && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double"))))
+        return rc;
+    return 0;
+}
+
+/* Shown from the first second on, at most twice a second. */
+static void progress_line(void *user, int prob, int iter, double error)
+{
+    cli_progress *p = user;
+    double now = cli_now_ms();
+    if (now - p->t0 < 1000 || now - p->last < 500) return;
+    p->last = now;
+    p->shown = 1;
+    if (prob > 0) fprintf(stderr, "\rsolving problem %d: iteration %d, error %.3e, %.1f s   ", prob, iter, error,
+                          (now - p->t0) / 1e3);
+    else fprintf(stderr, "\rsolving: iteration %d, error %.3e, %.1f s   ", iter, error, (now - p->t0) / 1e3);
+    fflush(stderr);
+}
+
+void cli_progress_attach(const cli_args *a, clcone_options *o, cli_progress *p)
+{
+    memset(p, 0, sizeof *p);
+    p->t0 = cli_now_ms();
+    if (!a->progress && !isatty(2)) return;
+    o->progress = progress_line;
+    o->progress_user = p;
+}
+
+void cli_progress_end(cli_progress *p)
+{
+    if (p->shown) fprintf(stderr, "\n");
+    p->shown = 0;
+}
+
+double cli_now_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+
+double cli_max_abs(const double *a, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(a[i]));
+    return m;
+}
+
+double cli_max_abs_diff(const double *a, const double *b, size_t n)
+{
+    double m = 0;
+    for (size_t i = 0; i < n; ++i) m = fmax(m, fabs(a[i] - b[i]));
+    return m;
+}
+
+void print_last_line(const char *status, double error, int iters, double ms, int n)
+{
+    printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d\n", status, error, iters, ms, n);
+}
+
+void describe_backend(const clcone_context *ctx, char *buf, size_t len)
+{
+    if (!ctx) snprintf(buf, len, "ref (CPU reference, double)");
+    else
+        snprintf(buf, len, "%s [%s] (OpenCL, %s)", clcone_context_device(ctx)->name,
+                 clcone_context_device(ctx)->platform,
+                 clcone_context_precision(ctx) == CLCONE_DOUBLE ? "double" : "float");
+}
+
+int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc, const clcone_options *o,
+                   double *r, clcone_result *res, clcone_error *e)
+{
+    clcone_plan *pl;
+    clcone_status s = sc ? clcone_plan_create_scene(ctx, sc, o, &pl, e) : clcone_plan_create(ctx, p, o, &pl, e);
+    if (s) return s;
+    s = clcone_plan_solve(pl, r, res, e);
+    clcone_plan_free(pl);
+    return s;
+}
+
+/* With --compare: the same problem with the CPU reference, side by side. */
+
+/* One cell of the solver table: the solvers of model m on a backend. */
+static void print_solvers_of(FILE *f, clcone_model m, int device, int markdown)
+{
+    int first = 1;
+    for (int i = 0; clcone_offer_at(i); ++i) {
+        const clcone_offer *o = clcone_offer_at(i);
+        const char *name = o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver);
+        if (o->model != m || !(device ? o->device : o->reference)) continue;
+        fprintf(f, "%s%s%s%s%s", first ? "" : ", ", markdown ? "`" : "", name, markdown ? "`" : "",
+                (device ? o->device_default : o->reference_default) ? " (default)" : "");
+        first = 0;
+    }
+    if (first) fprintf(f, "-");
+}
+
+void cli_print_solvers(FILE *f, int markdown)
+{
+    if (markdown) fprintf(f, "| model | reference solvers (`--device ref`) | device solvers |\n|---|---|---|\n");
+    else fprintf(f, "Solvers by model (the library's table, `clcone solvers`):\n");
+    for (int m = 0; strcmp(clcone_model_name((clcone_model)m), "?") != 0; ++m) {
+        if (markdown) {
+            fprintf(f, "| `%s` | ", clcone_model_name((clcone_model)m));
+            print_solvers_of(f, (clcone_model)m, 0, 1);
+            fprintf(f, " | ");
+            print_solvers_of(f, (clcone_model)m, 1, 1);
+            fprintf(f, " |\n");
+        } else {
+            fprintf(f, "  %-8s ref: ", clcone_model_name((clcone_model)m));
+            print_solvers_of(f, (clcone_model)m, 0, 0);
+            fprintf(f, "\n  %-8s device: ", "");
+            print_solvers_of(f, (clcone_model)m, 1, 0);
+            fprintf(f, "\n");
+        }
+    }
+}

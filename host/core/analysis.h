@@ -1,0 +1,40 @@
+/* Properties of W that both backends use: eigenvalue bounds for step
+ * sizes and safeguards (core/analysis.c) and the contact colouring of
+ * Gauss-Seidel (core/coloring.c). */
+#ifndef CLCONE_ANALYSIS_H
+#define CLCONE_ANALYSIS_H
+
+#include "clcone.h"
+
+/* Eigenvalue range of the symmetric part of a 3x3 block. */
+void clcone_sym3_eig_range(const double B[9], double *lo, double *hi);
+/* Sum over the block row of contact c of the blocks' Frobenius norms:
+ * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
+double clcone_row_block_norm(const clcone_problem *p, int c);
+
+/* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
+ * contacts conflict when W_cd or W_dc is stored): *order lists the
+ * contacts colour by colour, colour k being order[color_ptr[k] ..
+ * color_ptr[k+1]). Deterministic: contacts in index order, each taking
+ * the smallest colour none of its neighbours has. Arrays malloc'ed. */
+clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1,
+                                    int *ncolors, int **color_ptr, int **order,
+                                    clcone_error *err);
+
+/* acc += B x for one 3x3 block of W (row-major): the block product every
+ * host-side W product goes through. */
+static inline void clcone_block_add(const double B[9], const double x[3], double acc[3])
+{
+    acc[0] += B[0] * x[0] + B[1] * x[1] + B[2] * x[2];
+    acc[1] += B[3] * x[0] + B[4] * x[1] + B[5] * x[2];
+    acc[2] += B[6] * x[0] + B[7] * x[1] + B[8] * x[2];
+}
+
+/* u = (W r + q)_c: the velocity of contact c. */
+void clcone_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3]);
+
+/* w = W x over contacts [c0, c1), x and w indexed from contact c0 (no q). */
+void clcone_range_product(const clcone_problem *p, int c0, int c1,
+                          const double *x, double *w);
+
+#endif

@@ -1,0 +1,73 @@
+/* Error measures: the per-contact residuals of kernels/cone.h summed and
+ * scaled as Siconos does (docs/formats.md section 2). */
+#include "core/internal.h"
+#include "cone.h"
+#include "schedule.h"
+#include "core/analysis.h"
+
+#include <math.h>
+
+void clcone_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3])
+{
+    u[0] = p->q[3 * c];
+    u[1] = p->q[3 * c + 1];
+    u[2] = p->q[3 * c + 2];
+    for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+        clcone_block_add(p->blocks + 9 * k, r + 3 * p->col[k], u);
+}
+
+/* Sum of squared per-contact residuals and the three norms of the scale. */
+static double scaled_error(const clcone_problem *p, const clcone_options *o,
+                           const double *r, int c0, int c1, double *err_q1)
+{
+    double f2 = 0, q2 = 0, r2 = 0, u2 = 0;
+    for (int c = c0; c < c1; ++c) {
+        double u[3];
+        const double *rc = r + 3 * c;
+        clcone_contact_velocity(p, r, c, u);
+        if (!o || o->model == CLCONE_MODEL_COULOMB)
+            f2 += cone_residual_coulomb(p->mu[c], rc, u);
+        else if (o->model == CLCONE_MODEL_CCP)
+            f2 += cone_residual_ccp(p->mu[c], rc, u);
+        else if (o->model != CLCONE_MODEL_PYRAMID)
+            return NAN; /* soft and sap measure their own problems */
+        else
+            f2 += cone_residual_pyramid(cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]), rc, u);
+        for (int a = 0; a < 3; ++a) {
+            q2 += p->q[3 * c + a] * p->q[3 * c + a];
+            r2 += rc[a] * rc[a];
+            u2 += u[a] * u[a];
+        }
+    }
+    if (err_q1) *err_q1 = sqrt(f2) / (sqrt(q2) + 1.0);
+    return clcone_scaled_error(f2, q2, r2, u2);
+}
+
+double clcone_scaled_error(double f2, double q2, double r2, double u2)
+{
+    return cone_scaled_error(f2, q2, r2, u2);
+}
+
+double clcone_error_coulomb(const clcone_problem *p, const double *r, int c0,
+                            int c1, double *err_q1)
+{
+    return scaled_error(p, NULL, r, c0, c1, err_q1);
+}
+
+double clcone_error_of(const clcone_problem *p, const clcone_options *o,
+                       const double *r, int c0, int c1)
+{
+    return scaled_error(p, o, r, c0, c1, NULL);
+}
+
+void clcone_range_product(const clcone_problem *p, int c0, int c1, const double *x, double *w)
+{
+    for (int c = c0; c < c1; ++c) {
+        double acc[3] = {0, 0, 0};
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+            clcone_block_add(p->blocks + 9 * k, x + 3 * (p->col[k] - c0), acc);
+        w[3 * (c - c0)] = acc[0];
+        w[3 * (c - c0) + 1] = acc[1];
+        w[3 * (c - c0) + 2] = acc[2];
+    }
+}

@@ -1,0 +1,228 @@
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+clcone_status clcone_fail(clcone_error *err, clcone_status code,
+                          const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        err->code = code;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void clcone_error_prefix(clcone_error *err, const char *fmt, ...)
+{
+    /* room for both parts; the result is cut to the message size */
+    char both[2 * sizeof err->msg + 8];
+    size_t len;
+    va_list ap;
+    if (!err) return;
+    va_start(ap, fmt);
+    vsnprintf(both, sizeof err->msg, fmt, ap);
+    va_end(ap);
+    len = strlen(both);
+    snprintf(both + len, sizeof both - len, ": %s", err->msg);
+    memcpy(err->msg, both, sizeof err->msg - 1);
+    err->msg[sizeof err->msg - 1] = 0;
+}
+
+const char *clcone_status_name(clcone_status s)
+{
+    switch (s) {
+    case CLCONE_OK: return "ok";
+    case CLCONE_EINVAL: return "invalid input";
+    case CLCONE_EIO: return "i/o error";
+    case CLCONE_EFORMAT: return "malformed file";
+    case CLCONE_ENOMEM: return "out of memory";
+    case CLCONE_EDEVICE: return "device error";
+    case CLCONE_ENOTSUP: return "not supported";
+    }
+    return "unknown status";
+}
+
+double clcone_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void *clcone_calloc(size_t n, size_t size, clcone_error *err,
+                    const char *what)
+{
+    void *p;
+    if (n == 0) n = 1;
+    if (size != 0 && n > SIZE_MAX / size) {
+        clcone_fail(err, CLCONE_ENOMEM, "%s: size overflow (%zu x %zu bytes)",
+                    what, n, size);
+        return NULL;
+    }
+    p = calloc(n, size);
+    if (!p)
+        clcone_fail(err, CLCONE_ENOMEM, "%s: cannot allocate %zu bytes", what,
+                    n * size);
+    return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output files                                                        */
+/* ------------------------------------------------------------------ */
+
+struct clcone_out {
+    FILE *f;
+    char *target;   /* the file that ends up holding the output */
+    char *tmp;      /* its temporary sibling; NULL when writing through */
+};
+
+static void out_free(clcone_out *o)
+{
+    free(o->target);
+    free(o->tmp);
+    free(o);
+}
+
+/* A fresh file next to target, created with O_EXCL so that it is ours:
+ * mkstemp would do, but it forces mode 0600, where a new output should
+ * follow the umask (0666 & ~umask, as the kernel applies it to open) and a
+ * replaced one keep its mode. */
+static int create_sibling(clcone_out *o, const struct stat *old)
+{
+    static unsigned counter;
+    size_t len = strlen(o->target) + 32;
+    struct timespec ts;
+    if (!(o->tmp = malloc(len))) return -1;
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        int fd;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        snprintf(o->tmp, len, "%s.tmp%ld.%lx%x", o->target, (long)getpid(), (unsigned long)ts.tv_nsec,
+                 counter++);
+        fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, old ? 0600 : 0666);
+        if (fd >= 0) {
+            /* a mode we cannot set is no reason to lose the output */
+            if (old) (void)fchmod(fd, old->st_mode & 07777);
+            return fd;
+        }
+        if (errno != EEXIST) return -1;
+    }
+    return -1;
+}
+
+static clcone_status out_open(const char *path, int replace, clcone_out **out, clcone_error *err)
+{
+    struct stat st, lst;
+    clcone_out *o;
+    int exists, fd;
+    *out = NULL;
+    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    o = calloc(1, sizeof *o);
+    if (!o) return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
+    exists = stat(path, &st) == 0;
+    if (!replace && exists && !S_ISREG(st.st_mode)) {
+        /* /dev/null, a terminal, a FIFO: written through, never replaced */
+        o->target = strdup(path);
+        o->f = o->target ? fopen(path, "w") : NULL;
+        if (!o->f) {
+            clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot open for writing: %s", path,
+                                          strerror(errno));
+            out_free(o);
+            return s;
+        }
+        *out = o;
+        return CLCONE_OK;
+    }
+    /* A symbolic link stays one: its target is what gets replaced. */
+    if (!replace && exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
+        o->target = realpath(path, NULL);
+    else
+        o->target = strdup(path);
+    if (!o->target) {
+        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
+        out_free(o);
+        return s;
+    }
+    fd = create_sibling(o, exists && S_ISREG(st.st_mode) ? &st : NULL);
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot create a temporary file next to it: %s", path,
+                                      strerror(errno));
+        if (fd >= 0) {
+            close(fd);
+            unlink(o->tmp);
+        }
+        out_free(o);
+        return s;
+    }
+    *out = o;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_out_open(const char *path, clcone_out **out, clcone_error *err)
+{
+    if (!out) return clcone_fail(err, CLCONE_EINVAL, "clcone_out_open: NULL out");
+    return out_open(path, 0, out, err);
+}
+
+FILE *clcone_out_file(clcone_out *o)
+{
+    return o ? o->f : NULL;
+}
+
+clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err)
+{
+    int ok, saved;
+    clcone_status s = CLCONE_OK;
+    if (!o) return CLCONE_OK;
+    errno = 0;
+    ok = fflush(o->f) == 0 && !ferror(o->f);
+    saved = errno;
+    ok = (fclose(o->f) == 0) && ok;
+    if (!saved) saved = errno;
+    if (keep && ok && o->tmp && rename(o->tmp, o->target) != 0) {
+        ok = 0;
+        saved = errno;
+    }
+    if (keep && !ok)
+        s = clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", o->target, saved ? strerror(saved) : "I/O error");
+    if (o->tmp && (!keep || !ok)) unlink(o->tmp);
+    out_free(o);
+    return s;
+}
+
+static clcone_status write_with(const char *path, int replace, clcone_writer_fn fn, const void *ctx,
+                                clcone_error *err)
+{
+    clcone_out *o;
+    clcone_status s = out_open(path, replace, &o, err);
+    int ok;
+    if (s) return s;
+    ok = fn(o->f, ctx) == 0;
+    if (!ok) {
+        clcone_out_close(o, 0, NULL);
+        return clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", path, errno ? strerror(errno) : "I/O error");
+    }
+    return clcone_out_close(o, 1, err);
+}
+
+clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn, const void *ctx, clcone_error *err)
+{
+    return write_with(path, 0, fn, ctx, err);
+}
+
+clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn, const void *ctx, clcone_error *err)
+{
+    return write_with(path, 1, fn, ctx, err);
+}

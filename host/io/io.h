@@ -1,0 +1,97 @@
+/* Internal file I/O helpers shared by io_dat.c, io_hdf5.c and reactions.c:
+ * one tokenizer for every text format, whole-file loading, and one builder
+ * that turns scalar matrix entries into the block-CSR W of clcone_problem. */
+#ifndef CLCONE_IO_H
+#define CLCONE_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/internal.h"
+
+/* Whitespace-separated tokens of an in-memory text, with line tracking so
+ * that every error can name "file:line". */
+typedef struct clcone_tok {
+    const char *name;     /* file name used in messages */
+    const char *cur;      /* next unread byte */
+    const char *end;      /* one past the last byte */
+    int line;             /* line of `cur` (1-based) */
+    int comments;         /* 1: '#' starts a comment running to end of line */
+    const char *tok;      /* last token read (not NUL-terminated), or NULL */
+    size_t len;           /* its length */
+    int tok_line;         /* its line */
+    size_t ntok;          /* tokens read so far */
+} clcone_tok;
+
+void clcone_tok_init(clcone_tok *t, const char *name, const char *buf,
+                     size_t len, int comments);
+
+/* Advances to the next token; returns 0 at end of input (t->tok = NULL). */
+int clcone_tok_next(clcone_tok *t);
+
+/* Reads the next token as an integer in [lo, hi] or as a finite real. The
+ * printf-style fmt names the value for the message ("q[%d]"); it is only
+ * formatted on failure. Errors are CLCONE_EFORMAT with "file:line:". */
+clcone_status clcone_tok_int(clcone_tok *t, long lo, long hi, int *v,
+                             clcone_error *err, const char *fmt, ...)
+    CLCONE_PRINTF(6, 7);
+clcone_status clcone_tok_real(clcone_tok *t, double *v, clcone_error *err,
+                              const char *fmt, ...) CLCONE_PRINTF(4, 5);
+
+/* CLCONE_EFORMAT "file:line: expected <fmt...>, found '<last token>'" (or
+ * "unexpected end of file" when the input ran out). */
+clcone_status clcone_tok_reject(const clcone_tok *t, clcone_error *err,
+                                const char *fmt, ...) CLCONE_PRINTF(3, 4);
+
+/* CLCONE_EFORMAT "file:line: <fmt...>" at the line of the last token, for
+ * structural errors that are not about one token's spelling. */
+clcone_status clcone_tok_fail(const clcone_tok *t, clcone_error *err,
+                              const char *fmt, ...) CLCONE_PRINTF(3, 4);
+
+/* Guards allocations against sizes that the file cannot possibly hold:
+ * fails unless at least `count` more tokens fit in the unread bytes (a
+ * token needs one byte plus a separator). fmt names the claim. */
+clcone_status clcone_tok_need(const clcone_tok *t, uint64_t count,
+                              clcone_error *err, const char *fmt, ...)
+    CLCONE_PRINTF(4, 5);
+
+/* Loads a whole file, NUL-terminated (the NUL is not counted in *len).
+ * CLCONE_EIO when it cannot be opened or read. */
+clcone_status clcone_load_file(const char *path, char **buf, size_t *len,
+                               clcone_error *err);
+
+/* 1 when the bytes carry the HDF5 signature at offset 0, 512, 1024, ...
+ * (a user block may precede the superblock). */
+int clcone_buf_is_hdf5(const char *buf, size_t len);
+
+/* Builds p (allocated here; q and mu are left zero for the caller) with n
+ * contacts from `count` scalar entries of the 3n x 3n W: row[k], col[k]
+ * (0-based, already checked to be in range) and val[k]. Duplicate entries
+ * are summed (the CSparse convention). Exactly the blocks holding a
+ * non-zero value are kept, plus every diagonal block, columns sorted. */
+clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
+                                          size_t count, const int *row,
+                                          const int *col, const double *val,
+                                          clcone_error *err);
+
+/* Parses a Siconos .dat FrictionContactProblem held in memory (name is for
+ * messages). p is not validated beyond the file structure. */
+clcone_status clcone_parse_dat(const char *name, const char *buf, size_t len,
+                               clcone_problem *p, clcone_error *err);
+
+/* Reads /fclib_local of an FCLib HDF5 file image held in memory. p is not
+ * validated beyond the file structure. */
+clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t len,
+                                      clcone_problem *p, clcone_error *err);
+
+/* A problem file held in memory (.dat or, by its signature, FCLib HDF5),
+ * parsed and validated as clcone_read_problem does. */
+clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
+                                   clcone_problem *p, clcone_error *err);
+
+/* A reactions file held in memory, read as clcone_read_reactions does
+ * (n >= 0, r of 3n; r untouched on failure). */
+clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
+                                     clcone_error *err);
+
+#endif

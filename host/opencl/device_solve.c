@@ -1,0 +1,1161 @@
+/* Device solvers (OpenCL): projected Jacobi, coloured Gauss-Seidel and
+ * APGD, on local-form batches (W in block-CSR) and on body-form scenes
+ * (matrix-free: W x = J M^-1 J^T x by a per-body gather and a per-contact
+ * Jacobian product). Both forms provide the operator x -> W x; Jacobi,
+ * APGD and the error measure only use that. Everything is uploaded once; inside an
+ * iteration the host only enqueues kernels. Every o->check_every
+ * iterations the per-problem error sums (4 reals per problem) come back,
+ * converged problems are frozen (their `active` flag cleared) and the
+ * loop ends when none is left, so each problem of a batch stops exactly
+ * where it would stop alone. */
+#include "opencl/opencl.h"
+#include "ref/reference.h"
+#include "core/scene.h"
+#include "cone.h"
+#include "local_solve.h"
+#include "schedule.h"
+#include "core/analysis.h"
+#include "opencl/device_solve.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REDUCE_WG CONE_REDUCE_WG
+
+/* Buffers the whole-problem kernels keep besides their states. */
+#define GROUP_BUFFERS 8
+
+/* What the solvers need from a form, on the host, before upload. */
+typedef struct dev_host {
+    int n, nprob;
+    const int *prob_off;        /* nprob + 1 */
+    const double *q, *mu;       /* 3n, n */
+    double *omega_j;            /* Jacobi steps: 1 / D_c with D >= W */
+    double *omega_gs;           /* Gauss-Seidel steps: 1 / lambda_max(W_cc) */
+    double *Lmax;               /* per problem: max_c D_c >= lambda_max(W) */
+    int ncolors, *color_ptr, *order;
+} dev_host;
+
+/* State shared by the device solvers of one batch. */
+typedef struct dev_local {
+    clcone_context *c;
+    const clcone_options *o;
+    int n, nprob, model, facets, inner, remaining;
+    cl_mem q, mu, prob, prob_off, active, r, w, terms, sums;
+    cl_kernel k_resid, k_reduce;
+    int *active_h;
+    double *sums_h, t0;
+    clcone_result *res;
+    dev_host h;
+    /* local form */
+    const clcone_problem *p;
+    cl_mem row_ptr, col, W;
+    cl_kernel k_mv;
+    /* body form */
+    int nb;
+    cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
+    cl_kernel k_gather, k_capply;
+    /* whole-problem kernel: made, with its arguments, at the first solve
+     * and kept for the next; a solve resets only the states (and APGD's
+     * L and theta) */
+    cl_kernel k_group;
+    cl_mem g_mem[GROUP_BUFFERS], g_state, g_err, g_L0, g_L, g_theta;
+    /* 3n reals in the device precision: the start going up and the
+     * reactions coming back without blocking */
+    void *stage;
+} dev_local;
+
+static void release_mem(cl_mem *m)
+{
+    if (*m) clReleaseMemObject(*m);
+    *m = NULL;
+}
+
+static void release_kernel(cl_kernel *k)
+{
+    if (*k) clReleaseKernel(*k);
+    *k = NULL;
+}
+
+static void dev_close(dev_local *d)
+{
+    cl_mem *mems[] = {&d->row_ptr, &d->col, &d->W, &d->q, &d->mu, &d->prob, &d->prob_off,
+                      &d->active, &d->r, &d->w, &d->terms, &d->sums, &d->bptr, &d->bc, &d->bs,
+                      &d->ca, &d->cb, &d->frame, &d->arm, &d->inv_mass, &d->inv_inertia, &d->dv,
+                      &d->Wcc, &d->Rd};
+    cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply, &d->k_group};
+    cl_mem *gmems[] = {&d->g_state, &d->g_err, &d->g_L0, &d->g_L, &d->g_theta};
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) release_mem(gmems[i]);
+    for (int i = 0; i < GROUP_BUFFERS; ++i) release_mem(&d->g_mem[i]);
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
+    free(d->active_h);
+    free(d->sums_h);
+    free(d->stage);
+    free(d->h.omega_j);
+    free(d->h.omega_gs);
+    free(d->h.Lmax);
+    free(d->h.color_ptr);
+    free(d->h.order);
+}
+
+/* w = W x with the form's operator. */
+static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *err)
+{
+    clcone_status s;
+    if (!d->nb)
+        return (s = SET_ARGS(d->k_mv, "matvec_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(x),
+                             KM(w)))
+                   ? s
+                   : clcone_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
+    if ((s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame),
+                      KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv)))
+        || (s = clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err))
+        || (s = SET_ARGS(d->k_capply, "body_contact_apply", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
+                         KM(d->arm), KM(d->dv), KM(d->Rd), KM(x), KM(w))))
+        return s;
+    return clcone_run(d->c, d->k_capply, (size_t)d->n, 0, "body_contact_apply", err);
+}
+
+/* Uploads what every form shares; h is taken over (freed by dev_close).
+ * The iterate and the active flags are set per solve by dev_begin. */
+static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, const clcone_options *o,
+                              clcone_error *err)
+{
+    clcone_status s;
+    int *prob = NULL;
+    d->c = c;
+    d->o = o;
+    d->h = *h;
+    memset(h, 0, sizeof *h);
+    d->n = d->h.n;
+    d->nprob = d->h.nprob;
+    d->model = (int)o->model;
+    d->facets = o->facets;
+    d->inner = o->fit == CLCONE_FIT_INNER;
+    d->stage = clcone_calloc(3 * (size_t)d->n + 1, c->real_size, err, "staging buffer");
+    d->active_h = clcone_calloc((size_t)d->nprob, sizeof *d->active_h, err, "active flags");
+    d->sums_h = clcone_calloc((size_t)d->nprob * 4, sizeof *d->sums_h, err, "problem sums");
+    prob = clcone_calloc((size_t)d->n, sizeof *prob, err, "contact problems");
+    if (!d->stage || !d->active_h || !d->sums_h || !prob) {
+        free(prob);
+        return CLCONE_ENOMEM;
+    }
+    for (int k = 0; k < d->nprob; ++k)
+        for (int c2 = d->h.prob_off[k]; c2 < d->h.prob_off[k + 1]; ++c2) prob[c2] = k;
+    if ((s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &d->q, err))
+        || (s = clcone_buf_reals(c, "mu of contact", 1, d->h.mu, (size_t)d->n, &d->mu, err))
+        || (s = clcone_buf_ints(c, prob, (size_t)d->n, &d->prob, err))
+        || (s = clcone_buf_ints(c, d->h.prob_off, (size_t)d->nprob + 1, &d->prob_off, err))
+        || (s = clcone_buf_alloc(c, sizeof(int) * (size_t)d->nprob, &d->active, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->r, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->w, err))
+        || (s = clcone_buf_alloc(c, 4 * (size_t)d->n * c->real_size, &d->terms, err))
+        || (s = clcone_buf_alloc(c, 4 * (size_t)d->nprob * c->real_size, &d->sums, err))
+        || (s = clcone_kernel(c, "residual_terms", &d->k_resid, err))
+        || (s = clcone_kernel(c, "reduce_rows", &d->k_reduce, err))) {
+        free(prob);
+        return s;
+    }
+    free(prob);
+    return CLCONE_OK;
+}
+
+/* Starts a solve from r0 with every problem active; the clock starts here,
+ * after every upload that does not change between solves. Nothing here
+ * waits for the device: the start goes up from the staging area. */
+static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    cl_int e;
+    d->res = res;
+    d->remaining = d->nprob;
+    for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
+    d->t0 = clcone_now_ms();
+    if ((s = clcone_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
+    e = clEnqueueWriteBuffer(d->c->queue, d->r, CL_FALSE, 0, 3 * (size_t)d->n * d->c->real_size, d->stage, 0, NULL,
+                             NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_FALSE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
+                                 NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(start)");
+}
+
+/* Sums K per-contact terms per problem into d->sums_h (read back). */
+static clcone_status dev_reduce(dev_local *d, cl_mem terms, int K, cl_mem sums, double *host,
+                                clcone_error *err)
+{
+    clcone_status s;
+    if ((s = SET_ARGS(d->k_reduce, "reduce_rows", err, KI(d->nprob), KM(d->prob_off), KI(K), KM(terms),
+                      KM(sums), KLOCAL((size_t)REDUCE_WG * (size_t)K * d->c->real_size)))
+        || (s = clcone_run(d->c, d->k_reduce, (size_t)d->nprob * REDUCE_WG, REDUCE_WG, "reduce_rows", err)))
+        return s;
+    return host ? clcone_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
+}
+
+/* Measures every active problem's error at iteration it, freezes the
+ * converged and diverged ones and records their results. */
+static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
+{
+    clcone_status s;
+    int changed = 0;
+    double now;
+    if ((s = dev_apply(d, d->r, d->w, err))
+        || (s = SET_ARGS(d->k_resid, "residual_terms", err, KI(d->n), KM(d->q), KM(d->mu), KM(d->r), KM(d->w),
+                         KM(d->terms), KI(d->model), KI(d->facets), KI(d->inner)))
+        || (s = clcone_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_terms", err))
+        || (s = dev_reduce(d, d->terms, 4, d->sums, d->sums_h, err)))
+        return s;
+    now = clcone_now_ms();
+    for (int k = 0; k < d->nprob; ++k) {
+        clcone_prob_result *out = &d->res->items[k];
+        const double *t = d->sums_h + 4 * k;
+        double e;
+        if (!d->active_h[k]) continue;
+        e = clcone_scaled_error(t[0], t[1], t[2], t[3]);
+        out->iters = it;
+        out->error = e;
+        out->time_ms = now - d->t0;
+        clcone_history_add(d->o->history, k, it, out->time_ms, e);
+        if (d->o->progress) d->o->progress(d->o->progress_user, k, it, e);
+        if (!isfinite(e)) {
+            out->status = CLCONE_DIVERGED;
+            snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
+        } else if (e <= d->o->tol) {
+            out->status = CLCONE_CONVERGED;
+        } else if (d->o->max_seconds > 0 && now - d->t0 > 1e3 * d->o->max_seconds) {
+            out->status = CLCONE_MAXITER;
+            snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", d->o->max_seconds);
+        } else if (it >= d->o->max_iter) {
+            out->status = CLCONE_MAXITER;
+            snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", d->o->max_iter);
+        } else {
+            continue;
+        }
+        d->active_h[k] = 0;
+        --d->remaining;
+        changed = 1;
+    }
+    if (changed) {
+        cl_int e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob,
+                                        d->active_h, 0, NULL, NULL);
+        if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
+    }
+    return CLCONE_OK;
+}
+
+/* A check is due on the shared schedule, or early when the time cap has
+ * passed (the host clock needs no read-back; dev_check then stops the
+ * problems still running). */
+static int dev_due(const dev_local *d, int it)
+{
+    return clcone_is_check_iteration(d->o, it)
+           || (d->o->max_seconds > 0 && clcone_now_ms() - d->t0 > 1e3 * d->o->max_seconds);
+}
+
+static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    cl_mem om = NULL, it_buf[2] = {d->r, NULL};
+    /* per parity p: the product kernel reading it_buf[p] and the step
+     * writing it_buf[1 - p], arguments set once; the body form fuses
+     * w = W r into the step (body_jacobi_step), two launches an iteration */
+    cl_kernel kw[2] = {NULL, NULL}, ks[2] = {NULL, NULL};
+    const char *wname = d->nb ? "body_gather" : "matvec_local", *sname = d->nb ? "body_jacobi_step" : "jacobi_step";
+    clcone_status s;
+    int cur = 0;
+    if ((s = clcone_buf_reals(c, "Jacobi step size of contact", 1, d->h.omega_j, (size_t)d->n, &om, err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &it_buf[1], err)))
+        goto out;
+    for (int p = 0; p < 2; ++p) {
+        if ((s = clcone_kernel(c, wname, &kw[p], err)) || (s = clcone_kernel(c, sname, &ks[p], err))) goto out;
+        if (d->nb)
+            s = SET_ARGS(kw[p], wname, err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame), KM(d->arm),
+                         KM(d->inv_mass), KM(d->inv_inertia), KM(it_buf[p]), KM(d->dv))
+                    ? s
+                    : SET_ARGS(ks[p], sname, err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame), KM(d->arm),
+                               KM(d->dv), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                               KM(it_buf[p]), KM(it_buf[1 - p]), KI(d->model), KI(d->facets), KI(d->inner));
+        else
+            s = SET_ARGS(kw[p], wname, err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(it_buf[p]), KM(d->w))
+                    ? s
+                    : SET_ARGS(ks[p], sname, err, KI(d->n), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                               KM(it_buf[p]), KM(d->w), KM(it_buf[1 - p]), KI(d->model), KI(d->facets),
+                               KI(d->inner));
+        if (s) goto out;
+    }
+    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
+        if ((s = clcone_run(c, kw[cur], (size_t)(d->nb ? d->nb : d->n), 0, wname, err))
+            || (s = clcone_run(c, ks[cur], (size_t)d->n, 0, sname, err)))
+            goto out;
+        cur ^= 1;
+        d->r = it_buf[cur];
+        if (dev_due(d, it) && (s = dev_check(d, it, err))) goto out;
+    }
+out:
+    if (cur) {
+        /* the iterate back into the plan's own buffer */
+        size_t bytes = 3 * (size_t)d->n * c->real_size;
+        cl_int e = clEnqueueCopyBuffer(c->queue, it_buf[1], it_buf[0], 0, 0, bytes, 0, NULL, NULL);
+        if (!s && e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(reactions)");
+    }
+    d->r = it_buf[0];
+    if (!s) {
+        cl_int e = clFinish(c->queue);
+        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
+    }
+    release_mem(&om);
+    release_mem(&it_buf[1]);
+    for (int p = 0; p < 2; ++p) {
+        release_kernel(&kw[p]);
+        release_kernel(&ks[p]);
+    }
+    return s;
+}
+
+/* Position of each diagonal block of the local form, for the kernels
+ * that take W_cc out of the block rows. */
+static clcone_status local_diag(dev_local *d, cl_mem *out, clcone_error *err)
+{
+    const clcone_problem *p = d->p;
+    int *diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
+    clcone_status s;
+    if (!diag) return CLCONE_ENOMEM;
+    for (int c = 0; c < p->n; ++c)
+        for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
+            if (p->col[b] == c) diag[c] = b;
+    s = clcone_buf_ints(d->c, diag, (size_t)p->n, out, err);
+    free(diag);
+    return s;
+}
+
+static clcone_status dev_cgs(dev_local *d, clcone_error *err)
+{
+    int nc = d->h.ncolors;
+    const int *cptr = d->h.color_ptr;
+    cl_mem ord = NULL, dg = NULL, om = NULL;
+    cl_kernel k = NULL;
+    clcone_status s;
+    if (!d->nb) {
+        if ((s = local_diag(d, &dg, err))) return s;
+    } else if ((s = dev_apply(d, d->r, d->w, err))) { /* dv = M^-1 J^T r0 */
+        return s;
+    }
+    if ((s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &ord, err))
+        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
+        || (s = clcone_kernel(d->c, d->nb ? "cgs_body" : "cgs_local", &k, err)))
+        goto out;
+    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
+        for (int col = 0; col < nc; ++col) {
+            int start = cptr[col], count = cptr[col + 1] - cptr[col];
+            if (d->nb)
+                s = SET_ARGS(k, "cgs_body", err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
+                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->inv_mass), KM(d->inv_inertia), KM(d->r), KM(d->dv), KI(d->model),
+                             KI(d->facets), KI(d->inner), KI(it));
+            else
+                s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
+                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
+            if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
+                goto out;
+        }
+        if (!dev_due(d, it)) continue;
+        if ((s = dev_check(d, it, err))) goto out;
+        /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
+         * from it, so the incremental updates never drift far */
+    }
+out:
+    release_mem(&ord);
+    release_mem(&dg);
+    release_mem(&om);
+    release_kernel(&k);
+    return s;
+}
+
+#define APGD_TERMS CONE_APGD_TERMS
+
+/* APGD's starting Lipschitz estimates per problem: max_c D_c >= lambda_max(W). */
+static double *apgd_start_L(const dev_local *d, clcone_error *err)
+{
+    double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
+    if (Lh)
+        for (int k = 0; k < d->nprob; ++k) Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
+    return Lh;
+}
+
+static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
+{
+    double *Lh = apgd_start_L(d, err);
+    clcone_status s;
+    if (!Lh) return CLCONE_ENOMEM;
+    s = clcone_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
+    free(Lh);
+    return s;
+}
+
+static clcone_status dev_apgd(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
+    cl_mem wx = NULL, y = NULL, wy = NULL, xn = NULL, wxn = NULL, qe = NULL, L = NULL, th = NULL,
+           beta = NULL, acc = NULL, terms = NULL, sums = NULL;
+    cl_kernel k_cand = NULL, k_terms = NULL, k_acc = NULL, k_mom = NULL, k_upd = NULL,
+              k_shift = NULL;
+    double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "APGD momentum");
+    int *zeros = clcone_calloc((size_t)d->nprob, sizeof *zeros, err, "APGD flags");
+    int coulomb = d->model == CLCONE_MODEL_COULOMB;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!ones || !zeros) goto out;
+    for (int k = 0; k < d->nprob; ++k) ones[k] = 1.0;
+    if ((s = clcone_buf_alloc(c, v3, &wx, err)) || (s = clcone_buf_alloc(c, v3, &y, err))
+        || (s = clcone_buf_alloc(c, v3, &wy, err)) || (s = clcone_buf_alloc(c, v3, &xn, err))
+        || (s = clcone_buf_alloc(c, v3, &wxn, err))
+        || (s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &qe, err))
+        || (s = apgd_bounds(d, &L, err))
+        || (s = clcone_buf_reals(c, "APGD theta of problem", 1, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_reals(c, "APGD beta of problem", 1, ones, (size_t)d->nprob, &beta, err))
+        || (s = clcone_buf_ints(c, zeros, (size_t)d->nprob, &acc, err))
+        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->n * c->real_size, &terms, err))
+        || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->nprob * c->real_size, &sums, err))
+        || (s = clcone_kernel(c, "apgd_candidate", &k_cand, err))
+        || (s = clcone_kernel(c, "apgd_terms", &k_terms, err)) || (s = clcone_kernel(c, "apgd_accept", &k_acc, err))
+        || (s = clcone_kernel(c, "apgd_momentum", &k_mom, err)) || (s = clcone_kernel(c, "apgd_update", &k_upd, err))
+        || (s = clcone_kernel(c, "desaxce_shift", &k_shift, err)))
+        goto out;
+    /* x = r (projected by the caller), wx = W x, y = x, wy = wx */
+    if ((s = dev_apply(d, d->r, wx, err))) goto out;
+    {
+        cl_int e = clEnqueueCopyBuffer(c->queue, d->r, y, 0, 0, v3, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clEnqueueCopyBuffer(c->queue, wx, wy, 0, 0, v3, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer");
+            goto out;
+        }
+    }
+    if (coulomb
+        && ((s = SET_ARGS(k_shift, "desaxce_shift", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->q), KM(d->mu),
+                          KM(wx), KM(d->r), KM(qe), KM(y), KM(wy)))
+            || (s = clcone_run(c, k_shift, (size_t)d->n, 0, "desaxce_shift", err))))
+        goto out;
+    if ((s = SET_ARGS(k_cand, "apgd_candidate", err, KI(d->n), KM(d->prob), KM(d->active), KM(acc), KM(L), KM(y),
+                      KM(wy), KM(qe), KM(d->mu), KM(xn)))
+        || (s = SET_ARGS(k_terms, "apgd_terms", err, KI(d->n), KM(y), KM(wy), KM(qe), KM(d->r), KM(xn), KM(wxn),
+                         KM(terms)))
+        || (s = SET_ARGS(k_acc, "apgd_accept", err, KI(d->nprob), KM(d->active), KM(acc), KM(L), KM(sums)))
+        || (s = SET_ARGS(k_mom, "apgd_momentum", err, KI(d->nprob), KM(d->active), KM(acc), KM(th), KM(beta), KM(L),
+                         KM(sums)))
+        || (s = SET_ARGS(k_upd, "apgd_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(beta), KM(d->r), KM(wx),
+                         KM(xn), KM(wxn), KM(y), KM(wy))))
+        goto out;
+    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
+        for (int t = 0; t < CONE_APGD_TRIES; ++t)
+            if ((s = clcone_run(c, k_cand, (size_t)d->n, 0, "apgd_candidate", err))
+                || (s = dev_apply(d, xn, wxn, err))
+                || (s = clcone_run(c, k_terms, (size_t)d->n, 0, "apgd_terms", err))
+                || (s = dev_reduce(d, terms, APGD_TERMS, sums, NULL, err))
+                || (s = clcone_run(c, k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
+                goto out;
+        if ((s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
+            || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "apgd_update", err)))
+            goto out;
+        if (!dev_due(d, it)) continue;
+        if ((s = dev_check(d, it, err))) goto out;
+        if (coulomb && d->remaining > 0) {
+            cl_int e;
+            double one = 1.0;
+            float onef = 1.0f;
+            /* new cone QP: shift from the current velocities, momentum reset */
+            if ((s = SET_ARGS(k_shift, "desaxce_shift", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->q),
+                              KM(d->mu), KM(wx), KM(d->r), KM(qe), KM(y), KM(wy)))
+                || (s = clcone_run(c, k_shift, (size_t)d->n, 0, "desaxce_shift", err)))
+                goto out;
+            e = clEnqueueFillBuffer(c->queue, th, c->prec == CLCONE_DOUBLE ? (void *)&one : (void *)&onef,
+                                    c->real_size, 0, (size_t)d->nprob * c->real_size, 0, NULL, NULL);
+            if (e != CL_SUCCESS) {
+                s = clcone_cl_fail(err, e, "clEnqueueFillBuffer(theta)");
+                goto out;
+            }
+        }
+    }
+out:
+    {
+        cl_mem *mems[] = {&wx, &y, &wy, &xn, &wxn, &qe, &L, &th, &beta, &acc, &terms, &sums};
+        cl_kernel *ks[] = {&k_cand, &k_terms, &k_acc, &k_mom, &k_upd, &k_shift};
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
+    }
+    free(ones);
+    free(zeros);
+    return s;
+}
+
+/* Largest problem solved inside one work-group. Beyond it one problem
+ * would leave the device's other compute units idle, and the
+ * multi-launch loop is used. On a CPU device one work-item still beats
+ * the multi-launch loop's launches at 12,000 contacts (POCL, 2 cores,
+ * APGD 300 iterations: 503 ms against 724; CGS level); on a GPU a 64-lane
+ * work-group holds far less of the device. */
+#define GROUP_MAX_CONTACTS_CPU 16384
+#define GROUP_MAX_CONTACTS_GPU 4096
+
+/* Per-problem colour classes for group_solve_local: the batch colouring
+ * (h->color_ptr, h->order) regrouped so that problem p's colours are
+ * slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its contacts of
+ * that colour in index order. The colouring is greedy in index order, so
+ * a problem's colours are those it gets alone. */
+static clcone_status group_colors(const dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+                                  clcone_error *err)
+{
+    int n = h->n, np = h->nprob;
+    int *colour = clcone_calloc((size_t)n, sizeof *colour, err, "colours");
+    int *pcol = clcone_calloc((size_t)np + 1, sizeof *pcol, err, "problem colours");
+    int *gptr = NULL, *gorder = clcone_calloc((size_t)n, sizeof *gorder, err, "colour order"), *cursor = NULL;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!colour || !pcol || !gorder) goto out;
+    for (int k = 0; k < h->ncolors; ++k)
+        for (int i = h->color_ptr[k]; i < h->color_ptr[k + 1]; ++i) colour[h->order[i]] = k;
+    for (int p = 0; p < np; ++p) {
+        int top = -1;
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) top = colour[c] > top ? colour[c] : top;
+        pcol[p + 1] = pcol[p] + top + 1;
+    }
+    gptr = clcone_calloc((size_t)pcol[np] + 1, sizeof *gptr, err, "colour offsets");
+    cursor = clcone_calloc((size_t)pcol[np] + 1, sizeof *cursor, err, "colour cursors");
+    if (!gptr || !cursor) goto out;
+    for (int p = 0; p < np; ++p)
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) gptr[pcol[p] + colour[c] + 1]++;
+    for (int k = 0; k < pcol[np]; ++k) gptr[k + 1] += gptr[k];
+    memcpy(cursor, gptr, sizeof *cursor * (size_t)pcol[np]);
+    for (int p = 0; p < np; ++p)
+        for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) gorder[cursor[pcol[p] + colour[c]]++] = c;
+    *pcol_out = pcol;
+    *gptr_out = gptr;
+    *gorder_out = gorder;
+    pcol = gptr = gorder = NULL;
+    s = CLCONE_OK;
+out:
+    free(colour);
+    free(pcol);
+    free(gptr);
+    free(gorder);
+    free(cursor);
+    return s;
+}
+
+/* Whether a local-form batch is solved by the whole-problem kernels. */
+static int group_fits(const dev_local *d)
+{
+    /* they check on the device and keep no history */
+    if (d->nb || d->o->history) return 0;
+    int most = d->c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU;
+    for (int k = 0; k < d->nprob; ++k)
+        if (d->h.prob_off[k + 1] - d->h.prob_off[k] > most) return 0;
+    return 1;
+}
+
+/* Launches of a whole-problem kernel whose arguments are set, the last
+ * two being restart and the iteration budget, until every problem has
+ * stopped: a growing number of iterations per launch; after each, the
+ * states, errors and reactions come back in one wait, and the host
+ * applies its time cap. Fills the results and r. */
+static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, double *r, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    int np = d->nprob, budget = 128, restart = 1;
+    /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
+     * runs a work-group's items one after another, where every barrier
+     * costs a pass over them, so one item per problem does the least */
+    size_t lanes = !c->info.is_gpu ? 1 : CONE_REDUCE_WG < c->max_wg ? CONE_REDUCE_WG : c->max_wg;
+    size_t m = 3 * (size_t)d->n;
+    int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
+    void *errs_dev = clcone_calloc((size_t)np, c->real_size, err, "problem errors");
+    double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
+    clcone_status s = CLCONE_ENOMEM;
+    cl_uint nargs = 0;
+    cl_int e;
+    if (!state || !errs || !errs_dev) goto out;
+    e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+    if (e != CL_SUCCESS || nargs < 2) {
+        s = clcone_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
+        goto out;
+    }
+    for (;;) {
+        int running = 0;
+        double now;
+        e = clSetKernelArg(k, nargs - 2, sizeof restart, &restart);
+        if (e == CL_SUCCESS) e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "clSetKernelArg(restart, budget)");
+            goto out;
+        }
+        if ((s = clcone_run(c, k, (size_t)np * lanes, lanes, name, err))) goto out;
+        e = clEnqueueReadBuffer(c->queue, d->g_state, CL_FALSE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL,
+                                NULL);
+        if (e == CL_SUCCESS)
+            e = clEnqueueReadBuffer(c->queue, d->g_err, CL_FALSE, 0, (size_t)np * c->real_size, errs_dev, 0, NULL,
+                                    NULL);
+        if (e == CL_SUCCESS)
+            e = clEnqueueReadBuffer(c->queue, d->r, CL_FALSE, 0, m * c->real_size, d->stage, 0, NULL, NULL);
+        if (e == CL_SUCCESS) e = clFinish(c->queue);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "reading the problem states");
+            goto out;
+        }
+        restart = 0;
+        now = clcone_now_ms();
+        clcone_unstage_reals(c, errs_dev, errs, (size_t)np);
+        for (int p = 0; p < np; ++p) {
+            clcone_prob_result *out = &d->res->items[p];
+            if (state[2 * p + 1] == CONE_GROUP_RUNNING) running++;
+            else if (out->time_ms == 0) out->time_ms = now - d->t0;
+            if (o->progress && state[2 * p] > 0) o->progress(o->progress_user, p, state[2 * p], errs[p]);
+        }
+        if (!running) break;
+        if (o->max_seconds > 0 && now - d->t0 > 1e3 * o->max_seconds) {
+            for (int p = 0; p < np; ++p)
+                if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
+                    d->res->items[p].time_ms = now - d->t0;
+                    snprintf(d->res->items[p].reason, sizeof d->res->items[p].reason,
+                             "time cap %.3g s reached", o->max_seconds);
+                }
+            break;
+        }
+        if (budget < (1 << 14)) budget *= 2;
+    }
+    clcone_unstage_reals(c, d->stage, r, m);
+    for (int p = 0; p < np; ++p) {
+        clcone_prob_result *out = &d->res->items[p];
+        int it = state[2 * p];
+        out->iters = it;
+        out->error = errs[p];
+        switch (state[2 * p + 1]) {
+        case CONE_GROUP_CONVERGED: out->status = CLCONE_CONVERGED; break;
+        case CONE_GROUP_DIVERGED:
+            out->status = CLCONE_DIVERGED;
+            snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
+            break;
+        case CONE_GROUP_MAXITER:
+            out->status = CLCONE_MAXITER;
+            snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", o->max_iter);
+            break;
+        default: out->status = CLCONE_MAXITER; break; /* time cap: reason set above */
+        }
+    }
+out:
+    free(state);
+    free(errs);
+    free(errs_dev);
+    return s;
+}
+
+/* The per-problem state buffers of the whole-problem kernels. */
+static clcone_status group_alloc_states(dev_local *d, clcone_error *err)
+{
+    clcone_status s;
+    if ((s = clcone_buf_alloc(d->c, 2 * sizeof(int) * (size_t)d->nprob, &d->g_state, err))) return s;
+    return clcone_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, &d->g_err, err);
+}
+
+/* Jacobi or CGS with one work-group per problem: the kernel and its
+ * buffers (diagonal positions, steps, per-problem colours, the second
+ * Jacobi iterate) made once. */
+static clcone_status group_make(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 0;
+    int *pcol = NULL, *gptr = NULL, *gorder = NULL;
+    cl_mem *m = d->g_mem;
+    kreal tol = KREAL(o->tol);
+    clcone_status s;
+    if ((s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if ((s = local_diag(d, &m[0], err))
+        || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &m[1],
+                                 err))
+        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &m[2], err))
+        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
+        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
+        || (s = group_alloc_states(d, err))
+        || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
+        goto out;
+    s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
+                 KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
+                 KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
+out:
+    free(pcol);
+    free(gptr);
+    free(gorder);
+    return s;
+}
+
+/* APGD with one work-group per problem (x is d->r): the kernel and its
+ * vectors made once. */
+static clcone_status group_make_apgd(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    const clcone_options *o = d->o;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
+    int budget = 0;
+    cl_mem *m = d->g_mem;
+    kreal tol = KREAL(o->tol);
+    clcone_status s;
+    for (int i = 0; i < 6; ++i)
+        if ((s = clcone_buf_alloc(c, v3, &m[i], err))) return s;
+    if ((s = apgd_bounds(d, &d->g_L0, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_L, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_theta, err))
+        || (s = group_alloc_states(d, err)) || (s = clcone_kernel(c, "group_apgd_local", &d->k_group, err)))
+        return s;
+    /* x, wx, y, wy, xn, wxn, qe */
+    return SET_ARGS(d->k_group, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
+                    KM(d->q), KM(d->mu), KM(d->r), KM(m[0]), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(m[5]),
+                    KM(d->g_L0), KM(d->g_L), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(d->model),
+                    KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
+}
+
+/* The stopping rule of this solve into the kernel's arguments max_iter,
+ * check_every and tol, which come just before restart and the budget. */
+static clcone_status group_set_limits(dev_local *d, clcone_error *err)
+{
+    cl_uint n = 0;
+    kreal tol = KREAL(d->o->tol);
+    karg a[3] = {KI(d->o->max_iter), KI(d->o->check_every), KR(d->c, tol)};
+    cl_int e = clGetKernelInfo(d->k_group, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
+    for (cl_uint i = 0; e == CL_SUCCESS && n >= 5 && i < 3; ++i)
+        e = clSetKernelArg(d->k_group, n - 5 + i, a[i].size, a[i].ptr);
+    return e == CL_SUCCESS && n >= 5 ? CLCONE_OK : clcone_cl_fail(err, e, "setting the stopping rule");
+}
+
+/* A solve on the whole-problem kernels, made at the first; r is read
+ * back with the states. */
+static clcone_status dev_group(dev_local *d, double *r, clcone_error *err)
+{
+    int apgd = d->o->solver == CLCONE_SOLVER_APGD;
+    clcone_status s;
+    if (!d->k_group && (s = apgd ? group_make_apgd(d, err) : group_make(d, err))) return s;
+    if ((s = group_set_limits(d, err))) return s;
+    return group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
+}
+
+/* Host-side step sizes and colouring of a local-form batch. */
+static clcone_status local_host(const clcone_problem *p, dev_host *h, clcone_error *err)
+{
+    memset(h, 0, sizeof *h);
+    h->n = p->n;
+    h->nprob = p->nprob;
+    h->prob_off = p->prob_off;
+    h->q = p->q;
+    h->mu = p->mu;
+    h->omega_j = clcone_calloc((size_t)p->n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clcone_calloc((size_t)p->n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clcone_calloc((size_t)p->nprob, sizeof *h->Lmax, err, "APGD bounds");
+    if (!h->omega_j || !h->omega_gs || !h->Lmax) return CLCONE_ENOMEM;
+    for (int k = 0; k < p->nprob; ++k)
+        for (int c = p->prob_off[k]; c < p->prob_off[k + 1]; ++c) {
+            double D = clcone_row_block_norm(p, c);
+            h->omega_j[c] = 1.0 / D;
+            h->Lmax[k] = fmax(h->Lmax[k], D);
+            for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
+                if (p->col[b] == c) {
+                    double lo, hi;
+                    clcone_sym3_eig_range(p->blocks + 9 * b, &lo, &hi);
+                    h->omega_gs[c] = 1.0 / hi;
+                }
+        }
+    return clcone_color_contacts(p, 0, p->n, &h->ncolors, &h->color_ptr, &h->order, err);
+}
+
+static void dev_host_free(dev_host *h)
+{
+    free(h->omega_j);
+    free(h->omega_gs);
+    free(h->Lmax);
+    free(h->color_ptr);
+    free(h->order);
+    memset(h, 0, sizeof *h);
+}
+
+/* Runs the chosen solver on an opened batch from r (projected into the
+ * cones first for APGD) and brings r back. */
+static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s;
+    /* APGD iterates inside the cones from the start */
+    if (d->o->solver == CLCONE_SOLVER_APGD)
+        for (int c = 0; c < d->n; ++c) cone_project(d->h.mu[c], r + 3 * c);
+    if ((s = dev_begin(d, r, res, err))) return s;
+    if (group_fits(d)) return dev_group(d, r, err);
+    s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
+        : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
+                                               : dev_apgd(d, err);
+    if (!s) {
+        cl_int e = clFinish(d->c->queue);
+        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
+    }
+    return s ? s : clcone_read_reals(d->c, d->r, r, 3 * (size_t)d->n, err);
+}
+
+/* Body-form upload data computed on the host: per contact the frame, arms,
+ * q = J v*, W_cc and the step sizes; the colouring by shared bodies. */
+typedef struct body_host {
+    int *ca, *cb;
+    signed char *bs;
+    double *frame, *arm, *q, *mu, *Wcc, *inv_mass, *inv_inertia;
+    double *R, *aref;   /* soft model's regulariser (0 otherwise) */
+    int prob_off[2];
+} body_host;
+
+static void body_host_free(body_host *b)
+{
+    free(b->ca);
+    free(b->cb);
+    free(b->bs);
+    free(b->frame);
+    free(b->arm);
+    free(b->q);
+    free(b->mu);
+    free(b->Wcc);
+    free(b->inv_mass);
+    free(b->inv_inertia);
+    free(b->R);
+    free(b->aref);
+}
+
+/* Jacobi step sizes by mass splitting: W = sum over bodies of A_B, A_B
+ * the block of contacts on B, and a PSD matrix with k block rows is at
+ * most k times its block diagonal, so W <= D with D_c = sum over c's
+ * moving bodies of k_B lambda_max(J_c,B M_B^-1 J_c,B^T), k_B the number
+ * of contacts on B. Plain Jacobi (D_c = lambda_max(W_cc)) diverges on
+ * stacks and piles, where one body carries many contacts; this D makes
+ * the ccp iteration a convergent projected gradient method and keeps the
+ * coulomb one stable, without forming W. */
+static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *L, const clcone_options *o,
+                                  body_host *b, dev_host *h, clcone_error *err)
+{
+    int n = s->ncontacts;
+    memset(h, 0, sizeof *h);
+    b->ca = clcone_calloc((size_t)n, sizeof *b->ca, err, "contact bodies");
+    b->cb = clcone_calloc((size_t)n, sizeof *b->cb, err, "contact bodies");
+    b->bs = clcone_calloc((size_t)L->ptr[s->nbodies], sizeof *b->bs, err, "body signs");
+    b->frame = clcone_calloc((size_t)n * 9, sizeof *b->frame, err, "contact frames");
+    b->arm = clcone_calloc((size_t)n * 6, sizeof *b->arm, err, "lever arms");
+    b->q = clcone_calloc((size_t)n * 3, sizeof *b->q, err, "q");
+    b->mu = clcone_calloc((size_t)n, sizeof *b->mu, err, "mu");
+    b->Wcc = clcone_calloc((size_t)n * 9, sizeof *b->Wcc, err, "W diagonal blocks");
+    b->inv_mass = clcone_calloc((size_t)s->nbodies, sizeof *b->inv_mass, err, "inverse masses");
+    b->inv_inertia = clcone_calloc((size_t)s->nbodies * 9, sizeof *b->inv_inertia, err, "inverse inertias");
+    h->omega_j = clcone_calloc((size_t)n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clcone_calloc((size_t)n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clcone_calloc(1, sizeof *h->Lmax, err, "APGD bound");
+    b->R = clcone_calloc((size_t)n * 3, sizeof *b->R, err, "soft R");
+    b->aref = clcone_calloc((size_t)n * 3, sizeof *b->aref, err, "soft a_ref");
+    if (!b->ca || !b->cb || !b->bs || !b->frame || !b->arm || !b->q || !b->mu || !b->Wcc || !b->inv_mass
+        || !b->inv_inertia || !h->omega_j || !h->omega_gs || !h->Lmax || !b->R || !b->aref)
+        return CLCONE_ENOMEM;
+    for (int i = 0; i < L->ptr[s->nbodies]; ++i) b->bs[i] = L->sign[i];
+    for (int i = 0; i < s->nbodies; ++i) {
+        b->inv_mass[i] = s->bodies[i].inv_mass;
+        memcpy(b->inv_inertia + 9 * i, s->bodies[i].inv_inertia, sizeof(double) * 9);
+    }
+    for (int c = 0; c < n; ++c) {
+        const clcone_contact *ct = &s->contacts[c];
+        double D = 0;
+        b->mu[c] = ct->mu;
+        clcone_contact_frame(ct->normal, b->frame + 9 * c);
+        for (int side = 0; side < 2; ++side) {
+            int bi = clcone_contact_body(ct, side);
+            double J[18], MJ[18], A[9], sg = side == 0 ? 1.0 : -1.0, lo, hi;
+            int *slot = side == 0 ? &b->ca[c] : &b->cb[c];
+            *slot = -1;
+            if (bi < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 3; ++k) {
+                double v = 0;
+                for (int j = 0; j < 6; ++j) v += J[6 * k + j] * s->bodies[bi].v[j];
+                b->q[3 * c + k] += sg * v;
+            }
+            if (clcone_body_is_static(&s->bodies[bi])) continue;
+            *slot = bi;
+            for (int k = 0; k < 3; ++k) {
+                b->arm[6 * c + 3 * side + k] = ct->point[k] - s->bodies[bi].x[k];
+                clcone_body_inv_mass_apply(&s->bodies[bi], J + 6 * k, MJ + 6 * k);
+            }
+            for (int i = 0; i < 3; ++i)
+                for (int j = 0; j < 3; ++j) {
+                    double v = 0;
+                    for (int k = 0; k < 6; ++k) v += J[6 * i + k] * MJ[6 * j + k];
+                    A[3 * i + j] = v;
+                    b->Wcc[9 * c + 3 * i + j] += v;
+                }
+            clcone_sym3_eig_range(A, &lo, &hi);
+            D += (double)(L->ptr[bi + 1] - L->ptr[bi]) * hi;
+        }
+        if (!(D > 0))
+            return clcone_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
+        h->omega_j[c] = D; /* D_c for now: 1 / (D_c + R_c) below */
+    }
+    if (o->model == CLCONE_MODEL_SOFT) {
+        double *wd = clcone_calloc((size_t)n * 3, sizeof *wd, err, "soft diagonal"), *gap;
+        clcone_status st;
+        gap = clcone_calloc((size_t)n, sizeof *gap, err, "gaps");
+        if (!wd || !gap) {
+            free(wd);
+            free(gap);
+            return CLCONE_ENOMEM;
+        }
+        for (int c = 0; c < n; ++c) {
+            gap[c] = s->contacts[c].gap;
+            for (int a = 0; a < 3; ++a) wd[3 * c + a] = b->Wcc[9 * c + 4 * a];
+        }
+        st = clcone_soft_terms(o, n, wd, gap, b->R, b->aref, err);
+        free(wd);
+        free(gap);
+        if (st) return st;
+    }
+    for (int c = 0; c < n; ++c) {
+        double lo, hi, rmax = 0;
+        for (int a = 0; a < 3; ++a) {
+            b->Wcc[9 * c + 4 * a] += b->R[3 * c + a];
+            b->q[3 * c + a] -= b->aref[3 * c + a];
+            rmax = fmax(rmax, b->R[3 * c + a]);
+        }
+        clcone_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
+        h->omega_gs[c] = 1.0 / hi;
+        /* W + R <= D + max R */
+        h->omega_j[c] = 1.0 / (h->omega_j[c] + rmax);
+        h->Lmax[0] = fmax(h->Lmax[0], 1.0 / h->omega_j[c]);
+    }
+    b->prob_off[0] = 0;
+    b->prob_off[1] = n;
+    h->n = n;
+    h->nprob = 1;
+    h->prob_off = b->prob_off;
+    h->q = b->q;
+    h->mu = b->mu;
+    return CLCONE_OK;
+}
+
+/* Greedy colouring by shared moving bodies, contacts in index order: the
+ * same colours as clcone_color_contacts on the scene's local form, whose W
+ * couples exactly the contacts that share a moving body. */
+static clcone_status body_colors(const clcone_scene *s, const clcone_body_csr *L, const body_host *b, dev_host *h,
+                                 clcone_error *err)
+{
+    int n = s->ncontacts, nc = 0;
+    int *color = clcone_calloc((size_t)n, sizeof *color, err, "colours");
+    int *mark = clcone_calloc((size_t)n + 2, sizeof *mark, err, "colour marks");
+    clcone_status st = CLCONE_ENOMEM;
+    if (!color || !mark) goto out;
+    for (int i = 0; i <= n + 1; ++i) mark[i] = -1;
+    for (int c = 0; c < n; ++c) {
+        int k0 = 0;
+        for (int side = 0; side < 2; ++side) {
+            int bi = side == 0 ? b->ca[c] : b->cb[c];
+            if (bi < 0) continue;
+            for (int k = L->ptr[bi]; k < L->ptr[bi + 1] && L->contact[k] < c; ++k) mark[color[L->contact[k]]] = c;
+        }
+        while (mark[k0] == c) ++k0;
+        color[c] = k0;
+        if (k0 + 1 > nc) nc = k0 + 1;
+    }
+    h->color_ptr = clcone_calloc((size_t)nc + 1, sizeof *h->color_ptr, err, "colour offsets");
+    h->order = clcone_calloc((size_t)n, sizeof *h->order, err, "colour order");
+    if (!h->color_ptr || !h->order) goto out;
+    for (int c = 0; c < n; ++c) h->color_ptr[color[c] + 1]++;
+    for (int k = 0; k < nc; ++k) h->color_ptr[k + 1] += h->color_ptr[k];
+    for (int k = 0; k <= nc; ++k) mark[k] = h->color_ptr[k];
+    for (int c = 0; c < n; ++c) h->order[mark[color[c]]++] = c;
+    h->ncolors = nc;
+    st = CLCONE_OK;
+out:
+    free(color);
+    free(mark);
+    return st;
+}
+
+/* 1/2 r'(W + R)r + q'r from one more operator product on the device. */
+static clcone_status body_cost(dev_local *d, const double *r, const double *q, double *cost, clcone_error *err)
+{
+    double *w = clcone_calloc(3 * (size_t)d->n, sizeof *w, err, "cost product");
+    clcone_status s;
+    if (!w) return CLCONE_ENOMEM;
+    s = dev_apply(d, d->r, d->w, err);
+    if (!s) s = clcone_read_reals(d->c, d->w, w, 3 * (size_t)d->n, err);
+    *cost = 0;
+    for (int i = 0; !s && i < 3 * d->n; ++i) *cost += r[i] * (0.5 * w[i] + q[i]);
+    free(w);
+    return s;
+}
+
+/* A problem or scene uploaded once and solved many times (clcone_plan's
+ * device side). The options and, for the local form, the problem are
+ * owned copies, since the uploaded state refers to them. */
+struct clcone_dev_plan {
+    dev_local d;
+    clcone_options o;      /* what the kernels run (soft as ccp) */
+    clcone_options given;  /* as the caller gave them */
+    clcone_problem p;      /* local form */
+    body_host b;           /* body form */
+    clcone_body_csr L;
+};
+
+static void plan_release(clcone_dev_plan *pl)
+{
+    dev_close(&pl->d);
+    clcone_problem_free(&pl->p);
+    body_host_free(&pl->b);
+    clcone_body_csr_free(&pl->L);
+    free(pl);
+}
+
+void clcone_dev_plan_free(clcone_dev_plan *pl)
+{
+    if (pl) plan_release(pl);
+}
+
+clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err)
+{
+    const clcone_problem *one[1] = {p};
+    clcone_dev_plan *pl;
+    dev_host h;
+    clcone_status s;
+    *out = NULL;
+    if (!(pl = clcone_calloc(1, sizeof *pl, err, "device plan"))) return CLCONE_ENOMEM;
+    pl->o = pl->given = *o;
+    memset(&h, 0, sizeof h);
+    if (!(s = clcone_batch_concat(one, 1, &pl->p, err)) && !(s = local_host(&pl->p, &h, err))) {
+        pl->d.p = &pl->p;
+        if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
+            && !(s = clcone_buf_ints(c, pl->p.row_ptr, (size_t)pl->p.n + 1, &pl->d.row_ptr, err))
+            && !(s = clcone_buf_ints(c, pl->p.col, (size_t)pl->p.nnzb, &pl->d.col, err))
+            && !(s = clcone_buf_reals(c, "W block", 9, pl->p.blocks, 9 * (size_t)pl->p.nnzb, &pl->d.W, err)))
+            s = clcone_kernel(c, "matvec_local", &pl->d.k_mv, err);
+    }
+    dev_host_free(&h);
+    if (s) {
+        plan_release(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err)
+{
+    size_t m = 3 * (size_t)pl->d.n;
+    double *own = pl->d.nb ? pl->b.q : pl->p.q;
+    memcpy(own, q, m * sizeof *q);
+    return clcone_write_reals(pl->d.c, "q of contact", 3, pl->d.q, q, m, err);
+}
+
+clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err)
+{
+    /* one iteration from r = 0 launches every kernel of the solver, so a
+     * device that compiles at the first launch (POCL: per work-group
+     * size) does it here */
+    clcone_options keep = pl->o;
+    double *r = clcone_calloc(3 * (size_t)pl->d.n, sizeof *r, err, "warm-up reactions");
+    clcone_result res;
+    clcone_status s;
+    if (!r) return CLCONE_ENOMEM;
+    pl->o.max_iter = 1;
+    pl->o.max_seconds = 0;
+    pl->o.history = NULL;
+    pl->o.progress = NULL;
+    if (!(s = clcone_result_init(&res, pl->d.nprob, err))) {
+        s = clcone_dev_plan_solve(pl, r, &res, err);
+        clcone_result_free(&res);
+    }
+    pl->o = keep;
+    free(r);
+    return s;
+}
+
+clcone_status clcone_dev_plan_solve(clcone_dev_plan *pl, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_status s = dev_run(&pl->d, r, res, err);
+    if (!s && pl->d.nb && pl->o.model == CLCONE_MODEL_CCP)
+        s = body_cost(&pl->d, r, pl->b.q, &res->items[0].cost, err);
+    return s;
+}
+
+clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, const clcone_options *o,
+                                  double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_dev_plan *pl;
+    clcone_status s = clcone_dev_plan_local(c, p, o, &pl, err);
+    if (s) return s;
+    s = clcone_dev_plan_solve(pl, r, res, err);
+    plan_release(pl);
+    return s;
+}
+
+/* Body-form plan: the scene's Jacobians, masses and per-body contact
+ * lists on the device (matrix-free W). The soft model is solved as a ccp
+ * on W + R, q - a_ref. */
+clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
+                                    clcone_dev_plan **out, clcone_error *err)
+{
+    clcone_dev_plan *pl;
+    dev_host h;
+    clcone_status s;
+    int n = sc->ncontacts, nb = sc->nbodies;
+    *out = NULL;
+    if (!(pl = clcone_calloc(1, sizeof *pl, err, "device plan"))) return CLCONE_ENOMEM;
+    pl->o = pl->given = *o;
+    pl->o.model = clcone_model_solved_as(o->model);
+    memset(&h, 0, sizeof h);
+    if ((s = clcone_body_csr_build(sc, &pl->L, err)) || (s = body_prepare(sc, &pl->L, o, &pl->b, &h, err))
+        || (s = body_colors(sc, &pl->L, &pl->b, &h, err)))
+        goto out;
+    pl->d.nb = nb;
+    if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
+        && !(s = clcone_buf_ints(c, pl->L.ptr, (size_t)nb + 1, &pl->d.bptr, err))
+        && !(s = clcone_buf_ints(c, pl->L.contact, (size_t)pl->L.ptr[nb], &pl->d.bc, err))
+        && !(s = clcone_buf_alloc(c, (size_t)pl->L.ptr[nb] + 1, &pl->d.bs, err))
+        && !(s = clcone_buf_ints(c, pl->b.ca, (size_t)n, &pl->d.ca, err))
+        && !(s = clcone_buf_ints(c, pl->b.cb, (size_t)n, &pl->d.cb, err))
+        && !(s = clcone_buf_reals(c, "frame of contact", 9, pl->b.frame, 9 * (size_t)n, &pl->d.frame, err))
+        && !(s = clcone_buf_reals(c, "lever arms of contact", 6, pl->b.arm, 6 * (size_t)n, &pl->d.arm, err))
+        && !(s = clcone_buf_reals(c, "diagonal W block of contact", 9, pl->b.Wcc, 9 * (size_t)n, &pl->d.Wcc, err))
+        && !(s = clcone_buf_reals(c, "regularisation of contact", 3, pl->b.R, 3 * (size_t)n, &pl->d.Rd, err))
+        && !(s = clcone_buf_reals(c, "inverse mass of body", 1, pl->b.inv_mass, (size_t)nb, &pl->d.inv_mass, err))
+        && !(s = clcone_buf_reals(c, "inverse inertia of body", 9, pl->b.inv_inertia, 9 * (size_t)nb, &pl->d.inv_inertia, err))
+        && !(s = clcone_buf_alloc(c, 6 * (size_t)nb * c->real_size, &pl->d.dv, err))
+        && !(s = clcone_kernel(c, "body_gather", &pl->d.k_gather, err))
+        && !(s = clcone_kernel(c, "body_contact_apply", &pl->d.k_capply, err))) {
+        cl_int e = clEnqueueWriteBuffer(c->queue, pl->d.bs, CL_TRUE, 0, (size_t)pl->L.ptr[nb], pl->b.bs, 0, NULL,
+                                        NULL);
+        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)");
+    }
+out:
+    dev_host_free(&h);
+    if (s) {
+        plan_release(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+/* The free velocities of a scene whose contacts and bodies are those the
+ * plan was made from: only q = J v* (- a_ref) changes and is uploaded. */
+clcone_status clcone_dev_plan_set_velocities(clcone_dev_plan *pl, const clcone_scene *sc, clcone_error *err)
+{
+    body_host b;
+    dev_host h;
+    clcone_status s;
+    memset(&b, 0, sizeof b);
+    memset(&h, 0, sizeof h);
+    if (!(s = body_prepare(sc, &pl->L, &pl->given, &b, &h, err))) s = clcone_dev_plan_set_q(pl, b.q, err);
+    body_host_free(&b);
+    dev_host_free(&h);
+    return s;
+}

@@ -1,0 +1,105 @@
+/* OpenCL plumbing shared by the device solvers: the context, checked
+ * calls, buffers and the program cache. */
+#ifndef CLCONE_OPENCL_H
+#define CLCONE_OPENCL_H
+
+#include "core/internal.h"
+
+#include <CL/cl.h>
+
+struct clcone_context {
+    clcone_device_info info;
+    clcone_precision prec;
+    size_t real_size;             /* sizeof(float) or sizeof(double) */
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context ctx;
+    cl_command_queue queue;
+    cl_program program;           /* all kernels, built once per context */
+    char cache_path[4096];        /* program binary cache entry */
+    int cache_hit;                /* the program came from the cache */
+    size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+};
+
+/* Work-group size of launches that do not need a particular one. */
+#define CLCONE_DEFAULT_WG 64
+
+/* Human text of an OpenCL error code ("CL_OUT_OF_RESOURCES"). */
+const char *clcone_cl_error_name(cl_int e);
+
+/* Sets err from a failed call; returns CLCONE_EDEVICE. */
+clcone_status clcone_cl_fail(clcone_error *err, cl_int e, const char *what);
+
+/* Device buffer from host doubles, converted to the context precision.
+ * x holds items of `per` entries named `what` in messages ("W block" ->
+ * "W block 12 entry 3: 1e-50 is outside float range ..."); a value float
+ * cannot carry is CLCONE_EINVAL. */
+clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per,
+                               const double *x, size_t n, cl_mem *out,
+                               clcone_error *err);
+clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
+                              cl_mem *out, clcone_error *err);
+/* Uninitialised device buffer of n reals (or bytes when real is 0). */
+clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
+                               clcone_error *err);
+/* Host doubles into a staging area of n reals in the context precision
+ * (checked as clcone_buf_reals checks them), for transfers that do not
+ * block; and back. */
+clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size_t per,
+                                 const double *x, size_t n, void *stage, clcone_error *err);
+void clcone_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n);
+/* Overwrites the first n reals of b with host doubles (blocking),
+ * checked as clcone_buf_reals checks them. */
+clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b,
+                                 const double *x, size_t n, clcone_error *err);
+/* Reads n reals back as doubles. */
+clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x,
+                                size_t n, clcone_error *err);
+/* Kernel arguments as (size, pointer) pairs, so a call sets them all in
+ * one statement: SET_ARGS(k, "name", err, KI(n), KM(buf), KLOCAL(bytes)). */
+typedef struct karg {
+    size_t size;
+    const void *ptr;  /* NULL: __local memory of `size` bytes */
+} karg;
+#define KM(m) ((karg){sizeof(cl_mem), &(m)})
+#define KI(i) ((karg){sizeof(int), &(i)})
+#define KLOCAL(bytes) ((karg){(bytes), NULL})
+/* A real argument in the context's precision: KR(c, v) with v a kreal
+ * that outlives the SET_ARGS call. */
+typedef struct kreal {
+    double d;
+    float f;
+} kreal;
+#define KREAL(x) ((kreal){(x), (float)(x)})
+#define KR(c, v) ((karg){(c)->real_size, (c)->prec == CLCONE_DOUBLE ? (const void *)&(v).d : (const void *)&(v).f})
+clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *a,
+                              clcone_error *err);
+#define SET_ARGS(k, name, err, ...)                                              \
+    clcone_set_args(k, name, (int)(sizeof((karg[]){__VA_ARGS__}) / sizeof(karg)), \
+                    (karg[]){__VA_ARGS__}, err)
+
+/* Creates a kernel by name from the context's program. */
+clcone_status clcone_kernel(clcone_context *c, const char *name,
+                            cl_kernel *k, clcone_error *err);
+/* Enqueues a 1-D kernel over `global` items (rounded up to the local
+ * size; kernels guard their index). local = 0: CLCONE_DEFAULT_WG, or the
+ * device's largest size when that is smaller. */
+clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global,
+                         size_t local, const char *name, clcone_error *err);
+
+/* The program cache key of a source and build options for the context's
+ * device: 16 hex digits of a 64-bit FNV-1a over device name, device and
+ * driver versions, options and source. Exposed for the tests. */
+void clcone_cache_key(const clcone_context *c, const char *options,
+                      const char *source, char key[17]);
+
+/* Builds `source` (tests use it to provoke build failures); the build log
+ * is in err on failure. */
+clcone_status clcone_build_source(clcone_context *c, const char *source,
+                                  const char *options, cl_program *out,
+                                  clcone_error *err);
+
+/* Options used to build the clcone program on this context. */
+void clcone_build_options(const clcone_context *c, char *buf, size_t len);
+
+#endif

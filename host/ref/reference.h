@@ -1,0 +1,82 @@
+/* CPU reference solvers (double, single thread, deterministic). Each one
+ * solves ONE problem of a batch: contacts [c0, c1) of p, whose W blocks
+ * never leave that range. r (3n, whole batch) holds the start on entry and
+ * the reactions on exit; only entries of [c0, c1) are touched. They fill
+ * out->status, out->iters, out->error (the model's error, see
+ * clcone_error_of) and out->reason; the dispatcher (solve/solve.c) sets the time. */
+#ifndef CLCONE_REFERENCE_H
+#define CLCONE_REFERENCE_H
+
+#include "clcone.h"
+#include "core/sap.h"
+
+clcone_status ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
+                               int c0, int c1, double *r,
+                               clcone_prob_result *out, clcone_error *err);
+/* Projected Jacobi for coulomb, ccp and pyramid. */
+clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o,
+                         int c0, int c1, double *r, clcone_prob_result *out,
+                         clcone_error *err);
+/* Projected Gauss-Seidel for ccp and pyramid. */
+clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o,
+                      int c0, int c1, double *r, clcone_prob_result *out,
+                      clcone_error *err);
+/* APGD on the cone QP (ccp); for coulomb the De Saxce fixed point: the
+ * shift mu ||u_t|| is frozen into q for check_every iterations at a time. */
+clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o,
+                       int c0, int c1, double *r, clcone_prob_result *out,
+                       clcone_error *err);
+/* Lemke's method on the N-facet pyramid LCP (Stewart-Trinkle form), dense;
+ * o->max_iter caps the pivots. */
+clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
+                                int c0, int c1, double *r,
+                                clcone_prob_result *out, clcone_error *err);
+
+
+
+
+/* Shared iteration bookkeeping of the reference solvers: decides when to
+ * measure the error (every iteration below 100, then every
+ * o->check_every), and stops on convergence, non-finite values or the
+ * time cap. */
+typedef struct ref_loop {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1;
+    int prob;        /* index in the batch, for o->history */
+    double t0_ms;
+} ref_loop;
+
+void ref_loop_start(ref_loop *L, const clcone_problem *p,
+                    const clcone_options *o, int c0, int c1);
+/* Call after iteration `iter` (1-based). Returns 1 when the solver must
+ * stop; out is then filled. */
+int ref_loop_check(ref_loop *L, int iter, const double *r,
+                   clcone_prob_result *out);
+/* Fills out for a run that used all o->max_iter iterations. */
+void ref_loop_finish(ref_loop *L, int iter, const double *r,
+                     clcone_prob_result *out);
+
+
+/* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
+ * so that the coloured Gauss-Seidel of the device has a reference. */
+clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
+                               int c0, int c1, const int *order, double *r,
+                               clcone_prob_result *out, clcone_error *err);
+clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
+                              int c0, int c1, const int *order, double *r,
+                              clcone_prob_result *out, clcone_error *err);
+/* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
+ * sweeping colour by colour in the device's order. */
+clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
+                      int c1, double *r, clcone_prob_result *out,
+                      clcone_error *err);
+
+/* SAP's CPU backend: runs clcone_sap_newton from v0 (6 per body) with a
+ * dense Cholesky of H; returns gamma in r and, when vout is non-NULL, the
+ * final velocities. */
+clcone_status clcone_sap_ref(const clcone_sap_setup *S, const double *v0, const clcone_options *o,
+                             clcone_sap_params *prm, double *r, double *vout, clcone_prob_result *out,
+                             clcone_error *err);
+
+#endif

@@ -1,0 +1,38 @@
+/* The solve layer's internal entries, beside the public clcone_solve*
+ * and clcone_plan_* (solve/solve.c, solve/sap_solve.c). */
+#ifndef CLCONE_SOLVE_H
+#define CLCONE_SOLVE_H
+
+#include "core/internal.h"
+#include "core/sap.h"
+
+/* A reference routine: solves contacts [c0, c1) of p (one problem of a
+ * batch) from r; see ref/reference.h. */
+typedef clcone_status (*clcone_ref_entry)(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                          double *r, clcone_prob_result *out, clcone_error *err);
+
+/* The contract (solve/contract.c). Option ranges, and that the solver
+ * serves the model on the backend ctx (NULL = the reference). */
+clcone_status clcone_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err);
+/* The reference routine of a validated (model, solver); NULL if none. */
+clcone_ref_entry clcone_contract_ref(clcone_model m, clcone_solver s);
+
+/* Entry used by clcone_solve_scene for o->model == CLCONE_MODEL_SAP (ctx
+ * NULL = CPU reference). Validates options (tol, max_iter, max_seconds,
+ * sap_beta > 0 finite; solver and check_every are not used: Newton checks
+ * every iteration) and the scene, then solves. r (3 per contact): the warm
+ * start impulses when o->warm_start (v0 = v* + M^-1 J' r), else v0 = v*; on
+ * exit the contact impulses gamma of the solution, so that
+ * clcone_scene_apply_impulses(r) gives v - v*. res->items[0]: iters =
+ * Newton iterations, inner_iters = CG iterations (0 for the reference),
+ * cost, error as above. */
+clcone_status clcone_sap_solve(clcone_context *ctx, const clcone_scene *s, const clcone_options *o,
+                               double *r, clcone_result *res, clcone_error *err);
+/* The option checks of a sap solve (model, sap_beta, stopping options). */
+clcone_status clcone_sap_check_options(const clcone_options *o, clcone_error *err);
+/* The same with the extra parameters (prm may be NULL). */
+clcone_status clcone_sap_solve_ex(clcone_context *ctx, const clcone_scene *s, const clcone_options *o,
+                                  clcone_sap_params *prm, double *r, clcone_result *res,
+                                  clcone_error *err);
+
+#endif

@@ -1,0 +1,327 @@
+/* Time stepping of a world: semi-implicit Euler, every contact solve by
+ * clcone_solve_scene (device or reference).
+ *
+ * Step n: contacts are detected at x_n; penetration beyond a slop is
+ * reduced by moving the bodies apart (position projection, below); the
+ * free velocity v* = v_n + h g is corrected by the contact impulses r,
+ * v_{n+1} = v* + M^-1 J^T r; then x_{n+1} = x_n + h v_{n+1} and the
+ * orientations turn by h omega_{n+1}.
+ *
+ * Stabilisation is by position projection, not a Baumgarte bias in q:
+ * clcone_solve_scene forms q = J v* from the bodies and takes no per-
+ * contact bias, and a bias would also feed energy into the velocities
+ * (the solve could then raise the kinetic energy), whereas moving
+ * positions leaves the velocities, and the energy, alone. The soft model
+ * is the exception: its a_ref already pulls penetration back with the
+ * stiffness k, and projecting as well would fight its rest penetration
+ * (the bodies would move every step), so soft steps are not projected. */
+#include "core/internal.h"
+#include "core/sap.h"
+#include "core/scene.h"
+#include "world/world.h"
+#include "solve/solve.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct keyed {
+    unsigned long long key;
+    int index;
+} keyed;
+
+struct clcone_sim {
+    clcone_world *w;
+    clcone_context *ctx;
+    clcone_sim_options o;
+    double *r;          /* 3 per contact of w->s, last solve */
+    keyed *prev;        /* last step's keys, sorted, indexing r */
+    int nprev;
+    int step;
+    clcone_scene last;  /* last step's contact problem and warm start */
+    double *last_r0;
+    int warmed;         /* the device has run the solver's kernels */
+};
+
+void clcone_sim_options_default(clcone_sim_options *o)
+{
+    memset(o, 0, sizeof *o);
+    clcone_options_default(&o->solve);
+    o->margin = 1e-3;
+    o->projection = 0.2;
+    o->slop = 1e-4;
+    o->warm_start = 1;
+}
+
+clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clcone_sim_options *o, clcone_sim **out,
+                                clcone_error *err)
+{
+    clcone_sim *s;
+    clcone_status st;
+    clcone_options so = o->solve;
+    *out = NULL;
+    clcone_options_resolve(&so, ctx);
+    so.soft_dt = w->dt;
+    if ((st = clcone_world_validate(w, err))
+        || (st = so.model == CLCONE_MODEL_SAP ? clcone_sap_check_options(&so, err) : clcone_options_validate(&so, ctx, err)))
+        return st;
+    if (!isfinite(o->margin) || o->margin < 0 || !isfinite(o->slop) || o->slop < 0 || !isfinite(o->projection) ||
+        o->projection < 0 || o->projection > 1)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "simulation options: margin %g and slop %g must be >= 0, projection %g in [0, 1]",
+                           o->margin, o->slop, o->projection);
+    s = clcone_calloc(1, sizeof *s, err, "simulation");
+    if (!s) return CLCONE_ENOMEM;
+    s->w = w;
+    s->ctx = ctx;
+    s->o = *o;
+    s->o.solve = so;
+    *out = s;
+    return CLCONE_OK;
+}
+
+void clcone_sim_free(clcone_sim *s)
+{
+    if (!s) return;
+    free(s->r);
+    free(s->prev);
+    clcone_scene_free(&s->last);
+    free(s->last_r0);
+    free(s);
+}
+
+const double *clcone_sim_reactions(const clcone_sim *s)
+{
+    return s->r;
+}
+
+const clcone_scene *clcone_sim_last_scene(const clcone_sim *s, const double **r0)
+{
+    if (r0) *r0 = s->last_r0;
+    return &s->last;
+}
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    unsigned long long x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
+    return (x > y) - (x < y);
+}
+
+/* Moves the bodies of penetrating contacts apart along the normals, by
+ * `projection` of the depth beyond `slop`, shared by inverse mass. Each
+ * body takes the mean of its corrections (Jacobi with averaging), so a
+ * body squeezed from several sides is not pushed too far. */
+static clcone_status project(clcone_world *w, const clcone_sim_options *o, clcone_error *err)
+{
+    int nb = w->s.nbodies;
+    double *dx = NULL;
+    int *cnt = NULL;
+    if (o->projection == 0 || w->s.ncontacts == 0) return CLCONE_OK;
+    dx = clcone_calloc(3 * (size_t)nb + 1, sizeof *dx, err, "projection");
+    cnt = dx ? clcone_calloc((size_t)nb + 1, sizeof *cnt, err, "projection counts") : NULL;
+    if (!cnt) {
+        free(dx);
+        return CLCONE_ENOMEM;
+    }
+    for (int c = 0; c < w->s.ncontacts; ++c) {
+        const clcone_contact *ct = &w->s.contacts[c];
+        double depth = -ct->gap - o->slop, ia, ib, corr;
+        if (depth <= 0) continue;
+        ia = w->s.bodies[ct->a].inv_mass;
+        ib = ct->b >= 0 ? w->s.bodies[ct->b].inv_mass : 0.0;
+        if (ia + ib == 0) continue;
+        corr = o->projection * depth / (ia + ib);
+        for (int k = 0; k < 3; ++k) dx[3 * (size_t)ct->a + k] += corr * ia * ct->normal[k];
+        cnt[ct->a]++;
+        if (ct->b >= 0 && ib > 0) {
+            for (int k = 0; k < 3; ++k) dx[3 * (size_t)ct->b + k] -= corr * ib * ct->normal[k];
+            cnt[ct->b]++;
+        }
+    }
+    for (int i = 0; i < nb; ++i)
+        if (cnt[i])
+            for (int k = 0; k < 3; ++k) w->s.bodies[i].x[k] += dx[3 * (size_t)i + k] / cnt[i];
+    free(dx);
+    free(cnt);
+    return CLCONE_OK;
+}
+
+/* Normal velocity of every contact at the bodies' current velocities (the
+ * soft model's v0). */
+static void normal_velocities(const clcone_scene *s, double *vn)
+{
+    for (int c = 0; c < s->ncontacts; ++c) {
+        vn[c] = 0;
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            double J[18], u = 0;
+            if (b < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 6; ++k) u += J[k] * s->bodies[b].v[k];
+            vn[c] += side == 0 ? u : -u;
+        }
+    }
+}
+
+static int usable(clcone_run_status st)
+{
+    return st == CLCONE_CONVERGED || st == CLCONE_MAXITER;
+}
+
+/* The solver a failed step is solved again with; DEFAULT when none. */
+static clcone_solver fallback_solver(const clcone_options *o, const clcone_context *ctx)
+{
+    clcone_solver f = ctx ? CLCONE_SOLVER_CGS : o->model == CLCONE_MODEL_COULOMB ? CLCONE_SOLVER_NSGS : CLCONE_SOLVER_PGS;
+    return o->model == CLCONE_MODEL_SAP || f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
+}
+
+/* Solves sc from the warm start r0 into r (3n); falls back when the solve
+ * fails or diverges (see clcone_step_info). */
+static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
+                                clcone_step_info *info, clcone_error *err)
+{
+    clcone_result res;
+    clcone_options fo = *so;
+    clcone_status st;
+    size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
+    if (sim->ctx && !sim->warmed && sc->ncontacts > 0) {
+        /* a plan's set-up runs every kernel once: first-launch
+         * compilation happens here, not in the first step's solve time */
+        clcone_plan *pl;
+        if ((st = clcone_plan_create_scene(sim->ctx, sc, so, &pl, err))) return st;
+        clcone_plan_free(pl);
+        sim->warmed = 1;
+    }
+    if ((st = clcone_solve_scene(sim->ctx, sc, so, r, &res, err))) return st;
+    info->solve = res.items[0];
+    clcone_result_free(&res);
+    if (usable(info->solve.status)) return CLCONE_OK;
+    fo.solver = fallback_solver(so, sim->ctx);
+    if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
+    info->fell_back = 1;
+    info->failed = info->solve;
+    info->fallback = fo.solver;
+    memcpy(r, sim->last_r0, m);
+    if ((st = clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err))) return st;
+    info->solve = res.items[0];
+    info->solve.time_ms += info->failed.time_ms;
+    info->solve.iters += info->failed.iters;
+    clcone_result_free(&res);
+    return CLCONE_OK;
+}
+
+clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
+{
+    clcone_world *w = sim->w;
+    clcone_scene sc;
+    clcone_options so = sim->o.solve;
+    unsigned long long *keys = NULL;
+    keyed *cur = NULL;
+    double *r = NULL, *dv = NULL, *x0 = NULL, *vn = NULL, t0 = clcone_now_ms();
+    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT;
+    clcone_status st;
+
+    memset(info, 0, sizeof *info);
+    memset(&sc, 0, sizeof sc);
+    info->step = sim->step + 1;
+    info->fallback = CLCONE_SOLVER_DEFAULT;
+    if ((st = clcone_world_detect(w, sim->o.margin, &keys, err))) return st;
+    n = w->s.ncontacts;
+    info->contacts = n;
+    for (int c = 0; c < n; ++c) info->max_penetration = fmax(info->max_penetration, -w->s.contacts[c].gap);
+    /* positions before the projection, restored when the step is not applied */
+    x0 = clcone_calloc(3 * (size_t)nb + 1, sizeof *x0, err, "positions");
+    if (!x0) {
+        st = CLCONE_ENOMEM;
+        goto done;
+    }
+    for (int i = 0; i < nb; ++i) memcpy(x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
+    if (!soft && (st = project(w, &sim->o, err))) goto done;
+    info->detect_ms = clcone_now_ms() - t0;
+
+    r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");
+    cur = r ? clcone_calloc((size_t)n + 1, sizeof *cur, err, "contact keys") : NULL;
+    dv = cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *dv, err, "velocity change") : NULL;
+    vn = dv ? clcone_calloc((size_t)n + 1, sizeof *vn, err, "normal velocities") : NULL;
+    if (!vn) {
+        st = CLCONE_ENOMEM;
+        goto done;
+    }
+    /* warm start: a contact with the same pair and feature as last step
+     * starts from last step's reaction (the frame follows the normal, which
+     * turns little in a step) */
+    for (int c = 0; c < n; ++c) {
+        keyed k = {keys[c], c}, *hit;
+        cur[c] = k;
+        if (!sim->o.warm_start || !sim->nprev) continue;
+        hit = bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof *hit, cmp_keyed);
+        if (!hit) continue;
+        memcpy(r + 3 * (size_t)c, sim->r + 3 * (size_t)hit->index, 3 * sizeof *r);
+        info->warm_matched++;
+    }
+    so.warm_start = info->warm_matched > 0;
+    if (soft) {
+        normal_velocities(&w->s, vn);
+        so.soft_v0 = vn;
+    }
+
+    if ((st = clcone_world_contact_scene(w, &sc, err))) goto done;
+    /* kinetic energy at v* (dv is scratch until the solve fills it) */
+    for (int i = 0; i < nb; ++i) memcpy(dv + 6 * (size_t)i, sc.bodies[i].v, 6 * sizeof *dv);
+    info->ke_free = clcone_world_kinetic_energy(w, dv);
+    free(sim->last_r0);
+    sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "warm start copy");
+    if (!sim->last_r0) {
+        st = CLCONE_ENOMEM;
+        goto done;
+    }
+    memcpy(sim->last_r0, r, 3 * (size_t)n * sizeof *r);
+    if (n > 0) {
+        if ((st = solve_step(sim, &sc, &so, r, info, err))) goto done;
+        if (!usable(info->solve.status)) {
+            /* never applied: the caller sees the status and the old state */
+            for (int i = 0; i < nb; ++i) memcpy(w->s.bodies[i].x, x0 + 3 * (size_t)i, sizeof w->s.bodies[i].x);
+            info->ke_after = info->ke_free;
+            goto done;
+        }
+        clcone_scene_apply_impulses(&sc, r, dv);
+    } else {
+        info->solve.status = CLCONE_CONVERGED;
+        memset(dv, 0, 6 * (size_t)nb * sizeof *dv);
+    }
+    info->applied = 1;
+    for (int i = 0; i < nb; ++i) {
+        clcone_body *b = &w->s.bodies[i];
+        if (w->shapes[i].mass == 0.0) continue;
+        for (int k = 0; k < 6; ++k) b->v[k] = sc.bodies[i].v[k] + dv[6 * (size_t)i + k];
+    }
+    info->ke_after = clcone_world_kinetic_energy(w, NULL);
+    for (int i = 0; i < nb; ++i) {
+        clcone_body *b = &w->s.bodies[i];
+        if (w->shapes[i].mass == 0.0) continue;
+        for (int k = 0; k < 3; ++k) b->x[k] += w->dt * b->v[k];
+        clcone_quat_integrate(w->shapes[i].quat, b->v + 3, w->dt);
+        clcone_body_set_mass(b, &w->shapes[i]);
+    }
+    qsort(cur, (size_t)n, sizeof *cur, cmp_keyed);
+    free(sim->r);
+    free(sim->prev);
+    sim->r = r;
+    sim->prev = cur;
+    sim->nprev = n;
+    r = NULL;
+    cur = NULL;
+    sim->step++;
+    clcone_scene_free(&sim->last);
+    sim->last = sc;
+    memset(&sc, 0, sizeof sc);
+done:
+    clcone_scene_free(&sc);
+    free(keys);
+    free(r);
+    free(cur);
+    free(dv);
+    free(x0);
+    free(vn);
+    return st;
+}

@@ -1,0 +1,50 @@
+/* clcone public API: version, the export macro, status codes and error messages. */
+#ifndef CLCONE_API_BASE_H
+#define CLCONE_API_BASE_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLCONE_VERSION_MAJOR 0
+#define CLCONE_VERSION_MINOR 3
+#define CLCONE_VERSION_PATCH 0
+#define CLCONE_VERSION "0.3.0"
+
+/* The library is built with -fvisibility=hidden: only declarations marked
+ * CLCONE_API are exported from the shared library, so internal helpers
+ * cannot clash with a host application's symbols. */
+#if defined(__GNUC__)
+#define CLCONE_API __attribute__((visibility("default")))
+#else
+#define CLCONE_API
+#endif
+
+/* Version of the library linked at run time ("0.3.0"); compare with
+ * CLCONE_VERSION, the version of the header compiled against. */
+CLCONE_API const char *clcone_version(void);
+
+typedef enum clcone_status {
+    CLCONE_OK = 0,
+    CLCONE_EINVAL,   /* invalid argument or invalid problem data */
+    CLCONE_EIO,      /* file could not be opened, read or written */
+    CLCONE_EFORMAT,  /* file content malformed */
+    CLCONE_ENOMEM,   /* host allocation failed */
+    CLCONE_EDEVICE,  /* OpenCL platform, device, build or run failure */
+    CLCONE_ENOTSUP   /* combination not supported (e.g. solver for model) */
+} clcone_status;
+
+typedef struct clcone_error {
+    clcone_status code;
+    char msg[1024];
+} clcone_error;
+
+/* Human name of a status code ("invalid input", ...). */
+CLCONE_API const char *clcone_status_name(clcone_status s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

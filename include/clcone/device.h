@@ -1,0 +1,55 @@
+/* clcone public API: OpenCL devices. */
+#ifndef CLCONE_API_DEVICE_H
+#define CLCONE_API_DEVICE_H
+
+#include "solve.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* OpenCL devices                                                      */
+
+typedef struct clcone_device_info {
+    int index;                  /* position in the list (--device N) */
+    char platform[128];
+    char name[128];
+    char version[128];          /* OpenCL version string */
+    int is_gpu;
+    int is_cpu;                 /* CL_DEVICE_TYPE_CPU (POCL's pthread device) */
+    int compute_units;
+    unsigned long long global_mem;
+    unsigned long long max_alloc;
+    int fp64;                   /* cl_khr_fp64 */
+} clcone_device_info;
+
+/* Lists every device of every platform (*list is malloc'ed; free()). With
+ * no platform installed: CLCONE_EDEVICE and a message on how to fix it. */
+CLCONE_API clcone_status clcone_list_devices(clcone_device_info **list, int *count,
+                                  clcone_error *err);
+
+/* A device with its queue and built programs. */
+typedef struct clcone_context clcone_context;
+
+typedef enum clcone_precision {
+    CLCONE_FLOAT = 0,
+    CLCONE_DOUBLE
+} clcone_precision;
+
+/* Opens a device. spec: NULL or "" = $CLCONE_DEVICE if set, else the
+ * first GPU, else the first CPU device; "N" = index in the device list;
+ * "cpu" / "gpu" (or CPU / GPU) = first device of that type, or whose
+ * name contains it; anything else = first device whose name contains
+ * spec. ("ref", the CPU
+ * reference, is not an OpenCL device: callers pass a NULL context for
+ * it.) Double precision needs cl_khr_fp64. */
+CLCONE_API clcone_status clcone_context_create(const char *spec, clcone_precision prec,
+                                    clcone_context **ctx, clcone_error *err);
+CLCONE_API void clcone_context_free(clcone_context *ctx);
+CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
+CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,45 @@
+/* clcone public API: problem, reactions and output files. */
+#ifndef CLCONE_API_FILES_H
+#define CLCONE_API_FILES_H
+
+#include <stdio.h>
+
+#include "problem.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Reads a Siconos .dat FrictionContactProblem (dense or SBM storage) or,
+ * when the content starts with the HDF5 signature, an FCLib local problem. */
+CLCONE_API clcone_status clcone_read_problem(const char *path, clcone_problem *p,
+                                  clcone_error *err);
+/* Writes Siconos .dat with SBM storage and %.17g values: an exact round
+ * trip through clcone_read_problem. Written atomically. */
+CLCONE_API clcone_status clcone_write_problem_dat(const char *path,
+                                       const clcone_problem *p,
+                                       clcone_error *err);
+/* Reactions: text, r_n r_t1 r_t2 per line, '#' comments. Exactly 3n
+ * numbers. Writing is atomic (temp file + rename) with %.17g. */
+CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *r,
+                                    clcone_error *err);
+CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
+                                     const double *r, clcone_error *err);
+
+/* Output files, written as every clcone writer writes them. A regular
+ * file (or, through a symbolic link, its target) is written to a
+ * temporary file beside it, renamed over it by clcone_out_close(keep = 1)
+ * only when everything was written, so a failed or abandoned run leaves
+ * the old file whole; a new file gets 0666 & ~umask, a replaced one keeps
+ * its mode. What is not a regular file (/dev/null, a terminal, a FIFO) is
+ * written through, never replaced. clcone_out_close(keep = 0) discards
+ * the temporary. Either way o is freed. */
+typedef struct clcone_out clcone_out;
+CLCONE_API clcone_status clcone_out_open(const char *path, clcone_out **o, clcone_error *err);
+CLCONE_API FILE *clcone_out_file(clcone_out *o);
+CLCONE_API clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

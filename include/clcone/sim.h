@@ -1,0 +1,67 @@
+/* clcone public API: time stepping. */
+#ifndef CLCONE_API_SIM_H
+#define CLCONE_API_SIM_H
+
+#include "world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Time stepping: semi-implicit Euler with the contact impulse solved by
+ * clcone_solve_scene (ctx NULL = CPU reference). */
+typedef struct clcone_sim_options {
+    clcone_options solve;    /* model, solver, tolerances; warm_start is set
+                                by the stepper */
+    double margin;           /* contact detection distance (default 1e-3) */
+    double projection;       /* fraction of the penetration beyond `slop`
+                                removed per step (default 0.2) */
+    double slop;             /* penetration left alone (default 1e-4) */
+    int warm_start;          /* reuse matched reactions (default 1) */
+} clcone_sim_options;
+
+CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
+
+/* A step whose solve fails or diverges is never applied as it is: the
+ * stepper solves the same problem again, from the same warm start, with
+ * the model's Gauss-Seidel fallback (reference: nsgs for coulomb, pgs
+ * otherwise; device: cgs) and applies that when it converged or reached
+ * its cap. When there is no other solver (sap, or the fallback is the
+ * solver that failed) or the fallback fails too, the step is not applied:
+ * solve.status stays failed/diverged, the bodies keep the state before
+ * the step and the caller decides (the CLI stops). */
+typedef struct clcone_step_info {
+    int step;                /* 1-based */
+    int contacts;
+    clcone_prob_result solve;  /* the solve applied (the fallback's, if any) */
+    int applied;             /* 1 when the step moved the bodies */
+    clcone_prob_result failed; /* fell_back: the first solve's result */
+    int fell_back;           /* 1: the first solve failed or diverged */
+    clcone_solver fallback;  /* fell_back: the solver of `solve` */
+    double ke_free;          /* kinetic energy at v* (before the solve) */
+    double ke_after;         /* after the contact impulses */
+    double max_penetration;  /* at detection, >= 0 */
+    int warm_matched;        /* contacts warm-started from the last step */
+    double detect_ms;
+} clcone_step_info;
+
+typedef struct clcone_sim clcone_sim;
+
+/* The stepper works on w in place (w must stay alive). */
+CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
+                                const clcone_sim_options *o, clcone_sim **sim,
+                                clcone_error *err);
+CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
+                              clcone_error *err);
+/* Reactions (impulses, 3 per contact of w->s) of the last step's solve. */
+CLCONE_API const double *clcone_sim_reactions(const clcone_sim *sim);
+/* The last step's contact problem (free velocities, contacts) and, in
+ * *r0 when non-NULL, the warm start it was solved from: to solve it
+ * again elsewhere, e.g. on the reference for comparison. */
+CLCONE_API const clcone_scene *clcone_sim_last_scene(const clcone_sim *sim, const double **r0);
+CLCONE_API void clcone_sim_free(clcone_sim *sim);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

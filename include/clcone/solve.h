@@ -1,0 +1,227 @@
+/* clcone public API: models, solvers, options, results, solves and plans. */
+#ifndef CLCONE_API_SOLVE_H
+#define CLCONE_API_SOLVE_H
+
+#include "scene.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum clcone_model {
+    CLCONE_MODEL_COULOMB = 0, /* exact Coulomb law (SOCCP, De Saxce) */
+    CLCONE_MODEL_CCP,         /* convex cone QP (Anitescu) */
+    CLCONE_MODEL_PYRAMID,     /* N-facet pyramid LCP */
+    CLCONE_MODEL_SOFT,        /* MuJoCo-style regularised dual: cone QP with
+                                 W + R and q - a_ref */
+    CLCONE_MODEL_SAP          /* Drake-SAP-style unconstrained convex
+                                 problem in body velocities (body form) */
+} clcone_model;
+
+typedef enum clcone_solver {
+    CLCONE_SOLVER_DEFAULT = -1, /* the backend's default for the model
+                                   (clcone_options_resolve) */
+    CLCONE_SOLVER_NSGS = 0,  /* coulomb: Gauss-Seidel, exact local solve */
+    CLCONE_SOLVER_JACOBI,    /* all: projected Jacobi */
+    CLCONE_SOLVER_PGS,       /* all: projected Gauss-Seidel */
+    CLCONE_SOLVER_APGD,      /* ccp: accelerated projected gradient */
+    CLCONE_SOLVER_LEMKE,     /* pyramid: Lemke's complementary pivoting */
+    CLCONE_SOLVER_CGS        /* all: coloured Gauss-Seidel (contacts of one
+                                colour share no W block / body) */
+} clcone_solver;
+
+typedef enum clcone_fit {
+    CLCONE_FIT_OUTER = 0,    /* facets tangent to the circle */
+    CLCONE_FIT_INNER         /* vertices on the circle */
+} clcone_fit;
+
+typedef enum clcone_run_status {
+    CLCONE_CONVERGED = 0,
+    CLCONE_MAXITER,
+    CLCONE_DIVERGED,
+    CLCONE_FAILED
+} clcone_run_status;
+
+CLCONE_API const char *clcone_model_name(clcone_model m);
+CLCONE_API const char *clcone_solver_name(clcone_solver s);
+CLCONE_API const char *clcone_run_status_name(clcone_run_status s);
+/* Parse names as used on the command line; return CLCONE_EINVAL and list
+ * the accepted names in err when unknown. */
+CLCONE_API clcone_status clcone_parse_model(const char *s, clcone_model *m,
+                                 clcone_error *err);
+CLCONE_API clcone_status clcone_parse_solver(const char *s, clcone_solver *v,
+                                  clcone_error *err);
+
+/* Convergence history: one point per error check of an iterative solver
+ * (the schedule of check_every), on the reference and on the device. */
+typedef struct clcone_history_point {
+    int prob;            /* problem of the batch */
+    int iter;            /* iteration of the check (1-based) */
+    double time_ms;      /* since the start of that problem's solve */
+    double error;        /* the model's error at the check */
+} clcone_history_point;
+
+typedef struct clcone_history {
+    clcone_history_point *points; /* grown by the solvers; clcone_history_free */
+    int count, capacity;
+    int truncated;       /* 1 when memory ran out: later checks are missing
+                            (the solve itself is unaffected) */
+} clcone_history;
+
+CLCONE_API void clcone_history_free(clcone_history *h);
+
+typedef struct clcone_options {
+    clcone_model model;
+    clcone_solver solver; /* default CLCONE_SOLVER_DEFAULT */
+    int facets;          /* pyramid: 3 <= N <= CLCONE_MAX_FACETS (default 8) */
+    clcone_fit fit;      /* pyramid: outer (default) or inner */
+    double tol;          /* stop when error <= tol; 0 (the default) = the
+                            precision's default (clcone_options_resolve) */
+    int max_iter;        /* sweeps / iterations cap (default 1000000) */
+    int check_every;     /* error measured at each of the first 100
+                            iterations, then every K (default 10), on
+                            every backend */
+    double max_seconds;  /* wall-clock cap per problem, 0 = none */
+    int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
+    /* soft: min 1/2 r'(W + R)r + r'(q - a_ref) over the cones, R diagonal.
+     * From MuJoCo-style solref (time constant tc, damping ratio z) and a
+     * constant solimp impedance d: R_i = (1 - d)/d W_ii per row, and on
+     * the normal row the velocity MuJoCo's reference acceleration leads
+     * to, a_ref = v0 + dt (-b v0 - k d gap), with b = 2/(d tc),
+     * k = 1/(d^2 tc^2 z^2), v0 the contact's normal velocity at the
+     * start of the step (soft_v0; 0 when NULL), gap 0 for local-form
+     * problems, the contact's gap for scenes; a_ref 0 on the tangent
+     * rows. Or R and a_ref given directly (soft_R, soft_aref: 3 per
+     * contact; a_ref 0 when soft_R is given without soft_aref). */
+    double soft_timeconst;  /* solref[0] in s (default 0.02) */
+    double soft_dampratio;  /* solref[1] (default 1) */
+    double soft_impedance;  /* solimp d in (0, 1) (default 0.9) */
+    double soft_dt;         /* time step of the problem in s (default 0.01;
+                               the stepper uses the world's dt). The time
+                               constant used is max(soft_timeconst,
+                               2 soft_dt), MuJoCo's safe minimum: a shorter
+                               one makes the discrete step add energy */
+    const double *soft_R;   /* optional per-contact diagonal R (3n), >= 0 */
+    const double *soft_aref;/* optional reference velocity (3n) */
+    const double *soft_v0;  /* optional normal velocity of each contact at
+                               the start of the step (n), before the free
+                               velocity's dt * forces; the stepper sets it */
+    /* sap: near-rigid regularisation parameter (Castro et al. 2022,
+     * default 1) and Newton tolerances */
+    double sap_beta;
+    /* Optional (default NULL): every error check of the jacobi, pgs, cgs,
+     * nsgs and apgd solvers appends a point here, on the reference and
+     * on the device; lemke and sap record none. */
+    clcone_history *history;
+    /* Optional (default NULL): called at the same checks with the problem
+     * of the batch, the iteration and the error, so that a caller can
+     * show progress (the library itself never prints). */
+    void (*progress)(void *user, int prob, int iter, double error);
+    void *progress_user;
+} clcone_options;
+
+/* Projection onto the pyramid costs O(N) per contact and iteration. */
+#define CLCONE_MAX_FACETS 1024
+
+CLCONE_API void clcone_options_default(clcone_options *o);
+
+/* Which solver serves which model on which backend: one row per pair
+ * that some backend runs (which solvers a model takes is clcone_solver's
+ * comments in short). The defaults, the option checks, their error
+ * messages, `clcone solve --help` and `clcone solvers` are made from it.
+ * soft takes ccp's solvers (it is solved as a ccp on W + R); sap's one row
+ * has solver CLCONE_SOLVER_DEFAULT: Newton, it takes no solver. */
+typedef struct clcone_offer {
+    clcone_model model;
+    clcone_solver solver;
+    int reference;           /* 1: the CPU reference runs it */
+    int device;              /* 1: OpenCL devices run it */
+    int reference_default;   /* 1: the reference's default for the model */
+    int device_default;      /* 1: the devices' default for the model */
+} clcone_offer;
+/* Row i of the table, or NULL past its end. */
+CLCONE_API const clcone_offer *clcone_offer_at(int i);
+/* The solvers model m offers on the reference (device 0) or on devices,
+ * in the table's order, as "nsgs (default), cgs, jacobi, ..." (sap:
+ * "newton"). */
+CLCONE_API void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len);
+
+/* The one rule for what options leave unset, for the backend ctx (NULL =
+ * the CPU reference): solver CLCONE_SOLVER_DEFAULT becomes the backend's
+ * default for the model in the table above (sap keeps it: it takes no
+ * solver), tol 0 becomes the precision's default (1e-5 on a float device,
+ * whose rounding floor is about 1e-7; 1e-8 in double). Every solve
+ * applies it to its copy of the options. */
+typedef struct clcone_context clcone_context; /* an OpenCL device, device.h */
+CLCONE_API void clcone_options_resolve(clcone_options *o, const clcone_context *ctx);
+
+typedef struct clcone_prob_result {
+    clcone_run_status status;
+    int iters;           /* iterations (Newton iterations for sap) */
+    int inner_iters;     /* inner iterations where a method has them
+                            (CG iterations for sap), else 0 */
+    double cost;         /* objective at exit for the convex models (ccp,
+                            soft, sap), else 0 */
+    double error;        /* error measure of the model, see clcone_error_of */
+    double time_ms;
+    char reason[160];    /* why it stopped when not converged */
+} clcone_prob_result;
+
+/* Per problem of the batch: `items` has p->nprob entries. */
+typedef struct clcone_result {
+    int nprob;
+    clcone_prob_result *items;
+    double time_ms;      /* whole call */
+} clcone_result;
+
+CLCONE_API void clcone_result_free(clcone_result *r);
+
+/* One entry point for every backend: ctx NULL = the CPU reference (double,
+ * one thread, the problems of a batch one after another), else the OpenCL
+ * device. Device solvers: jacobi (all models), apgd (ccp, and coulomb as
+ * De Saxce fixed point with APGD inner solves), cgs (all models). r (3n)
+ * holds the warm start on entry when o->warm_start, and the reactions on
+ * exit. Data are uploaded once, iterated on the device and only the
+ * reactions and per-problem errors come back; to solve the same structure
+ * again, see clcone_plan_create. */
+CLCONE_API clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p,
+                           const clcone_options *o, double *r,
+                           clcone_result *res, clcone_error *err);
+/* The same on a body-form scene: the reference forms W (local form); the
+ * device works matrix-free from Jacobians and masses. */
+CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *s,
+                                 const clcone_options *o, double *r,
+                                 clcone_result *res, clcone_error *err);
+
+/* Plans: set up once, solve many. A plan keeps what a solve of one
+ * problem (or batch) or scene needs on its backend: on a device the
+ * uploaded W or Jacobians and masses, step sizes, colouring and kernels,
+ * run once at creation (so first-launch compilation is never solve time).
+ * Each clcone_plan_solve then uploads only the start r and reports the
+ * time of the solve alone. Between solves, clcone_plan_set_q gives a
+ * local-form plan a new q (3n), clcone_plan_set_scene a scene plan new
+ * free velocities (uploading only q = J v* when bodies and contacts are
+ * unchanged) or new contacts (set up again on the same context). ctx NULL
+ * plans for the CPU reference, which keeps copies and solves them as
+ * clcone_solve does; sap scenes are set up per solve on either backend.
+ * The plan copies what it is given; the context must outlive it. */
+typedef struct clcone_plan clcone_plan;
+CLCONE_API clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p,
+                                            const clcone_options *o, clcone_plan **plan,
+                                            clcone_error *err);
+CLCONE_API clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *s,
+                                                  const clcone_options *o, clcone_plan **plan,
+                                                  clcone_error *err);
+CLCONE_API clcone_status clcone_plan_set_q(clcone_plan *plan, const double *q, clcone_error *err);
+CLCONE_API clcone_status clcone_plan_set_scene(clcone_plan *plan, const clcone_scene *s,
+                                               clcone_error *err);
+/* r: the warm start on entry when the plan's options say warm_start, the
+ * reactions on exit; res as for clcone_solve. */
+CLCONE_API clcone_status clcone_plan_solve(clcone_plan *plan, double *r, clcone_result *res,
+                                           clcone_error *err);
+CLCONE_API void clcone_plan_free(clcone_plan *plan);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

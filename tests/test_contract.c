@@ -1,0 +1,86 @@
+/* The solver contract (host/solve/contract.c): every (model, solver) pair
+ * the table offers is accepted on its backends and refused elsewhere with a
+ * message naming what is offered, the defaults are the table's, and the
+ * README's table is the one `clcone solvers --markdown` prints. */
+#include "testutil.h"
+
+#include "solve/solve.h"
+
+#include <string.h>
+
+static const clcone_offer *row_of(clcone_model m, clcone_solver s)
+{
+    for (int i = 0; clcone_offer_at(i); ++i)
+        if (clcone_offer_at(i)->model == m && clcone_offer_at(i)->solver == s) return clcone_offer_at(i);
+    return NULL;
+}
+
+START_TEST(every_pair_follows_the_table)
+{
+    clcone_context *dev = test_context(CLCONE_FLOAT);
+    for (int m = 0; m <= CLCONE_MODEL_SOFT; ++m)
+        for (int s = 0; s < CLCONE_NSOLVERS; ++s)
+            for (int backend = 0; backend < 2; ++backend) {
+                const clcone_offer *row = row_of((clcone_model)m, (clcone_solver)s);
+                int offered = row && (backend ? row->device : row->reference);
+                clcone_options o;
+                clcone_error e;
+                clcone_status st;
+                clcone_options_default(&o);
+                o.model = (clcone_model)m;
+                o.solver = (clcone_solver)s;
+                o.tol = 1e-6;
+                st = clcone_options_validate(&o, backend ? dev : NULL, &e);
+                ck_assert_msg(offered ? st == CLCONE_OK : st == CLCONE_ENOTSUP, "model %s solver %s backend %d: %d %s",
+                              clcone_model_name(o.model), clcone_solver_name(o.solver), backend, st, e.msg);
+                if (!offered) {
+                    char list[256];
+                    clcone_offers_describe(o.model, backend, list, sizeof list);
+                    ck_assert_msg(strstr(e.msg, list) && strstr(e.msg, clcone_solver_name(o.solver)), "%s", e.msg);
+                }
+                ck_assert(!offered || backend || clcone_contract_ref(o.model, o.solver));
+            }
+    clcone_context_free(dev);
+}
+END_TEST
+
+START_TEST(defaults_are_the_tables)
+{
+    clcone_context *dev = test_context(CLCONE_FLOAT);
+    for (int m = 0; m <= CLCONE_MODEL_SOFT; ++m)
+        for (int backend = 0; backend < 2; ++backend) {
+            clcone_options o;
+            const clcone_offer *row;
+            clcone_options_default(&o);
+            o.model = (clcone_model)m;
+            clcone_options_resolve(&o, backend ? dev : NULL);
+            row = row_of(o.model, o.solver);
+            ck_assert_msg(row && (backend ? row->device_default : row->reference_default), "model %s backend %d: %s",
+                          clcone_model_name(o.model), backend, clcone_solver_name(o.solver));
+        }
+    clcone_context_free(dev);
+}
+END_TEST
+
+START_TEST(readme_shows_the_table)
+{
+    static char out[1 << 14], err[1 << 12];
+    size_t len;
+    char *readme = test_read_all("README.md", &len);
+    ck_assert_int_eq(test_run_cli(NULL, "solvers --markdown", out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(readme, out), "README.md's solver table differs from `clcone solvers --markdown`:\n%s", out);
+    free(readme);
+}
+END_TEST
+
+Suite *suite_contract(void)
+{
+    Suite *s = suite_create("contract");
+    TCase *t = tcase_create("contract");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, every_pair_follows_the_table);
+    tcase_add_test(t, defaults_are_the_tables);
+    tcase_add_test(t, readme_shows_the_table);
+    suite_add_tcase(s, t);
+    return s;
+}
