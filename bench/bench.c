@@ -8,7 +8,7 @@
  * BENCH_QUICK=1 in the environment is the same as --quick. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
-#include "opencl.h"
+#include "opencl/opencl.h"
 
 #include <errno.h>
 #include <math.h>

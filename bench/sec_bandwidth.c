@@ -4,7 +4,7 @@
  * the bandwidth that iteration achieves, as a fraction of the probe. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
-#include "opencl.h"
+#include "opencl/opencl.h"
 
 #include <stdlib.h>
 #include <string.h>
