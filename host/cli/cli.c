@@ -107,33 +107,6 @@ static const char *const USAGE_DEMO =
     "coloured Gauss-Seidel on the OpenCL device (double to 1e-6 where the device\n"
     "has fp64, else float to 1e-5), and prints both side by side.\n";
 
-static int compare_with_reference(const clcone_problem *p, const cli_args *a, const double *r0,
-                                  const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
-{
-    clcone_options o = a->o;
-    clcone_result res;
-    clcone_error e;
-    double *r = malloc(sizeof(double) * (3 * (size_t)p->n + 1));
-    if (!r) return EXIT_USAGE;
-    memcpy(r, r0, sizeof(double) * 3 * (size_t)p->n);
-    if (o.tol < 1e-12) o.tol = 1e-12;
-    o.history = history;
-    if (cli_plan_solve(NULL, p, NULL, &o, r, &res, &e)) {
-        free(r);
-        return lib_error(&e);
-    }
-    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
-    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
-    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
-           res.items[0].time_ms);
-    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
-           cli_max_abs_diff(r_dev, r, 3 * (size_t)p->n), cli_max_abs(r, 3 * (size_t)p->n));
-    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
-    clcone_result_free(&res);
-    free(r);
-    return 0;
-}
-
 /* The file name without its directories. */
 static const char *base_name(const char *path)
 {
@@ -326,7 +299,7 @@ static int cmd_solve(int argc, char **argv)
             printf("old measure ||F||/(||q||+1): %.3e\n", q1);
         }
         if (a.out) printf("reactions written to %s\n", a.out);
-        if ((a.compare && ctx && (rc = compare_with_reference(&p, &a, r0, r, it, a.plot ? &hist[1] : NULL)))
+        if ((a.compare && ctx && (rc = cli_compare_with_reference(&p, NULL, &a, r0, r, it, a.plot ? &hist[1] : NULL)))
             || (a.plot && (rc = cli_plot_solve(&a, ctx, hist, p.n)))) {
             clcone_result_free(&res);
             goto done;
@@ -335,6 +308,9 @@ static int cmd_solve(int argc, char **argv)
         rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
     }
     clcone_result_free(&res);
+    goto done;
+fail:
+    rc = lib_error(&e);
 done:
     clcone_history_free(&hist[0]);
     clcone_history_free(&hist[1]);
@@ -343,14 +319,6 @@ done:
     free(r);
     free(r0);
     return rc;
-fail:
-    clcone_history_free(&hist[0]);
-    clcone_history_free(&hist[1]);
-    clcone_context_free(ctx);
-    clcone_problem_free(&p);
-    free(r);
-    free(r0);
-    return lib_error(&e);
 }
 
 static int cmd_solvers(int argc, char **argv)

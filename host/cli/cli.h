@@ -89,6 +89,12 @@ void cli_backend_label(const clcone_context *ctx, char *buf, size_t len);
 
 /* Monotonic clock in milliseconds, for the figures the commands print. */
 double cli_now_ms(void);
+/* --compare: solves p (or the scene sc) again on the reference from r0
+ * and prints both backends' error, iterations and time, the largest
+ * reaction difference and the speed ratio; 0, or the exit code of a
+ * failure it printed. */
+int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, const cli_args *a, const double *r0,
+                               const double *r_dev, const clcone_prob_result *dev, clcone_history *history);
 /* The library's solver table (clcone_offer_at): for help texts, or as the
  * README's markdown table. */
 void cli_print_solvers(FILE *f, int markdown);

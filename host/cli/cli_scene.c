@@ -169,29 +169,10 @@ int cli_solve_world(cli_args *a, clcone_world *world)
                clcone_run_status_name(it->status), it->iters, it->error, a->o.tol, it->time_ms);
         if (it->reason[0]) printf("reason:   %s\n", it->reason);
         if (a->out) printf("reactions written to %s\n", a->out);
-        if (a->compare && ctx) {
-            clcone_options o = a->o;
-            clcone_result rr;
-            double *rf = calloc(m + 1, sizeof *rf);
-            o.history = a->plot ? &hist[1] : NULL;
-            if (!rf) {
-                clcone_result_free(&res);
-                e.code = CLCONE_ENOMEM;
-                snprintf(e.msg, sizeof e.msg, "out of memory");
-                goto fail;
-            }
-            memcpy(rf, r0, m * sizeof *rf);
-            if (cli_plan_solve(NULL, NULL, &sc, &o, rf, &rr, &e)) {
-                free(rf);
-                clcone_result_free(&res);
-                goto fail;
-            }
-            printf("compare:  device error %.3e, %d iterations, %.2f ms | reference error %.3e, %d iterations, "
-                   "%.2f ms\n", it->error, it->iters, it->time_ms, rr.items[0].error, rr.items[0].iters,
-                   rr.items[0].time_ms);
-            printf("max |r_device - r_reference| = %.3e\n", cli_max_abs_diff(r, rf, m));
-            clcone_result_free(&rr);
-            free(rf);
+        if (a->compare && ctx
+            && (rc = cli_compare_with_reference(NULL, &sc, a, r0, r, it, a->plot ? &hist[1] : NULL))) {
+            clcone_result_free(&res);
+            goto done;
         }
         rc = a->plot ? cli_plot_solve(a, ctx, hist, sc.ncontacts) : 0;
         if (rc == 0) {
@@ -200,6 +181,10 @@ int cli_solve_world(cli_args *a, clcone_world *world)
         }
     }
     clcone_result_free(&res);
+    goto done;
+fail:
+    rc = lib_error(&e);
+done:
     clcone_history_free(&hist[0]);
     clcone_history_free(&hist[1]);
     clcone_context_free(ctx);
@@ -208,15 +193,6 @@ int cli_solve_world(cli_args *a, clcone_world *world)
     free(r);
     free(r0);
     return rc;
-fail:
-    clcone_history_free(&hist[0]);
-    clcone_history_free(&hist[1]);
-    clcone_context_free(ctx);
-    clcone_scene_free(&sc);
-    clcone_world_free(&w);
-    free(r);
-    free(r0);
-    return lib_error(&e);
 }
 
 /* ------------------------------------------------------------------ */
