@@ -2,8 +2,8 @@
  * the projected step of Jacobi/PGS iterations and the exact one-contact
  * Coulomb solve used by Gauss-Seidel. Requires cone.h first.
  *
- * Models: 0 = coulomb, 1 = ccp, 2 = pyramid (same numbering as
- * clcone_model). */
+ * Models: 0 = coulomb, 1 = ccp, 2 = pyramid, clcone_model's numbering
+ * (host/core/options.c asserts it). */
 #ifndef CLCONE_LOCAL_SOLVE_H
 #define CLCONE_LOCAL_SOLVE_H
 

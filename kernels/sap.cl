@@ -19,7 +19,7 @@ static inline void sap_load_side(__global const real_t *frame, __global const re
     real_t F[9], a[3];
     for (int k = 0; k < 9; ++k) F[k] = frame[9 * c + k];
     for (int k = 0; k < 3; ++k) a[k] = arm[6 * c + 3 * side + k];
-    sap_side_jacobian(F, a, J);
+    cone_side_jacobian(F, a, J);
 }
 
 /* out = J x over the contact's moving sides (a: +, b: -), x 6 per body. */
@@ -33,7 +33,7 @@ static inline void sap_contact_jx(int c, __global const int *ca, __global const 
         if (b < 0) continue;
         sap_load_side(frame, arm, c, side, J);
         for (int k = 0; k < 6; ++k) xb[k] = x[6 * b + k];
-        sap_jac_apply_add(J, side == 0 ? (real_t)1 : (real_t)-1, xb, out);
+        cone_jac_apply_add(J, side == 0 ? (real_t)1 : (real_t)-1, xb, out);
     }
 }
 
@@ -48,7 +48,7 @@ static inline void sap_body_jtx(int i, __global const int *ptr, __global const i
         int c = bc[k];
         sap_load_side(frame, arm, c, bs[k] > 0 ? 0 : 1, J);
         for (int j = 0; j < 3; ++j) xc[j] = x[3 * c + j];
-        sap_jac_transpose_add(J, bs[k] > 0 ? (real_t)1 : (real_t)-1, xc, out);
+        cone_jac_transpose_add(J, bs[k] > 0 ? (real_t)1 : (real_t)-1, xc, out);
     }
 }
 
@@ -81,8 +81,6 @@ __kernel void sap_eval_contacts(int n, __global const int *ca, __global const in
     for (int k = 0; k < 9; ++k) G[9 * c + k] = Gc[k];
     cost[c] = sap_contact_cost(R[2 * c], R[2 * c + 1], g);
 }
-
-#define SAP_EVAL_TERMS 5 /* must match host/sap_device.c */
 
 /* Per body: the gradient g = M (v - v*) - J' gamma, the block-Jacobi
  * preconditioner M_B + sum J' G J (Cholesky factor, 36 per body) and the

@@ -2,8 +2,8 @@
  * of Compliant Contact") per-contact and per-body math, shared by the CPU
  * reference (host/sap.c, double) and the device kernels (kernels/sap.cl,
  * float or double), so that both minimise exactly the same function.
- * Requires cone.h first (real_t, CONE_FN, CONE_PRIV, CONE_SQRT), like
- * local_solve.h.
+ * Requires cone.h and jacobian.h first (real_t, CONE_FN, CONE_PRIV,
+ * CONE_SQRT, the contact Jacobian), like local_solve.h.
  *
  * The model. Unknowns are the body velocities v; the cost is
  *   l(v) = 1/2 ||v - v*||_M^2 + sum_c 1/2 ||gamma_c||_{R_c}^2,
@@ -26,6 +26,10 @@
  * out of the rigid limit. */
 #ifndef CLCONE_SAP_MATH_H
 #define CLCONE_SAP_MATH_H
+
+/* Terms of sap_body_eval's per-body row, which the host sums (host and
+ * kernels both read this). */
+#define SAP_EVAL_TERMS 5
 
 /* Tangential regularisation relative to w_c: small, so that stiction
  * slips by only Rt |gamma_t| (the paper's default). */
@@ -114,46 +118,6 @@ CONE_FN void sap_mat3_apply(CONE_PRIV const real_t *G, CONE_PRIV const real_t *x
 {
     int k;
     for (k = 0; k < 3; ++k) out[k] = G[3 * k] * x[0] + G[3 * k + 1] * x[1] + G[3 * k + 2] * x[2];
-}
-
-/* J (3x6, row-major) of one side of a contact, without the side's sign:
- * row k = (F_k, arm x F_k), so J v = F (v_lin + w x arm) (host/scene.h). */
-CONE_FN void sap_side_jacobian(CONE_PRIV const real_t *F, CONE_PRIV const real_t *arm,
-                               CONE_PRIV real_t *J)
-{
-    int k;
-    for (k = 0; k < 3; ++k) {
-        CONE_PRIV const real_t *f = F + 3 * k;
-        J[6 * k] = f[0];
-        J[6 * k + 1] = f[1];
-        J[6 * k + 2] = f[2];
-        J[6 * k + 3] = arm[1] * f[2] - arm[2] * f[1];
-        J[6 * k + 4] = arm[2] * f[0] - arm[0] * f[2];
-        J[6 * k + 5] = arm[0] * f[1] - arm[1] * f[0];
-    }
-}
-
-/* out(3) += sg J v(6). */
-CONE_FN void sap_jac_apply_add(CONE_PRIV const real_t *J, real_t sg, CONE_PRIV const real_t *v,
-                               CONE_PRIV real_t *out)
-{
-    int k, j;
-    for (k = 0; k < 3; ++k) {
-        real_t s = 0;
-        for (j = 0; j < 6; ++j) s += J[6 * k + j] * v[j];
-        out[k] += sg * s;
-    }
-}
-
-/* out(6) += sg J' x(3). */
-CONE_FN void sap_jac_transpose_add(CONE_PRIV const real_t *J, real_t sg, CONE_PRIV const real_t *x,
-                                   CONE_PRIV real_t *out)
-{
-    int j;
-    for (j = 0; j < 6; ++j) {
-        real_t s = J[j] * x[0] + J[6 + j] * x[1] + J[12 + j] * x[2];
-        out[j] += sg * s;
-    }
 }
 
 /* P(6x6, row-major) += Ja' G Jb (sg = the product of the sides' signs). */

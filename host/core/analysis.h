@@ -12,6 +12,15 @@ void clcone_sym3_eig_range(const double B[9], double *lo, double *hi);
  * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
 double clcone_row_block_norm(const clcone_problem *p, int c);
 
+/* Greedy colouring of m items in index order, each taking the smallest
+ * colour none of its earlier neighbours has; neighbours(ctx, i, color,
+ * mark) sets mark[color[d]] = i for every neighbour d < i of item i.
+ * *order lists the items colour by colour, colour k being
+ * order[color_ptr[k] .. color_ptr[k+1]). Arrays malloc'ed. */
+typedef void (*clcone_neighbours_fn)(const void *ctx, int i, const int *color, int *mark);
+clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const void *ctx, int *ncolors,
+                                  int **color_ptr, int **order, clcone_error *err);
+
 /* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
  * contacts conflict when W_cd or W_dc is stored): *order lists the
  * contacts colour by colour, colour k being order[color_ptr[k] ..

@@ -1,46 +1,29 @@
-/* Contact colouring for Gauss-Seidel in parallel: the reference CGS and
- * the device's CGS sweep the same colours. */
+/* Contact colouring for Gauss-Seidel in parallel: contacts of one colour
+ * share no W block (local form) or no moving body (body form), so a
+ * colour's contacts update at once. The reference CGS and the device's CGS
+ * sweep the same colours. */
 #include "core/analysis.h"
 #include "core/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1, int *ncolors,
-                                 int **color_ptr, int **order, clcone_error *err)
+clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const void *ctx, int *ncolors,
+                                  int **color_ptr, int **order, clcone_error *err)
 {
-    int m = c1 - c0, nc = 0;
+    int nc = 0;
     int *color = clcone_calloc((size_t)m, sizeof *color, err, "colours");
-    int *tptr = clcone_calloc((size_t)m + 1, sizeof *tptr, err, "W transpose");
-    int *tcol = NULL, *mark = NULL, *cptr = NULL, *ord = NULL;
-    int nnz = p->row_ptr[c1] - p->row_ptr[c0];
+    int *mark = clcone_calloc((size_t)m + 2, sizeof *mark, err, "colour marks");
+    int *cptr = NULL, *ord = NULL;
     clcone_status s = CLCONE_ENOMEM;
     *ncolors = 0;
     *color_ptr = NULL;
     *order = NULL;
-    if (!color || !tptr) goto out;
-    tcol = clcone_calloc((size_t)nnz, sizeof *tcol, err, "W transpose");
-    mark = clcone_calloc((size_t)m + 1, sizeof *mark, err, "colour marks");
-    if (!tcol || !mark) goto out;
-    /* transpose structure, so that a contact sees W_dc as well as W_cd */
-    for (int k = p->row_ptr[c0]; k < p->row_ptr[c1]; ++k) tptr[p->col[k] - c0 + 1]++;
-    for (int i = 0; i < m; ++i) tptr[i + 1] += tptr[i];
-    {
-        int *fill = mark; /* reused as insertion cursor, reset below */
-        for (int i = 0; i < m; ++i) fill[i] = tptr[i];
-        for (int c = c0; c < c1; ++c)
-            for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) tcol[fill[p->col[k] - c0]++] = c - c0;
-        for (int i = 0; i <= m; ++i) mark[i] = -1;
-    }
+    if (!color || !mark) goto out;
+    for (int i = 0; i <= m + 1; ++i) mark[i] = -1;
     for (int i = 0; i < m; ++i) {
-        int c = c0 + i, k0 = 0;
-        /* mark[col] = i for every colour taken by a neighbour */
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
-            int d = p->col[k] - c0;
-            if (d < i) mark[color[d]] = i;
-        }
-        for (int k = tptr[i]; k < tptr[i + 1]; ++k)
-            if (tcol[k] < i) mark[color[tcol[k]]] = i;
+        int k0 = 0;
+        neighbours(ctx, i, color, mark);
         while (mark[k0] == i) ++k0;
         color[i] = k0;
         if (k0 + 1 > nc) nc = k0 + 1;
@@ -51,7 +34,7 @@ clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1, int
     for (int i = 0; i < m; ++i) cptr[color[i] + 1]++;
     for (int k = 0; k < nc; ++k) cptr[k + 1] += cptr[k];
     for (int k = 0; k <= nc; ++k) mark[k] = cptr[k];
-    for (int i = 0; i < m; ++i) ord[mark[color[i]]++] = c0 + i;
+    for (int i = 0; i < m; ++i) ord[mark[color[i]]++] = i;
     *ncolors = nc;
     *color_ptr = cptr;
     *order = ord;
@@ -59,10 +42,55 @@ clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1, int
     s = CLCONE_OK;
 out:
     free(color);
-    free(tptr);
-    free(tcol);
     free(mark);
     free(cptr);
     free(ord);
+    return s;
+}
+
+/* W's block sparsity and its transpose over contacts [c0, c1), indexed
+ * from c0: contact i conflicts with d when W_id or W_di is stored. */
+typedef struct w_graph {
+    const clcone_problem *p;
+    int c0;
+    int *tptr, *tcol;
+} w_graph;
+
+static void w_neighbours(const void *ctx, int i, const int *color, int *mark)
+{
+    const w_graph *g = ctx;
+    int c = g->c0 + i;
+    for (int k = g->p->row_ptr[c]; k < g->p->row_ptr[c + 1]; ++k) {
+        int d = g->p->col[k] - g->c0;
+        if (d < i) mark[color[d]] = i;
+    }
+    for (int k = g->tptr[i]; k < g->tptr[i + 1]; ++k)
+        if (g->tcol[k] < i) mark[color[g->tcol[k]]] = i;
+}
+
+clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1, int *ncolors,
+                                    int **color_ptr, int **order, clcone_error *err)
+{
+    int m = c1 - c0, nnz = p->row_ptr[c1] - p->row_ptr[c0];
+    w_graph g = {p, c0, NULL, NULL};
+    int *fill = clcone_calloc((size_t)m + 1, sizeof *fill, err, "W transpose");
+    clcone_status s = CLCONE_ENOMEM;
+    *ncolors = 0;
+    *color_ptr = NULL;
+    *order = NULL;
+    g.tptr = clcone_calloc((size_t)m + 1, sizeof *g.tptr, err, "W transpose");
+    g.tcol = clcone_calloc((size_t)nnz + 1, sizeof *g.tcol, err, "W transpose");
+    if (!fill || !g.tptr || !g.tcol) goto out;
+    for (int k = p->row_ptr[c0]; k < p->row_ptr[c1]; ++k) g.tptr[p->col[k] - c0 + 1]++;
+    for (int i = 0; i < m; ++i) g.tptr[i + 1] += g.tptr[i];
+    for (int i = 0; i < m; ++i) fill[i] = g.tptr[i];
+    for (int c = c0; c < c1; ++c)
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) g.tcol[fill[p->col[k] - c0]++] = c - c0;
+    if (!(s = clcone_color_greedy(m, w_neighbours, &g, ncolors, color_ptr, order, err)))
+        for (int i = 0; i < m; ++i) (*order)[i] += c0;
+out:
+    free(fill);
+    free(g.tptr);
+    free(g.tcol);
     return s;
 }

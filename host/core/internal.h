@@ -48,6 +48,22 @@ clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn,
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */
 int clcone_is_check_iteration(const clcone_options *o, int it);
+/* Why an iterative solve stopped (core/stopping.c). */
+typedef enum clcone_stop_why {
+    CLCONE_STOP_TOL,          /* converged: error <= tol */
+    CLCONE_STOP_NONFINITE,    /* diverged: the error is not finite */
+    CLCONE_STOP_NONFINITE_R,  /* diverged: the reactions are not finite */
+    CLCONE_STOP_ITERS,        /* o->max_iter iterations done */
+    CLCONE_STOP_TIME          /* o->max_seconds passed */
+} clcone_stop_why;
+/* Sets out's status and reason for a stop after iteration it. */
+void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it);
+/* Whether o->max_seconds (0 = none) has passed. */
+int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
+/* The stopping rule at a check of error e after iteration it: records
+ * iters and error in out; returns 1 (status and reason set) when the solve
+ * stops: non-finite, converged, time cap, iteration cap, in that order. */
+int clcone_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out);
 /* Appends one check to h (no-op when h is NULL); a second point for the
  * same problem and iteration replaces the first. */
 void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, double error);

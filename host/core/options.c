@@ -1,6 +1,8 @@
 /* Options and results as every backend shares them: the names the command
  * line uses, the defaults, the check schedule and the result arrays. */
 #include "core/internal.h"
+#include "cone.h"
+#include "local_solve.h"
 #include "schedule.h"
 
 #include <stdlib.h>
@@ -14,6 +16,10 @@ static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "fai
 
 _Static_assert(COUNT(MODEL_NAMES) == CLCONE_NMODELS, "a name for every clcone_model");
 _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_NSOLVERS, "a name for every clcone_solver");
+/* The kernels and kernels/local_solve.h number the models as clcone_model. */
+_Static_assert(CONE_MODEL_COULOMB == (int)CLCONE_MODEL_COULOMB && CONE_MODEL_CCP == (int)CLCONE_MODEL_CCP
+                   && CONE_MODEL_PYRAMID == (int)CLCONE_MODEL_PYRAMID,
+               "kernel model ids are clcone_model's");
 
 const char *clcone_model_name(clcone_model m)
 {

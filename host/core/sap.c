@@ -4,6 +4,7 @@
  * for the model. */
 #include "core/sap.h"
 #include "cone.h"
+#include "jacobian.h"
 #include "sap_math.h"
 
 #include <math.h>
@@ -111,10 +112,10 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, clcone_
             *slot = -1;
             if (bi < 0) continue;
             for (int k = 0; k < 3; ++k) arm[k] = ct->point[k] - s->bodies[bi].x[k];
-            sap_side_jacobian(S->frame + 9 * c, arm, J);
+            cone_side_jacobian(S->frame + 9 * c, arm, J);
             if (!S->moving[bi]) {
                 /* a static body keeps its v: a constant contact velocity */
-                sap_jac_apply_add(J, sg, s->bodies[bi].v, S->u0 + 3 * c);
+                cone_jac_apply_add(J, sg, s->bodies[bi].v, S->u0 + 3 * c);
                 continue;
             }
             *slot = bi;
@@ -244,31 +245,11 @@ clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options 
             prm->cost_history[it] = ev.cost;
             prm->history_len = it + 1;
         }
-        out->iters = it;
         out->inner_iters = inner;
-        out->error = e;
         out->cost = ev.cost;
-        out->reason[0] = 0;
         if (o->progress) o->progress(o->progress_user, 0, it, e);
-        if (!isfinite(e) || !isfinite(ev.cost)) {
-            out->status = CLCONE_DIVERGED;
-            snprintf(out->reason, sizeof out->reason, "non-finite gradient or cost after %d Newton iterations", it);
-            return CLCONE_OK;
-        }
-        if (e <= o->tol) {
-            out->status = CLCONE_CONVERGED;
-            return CLCONE_OK;
-        }
-        if (it >= o->max_iter) {
-            out->status = CLCONE_MAXITER;
-            snprintf(out->reason, sizeof out->reason, "Newton iteration cap %d reached", o->max_iter);
-            return CLCONE_OK;
-        }
-        if (o->max_seconds > 0 && clcone_now_ms() - t0 > 1e3 * o->max_seconds) {
-            out->status = CLCONE_MAXITER;
-            snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", o->max_seconds);
-            return CLCONE_OK;
-        }
+        /* a non-finite cost is a divergence too, whatever the gradient says */
+        if (clcone_stop_rule(o, it, isfinite(ev.cost) ? e : NAN, clcone_now_ms() - t0, out)) return CLCONE_OK;
         /* inexact Newton: the CG residual relative to the gradient shrinks
          * with the error (quadratic convergence), and need not go below a
          * quarter of what the stopping test asks of the gradient */

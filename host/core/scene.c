@@ -4,6 +4,8 @@
 #include "core/internal.h"
 #include "core/scene.h"
 #include "core/analysis.h"
+#include "cone.h"
+#include "jacobian.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -169,11 +171,7 @@ static void jacobian_from_frame(const clcone_scene *s, const clcone_contact *ct,
         return;
     }
     for (int i = 0; i < 3; ++i) d[i] = ct->point[i] - s->bodies[b].x[i];
-    /* F_k . (w x d) = w . (d x F_k): the angular part of row k */
-    for (int k = 0; k < 3; ++k) {
-        memcpy(J + 6 * k, F + 3 * k, 3 * sizeof *J);
-        clcone_cross3(d, F + 3 * k, J + 6 * k + 3);
-    }
+    cone_side_jacobian(F, d, J);
 }
 
 void clcone_contact_jacobian(const clcone_scene *s, int c, int side, double J[18])

@@ -215,25 +215,10 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
         double e;
         if (!d->active_h[k]) continue;
         e = clcone_scaled_error(t[0], t[1], t[2], t[3]);
-        out->iters = it;
-        out->error = e;
         out->time_ms = now - d->t0;
         clcone_history_add(d->o->history, k, it, out->time_ms, e);
         if (d->o->progress) d->o->progress(d->o->progress_user, k, it, e);
-        if (!isfinite(e)) {
-            out->status = CLCONE_DIVERGED;
-            snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
-        } else if (e <= d->o->tol) {
-            out->status = CLCONE_CONVERGED;
-        } else if (d->o->max_seconds > 0 && now - d->t0 > 1e3 * d->o->max_seconds) {
-            out->status = CLCONE_MAXITER;
-            snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", d->o->max_seconds);
-        } else if (it >= d->o->max_iter) {
-            out->status = CLCONE_MAXITER;
-            snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", d->o->max_iter);
-        } else {
-            continue;
-        }
+        if (!clcone_stop_rule(d->o, it, e, now - d->t0, out)) continue;
         d->active_h[k] = 0;
         --d->remaining;
         changed = 1;
@@ -251,8 +236,7 @@ static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
  * problems still running). */
 static int dev_due(const dev_local *d, int it)
 {
-    return clcone_is_check_iteration(d->o, it)
-           || (d->o->max_seconds > 0 && clcone_now_ms() - d->t0 > 1e3 * d->o->max_seconds);
+    return clcone_is_check_iteration(d->o, it) || clcone_time_is_up(d->o, clcone_now_ms() - d->t0);
 }
 
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
@@ -615,13 +599,9 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
             if (o->progress && state[2 * p] > 0) o->progress(o->progress_user, p, state[2 * p], errs[p]);
         }
         if (!running) break;
-        if (o->max_seconds > 0 && now - d->t0 > 1e3 * o->max_seconds) {
+        if (clcone_time_is_up(o, now - d->t0)) {
             for (int p = 0; p < np; ++p)
-                if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
-                    d->res->items[p].time_ms = now - d->t0;
-                    snprintf(d->res->items[p].reason, sizeof d->res->items[p].reason,
-                             "time cap %.3g s reached", o->max_seconds);
-                }
+                if (state[2 * p + 1] == CONE_GROUP_RUNNING) d->res->items[p].time_ms = now - d->t0;
             break;
         }
         if (budget < (1 << 14)) budget *= 2;
@@ -632,18 +612,12 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
         int it = state[2 * p];
         out->iters = it;
         out->error = errs[p];
-        switch (state[2 * p + 1]) {
-        case CONE_GROUP_CONVERGED: out->status = CLCONE_CONVERGED; break;
-        case CONE_GROUP_DIVERGED:
-            out->status = CLCONE_DIVERGED;
-            snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
-            break;
-        case CONE_GROUP_MAXITER:
-            out->status = CLCONE_MAXITER;
-            snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", o->max_iter);
-            break;
-        default: out->status = CLCONE_MAXITER; break; /* time cap: reason set above */
-        }
+        clcone_stop(out,
+                    state[2 * p + 1] == CONE_GROUP_CONVERGED  ? CLCONE_STOP_TOL
+                    : state[2 * p + 1] == CONE_GROUP_DIVERGED ? CLCONE_STOP_NONFINITE
+                    : state[2 * p + 1] == CONE_GROUP_MAXITER  ? CLCONE_STOP_ITERS
+                                                              : CLCONE_STOP_TIME, /* still running */
+                    o, it);
     }
 out:
     free(state);
@@ -941,42 +915,30 @@ static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *
     return CLCONE_OK;
 }
 
-/* Greedy colouring by shared moving bodies, contacts in index order: the
- * same colours as clcone_color_contacts on the scene's local form, whose W
- * couples exactly the contacts that share a moving body. */
+/* Body-form colouring: contacts conflict when they share a moving body (L
+ * lists each body's contacts in index order). The same colours as
+ * clcone_color_contacts on the scene's local form, whose W couples exactly
+ * the contacts that share a moving body. */
+typedef struct body_graph {
+    const clcone_body_csr *L;
+    const body_host *b;
+} body_graph;
+
+static void body_neighbours(const void *ctx, int c, const int *color, int *mark)
+{
+    const body_graph *g = ctx;
+    for (int side = 0; side < 2; ++side) {
+        int bi = side == 0 ? g->b->ca[c] : g->b->cb[c];
+        if (bi < 0) continue;
+        for (int k = g->L->ptr[bi]; k < g->L->ptr[bi + 1] && g->L->contact[k] < c; ++k) mark[color[g->L->contact[k]]] = c;
+    }
+}
+
 static clcone_status body_colors(const clcone_scene *s, const clcone_body_csr *L, const body_host *b, dev_host *h,
                                  clcone_error *err)
 {
-    int n = s->ncontacts, nc = 0;
-    int *color = clcone_calloc((size_t)n, sizeof *color, err, "colours");
-    int *mark = clcone_calloc((size_t)n + 2, sizeof *mark, err, "colour marks");
-    clcone_status st = CLCONE_ENOMEM;
-    if (!color || !mark) goto out;
-    for (int i = 0; i <= n + 1; ++i) mark[i] = -1;
-    for (int c = 0; c < n; ++c) {
-        int k0 = 0;
-        for (int side = 0; side < 2; ++side) {
-            int bi = side == 0 ? b->ca[c] : b->cb[c];
-            if (bi < 0) continue;
-            for (int k = L->ptr[bi]; k < L->ptr[bi + 1] && L->contact[k] < c; ++k) mark[color[L->contact[k]]] = c;
-        }
-        while (mark[k0] == c) ++k0;
-        color[c] = k0;
-        if (k0 + 1 > nc) nc = k0 + 1;
-    }
-    h->color_ptr = clcone_calloc((size_t)nc + 1, sizeof *h->color_ptr, err, "colour offsets");
-    h->order = clcone_calloc((size_t)n, sizeof *h->order, err, "colour order");
-    if (!h->color_ptr || !h->order) goto out;
-    for (int c = 0; c < n; ++c) h->color_ptr[color[c] + 1]++;
-    for (int k = 0; k < nc; ++k) h->color_ptr[k + 1] += h->color_ptr[k];
-    for (int k = 0; k <= nc; ++k) mark[k] = h->color_ptr[k];
-    for (int c = 0; c < n; ++c) h->order[mark[color[c]]++] = c;
-    h->ncolors = nc;
-    st = CLCONE_OK;
-out:
-    free(color);
-    free(mark);
-    return st;
+    body_graph g = {L, b};
+    return clcone_color_greedy(s->ncontacts, body_neighbours, &g, &h->ncolors, &h->color_ptr, &h->order, err);
 }
 
 /* 1/2 r'(W + R)r + q'r from one more operator product on the device. */

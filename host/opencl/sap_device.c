@@ -1,4 +1,4 @@
-/* SAP on an OpenCL device: the backend of clcone_sap_newton (host/sap.c)
+/* SAP on an OpenCL device: the backend of clcone_sap_newton (core/sap.c)
  * built on the kernels of kernels/sap.cl. Everything is uploaded once; per
  * Newton iteration the host reads back only scalars: the 6 sums of the
  * evaluation, 2 per CG iteration (to decide when CG stops), 3 for the
@@ -7,6 +7,9 @@
  * contacts: fixed order, no atomics, bitwise reproducible. */
 #include "opencl/opencl.h"
 #include "core/sap.h"
+#include "cone.h"
+#include "jacobian.h"
+#include "sap_math.h"
 #include "schedule.h"
 #include "opencl/device_solve.h"
 
@@ -15,7 +18,6 @@
 #include <string.h>
 
 #define REDUCE_WG CONE_REDUCE_WG
-#define EVAL_TERMS 5      /* must match SAP_EVAL_TERMS in kernels/sap.cl */
 #define BODY_TERMS_MAX 5  /* widest per-body row reduced */
 
 /* A real_t scalar argument in the context's precision. */
@@ -100,7 +102,7 @@ static clcone_status dev_sum(dev_sap *d, cl_mem off, int K, cl_mem vals, cl_mem 
 static clcone_status dev_eval(void *vctx, clcone_sap_eval *out, clcone_error *err)
 {
     dev_sap *d = vctx;
-    double c1 = 0, t[EVAL_TERMS];
+    double c1 = 0, t[SAP_EVAL_TERMS];
     clcone_status s;
     if ((s = SET_ARGS(d->k[K_EVC], KNAMES[K_EVC], err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame), KM(d->arm),
                       KM(d->u0), KM(d->mu), KM(d->R), KM(d->v), KM(d->u), KM(d->gamma), KM(d->G), KM(d->cost)))
@@ -110,7 +112,7 @@ static clcone_status dev_eval(void *vctx, clcone_sap_eval *out, clcone_error *er
                          KM(d->bs), KM(d->frame), KM(d->arm), KM(d->mass), KM(d->inertia), KM(d->vstar),
                          KM(d->v), KM(d->gamma), KM(d->G), KM(d->grad), KM(d->Pc), KM(d->bterms)))
         || (s = clcone_run(d->c, d->k[K_EVB], (size_t)d->nb, 0, KNAMES[K_EVB], err))
-        || (s = dev_sum(d, d->off_b, EVAL_TERMS, d->bterms, d->s_body, t, err)))
+        || (s = dev_sum(d, d->off_b, SAP_EVAL_TERMS, d->bterms, d->s_body, t, err)))
         return s;
     out->g2 = t[0];
     out->scale2 = fmax(t[1], fmax(t[2], t[3]));
@@ -250,7 +252,7 @@ static clcone_status dev_sap_open(dev_sap *d, clcone_context *c, const clcone_sa
         || (s = clcone_buf_alloc(c, BODY_TERMS_MAX * nb * rs, &d->bterms, err))
         || (s = clcone_buf_alloc(c, 3 * n * rs, &d->cterms, err))
         || (s = clcone_buf_ints(c, offb, 2, &d->off_b, err)) || (s = clcone_buf_ints(c, offc, 2, &d->off_c, err))
-        || (s = clcone_buf_alloc(c, rs, &d->s_cost, err)) || (s = clcone_buf_alloc(c, EVAL_TERMS * rs, &d->s_body, err))
+        || (s = clcone_buf_alloc(c, rs, &d->s_cost, err)) || (s = clcone_buf_alloc(c, SAP_EVAL_TERMS * rs, &d->s_body, err))
         || (s = clcone_buf_alloc(c, rs, &d->s_php, err)) || (s = clcone_buf_alloc(c, 2 * rs, &d->s_rz[0], err))
         || (s = clcone_buf_alloc(c, 2 * rs, &d->s_rz[1], err)) || (s = clcone_buf_alloc(c, 3 * rs, &d->s_lsb, err))
         || (s = clcone_buf_alloc(c, 3 * rs, &d->s_lsc, err)))

@@ -35,54 +35,25 @@ static int all_finite(const double *r, int c0, int c1)
     return 1;
 }
 
-
 int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *out)
 {
-    int measure = clcone_is_check_iteration(L->o, iter);
-    double e;
-    if (!measure) {
-        if (L->o->max_seconds > 0 && iter % 64 == 0
-            && clcone_now_ms() - L->t0_ms > 1e3 * L->o->max_seconds) {
-            out->status = CLCONE_MAXITER;
-            out->iters = iter;
-            out->error = ref_measure(L, iter, r);
-            snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", L->o->max_seconds);
-            return 1;
-        }
-        return 0;
+    if (!clcone_is_check_iteration(L->o, iter)) {
+        if (iter % 64 != 0 || !clcone_time_is_up(L->o, clcone_now_ms() - L->t0_ms)) return 0;
+        out->iters = iter;
+        out->error = ref_measure(L, iter, r);
+        clcone_stop(out, CLCONE_STOP_TIME, L->o, iter);
+        return 1;
     }
-    out->iters = iter;
     if (!all_finite(r, L->c0, L->c1)) {
-        out->status = CLCONE_DIVERGED;
+        out->iters = iter;
         out->error = INFINITY;
-        snprintf(out->reason, sizeof out->reason, "non-finite reactions after %d iterations", iter);
+        clcone_stop(out, CLCONE_STOP_NONFINITE_R, L->o, iter);
         return 1;
     }
-    e = ref_measure(L, iter, r);
-    out->error = e;
-    if (!isfinite(e)) {
-        out->status = CLCONE_DIVERGED;
-        snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", iter);
-        return 1;
-    }
-    if (e <= L->o->tol) {
-        out->status = CLCONE_CONVERGED;
-        out->reason[0] = 0;
-        return 1;
-    }
-    if (L->o->max_seconds > 0 && clcone_now_ms() - L->t0_ms > 1e3 * L->o->max_seconds) {
-        out->status = CLCONE_MAXITER;
-        snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", L->o->max_seconds);
-        return 1;
-    }
-    return 0;
+    return clcone_stop_rule(L->o, iter, ref_measure(L, iter, r), clcone_now_ms() - L->t0_ms, out);
 }
 
 void ref_loop_finish(ref_loop *L, int iter, const double *r, clcone_prob_result *out)
 {
-    if (ref_loop_check(L, iter, r, out)) return;
-    out->status = CLCONE_MAXITER;
-    snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", L->o->max_iter);
+    if (!ref_loop_check(L, iter, r, out)) clcone_stop(out, CLCONE_STOP_ITERS, L->o, iter);
 }
-
-

@@ -3,6 +3,7 @@
 #include "core/sap.h"
 #include "ref/reference.h"
 #include "cone.h"
+#include "jacobian.h"
 #include "sap_math.h"
 
 #include <math.h>
@@ -22,7 +23,7 @@ typedef struct ref_sap {
 
 static void ref_side(const clcone_sap_setup *S, int c, int side, double J[18])
 {
-    sap_side_jacobian(S->frame + 9 * c, S->arm + 6 * c + 3 * side, J);
+    cone_side_jacobian(S->frame + 9 * c, S->arm + 6 * c + 3 * side, J);
 }
 
 static clcone_status ref_eval(void *vctx, clcone_sap_eval *out, clcone_error *err)
@@ -38,7 +39,7 @@ static clcone_status ref_eval(void *vctx, clcone_sap_eval *out, clcone_error *er
             int b = side == 0 ? S->ca[c] : S->cb[c];
             if (b < 0) continue;
             ref_side(S, c, side, J);
-            sap_jac_apply_add(J, side == 0 ? 1.0 : -1.0, R->v + 6 * b, u);
+            cone_jac_apply_add(J, side == 0 ? 1.0 : -1.0, R->v + 6 * b, u);
         }
         sap_gamma(S->mu[c], S->R[2 * c], S->R[2 * c + 1], u, R->gamma + 3 * c, R->G + 9 * c);
         R->cost[c] = sap_contact_cost(S->R[2 * c], S->R[2 * c + 1], R->gamma + 3 * c);
@@ -59,7 +60,7 @@ static clcone_status ref_eval(void *vctx, clcone_sap_eval *out, clcone_error *er
         for (int k = S->L.ptr[i]; k < S->L.ptr[i + 1]; ++k) {
             int c = S->L.contact[k];
             ref_side(S, c, S->L.sign[k] > 0 ? 0 : 1, J);
-            sap_jac_transpose_add(J, S->L.sign[k] > 0 ? 1.0 : -1.0, R->gamma + 3 * c, jg);
+            cone_jac_transpose_add(J, S->L.sign[k] > 0 ? 1.0 : -1.0, R->gamma + 3 * c, jg);
         }
         for (int k = 0; k < 6; ++k) {
             g[k] = Md[k] - jg[k];
@@ -158,7 +159,7 @@ static clcone_status ref_ls_setup(void *vctx, double *a, double *b, double *c, c
             int bi = side == 0 ? S->ca[ct] : S->cb[ct];
             if (bi < 0) continue;
             ref_side(S, ct, side, J);
-            sap_jac_apply_add(J, side == 0 ? 1.0 : -1.0, R->dv + 6 * bi, w);
+            cone_jac_apply_add(J, side == 0 ? 1.0 : -1.0, R->dv + 6 * bi, w);
         }
     }
     *a = sa;

@@ -1,0 +1,50 @@
+/* When a solve stops and what it says: the one writer of every iterative
+ * solver's status and reason (reference, device and SAP's Newton loop),
+ * so that the same stop reads the same on every backend. */
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+
+void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it)
+{
+    out->reason[0] = 0;
+    switch (why) {
+    case CLCONE_STOP_TOL: out->status = CLCONE_CONVERGED; return;
+    case CLCONE_STOP_NONFINITE:
+        out->status = CLCONE_DIVERGED;
+        snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
+        return;
+    case CLCONE_STOP_NONFINITE_R:
+        out->status = CLCONE_DIVERGED;
+        snprintf(out->reason, sizeof out->reason, "non-finite reactions after %d iterations", it);
+        return;
+    case CLCONE_STOP_ITERS:
+        out->status = CLCONE_MAXITER;
+        snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", o->max_iter);
+        return;
+    case CLCONE_STOP_TIME:
+        out->status = CLCONE_MAXITER;
+        snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", o->max_seconds);
+        return;
+    }
+}
+
+int clcone_time_is_up(const clcone_options *o, double elapsed_ms)
+{
+    return o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds;
+}
+
+int clcone_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out)
+{
+    clcone_stop_why why;
+    out->iters = it;
+    out->error = e;
+    if (!isfinite(e)) why = CLCONE_STOP_NONFINITE;
+    else if (e <= o->tol) why = CLCONE_STOP_TOL;
+    else if (clcone_time_is_up(o, elapsed_ms)) why = CLCONE_STOP_TIME;
+    else if (it >= o->max_iter) why = CLCONE_STOP_ITERS;
+    else return 0;
+    clcone_stop(out, why, o, it);
+    return 1;
+}
