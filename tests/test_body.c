@@ -10,19 +10,7 @@ static int max_iter = 200000;
 static clcone_prob_result solve_scene(clcone_context *c, const clcone_scene *s, clcone_model m, clcone_solver v,
                                       double tol, double *r)
 {
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    clcone_prob_result out;
-    clcone_options_default(&o);
-    o.model = m;
-    o.solver = v;
-    o.tol = tol;
-    o.max_iter = max_iter;
-    ck_assert_msg(clcone_solve_scene(c, s, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    out = res.items[0];
-    clcone_result_free(&res);
-    return out;
+    return test_solve_one(c, NULL, s, m, v, tol, max_iter, 10, r);
 }
 
 /* Post-impulse body velocities v* + M^-1 J^T r: unique for the convex

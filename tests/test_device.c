@@ -20,20 +20,7 @@ static int check_every = 10;
 static clcone_prob_result solve(clcone_context *c, const clcone_problem *p, clcone_model m, clcone_solver s,
                                 double tol, int max_iter, double *r)
 {
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    clcone_prob_result out;
-    clcone_options_default(&o);
-    o.model = m;
-    o.solver = s;
-    o.tol = tol;
-    o.max_iter = max_iter;
-    o.check_every = check_every;
-    ck_assert_msg(clcone_solve(c, p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    out = res.items[0];
-    clcone_result_free(&res);
-    return out;
+    return test_solve_one(c, p, NULL, m, s, tol, max_iter, check_every, r);
 }
 
 /* Same solver, same sequence: the device in double follows the

@@ -164,4 +164,28 @@ static inline int test_run_cli(const char *env, const char *args, char *out, siz
     return test_sh(cmd, out, outlen, err, errlen);
 }
 
+/* One solve of a problem p, or of the scene sc when p is NULL, with model
+ * m, solver v, tol, max_iter and check_every (the rest default); the test
+ * fails when the call does. Returns the (single problem's) result. */
+static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_problem *p, const clcone_scene *sc,
+                                                clcone_model m, clcone_solver v, double tol, int max_iter,
+                                                int check_every, double *r)
+{
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    clcone_prob_result out;
+    clcone_options_default(&o);
+    o.model = m;
+    o.solver = v;
+    o.tol = tol;
+    o.max_iter = max_iter;
+    o.check_every = check_every;
+    ck_assert_msg((p ? clcone_solve(c, p, &o, r, &res, &e) : clcone_solve_scene(c, sc, &o, r, &res, &e)) == CLCONE_OK,
+                  "%s", e.msg);
+    out = res.items[0];
+    clcone_result_free(&res);
+    return out;
+}
+
 #endif

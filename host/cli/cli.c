@@ -299,13 +299,7 @@ static int cmd_solve(int argc, char **argv)
             printf("old measure ||F||/(||q||+1): %.3e\n", q1);
         }
         if (a.out) printf("reactions written to %s\n", a.out);
-        if ((a.compare && ctx && (rc = cli_compare_with_reference(&p, NULL, &a, r0, r, it, a.plot ? &hist[1] : NULL)))
-            || (a.plot && (rc = cli_plot_solve(&a, ctx, hist, p.n)))) {
-            clcone_result_free(&res);
-            goto done;
-        }
-        print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, p.n);
-        rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+        rc = cli_finish_solve(&a, ctx, &p, NULL, r0, r, it, hist);
     }
     clcone_result_free(&res);
     goto done;

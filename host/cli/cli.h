@@ -95,6 +95,10 @@ double cli_now_ms(void);
  * failure it printed. */
 int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, const cli_args *a, const double *r0,
                                const double *r_dev, const clcone_prob_result *dev, clcone_history *history);
+/* The rest of a one-problem solve's report (problem p, or the scene sc
+ * when p is NULL): --compare, --plot and the last line; the exit code. */
+int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
+                     const double *r0, const double *r, const clcone_prob_result *it, clcone_history hist[2]);
 /* The library's solver table (clcone_offer_at): for help texts, or as the
  * README's markdown table. */
 void cli_print_solvers(FILE *f, int markdown);

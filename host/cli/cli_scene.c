@@ -169,16 +169,7 @@ int cli_solve_world(cli_args *a, clcone_world *world)
                clcone_run_status_name(it->status), it->iters, it->error, a->o.tol, it->time_ms);
         if (it->reason[0]) printf("reason:   %s\n", it->reason);
         if (a->out) printf("reactions written to %s\n", a->out);
-        if (a->compare && ctx
-            && (rc = cli_compare_with_reference(NULL, &sc, a, r0, r, it, a->plot ? &hist[1] : NULL))) {
-            clcone_result_free(&res);
-            goto done;
-        }
-        rc = a->plot ? cli_plot_solve(a, ctx, hist, sc.ncontacts) : 0;
-        if (rc == 0) {
-            print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, sc.ncontacts);
-            rc = it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
-        }
+        rc = cli_finish_solve(a, ctx, NULL, &sc, r0, r, it, hist);
     }
     clcone_result_free(&res);
     goto done;

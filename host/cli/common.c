@@ -312,31 +312,3 @@ void cli_print_solvers(FILE *f, int markdown)
         }
     }
 }
-
-int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, const cli_args *a, const double *r0,
-                               const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
-{
-    clcone_options o = a->o;
-    clcone_result res;
-    clcone_error e;
-    size_t m = 3 * (size_t)(p ? p->n : sc->ncontacts);
-    double *r = malloc(sizeof(double) * (m + 1));
-    if (!r) return EXIT_USAGE;
-    memcpy(r, r0, sizeof(double) * m);
-    if (o.tol < 1e-12) o.tol = 1e-12;
-    o.history = history;
-    if (cli_plan_solve(NULL, p, sc, &o, r, &res, &e)) {
-        free(r);
-        return lib_error(&e);
-    }
-    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
-    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
-    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
-           res.items[0].time_ms);
-    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
-           cli_max_abs_diff(r_dev, r, m), cli_max_abs(r, m));
-    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
-    clcone_result_free(&res);
-    free(r);
-    return 0;
-}

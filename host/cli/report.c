@@ -1,0 +1,48 @@
+/* The end of a one-problem solve's report, the same for problem files and
+ * scenes: the --compare table against the reference, the --plot figure,
+ * then the machine-readable last line. */
+#include "clcone.h"
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, const cli_args *a, const double *r0,
+                               const double *r_dev, const clcone_prob_result *dev, clcone_history *history)
+{
+    clcone_options o = a->o;
+    clcone_result res;
+    clcone_error e;
+    size_t m = 3 * (size_t)(p ? p->n : sc->ncontacts);
+    double *r = malloc(sizeof(double) * (m + 1));
+    if (!r) return EXIT_USAGE;
+    memcpy(r, r0, sizeof(double) * m);
+    if (o.tol < 1e-12) o.tol = 1e-12;
+    o.history = history;
+    if (cli_plan_solve(NULL, p, sc, &o, r, &res, &e)) {
+        free(r);
+        return lib_error(&e);
+    }
+    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
+    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
+    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
+           res.items[0].time_ms);
+    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
+           cli_max_abs_diff(r_dev, r, m), cli_max_abs(r, m));
+    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
+    clcone_result_free(&res);
+    free(r);
+    return 0;
+}
+
+int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
+                     const double *r0, const double *r, const clcone_prob_result *it, clcone_history hist[2])
+{
+    int n = p ? p->n : sc->ncontacts, rc;
+    if ((a->compare && ctx && (rc = cli_compare_with_reference(p, sc, a, r0, r, it, a->plot ? &hist[1] : NULL)))
+        || (a->plot && (rc = cli_plot_solve(a, ctx, hist, n))))
+        return rc;
+    print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, n);
+    return it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+}
