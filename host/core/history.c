@@ -9,22 +9,17 @@ void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, d
 {
     clcone_history_point *pt;
     if (!h || h->truncated) return;
-    /* ref_loop_finish measures again the iteration the loop just checked */
-    if (h->count > 0 && h->points[h->count - 1].prob == prob && h->points[h->count - 1].iter == iter) {
-        pt = &h->points[h->count - 1];
-    } else {
-        if (h->count == h->capacity) {
-            int cap = h->capacity ? 2 * h->capacity : 256;
-            void *grown = h->capacity < INT_MAX / 2 ? realloc(h->points, (size_t)cap * sizeof *h->points) : NULL;
-            if (!grown) {
-                h->truncated = 1;
-                return;
-            }
-            h->points = grown;
-            h->capacity = cap;
+    if (h->count == h->capacity) {
+        int cap = h->capacity ? 2 * h->capacity : 256;
+        void *grown = h->capacity < INT_MAX / 2 ? realloc(h->points, (size_t)cap * sizeof *h->points) : NULL;
+        if (!grown) {
+            h->truncated = 1;
+            return;
         }
-        pt = &h->points[h->count++];
+        h->points = grown;
+        h->capacity = cap;
     }
+    pt = &h->points[h->count++];
     pt->prob = prob;
     pt->iter = iter;
     pt->time_ms = time_ms;

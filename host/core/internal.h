@@ -51,8 +51,7 @@ int clcone_is_check_iteration(const clcone_options *o, int it);
 /* Why an iterative solve stopped (core/stopping.c). */
 typedef enum clcone_stop_why {
     CLCONE_STOP_TOL,          /* converged: error <= tol */
-    CLCONE_STOP_NONFINITE,    /* diverged: the error is not finite */
-    CLCONE_STOP_NONFINITE_R,  /* diverged: the reactions are not finite */
+    CLCONE_STOP_NONFINITE,    /* diverged: the error (or r) is not finite */
     CLCONE_STOP_ITERS,        /* o->max_iter iterations done */
     CLCONE_STOP_TIME          /* o->max_seconds passed */
 } clcone_stop_why;
@@ -64,8 +63,26 @@ int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
  * iters and error in out; returns 1 (status and reason set) when the solve
  * stops: non-finite, converged, time cap, iteration cap, in that order. */
 int clcone_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out);
-/* Appends one check to h (no-op when h is NULL); a second point for the
- * same problem and iteration replaces the first. */
+/* What a backend gives the one iteration loop (core/iterate.c). Every call
+ * works on the backend's own iterate. */
+typedef struct clcone_iter_ops {
+    void *ctx;
+    int nprob;   /* problems iterated together: a batch on the device, one on the reference */
+    int prob0;   /* batch index of the first, for the history and progress */
+    /* iteration it (1-based) of every problem still active */
+    clcone_status (*step)(void *ctx, int it, clcone_error *err);
+    /* errors[k] of every problem k with active[k], after iteration it */
+    clcone_status (*measure)(void *ctx, int it, const int *active, double *errors, clcone_error *err);
+    /* after a check that left problems running (NULL: nothing to do);
+     * changed: some problem stopped at it */
+    clcone_status (*checked)(void *ctx, int it, const int *active, int changed, clcone_error *err);
+} clcone_iter_ops;
+/* Iterates until every problem has stopped by clcone_stop_rule, checking
+ * on the shared schedule (and early once the time cap has passed); fills
+ * out[k] (iters, error, status, reason, time_ms) of each problem. */
+clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
+                             clcone_error *err);
+/* Appends one check to h (no-op when h is NULL). */
 void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, double error);
 
 /* The model whose solvers run a model: soft is solved as ccp on W + R,

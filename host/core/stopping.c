@@ -15,10 +15,6 @@ void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_opti
         out->status = CLCONE_DIVERGED;
         snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
         return;
-    case CLCONE_STOP_NONFINITE_R:
-        out->status = CLCONE_DIVERGED;
-        snprintf(out->reason, sizeof out->reason, "non-finite reactions after %d iterations", it);
-        return;
     case CLCONE_STOP_ITERS:
         out->status = CLCONE_MAXITER;
         snprintf(out->reason, sizeof out->reason, "iteration cap %d reached", o->max_iter);

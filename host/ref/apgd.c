@@ -44,71 +44,95 @@ static void desaxce_shift(const clcone_problem *p, int c0, int c1, const double 
     }
 }
 
+typedef struct apgd {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1, m, coulomb;
+    double *x;                    /* the iterate: r's contacts [c0, c1) */
+    double *y, *wx, *wy, *xn, *wxn, *q, theta, L;
+} apgd;
+
+/* Momentum dropped: y = x (and W y = W x). */
+static void apgd_restart(apgd *A)
+{
+    memcpy(A->y, A->x, sizeof(double) * (size_t)A->m);
+    memcpy(A->wy, A->wx, sizeof(double) * (size_t)A->m);
+    A->theta = 1.0;
+}
+
+static clcone_status apgd_step(void *state, int it, clcone_error *err)
+{
+    apgd *A = state;
+    int m = A->m, accepted = 0;
+    (void)it;
+    (void)err;
+    /* gradient g = W y + q */
+    for (int t = 0; t < CONE_APGD_TRIES && !accepted; ++t) {
+        double dWd = 0, d2 = 0;
+        for (int i = 0; i < m; ++i) A->xn[i] = A->y[i] - (A->wy[i] + A->q[i]) / A->L;
+        project_all(A->p, A->c0, A->c1, A->xn);
+        clcone_range_product(A->p, A->c0, A->c1, A->xn, A->wxn);
+        for (int i = 0; i < m; ++i) {
+            double d = A->xn[i] - A->y[i];
+            dWd += d * (A->wxn[i] - A->wy[i]);
+            d2 += d * d;
+        }
+        if (cone_apgd_decrease_ok(dWd, d2, A->L)) accepted = 1;
+        else A->L *= 2.0;
+    }
+    if (accepted) {
+        double gdx = 0, beta;
+        for (int i = 0; i < m; ++i) gdx += (A->wy[i] + A->q[i]) * (A->xn[i] - A->x[i]);
+        beta = cone_apgd_momentum(&A->theta, gdx);
+        for (int i = 0; i < m; ++i) {
+            A->y[i] = A->xn[i] + beta * (A->xn[i] - A->x[i]);
+            A->wy[i] = A->wxn[i] + beta * (A->wxn[i] - A->wx[i]);
+        }
+        memcpy(A->x, A->xn, sizeof(double) * (size_t)m);
+        memcpy(A->wx, A->wxn, sizeof(double) * (size_t)m);
+        A->L *= 0.9;
+    } else { /* keep x, with the larger L, no momentum */
+        apgd_restart(A);
+    }
+    return CLCONE_OK;
+}
+
+/* coulomb: at each check the De Saxce shift is refreshed from the iterate
+ * and the momentum restarted (the QP changed). */
+static clcone_status apgd_checked(void *state, int it, clcone_error *err)
+{
+    apgd *A = state;
+    (void)err;
+    if (A->coulomb && clcone_is_check_iteration(A->o, it)) {
+        desaxce_shift(A->p, A->c0, A->c1, A->wx, A->q);
+        apgd_restart(A);
+    }
+    return CLCONE_OK;
+}
+
 clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                        double *r, clcone_prob_result *out, clcone_error *err)
 {
-    int m = 3 * (c1 - c0), coulomb = o->model == CLCONE_MODEL_COULOMB;
-    double *x = r + 3 * c0;
+    int m = 3 * (c1 - c0);
+    apgd A = {p, o, c0, c1, m, o->model == CLCONE_MODEL_COULOMB, r + 3 * c0, NULL, NULL, NULL, NULL, NULL, NULL,
+              1.0, 0.0};
     double *buf = clcone_calloc((size_t)m * 6, sizeof *buf, err, "APGD vectors");
-    double *y, *wx, *wy, *xn, *wxn, *q, theta = 1.0, L = 0.0;
-    ref_loop Lp;
+    clcone_status s;
     if (!buf) return CLCONE_ENOMEM;
-    y = buf;
-    wy = buf + m;
-    wx = buf + 2 * m;
-    xn = buf + 3 * m;
-    wxn = buf + 4 * m;
-    q = buf + 5 * m;
-    for (int c = c0; c < c1; ++c) L = fmax(L, clcone_row_block_norm(p, c));
-    project_all(p, c0, c1, x);
-    clcone_range_product(p, c0, c1, x, wx);
-    memcpy(y, x, sizeof(double) * (size_t)m);
-    memcpy(wy, wx, sizeof(double) * (size_t)m);
-    if (coulomb) desaxce_shift(p, c0, c1, wx, q);
-    else memcpy(q, p->q + 3 * c0, sizeof(double) * (size_t)m);
-    ref_loop_start(&Lp, p, o, c0, c1);
-    for (int it = 1; it <= o->max_iter; ++it) {
-        /* gradient g = W y + q */
-        int accepted = 0;
-        for (int t = 0; t < CONE_APGD_TRIES && !accepted; ++t) {
-            double dWd = 0, d2 = 0;
-            for (int i = 0; i < m; ++i) xn[i] = y[i] - (wy[i] + q[i]) / L;
-            project_all(p, c0, c1, xn);
-            clcone_range_product(p, c0, c1, xn, wxn);
-            for (int i = 0; i < m; ++i) {
-                double d = xn[i] - y[i];
-                dWd += d * (wxn[i] - wy[i]);
-                d2 += d * d;
-            }
-            if (cone_apgd_decrease_ok(dWd, d2, L)) accepted = 1;
-            else L *= 2.0;
-        }
-        if (accepted) {
-            double gdx = 0, beta;
-            for (int i = 0; i < m; ++i) gdx += (wy[i] + q[i]) * (xn[i] - x[i]);
-            beta = cone_apgd_momentum(&theta, gdx);
-            for (int i = 0; i < m; ++i) {
-                y[i] = xn[i] + beta * (xn[i] - x[i]);
-                wy[i] = wxn[i] + beta * (wxn[i] - wx[i]);
-            }
-            memcpy(x, xn, sizeof(double) * (size_t)m);
-            memcpy(wx, wxn, sizeof(double) * (size_t)m);
-            L *= 0.9;
-        } else {                    /* keep x, with the larger L, no momentum */
-            memcpy(y, x, sizeof(double) * (size_t)m);
-            memcpy(wy, wx, sizeof(double) * (size_t)m);
-            theta = 1.0;
-        }
-        if (ref_loop_check(&Lp, it, r, out)) goto done;
-        if (coulomb && clcone_is_check_iteration(o, it)) {
-            desaxce_shift(p, c0, c1, wx, q);
-            memcpy(y, x, sizeof(double) * (size_t)m);
-            memcpy(wy, wx, sizeof(double) * (size_t)m);
-            theta = 1.0;
-        }
-    }
-    ref_loop_finish(&Lp, o->max_iter, r, out);
-done:
+    A.y = buf;
+    A.wy = buf + m;
+    A.wx = buf + 2 * m;
+    A.xn = buf + 3 * m;
+    A.wxn = buf + 4 * m;
+    A.q = buf + 5 * m;
+    for (int c = c0; c < c1; ++c) A.L = fmax(A.L, clcone_row_block_norm(p, c));
+    project_all(p, c0, c1, A.x);
+    clcone_range_product(p, c0, c1, A.x, A.wx);
+    memcpy(A.y, A.x, sizeof(double) * (size_t)m);
+    memcpy(A.wy, A.wx, sizeof(double) * (size_t)m);
+    if (A.coulomb) desaxce_shift(p, c0, c1, A.wx, A.q);
+    else memcpy(A.q, p->q + 3 * c0, sizeof(double) * (size_t)m);
+    s = ref_iterate(p, o, c0, c1, r, apgd_step, apgd_checked, &A, out, err);
     free(buf);
-    return CLCONE_OK;
+    return s;
 }

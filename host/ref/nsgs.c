@@ -31,33 +31,42 @@ clcone_status ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
     return ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
+typedef struct nsgs {
+    const clcone_problem *p;
+    int c0, c1;
+    const int *order;
+    double *r;
+} nsgs;
+
+/* Sweep it: each contact's exact local solve against the latest others. */
+static clcone_status nsgs_sweep(void *state, int it, clcone_error *err)
+{
+    nsgs *G = state;
+    (void)err;
+    for (int i = G->c0; i < G->c1; ++i) {
+        int c = G->order ? G->order[i - G->c0] : i;
+        double b[3];
+        const double *D = NULL;
+        b[0] = G->p->q[3 * c];
+        b[1] = G->p->q[3 * c + 1];
+        b[2] = G->p->q[3 * c + 2];
+        for (int k = G->p->row_ptr[c]; k < G->p->row_ptr[c + 1]; ++k) {
+            const double *B = G->p->blocks + 9 * k, *x = G->r + 3 * G->p->col[k];
+            if (G->p->col[k] == c) {
+                D = B;
+                continue;
+            }
+            clcone_block_add(B, x, b);
+        }
+        cone_gs_update(CONE_MODEL_COULOMB, 0, 0, G->p->mu[c], 0, it, D, b, G->r + 3 * c);
+    }
+    return CLCONE_OK;
+}
+
 clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
                                int c0, int c1, const int *order, double *r,
                                clcone_prob_result *out, clcone_error *err)
 {
-    ref_loop L;
-    (void)err;
-    ref_loop_start(&L, p, o, c0, c1);
-    for (int it = 1; it <= o->max_iter; ++it) {
-        for (int i = c0; i < c1; ++i) {
-            int c = order ? order[i - c0] : i;
-            double b[3];
-            const double *D = NULL;
-            b[0] = p->q[3 * c];
-            b[1] = p->q[3 * c + 1];
-            b[2] = p->q[3 * c + 2];
-            for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
-                const double *B = p->blocks + 9 * k, *x = r + 3 * p->col[k];
-                if (p->col[k] == c) {
-                    D = B;
-                    continue;
-                }
-                clcone_block_add(B, x, b);
-            }
-            cone_gs_update(CONE_MODEL_COULOMB, 0, 0, p->mu[c], 0, it, D, b, r + 3 * c);
-        }
-        if (ref_loop_check(&L, it, r, out)) return CLCONE_OK;
-    }
-    ref_loop_finish(&L, o->max_iter, r, out);
-    return CLCONE_OK;
+    nsgs G = {p, c0, c1, order, r};
+    return ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
 }

@@ -25,30 +25,42 @@ static void contact_step(const clcone_problem *p, const clcone_options *o, int c
                         p->mu[c], omega, rc, u);
 }
 
+/* One solver's state for the loop: p's contacts [c0, c1), step sizes,
+ * and (Jacobi) the velocities of the last iterate or (PGS) the order. */
+typedef struct projected {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1;
+    const int *order;
+    double *r, *omega, *u;
+} projected;
+
+static clcone_status jacobi_step(void *state, int it, clcone_error *err)
+{
+    projected *J = state;
+    (void)it;
+    (void)err;
+    for (int c = J->c0; c < J->c1; ++c) clcone_contact_velocity(J->p, J->r, c, J->u + 3 * (c - J->c0));
+    for (int c = J->c0; c < J->c1; ++c)
+        contact_step(J->p, J->o, c, J->omega[c - J->c0], J->r + 3 * c, J->u + 3 * (c - J->c0));
+    return CLCONE_OK;
+}
+
 clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
                          int c1, double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = c1 - c0;
-    double *omega = clcone_calloc((size_t)m, sizeof *omega, err, "Jacobi steps");
-    double *u = clcone_calloc((size_t)m * 3, sizeof *u, err, "Jacobi velocities");
-    ref_loop L;
-    if (!omega || !u) {
-        free(omega);
-        free(u);
-        return CLCONE_ENOMEM;
+    projected J = {p, o, c0, c1, NULL, r, NULL, NULL};
+    clcone_status s = CLCONE_ENOMEM;
+    J.omega = clcone_calloc((size_t)m, sizeof *J.omega, err, "Jacobi steps");
+    J.u = clcone_calloc((size_t)m * 3, sizeof *J.u, err, "Jacobi velocities");
+    if (J.omega && J.u) {
+        for (int c = c0; c < c1; ++c) J.omega[c - c0] = 1.0 / clcone_row_block_norm(p, c);
+        s = ref_iterate(p, o, c0, c1, r, jacobi_step, NULL, &J, out, err);
     }
-    for (int c = c0; c < c1; ++c) omega[c - c0] = 1.0 / clcone_row_block_norm(p, c);
-    ref_loop_start(&L, p, o, c0, c1);
-    for (int it = 1; it <= o->max_iter; ++it) {
-        for (int c = c0; c < c1; ++c) clcone_contact_velocity(p, r, c, u + 3 * (c - c0));
-        for (int c = c0; c < c1; ++c) contact_step(p, o, c, omega[c - c0], r + 3 * c, u + 3 * (c - c0));
-        if (ref_loop_check(&L, it, r, out)) goto done;
-    }
-    ref_loop_finish(&L, o->max_iter, r, out);
-done:
-    free(omega);
-    free(u);
-    return CLCONE_OK;
+    free(J.omega);
+    free(J.u);
+    return s;
 }
 
 clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
@@ -57,34 +69,37 @@ clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, 
     return ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
+static clcone_status pgs_step(void *state, int it, clcone_error *err)
+{
+    projected *G = state;
+    (void)it;
+    (void)err;
+    for (int i = G->c0; i < G->c1; ++i) {
+        int c = G->order ? G->order[i - G->c0] : i;
+        double u[3];
+        clcone_contact_velocity(G->p, G->r, c, u);
+        contact_step(G->p, G->o, c, G->omega[c - G->c0], G->r + 3 * c, u);
+    }
+    return CLCONE_OK;
+}
+
 clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
                               int c1, const int *order, double *r, clcone_prob_result *out,
                               clcone_error *err)
 {
-    int m = c1 - c0;
-    double *omega = clcone_calloc((size_t)m, sizeof *omega, err, "PGS steps");
-    ref_loop L;
-    if (!omega) return CLCONE_ENOMEM;
+    projected G = {p, o, c0, c1, order, r, NULL, NULL};
+    clcone_status s;
+    G.omega = clcone_calloc((size_t)(c1 - c0), sizeof *G.omega, err, "PGS steps");
+    if (!G.omega) return CLCONE_ENOMEM;
     for (int c = c0; c < c1; ++c) {
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c) {
                 double lo, hi;
                 clcone_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
-                omega[c - c0] = 1.0 / hi;
+                G.omega[c - c0] = 1.0 / hi;
             }
     }
-    ref_loop_start(&L, p, o, c0, c1);
-    for (int it = 1; it <= o->max_iter; ++it) {
-        for (int i = c0; i < c1; ++i) {
-            int c = order ? order[i - c0] : i;
-            double u[3];
-            clcone_contact_velocity(p, r, c, u);
-            contact_step(p, o, c, omega[c - c0], r + 3 * c, u);
-        }
-        if (ref_loop_check(&L, it, r, out)) goto done;
-    }
-    ref_loop_finish(&L, o->max_iter, r, out);
-done:
-    free(omega);
-    return CLCONE_OK;
+    s = ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
+    free(G.omega);
+    return s;
 }

@@ -1,59 +1,53 @@
-/* Bookkeeping shared by the CPU reference solvers. */
+/* The reference's side of the one iteration loop (core/iterate.c): one
+ * problem, contacts [c0, c1) of a batch, measured in double with the
+ * model's error. */
 #include "core/internal.h"
 #include "ref/reference.h"
 
 #include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
 
-void ref_loop_start(ref_loop *L, const clcone_problem *p,
-                    const clcone_options *o, int c0, int c1)
+typedef struct ref_run {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1;
+    const double *r;
+    ref_step_fn step;
+    ref_checked_fn checked;
+    void *state;
+} ref_run;
+
+static clcone_status run_step(void *ctx, int it, clcone_error *err)
 {
-    L->p = p;
-    L->o = o;
-    L->c0 = c0;
-    L->c1 = c1;
-    L->prob = 0;
-    while (L->prob + 1 < p->nprob && p->prob_off[L->prob + 1] <= c0) ++L->prob;
-    L->t0_ms = clcone_now_ms();
+    ref_run *R = ctx;
+    return R->step(R->state, it, err);
 }
 
-
-
-static double ref_measure(ref_loop *L, int iter, const double *r)
+static clcone_status run_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
 {
-    double e = clcone_error_of(L->p, L->o, r, L->c0, L->c1);
-    clcone_history_add(L->o->history, L->prob, iter, clcone_now_ms() - L->t0_ms, e);
-    if (L->o->progress) L->o->progress(L->o->progress_user, L->prob, iter, e);
-    return e;
+    ref_run *R = ctx;
+    (void)it;
+    (void)active;
+    (void)err;
+    errors[0] = clcone_error_of(R->p, R->o, R->r, R->c0, R->c1);
+    for (int i = 3 * R->c0; i < 3 * R->c1; ++i)
+        if (!isfinite(R->r[i])) errors[0] = INFINITY;
+    return CLCONE_OK;
 }
 
-static int all_finite(const double *r, int c0, int c1)
+static clcone_status run_checked(void *ctx, int it, const int *active, int changed, clcone_error *err)
 {
-    for (int i = 3 * c0; i < 3 * c1; ++i)
-        if (!isfinite(r[i])) return 0;
-    return 1;
+    ref_run *R = ctx;
+    (void)active;
+    (void)changed;
+    return R->checked ? R->checked(R->state, it, err) : CLCONE_OK;
 }
 
-int ref_loop_check(ref_loop *L, int iter, const double *r, clcone_prob_result *out)
+clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
+                          ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
+                          clcone_error *err)
 {
-    if (!clcone_is_check_iteration(L->o, iter)) {
-        if (iter % 64 != 0 || !clcone_time_is_up(L->o, clcone_now_ms() - L->t0_ms)) return 0;
-        out->iters = iter;
-        out->error = ref_measure(L, iter, r);
-        clcone_stop(out, CLCONE_STOP_TIME, L->o, iter);
-        return 1;
-    }
-    if (!all_finite(r, L->c0, L->c1)) {
-        out->iters = iter;
-        out->error = INFINITY;
-        clcone_stop(out, CLCONE_STOP_NONFINITE_R, L->o, iter);
-        return 1;
-    }
-    return clcone_stop_rule(L->o, iter, ref_measure(L, iter, r), clcone_now_ms() - L->t0_ms, out);
-}
-
-void ref_loop_finish(ref_loop *L, int iter, const double *r, clcone_prob_result *out)
-{
-    if (!ref_loop_check(L, iter, r, out)) clcone_stop(out, CLCONE_STOP_ITERS, L->o, iter);
+    ref_run R = {p, o, c0, c1, r, step, checked, state};
+    clcone_iter_ops ops = {&R, 1, 0, run_step, run_measure, run_checked};
+    while (ops.prob0 + 1 < p->nprob && p->prob_off[ops.prob0 + 1] <= c0) ++ops.prob0;
+    return clcone_iterate(&ops, o, out, err);
 }

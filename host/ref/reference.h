@@ -35,28 +35,16 @@ clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o
 
 
 
-/* Shared iteration bookkeeping of the reference solvers: decides when to
- * measure the error (every iteration below 100, then every
- * o->check_every), and stops on convergence, non-finite values or the
- * time cap. */
-typedef struct ref_loop {
-    const clcone_problem *p;
-    const clcone_options *o;
-    int c0, c1;
-    int prob;        /* index in the batch, for o->history */
-    double t0_ms;
-} ref_loop;
-
-void ref_loop_start(ref_loop *L, const clcone_problem *p,
-                    const clcone_options *o, int c0, int c1);
-/* Call after iteration `iter` (1-based). Returns 1 when the solver must
- * stop; out is then filled. */
-int ref_loop_check(ref_loop *L, int iter, const double *r,
-                   clcone_prob_result *out);
-/* Fills out for a run that used all o->max_iter iterations. */
-void ref_loop_finish(ref_loop *L, int iter, const double *r,
-                     clcone_prob_result *out);
-
+/* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
+ * over one problem, contacts [c0, c1) with reactions r, the model's error
+ * measured at every check. step does iteration it (1-based) of the
+ * solver's state; checked (NULL: none) runs after a check that did not
+ * stop the solve. */
+typedef clcone_status (*ref_step_fn)(void *state, int it, clcone_error *err);
+typedef clcone_status (*ref_checked_fn)(void *state, int it, clcone_error *err);
+clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
+                          ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
+                          clcone_error *err);
 
 /* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
  * so that the coloured Gauss-Seidel of the device has a reference. */

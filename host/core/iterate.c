@@ -1,0 +1,50 @@
+/* The one iteration loop of the iterative solvers (Jacobi, PGS, NSGS, CGS,
+ * APGD), on the reference and on the device's multi-launch path alike: a
+ * backend supplies one iteration and the errors at a check through
+ * clcone_iter_ops; the loop owns the check schedule, the time cap, the
+ * stopping rule, the history and the progress callback, so that every
+ * backend stops at the same iteration for the same reason. (The device's
+ * whole-problem kernels run this schedule inside the kernel, see
+ * kernels/group_solve.cl.) */
+#include "core/internal.h"
+
+#include <stdlib.h>
+
+clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
+                             clcone_error *err)
+{
+    int n = ops->nprob, remaining = ops->nprob;
+    int *active = clcone_calloc((size_t)n, sizeof *active, err, "active problems");
+    double *errors = clcone_calloc((size_t)n, sizeof *errors, err, "problem errors");
+    double t0 = clcone_now_ms();
+    clcone_status s = CLCONE_ENOMEM;
+    if (!active || !errors) goto out;
+    for (int k = 0; k < n; ++k) active[k] = 1;
+    s = CLCONE_OK;
+    for (int it = 1; remaining > 0; ++it) {
+        int changed = 0;
+        double elapsed;
+        if ((s = ops->step(ops->ctx, it, err))) break;
+        /* a check is due on the schedule, or early once the time cap has
+         * passed (only the host clock is read) */
+        if (!clcone_is_check_iteration(o, it) && !clcone_time_is_up(o, clcone_now_ms() - t0)) continue;
+        if ((s = ops->measure(ops->ctx, it, active, errors, err))) break;
+        elapsed = clcone_now_ms() - t0;
+        for (int k = 0; k < n; ++k) {
+            if (!active[k]) continue;
+            out[k].time_ms = elapsed;
+            clcone_history_add(o->history, ops->prob0 + k, it, elapsed, errors[k]);
+            if (o->progress) o->progress(o->progress_user, ops->prob0 + k, it, errors[k]);
+            if (clcone_stop_rule(o, it, errors[k], elapsed, &out[k])) {
+                active[k] = 0;
+                --remaining;
+                changed = 1;
+            }
+        }
+        if (remaining > 0 && ops->checked && (s = ops->checked(ops->ctx, it, active, changed, err))) break;
+    }
+out:
+    free(active);
+    free(errors);
+    return s;
+}
