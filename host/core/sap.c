@@ -101,30 +101,19 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, clcone_
         S->nmoving++;
     }
     for (int c = 0; c < n; ++c) {
-        const clcone_contact *ct = &s->contacts[c];
-        double Wcc[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
-        S->mu[c] = ct->mu;
-        clcone_contact_frame(ct->normal, S->frame + 9 * c);
+        clcone_contact_sides cs;
+        S->mu[c] = s->contacts[c].mu;
+        clcone_contact_sides_of(s, c, &cs);
+        memcpy(S->frame + 9 * c, cs.frame, sizeof cs.frame);
+        memcpy(S->arm + 6 * c, cs.arm, sizeof cs.arm);
         for (int side = 0; side < 2; ++side) {
-            int bi = clcone_contact_body(ct, side);
-            double J[18], MJ[18], sg = side == 0 ? 1.0 : -1.0, *arm = S->arm + 6 * c + 3 * side;
-            int *slot = side == 0 ? &S->ca[c] : &S->cb[c];
-            *slot = -1;
-            if (bi < 0) continue;
-            for (int k = 0; k < 3; ++k) arm[k] = ct->point[k] - s->bodies[bi].x[k];
-            cone_side_jacobian(S->frame + 9 * c, arm, J);
-            if (!S->moving[bi]) {
-                /* a static body keeps its v: a constant contact velocity */
-                cone_jac_apply_add(J, sg, s->bodies[bi].v, S->u0 + 3 * c);
-                continue;
-            }
-            *slot = bi;
-            for (int k = 0; k < 3; ++k) clcone_body_inv_mass_apply(&s->bodies[bi], J + 6 * k, MJ + 6 * k);
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j)
-                    for (int k = 0; k < 6; ++k) Wcc[3 * i + j] += J[6 * i + k] * MJ[6 * j + k];
+            int bi = cs.body[side];
+            *(side == 0 ? &S->ca[c] : &S->cb[c]) = bi >= 0 && S->moving[bi] ? bi : -1;
+            /* a static body keeps its v: a constant contact velocity */
+            if (bi >= 0 && !S->moving[bi])
+                cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, S->u0 + 3 * c);
         }
-        sap_regularisation(beta, Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
+        sap_regularisation(beta, cs.Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
         if (!(S->R[2 * c] > 0) || !(S->R[2 * c + 1] > 0)) {
             clcone_sap_setup_free(S);
             return clcone_fail(err, CLCONE_EINVAL, "contact %d: no moving body, W_cc = 0", c);

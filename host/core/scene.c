@@ -181,6 +181,34 @@ void clcone_contact_jacobian(const clcone_scene *s, int c, int side, double J[18
     jacobian_from_frame(s, &s->contacts[c], side, F, J);
 }
 
+void clcone_contact_sides_of(const clcone_scene *s, int c, clcone_contact_sides *cs)
+{
+    const clcone_contact *ct = &s->contacts[c];
+    memset(cs, 0, sizeof *cs);
+    clcone_contact_frame(ct->normal, cs->frame);
+    for (int side = 0; side < 2; ++side) {
+        int bi = clcone_contact_body(ct, side);
+        double *arm = cs->arm + 3 * side, *J = cs->J + 18 * side, *A = cs->A + 9 * side, MJ[18];
+        cs->body[side] = bi;
+        if (bi < 0) continue;
+        for (int k = 0; k < 3; ++k) arm[k] = ct->point[k] - s->bodies[bi].x[k];
+        cone_side_jacobian(cs->frame, arm, J);
+        if (clcone_body_is_static(&s->bodies[bi])) continue;
+        cs->moving[side] = 1;
+        for (int k = 0; k < 3; ++k) clcone_body_inv_mass_apply(&s->bodies[bi], J + 6 * k, MJ + 6 * k);
+        for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+                double v = 0;
+                for (int k = 0; k < 6; ++k) {
+                    double t = J[6 * i + k] * MJ[6 * j + k];
+                    v += t;
+                    cs->Wcc[3 * i + j] += t;
+                }
+                A[3 * i + j] = v;
+            }
+    }
+}
+
 clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
                                     clcone_error *err)
 {

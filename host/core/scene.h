@@ -98,4 +98,17 @@ clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
 /* Frees the arrays and zeroes L; safe on a zeroed or already freed L. */
 void clcone_body_csr_free(clcone_body_csr *L);
 
+/* What every body-form set-up (the device's and SAP's) takes from one
+ * contact: its frame and, per side (0 = a, 1 = b), the body (-1 = the
+ * world), whether it moves (not static), the lever arm p - x (0 for the
+ * world), J without the side's sign (0 for the world) and the side's part
+ * of W_cc, J M^-1 J' (0 unless it moves); and W_cc, both sides' products
+ * summed in one accumulator. */
+typedef struct clcone_contact_sides {
+    double frame[9];
+    int body[2], moving[2];
+    double arm[6], J[36], A[18], Wcc[9];
+} clcone_contact_sides;
+void clcone_contact_sides_of(const clcone_scene *s, int c, clcone_contact_sides *cs);
+
 #endif

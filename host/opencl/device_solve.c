@@ -13,6 +13,7 @@
 #include "core/scene.h"
 #include "cone.h"
 #include "local_solve.h"
+#include "jacobian.h"
 #include "schedule.h"
 #include "core/analysis.h"
 #include "opencl/device_solve.h"
@@ -838,36 +839,22 @@ static clcone_status body_prepare(const clcone_scene *s, const clcone_body_csr *
         memcpy(b->inv_inertia + 9 * i, s->bodies[i].inv_inertia, sizeof(double) * 9);
     }
     for (int c = 0; c < n; ++c) {
-        const clcone_contact *ct = &s->contacts[c];
+        clcone_contact_sides cs;
         double D = 0;
-        b->mu[c] = ct->mu;
-        clcone_contact_frame(ct->normal, b->frame + 9 * c);
+        b->mu[c] = s->contacts[c].mu;
+        clcone_contact_sides_of(s, c, &cs);
+        memcpy(b->frame + 9 * c, cs.frame, sizeof cs.frame);
+        memcpy(b->Wcc + 9 * c, cs.Wcc, sizeof cs.Wcc);
+        b->ca[c] = b->cb[c] = -1;
         for (int side = 0; side < 2; ++side) {
-            int bi = clcone_contact_body(ct, side);
-            double J[18], MJ[18], A[9], sg = side == 0 ? 1.0 : -1.0, lo, hi;
-            int *slot = side == 0 ? &b->ca[c] : &b->cb[c];
-            *slot = -1;
+            int bi = cs.body[side];
+            double lo, hi;
             if (bi < 0) continue;
-            clcone_contact_jacobian(s, c, side, J);
-            for (int k = 0; k < 3; ++k) {
-                double v = 0;
-                for (int j = 0; j < 6; ++j) v += J[6 * k + j] * s->bodies[bi].v[j];
-                b->q[3 * c + k] += sg * v;
-            }
-            if (clcone_body_is_static(&s->bodies[bi])) continue;
-            *slot = bi;
-            for (int k = 0; k < 3; ++k) {
-                b->arm[6 * c + 3 * side + k] = ct->point[k] - s->bodies[bi].x[k];
-                clcone_body_inv_mass_apply(&s->bodies[bi], J + 6 * k, MJ + 6 * k);
-            }
-            for (int i = 0; i < 3; ++i)
-                for (int j = 0; j < 3; ++j) {
-                    double v = 0;
-                    for (int k = 0; k < 6; ++k) v += J[6 * i + k] * MJ[6 * j + k];
-                    A[3 * i + j] = v;
-                    b->Wcc[9 * c + 3 * i + j] += v;
-                }
-            clcone_sym3_eig_range(A, &lo, &hi);
+            cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, b->q + 3 * c);
+            if (!cs.moving[side]) continue;
+            *(side == 0 ? &b->ca[c] : &b->cb[c]) = bi;
+            memcpy(b->arm + 6 * c + 3 * side, cs.arm + 3 * side, 3 * sizeof(double));
+            clcone_sym3_eig_range(cs.A + 9 * side, &lo, &hi);
             D += (double)(L->ptr[bi + 1] - L->ptr[bi]) * hi;
         }
         if (!(D > 0))
