@@ -1,7 +1,10 @@
-/* Contact colouring for Gauss-Seidel in parallel, and the CPU version of
- * coloured Gauss-Seidel that the device's CGS is checked against. */
+/* Contact colouring for Gauss-Seidel in parallel, and the CPU versions of
+ * coloured Gauss-Seidel (plain and accelerated) that the device's CGS and
+ * ACGS are checked against. */
 #include "internal.h"
 #include "reference.h"
+#include "cone.h"
+#include "local_solve.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -77,5 +80,53 @@ clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0, 
                                          : ref_pgs_ordered(p, o, c0, c1, order, r, out, err);
     free(cptr);
     free(order);
+    return s;
+}
+
+/* Accelerated coloured Gauss-Seidel (kernels/local_solve.h says what and
+ * why). r is the sweep's working vector: it holds y when a sweep starts
+ * and x_k after it; xo is x_{k-1}, ys the y the sweep started from. The
+ * error is measured at x_k, before the extrapolation, as on the device. */
+clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                       double *r, clcone_prob_result *out, clcone_error *err)
+{
+    int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
+    double *omega = NULL, *xo = NULL, *ys = NULL, *tv = NULL, theta = 1.0;
+    ref_loop L;
+    clcone_status s = ref_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
+    if (s) return s;
+    s = CLCONE_ENOMEM;
+    if (!(omega = ref_gs_steps(p, c0, c1, err))
+        || !(xo = clcone_calloc((size_t)m, sizeof *xo, err, "acgs vectors"))
+        || !(ys = clcone_calloc((size_t)m, sizeof *ys, err, "acgs vectors"))
+        || !(tv = clcone_calloc((size_t)(c1 - c0) + 1, sizeof *tv, err, "acgs terms")))
+        goto out;
+    memcpy(xo, r + 3 * c0, sizeof *xo * (size_t)m);
+    memcpy(ys, r + 3 * c0, sizeof *ys * (size_t)m);
+    s = CLCONE_OK;
+    ref_loop_start(&L, p, o, c0, c1);
+    for (int it = 1; it <= o->max_iter; ++it) {
+        double beta;
+        ref_pgs_sweep(p, o, c0, c1, order, omega, r);
+        for (int c = c0; c < c1; ++c) tv[c - c0] = cone_acgs_term(ys + 3 * (c - c0), r + 3 * c, xo + 3 * (c - c0));
+        /* summed as the device sums, so that both restart alike */
+        beta = cone_apgd_momentum(&theta, ref_lane_sum(tv, c1 - c0));
+        if (ref_loop_check(&L, it, r, out)) goto out;
+        if (it == o->max_iter) break; /* ref_loop_finish measures x_k */
+        for (int c = c0; c < c1; ++c) {
+            int i = 3 * (c - c0);
+            cone_acgs_extrapolate(p->mu[c], beta, r + 3 * c, xo + i, ys + i);
+            memcpy(xo + i, r + 3 * c, sizeof *xo * 3);
+            memcpy(r + 3 * c, ys + i, sizeof *ys * 3);
+        }
+    }
+    ref_loop_finish(&L, o->max_iter, r, out);
+out:
+    free(cptr);
+    free(order);
+    free(omega);
+    free(xo);
+    free(ys);
+    free(tv);
     return s;
 }

@@ -99,6 +99,14 @@ static void dev_close(dev_local *d)
     free(d->h.order);
 }
 
+/* Body form: dv = M^-1 J^T x. */
+static clcone_status dev_body_dv(dev_local *d, cl_mem x, clcone_error *err)
+{
+    clcone_status s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs),
+                               KM(d->frame), KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv));
+    return s ? s : clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err);
+}
+
 /* w = W x with the form's operator. */
 static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *err)
 {
@@ -108,9 +116,7 @@ static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *e
                              KM(w)))
                    ? s
                    : clcone_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
-    if ((s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame),
-                      KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv)))
-        || (s = clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err))
+    if ((s = dev_body_dv(d, x, err))
         || (s = SET_ARGS(d->k_capply, "body_contact_apply", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
                          KM(d->arm), KM(d->dv), KM(d->Rd), KM(x), KM(w))))
         return s;
@@ -370,6 +376,84 @@ out:
     release_mem(&dg);
     release_mem(&om);
     release_kernel(&k);
+    return s;
+}
+
+/* Accelerated CGS (kernels/acgs.cl): d->r holds x_k, y the extrapolated
+ * point, work the sweep from y; the body form regathers dv = M^-1 J^T y
+ * before each sweep, so the sweeps never drift from y. */
+static clcone_status dev_acgs(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
+    int nc = d->h.ncolors;
+    const int *cptr = d->h.color_ptr;
+    const char *kname = d->nb ? "cgs_body" : "cgs_local";
+    cl_mem ord = NULL, dg = NULL, om = NULL, y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL,
+           sums = NULL;
+    cl_kernel k = NULL, k_terms = NULL, k_mom = NULL, k_upd = NULL;
+    double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "acgs momentum");
+    clcone_status s = CLCONE_ENOMEM;
+    cl_int e;
+    if (!ones) return s;
+    for (int p = 0; p < d->nprob; ++p) ones[p] = 1.0;
+    if ((!d->nb && (s = local_diag(d, &dg, err)))
+        || (s = clcone_buf_ints(c, d->h.order, (size_t)d->n, &ord, err))
+        || (s = clcone_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
+        || (s = clcone_buf_alloc(c, v3, &y, err)) || (s = clcone_buf_alloc(c, v3, &work, err))
+        || (s = clcone_buf_reals(c, "acgs theta of problem", 1, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &beta, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->n * c->real_size, &terms, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &sums, err))
+        || (s = clcone_kernel(c, kname, &k, err)) || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
+        || (s = clcone_kernel(c, "acgs_momentum", &k_mom, err))
+        || (s = clcone_kernel(c, "acgs_update", &k_upd, err)))
+        goto out;
+    e = clEnqueueCopyBuffer(c->queue, d->r, y, 0, 0, v3, 0, NULL, NULL); /* y = x_0 */
+    if (e != CL_SUCCESS) {
+        s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(y)");
+        goto out;
+    }
+    if ((s = SET_ARGS(k_terms, "acgs_terms", err, KI(d->n), KM(y), KM(work), KM(d->r), KM(terms)))
+        || (s = SET_ARGS(k_mom, "acgs_momentum", err, KI(d->nprob), KM(d->active), KM(th), KM(beta), KM(sums)))
+        || (s = SET_ARGS(k_upd, "acgs_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->mu), KM(beta),
+                         KM(work), KM(d->r), KM(y))))
+        goto out;
+    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
+        e = clEnqueueCopyBuffer(c->queue, y, work, 0, 0, v3, 0, NULL, NULL);
+        if (e != CL_SUCCESS) {
+            s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(work)");
+            goto out;
+        }
+        if (d->nb && (s = dev_body_dv(d, work, err))) goto out; /* dv = M^-1 J^T y */
+        for (int col = 0; col < nc; ++col) {
+            int start = cptr[col], count = cptr[col + 1] - cptr[col];
+            if (d->nb)
+                s = SET_ARGS(k, kname, err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
+                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(d->inv_mass), KM(d->inv_inertia), KM(work), KM(d->dv), KI(d->model),
+                             KI(d->facets), KI(d->inner), KI(it));
+            else
+                s = SET_ARGS(k, kname, err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
+                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
+                             KM(work), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
+            if (s || (s = clcone_run(c, k, (size_t)count, 0, kname, err))) goto out;
+        }
+        if ((s = clcone_run(c, k_terms, (size_t)d->n, 0, "acgs_terms", err))
+            || (s = dev_reduce(d, terms, 1, sums, NULL, err))
+            || (s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "acgs_momentum", err))
+            || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "acgs_update", err)))
+            goto out;
+        if (dev_due(d, it) && (s = dev_check(d, it, err))) goto out;
+    }
+out:
+    {
+        cl_mem *mems[] = {&ord, &dg, &om, &y, &work, &th, &beta, &terms, &sums};
+        cl_kernel *ks[] = {&k, &k_terms, &k_mom, &k_upd};
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
+    }
+    free(ones);
     return s;
 }
 
@@ -665,7 +749,8 @@ static clcone_status group_make(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
-    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 0;
+    int np = d->nprob, budget = 0;
+    int solver = o->solver == CLCONE_SOLVER_ACGS ? 2 : o->solver == CLCONE_SOLVER_CGS; /* GROUP_* */
     int *pcol = NULL, *gptr = NULL, *gorder = NULL;
     cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
@@ -678,12 +763,14 @@ static clcone_status group_make(dev_local *d, clcone_error *err)
         || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
         || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
+        || (s = clcone_buf_alloc(c, (size_t)np * c->real_size, &d->g_theta, err))
         || (s = group_alloc_states(d, err))
         || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
-                 KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KM(m[6]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
                  KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
 out:
     free(pcol);
@@ -781,10 +868,13 @@ static void dev_host_free(dev_host *h)
 
 static clcone_status check_solver(const clcone_options *o, clcone_error *err)
 {
-    if (o->solver != CLCONE_SOLVER_JACOBI && o->solver != CLCONE_SOLVER_CGS && o->solver != CLCONE_SOLVER_APGD)
+    if (o->solver != CLCONE_SOLVER_JACOBI && o->solver != CLCONE_SOLVER_CGS && o->solver != CLCONE_SOLVER_APGD
+        && o->solver != CLCONE_SOLVER_ACGS)
         return clcone_fail(err, CLCONE_ENOTSUP,
-                           "solver %s does not run on OpenCL devices (device solvers: jacobi, cgs, apgd; "
+                           "solver %s does not run on OpenCL devices (device solvers: jacobi, cgs, apgd, acgs; "
                            "use --device ref for the CPU reference)", clcone_solver_name(o->solver));
+    if (o->solver == CLCONE_SOLVER_ACGS && o->model != CLCONE_MODEL_CCP && o->model != CLCONE_MODEL_SOFT)
+        return clcone_fail(err, CLCONE_ENOTSUP, "acgs is offered for the ccp and soft models only (a cone QP)");
     if (o->solver == CLCONE_SOLVER_APGD && o->model == CLCONE_MODEL_PYRAMID)
         return clcone_fail(err, CLCONE_ENOTSUP, "apgd is not offered for the pyramid model (use jacobi or cgs)");
     return CLCONE_OK;
@@ -802,6 +892,7 @@ static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone
     if (group_fits(d)) return dev_group(d, r, err);
     s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
         : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
+        : d->o->solver == CLCONE_SOLVER_ACGS   ? dev_acgs(d, err)
                                                : dev_apgd(d, err);
     if (!s) {
         cl_int e = clFinish(d->c->queue);

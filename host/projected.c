@@ -56,14 +56,10 @@ clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, 
     return ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
-clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
-                              int c1, const int *order, double *r, clcone_prob_result *out,
-                              clcone_error *err)
+double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
 {
-    int m = c1 - c0;
-    double *omega = clcone_calloc((size_t)m, sizeof *omega, err, "PGS steps");
-    ref_loop L;
-    if (!omega) return CLCONE_ENOMEM;
+    double *omega = clcone_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
+    if (!omega) return NULL;
     for (int c = c0; c < c1; ++c) {
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c) {
@@ -72,14 +68,30 @@ clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, 
                 omega[c - c0] = 1.0 / hi;
             }
     }
+    return omega;
+}
+
+void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+                   const double *omega, double *r)
+{
+    for (int i = c0; i < c1; ++i) {
+        int c = order ? order[i - c0] : i;
+        double u[3];
+        ref_contact_velocity(p, r, c, u);
+        contact_step(p, o, c, omega[c - c0], r + 3 * c, u);
+    }
+}
+
+clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
+                              int c1, const int *order, double *r, clcone_prob_result *out,
+                              clcone_error *err)
+{
+    double *omega = ref_gs_steps(p, c0, c1, err);
+    ref_loop L;
+    if (!omega) return CLCONE_ENOMEM;
     ref_loop_start(&L, p, o, c0, c1);
     for (int it = 1; it <= o->max_iter; ++it) {
-        for (int i = c0; i < c1; ++i) {
-            int c = order ? order[i - c0] : i;
-            double u[3];
-            ref_contact_velocity(p, r, c, u);
-            contact_step(p, o, c, omega[c - c0], r + 3 * c, u);
-        }
+        ref_pgs_sweep(p, o, c0, c1, order, omega, r);
         if (ref_loop_check(&L, it, r, out)) goto done;
     }
     ref_loop_finish(&L, o->max_iter, r, out);

@@ -158,3 +158,15 @@ double ref_row_block_norm(const clcone_problem *p, int c)
     }
     return s;
 }
+
+double ref_lane_sum(const double *v, int n)
+{
+    double lane[CONE_REDUCE_WG];
+    for (int l = 0; l < CONE_REDUCE_WG; ++l) {
+        lane[l] = 0;
+        for (int i = l; i < n; i += CONE_REDUCE_WG) lane[l] += v[i];
+    }
+    for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+    return lane[0];
+}

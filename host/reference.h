@@ -65,6 +65,11 @@ void ref_sym3_eig_range(const double B[9], double *lo, double *hi);
  * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
 double ref_row_block_norm(const clcone_problem *p, int c);
 
+/* Sum of v[0..n) with the additions of the device's reduce_rows (lane l
+ * adds v[l], v[l + CONE_REDUCE_WG], ... in order, then a fixed tree), so
+ * a decision taken on a sum's sign goes the same way on both sides. */
+double ref_lane_sum(const double *v, int n);
+
 /* w = W x over contacts [c0, c1), x and w indexed from contact c0 (no q). */
 void ref_range_product(const clcone_problem *p, int c0, int c1,
                        const double *x, double *w);
@@ -77,11 +82,25 @@ clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
 clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
                               int c0, int c1, const int *order, double *r,
                               clcone_prob_result *out, clcone_error *err);
+/* Gauss-Seidel steps of contacts [c0, c1): 1 / lambda_max(W_cc), malloc'ed
+ * (NULL: out of memory, err set). */
+double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
+/* One projected Gauss-Seidel sweep (ccp, pyramid) in the given order
+ * (NULL = natural), omega from ref_gs_steps. */
+void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+                   const double *omega, double *r);
 /* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
  * sweeping colour by colour in the device's order. */
 clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
                       int c1, double *r, clcone_prob_result *out,
                       clcone_error *err);
+
+/* Accelerated coloured Gauss-Seidel (ccp): Nesterov's extrapolation over
+ * the sweeps of ref_cgs, with gradient restart (kernels/local_solve.h,
+ * cone_acgs_*). */
+clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
+                       int c1, double *r, clcone_prob_result *out,
+                       clcone_error *err);
 
 /* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
  * contacts conflict when W_cd or W_dc is stored): *order lists the

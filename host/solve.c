@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs"};
 static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
@@ -112,6 +112,7 @@ static ref_fn pick(clcone_model m, clcone_solver s)
     case CLCONE_SOLVER_APGD: return m != CLCONE_MODEL_PYRAMID ? ref_apgd : NULL;
     case CLCONE_SOLVER_LEMKE: return m == CLCONE_MODEL_PYRAMID ? ref_lemke_pyramid : NULL;
     case CLCONE_SOLVER_CGS: return ref_cgs;
+    case CLCONE_SOLVER_ACGS: return m == CLCONE_MODEL_CCP ? ref_acgs : NULL;
     case CLCONE_SOLVER_DEFAULT: break; /* resolved before any solve */
     }
     return NULL;
@@ -129,7 +130,7 @@ clcone_status clcone_options_validate(const clcone_options *o, clcone_error *err
         return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
     if (!pick(o->model, o->solver))
         return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s "
-                           "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs, pyramid: lemke|pgs|jacobi|cgs)",
+                           "(coulomb: nsgs|jacobi|pgs|cgs|apgd, ccp: apgd|pgs|jacobi|cgs|acgs, pyramid: lemke|pgs|jacobi|cgs)",
                            clcone_solver_name(o->solver), clcone_model_name(o->model));
     if (o->model == CLCONE_MODEL_SOFT) {
         clcone_status s = clcone_soft_validate(o, err);

@@ -51,6 +51,8 @@ START_TEST(device_double_follows_reference)
         {"Rover4609.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI},
         {"NESpheres_10_1.dat", CLCONE_MODEL_COULOMB, CLCONE_SOLVER_APGD},
         {"Rover1039.dat", CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_CGS},
+        {"Capsules-i101-404.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS},
+        {"Rover1040.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS},
     };
     clcone_context *c = test_context(CLCONE_DOUBLE);
     check_every = 1;
@@ -66,9 +68,10 @@ START_TEST(device_double_follows_reference)
         ck_assert_msg(dv.status == CLCONE_CONVERGED, "%s %s: device %g after %d", cases[i].file,
                       clcone_solver_name(cases[i].s), dv.error, dv.iters);
         /* Jacobi and CGS update with per-contact arithmetic only: the same
-         * iterations. APGD's step decisions use sums whose order differs
-         * (tree on the device), so over thousands of iterations they may
-         * part by a few percent. */
+         * iterations; ACGS's restart sums are added in the device's order
+         * on the reference too (ref_lane_sum). APGD's step decisions use
+         * sums whose order differs (tree on the device), so over
+         * thousands of iterations they may part by a few percent. */
         if (cases[i].s == CLCONE_SOLVER_APGD)
             ck_assert_msg(abs(dv.iters - rf.iters) <= rf.iters / 10 + 2, "%s apgd: %d device iterations, %d reference",
                           cases[i].file, dv.iters, rf.iters);
@@ -145,6 +148,15 @@ START_TEST(device_runs_are_bitwise_identical)
             free(a);
             free(b);
         }
+        { /* acgs solves the cone QP only */
+            double *a = calloc(3 * (size_t)p.n, sizeof *a), *b = calloc(3 * (size_t)p.n, sizeof *b);
+            clcone_prob_result ra = solve(c, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, 1e-30, 200, a);
+            clcone_prob_result rb = solve(c, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, 1e-30, 200, b);
+            ck_assert(memcmp(a, b, sizeof(double) * 3 * (size_t)p.n) == 0);
+            ck_assert(ra.error == rb.error);
+            free(a);
+            free(b);
+        }
         clcone_problem_free(&p);
         clcone_context_free(c);
     }
@@ -213,6 +225,7 @@ START_TEST(device_batch_equals_each_alone)
     batch_case(CLCONE_SOLVER_CGS, CLCONE_MODEL_COULOMB, 1000, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_JACOBI, CLCONE_MODEL_COULOMB, 200, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_APGD, CLCONE_MODEL_CCP, 200, CLCONE_DOUBLE);
+    batch_case(CLCONE_SOLVER_ACGS, CLCONE_MODEL_CCP, 200, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_CGS, CLCONE_MODEL_COULOMB, 200, CLCONE_FLOAT);
 }
 END_TEST
@@ -361,6 +374,9 @@ START_TEST(device_rejects_reference_only_solvers)
     o.solver = CLCONE_SOLVER_NSGS;
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert(strstr(e.msg, "nsgs") != NULL);
+    o.solver = CLCONE_SOLVER_ACGS; /* coulomb */
+    ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
+    ck_assert(strstr(e.msg, "acgs") != NULL);
     free(r);
     clcone_problem_free(&p);
     clcone_context_free(c);
