@@ -230,6 +230,43 @@ START_TEST(device_batch_equals_each_alone)
 }
 END_TEST
 
+/* ACGS's two device paths, the whole-problem kernel and the multi-launch
+ * loop (which a requested history selects), give the same bits. */
+START_TEST(device_acgs_paths_agree)
+{
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    clcone_options o;
+    clcone_result ra, rb;
+    clcone_history h;
+    clcone_error e;
+    double *a, *b;
+    read_problem("Capsules-i101-404.dat", &p);
+    a = calloc(3 * (size_t)p.n, sizeof *a);
+    b = calloc(3 * (size_t)p.n, sizeof *b);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    o.solver = CLCONE_SOLVER_ACGS;
+    o.tol = 1e-8;
+    ck_assert_msg(clcone_solve(c, &p, &o, a, &ra, &e) == CLCONE_OK, "%s", e.msg);
+    memset(&h, 0, sizeof h);
+    o.history = &h;
+    ck_assert_msg(clcone_solve(c, &p, &o, b, &rb, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(ra.items[0].status, CLCONE_CONVERGED);
+    ck_assert_int_eq(ra.items[0].iters, rb.items[0].iters);
+    ck_assert(ra.items[0].error == rb.items[0].error);
+    ck_assert(memcmp(a, b, sizeof(double) * 3 * (size_t)p.n) == 0);
+    ck_assert_int_gt(h.count, 0);
+    clcone_history_free(&h);
+    clcone_result_free(&ra);
+    clcone_result_free(&rb);
+    free(a);
+    free(b);
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+}
+END_TEST
+
 /* Nothing to solve is an answer, not an error, on every backend. */
 START_TEST(empty_problem_and_time_cap)
 {
@@ -393,6 +430,7 @@ Suite *suite_device(void)
     tcase_add_test(t, device_float_close_to_reference);
     tcase_add_test(t, device_runs_are_bitwise_identical);
     tcase_add_test(t, device_batch_equals_each_alone);
+    tcase_add_test(t, device_acgs_paths_agree);
     tcase_add_test(t, empty_problem_and_time_cap);
     tcase_add_test(t, kernel_build_failure_reports_log);
     tcase_add_test(t, stale_cache_entry_never_used);
