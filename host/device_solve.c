@@ -335,47 +335,74 @@ static clcone_status local_diag(dev_local *d, cl_mem *out, clcone_error *err)
     return s;
 }
 
+/* What a coloured Gauss-Seidel sweep launches with (CGS and ACGS): the
+ * colour order, the diagonal block positions (local form), the steps and
+ * the kernel. */
+typedef struct dev_sweep {
+    cl_mem ord, dg, om;
+    cl_kernel k;
+    const char *name;
+} dev_sweep;
+
+static void sweep_close(dev_sweep *w)
+{
+    release_mem(&w->ord);
+    release_mem(&w->dg);
+    release_mem(&w->om);
+    release_kernel(&w->k);
+}
+
+static clcone_status sweep_open(dev_local *d, dev_sweep *w, clcone_error *err)
+{
+    clcone_status s;
+    memset(w, 0, sizeof *w);
+    w->name = d->nb ? "cgs_body" : "cgs_local";
+    if ((!d->nb && (s = local_diag(d, &w->dg, err)))
+        || (s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &w->ord, err))
+        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &w->om,
+                                 err))
+        || (s = clcone_kernel(d->c, w->name, &w->k, err)))
+        return s;
+    return CLCONE_OK;
+}
+
+/* Sweep number `it` over every colour of r in place (body form: d->dv
+ * must be M^-1 J^T r, and is kept so). */
+static clcone_status sweep_run(dev_local *d, dev_sweep *w, cl_mem r, int it, clcone_error *err)
+{
+    const int *cptr = d->h.color_ptr;
+    clcone_status s;
+    for (int col = 0; col < d->h.ncolors; ++col) {
+        int start = cptr[col], count = cptr[col + 1] - cptr[col];
+        if (d->nb)
+            s = SET_ARGS(w->k, w->name, err, KI(start), KI(count), KM(w->ord), KM(d->ca), KM(d->cb), KM(d->frame),
+                         KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(w->om), KM(d->prob), KM(d->active),
+                         KM(d->inv_mass), KM(d->inv_inertia), KM(r), KM(d->dv), KI(d->model), KI(d->facets),
+                         KI(d->inner), KI(it));
+        else
+            s = SET_ARGS(w->k, w->name, err, KI(start), KI(count), KM(w->ord), KM(d->row_ptr), KM(d->col), KM(d->W),
+                         KM(w->dg), KM(d->q), KM(d->mu), KM(w->om), KM(d->prob), KM(d->active), KM(r),
+                         KI(d->model), KI(d->facets), KI(d->inner), KI(it));
+        if (s || (s = clcone_run(d->c, w->k, (size_t)count, 0, w->name, err))) return s;
+    }
+    return CLCONE_OK;
+}
+
 static clcone_status dev_cgs(dev_local *d, clcone_error *err)
 {
-    int nc = d->h.ncolors;
-    const int *cptr = d->h.color_ptr;
-    cl_mem ord = NULL, dg = NULL, om = NULL;
-    cl_kernel k = NULL;
+    dev_sweep w;
     clcone_status s;
-    if (!d->nb) {
-        if ((s = local_diag(d, &dg, err))) return s;
-    } else if ((s = dev_apply(d, d->r, d->w, err))) { /* dv = M^-1 J^T r0 */
-        return s;
-    }
-    if ((s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &ord, err))
-        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
-        || (s = clcone_kernel(d->c, d->nb ? "cgs_body" : "cgs_local", &k, err)))
-        goto out;
+    if (d->nb && (s = dev_apply(d, d->r, d->w, err))) return s; /* dv = M^-1 J^T r0 */
+    if ((s = sweep_open(d, &w, err))) goto out;
     for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        for (int col = 0; col < nc; ++col) {
-            int start = cptr[col], count = cptr[col + 1] - cptr[col];
-            if (d->nb)
-                s = SET_ARGS(k, "cgs_body", err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
-                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(d->inv_mass), KM(d->inv_inertia), KM(d->r), KM(d->dv), KI(d->model),
-                             KI(d->facets), KI(d->inner), KI(it));
-            else
-                s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
-                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
-            if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
-                goto out;
-        }
+        if ((s = sweep_run(d, &w, d->r, it, err))) goto out;
         if (!dev_due(d, it)) continue;
         if ((s = dev_check(d, it, err))) goto out;
         /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
          * from it, so the incremental updates never drift far */
     }
 out:
-    release_mem(&ord);
-    release_mem(&dg);
-    release_mem(&om);
-    release_kernel(&k);
+    sweep_close(&w);
     return s;
 }
 
@@ -386,26 +413,22 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     size_t v3 = 3 * (size_t)d->n * c->real_size;
-    int nc = d->h.ncolors;
-    const int *cptr = d->h.color_ptr;
-    const char *kname = d->nb ? "cgs_body" : "cgs_local";
-    cl_mem ord = NULL, dg = NULL, om = NULL, y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL,
-           sums = NULL;
-    cl_kernel k = NULL, k_terms = NULL, k_mom = NULL, k_upd = NULL;
+    dev_sweep w;
+    cl_mem y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL, sums = NULL;
+    cl_kernel k_terms = NULL, k_mom = NULL, k_upd = NULL;
     double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "acgs momentum");
     clcone_status s = CLCONE_ENOMEM;
     cl_int e;
+    memset(&w, 0, sizeof w);
     if (!ones) return s;
     for (int p = 0; p < d->nprob; ++p) ones[p] = 1.0;
-    if ((!d->nb && (s = local_diag(d, &dg, err)))
-        || (s = clcone_buf_ints(c, d->h.order, (size_t)d->n, &ord, err))
-        || (s = clcone_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
+    if ((s = sweep_open(d, &w, err))
         || (s = clcone_buf_alloc(c, v3, &y, err)) || (s = clcone_buf_alloc(c, v3, &work, err))
         || (s = clcone_buf_reals(c, "acgs theta of problem", 1, ones, (size_t)d->nprob, &th, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &beta, err))
         || (s = clcone_buf_alloc(c, (size_t)d->n * c->real_size, &terms, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &sums, err))
-        || (s = clcone_kernel(c, kname, &k, err)) || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
+        || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
         || (s = clcone_kernel(c, "acgs_momentum", &k_mom, err))
         || (s = clcone_kernel(c, "acgs_update", &k_upd, err)))
         goto out;
@@ -425,21 +448,9 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
             s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(work)");
             goto out;
         }
-        if (d->nb && (s = dev_body_dv(d, work, err))) goto out; /* dv = M^-1 J^T y */
-        for (int col = 0; col < nc; ++col) {
-            int start = cptr[col], count = cptr[col + 1] - cptr[col];
-            if (d->nb)
-                s = SET_ARGS(k, kname, err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
-                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(d->inv_mass), KM(d->inv_inertia), KM(work), KM(d->dv), KI(d->model),
-                             KI(d->facets), KI(d->inner), KI(it));
-            else
-                s = SET_ARGS(k, kname, err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
-                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(work), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
-            if (s || (s = clcone_run(c, k, (size_t)count, 0, kname, err))) goto out;
-        }
-        if ((s = clcone_run(c, k_terms, (size_t)d->n, 0, "acgs_terms", err))
+        if ((d->nb && (s = dev_body_dv(d, work, err))) /* dv = M^-1 J^T y */
+            || (s = sweep_run(d, &w, work, it, err))
+            || (s = clcone_run(c, k_terms, (size_t)d->n, 0, "acgs_terms", err))
             || (s = dev_reduce(d, terms, 1, sums, NULL, err))
             || (s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "acgs_momentum", err))
             || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "acgs_update", err)))
@@ -448,11 +459,12 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
     }
 out:
     {
-        cl_mem *mems[] = {&ord, &dg, &om, &y, &work, &th, &beta, &terms, &sums};
-        cl_kernel *ks[] = {&k, &k_terms, &k_mom, &k_upd};
+        cl_mem *mems[] = {&y, &work, &th, &beta, &terms, &sums};
+        cl_kernel *ks[] = {&k_terms, &k_mom, &k_upd};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
+    sweep_close(&w);
     free(ones);
     return s;
 }
