@@ -87,6 +87,24 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
     return *verdict;
 }
 
+/* Gauss-Seidel sweep `it` of problem p over its colours, r in place;
+ * always inlined, so that CGS's loop compiles as it did when written in
+ * place (a call left in a kernel can keep POCL's vectoriser out, see
+ * body_form.cl). */
+static inline __attribute__((always_inline)) void group_sweep(int p, int it, __global const int *row_ptr, __global const int *col,
+                        __global const real_t *W, __global const int *diag, __global const real_t *q,
+                        __global const real_t *mu, __global const real_t *omega,
+                        __global const int *prob_colors, __global const int *color_ptr,
+                        __global const int *order, __global real_t *r, int model, int facets, int inner)
+{
+    int l = get_local_id(0), nl = get_local_size(0);
+    for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
+        for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
+            local_gs_contact(row_ptr, col, W, diag, q, mu, omega, r, order[i], model, facets, inner, it);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
 /* Sum over problem [c0, c1) of acgs's restart terms (acgs_terms), in the
  * lane order of reduce_rows, into sums[0]; every lane reads it. */
 static void group_acgs_sum(int c0, int c1, __global const real_t *y, __global const real_t *xnew,
@@ -154,20 +172,14 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             dst = t;
             barrier(CLK_GLOBAL_MEM_FENCE);
         } else if (solver == GROUP_CGS) {
-            for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
-                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
-                    local_gs_contact(row_ptr, col, W, diag, q, mu, omega, src, order[i], model, facets, inner, it);
-                barrier(CLK_GLOBAL_MEM_FENCE);
-            }
+            group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, src, model,
+                        facets, inner);
         } else {
             real_t b;
             for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r3[i] = r2[i];
             barrier(CLK_GLOBAL_MEM_FENCE);
-            for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
-                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
-                    local_gs_contact(row_ptr, col, W, diag, q, mu, omega, r3, order[i], model, facets, inner, it);
-                barrier(CLK_GLOBAL_MEM_FENCE);
-            }
+            group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, r3, model,
+                        facets, inner);
             group_acgs_sum(c0, c1, r2, r3, r, sums);
             b = cone_apgd_momentum(&th, sums[0]);
             barrier(CLK_LOCAL_MEM_FENCE); /* sums are rewritten by the check */
