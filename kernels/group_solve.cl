@@ -28,6 +28,7 @@
 
 #define GROUP_JACOBI 0
 #define GROUP_CGS 1
+#define GROUP_ACGS 2
 
 /* Combines the stripes' K partial sums (sums[K v + k]) into sums[0..K) with
  * the additions of reduce_rows' tree, level by level in the same order,
@@ -86,13 +87,55 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
     return *verdict;
 }
 
+/* Gauss-Seidel sweep `it` of problem p over its colours, r in place;
+ * always inlined, so that CGS's loop compiles as it did when written in
+ * place (a call left in a kernel can keep POCL's vectoriser out, see
+ * body_form.cl). */
+static inline __attribute__((always_inline)) void group_sweep(int p, int it, __global const int *row_ptr, __global const int *col,
+                        __global const real_t *W, __global const int *diag, __global const real_t *q,
+                        __global const real_t *mu, __global const real_t *omega,
+                        __global const int *prob_colors, __global const int *color_ptr,
+                        __global const int *order, __global real_t *r, int model, int facets, int inner)
+{
+    int l = get_local_id(0), nl = get_local_size(0);
+    for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
+        for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
+            local_gs_contact(row_ptr, col, W, diag, q, mu, omega, r, order[i], model, facets, inner, it);
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+/* Sum over problem [c0, c1) of acgs's restart terms (acgs_terms), in the
+ * lane order of reduce_rows, into sums[0]; every lane reads it. */
+static void group_acgs_sum(int c0, int c1, __global const real_t *y, __global const real_t *xnew,
+                           __global const real_t *x, __local real_t *sums)
+{
+    for (int v = get_local_id(0); v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
+        real_t acc = 0;
+        for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
+            real_t a[3], b[3], o[3];
+            for (int k = 0; k < 3; ++k) {
+                a[k] = y[3 * c + k];
+                b[k] = xnew[3 * c + k];
+                o[k] = x[3 * c + k];
+            }
+            acc += cone_acgs_term(a, b, o);
+        }
+        sums[v] = acc;
+    }
+    group_tree(sums, 1);
+}
+
+/* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2 and theta[p] between
+ * iterations and launches (kernels/acgs.cl: the same steps), and sweeps
+ * r3, a copy of y; at iteration 0 it sets y = x, theta = 1. */
 __kernel void group_solve_local(__global const int *prob_off, __global const int *row_ptr,
                        __global const int *col, __global const real_t *W,
                        __global const int *diag, __global const real_t *q,
                        __global const real_t *mu, __global const real_t *omega,
                        __global const int *prob_colors, __global const int *color_ptr,
                        __global const int *order, __global real_t *r, __global real_t *r2,
-                       __global int *state, __global real_t *error, int solver, int model,
+                       __global real_t *r3, __global real_t *theta, __global int *state, __global real_t *error, int solver, int model,
                        int facets, int inner, int max_iter, int check_every, real_t tol,
                        int restart, int budget)
 {
@@ -102,7 +145,12 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
     int c0 = prob_off[p], c1 = prob_off[p + 1];
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     __global real_t *src = r, *dst = r2;
+    real_t th = restart ? 1 : theta[p];
     if (status != CONE_GROUP_RUNNING) return;
+    if (solver == GROUP_ACGS && it == 0) {
+        for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r2[i] = r[i];
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
     it_end = max_iter - it < budget ? max_iter : it + budget;
     while (it < it_end) {
         ++it;
@@ -123,12 +171,31 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             src = dst;
             dst = t;
             barrier(CLK_GLOBAL_MEM_FENCE);
+        } else if (solver == GROUP_CGS) {
+            group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, src, model,
+                        facets, inner);
         } else {
-            for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
-                for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
-                    local_gs_contact(row_ptr, col, W, diag, q, mu, omega, src, order[i], model, facets, inner, it);
-                barrier(CLK_GLOBAL_MEM_FENCE);
+            real_t b;
+            for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r3[i] = r2[i];
+            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, r3, model,
+                        facets, inner);
+            group_acgs_sum(c0, c1, r2, r3, r, sums);
+            b = cone_apgd_momentum(&th, sums[0]);
+            barrier(CLK_LOCAL_MEM_FENCE); /* sums are rewritten by the check */
+            for (int c = c0 + l; c < c1; c += nl) {
+                real_t a[3], o[3], v[3];
+                for (int k = 0; k < 3; ++k) {
+                    a[k] = r3[3 * c + k];
+                    o[k] = r[3 * c + k];
+                }
+                cone_acgs_extrapolate(mu[c], b, a, o, v);
+                for (int k = 0; k < 3; ++k) {
+                    r[3 * c + k] = a[k];
+                    r2[3 * c + k] = v[k];
+                }
             }
+            barrier(CLK_GLOBAL_MEM_FENCE);
         }
         if (cone_is_check(it, check_every, max_iter)) {
             status = group_check(c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, src, model, facets,
@@ -142,6 +209,7 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
+        theta[p] = th;
     }
 }
 

@@ -102,6 +102,33 @@ CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
     return b;
 }
 
+/* Accelerated coloured Gauss-Seidel (acgs; host/coloring.c,
+ * kernels/acgs.cl, group_solve.cl): Nesterov's extrapolation over whole
+ * coloured sweeps, x_k = GS(y_{k-1}), y_k = P(x_k + beta (x_k - x_{k-1})),
+ * beta from cone_apgd_momentum, with O'Donoghue and Candes' gradient
+ * restart: the sweep's displacement y - x plays the gradient, and the
+ * momentum is dropped when (y - x).(x - x_old) > 0, the step going
+ * uphill. Per contact: that product's term, and the extrapolation (y
+ * projected, so every sweep starts inside the cones). On piles of 5,000
+ * to 60,000 contacts it reaches error 1e-4 in 15-20x fewer sweeps than
+ * plain coloured Gauss-Seidel (README "Measured"). */
+CONE_FN real_t cone_acgs_term(CONE_PRIV const real_t *y, CONE_PRIV const real_t *x,
+                              CONE_PRIV const real_t *xo)
+{
+    real_t t = 0;
+    int a;
+    for (a = 0; a < 3; ++a) t += (y[a] - x[a]) * (x[a] - xo[a]);
+    return t;
+}
+
+CONE_FN void cone_acgs_extrapolate(real_t mu, real_t beta, CONE_PRIV const real_t *x,
+                                   CONE_PRIV const real_t *xo, CONE_PRIV real_t *y)
+{
+    int a;
+    for (a = 0; a < 3; ++a) y[a] = x[a] + beta * (x[a] - xo[a]);
+    cone_project(mu, y);
+}
+
 /* ---------------- exact one-contact Coulomb solve ------------------ */
 /* Find r with u = A r + b (A 3x3 row-major, b 3) obeying Coulomb's law
  * with De Saxce's velocity. Tries the three cases of the law in turn:

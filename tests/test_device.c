@@ -38,6 +38,8 @@ START_TEST(device_double_follows_reference)
         {"Rover4609.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI},
         {"NESpheres_10_1.dat", CLCONE_MODEL_COULOMB, CLCONE_SOLVER_APGD},
         {"Rover1039.dat", CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_CGS},
+        {"Capsules-i101-404.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS},
+        {"Rover1040.dat", CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS},
     };
     clcone_context *c = test_context(CLCONE_DOUBLE);
     check_every = 1;
@@ -53,9 +55,10 @@ START_TEST(device_double_follows_reference)
         ck_assert_msg(dv.status == CLCONE_CONVERGED, "%s %s: device %g after %d", cases[i].file,
                       clcone_solver_name(cases[i].s), dv.error, dv.iters);
         /* Jacobi and CGS update with per-contact arithmetic only: the same
-         * iterations. APGD's step decisions use sums whose order differs
-         * (tree on the device), so over thousands of iterations they may
-         * part by a few percent. */
+         * iterations; ACGS's restart sums are added in the device's order
+         * on the reference too (clcone_lane_sum). APGD's step decisions use
+         * sums whose order differs (tree on the device), so over
+         * thousands of iterations they may part by a few percent. */
         if (cases[i].s == CLCONE_SOLVER_APGD)
             ck_assert_msg(abs(dv.iters - rf.iters) <= rf.iters / 10 + 2, "%s apgd: %d device iterations, %d reference",
                           cases[i].file, dv.iters, rf.iters);
@@ -132,6 +135,15 @@ START_TEST(device_runs_are_bitwise_identical)
             free(a);
             free(b);
         }
+        { /* acgs solves the cone QP only */
+            double *a = calloc(3 * (size_t)p.n, sizeof *a), *b = calloc(3 * (size_t)p.n, sizeof *b);
+            clcone_prob_result ra = solve(c, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, 1e-30, 200, a);
+            clcone_prob_result rb = solve(c, &p, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, 1e-30, 200, b);
+            ck_assert(memcmp(a, b, sizeof(double) * 3 * (size_t)p.n) == 0);
+            ck_assert(ra.error == rb.error);
+            free(a);
+            free(b);
+        }
         clcone_problem_free(&p);
         clcone_context_free(c);
     }
@@ -200,7 +212,45 @@ START_TEST(device_batch_equals_each_alone)
     batch_case(CLCONE_SOLVER_CGS, CLCONE_MODEL_COULOMB, 1000, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_JACOBI, CLCONE_MODEL_COULOMB, 200, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_APGD, CLCONE_MODEL_CCP, 200, CLCONE_DOUBLE);
+    batch_case(CLCONE_SOLVER_ACGS, CLCONE_MODEL_CCP, 200, CLCONE_DOUBLE);
     batch_case(CLCONE_SOLVER_CGS, CLCONE_MODEL_COULOMB, 200, CLCONE_FLOAT);
+}
+END_TEST
+
+/* ACGS's two device paths, the whole-problem kernel and the multi-launch
+ * loop (which a requested history selects), give the same bits. */
+START_TEST(device_acgs_paths_agree)
+{
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    clcone_options o;
+    clcone_result ra, rb;
+    clcone_history h;
+    clcone_error e;
+    double *a, *b;
+    read_problem("Capsules-i101-404.dat", &p);
+    a = calloc(3 * (size_t)p.n, sizeof *a);
+    b = calloc(3 * (size_t)p.n, sizeof *b);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    o.solver = CLCONE_SOLVER_ACGS;
+    o.tol = 1e-8;
+    ck_assert_msg(clcone_solve(c, &p, &o, a, &ra, &e) == CLCONE_OK, "%s", e.msg);
+    memset(&h, 0, sizeof h);
+    o.history = &h;
+    ck_assert_msg(clcone_solve(c, &p, &o, b, &rb, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(ra.items[0].status, CLCONE_CONVERGED);
+    ck_assert_int_eq(ra.items[0].iters, rb.items[0].iters);
+    ck_assert(ra.items[0].error == rb.items[0].error);
+    ck_assert(memcmp(a, b, sizeof(double) * 3 * (size_t)p.n) == 0);
+    ck_assert_int_gt(h.count, 0);
+    clcone_history_free(&h);
+    clcone_result_free(&ra);
+    clcone_result_free(&rb);
+    free(a);
+    free(b);
+    clcone_problem_free(&p);
+    clcone_context_free(c);
 }
 END_TEST
 
@@ -348,6 +398,9 @@ START_TEST(device_rejects_reference_only_solvers)
     o.solver = CLCONE_SOLVER_NSGS;
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert(strstr(e.msg, "nsgs") != NULL);
+    o.solver = CLCONE_SOLVER_ACGS; /* coulomb */
+    ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
+    ck_assert(strstr(e.msg, "acgs") != NULL);
     free(r);
     clcone_problem_free(&p);
     clcone_context_free(c);
@@ -364,6 +417,7 @@ Suite *suite_device(void)
     tcase_add_test(t, device_float_close_to_reference);
     tcase_add_test(t, device_runs_are_bitwise_identical);
     tcase_add_test(t, device_batch_equals_each_alone);
+    tcase_add_test(t, device_acgs_paths_agree);
     tcase_add_test(t, empty_problem_and_time_cap);
     tcase_add_test(t, kernel_build_failure_reports_log);
     tcase_add_test(t, stale_cache_entry_never_used);

@@ -56,7 +56,9 @@ START_TEST(plan_local_matches_solve_after_new_q)
     } cases[] = {{CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS},
                  {CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD},
                  {CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI},
-                 {CLCONE_MODEL_SOFT, CLCONE_SOLVER_CGS}};
+                 {CLCONE_MODEL_SOFT, CLCONE_SOLVER_CGS},
+                 {CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS},
+                 {CLCONE_MODEL_SOFT, CLCONE_SOLVER_ACGS}};
     clcone_context *c = test_context(CLCONE_DOUBLE);
     clcone_problem p;
     read_problem("Capsules-i100-1090.dat", &p);

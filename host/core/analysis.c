@@ -2,6 +2,7 @@
  * checks from. */
 #include "core/analysis.h"
 #include "cone.h"
+#include "schedule.h"
 
 #include <math.h>
 
@@ -37,4 +38,16 @@ double clcone_row_block_norm(const clcone_problem *p, int c)
         s += sqrt(f);
     }
     return s;
+}
+
+double clcone_lane_sum(const double *v, int n)
+{
+    double lane[CONE_REDUCE_WG];
+    for (int l = 0; l < CONE_REDUCE_WG; ++l) {
+        lane[l] = 0;
+        for (int i = l; i < n; i += CONE_REDUCE_WG) lane[l] += v[i];
+    }
+    for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2)
+        for (int l = 0; l < w; ++l) lane[l] += lane[l + w];
+    return lane[0];
 }

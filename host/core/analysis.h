@@ -30,6 +30,11 @@ clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1,
                                     int *ncolors, int **color_ptr, int **order,
                                     clcone_error *err);
 
+/* Sum of v[0..n) with the additions of the device's reduce_rows (lane l
+ * adds v[l], v[l + CONE_REDUCE_WG], ... in order, then a fixed tree), so
+ * a decision taken on a sum's sign goes the same way on both sides. */
+double clcone_lane_sum(const double *v, int n);
+
 /* acc += B x for one 3x3 block of W (row-major): the block product every
  * host-side W product goes through. */
 static inline void clcone_block_add(const double B[9], const double x[3], double acc[3])

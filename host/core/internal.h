@@ -8,7 +8,7 @@
  * CLCONE_SOLVER_DEFAULT); core/contract.c checks its name tables against
  * them. */
 #define CLCONE_NMODELS 5
-#define CLCONE_NSOLVERS 6
+#define CLCONE_NSOLVERS 7
 
 #if defined(__GNUC__)
 #define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))
@@ -69,6 +69,7 @@ typedef struct clcone_iter_ops {
     void *ctx;
     int nprob;   /* problems iterated together: a batch on the device, one on the reference */
     int prob0;   /* batch index of the first, for the history and progress */
+    double t0_ms; /* when the solve's clock started (clcone_now_ms); 0 = now */
     /* iteration it (1-based) of every problem still active */
     clcone_status (*step)(void *ctx, int it, clcone_error *err);
     /* errors[k] of every problem k with active[k], after iteration it */

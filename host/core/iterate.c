@@ -16,7 +16,7 @@ clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o
     int n = ops->nprob, remaining = ops->nprob;
     int *active = clcone_calloc((size_t)n, sizeof *active, err, "active problems");
     double *errors = clcone_calloc((size_t)n, sizeof *errors, err, "problem errors");
-    double t0 = clcone_now_ms();
+    double t0 = ops->t0_ms > 0 ? ops->t0_ms : clcone_now_ms();
     clcone_status s = CLCONE_ENOMEM;
     if (!active || !errors) goto out;
     for (int k = 0; k < n; ++k) active[k] = 1;

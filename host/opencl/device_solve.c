@@ -43,7 +43,7 @@ typedef struct dev_host {
 typedef struct dev_local {
     clcone_context *c;
     const clcone_options *o;
-    int n, nprob, model, facets, inner, remaining;
+    int n, nprob, model, facets, inner;
     cl_mem q, mu, prob, prob_off, active, r, w, terms, sums;
     cl_kernel k_resid, k_reduce;
     int *active_h;
@@ -102,6 +102,14 @@ static void dev_close(dev_local *d)
     free(d->h.order);
 }
 
+/* Body form: dv = M^-1 J^T x. */
+static clcone_status dev_body_dv(dev_local *d, cl_mem x, clcone_error *err)
+{
+    clcone_status s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs),
+                               KM(d->frame), KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv));
+    return s ? s : clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err);
+}
+
 /* w = W x with the form's operator. */
 static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *err)
 {
@@ -111,9 +119,7 @@ static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *e
                              KM(w)))
                    ? s
                    : clcone_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
-    if ((s = SET_ARGS(d->k_gather, "body_gather", err, KI(d->nb), KM(d->bptr), KM(d->bc), KM(d->bs), KM(d->frame),
-                      KM(d->arm), KM(d->inv_mass), KM(d->inv_inertia), KM(x), KM(d->dv)))
-        || (s = clcone_run(d->c, d->k_gather, (size_t)d->nb, 0, "body_gather", err))
+    if ((s = dev_body_dv(d, x, err))
         || (s = SET_ARGS(d->k_capply, "body_contact_apply", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
                          KM(d->arm), KM(d->dv), KM(d->Rd), KM(x), KM(w))))
         return s;
@@ -172,7 +178,6 @@ static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *re
     clcone_status s;
     cl_int e;
     d->res = res;
-    d->remaining = d->nprob;
     for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
     d->t0 = clcone_now_ms();
     if ((s = clcone_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
@@ -196,61 +201,99 @@ static clcone_status dev_reduce(dev_local *d, cl_mem terms, int K, cl_mem sums, 
     return host ? clcone_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
 }
 
-/* Measures every active problem's error at iteration it, freezes the
- * converged and diverged ones and records their results. */
-static clcone_status dev_check(dev_local *d, int it, clcone_error *err)
+/* The device's side of the one iteration loop (core/iterate.c): a
+ * solver's iteration as launches, the errors of a check as the residual
+ * kernel and one per-problem sum read back, and the problems the loop
+ * stopped frozen through d->active. */
+typedef clcone_status (*dev_step_fn)(dev_local *d, void *state, int it, clcone_error *err);
+
+typedef struct dev_loop {
+    dev_local *d;
+    dev_step_fn step, checked;
+    void *state;
+} dev_loop;
+
+static clcone_status loop_step(void *ctx, int it, clcone_error *err)
 {
+    dev_loop *L = ctx;
+    return L->step(L->d, L->state, it, err);
+}
+
+static clcone_status loop_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
+{
+    dev_local *d = ((dev_loop *)ctx)->d;
     clcone_status s;
-    int changed = 0;
-    double now;
+    (void)it;
     if ((s = dev_apply(d, d->r, d->w, err))
         || (s = SET_ARGS(d->k_resid, "residual_terms", err, KI(d->n), KM(d->q), KM(d->mu), KM(d->r), KM(d->w),
                          KM(d->terms), KI(d->model), KI(d->facets), KI(d->inner)))
         || (s = clcone_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_terms", err))
         || (s = dev_reduce(d, d->terms, 4, d->sums, d->sums_h, err)))
         return s;
-    now = clcone_now_ms();
     for (int k = 0; k < d->nprob; ++k) {
-        clcone_prob_result *out = &d->res->items[k];
         const double *t = d->sums_h + 4 * k;
-        double e;
-        if (!d->active_h[k]) continue;
-        e = clcone_scaled_error(t[0], t[1], t[2], t[3]);
-        out->time_ms = now - d->t0;
-        clcone_history_add(d->o->history, k, it, out->time_ms, e);
-        if (d->o->progress) d->o->progress(d->o->progress_user, k, it, e);
-        if (!clcone_stop_rule(d->o, it, e, now - d->t0, out)) continue;
-        d->active_h[k] = 0;
-        --d->remaining;
-        changed = 1;
-    }
-    if (changed) {
-        cl_int e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob,
-                                        d->active_h, 0, NULL, NULL);
-        if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
+        if (active[k]) errors[k] = clcone_scaled_error(t[0], t[1], t[2], t[3]);
     }
     return CLCONE_OK;
 }
 
-/* A check is due on the shared schedule, or early when the time cap has
- * passed (the host clock needs no read-back; dev_check then stops the
- * problems still running). */
-static int dev_due(const dev_local *d, int it)
+static clcone_status loop_checked(void *ctx, int it, const int *active, int changed, clcone_error *err)
 {
-    return clcone_is_check_iteration(d->o, it) || clcone_time_is_up(d->o, clcone_now_ms() - d->t0);
+    dev_loop *L = ctx;
+    dev_local *d = L->d;
+    if (changed) {
+        cl_int e;
+        memcpy(d->active_h, active, sizeof(int) * (size_t)d->nprob);
+        e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
+                                 NULL, NULL);
+        if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
+    }
+    return L->checked ? L->checked(d, L->state, it, err) : CLCONE_OK;
+}
+
+/* Runs step until every problem of the batch has stopped; checked (NULL:
+ * none) runs after each check that leaves problems running. */
+static clcone_status dev_iterate(dev_local *d, dev_step_fn step, dev_step_fn checked, void *state, clcone_error *err)
+{
+    dev_loop L = {d, step, checked, state};
+    clcone_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked};
+    return clcone_iterate(&ops, d->o, d->res->items, err);
+}
+
+/* Jacobi's launches: per parity p, the product kernel reading it_buf[p]
+ * and the step writing it_buf[1 - p], arguments set once; the body form
+ * fuses w = W r into the step (body_jacobi_step), two launches an
+ * iteration. */
+typedef struct dev_jacobi_state {
+    cl_mem it_buf[2];
+    cl_kernel kw[2], ks[2];
+    const char *wname, *sname;
+    int cur;
+} dev_jacobi_state;
+
+static clcone_status jacobi_step(dev_local *d, void *state, int it, clcone_error *err)
+{
+    dev_jacobi_state *J = state;
+    clcone_status s;
+    (void)it;
+    if ((s = clcone_run(d->c, J->kw[J->cur], (size_t)(d->nb ? d->nb : d->n), 0, J->wname, err))
+        || (s = clcone_run(d->c, J->ks[J->cur], (size_t)d->n, 0, J->sname, err)))
+        return s;
+    J->cur ^= 1;
+    d->r = J->it_buf[J->cur];
+    return CLCONE_OK;
 }
 
 static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
-    cl_mem om = NULL, it_buf[2] = {d->r, NULL};
-    /* per parity p: the product kernel reading it_buf[p] and the step
-     * writing it_buf[1 - p], arguments set once; the body form fuses
-     * w = W r into the step (body_jacobi_step), two launches an iteration */
-    cl_kernel kw[2] = {NULL, NULL}, ks[2] = {NULL, NULL};
-    const char *wname = d->nb ? "body_gather" : "matvec_local", *sname = d->nb ? "body_jacobi_step" : "jacobi_step";
+    cl_mem om = NULL;
+    dev_jacobi_state J = {{d->r, NULL}, {NULL, NULL}, {NULL, NULL},
+                          d->nb ? "body_gather" : "matvec_local", d->nb ? "body_jacobi_step" : "jacobi_step", 0};
+    cl_mem *it_buf = J.it_buf;
+    cl_kernel *kw = J.kw, *ks = J.ks;
+    const char *wname = J.wname, *sname = J.sname;
     clcone_status s;
-    int cur = 0;
     if ((s = clcone_buf_reals(c, "Jacobi step size of contact", 1, d->h.omega_j, (size_t)d->n, &om, err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &it_buf[1], err)))
         goto out;
@@ -271,16 +314,9 @@ static clcone_status dev_jacobi(dev_local *d, clcone_error *err)
                                KI(d->inner));
         if (s) goto out;
     }
-    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        if ((s = clcone_run(c, kw[cur], (size_t)(d->nb ? d->nb : d->n), 0, wname, err))
-            || (s = clcone_run(c, ks[cur], (size_t)d->n, 0, sname, err)))
-            goto out;
-        cur ^= 1;
-        d->r = it_buf[cur];
-        if (dev_due(d, it) && (s = dev_check(d, it, err))) goto out;
-    }
+    s = dev_iterate(d, jacobi_step, NULL, &J, err);
 out:
-    if (cur) {
+    if (J.cur) {
         /* the iterate back into the plan's own buffer */
         size_t bytes = 3 * (size_t)d->n * c->real_size;
         cl_int e = clEnqueueCopyBuffer(c->queue, it_buf[1], it_buf[0], 0, 0, bytes, 0, NULL, NULL);
@@ -316,47 +352,152 @@ static clcone_status local_diag(dev_local *d, cl_mem *out, clcone_error *err)
     return s;
 }
 
+/* What a coloured Gauss-Seidel sweep launches with (CGS and ACGS): the
+ * colour order, the diagonal block positions (local form), the steps and
+ * the kernel. */
+typedef struct dev_sweep {
+    cl_mem ord, dg, om;
+    cl_kernel k;
+    const char *name;
+} dev_sweep;
+
+static void sweep_close(dev_sweep *w)
+{
+    release_mem(&w->ord);
+    release_mem(&w->dg);
+    release_mem(&w->om);
+    release_kernel(&w->k);
+}
+
+static clcone_status sweep_open(dev_local *d, dev_sweep *w, clcone_error *err)
+{
+    clcone_status s;
+    memset(w, 0, sizeof *w);
+    w->name = d->nb ? "cgs_body" : "cgs_local";
+    if ((!d->nb && (s = local_diag(d, &w->dg, err)))
+        || (s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &w->ord, err))
+        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &w->om,
+                                 err))
+        || (s = clcone_kernel(d->c, w->name, &w->k, err)))
+        return s;
+    return CLCONE_OK;
+}
+
+/* Sweep number `it` over every colour of r in place (body form: d->dv
+ * must be M^-1 J^T r, and is kept so). */
+static clcone_status sweep_run(dev_local *d, dev_sweep *w, cl_mem r, int it, clcone_error *err)
+{
+    const int *cptr = d->h.color_ptr;
+    clcone_status s;
+    for (int col = 0; col < d->h.ncolors; ++col) {
+        int start = cptr[col], count = cptr[col + 1] - cptr[col];
+        if (d->nb)
+            s = SET_ARGS(w->k, w->name, err, KI(start), KI(count), KM(w->ord), KM(d->ca), KM(d->cb), KM(d->frame),
+                         KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(w->om), KM(d->prob), KM(d->active),
+                         KM(d->inv_mass), KM(d->inv_inertia), KM(r), KM(d->dv), KI(d->model), KI(d->facets),
+                         KI(d->inner), KI(it));
+        else
+            s = SET_ARGS(w->k, w->name, err, KI(start), KI(count), KM(w->ord), KM(d->row_ptr), KM(d->col), KM(d->W),
+                         KM(w->dg), KM(d->q), KM(d->mu), KM(w->om), KM(d->prob), KM(d->active), KM(r),
+                         KI(d->model), KI(d->facets), KI(d->inner), KI(it));
+        if (s || (s = clcone_run(d->c, w->k, (size_t)count, 0, w->name, err))) return s;
+    }
+    return CLCONE_OK;
+}
+
+static clcone_status cgs_step(dev_local *d, void *state, int it, clcone_error *err)
+{
+    return sweep_run(d, state, d->r, it, err);
+}
+
 static clcone_status dev_cgs(dev_local *d, clcone_error *err)
 {
-    int nc = d->h.ncolors;
-    const int *cptr = d->h.color_ptr;
-    cl_mem ord = NULL, dg = NULL, om = NULL;
-    cl_kernel k = NULL;
+    dev_sweep w;
     clcone_status s;
-    if (!d->nb) {
-        if ((s = local_diag(d, &dg, err))) return s;
-    } else if ((s = dev_apply(d, d->r, d->w, err))) { /* dv = M^-1 J^T r0 */
+    if (d->nb && (s = dev_apply(d, d->r, d->w, err))) return s; /* dv = M^-1 J^T r0 */
+    if ((s = sweep_open(d, &w, err))) goto out;
+    /* each check recomputes dv = M^-1 J^T r exactly (loop_measure); the
+     * sweeps go on from it, so the incremental updates never drift far */
+    s = dev_iterate(d, cgs_step, NULL, &w, err);
+out:
+    sweep_close(&w);
+    return s;
+}
+
+/* One ACGS iteration: the sweep from y (in work), then the restart sum
+ * and the extrapolation into d->r (x_k) and y. */
+typedef struct dev_acgs_state {
+    dev_sweep *w;
+    cl_mem y, work, terms, sums;
+    cl_kernel k_terms, k_mom, k_upd;
+    size_t v3;
+} dev_acgs_state;
+
+static clcone_status acgs_step(dev_local *d, void *state, int it, clcone_error *err)
+{
+    dev_acgs_state *A = state;
+    clcone_status s;
+    cl_int e = clEnqueueCopyBuffer(d->c->queue, A->y, A->work, 0, 0, A->v3, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueCopyBuffer(work)");
+    if ((d->nb && (s = dev_body_dv(d, A->work, err))) /* dv = M^-1 J^T y */
+        || (s = sweep_run(d, A->w, A->work, it, err))
+        || (s = clcone_run(d->c, A->k_terms, (size_t)d->n, 0, "acgs_terms", err))
+        || (s = dev_reduce(d, A->terms, 1, A->sums, NULL, err))
+        || (s = clcone_run(d->c, A->k_mom, (size_t)d->nprob, 0, "acgs_momentum", err))
+        || (s = clcone_run(d->c, A->k_upd, (size_t)d->n, 0, "acgs_update", err)))
         return s;
-    }
-    if ((s = clcone_buf_ints(d->c, d->h.order, (size_t)d->n, &ord, err))
-        || (s = clcone_buf_reals(d->c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, (size_t)d->n, &om, err))
-        || (s = clcone_kernel(d->c, d->nb ? "cgs_body" : "cgs_local", &k, err)))
+    return CLCONE_OK;
+}
+
+/* Accelerated CGS (kernels/acgs.cl): d->r holds x_k, y the extrapolated
+ * point, work the sweep from y; the body form regathers dv = M^-1 J^T y
+ * before each sweep, so the sweeps never drift from y. */
+static clcone_status dev_acgs(dev_local *d, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    size_t v3 = 3 * (size_t)d->n * c->real_size;
+    dev_sweep w;
+    cl_mem y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL, sums = NULL;
+    cl_kernel k_terms = NULL, k_mom = NULL, k_upd = NULL;
+    double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "acgs momentum");
+    clcone_status s = CLCONE_ENOMEM;
+    cl_int e;
+    memset(&w, 0, sizeof w);
+    if (!ones) return s;
+    for (int p = 0; p < d->nprob; ++p) ones[p] = 1.0;
+    if ((s = sweep_open(d, &w, err))
+        || (s = clcone_buf_alloc(c, v3, &y, err)) || (s = clcone_buf_alloc(c, v3, &work, err))
+        || (s = clcone_buf_reals(c, "acgs theta of problem", 1, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &beta, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->n * c->real_size, &terms, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &sums, err))
+        || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
+        || (s = clcone_kernel(c, "acgs_momentum", &k_mom, err))
+        || (s = clcone_kernel(c, "acgs_update", &k_upd, err)))
         goto out;
-    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        for (int col = 0; col < nc; ++col) {
-            int start = cptr[col], count = cptr[col + 1] - cptr[col];
-            if (d->nb)
-                s = SET_ARGS(k, "cgs_body", err, KI(start), KI(count), KM(ord), KM(d->ca), KM(d->cb), KM(d->frame),
-                             KM(d->arm), KM(d->Wcc), KM(d->Rd), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(d->inv_mass), KM(d->inv_inertia), KM(d->r), KM(d->dv), KI(d->model),
-                             KI(d->facets), KI(d->inner), KI(it));
-            else
-                s = SET_ARGS(k, "cgs_local", err, KI(start), KI(count), KM(ord), KM(d->row_ptr), KM(d->col),
-                             KM(d->W), KM(dg), KM(d->q), KM(d->mu), KM(om), KM(d->prob), KM(d->active),
-                             KM(d->r), KI(d->model), KI(d->facets), KI(d->inner), KI(it));
-            if (s || (s = clcone_run(d->c, k, (size_t)count, 0, d->nb ? "cgs_body" : "cgs_local", err)))
-                goto out;
-        }
-        if (!dev_due(d, it)) continue;
-        if ((s = dev_check(d, it, err))) goto out;
-        /* dev_check recomputed dv = M^-1 J^T r exactly; the sweeps go on
-         * from it, so the incremental updates never drift far */
+    e = clEnqueueCopyBuffer(c->queue, d->r, y, 0, 0, v3, 0, NULL, NULL); /* y = x_0 */
+    if (e != CL_SUCCESS) {
+        s = clcone_cl_fail(err, e, "clEnqueueCopyBuffer(y)");
+        goto out;
+    }
+    if ((s = SET_ARGS(k_terms, "acgs_terms", err, KI(d->n), KM(y), KM(work), KM(d->r), KM(terms)))
+        || (s = SET_ARGS(k_mom, "acgs_momentum", err, KI(d->nprob), KM(d->active), KM(th), KM(beta), KM(sums)))
+        || (s = SET_ARGS(k_upd, "acgs_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->mu), KM(beta),
+                         KM(work), KM(d->r), KM(y))))
+        goto out;
+    {
+        dev_acgs_state A = {&w, y, work, terms, sums, k_terms, k_mom, k_upd, v3};
+        s = dev_iterate(d, acgs_step, NULL, &A, err);
     }
 out:
-    release_mem(&ord);
-    release_mem(&dg);
-    release_mem(&om);
-    release_kernel(&k);
+    {
+        cl_mem *mems[] = {&y, &work, &th, &beta, &terms, &sums};
+        cl_kernel *ks[] = {&k_terms, &k_mom, &k_upd};
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+        for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
+    }
+    sweep_close(&w);
+    free(ones);
     return s;
 }
 
@@ -379,6 +520,52 @@ static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
     s = clcone_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
     free(Lh);
     return s;
+}
+
+/* What APGD's iterations and checks launch. */
+typedef struct dev_apgd_state {
+    int coulomb;
+    cl_mem xn, wxn, wx, qe, y, wy, th, terms, sums;
+    cl_kernel k_cand, k_terms, k_acc, k_mom, k_upd, k_shift;
+} dev_apgd_state;
+
+static clcone_status apgd_step(dev_local *d, void *state, int it, clcone_error *err)
+{
+    dev_apgd_state *A = state;
+    clcone_context *c = d->c;
+    clcone_status s;
+    (void)it;
+    for (int t = 0; t < CONE_APGD_TRIES; ++t)
+        if ((s = clcone_run(c, A->k_cand, (size_t)d->n, 0, "apgd_candidate", err))
+            || (s = dev_apply(d, A->xn, A->wxn, err))
+            || (s = clcone_run(c, A->k_terms, (size_t)d->n, 0, "apgd_terms", err))
+            || (s = dev_reduce(d, A->terms, APGD_TERMS, A->sums, NULL, err))
+            || (s = clcone_run(c, A->k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
+            return s;
+    if ((s = clcone_run(c, A->k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
+        || (s = clcone_run(c, A->k_upd, (size_t)d->n, 0, "apgd_update", err)))
+        return s;
+    return CLCONE_OK;
+}
+
+/* coulomb: a new cone QP at each check, the shift from the current
+ * velocities and the momentum reset (as the reference's apgd_checked). */
+static clcone_status apgd_checked(dev_local *d, void *state, int it, clcone_error *err)
+{
+    dev_apgd_state *A = state;
+    clcone_context *c = d->c;
+    clcone_status s;
+    cl_int e;
+    double one = 1.0;
+    float onef = 1.0f;
+    if (!A->coulomb || !clcone_is_check_iteration(d->o, it)) return CLCONE_OK;
+    if ((s = SET_ARGS(A->k_shift, "desaxce_shift", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->q), KM(d->mu),
+                      KM(A->wx), KM(d->r), KM(A->qe), KM(A->y), KM(A->wy)))
+        || (s = clcone_run(c, A->k_shift, (size_t)d->n, 0, "desaxce_shift", err)))
+        return s;
+    e = clEnqueueFillBuffer(c->queue, A->th, c->prec == CLCONE_DOUBLE ? (void *)&one : (void *)&onef, c->real_size, 0,
+                            (size_t)d->nprob * c->real_size, 0, NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueFillBuffer(theta)");
 }
 
 static clcone_status dev_apgd(dev_local *d, clcone_error *err)
@@ -435,35 +622,10 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         || (s = SET_ARGS(k_upd, "apgd_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(beta), KM(d->r), KM(wx),
                          KM(xn), KM(wxn), KM(y), KM(wy))))
         goto out;
-    for (int it = 1; it <= d->o->max_iter && d->remaining > 0; ++it) {
-        for (int t = 0; t < CONE_APGD_TRIES; ++t)
-            if ((s = clcone_run(c, k_cand, (size_t)d->n, 0, "apgd_candidate", err))
-                || (s = dev_apply(d, xn, wxn, err))
-                || (s = clcone_run(c, k_terms, (size_t)d->n, 0, "apgd_terms", err))
-                || (s = dev_reduce(d, terms, APGD_TERMS, sums, NULL, err))
-                || (s = clcone_run(c, k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
-                goto out;
-        if ((s = clcone_run(c, k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
-            || (s = clcone_run(c, k_upd, (size_t)d->n, 0, "apgd_update", err)))
-            goto out;
-        if (!dev_due(d, it)) continue;
-        if ((s = dev_check(d, it, err))) goto out;
-        if (coulomb && d->remaining > 0) {
-            cl_int e;
-            double one = 1.0;
-            float onef = 1.0f;
-            /* new cone QP: shift from the current velocities, momentum reset */
-            if ((s = SET_ARGS(k_shift, "desaxce_shift", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->q),
-                              KM(d->mu), KM(wx), KM(d->r), KM(qe), KM(y), KM(wy)))
-                || (s = clcone_run(c, k_shift, (size_t)d->n, 0, "desaxce_shift", err)))
-                goto out;
-            e = clEnqueueFillBuffer(c->queue, th, c->prec == CLCONE_DOUBLE ? (void *)&one : (void *)&onef,
-                                    c->real_size, 0, (size_t)d->nprob * c->real_size, 0, NULL, NULL);
-            if (e != CL_SUCCESS) {
-                s = clcone_cl_fail(err, e, "clEnqueueFillBuffer(theta)");
-                goto out;
-            }
-        }
+    {
+        dev_apgd_state A = {coulomb, xn, wxn, wx, qe, y, wy, th, terms, sums,
+                            k_cand, k_terms, k_acc, k_mom, k_upd, k_shift};
+        s = dev_iterate(d, apgd_step, apgd_checked, &A, err);
     }
 out:
     {
@@ -642,7 +804,8 @@ static clcone_status group_make(dev_local *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
-    int np = d->nprob, solver = o->solver == CLCONE_SOLVER_CGS, budget = 0;
+    int np = d->nprob, budget = 0;
+    int solver = o->solver == CLCONE_SOLVER_ACGS ? 2 : o->solver == CLCONE_SOLVER_CGS; /* GROUP_* */
     int *pcol = NULL, *gptr = NULL, *gorder = NULL;
     cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
@@ -655,12 +818,14 @@ static clcone_status group_make(dev_local *d, clcone_error *err)
         || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
         || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
+        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
+        || (s = clcone_buf_alloc(c, (size_t)np * c->real_size, &d->g_theta, err))
         || (s = group_alloc_states(d, err))
         || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
-                 KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KM(m[6]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
                  KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
 out:
     free(pcol);
@@ -768,6 +933,7 @@ static clcone_status dev_run(dev_local *d, double *r, clcone_result *res, clcone
     if (group_fits(d)) return dev_group(d, r, err);
     s = d->o->solver == CLCONE_SOLVER_JACOBI ? dev_jacobi(d, err)
         : d->o->solver == CLCONE_SOLVER_CGS    ? dev_cgs(d, err)
+        : d->o->solver == CLCONE_SOLVER_ACGS   ? dev_acgs(d, err)
                                                : dev_apgd(d, err);
     if (!s) {
         cl_int e = clFinish(d->c->queue);

@@ -24,6 +24,7 @@ extern const char clcone_src_group_solve_cl[];
 extern const char clcone_src_reduce_cl[];
 extern const char clcone_src_local_form_cl[];
 extern const char clcone_src_apgd_cl[];
+extern const char clcone_src_acgs_cl[];
 extern const char clcone_src_iterate_cl[];
 extern const char clcone_src_body_form_cl[];
 extern const char clcone_src_jacobian_h[];
@@ -527,7 +528,8 @@ static clcone_status build_program(clcone_context *c, clcone_error *err)
 {
     const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_reduce_cl,
                            clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_group_solve_cl, clcone_src_apgd_cl,
-                           clcone_src_body_form_cl, clcone_src_jacobian_h, clcone_src_sap_math_h, clcone_src_sap_cl};
+                           clcone_src_acgs_cl, clcone_src_body_form_cl, clcone_src_jacobian_h, clcone_src_sap_math_h,
+                           clcone_src_sap_cl};
     size_t total = 1;
     char *src, opts[128];
     clcone_status s;

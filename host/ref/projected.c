@@ -69,17 +69,38 @@ clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, 
     return ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
+double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
+{
+    double *omega = clcone_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
+    if (!omega) return NULL;
+    for (int c = c0; c < c1; ++c) {
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+            if (p->col[k] == c) {
+                double lo, hi;
+                clcone_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
+                omega[c - c0] = 1.0 / hi;
+            }
+    }
+    return omega;
+}
+
+void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+                   const double *omega, double *r)
+{
+    for (int i = c0; i < c1; ++i) {
+        int c = order ? order[i - c0] : i;
+        double u[3];
+        clcone_contact_velocity(p, r, c, u);
+        contact_step(p, o, c, omega[c - c0], r + 3 * c, u);
+    }
+}
+
 static clcone_status pgs_step(void *state, int it, clcone_error *err)
 {
     projected *G = state;
     (void)it;
     (void)err;
-    for (int i = G->c0; i < G->c1; ++i) {
-        int c = G->order ? G->order[i - G->c0] : i;
-        double u[3];
-        clcone_contact_velocity(G->p, G->r, c, u);
-        contact_step(G->p, G->o, c, G->omega[c - G->c0], G->r + 3 * c, u);
-    }
+    ref_pgs_sweep(G->p, G->o, G->c0, G->c1, G->order, G->omega, G->r);
     return CLCONE_OK;
 }
 
@@ -89,16 +110,7 @@ clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, 
 {
     projected G = {p, o, c0, c1, order, r, NULL, NULL};
     clcone_status s;
-    G.omega = clcone_calloc((size_t)(c1 - c0), sizeof *G.omega, err, "PGS steps");
-    if (!G.omega) return CLCONE_ENOMEM;
-    for (int c = c0; c < c1; ++c) {
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-            if (p->col[k] == c) {
-                double lo, hi;
-                clcone_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
-                G.omega[c - c0] = 1.0 / hi;
-            }
-    }
+    if (!(G.omega = ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
     s = ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
     free(G.omega);
     return s;

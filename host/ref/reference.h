@@ -32,9 +32,6 @@ clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o
                                 int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err);
 
-
-
-
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
  * measured at every check. step does iteration it (1-based) of the
@@ -54,11 +51,25 @@ clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
 clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
                               int c0, int c1, const int *order, double *r,
                               clcone_prob_result *out, clcone_error *err);
+/* Gauss-Seidel steps of contacts [c0, c1): 1 / lambda_max(W_cc), malloc'ed
+ * (NULL: out of memory, err set). */
+double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
+/* One projected Gauss-Seidel sweep (ccp, pyramid) in the given order
+ * (NULL = natural), omega from ref_gs_steps. */
+void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+                   const double *omega, double *r);
 /* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
  * sweeping colour by colour in the device's order. */
 clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
                       int c1, double *r, clcone_prob_result *out,
                       clcone_error *err);
+
+/* Accelerated coloured Gauss-Seidel (ccp): Nesterov's extrapolation over
+ * the sweeps of ref_cgs, with gradient restart (kernels/local_solve.h,
+ * cone_acgs_*). */
+clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
+                       int c1, double *r, clcone_prob_result *out,
+                       clcone_error *err);
 
 /* SAP's CPU backend: runs clcone_sap_newton from v0 (6 per body) with a
  * dense Cholesky of H; returns gamma in r and, when vout is non-NULL, the

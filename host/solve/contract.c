@@ -34,6 +34,7 @@ static const contract_row ROWS[] = {
     ROW(CCP, CGS, REF | DEV, 0, ref_cgs),
     ROW(CCP, JACOBI, REF | DEV, 0, ref_jacobi),
     ROW(CCP, PGS, REF, 0, ref_pgs),
+    ROW(CCP, ACGS, REF | DEV, 0, ref_acgs),
     ROW(PYRAMID, LEMKE, REF, REF, ref_lemke_pyramid),
     ROW(PYRAMID, CGS, REF | DEV, DEV, ref_cgs),
     ROW(PYRAMID, JACOBI, REF | DEV, 0, ref_jacobi),
@@ -42,6 +43,7 @@ static const contract_row ROWS[] = {
     ROW(SOFT, CGS, REF | DEV, 0, ref_cgs),
     ROW(SOFT, JACOBI, REF | DEV, 0, ref_jacobi),
     ROW(SOFT, PGS, REF, 0, ref_pgs),
+    ROW(SOFT, ACGS, REF | DEV, 0, ref_acgs),
     ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL),
 };
 

@@ -26,8 +26,10 @@ typedef enum clcone_solver {
     CLCONE_SOLVER_PGS,       /* all: projected Gauss-Seidel */
     CLCONE_SOLVER_APGD,      /* ccp: accelerated projected gradient */
     CLCONE_SOLVER_LEMKE,     /* pyramid: Lemke's complementary pivoting */
-    CLCONE_SOLVER_CGS        /* all: coloured Gauss-Seidel (contacts of one
+    CLCONE_SOLVER_CGS,       /* all: coloured Gauss-Seidel (contacts of one
                                 colour share no W block / body) */
+    CLCONE_SOLVER_ACGS       /* ccp/soft: coloured Gauss-Seidel with Nesterov
+                                momentum and gradient restart (large piles) */
 } clcone_solver;
 
 typedef enum clcone_fit {

@@ -1,0 +1,72 @@
+/* Accelerated coloured Gauss-Seidel (kernels/local_solve.h says what and
+ * why): the sweeps of ref_cgs with Nesterov's extrapolation between them
+ * and a gradient restart. The reference the device's ACGS is checked
+ * against. */
+#include "core/analysis.h"
+#include "core/internal.h"
+#include "ref/reference.h"
+#include "cone.h"
+#include "local_solve.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* r is the sweep's working vector: it holds y when a sweep starts and x_k
+ * after it, where the loop measures the error (as on the device); xo is
+ * x_{k-1}, ys the y the sweep started from, beta the extrapolation the
+ * last sweep decided. */
+typedef struct acgs {
+    const clcone_problem *p;
+    const clcone_options *o;
+    int c0, c1;
+    const int *order;
+    const double *omega;
+    double *r, *xo, *ys, *tv, theta, beta;
+} acgs;
+
+static clcone_status acgs_step(void *state, int it, clcone_error *err)
+{
+    acgs *A = state;
+    (void)err;
+    if (it > 1) /* y_k from x_{k-1} and x_{k-2}, then sweep from it */
+        for (int c = A->c0; c < A->c1; ++c) {
+            int i = 3 * (c - A->c0);
+            cone_acgs_extrapolate(A->p->mu[c], A->beta, A->r + 3 * c, A->xo + i, A->ys + i);
+            memcpy(A->xo + i, A->r + 3 * c, sizeof *A->xo * 3);
+            memcpy(A->r + 3 * c, A->ys + i, sizeof *A->ys * 3);
+        }
+    ref_pgs_sweep(A->p, A->o, A->c0, A->c1, A->order, A->omega, A->r);
+    for (int c = A->c0; c < A->c1; ++c)
+        A->tv[c - A->c0] = cone_acgs_term(A->ys + 3 * (c - A->c0), A->r + 3 * c, A->xo + 3 * (c - A->c0));
+    /* summed as the device sums, so that both restart alike */
+    A->beta = cone_apgd_momentum(&A->theta, clcone_lane_sum(A->tv, A->c1 - A->c0));
+    return CLCONE_OK;
+}
+
+clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                       double *r, clcone_prob_result *out, clcone_error *err)
+{
+    int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
+    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0};
+    clcone_status s = clcone_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
+    double *omega = NULL;
+    if (s) return s;
+    s = CLCONE_ENOMEM;
+    if (!(omega = ref_gs_steps(p, c0, c1, err)) || !(A.xo = clcone_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
+        || !(A.ys = clcone_calloc((size_t)m, sizeof *A.ys, err, "acgs vectors"))
+        || !(A.tv = clcone_calloc((size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
+        goto out;
+    A.order = order;
+    A.omega = omega;
+    memcpy(A.xo, r + 3 * c0, sizeof *A.xo * (size_t)m);
+    memcpy(A.ys, r + 3 * c0, sizeof *A.ys * (size_t)m);
+    s = ref_iterate(p, o, c0, c1, r, acgs_step, NULL, &A, out, err);
+out:
+    free(cptr);
+    free(order);
+    free(omega);
+    free(A.xo);
+    free(A.ys);
+    free(A.tv);
+    return s;
+}

@@ -1,0 +1,57 @@
+/* Accelerated coloured Gauss-Seidel, multi-launch (the method:
+ * cone_acgs_* in local_solve.h; the reference: ref_acgs in
+ * host/coloring.c; one work-group per problem: group_solve.cl). Between
+ * iterations r holds x_k and y the extrapolated point; an iteration
+ * copies y into the sweep's working vector, sweeps it with cgs_local or
+ * cgs_body into x_{k+1}, sums the restart test per problem
+ * (acgs_terms + reduce_rows), sets each problem's beta (acgs_momentum)
+ * and extrapolates (acgs_update). Per-problem decisions stay on the
+ * device: the host reads nothing inside an iteration. */
+
+/* (y - x_new).(x_new - x) per contact, summed per problem by reduce_rows. */
+__kernel void acgs_terms(int n, __global const real_t *y, __global const real_t *xnew,
+                         __global const real_t *x, __global real_t *terms)
+{
+    int c = get_global_id(0);
+    real_t a[3], b[3], o[3];
+    if (c >= n) return;
+    for (int k = 0; k < 3; ++k) {
+        a[k] = y[3 * c + k];
+        b[k] = xnew[3 * c + k];
+        o[k] = x[3 * c + k];
+    }
+    terms[c] = cone_acgs_term(a, b, o);
+}
+
+/* Nesterov's weight per problem, with the gradient restart. */
+__kernel void acgs_momentum(int nprob, __global const int *active, __global real_t *theta,
+                            __global real_t *beta, __global const real_t *sums)
+{
+    int p = get_global_id(0);
+    real_t th;
+    if (p >= nprob || !active[p]) return;
+    th = theta[p];
+    beta[p] = cone_apgd_momentum(&th, sums[p]);
+    theta[p] = th;
+}
+
+/* x <- x_new, y <- P(x_new + beta (x_new - x)) for active problems. */
+__kernel void acgs_update(int n, __global const int *prob, __global const int *active,
+                          __global const real_t *mu, __global const real_t *beta,
+                          __global const real_t *xnew, __global real_t *x, __global real_t *y)
+{
+    int c = get_global_id(0), p;
+    real_t a[3], o[3], v[3];
+    if (c >= n) return;
+    p = prob[c];
+    if (!active[p]) return;
+    for (int k = 0; k < 3; ++k) {
+        a[k] = xnew[3 * c + k];
+        o[k] = x[3 * c + k];
+    }
+    cone_acgs_extrapolate(mu[c], beta[p], a, o, v);
+    for (int k = 0; k < 3; ++k) {
+        x[3 * c + k] = a[k];
+        y[3 * c + k] = v[k];
+    }
+}
