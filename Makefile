@@ -67,7 +67,9 @@ $(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
 $(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -Wno-overlength-strings -c $< -o $@
 
+# Made afresh: ar would keep the members of sources that no longer exist.
 $(BUILD)/libclcone.a: $(LIB_OBJ)
+	rm -f $@
 	ar rcs $@ $^
 
 $(BUILD)/libclcone.so.$(VERSION): $(LIB_OBJ)

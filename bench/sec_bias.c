@@ -6,12 +6,12 @@
  * reference) and the exact cone (coulomb, NSGS). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+#include "cone.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
 #define NCFG 9
 
 typedef struct bcfg {
@@ -64,7 +64,7 @@ void bench_section_bias(bench *b, FILE *f)
         }
     for (int corners = 0; corners < 2; ++corners)
         for (int ti = 0; ti < nth; ++ti) {
-            double theta = (PI / 2) * ti / (nth - 1);
+            double theta = (CONE_PI / 2) * ti / (nth - 1);
             clcone_scene s;
             clcone_problem p;
             clcone_error err;
@@ -115,9 +115,9 @@ void bench_section_bias(bench *b, FILE *f)
                 mag[ti][corners][k] = hypot(ft[0], ft[1]) / (mu * fn);
                 {
                     double a = atan2(-ft[1], -ft[0]) - theta;
-                    while (a > PI) a -= 2 * PI;
-                    while (a < -PI) a += 2 * PI;
-                    dir[ti][corners][k] = a * 180 / PI;
+                    while (a > CONE_PI) a -= 2 * CONE_PI;
+                    while (a < -CONE_PI) a += 2 * CONE_PI;
+                    dir[ti][corners][k] = a * 180 / CONE_PI;
                 }
                 free(r);
             }

@@ -10,6 +10,7 @@
  * and device) solves the same (W, q, mu) to each MuJoCo solver's accuracy. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+#include "cone.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -35,7 +36,6 @@ void bench_section_mujoco(bench *b, FILE *f)
 #define BENCH_MUJOCO_FROM "an unnamed installation"
 #endif
 
-#define PI 3.14159265358979323846
 #define NSOL 3
 #define NCFG 5
 
@@ -96,7 +96,7 @@ static double mj_dense_ar_bytes(int ncon_est)
 #endif
 }
 
-static double sphere_radius(const clcone_body *bd) { return cbrt(3.0 / (4.0 * PI * bd->inv_mass)); }
+static double sphere_radius(const clcone_body *bd) { return cbrt(3.0 / (4.0 * CONE_PI * bd->inv_mass)); }
 
 /* The pile of clcone_gen_pile: its moving spheres, and its container's
  * walls as planes at the pile's extent (the generator's walls touch the

@@ -3,6 +3,7 @@
  * dense reference on a stack and a pile, the monotone cost, float, bad
  * parameters. */
 #include "testutil.h"
+#include "cone.h"
 #include "core/analysis.h"
 #include "core/sap.h"
 #include "solve/solve.h"
@@ -10,7 +11,6 @@
 #include <math.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
 
 static clcone_context *ctx_of(clcone_precision p)
 {
@@ -58,7 +58,7 @@ static void contact_R(const clcone_problem *p, int c, double beta, double *Rn, d
     for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
         if (p->col[b] == c)
             for (int k = 0; k < 9; ++k) f += p->blocks[9 * b + k] * p->blocks[9 * b + k];
-    *Rn = beta * beta / (4 * PI * PI) * sqrt(f) / 3;
+    *Rn = beta * beta / (4 * CONE_PI * CONE_PI) * sqrt(f) / 3;
     *Rt = 1e-3 * sqrt(f) / 3;
 }
 

@@ -2,12 +2,12 @@
  * and q = J v* against rigid-body mechanics written out independently,
  * impulses, the generators' geometry, and validation messages. */
 #include "testutil.h"
+#include "cone.h"
 #include "core/scene.h"
 
 #include <math.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
 
 static unsigned long long rng_state = 2718281828ULL;
 static double urand(void) /* uniform in [-1, 1) */
@@ -41,7 +41,7 @@ static void random_unit(double n[3])
 /* Radius of a generated unit-density sphere, from its inverse mass. */
 static double sphere_radius(const clcone_body *b)
 {
-    return cbrt(3.0 / (4.0 * PI * b->inv_mass));
+    return cbrt(3.0 / (4.0 * CONE_PI * b->inv_mass));
 }
 
 /* Dense 3n x 3n copy of W. */
@@ -612,7 +612,7 @@ START_TEST(grid_layout)
         ck_assert_double_eq(ct->mu, 0.3);
     }
     for (int i = 0; i < s.nbodies; ++i)
-        ck_assert_double_eq_tol(s.bodies[i].inv_mass, 1 / (4.0 / 3.0 * PI * 0.125), 1e-12);
+        ck_assert_double_eq_tol(s.bodies[i].inv_mass, 1 / (4.0 / 3.0 * CONE_PI * 0.125), 1e-12);
     ck_assert_msg(clcone_scene_to_local(&s, &p, &err) == CLCONE_OK, "%s", err.msg);
     check_W(&s, &p, 0);
     clcone_problem_free(&p);

@@ -23,7 +23,13 @@ layer_of() {
         kernels/*) echo kernels;;
     esac
 }
-fail=0
+# libclcone.a names its members by file name alone: two sources of one
+# name would be two members ar cannot tell apart.
+dups=$(ls host/*/*.c | sed 's|.*/||' | sort | uniq -d)
+if [ -n "$dups" ]; then
+    echo "check-layers: source names used in two layers (the static library needs them unique): $dups" >&2
+    echo x >> "$tmp/fail"
+fi
 # Includes: "dir/file.h" is host/dir/file.h; a bare name is a sibling in
 # kernels/ or include/clcone/, or a kernel header.
 for f in $(ls host/*/*.[ch] include/clcone/*.h kernels/*.h kernels/*.cl); do

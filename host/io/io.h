@@ -29,6 +29,12 @@ void clcone_tok_init(clcone_tok *t, const char *name, const char *buf,
 /* Advances to the next token; returns 0 at end of input (t->tok = NULL). */
 int clcone_tok_next(clcone_tok *t);
 
+/* The number syntax of every text reader: the whole NUL-terminated s as a
+ * base-10 integer that fits a long, or as a finite real (strtod's syntax;
+ * underflow to the closest double is accepted). 1 on success. */
+int clcone_parse_long(const char *s, long *v);
+int clcone_parse_real(const char *s, double *v);
+
 /* Reads the next token as an integer in [lo, hi] or as a finite real. The
  * printf-style fmt names the value for the message ("q[%d]"); it is only
  * formatted on failure. Errors are CLCONE_EFORMAT with "file:line:". */

@@ -121,18 +121,32 @@ static int token_string(const clcone_tok *t, char *buf, size_t cap)
     return 1;
 }
 
+int clcone_parse_long(const char *s, long *v)
+{
+    char *e;
+    errno = 0;
+    *v = strtol(s, &e, 10);
+    return e != s && *e == '\0' && errno == 0;
+}
+
+int clcone_parse_real(const char *s, double *v)
+{
+    char *e;
+    *v = strtod(s, &e);
+    /* Overflow gives HUGE_VAL and is caught by isfinite; underflow to a
+     * subnormal or zero is the closest double and is accepted. */
+    return e != s && *e == '\0' && isfinite(*v);
+}
+
 clcone_status clcone_tok_int(clcone_tok *t, long lo, long hi, int *v,
                              clcone_error *err, const char *fmt, ...)
 {
     char buf[32], what[400];
-    char *e;
     long x;
     int parsed = 0;
     va_list ap;
     if (clcone_tok_next(t) && token_string(t, buf, sizeof buf)) {
-        errno = 0;
-        x = strtol(buf, &e, 10);
-        parsed = e != buf && *e == '\0' && errno == 0;
+        parsed = clcone_parse_long(buf, &x);
         if (parsed && x >= lo && x <= hi) {
             *v = (int)x;
             return CLCONE_OK;
@@ -151,17 +165,11 @@ clcone_status clcone_tok_real(clcone_tok *t, double *v, clcone_error *err,
                               const char *fmt, ...)
 {
     char buf[512], what[400];
-    char *e;
     double x;
     va_list ap;
-    if (clcone_tok_next(t) && token_string(t, buf, sizeof buf)) {
-        x = strtod(buf, &e);
-        /* Overflow gives HUGE_VAL and is caught by isfinite; underflow to
-         * a subnormal or zero is the closest double and is accepted. */
-        if (e != buf && *e == '\0' && isfinite(x)) {
-            *v = x;
-            return CLCONE_OK;
-        }
+    if (clcone_tok_next(t) && token_string(t, buf, sizeof buf) && clcone_parse_real(buf, &x)) {
+        *v = x;
+        return CLCONE_OK;
     }
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);

@@ -320,7 +320,7 @@ static void draw_series(cairo_t *cr, const clcone_plot_series *S, const double *
     for (int i = 0; i < S->n; ++i) {
         if (!usable(S->x[i], xlog) || !usable(S->y[i], ylog)) continue;
         cairo_arc(cr, F->x0 + F->w * axis_t(ax, S->x[i]), F->y0 + F->h * (1 - axis_t(ay, S->y[i])), 2.5, 0,
-                  2 * CLCONE_PI);
+                  2 * CONE_PI);
         cairo_fill(cr);
     }
 }
@@ -379,7 +379,7 @@ static void draw_panel(cairo_t *cr, const clcone_plot_panel *P, double cx, doubl
     if (P->ylabel) {
         cairo_save(cr);
         cairo_translate(cr, cx + 0.6 * fs, F.y0 + 0.5 * F.h);
-        cairo_rotate(cr, -CLCONE_PI / 2);
+        cairo_rotate(cr, -CONE_PI / 2);
         clcone_draw_text(cr, 0, 0, 0.5, 1.0, P->ylabel);
         cairo_restore(cr);
     }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PI 3.14159265358979323846
 #define SQRT3 1.73205080756887729353
 
 static clcone_status check_mu_dt(double mu, double dt, clcone_error *err)
@@ -72,7 +71,7 @@ static void body_at_rest(clcone_body *b, const double x[3], double mass, double 
 /* Solid sphere of unit density. */
 static void sphere_body(clcone_body *b, const double x[3], double r, double dt)
 {
-    double m = 4.0 / 3.0 * PI * r * r * r;
+    double m = 4.0 / 3.0 * CONE_PI * r * r * r;
     body_at_rest(b, x, m, 0.4 * m * r * r, dt);
 }
 
@@ -696,7 +695,7 @@ static clcone_status world_adopt(clcone_world *w, clcone_scene *s, int nplanes, 
 
 static double sphere_mass(double r)
 {
-    return 4.0 / 3.0 * PI * r * r * r;
+    return 4.0 / 3.0 * CONE_PI * r * r * r;
 }
 
 static clcone_status world_pile(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
@@ -786,7 +785,7 @@ static clcone_status world_incline(const clcone_gen_params *p, clcone_world *w, 
 {
     double th = p->theta, n[3];
     clcone_status st;
-    if (!isfinite(th) || th < 0 || th >= 0.5 * PI)
+    if (!isfinite(th) || th < 0 || th >= 0.5 * CONE_PI)
         return clcone_fail(err, CLCONE_EINVAL, "incline angle theta = %g must be in [0, pi/2)", th);
     if ((st = check_mu_dt(p->mu, p->dt, err))) return st;
     if ((st = clcone_world_alloc(w, 1, 0, 1, err))) return st;

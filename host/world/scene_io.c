@@ -93,22 +93,15 @@ static clcone_status expect_line(reader *R, const char *what, clcone_error *err)
 
 static clcone_status num(reader *R, int k, const char *what, double *v, clcone_error *err)
 {
-    char *end;
-    *v = strtod(R->tok[k], &end);
-    /* ERANGE is not tested: it also flags underflow to a subnormal or zero,
-     * the closest double, which is a valid value; overflow is infinite. */
-    if (*end || end == R->tok[k] || !isfinite(*v))
+    if (!clcone_parse_real(R->tok[k], v))
         return rfail(R, err, "%s: '%s' is not a finite number", what, R->tok[k]);
     return CLCONE_OK;
 }
 
 static clcone_status integer(reader *R, int k, const char *what, long lo, long hi, int *v, clcone_error *err)
 {
-    char *end;
     long x;
-    errno = 0;
-    x = strtol(R->tok[k], &end, 10);
-    if (*end || errno || x < lo || x > hi) {
+    if (!clcone_parse_long(R->tok[k], &x) || x < lo || x > hi) {
         char m[160];
         snprintf(m, sizeof m, "%s: '%s' is not an integer in [%ld, %ld]", what, R->tok[k], lo, hi);
         return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);

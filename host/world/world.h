@@ -4,8 +4,8 @@
 #define CLCONE_WORLD_H
 
 #include "clcone.h"
+#include "cone.h"
 
-#define CLCONE_PI 3.14159265358979323846
 
 /* Rotation matrix (row-major, body to world) of a unit quaternion
  * (w, x, y, z). */
