@@ -404,9 +404,11 @@ CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_sc
  * run once at creation (so first-launch compilation is never solve time).
  * Each clcone_plan_solve then uploads only the start r and reports the
  * time of the solve alone. Between solves, clcone_plan_set_q gives a
- * local-form plan a new q (3n), clcone_plan_set_scene a scene plan new
- * free velocities (uploading only q = J v* when bodies and contacts are
- * unchanged) or new contacts (set up again on the same context). ctx NULL
+ * local-form plan a new q (3n), clcone_plan_set_scene a scene plan
+ * another scene: new free velocities, positions or contacts (their
+ * number too) on the same device buffers, grown only when the scene
+ * needs more than they hold, each array uploaded only when it differs
+ * from the last scene's (new free velocities: q = J v* alone). ctx NULL
  * plans for the CPU reference, which keeps copies and solves them as
  * clcone_solve does; sap scenes are set up per solve on either backend.
  * The plan copies what it is given; the context must outlive it. */
@@ -588,8 +590,10 @@ CLCONE_API void clcone_input_free(clcone_input *in);
 CLCONE_API clcone_status clcone_world_detect(clcone_world *w, double margin,
                                   unsigned long long **keys, clcone_error *err);
 
-/* Time stepping: semi-implicit Euler with the contact impulse solved by
- * clcone_solve_scene (ctx NULL = CPU reference). */
+/* Time stepping: semi-implicit Euler with the contact impulse solved
+ * (ctx NULL = CPU reference) on one plan for the whole run
+ * (clcone_plan_create_scene, then clcone_plan_set_scene each step), which
+ * gives what clcone_solve_scene gives on each step's scene. */
 typedef struct clcone_sim_options {
     clcone_options solve;    /* model, solver, tolerances; warm_start is set
                                 by the stepper */
@@ -623,6 +627,10 @@ typedef struct clcone_step_info {
     double max_penetration;  /* at detection, >= 0 */
     int warm_matched;        /* contacts warm-started from the last step */
     double detect_ms;
+    double setup_ms;         /* the solve's time outside solve.time_ms: the
+                                step's scene handed to the run's plan
+                                (host preparation, uploads; at the first
+                                step with contacts, making the plan) */
 } clcone_step_info;
 
 typedef struct clcone_sim clcone_sim;

@@ -415,34 +415,34 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
     return pl->dev ? clcone_dev_plan_set_q(pl->dev, q, err) : CLCONE_OK;
 }
 
-/* Whether two scenes have the same bodies (positions, masses) and
- * contacts, so that only the free velocities differ. */
-static int same_structure(const clcone_scene *a, const clcone_scene *b)
-{
-    if (a->nbodies != b->nbodies || a->ncontacts != b->ncontacts) return 0;
-    for (int i = 0; i < a->nbodies; ++i) {
-        const clcone_body *x = &a->bodies[i], *y = &b->bodies[i];
-        if (memcmp(x->x, y->x, sizeof x->x) || x->inv_mass != y->inv_mass
-            || memcmp(x->inv_inertia, y->inv_inertia, sizeof x->inv_inertia))
-            return 0;
-    }
-    return memcmp(a->contacts, b->contacts, sizeof *a->contacts * (size_t)a->ncontacts) == 0;
-}
-
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
 {
     clcone_status s;
-    int same;
     if (!pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
     if ((s = clcone_scene_validate(sc, err))) return s;
-    same = same_structure(&pl->s, sc);
     clcone_scene_free(&pl->s);
     if ((s = scene_copy(sc, &pl->s, err))) return s;
-    if (same && pl->dev) return clcone_dev_plan_set_velocities(pl->dev, &pl->s, err);
-    clcone_dev_plan_free(pl->dev);
-    pl->dev = NULL;
-    return plan_device(pl, err);
+    /* a scene without contacts leaves the device side as it is, for the
+     * next one; solves of it need no device */
+    if (!pl->dev || pl->s.ncontacts == 0) return plan_device(pl, err);
+    if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
+        clcone_dev_plan_free(pl->dev);
+        pl->dev = NULL;
+    }
+    return s;
+}
+
+void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0)
+{
+    pl->o.warm_start = warm_start;
+    pl->o.soft_v0 = soft_v0;
+}
+
+clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl)
+{
+    clcone_dev_counts none = {0, 0};
+    return pl->dev ? clcone_dev_plan_counts(pl->dev) : none;
 }
 
 clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
@@ -452,7 +452,7 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     double t0 = clcone_now_ms();
     res->items = NULL;
     res->nprob = 0;
-    if (!pl->dev) /* the reference, sap, or nothing to solve */
+    if (!pl->dev || n == 0) /* the reference, sap, or nothing to solve */
         return pl->is_scene ? clcone_solve_scene(pl->ctx, &pl->s, &pl->o, r, res, err)
                             : clcone_solve(NULL, &pl->p, &pl->o, r, res, err);
     if ((s = start_reactions(&pl->o, n, r, err)) || (s = clcone_result_init(res, nprob, err))) return s;

@@ -2,6 +2,7 @@
  * clcone_solve / clcone_solve_scene give on the same data, after new q,
  * new free velocities or new contacts; misuse is refused. */
 #include "testutil.h"
+#include "internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -135,6 +136,62 @@ START_TEST(plan_scene_follows_velocities_and_contacts)
 }
 END_TEST
 
+/* A scene plan keeps its device buffers from scene to scene: a scene
+ * with more contacts grows them, one with fewer (or none) makes none, the
+ * same scene again uploads nothing and new free velocities only q; every
+ * solve still gives what clcone_solve_scene gives. */
+START_TEST(plan_scene_buffers_follow_contacts)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_scene small, big, mid, none;
+    clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-5);
+    clcone_plan *pl;
+    clcone_dev_counts k0, k;
+    clcone_error e;
+    ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.1, 3, &small, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_gen_pile(200, 0.5, 0.01, 0.1, 4, &big, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_gen_pile(120, 0.5, 0.01, 0.1, 5, &mid, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(small.ncontacts < mid.ncontacts && mid.ncontacts < big.ncontacts);
+    none = mid;
+    none.ncontacts = 0;
+    ck_assert_msg(clcone_plan_create_scene(c, &small, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &small, &o);
+    k0 = clcone_plan_device_counts(pl);
+    ck_assert_int_gt(k0.buffers, 0);
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &big, &o);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_gt(k.buffers, k0.buffers);
+    k0 = k;
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_eq(k.buffers, k0.buffers);
+    ck_assert_int_eq(k.uploads, k0.uploads);
+    for (int i = 0; i < big.nbodies; ++i)
+        if (big.bodies[i].inv_mass > 0) big.bodies[i].v[i % 3] += 0.05 * ((i % 5) - 2);
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_eq(k.buffers, k0.buffers);
+    ck_assert_int_eq(k.uploads, k0.uploads + 1);
+    expect_same(pl, c, NULL, &big, &o);
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &none, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &none, &o);
+    ck_assert_msg(clcone_plan_set_scene(pl, &mid, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &mid, &o);
+    ck_assert_msg(clcone_plan_set_scene(pl, &small, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &small, &o);
+    ck_assert_int_eq(clcone_plan_device_counts(pl).buffers, k0.buffers);
+    clcone_plan_free(pl);
+    clcone_scene_free(&small);
+    clcone_scene_free(&big);
+    clcone_scene_free(&mid);
+    clcone_context_free(c);
+}
+END_TEST
+
 START_TEST(plan_refuses_misuse)
 {
     clcone_context *c = test_context(CLCONE_FLOAT);
@@ -233,6 +290,7 @@ Suite *suite_plan(void)
     tcase_add_test(t, plan_local_matches_solve_after_new_q);
     tcase_add_test(t, plan_batch_matches_solve);
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
+    tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);
     suite_add_tcase(s, t);
     return s;
