@@ -1170,8 +1170,7 @@ clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, 
 clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err)
 {
     size_t m = 3 * (size_t)pl->d.n;
-    double *own = pl->d.nb ? pl->b.q : pl->p.q;
-    memcpy(own, q, m * sizeof *q);
+    memcpy(pl->p.q, q, m * sizeof *q);
     return clcone_write_reals(pl->d.c, "q of contact", 3, pl->d.q, q, m, err);
 }
 

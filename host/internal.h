@@ -74,11 +74,12 @@ double clcone_qp_cost(const clcone_problem *p, const double *r, int c0, int c1);
 
 /* Device side of clcone_plan (host/device_solve.c): a validated problem
  * (batch) or scene uploaded once; solves reset only the iterate and the
- * per-problem flags. set_q takes 3n values. set_scene gives a scene plan
- * another scene on the same buffers, grown when it needs more, uploading
- * only the arrays that differ from the last scene's; o is the plan's
- * options, whose soft inputs (soft_v0, soft_R, soft_aref) may have
- * changed. A plan whose set_scene failed is only to be freed. */
+ * per-problem flags. set_q gives a local-form plan 3n values. set_scene
+ * gives a scene plan another scene on the same buffers, grown when it
+ * needs more, uploading only the arrays that differ from the last
+ * scene's; o is the plan's options, whose soft inputs (soft_v0, soft_R,
+ * soft_aref) may have changed. A plan whose set_scene failed is only to
+ * be freed. */
 typedef struct clcone_dev_plan clcone_dev_plan;
 clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
                                     clcone_dev_plan **out, clcone_error *err);
