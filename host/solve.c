@@ -292,18 +292,30 @@ struct clcone_plan {
     clcone_problem p;     /* local form as given (own copy) */
     clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
     clcone_scene s;       /* body form (own copy) */
+    int bodies_cap, contacts_cap; /* of s's arrays */
     clcone_dev_plan *dev; /* NULL on the reference, and for sap */
     int warmed;           /* a device side has run its kernels once */
 };
 
-static clcone_status scene_copy(const clcone_scene *in, clcone_scene *out, clcone_error *err)
+/* The plan's own copy of a scene, in the arrays of the last one when
+ * they are large enough: a stepper's scenes keep their size, and fresh
+ * arrays would cost a page fault per page every step. */
+static clcone_status scene_copy(clcone_plan *pl, const clcone_scene *in, clcone_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->bodies = clcone_calloc((size_t)in->nbodies + 1, sizeof *out->bodies, err, "plan bodies");
-    out->contacts = clcone_calloc((size_t)in->ncontacts + 1, sizeof *out->contacts, err, "plan contacts");
-    if (!out->bodies || !out->contacts) {
+    clcone_scene *out = &pl->s;
+    if (in->nbodies > pl->bodies_cap || in->ncontacts > pl->contacts_cap) {
+        int nb = in->nbodies > pl->bodies_cap ? in->nbodies : pl->bodies_cap;
+        int nc = in->ncontacts > pl->contacts_cap ? in->ncontacts : pl->contacts_cap;
         clcone_scene_free(out);
-        return CLCONE_ENOMEM;
+        pl->bodies_cap = pl->contacts_cap = 0;
+        out->bodies = clcone_calloc((size_t)nb + 1, sizeof *out->bodies, err, "plan bodies");
+        out->contacts = clcone_calloc((size_t)nc + 1, sizeof *out->contacts, err, "plan contacts");
+        if (!out->bodies || !out->contacts) {
+            clcone_scene_free(out);
+            return CLCONE_ENOMEM;
+        }
+        pl->bodies_cap = nb;
+        pl->contacts_cap = nc;
     }
     out->nbodies = in->nbodies;
     out->ncontacts = in->ncontacts;
@@ -390,7 +402,7 @@ clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *
     if (o->model != CLCONE_MODEL_SAP && (s = clcone_options_validate(o, err))) return s;
     if ((s = clcone_scene_validate(sc, err)) || (s = plan_new(ctx, o, &pl, err))) return s;
     pl->is_scene = 1;
-    if (!(s = scene_copy(sc, &pl->s, err))) s = plan_device(pl, err);
+    if (!(s = scene_copy(pl, sc, err))) s = plan_device(pl, err);
     if (s) {
         clcone_plan_free(pl);
         return s;
@@ -421,8 +433,7 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     if (!pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
     if ((s = clcone_scene_validate(sc, err))) return s;
-    clcone_scene_free(&pl->s);
-    if ((s = scene_copy(sc, &pl->s, err))) return s;
+    if ((s = scene_copy(pl, sc, err))) return s;
     /* a scene without contacts leaves the device side as it is, for the
      * next one; solves of it need no device */
     if (!pl->dev || pl->s.ncontacts == 0) return plan_device(pl, err);
