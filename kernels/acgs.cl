@@ -1,6 +1,6 @@
 /* Accelerated coloured Gauss-Seidel, multi-launch (the method:
  * cone_acgs_* in local_solve.h; the reference: ref_acgs in
- * host/coloring.c; one work-group per problem: group_solve.cl). Between
+ * host/ref/acgs.c; one work-group per problem: group_solve.cl). Between
  * iterations r holds x_k and y the extrapolated point; an iteration
  * copies y into the sweep's working vector, sweeps it with cgs_local or
  * cgs_body into x_{k+1}, sums the restart test per problem

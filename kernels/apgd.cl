@@ -1,4 +1,4 @@
-/* APGD on the device (see host/apgd.c for the method). Every problem of a
+/* APGD on the device (see host/ref/apgd.c for the method). Every problem of a
  * batch carries its own Lipschitz estimate L, momentum theta and
  * acceptance flag, so the vector kernels work per contact and the
  * per-problem decisions are taken by one work item per problem; the host

@@ -259,7 +259,7 @@ static void group_desaxce(int c0, int c1, __global const real_t *q, __global con
     barrier(CLK_GLOBAL_MEM_FENCE);
 }
 
-/* APGD (host/apgd.c) with one work-group per problem: the same
+/* APGD (host/ref/apgd.c) with one work-group per problem: the same
  * candidates, backtracking, momentum, restart and De Saxce updates as the
  * multi-launch kernels of apgd.cl, in the same order of additions. Per
  * problem L[p] and theta[p] live in global memory between launches

@@ -55,7 +55,7 @@ __kernel void matvec_local(int n, __global const int *row_ptr, __global const in
 /* Gauss-Seidel over the contacts of one colour (order[start..start+count)):
  * no two of them share a W block, so they update in parallel and read
  * only final values of other colours. Coulomb uses the exact local solve
- * with the proximal term of host/nsgs.c; ccp and
+ * with the proximal term of host/ref/nsgs.c; ccp and
  * pyramid one projected step with omega_c = 1 / lambda_max(W_cc). */
 __kernel void cgs_local(int start, int count, __global const int *order,
                         __global const int *row_ptr, __global const int *col,

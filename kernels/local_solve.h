@@ -13,7 +13,7 @@
 
 /* Proximal weight of Gauss-Seidel's local solves in sweep `sweep`
  * (1-based), relative to trace(W_cc)/3: 0 for the first 100 sweeps, then
- * 0.01 (host/nsgs.c says why and how it was chosen). */
+ * 0.01 (host/ref/nsgs.c says why and how it was chosen). */
 CONE_FN real_t cone_prox_sigma(int sweep)
 {
     return sweep > 100 ? (real_t)0.01 : (real_t)0;
@@ -73,7 +73,7 @@ CONE_FN real_t cone_model_residual(int model, cone_pyramid P, real_t mu,
     return p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
 }
 
-/* APGD's backtracking (host/apgd.c, kernels/apgd.cl): candidates tried
+/* APGD's backtracking (host/ref/apgd.c, kernels/apgd.cl): candidates tried
  * per iteration, and the sufficient-decrease test
  * f(x) <= f(y) + g.(x - y) + L/2 |x - y|^2. For the quadratic
  * f = 1/2 r'Wr + q'r the left minus the first two terms is exactly
@@ -102,7 +102,7 @@ CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
     return b;
 }
 
-/* Accelerated coloured Gauss-Seidel (acgs; host/coloring.c,
+/* Accelerated coloured Gauss-Seidel (acgs; host/ref/acgs.c,
  * kernels/acgs.cl, group_solve.cl): Nesterov's extrapolation over whole
  * coloured sweeps, x_k = GS(y_{k-1}), y_k = P(x_k + beta (x_k - x_{k-1})),
  * beta from cone_apgd_momentum, with O'Donoghue and Candes' gradient
@@ -254,7 +254,7 @@ CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
 /* One Gauss-Seidel update of a contact, given its diagonal block D
  * (W_cc, row-major) and b = q_c + sum over d != c of W_cd r_d. coulomb:
  * the exact local solve with the proximal term of sweep `sweep`
- * (host/nsgs.c says why); ccp and pyramid: one projected step of size
+ * (host/ref/nsgs.c says why); ccp and pyramid: one projected step of size
  * omega. x holds r_c on entry and the update on exit. Shared by the
  * reference NSGS and both coloured Gauss-Seidel kernels. */
 CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t omega, int sweep,

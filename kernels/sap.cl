@@ -1,9 +1,9 @@
-/* SAP on the device (host/sap_device.c drives these; the math is in
+/* SAP on the device (host/opencl/sap_device.c drives these; the math is in
  * sap_math.h, shared with the CPU reference). Body velocities v are 6 per
  * body (linear, angular); static bodies (moving[i] = 0) keep v* and their
  * rows are skipped; a contact's moving sides are ca / cb (-1 otherwise)
  * and the static sides' velocity is folded into u0. Body sums over
- * contacts are gathers over the per-body contact CSR (host/scene.h) in a
+ * contacts are gathers over the per-body contact CSR (host/core/scene.h) in a
  * fixed order, and scalars are summed by reduce_rows: no atomics, the
  * results are bitwise reproducible.
  *

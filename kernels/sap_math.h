@@ -1,6 +1,6 @@
 /* SAP (Castro, Permenter & Han 2022, "An Unconstrained Convex Formulation
  * of Compliant Contact") per-contact and per-body math, shared by the CPU
- * reference (host/sap.c, double) and the device kernels (kernels/sap.cl,
+ * reference (host/core/sap.c, double) and the device kernels (kernels/sap.cl,
  * float or double), so that both minimise exactly the same function.
  * Requires cone.h and jacobian.h first (real_t, CONE_FN, CONE_PRIV,
  * CONE_SQRT, the contact Jacobian), like local_solve.h.

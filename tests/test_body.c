@@ -58,7 +58,7 @@ START_TEST(body_cgs_follows_reference)
 END_TEST
 
 /* Jacobi with mass splitting and APGD converge on both scenes (plain
- * Jacobi does not: see kernels/body_form.cl and host/device_solve.c), and
+ * Jacobi does not: see kernels/body_form.cl and host/opencl/device_solve.c), and
  * reach the reference's solution of the convex model. */
 START_TEST(body_jacobi_and_apgd_reach_reference)
 {

@@ -1,4 +1,4 @@
-/* Lemke's method on the N-facet pyramid (host/lemke.c): hand-worked single
+/* Lemke's method on the N-facet pyramid (host/ref/lemke.c): hand-worked single
  * contacts, random coupled problems checked against the pyramid law and
  * the LCP itself, the pivoting core on plain LCPs, and the failure
  * reports (pivot cap, secondary ray, size guard). */

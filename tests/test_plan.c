@@ -2,6 +2,7 @@
  * clcone_solve / clcone_solve_scene give on the same data, after new q,
  * new free velocities or new contacts; misuse is refused. */
 #include "testutil.h"
+#include "solve/solve.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -137,6 +138,62 @@ START_TEST(plan_scene_follows_velocities_and_contacts)
 }
 END_TEST
 
+/* A scene plan keeps its device buffers from scene to scene: a scene
+ * with more contacts grows them, one with fewer (or none) makes none, the
+ * same scene again uploads nothing and new free velocities only q; every
+ * solve still gives what clcone_solve_scene gives. */
+START_TEST(plan_scene_buffers_follow_contacts)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_scene small, big, mid, none;
+    clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-5);
+    clcone_plan *pl;
+    clcone_dev_counts k0, k;
+    clcone_error e;
+    ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.1, 3, &small, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_gen_pile(200, 0.5, 0.01, 0.1, 4, &big, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_gen_pile(120, 0.5, 0.01, 0.1, 5, &mid, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(small.ncontacts < mid.ncontacts && mid.ncontacts < big.ncontacts);
+    none = mid;
+    none.ncontacts = 0;
+    ck_assert_msg(clcone_plan_create_scene(c, &small, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &small, &o);
+    k0 = clcone_plan_device_counts(pl);
+    ck_assert_int_gt(k0.buffers, 0);
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &big, &o);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_gt(k.buffers, k0.buffers);
+    k0 = k;
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_eq(k.buffers, k0.buffers);
+    ck_assert_int_eq(k.uploads, k0.uploads);
+    for (int i = 0; i < big.nbodies; ++i)
+        if (big.bodies[i].inv_mass > 0) big.bodies[i].v[i % 3] += 0.05 * ((i % 5) - 2);
+    ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
+    k = clcone_plan_device_counts(pl);
+    ck_assert_int_eq(k.buffers, k0.buffers);
+    ck_assert_int_eq(k.uploads, k0.uploads + 1);
+    expect_same(pl, c, NULL, &big, &o);
+
+    ck_assert_msg(clcone_plan_set_scene(pl, &none, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &none, &o);
+    ck_assert_msg(clcone_plan_set_scene(pl, &mid, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &mid, &o);
+    ck_assert_msg(clcone_plan_set_scene(pl, &small, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &small, &o);
+    ck_assert_int_eq(clcone_plan_device_counts(pl).buffers, k0.buffers);
+    clcone_plan_free(pl);
+    clcone_scene_free(&small);
+    clcone_scene_free(&big);
+    clcone_scene_free(&mid);
+    clcone_context_free(c);
+}
+END_TEST
+
 START_TEST(plan_refuses_misuse)
 {
     clcone_context *c = test_context(CLCONE_FLOAT);
@@ -178,25 +235,40 @@ static int count_files(const char *dir)
     return atoi(out);
 }
 
-/* Kernel compilation is set-up, never solve time: POCL compiles a kernel
- * at its first launch for each work-group size, into the cache named by
- * POCL_CACHE_DIR. With a fresh cache, making a plan compiles what its
- * solves use, and the solves (another q, another start) compile nothing.
- * Runs before any other OpenCL use in its process (Check forks a process
- * per test), since POCL reads the variable when it starts. */
-START_TEST(plan_compiles_at_creation_not_in_solves)
+/* A float context whose POCL kernel cache is the fresh directory dir
+ * (and clcone's own cache off, so that every kernel is compiled). Call it
+ * before any other OpenCL use in the process (Check forks a process per
+ * test), since POCL reads the variable when it starts. */
+static clcone_context *fresh_cache_context(char *dir)
 {
-    char dir[] = "/tmp/clcone-pocl-XXXXXX";
     clcone_context *c;
-    clcone_problem p;
-    clcone_error e;
-    static const clcone_solver solvers[2] = {CLCONE_SOLVER_CGS, CLCONE_SOLVER_APGD};
     ck_assert_ptr_nonnull(mkdtemp(dir));
     setenv("POCL_CACHE_DIR", dir, 1);
     setenv("CLCONE_CACHE_DIR", "off", 1);
     c = test_context(CLCONE_FLOAT);
     ck_assert_msg(strstr(clcone_context_device(c)->platform, "Portable Computing Language"),
                   "this check watches POCL's kernel cache; the device is on %s", clcone_context_device(c)->platform);
+    return c;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Kernel compilation is set-up, never solve time: POCL compiles a kernel
+ * at its first launch for each work-group size, into the cache named by
+ * POCL_CACHE_DIR. With a fresh cache, making a plan compiles what its
+ * solves use, and the solves (another q, another start) compile nothing. */
+START_TEST(plan_compiles_at_creation_not_in_solves)
+{
+    char dir[] = "/tmp/clcone-pocl-XXXXXX";
+    clcone_context *c = fresh_cache_context(dir);
+    clcone_problem p;
+    clcone_error e;
+    static const clcone_solver solvers[2] = {CLCONE_SOLVER_CGS, CLCONE_SOLVER_APGD};
     read_problem("Capsules-i125-1213.hdf5", &p);
     for (int k = 0; k < 2; ++k) {
         clcone_options o = options(CLCONE_MODEL_COULOMB, solvers[k], 1e-5);
@@ -218,11 +290,42 @@ START_TEST(plan_compiles_at_creation_not_in_solves)
     }
     clcone_problem_free(&p);
     clcone_context_free(c);
-    {
-        char cmd[256];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-        ck_assert_int_eq(system(cmd), 0);
-    }
+    remove_dir(dir);
+}
+END_TEST
+
+/* The stepper's plan is made at its first step, which compiles every
+ * kernel; the steps after it, whose contacts differ in number and
+ * bodies, compile nothing. */
+START_TEST(plan_stepper_compiles_at_first_step_only)
+{
+    char dir[] = "/tmp/clcone-pocl-XXXXXX";
+    clcone_context *c = fresh_cache_context(dir);
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_sim_options so;
+    clcone_sim *sim;
+    clcone_step_info in;
+    clcone_error e;
+    int made, first;
+    clcone_gen_params_default(&gp);
+    gp.n = 150;
+    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_sim_options_default(&so);
+    so.solve.model = CLCONE_MODEL_CCP;
+    so.solve.max_iter = 50;
+    ck_assert_msg(clcone_sim_create(&w, c, &so, &sim, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_sim_step(sim, &in, &e) == CLCONE_OK, "%s", e.msg);
+    made = count_files(dir);
+    first = in.contacts;
+    ck_assert_int_gt(made, 0);
+    for (int k = 0; k < 10; ++k) ck_assert_msg(clcone_sim_step(sim, &in, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(in.contacts != first, "the pile kept its %d contacts: pick a livelier one", first);
+    ck_assert_int_eq(count_files(dir), made);
+    clcone_sim_free(sim);
+    clcone_world_free(&w);
+    clcone_context_free(c);
+    remove_dir(dir);
 }
 END_TEST
 
@@ -232,9 +335,11 @@ Suite *suite_plan(void)
     TCase *t = tcase_create("plan");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, plan_compiles_at_creation_not_in_solves);
+    tcase_add_test(t, plan_stepper_compiles_at_first_step_only);
     tcase_add_test(t, plan_local_matches_solve_after_new_q);
     tcase_add_test(t, plan_batch_matches_solve);
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
+    tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);
     suite_add_tcase(s, t);
     return s;

@@ -1,4 +1,4 @@
-/* Body form (host/scene.c, host/scene_gen.c): contact frames, W = J M^-1 J^T
+/* Body form (host/core/scene.c, host/world/scene_gen.c): contact frames, W = J M^-1 J^T
  * and q = J v* against rigid-body mechanics written out independently,
  * impulses, the generators' geometry, and validation messages. */
 #include "testutil.h"

@@ -3,6 +3,7 @@
  * device against it, file round trips and malformed files, and the gen /
  * solve / simulate command lines with their outputs. */
 #include "testutil.h"
+#include "core/scene.h"
 
 #include <math.h>
 #include <string.h>
@@ -20,19 +21,26 @@ static void gen(const char *name, int n, double mu, double theta, clcone_world *
     ck_assert_msg(clcone_world_generate(name, &p, w, &e) == CLCONE_OK, "%s: %s", name, e.msg);
 }
 
-/* A stepper with the backend's default solver for model m (cgs on the
- * device for coulomb). */
-static clcone_sim *sim_model(clcone_world *w, clcone_context *ctx, clcone_model m, double tol, int max_iter)
+static clcone_sim *sim_solver(clcone_world *w, clcone_context *ctx, clcone_model m, clcone_solver v, double tol,
+                              int max_iter)
 {
     clcone_sim_options o;
     clcone_sim *s;
     clcone_error e;
     clcone_sim_options_default(&o);
     o.solve.model = m;
+    o.solve.solver = v;
     o.solve.tol = tol;
     o.solve.max_iter = max_iter;
     ck_assert_msg(clcone_sim_create(w, ctx, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
     return s;
+}
+
+/* A stepper with the backend's default solver for model m (cgs on the
+ * device for coulomb). */
+static clcone_sim *sim_model(clcone_world *w, clcone_context *ctx, clcone_model m, double tol, int max_iter)
+{
+    return sim_solver(w, ctx, m, CLCONE_SOLVER_DEFAULT, tol, max_iter);
 }
 
 static clcone_sim *sim_ref(clcone_world *w, clcone_context *ctx, double tol, int max_iter)
@@ -187,6 +195,96 @@ START_TEST(sim_device_follows_reference)
     clcone_sim_free(sr);
     clcone_world_free(&wd);
     clcone_world_free(&wr);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* The soft model's v0 as the stepper forms it: each contact's normal
+ * velocity at the bodies' velocities before the step (v, 6 a body), on
+ * the step's contacts and positions. */
+static void normal_velocities(const clcone_scene *s, const double *v, double *vn)
+{
+    for (int c = 0; c < s->ncontacts; ++c) {
+        vn[c] = 0;
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            double J[18], u = 0;
+            if (b < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 6; ++k) u += J[k] * v[6 * b + k];
+            vn[c] += side == 0 ? u : -u;
+        }
+    }
+}
+
+/* The stepper keeps one plan for the run; each step's solve on it gives
+ * to the bit what a fresh clcone_solve_scene (the set-up the stepper did
+ * every step before) gives on that step's scene and warm start, so the
+ * trajectory is that of rebuilding every step. A settling pile changes
+ * its contacts from step to step, their count both growing and
+ * shrinking. Both device paths of a scene (APGD, CGS), and the soft
+ * model, whose per-step v0 reaches the plan separately. */
+START_TEST(sim_kept_plan_matches_fresh_solves)
+{
+    static const struct {
+        clcone_model m;
+        clcone_solver v;
+    } cases[] = {{CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD},
+                 {CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS},
+                 {CLCONE_MODEL_SOFT, CLCONE_SOLVER_APGD}};
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        clcone_world w;
+        clcone_sim *s;
+        clcone_error e;
+        int grew = 0, shrank = 0, prev = -1;
+        double *v;
+        gen("pile", 150, 0.5, 0, &w);
+        v = malloc(sizeof *v * 6 * (size_t)w.s.nbodies);
+        s = sim_solver(&w, c, cases[i].m, cases[i].v, 1e-5, 60);
+        for (int k = 0; k < 25; ++k) {
+            clcone_step_info in;
+            const double *r0;
+            const clcone_scene *last;
+            size_t m;
+            double *r, *vn;
+            clcone_options o;
+            clcone_result res;
+            for (int b = 0; b < w.s.nbodies; ++b) memcpy(v + 6 * b, w.s.bodies[b].v, 6 * sizeof *v);
+            in = step(s);
+            last = clcone_sim_last_scene(s, &r0);
+            m = 3 * (size_t)last->ncontacts;
+            r = malloc(sizeof *r * (m + 1));
+            vn = malloc(sizeof *vn * ((size_t)last->ncontacts + 1));
+            normal_velocities(last, v, vn);
+            clcone_options_default(&o);
+            o.model = cases[i].m;
+            o.solver = cases[i].v;
+            o.tol = 1e-5;
+            o.max_iter = 60;
+            o.soft_dt = w.dt;
+            o.soft_v0 = cases[i].m == CLCONE_MODEL_SOFT ? vn : NULL;
+            o.warm_start = in.warm_matched > 0;
+            ck_assert(in.applied && !in.fell_back);
+            memcpy(r, r0, sizeof *r * m);
+            ck_assert_msg(clcone_solve_scene(c, last, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_int_eq(res.items[0].iters, in.solve.iters);
+            ck_assert_msg(memcmp(r, clcone_sim_reactions(s), sizeof *r * m) == 0,
+                          "%s/%s step %d: the kept plan's reactions differ from a fresh solve's",
+                          clcone_model_name(cases[i].m), clcone_solver_name(cases[i].v), in.step);
+            grew += prev >= 0 && in.contacts > prev;
+            shrank += prev >= 0 && in.contacts < prev;
+            prev = in.contacts;
+            clcone_result_free(&res);
+            free(r);
+            free(vn);
+        }
+        ck_assert_msg(grew > 0 && shrank > 0, "contacts grew %d and shrank %d times: pick a livelier pile", grew,
+                      shrank);
+        clcone_sim_free(s);
+        clcone_world_free(&w);
+        free(v);
+    }
     clcone_context_free(c);
 }
 END_TEST
@@ -519,7 +617,7 @@ START_TEST(sim_cli_status_of_every_model)
     ck_assert_msg(strstr(cli_out, "solved again with pgs"), "%s", cli_out);
     snprintf(path, sizeof path, "%s/wall.csv", dir);
     txt = slurp_bin(path, &len);
-    ck_assert_msg(strstr((char *)txt, ",warm_matched,fallback\n") && strstr((char *)txt, ",failed,")
+    ck_assert_msg(strstr((char *)txt, ",warm_matched,fallback,setup_ms\n") && strstr((char *)txt, ",failed,")
                   && strstr((char *)txt, ",pgs:"), "%s", txt);
     free(txt);
     /* options that do not apply are refused, not ignored */
@@ -548,6 +646,7 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_energy_never_increases);
     tcase_add_test(t, sim_pile_no_sphere_sinks);
     tcase_add_test(t, sim_device_follows_reference);
+    tcase_add_test(t, sim_kept_plan_matches_fresh_solves);
     tcase_add_test(t, sim_detection_matches_generators);
     tcase_add_test(t, sim_scene_file_round_trip);
     tcase_add_test(t, sim_scene_file_malformed);

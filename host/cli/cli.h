@@ -59,7 +59,7 @@ int is_ref(const char *device);
 void print_last_line(const char *status, double error, int iters, double ms, int n);
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
 
-/* host/cli_scene.c */
+/* host/cli/cli_scene.c */
 /* `solve` on a scene file (parsed arguments, positional[0] the file),
  * read into w, which it frees. */
 /* One solve through a plan (sc NULL: the problem p), so that set-up and

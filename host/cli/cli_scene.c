@@ -317,7 +317,7 @@ static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, co
 
 typedef struct sim_totals {
     int all_converged, iters, contacts, steps, failed, fell_back;
-    double max_error, solve_ms;
+    double max_error, solve_ms, setup_ms;
     clcone_step_info last;
 } sim_totals;
 
@@ -347,7 +347,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         if (clcone_out_open(out->csv, &csv_out, &e)) return lib_error(&e);
         csv = clcone_out_file(csv_out);
         fprintf(csv, "step,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched,"
-                     "fallback\n");
+                     "fallback,setup_ms\n");
     }
     if (out->vtk) {
         if (mkdir_p(out->vtk) != 0) {
@@ -379,6 +379,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         T->fell_back += in.fell_back;
         T->iters += in.solve.iters;
         T->solve_ms += in.solve.time_ms;
+        T->setup_ms += in.setup_ms;
         T->max_error = fmax(T->max_error, in.solve.error);
         T->contacts = in.contacts;
         T->last = in;
@@ -394,8 +395,9 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
                     in.solve.error, in.solve.time_ms, clcone_run_status_name(first->status), in.ke_free, in.ke_after,
                     in.max_penetration, in.warm_matched);
             if (in.fell_back)
-                fprintf(csv, "%s:%s\n", clcone_solver_name(in.fallback), clcone_run_status_name(in.solve.status));
-            else fprintf(csv, "-\n");
+                fprintf(csv, "%s:%s,", clcone_solver_name(in.fallback), clcone_run_status_name(in.solve.status));
+            else fprintf(csv, "-,");
+            fprintf(csv, "%.3f\n", in.setup_ms);
         }
         if (in.fell_back && T->fell_back == 1) {
             if (show_progress) fprintf(stderr, "\n");
@@ -529,12 +531,13 @@ int cmd_simulate(int argc, char **argv)
     out.tol = so.solve.tol;
     rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);
     if (rc == 0) {
-        printf("steps:    %d of %d, %s, largest error %.3e, %d iterations, %.1f ms of contact solves\n", T.steps,
-               steps,
+        printf("steps:    %d of %d, %s, largest error %.3e, %d iterations, %.1f ms of contact solves "
+               "(and %.1f ms of their set-up)\n",
+               T.steps, steps,
                T.failed ? "some solves failed (see above and the CSV)"
                : T.all_converged ? "every solve converged"
                                  : "some solves stopped at their cap before the tolerance",
-               T.max_error, T.iters, T.solve_ms);
+               T.max_error, T.iters, T.solve_ms, T.setup_ms);
         if (out.csv) printf("log:      %s\n", out.csv);
         if (out.vtk) printf("vtk:      %s/series.pvd\n", out.vtk);
         if (out.png) printf("picture:  %s\n", out.png);
@@ -669,8 +672,9 @@ int cmd_demo_pile(int argc, char **argv)
                    rmax);
             printf("  speed ratio reference/device = %.2f\n", d->time_ms > 0 ? f->time_ms / d->time_ms : 0.0);
         }
-        printf("all %d steps: %d iterations, %.1f ms of device solves, largest error %.3e\n", T.steps, T.iters,
-               T.solve_ms, T.max_error);
+        printf("all %d steps: %d iterations, %.1f ms of device solves (and %.1f ms of their set-up), "
+               "largest error %.3e\n",
+               T.steps, T.iters, T.solve_ms, T.setup_ms, T.max_error);
         if (!T.all_converged)
             printf("not converged: %s; the device solves stop at %d iterations a step, short of tol %.0e "
                    "(status=%s, exit code 1)\n",

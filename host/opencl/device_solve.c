@@ -126,48 +126,27 @@ static clcone_status dev_apply(dev_local *d, cl_mem x, cl_mem w, clcone_error *e
     return clcone_run(d->c, d->k_capply, (size_t)d->n, 0, "body_contact_apply", err);
 }
 
-/* Uploads what every form shares; h is taken over (freed by dev_close).
- * The iterate and the active flags are set per solve by dev_begin. */
-static clcone_status dev_open(dev_local *d, clcone_context *c, dev_host *h, const clcone_options *o,
+/* What a plan keeps whatever its contacts: the options, the per-problem
+ * flags and error sums, the error kernels. The arrays sized by the
+ * contacts come with each form (plan_size). */
+static clcone_status dev_open(dev_local *d, clcone_context *c, int nprob, const clcone_options *o,
                               clcone_error *err)
 {
     clcone_status s;
-    int *prob = NULL;
     d->c = c;
     d->o = o;
-    d->h = *h;
-    memset(h, 0, sizeof *h);
-    d->n = d->h.n;
-    d->nprob = d->h.nprob;
+    d->nprob = nprob;
     d->model = (int)o->model;
     d->facets = o->facets;
     d->inner = o->fit == CLCONE_FIT_INNER;
-    d->stage = clcone_calloc(3 * (size_t)d->n + 1, c->real_size, err, "staging buffer");
-    d->active_h = clcone_calloc((size_t)d->nprob, sizeof *d->active_h, err, "active flags");
-    d->sums_h = clcone_calloc((size_t)d->nprob * 4, sizeof *d->sums_h, err, "problem sums");
-    prob = clcone_calloc((size_t)d->n, sizeof *prob, err, "contact problems");
-    if (!d->stage || !d->active_h || !d->sums_h || !prob) {
-        free(prob);
-        return CLCONE_ENOMEM;
-    }
-    for (int k = 0; k < d->nprob; ++k)
-        for (int c2 = d->h.prob_off[k]; c2 < d->h.prob_off[k + 1]; ++c2) prob[c2] = k;
-    if ((s = clcone_buf_reals(c, "q of contact", 3, d->h.q, 3 * (size_t)d->n, &d->q, err))
-        || (s = clcone_buf_reals(c, "mu of contact", 1, d->h.mu, (size_t)d->n, &d->mu, err))
-        || (s = clcone_buf_ints(c, prob, (size_t)d->n, &d->prob, err))
-        || (s = clcone_buf_ints(c, d->h.prob_off, (size_t)d->nprob + 1, &d->prob_off, err))
-        || (s = clcone_buf_alloc(c, sizeof(int) * (size_t)d->nprob, &d->active, err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->r, err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &d->w, err))
-        || (s = clcone_buf_alloc(c, 4 * (size_t)d->n * c->real_size, &d->terms, err))
-        || (s = clcone_buf_alloc(c, 4 * (size_t)d->nprob * c->real_size, &d->sums, err))
-        || (s = clcone_kernel(c, "residual_terms", &d->k_resid, err))
-        || (s = clcone_kernel(c, "reduce_rows", &d->k_reduce, err))) {
-        free(prob);
+    d->active_h = clcone_calloc((size_t)nprob, sizeof *d->active_h, err, "active flags");
+    d->sums_h = clcone_calloc((size_t)nprob * 4, sizeof *d->sums_h, err, "problem sums");
+    if (!d->active_h || !d->sums_h) return CLCONE_ENOMEM;
+    if ((s = clcone_buf_alloc(c, sizeof(int) * (size_t)nprob, &d->active, err))
+        || (s = clcone_buf_alloc(c, 4 * (size_t)nprob * c->real_size, &d->sums, err))
+        || (s = clcone_kernel(c, "residual_terms", &d->k_resid, err)))
         return s;
-    }
-    free(prob);
-    return CLCONE_OK;
+    return clcone_kernel(c, "reduce_rows", &d->k_reduce, err);
 }
 
 /* Starts a solve from r0 with every problem active; the clock starts here,
@@ -1108,9 +1087,18 @@ static clcone_status body_cost(dev_local *d, const double *r, const double *q, d
     return s;
 }
 
+/* The buffers a plan keeps from one scene to the next
+ * (clcone_dev_plan_set_scene), grown only when a scene needs more. */
+enum kept {
+    KEPT_Q, KEPT_MU, KEPT_PROB, KEPT_PROB_OFF, KEPT_R, KEPT_W, KEPT_TERMS, KEPT_BPTR, KEPT_BC, KEPT_BS, KEPT_CA,
+    KEPT_CB, KEPT_FRAME, KEPT_ARM, KEPT_WCC, KEPT_RD, KEPT_INV_MASS, KEPT_INV_INERTIA, KEPT_DV, KEPT_COUNT
+};
+
 /* A problem or scene uploaded once and solved many times (clcone_plan's
  * device side). The options and, for the local form, the problem are
- * owned copies, since the uploaded state refers to them. */
+ * owned copies, since the uploaded state refers to them; the host
+ * arrays of the last scene are kept, to upload only what differs from
+ * them. */
 struct clcone_dev_plan {
     dev_local d;
     clcone_options o;      /* what the kernels run (soft as ccp) */
@@ -1118,7 +1106,129 @@ struct clcone_dev_plan {
     clcone_problem p;      /* local form */
     body_host b;           /* body form */
     clcone_body_csr L;
+    size_t cap[KEPT_COUNT]; /* bytes of each kept buffer */
+    size_t stage_cap;       /* reals of d.stage */
+    clcone_dev_counts counts;
 };
+
+static cl_mem *kept_mem(dev_local *d, enum kept k)
+{
+    cl_mem *m[KEPT_COUNT] = {&d->q,     &d->mu,    &d->prob,  &d->prob_off, &d->r,    &d->w,
+                             &d->terms, &d->bptr,  &d->bc,    &d->bs,       &d->ca,   &d->cb,
+                             &d->frame, &d->arm,   &d->Wcc,   &d->Rd,       &d->inv_mass, &d->inv_inertia,
+                             &d->dv};
+    return m[k];
+}
+
+/* Kept buffer k with room for `bytes`; *fresh = 1 when it was made now
+ * (nothing of the last scene is in it). A buffer that grows gets half
+ * again what it had, so that contacts creeping up step after step make
+ * few buffers; the first is made to measure. */
+static clcone_status kept_reserve(clcone_dev_plan *pl, enum kept k, size_t bytes, int *fresh, clcone_error *err)
+{
+    clcone_context *c = pl->d.c;
+    cl_mem *m = kept_mem(&pl->d, k);
+    size_t cap = pl->cap[k] + pl->cap[k] / 2;
+    clcone_status s;
+    *fresh = !*m || pl->cap[k] < bytes;
+    if (!*fresh) return CLCONE_OK;
+    if (cap < bytes || cap > c->info.max_alloc) cap = bytes;
+    release_mem(m);
+    pl->cap[k] = 0;
+    if ((s = clcone_buf_alloc(c, cap, m, err))) return s;
+    pl->cap[k] = cap;
+    pl->counts.buffers++;
+    return CLCONE_OK;
+}
+
+/* Whether a kept buffer already holds x: old (old_bytes; NULL when
+ * nothing was put there) is what the last scene put there, and the
+ * kernels read only the first `bytes`. */
+static int kept_holds(int fresh, const void *x, size_t bytes, const void *old, size_t old_bytes)
+{
+    return !fresh && old && old_bytes >= bytes && (bytes == 0 || memcmp(x, old, bytes) == 0);
+}
+
+static clcone_status kept_bytes(clcone_dev_plan *pl, enum kept k, const void *x, size_t bytes, const void *old,
+                                size_t old_bytes, clcone_error *err)
+{
+    int fresh;
+    cl_int e;
+    clcone_status s = kept_reserve(pl, k, bytes, &fresh, err);
+    if (s || bytes == 0 || kept_holds(fresh, x, bytes, old, old_bytes)) return s;
+    pl->counts.uploads++;
+    e = clEnqueueWriteBuffer(pl->d.c->queue, *kept_mem(&pl->d, k), CL_TRUE, 0, bytes, x, 0, NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer");
+}
+
+/* Reals are compared only with an old array of the same length: the
+ * float range check of an upload looks at the whole array. */
+static clcone_status kept_reals(clcone_dev_plan *pl, enum kept k, const char *what, size_t per, const double *x,
+                                size_t n, const double *old, size_t old_n, clcone_error *err)
+{
+    int fresh;
+    clcone_status s = kept_reserve(pl, k, n * pl->d.c->real_size, &fresh, err);
+    if (s || kept_holds(fresh, x, n * sizeof *x, old_n == n ? old : NULL, n * sizeof *x)) return s;
+    pl->counts.uploads++;
+    return clcone_write_reals(pl->d.c, what, per, *kept_mem(&pl->d, k), x, n, err);
+}
+
+/* The problem of each contact of h (NULL for a form not yet there: h
+ * zeroed; and when out of memory, with err set). */
+static int *contact_problems(const dev_host *h, clcone_error *err)
+{
+    int *prob;
+    if (!h->prob_off) return NULL;
+    prob = clcone_calloc((size_t)h->n + 1, sizeof *prob, err, "contact problems");
+    if (prob)
+        for (int k = 0; k < h->nprob; ++k)
+            for (int c = h->prob_off[k]; c < h->prob_off[k + 1]; ++c) prob[c] = k;
+    return prob;
+}
+
+/* The arrays every form sizes by its contacts, in kept buffers: h is
+ * taken over (the last form's freed), q, mu and the problem of each
+ * contact uploaded when they differ from the last form's, the iterate,
+ * the products and the residual terms grown when short. Called before
+ * the host arrays that the last form's q and mu point into are freed. */
+static clcone_status plan_size(clcone_dev_plan *pl, dev_host *h, clcone_error *err)
+{
+    dev_local *d = &pl->d;
+    clcone_context *c = d->c;
+    dev_host old = d->h;
+    size_t n = (size_t)h->n, on = (size_t)old.n, np1 = (size_t)h->nprob + 1;
+    int *prob = contact_problems(h, err), *oprob = prob ? contact_problems(&old, err) : NULL;
+    clcone_status s = CLCONE_ENOMEM;
+    d->h = *h;
+    memset(h, 0, sizeof *h);
+    d->n = d->h.n;
+    if (!prob || (old.prob_off && !oprob)) goto out;
+    if (pl->stage_cap < 3 * n) {
+        size_t cap = pl->stage_cap + pl->stage_cap / 2 > 3 * n ? pl->stage_cap + pl->stage_cap / 2 : 3 * n;
+        free(d->stage);
+        pl->stage_cap = 0;
+        if (!(d->stage = clcone_calloc(cap + 1, c->real_size, err, "staging buffer"))) goto out;
+        pl->stage_cap = cap;
+    }
+    if ((s = kept_reals(pl, KEPT_Q, "q of contact", 3, d->h.q, 3 * n, old.q, 3 * on, err))
+        || (s = kept_reals(pl, KEPT_MU, "mu of contact", 1, d->h.mu, n, old.mu, on, err))
+        || (s = kept_bytes(pl, KEPT_PROB, prob, n * sizeof *prob, oprob, on * sizeof *prob, err))
+        || (s = kept_bytes(pl, KEPT_PROB_OFF, d->h.prob_off, np1 * sizeof(int), old.prob_off,
+                           old.prob_off ? np1 * sizeof(int) : 0, err)))
+        goto out;
+    {
+        int fresh;
+        if ((s = kept_reserve(pl, KEPT_R, 3 * n * c->real_size, &fresh, err))
+            || (s = kept_reserve(pl, KEPT_W, 3 * n * c->real_size, &fresh, err)))
+            goto out;
+        s = kept_reserve(pl, KEPT_TERMS, 4 * n * c->real_size, &fresh, err);
+    }
+out:
+    dev_host_free(&old);
+    free(prob);
+    free(oprob);
+    return s;
+}
 
 static void plan_release(clcone_dev_plan *pl)
 {
@@ -1147,7 +1257,7 @@ clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, 
     memset(&h, 0, sizeof h);
     if (!(s = clcone_batch_concat(one, 1, &pl->p, err)) && !(s = local_host(&pl->p, &h, err))) {
         pl->d.p = &pl->p;
-        if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
+        if (!(s = dev_open(&pl->d, c, pl->p.nprob, &pl->o, err)) && !(s = plan_size(pl, &h, err))
             && !(s = clcone_buf_ints(c, pl->p.row_ptr, (size_t)pl->p.n + 1, &pl->d.row_ptr, err))
             && !(s = clcone_buf_ints(c, pl->p.col, (size_t)pl->p.nnzb, &pl->d.col, err))
             && !(s = clcone_buf_reals(c, "W block", 9, pl->p.blocks, 9 * (size_t)pl->p.nnzb, &pl->d.W, err)))
@@ -1165,8 +1275,7 @@ clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, 
 clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err)
 {
     size_t m = 3 * (size_t)pl->d.n;
-    double *own = pl->d.nb ? pl->b.q : pl->p.q;
-    memcpy(own, q, m * sizeof *q);
+    memcpy(pl->p.q, q, m * sizeof *q);
     return clcone_write_reals(pl->d.c, "q of contact", 3, pl->d.q, q, m, err);
 }
 
@@ -1212,6 +1321,72 @@ clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p, co
     return s;
 }
 
+/* The scene's body form in the plan's kept buffers, each array uploaded
+ * only when it differs from the last scene's (all of them the first
+ * time): masses of bodies that did not change, the contact lists of
+ * contacts that kept their bodies, q alone when only the free velocities
+ * changed. The colouring is redone only when the contacts' bodies
+ * changed. On failure the plan is left unusable. */
+static clcone_status scene_upload(clcone_dev_plan *pl, const clcone_scene *sc, clcone_error *err)
+{
+    dev_local *d = &pl->d;
+    clcone_context *c = d->c;
+    const body_host *ob = &pl->b;
+    const clcone_body_csr *oL = &pl->L;
+    clcone_body_csr L;
+    body_host b;
+    dev_host h;
+    size_t n = (size_t)sc->ncontacts, on = (size_t)d->n, nb = (size_t)sc->nbodies, onb = (size_t)d->nb, nl, onl;
+    int fresh;
+    clcone_status s;
+    memset(&L, 0, sizeof L);
+    memset(&b, 0, sizeof b);
+    memset(&h, 0, sizeof h);
+    if ((s = clcone_body_csr_build(sc, &L, err)) || (s = body_prepare(sc, &L, &pl->given, &b, &h, err))) goto out;
+    nl = (size_t)L.ptr[nb];
+    onl = oL->ptr ? (size_t)oL->ptr[onb] : 0;
+    if (oL->ptr && n == on && nb == onb && nl == onl && !memcmp(L.ptr, oL->ptr, (nb + 1) * sizeof *L.ptr)
+        && (nl == 0 || !memcmp(L.contact, oL->contact, nl * sizeof *L.contact)) && !memcmp(b.ca, ob->ca, n * sizeof *b.ca)
+        && !memcmp(b.cb, ob->cb, n * sizeof *b.cb)) {
+        /* body_colors depends on nothing else */
+        h.ncolors = d->h.ncolors;
+        h.color_ptr = d->h.color_ptr;
+        h.order = d->h.order;
+        d->h.color_ptr = d->h.order = NULL;
+    } else if ((s = body_colors(sc, &L, &b, &h, err))) {
+        goto out;
+    }
+    if ((s = plan_size(pl, &h, err))
+        || (s = kept_bytes(pl, KEPT_BPTR, L.ptr, (nb + 1) * sizeof *L.ptr, oL->ptr,
+                           oL->ptr ? (onb + 1) * sizeof *L.ptr : 0, err))
+        || (s = kept_bytes(pl, KEPT_BC, L.contact, nl * sizeof *L.contact, oL->contact, onl * sizeof *L.contact, err))
+        || (s = kept_bytes(pl, KEPT_BS, b.bs, nl, ob->bs, onl, err))
+        || (s = kept_bytes(pl, KEPT_CA, b.ca, n * sizeof *b.ca, ob->ca, on * sizeof *b.ca, err))
+        || (s = kept_bytes(pl, KEPT_CB, b.cb, n * sizeof *b.cb, ob->cb, on * sizeof *b.cb, err))
+        || (s = kept_reals(pl, KEPT_FRAME, "frame of contact", 9, b.frame, 9 * n, ob->frame, 9 * on, err))
+        || (s = kept_reals(pl, KEPT_ARM, "lever arms of contact", 6, b.arm, 6 * n, ob->arm, 6 * on, err))
+        || (s = kept_reals(pl, KEPT_WCC, "diagonal W block of contact", 9, b.Wcc, 9 * n, ob->Wcc, 9 * on, err))
+        || (s = kept_reals(pl, KEPT_RD, "regularisation of contact", 3, b.R, 3 * n, ob->R, 3 * on, err))
+        || (s = kept_reals(pl, KEPT_INV_MASS, "inverse mass of body", 1, b.inv_mass, nb, ob->inv_mass, onb, err))
+        || (s = kept_reals(pl, KEPT_INV_INERTIA, "inverse inertia of body", 9, b.inv_inertia, 9 * nb,
+                           ob->inv_inertia, 9 * onb, err))
+        || (s = kept_reserve(pl, KEPT_DV, 6 * nb * c->real_size, &fresh, err)))
+        goto out;
+    body_host_free(&pl->b);
+    clcone_body_csr_free(&pl->L);
+    pl->b = b;
+    pl->L = L;
+    d->h.prob_off = pl->b.prob_off;
+    d->nb = (int)nb;
+    memset(&b, 0, sizeof b);
+    memset(&L, 0, sizeof L);
+out:
+    body_host_free(&b);
+    clcone_body_csr_free(&L);
+    dev_host_free(&h);
+    return s;
+}
+
 /* Body-form plan: the scene's Jacobians, masses and per-body contact
  * lists on the device (matrix-free W). The soft model is solved as a ccp
  * on W + R, q - a_ref. */
@@ -1219,40 +1394,13 @@ clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *sc, c
                                     clcone_dev_plan **out, clcone_error *err)
 {
     clcone_dev_plan *pl;
-    dev_host h;
     clcone_status s;
-    int n = sc->ncontacts, nb = sc->nbodies;
     *out = NULL;
     if (!(pl = clcone_calloc(1, sizeof *pl, err, "device plan"))) return CLCONE_ENOMEM;
     pl->o = pl->given = *o;
     pl->o.model = clcone_model_solved_as(o->model);
-    memset(&h, 0, sizeof h);
-    if ((s = clcone_body_csr_build(sc, &pl->L, err)) || (s = body_prepare(sc, &pl->L, o, &pl->b, &h, err))
-        || (s = body_colors(sc, &pl->L, &pl->b, &h, err)))
-        goto out;
-    pl->d.nb = nb;
-    if (!(s = dev_open(&pl->d, c, &h, &pl->o, err))
-        && !(s = clcone_buf_ints(c, pl->L.ptr, (size_t)nb + 1, &pl->d.bptr, err))
-        && !(s = clcone_buf_ints(c, pl->L.contact, (size_t)pl->L.ptr[nb], &pl->d.bc, err))
-        && !(s = clcone_buf_alloc(c, (size_t)pl->L.ptr[nb] + 1, &pl->d.bs, err))
-        && !(s = clcone_buf_ints(c, pl->b.ca, (size_t)n, &pl->d.ca, err))
-        && !(s = clcone_buf_ints(c, pl->b.cb, (size_t)n, &pl->d.cb, err))
-        && !(s = clcone_buf_reals(c, "frame of contact", 9, pl->b.frame, 9 * (size_t)n, &pl->d.frame, err))
-        && !(s = clcone_buf_reals(c, "lever arms of contact", 6, pl->b.arm, 6 * (size_t)n, &pl->d.arm, err))
-        && !(s = clcone_buf_reals(c, "diagonal W block of contact", 9, pl->b.Wcc, 9 * (size_t)n, &pl->d.Wcc, err))
-        && !(s = clcone_buf_reals(c, "regularisation of contact", 3, pl->b.R, 3 * (size_t)n, &pl->d.Rd, err))
-        && !(s = clcone_buf_reals(c, "inverse mass of body", 1, pl->b.inv_mass, (size_t)nb, &pl->d.inv_mass, err))
-        && !(s = clcone_buf_reals(c, "inverse inertia of body", 9, pl->b.inv_inertia, 9 * (size_t)nb, &pl->d.inv_inertia, err))
-        && !(s = clcone_buf_alloc(c, 6 * (size_t)nb * c->real_size, &pl->d.dv, err))
-        && !(s = clcone_kernel(c, "body_gather", &pl->d.k_gather, err))
-        && !(s = clcone_kernel(c, "body_contact_apply", &pl->d.k_capply, err))) {
-        cl_int e = clEnqueueWriteBuffer(c->queue, pl->d.bs, CL_TRUE, 0, (size_t)pl->L.ptr[nb], pl->b.bs, 0, NULL,
-                                        NULL);
-        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clEnqueueWriteBuffer(signs)");
-    }
-out:
-    dev_host_free(&h);
-    if (s) {
+    if ((s = dev_open(&pl->d, c, 1, &pl->o, err)) || (s = clcone_kernel(c, "body_gather", &pl->d.k_gather, err))
+        || (s = clcone_kernel(c, "body_contact_apply", &pl->d.k_capply, err)) || (s = scene_upload(pl, sc, err))) {
         plan_release(pl);
         return s;
     }
@@ -1260,17 +1408,16 @@ out:
     return CLCONE_OK;
 }
 
-/* The free velocities of a scene whose contacts and bodies are those the
- * plan was made from: only q = J v* (- a_ref) changes and is uploaded. */
-clcone_status clcone_dev_plan_set_velocities(clcone_dev_plan *pl, const clcone_scene *sc, clcone_error *err)
+clcone_status clcone_dev_plan_set_scene(clcone_dev_plan *pl, const clcone_scene *sc, const clcone_options *o,
+                                        clcone_error *err)
 {
-    body_host b;
-    dev_host h;
-    clcone_status s;
-    memset(&b, 0, sizeof b);
-    memset(&h, 0, sizeof h);
-    if (!(s = body_prepare(sc, &pl->L, &pl->given, &b, &h, err))) s = clcone_dev_plan_set_q(pl, b.q, err);
-    body_host_free(&b);
-    dev_host_free(&h);
-    return s;
+    pl->given.soft_v0 = o->soft_v0;
+    pl->given.soft_R = o->soft_R;
+    pl->given.soft_aref = o->soft_aref;
+    return scene_upload(pl, sc, err);
+}
+
+clcone_dev_counts clcone_dev_plan_counts(const clcone_dev_plan *pl)
+{
+    return pl->counts;
 }

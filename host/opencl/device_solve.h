@@ -10,21 +10,32 @@
 clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
                                   const clcone_options *o, double *r,
                                   clcone_result *res, clcone_error *err);
-/* Device side of clcone_plan: a validated problem
- * (batch) or scene uploaded once; solves reset only the iterate and the
- * per-problem flags. set_q takes 3n values; set_velocities a scene with
- * the plan's contacts and bodies and new free velocities. */
+/* Device side of clcone_plan: a validated problem (batch) or scene
+ * uploaded once; solves reset only the iterate and the per-problem flags.
+ * set_q gives a local-form plan 3n values. set_scene gives a scene plan
+ * another scene on the same buffers, grown when it needs more, uploading
+ * only the arrays that differ from the last scene's; o is the plan's
+ * options, whose soft inputs (soft_v0, soft_R, soft_aref) may have
+ * changed. A plan whose set_scene failed is only to be freed. */
 typedef struct clcone_dev_plan clcone_dev_plan;
 clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
                                     clcone_dev_plan **out, clcone_error *err);
 clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *s, const clcone_options *o,
                                     clcone_dev_plan **out, clcone_error *err);
 clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err);
-clcone_status clcone_dev_plan_set_velocities(clcone_dev_plan *pl, const clcone_scene *s, clcone_error *err);
+clcone_status clcone_dev_plan_set_scene(clcone_dev_plan *pl, const clcone_scene *s, const clcone_options *o,
+                                        clcone_error *err);
 clcone_status clcone_dev_plan_solve(clcone_dev_plan *pl, double *r, clcone_result *res, clcone_error *err);
 /* A one-iteration solve that leaves nothing behind: first-launch
  * compilation happens here, not in a timed solve. */
 clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err);
+/* What a plan did to its kept buffers since it was made, for the tests:
+ * buffers made (first or grown) and arrays uploaded. */
+typedef struct clcone_dev_counts {
+    int buffers;
+    int uploads;
+} clcone_dev_counts;
+clcone_dev_counts clcone_dev_plan_counts(const clcone_dev_plan *pl);
 void clcone_dev_plan_free(clcone_dev_plan *pl);
 
 /* SAP on the device: runs clcone_sap_newton on ctx from v0 (6 per body)

@@ -101,7 +101,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     clcone_options_resolve(&oc, ctx);
     res->items = NULL;
     res->nprob = 0;
-    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* host/sap.c */
+    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* host/core/sap.c */
     if ((s = clcone_scene_validate(sc, err))) return s;
     if (!ctx) {
         /* the reference works on the assembled local form */
@@ -146,18 +146,30 @@ struct clcone_plan {
     clcone_problem p;     /* local form as given (own copy) */
     clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
     clcone_scene s;       /* body form (own copy) */
+    int bodies_cap, contacts_cap; /* of s's arrays */
     clcone_dev_plan *dev; /* NULL on the reference, and for sap */
     int warmed;           /* a device side has run its kernels once */
 };
 
-static clcone_status scene_copy(const clcone_scene *in, clcone_scene *out, clcone_error *err)
+/* The plan's own copy of a scene, in the arrays of the last one when
+ * they are large enough: a stepper's scenes keep their size, and fresh
+ * arrays would cost a page fault per page every step. */
+static clcone_status scene_copy(clcone_plan *pl, const clcone_scene *in, clcone_error *err)
 {
-    memset(out, 0, sizeof *out);
-    out->bodies = clcone_calloc((size_t)in->nbodies + 1, sizeof *out->bodies, err, "plan bodies");
-    out->contacts = clcone_calloc((size_t)in->ncontacts + 1, sizeof *out->contacts, err, "plan contacts");
-    if (!out->bodies || !out->contacts) {
+    clcone_scene *out = &pl->s;
+    if (in->nbodies > pl->bodies_cap || in->ncontacts > pl->contacts_cap) {
+        int nb = in->nbodies > pl->bodies_cap ? in->nbodies : pl->bodies_cap;
+        int nc = in->ncontacts > pl->contacts_cap ? in->ncontacts : pl->contacts_cap;
         clcone_scene_free(out);
-        return CLCONE_ENOMEM;
+        pl->bodies_cap = pl->contacts_cap = 0;
+        out->bodies = clcone_calloc((size_t)nb + 1, sizeof *out->bodies, err, "plan bodies");
+        out->contacts = clcone_calloc((size_t)nc + 1, sizeof *out->contacts, err, "plan contacts");
+        if (!out->bodies || !out->contacts) {
+            clcone_scene_free(out);
+            return CLCONE_ENOMEM;
+        }
+        pl->bodies_cap = nb;
+        pl->contacts_cap = nc;
     }
     out->nbodies = in->nbodies;
     out->ncontacts = in->ncontacts;
@@ -244,7 +256,7 @@ clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *
     if (o->model != CLCONE_MODEL_SAP && (s = clcone_options_validate(o, ctx, err))) return s;
     if ((s = clcone_scene_validate(sc, err)) || (s = plan_new(ctx, o, &pl, err))) return s;
     pl->is_scene = 1;
-    if (!(s = scene_copy(sc, &pl->s, err))) s = plan_device(pl, err);
+    if (!(s = scene_copy(pl, sc, err))) s = plan_device(pl, err);
     if (s) {
         clcone_plan_free(pl);
         return s;
@@ -269,34 +281,33 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
     return pl->dev ? clcone_dev_plan_set_q(pl->dev, q, err) : CLCONE_OK;
 }
 
-/* Whether two scenes have the same bodies (positions, masses) and
- * contacts, so that only the free velocities differ. */
-static int same_structure(const clcone_scene *a, const clcone_scene *b)
-{
-    if (a->nbodies != b->nbodies || a->ncontacts != b->ncontacts) return 0;
-    for (int i = 0; i < a->nbodies; ++i) {
-        const clcone_body *x = &a->bodies[i], *y = &b->bodies[i];
-        if (memcmp(x->x, y->x, sizeof x->x) || x->inv_mass != y->inv_mass
-            || memcmp(x->inv_inertia, y->inv_inertia, sizeof x->inv_inertia))
-            return 0;
-    }
-    return memcmp(a->contacts, b->contacts, sizeof *a->contacts * (size_t)a->ncontacts) == 0;
-}
-
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
 {
     clcone_status s;
-    int same;
     if (!pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
     if ((s = clcone_scene_validate(sc, err))) return s;
-    same = same_structure(&pl->s, sc);
-    clcone_scene_free(&pl->s);
-    if ((s = scene_copy(sc, &pl->s, err))) return s;
-    if (same && pl->dev) return clcone_dev_plan_set_velocities(pl->dev, &pl->s, err);
-    clcone_dev_plan_free(pl->dev);
-    pl->dev = NULL;
-    return plan_device(pl, err);
+    if ((s = scene_copy(pl, sc, err))) return s;
+    /* a scene without contacts leaves the device side as it is, for the
+     * next one; solves of it need no device */
+    if (!pl->dev || pl->s.ncontacts == 0) return plan_device(pl, err);
+    if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
+        clcone_dev_plan_free(pl->dev);
+        pl->dev = NULL;
+    }
+    return s;
+}
+
+void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0)
+{
+    pl->o.warm_start = warm_start;
+    pl->o.soft_v0 = soft_v0;
+}
+
+clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl)
+{
+    clcone_dev_counts none = {0, 0};
+    return pl->dev ? clcone_dev_plan_counts(pl->dev) : none;
 }
 
 clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
@@ -306,7 +317,7 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     double t0 = clcone_now_ms();
     res->items = NULL;
     res->nprob = 0;
-    if (!pl->dev) /* the reference, sap, or nothing to solve */
+    if (!pl->dev || n == 0) /* the reference, sap, or nothing to solve */
         return pl->is_scene ? clcone_solve_scene(pl->ctx, &pl->s, &pl->o, r, res, err)
                             : clcone_solve(NULL, &pl->p, &pl->o, r, res, err);
     if ((s = start_reactions(&pl->o, n, r, err)) || (s = clcone_result_init(res, nprob, err))) return s;

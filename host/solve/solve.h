@@ -5,6 +5,15 @@
 
 #include "core/internal.h"
 #include "core/sap.h"
+#include "opencl/device_solve.h"
+
+/* Per-solve inputs of a plan that the stepper changes between steps
+ * (solve/solve.c): whether r is a warm start, and the soft model's normal
+ * velocities (soft_v0, read by the next clcone_plan_set_scene and by the
+ * solves; it must stay valid until then). */
+void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0);
+/* The device side's clcone_dev_plan_counts; zeros without one. */
+clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl);
 
 /* A reference routine: solves contacts [c0, c1) of p (one problem of a
  * batch) from r; see ref/reference.h. */

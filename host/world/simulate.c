@@ -40,7 +40,12 @@ struct clcone_sim {
     int step;
     clcone_scene last;  /* last step's contact problem and warm start */
     double *last_r0;
-    int warmed;         /* the device has run the solver's kernels */
+    /* the solver's state for the whole run, made at the first step with
+     * contacts (its kernels run once then) and given each step's scene:
+     * device buffers are kept, and only what changed is uploaded */
+    clcone_plan *plan;
+    double *vn;         /* soft model: normal velocities, vn_cap contacts */
+    int vn_cap;
 };
 
 void clcone_sim_options_default(clcone_sim_options *o)
@@ -87,6 +92,8 @@ void clcone_sim_free(clcone_sim *s)
     free(s->prev);
     clcone_scene_free(&s->last);
     free(s->last_r0);
+    clcone_plan_free(s->plan);
+    free(s->vn);
     free(s);
 }
 
@@ -175,8 +182,8 @@ static clcone_solver fallback_solver(const clcone_options *o, const clcone_conte
     return o->model == CLCONE_MODEL_SAP || f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
 }
 
-/* Solves sc from the warm start r0 into r (3n); falls back when the solve
- * fails or diverges (see clcone_step_info). */
+/* Solves sc from the warm start r0 into r (3n) on the run's plan; falls
+ * back when the solve fails or diverges (see clcone_step_info). */
 static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
                                 clcone_step_info *info, clcone_error *err)
 {
@@ -184,18 +191,19 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     clcone_options fo = *so;
     clcone_status st;
     size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
-    if (sim->ctx && !sim->warmed && sc->ncontacts > 0) {
-        /* a plan's set-up runs every kernel once: first-launch
-         * compilation happens here, not in the first step's solve time */
-        clcone_plan *pl;
-        if ((st = clcone_plan_create_scene(sim->ctx, sc, so, &pl, err))) return st;
-        clcone_plan_free(pl);
-        sim->warmed = 1;
+    double t0 = clcone_now_ms();
+    if (!sim->plan) {
+        st = clcone_plan_create_scene(sim->ctx, sc, so, &sim->plan, err);
+    } else {
+        clcone_plan_set_start(sim->plan, so->warm_start, so->soft_v0);
+        st = clcone_plan_set_scene(sim->plan, sc, err);
     }
-    if ((st = clcone_solve_scene(sim->ctx, sc, so, r, &res, err))) return st;
+    if (st || (st = clcone_plan_solve(sim->plan, r, &res, err))) return st;
     info->solve = res.items[0];
+    info->setup_ms = clcone_now_ms() - t0 - info->solve.time_ms;
     clcone_result_free(&res);
     if (usable(info->solve.status)) return CLCONE_OK;
+    /* a fallback is rare: solved on its own, leaving the plan as it is */
     fo.solver = fallback_solver(so, sim->ctx);
     if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
     info->fell_back = 1;
@@ -217,7 +225,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     clcone_options so = sim->o.solve;
     unsigned long long *keys = NULL;
     keyed *cur = NULL;
-    double *r = NULL, *dv = NULL, *x0 = NULL, *vn = NULL, t0 = clcone_now_ms();
+    double *r = NULL, *dv = NULL, *x0 = NULL, t0 = clcone_now_ms();
     int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT;
     clcone_status st;
 
@@ -242,8 +250,13 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");
     cur = r ? clcone_calloc((size_t)n + 1, sizeof *cur, err, "contact keys") : NULL;
     dv = cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *dv, err, "velocity change") : NULL;
-    vn = dv ? clcone_calloc((size_t)n + 1, sizeof *vn, err, "normal velocities") : NULL;
-    if (!vn) {
+    if (dv && soft && n > sim->vn_cap) {
+        /* the plan reads them at the solve: kept in the stepper */
+        free(sim->vn);
+        sim->vn_cap = 0;
+        if ((sim->vn = clcone_calloc((size_t)n, sizeof *sim->vn, err, "normal velocities"))) sim->vn_cap = n;
+    }
+    if (!dv || (soft && n > sim->vn_cap)) {
         st = CLCONE_ENOMEM;
         goto done;
     }
@@ -261,8 +274,8 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     }
     so.warm_start = info->warm_matched > 0;
     if (soft) {
-        normal_velocities(&w->s, vn);
-        so.soft_v0 = vn;
+        normal_velocities(&w->s, sim->vn);
+        so.soft_v0 = sim->vn;
     }
 
     if ((st = clcone_world_contact_scene(w, &sc, err))) goto done;
@@ -322,6 +335,5 @@ done:
     free(cur);
     free(dv);
     free(x0);
-    free(vn);
     return st;
 }

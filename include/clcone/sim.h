@@ -8,8 +8,10 @@
 extern "C" {
 #endif
 
-/* Time stepping: semi-implicit Euler with the contact impulse solved by
- * clcone_solve_scene (ctx NULL = CPU reference). */
+/* Time stepping: semi-implicit Euler with the contact impulse solved
+ * (ctx NULL = CPU reference) on one plan for the whole run
+ * (clcone_plan_create_scene, then clcone_plan_set_scene each step), which
+ * gives what clcone_solve_scene gives on each step's scene. */
 typedef struct clcone_sim_options {
     clcone_options solve;    /* model, solver, tolerances; warm_start is set
                                 by the stepper */
@@ -43,6 +45,10 @@ typedef struct clcone_step_info {
     double max_penetration;  /* at detection, >= 0 */
     int warm_matched;        /* contacts warm-started from the last step */
     double detect_ms;
+    double setup_ms;         /* the solve's time outside solve.time_ms: the
+                                step's scene handed to the run's plan
+                                (host preparation, uploads; at the first
+                                step with contacts, making the plan) */
 } clcone_step_info;
 
 typedef struct clcone_sim clcone_sim;

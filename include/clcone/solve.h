@@ -201,9 +201,11 @@ CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_sc
  * run once at creation (so first-launch compilation is never solve time).
  * Each clcone_plan_solve then uploads only the start r and reports the
  * time of the solve alone. Between solves, clcone_plan_set_q gives a
- * local-form plan a new q (3n), clcone_plan_set_scene a scene plan new
- * free velocities (uploading only q = J v* when bodies and contacts are
- * unchanged) or new contacts (set up again on the same context). ctx NULL
+ * local-form plan a new q (3n), clcone_plan_set_scene a scene plan
+ * another scene: new free velocities, positions or contacts (their
+ * number too) on the same device buffers, grown only when the scene
+ * needs more than they hold, each array uploaded only when it differs
+ * from the last scene's (new free velocities: q = J v* alone). ctx NULL
  * plans for the CPU reference, which keeps copies and solves them as
  * clcone_solve does; sap scenes are set up per solve on either backend.
  * The plan copies what it is given; the context must outlive it. */
