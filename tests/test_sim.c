@@ -199,24 +199,6 @@ START_TEST(sim_device_follows_reference)
 }
 END_TEST
 
-/* The soft model's v0 as the stepper forms it: each contact's normal
- * velocity at the bodies' velocities before the step (v, 6 a body), on
- * the step's contacts and positions. */
-static void normal_velocities(const clcone_scene *s, const double *v, double *vn)
-{
-    for (int c = 0; c < s->ncontacts; ++c) {
-        vn[c] = 0;
-        for (int side = 0; side < 2; ++side) {
-            int b = clcone_contact_body(&s->contacts[c], side);
-            double J[18], u = 0;
-            if (b < 0) continue;
-            clcone_contact_jacobian(s, c, side, J);
-            for (int k = 0; k < 6; ++k) u += J[k] * v[6 * b + k];
-            vn[c] += side == 0 ? u : -u;
-        }
-    }
-}
-
 /* The stepper keeps one plan for the run; each step's solve on it gives
  * to the bit what a fresh clcone_solve_scene (the set-up the stepper did
  * every step before) gives on that step's scene and warm start, so the
@@ -256,7 +238,7 @@ START_TEST(sim_kept_plan_matches_fresh_solves)
             m = 3 * (size_t)last->ncontacts;
             r = malloc(sizeof *r * (m + 1));
             vn = malloc(sizeof *vn * ((size_t)last->ncontacts + 1));
-            normal_velocities(last, v, vn);
+            clcone_scene_normal_velocities(last, v, vn);
             clcone_options_default(&o);
             o.model = cases[i].m;
             o.solver = cases[i].v;

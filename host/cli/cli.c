@@ -306,12 +306,8 @@ static int cmd_solve(int argc, char **argv)
 fail:
     rc = lib_error(&e);
 done:
-    clcone_history_free(&hist[0]);
-    clcone_history_free(&hist[1]);
-    clcone_context_free(ctx);
+    cli_solve_release(hist, ctx, r, r0);
     clcone_problem_free(&p);
-    free(r);
-    free(r0);
     return rc;
 }
 

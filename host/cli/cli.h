@@ -99,6 +99,9 @@ int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, 
  * when p is NULL): --compare, --plot and the last line; the exit code. */
 int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
                      const double *r0, const double *r, const clcone_prob_result *it, clcone_history hist[2]);
+/* What a one-problem solve command holds besides its problem: the two
+ * histories, the device, the reactions and their start. */
+void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, double *r0);
 /* The library's solver table (clcone_offer_at): for help texts, or as the
  * README's markdown table. */
 void cli_print_solvers(FILE *f, int markdown);

@@ -176,13 +176,9 @@ int cli_solve_world(cli_args *a, clcone_world *world)
 fail:
     rc = lib_error(&e);
 done:
-    clcone_history_free(&hist[0]);
-    clcone_history_free(&hist[1]);
-    clcone_context_free(ctx);
+    cli_solve_release(hist, ctx, r, r0);
     clcone_scene_free(&sc);
     clcone_world_free(&w);
-    free(r);
-    free(r0);
     return rc;
 }
 

@@ -46,3 +46,12 @@ int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_
     print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, n);
     return it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 }
+
+void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, double *r0)
+{
+    clcone_history_free(&hist[0]);
+    clcone_history_free(&hist[1]);
+    clcone_context_free(ctx);
+    free(r);
+    free(r0);
+}

@@ -209,6 +209,21 @@ void clcone_contact_sides_of(const clcone_scene *s, int c, clcone_contact_sides 
     }
 }
 
+void clcone_scene_normal_velocities(const clcone_scene *s, const double *v, double *vn)
+{
+    for (int c = 0; c < s->ncontacts; ++c) {
+        vn[c] = 0;
+        for (int side = 0; side < 2; ++side) {
+            int b = clcone_contact_body(&s->contacts[c], side);
+            double J[18], u = 0;
+            if (b < 0) continue;
+            clcone_contact_jacobian(s, c, side, J);
+            for (int k = 0; k < 6; ++k) u += J[k] * (v ? v + 6 * b : s->bodies[b].v)[k];
+            vn[c] += side == 0 ? u : -u;
+        }
+    }
+}
+
 clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
                                     clcone_error *err)
 {

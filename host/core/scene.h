@@ -98,6 +98,10 @@ clcone_status clcone_body_csr_build(const clcone_scene *s, clcone_body_csr *L,
 /* Frees the arrays and zeroes L; safe on a zeroed or already freed L. */
 void clcone_body_csr_free(clcone_body_csr *L);
 
+/* Each contact's normal velocity (J v)_n at body velocities v (6 a body;
+ * NULL: the bodies' own v): the soft model's v0 as the stepper forms it. */
+void clcone_scene_normal_velocities(const clcone_scene *s, const double *v, double *vn);
+
 /* What every body-form set-up (the device's and SAP's) takes from one
  * contact: its frame and, per side (0 = a, 1 = b), the body (-1 = the
  * world), whether it moves (not static), the lever arm p - x (0 for the

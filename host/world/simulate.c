@@ -153,23 +153,6 @@ static clcone_status project(clcone_world *w, const clcone_sim_options *o, clcon
     return CLCONE_OK;
 }
 
-/* Normal velocity of every contact at the bodies' current velocities (the
- * soft model's v0). */
-static void normal_velocities(const clcone_scene *s, double *vn)
-{
-    for (int c = 0; c < s->ncontacts; ++c) {
-        vn[c] = 0;
-        for (int side = 0; side < 2; ++side) {
-            int b = clcone_contact_body(&s->contacts[c], side);
-            double J[18], u = 0;
-            if (b < 0) continue;
-            clcone_contact_jacobian(s, c, side, J);
-            for (int k = 0; k < 6; ++k) u += J[k] * s->bodies[b].v[k];
-            vn[c] += side == 0 ? u : -u;
-        }
-    }
-}
-
 static int usable(clcone_run_status st)
 {
     return st == CLCONE_CONVERGED || st == CLCONE_MAXITER;
@@ -274,7 +257,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     }
     so.warm_start = info->warm_matched > 0;
     if (soft) {
-        normal_velocities(&w->s, sim->vn);
+        clcone_scene_normal_velocities(&w->s, NULL, sim->vn);
         so.soft_v0 = sim->vn;
     }
 
