@@ -28,6 +28,7 @@
 #    define CONE_SCALE_EPS FLT_EPSILON
 #  endif
 #  define CONE_PRIV __private
+#  define CONE_GLOBAL __global
 #else
 #  include <float.h>
 #  include <math.h>
@@ -35,6 +36,7 @@
 #  define CONE_EPS 1e-12
 #  define CONE_SCALE_EPS DBL_EPSILON
 #  define CONE_PRIV
+#  define CONE_GLOBAL
 #endif
 
 /* The math functions go by the same names in C and OpenCL C (overloaded
@@ -48,6 +50,15 @@
 #define CONE_FLOOR floor
 
 #define CONE_PI 3.14159265358979323846
+
+/* acc += B x for one 3x3 block of W (row-major): the one block product of
+ * every W product, on the host and in the kernels. */
+CONE_FN void cone_block_add(CONE_GLOBAL const real_t *B, real_t x0, real_t x1, real_t x2, CONE_PRIV real_t *acc)
+{
+    acc[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
+    acc[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
+    acc[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
+}
 
 CONE_FN real_t cone_hypot2(real_t a, real_t b) { return CONE_SQRT(a * a + b * b); }
 

@@ -17,9 +17,7 @@ static inline void row_product(__global const int *row_ptr, __global const int *
         real_t x0, x1, x2;
         if (skip_diag && d == c) continue;
         x0 = x[3 * d]; x1 = x[3 * d + 1]; x2 = x[3 * d + 2];
-        acc[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
-        acc[1] += B[3] * x0 + B[4] * x1 + B[5] * x2;
-        acc[2] += B[6] * x0 + B[7] * x1 + B[8] * x2;
+        cone_block_add(B, x0, x1, x2, acc);
     }
 }
 

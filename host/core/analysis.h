@@ -5,6 +5,7 @@
 #define CLCONE_ANALYSIS_H
 
 #include "clcone.h"
+#include "cone.h"
 
 /* Eigenvalue range of the symmetric part of a 3x3 block. */
 void clcone_sym3_eig_range(const double B[9], double *lo, double *hi);
@@ -35,13 +36,10 @@ clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1,
  * a decision taken on a sum's sign goes the same way on both sides. */
 double clcone_lane_sum(const double *v, int n);
 
-/* acc += B x for one 3x3 block of W (row-major): the block product every
- * host-side W product goes through. */
+/* acc += B x for one 3x3 block of W: kernels/cone.h's block product. */
 static inline void clcone_block_add(const double B[9], const double x[3], double acc[3])
 {
-    acc[0] += B[0] * x[0] + B[1] * x[1] + B[2] * x[2];
-    acc[1] += B[3] * x[0] + B[4] * x[1] + B[5] * x[2];
-    acc[2] += B[6] * x[0] + B[7] * x[1] + B[8] * x[2];
+    cone_block_add(B, x[0], x[1], x[2], acc);
 }
 
 /* u = (W r + q)_c: the velocity of contact c. */
