@@ -37,7 +37,7 @@ void bench_section_mujoco(bench *b, FILE *f)
 #endif
 
 #define NSOL 3
-#define NCFG 5
+#define NCFG 8
 
 static const char *const sol_name[NSOL] = {"PGS", "CG", "Newton"};
 static const int sol_id[NSOL] = {mjSOL_PGS, mjSOL_CG, mjSOL_NEWTON};
@@ -55,10 +55,13 @@ typedef struct ccfg {
 } ccfg;
 
 static const ccfg cfgs[NCFG] = {{0, CLCONE_SOLVER_APGD},
+                                {0, CLCONE_SOLVER_ACGS},
                                 {1, CLCONE_SOLVER_APGD},
                                 {1, CLCONE_SOLVER_CGS},
+                                {1, CLCONE_SOLVER_ACGS},
                                 {2, CLCONE_SOLVER_APGD},
-                                {2, CLCONE_SOLVER_CGS}};
+                                {2, CLCONE_SOLVER_CGS},
+                                {2, CLCONE_SOLVER_ACGS}};
 
 /* MuJoCo sizes its arena from the model file; contacts are what grows it
  * here (rows, Jacobian, the sparse AR and the solvers' work arrays). */
@@ -578,7 +581,7 @@ void bench_section_mujoco(bench *b, FILE *f)
     static const mj_scene quick[] = {{0, 512}, {1, 8}};
     const mj_scene *sc = b->quick ? quick : full;
     int nsc = b->quick ? (int)(sizeof quick / sizeof *quick) : (int)(sizeof full / sizeof *full);
-    mj_settings S = {10, 0.5, b->quick ? 0.5 : 2.0, b->quick ? 40 : 180, 0, 0};
+    mj_settings S = {10, 0.5, b->quick ? 0.5 : 2.0, b->quick ? 40 : 300, 0, 0};
     char *txt[5] = {NULL};
     size_t len[5];
     FILE *t[5];
