@@ -10,7 +10,7 @@ static int max_iter = 200000;
 static clcone_prob_result solve_scene(clcone_context *c, const clcone_scene *s, clcone_model m, clcone_solver v,
                                       double tol, double *r)
 {
-    return test_solve_one(c, NULL, s, m, v, tol, max_iter, 10, r);
+    return test_solve_one(c, NULL, s, m, v, tol, max_iter, 0, r);
 }
 
 /* Post-impulse body velocities v* + M^-1 J^T r: unique for the convex

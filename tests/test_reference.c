@@ -43,16 +43,7 @@ static void random_problem(clcone_problem *p, int n, double mu)
 static double solve_with(const clcone_problem *p, clcone_model m, clcone_solver s, double tol, double *r,
                          clcone_prob_result *out)
 {
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    clcone_options_default(&o);
-    o.model = m;
-    o.solver = s;
-    o.tol = tol;
-    ck_assert_msg(clcone_solve(NULL, p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    *out = res.items[0];
-    clcone_result_free(&res);
+    *out = test_solve_one(NULL, p, NULL, m, s, tol, 0, 0, r);
     return out->error;
 }
 

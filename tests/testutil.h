@@ -165,8 +165,9 @@ static inline int test_run_cli(const char *env, const char *args, char *out, siz
 }
 
 /* One solve of a problem p, or of the scene sc when p is NULL, with model
- * m, solver v, tol, max_iter and check_every (the rest default); the test
- * fails when the call does. Returns the (single problem's) result. */
+ * m, solver v, tol, max_iter and check_every (0: the default; the rest
+ * default too); the test fails when the call does. Returns the (single
+ * problem's) result. */
 static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_problem *p, const clcone_scene *sc,
                                                 clcone_model m, clcone_solver v, double tol, int max_iter,
                                                 int check_every, double *r)
@@ -179,8 +180,8 @@ static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_
     o.model = m;
     o.solver = v;
     o.tol = tol;
-    o.max_iter = max_iter;
-    o.check_every = check_every;
+    if (max_iter > 0) o.max_iter = max_iter;
+    if (check_every > 0) o.check_every = check_every;
     ck_assert_msg((p ? clcone_solve(c, p, &o, r, &res, &e) : clcone_solve_scene(c, sc, &o, r, &res, &e)) == CLCONE_OK,
                   "%s", e.msg);
     out = res.items[0];
