@@ -445,6 +445,21 @@ START_TEST(test_hdf5_malformed)
 }
 END_TEST
 
+/* An input the fuzzer found (tests/fuzz/regress/): a damaged
+ * Capsules-i125-1213.hdf5 on which libhdf5 asks realloc for 2^64 - 136
+ * bytes. The allocator says no, libhdf5 fails the read, and the reader
+ * must report a malformed file, not crash. */
+START_TEST(test_hdf5_fuzz_regression)
+{
+    clcone_problem p;
+    clcone_error err = {0};
+    const char *path = "tests/fuzz/regress/hdf5-silly-realloc.hdf5";
+    ck_assert_int_eq(clcone_read_problem(path, &p, &err), CLCONE_EFORMAT);
+    ck_assert_msg(strstr(err.msg, path) != NULL, "message '%s' does not name the file", err.msg);
+    ck_assert_ptr_null(p.row_ptr);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Malformed .dat files                                                */
 /* ------------------------------------------------------------------ */
@@ -724,6 +739,7 @@ Suite *suite_io(void)
     tcase_add_test(tc, test_hdf5_capsules_csr);
     tcase_add_loop_test(tc, test_hdf5_encodings, 0, 4);
     tcase_add_loop_test(tc, test_hdf5_malformed, 0, (int)(sizeof H5BAD / sizeof H5BAD[0]));
+    tcase_add_test(tc, test_hdf5_fuzz_regression);
     tcase_add_loop_test(tc, test_dat_malformed, 0, (int)(sizeof DATBAD / sizeof DATBAD[0]));
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_sbm_structure);
