@@ -5,8 +5,10 @@
  * copies y into the sweep's working vector, sweeps it with cgs_local or
  * cgs_body into x_{k+1}, sums the restart test per problem
  * (acgs_terms + reduce_rows), sets each problem's beta (acgs_momentum)
- * and extrapolates (acgs_update). Per-problem decisions stay on the
- * device: the host reads nothing inside an iteration. */
+ * and extrapolates (acgs_update); after a check, the function restart
+ * (acgs_objective + reduce_rows, acgs_climbed, acgs_reset). Per-problem
+ * decisions stay on the device: the host reads nothing inside an
+ * iteration. */
 
 /* (y - x_new).(x_new - x) per contact, summed per problem by reduce_rows. */
 __kernel void acgs_terms(int n, __global const real_t *y, __global const real_t *xnew,
@@ -54,4 +56,49 @@ __kernel void acgs_update(int n, __global const int *prob, __global const int *a
         x[3 * c + k] = a[k];
         y[3 * c + k] = v[k];
     }
+}
+
+/* The function restart's objective terms at a check, from the check's
+ * w = W x (cone_acgs_objective_term), summed per problem by reduce_rows. */
+__kernel void acgs_objective(int n, __global const real_t *q, __global const real_t *x,
+                             __global const real_t *w, __global real_t *terms)
+{
+    int c = get_global_id(0);
+    real_t a[3], u[3], b[3];
+    if (c >= n) return;
+    for (int k = 0; k < 3; ++k) {
+        a[k] = x[3 * c + k];
+        b[k] = q[3 * c + k];
+        u[k] = w[3 * c + k] + b[k];
+    }
+    terms[c] = cone_acgs_objective_term(a, u, b);
+}
+
+/* The function restart per problem (cone_acgs_climbed) on the summed
+ * objective; last persists between checks, and reset[p] tells acgs_reset
+ * which problems restart. */
+__kernel void acgs_climbed(int nprob, int it, __global const int *active, __global const real_t *sums,
+                           __global real_t *last, __global real_t *theta, __global int *reset)
+{
+    int p = get_global_id(0);
+    real_t l;
+    if (p >= nprob) return;
+    reset[p] = 0;
+    if (!active[p]) return;
+    l = last[p];
+    reset[p] = cone_acgs_climbed(it, sums[p], &l);
+    last[p] = l;
+    if (reset[p]) theta[p] = 1;
+}
+
+/* y <- P(x) for the contacts of the problems acgs_climbed restarts. */
+__kernel void acgs_reset(int n, __global const int *prob, __global const int *reset, __global const real_t *mu,
+                         __global const real_t *x, __global real_t *y)
+{
+    int c = get_global_id(0);
+    real_t a[3], v[3];
+    if (c >= n || !reset[prob[c]]) return;
+    for (int k = 0; k < 3; ++k) a[k] = x[3 * c + k];
+    cone_acgs_extrapolate(mu[c], 0, a, a, v);
+    for (int k = 0; k < 3; ++k) y[3 * c + k] = v[k];
 }

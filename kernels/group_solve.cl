@@ -46,8 +46,10 @@ static void group_tree(__local real_t *sums, int K)
 
 /* Error of problem [c0, c1) at r into err_out, and whether it stops; the
  * lanes sum strided subsets and a tree combines them exactly as
- * residual_terms + reduce_rows do. Every lane returns the same status. */
-static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
+ * residual_terms + reduce_rows do. Every lane returns the same status.
+ * K = 5 adds ACGS's objective as sums[4] (as acgs_objective + reduce_rows
+ * sum it), which every lane may read until the next use of sums. */
+static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
                        __global const int *row_ptr, __global const int *col,
                        __global const real_t *W, __global const real_t *q,
                        __global const real_t *mu, __global const real_t *r,
@@ -56,14 +58,15 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
 {
     int l = get_local_id(0);
     for (int v = l; v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
-        real_t acc[4] = {0, 0, 0, 0};
+        real_t acc[5] = {0, 0, 0, 0, 0};
         for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
-            real_t x[3], u[3], w[3] = {0, 0, 0}, qq = 0, rr = 0, uu = 0;
+            real_t x[3], u[3], w[3] = {0, 0, 0}, qc[3], qq = 0, rr = 0, uu = 0;
             row_product(row_ptr, col, W, r, c, 0, w);
             for (int k = 0; k < 3; ++k) {
                 x[k] = r[3 * c + k];
-                u[k] = w[k] + q[3 * c + k];
-                qq += q[3 * c + k] * q[3 * c + k];
+                qc[k] = q[3 * c + k];
+                u[k] = w[k] + qc[k];
+                qq += qc[k] * qc[k];
                 rr += x[k] * x[k];
                 uu += u[k] * u[k];
             }
@@ -71,10 +74,11 @@ static int group_check(int c0, int c1, int it, int max_iter, real_t tol,
             acc[1] += qq;
             acc[2] += rr;
             acc[3] += uu;
+            if (K > 4) acc[4] += cone_acgs_objective_term(x, u, qc);
         }
-        for (int k = 0; k < 4; ++k) sums[4 * v + k] = acc[k];
+        for (int k = 0; k < K; ++k) sums[K * v + k] = acc[k];
     }
-    group_tree(sums, 4);
+    group_tree(sums, K);
     if (l == 0) {
         real_t e = cone_scaled_error(sums[0], sums[1], sums[2], sums[3]);
         *err_out = e;
@@ -126,7 +130,22 @@ static void group_acgs_sum(int c0, int c1, __global const real_t *y, __global co
     group_tree(sums, 1);
 }
 
-/* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2 and theta[p] between
+/* ACGS's function restart: y = P(x) over problem [c0, c1),
+ * the extrapolation with beta = 0 (acgs_reset in acgs.cl). */
+static void group_acgs_reset(int c0, int c1, __global const real_t *mu, __global const real_t *x,
+                             __global real_t *y)
+{
+    for (int c = c0 + (int)get_local_id(0); c < c1; c += (int)get_local_size(0)) {
+        real_t a[3], v[3];
+        for (int k = 0; k < 3; ++k) a[k] = x[3 * c + k];
+        cone_acgs_extrapolate(mu[c], 0, a, a, v);
+        for (int k = 0; k < 3; ++k) y[3 * c + k] = v[k];
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+}
+
+/* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2, and theta and the
+ * function restart's last objective in acgs[2p], acgs[2p + 1] between
  * iterations and launches (kernels/acgs.cl: the same steps), and sweeps
  * r3, a copy of y; at iteration 0 it sets y = x, theta = 1. */
 __kernel void group_solve_local(__global const int *prob_off, __global const int *row_ptr,
@@ -135,17 +154,17 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
                        __global const real_t *mu, __global const real_t *omega,
                        __global const int *prob_colors, __global const int *color_ptr,
                        __global const int *order, __global real_t *r, __global real_t *r2,
-                       __global real_t *r3, __global real_t *theta, __global int *state, __global real_t *error, int solver, int model,
+                       __global real_t *r3, __global real_t *acgs, __global int *state, __global real_t *error, int solver, int model,
                        int facets, int inner, int max_iter, int check_every, real_t tol,
                        int restart, int budget)
 {
-    __local real_t sums[4 * CONE_REDUCE_WG];
+    __local real_t sums[5 * CONE_REDUCE_WG];
     __local int verdict;
     int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int c0 = prob_off[p], c1 = prob_off[p + 1];
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     __global real_t *src = r, *dst = r2;
-    real_t th = restart ? 1 : theta[p];
+    real_t th = restart ? 1 : acgs[2 * p], last = restart ? 0 : acgs[2 * p + 1];
     if (status != CONE_GROUP_RUNNING) return;
     if (solver == GROUP_ACGS && it == 0) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r2[i] = r[i];
@@ -198,9 +217,13 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             barrier(CLK_GLOBAL_MEM_FENCE);
         }
         if (cone_is_check(it, check_every, max_iter)) {
-            status = group_check(c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, src, model, facets,
-                                 inner, sums, &verdict, error + p);
+            status = group_check(solver == GROUP_ACGS ? 5 : 4, c0, c1, it, max_iter, tol, row_ptr, col, W, q,
+                                 mu, src, model, facets, inner, sums, &verdict, error + p);
             if (status != CONE_GROUP_RUNNING) break;
+            if (solver == GROUP_ACGS && cone_acgs_climbed(it, sums[4], &last)) {
+                th = 1;
+                group_acgs_reset(c0, c1, mu, r, r2);
+            }
         }
     }
     /* the next launch and the host read the iterate from r */
@@ -209,7 +232,8 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
-        theta[p] = th;
+        acgs[2 * p] = th;
+        acgs[2 * p + 1] = last;
     }
 }
 
@@ -338,7 +362,7 @@ __kernel void group_apgd_local(__global const int *prob_off, __global const int 
         }
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         if (cone_is_check(it, check_every, max_iter)) {
-            status = group_check(c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, model, 0, 0, sums,
+            status = group_check(4, c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, model, 0, 0, sums,
                                  &verdict, error + p);
             if (status != CONE_GROUP_RUNNING) break;
             if (coulomb) {

@@ -1,8 +1,10 @@
-/* Cone math of kernels/cone.h and kernels/local_solve.h, compiled as host
- * C: worked numbers, projection characterisations, pyramid fits. */
+/* Cone math of kernels/cone.h, kernels/local_solve.h and kernels/schedule.h,
+ * compiled as host C: worked numbers, projection characterisations,
+ * pyramid fits, ACGS's function restart. */
 #include "testutil.h"
 #include "cone.h"
 #include "local_solve.h"
+#include "schedule.h"
 
 #include <math.h>
 
@@ -201,6 +203,23 @@ END_TEST
 
 /* The exact one-contact solve satisfies Coulomb's law to rounding on
  * random well-posed contacts. */
+/* ACGS's function restart: a rise of the objective beyond rounding
+ * restarts, a fall or a rise within 64 epsilons does not, the first check
+ * has nothing to compare with, and the last value is kept either way. */
+START_TEST(acgs_function_restart)
+{
+    double last = 123;
+    ck_assert_int_eq(cone_acgs_climbed(1, -1.0, &last), 0); /* first check */
+    ck_assert(last == -1.0);
+    ck_assert_int_eq(cone_acgs_climbed(2, -2.0, &last), 0);
+    ck_assert_int_eq(cone_acgs_climbed(3, -1.5, &last), 1);
+    ck_assert(last == -1.5);
+    ck_assert_int_eq(cone_acgs_climbed(4, -1.5 + 32 * DBL_EPSILON * 1.5, &last), 0); /* rounding */
+    ck_assert_int_eq(cone_acgs_climbed(5, 0.0, &last), 1);
+    ck_assert_int_eq(cone_acgs_climbed(6, 0.0, &last), 0); /* equal is no rise */
+}
+END_TEST
+
 START_TEST(local_coulomb_exact)
 {
     int cases[3] = {0, 0, 0};
@@ -239,6 +258,7 @@ Suite *suite_cone(void)
     tcase_add_test(t, pyramid_projection_characterised);
     tcase_add_test(t, pyramid_support_function);
     tcase_add_test(t, local_coulomb_exact);
+    tcase_add_test(t, acgs_function_restart);
     suite_add_tcase(s, t);
     return s;
 }

@@ -74,9 +74,10 @@ typedef struct clcone_iter_ops {
     clcone_status (*step)(void *ctx, int it, clcone_error *err);
     /* errors[k] of every problem k with active[k], after iteration it */
     clcone_status (*measure)(void *ctx, int it, const int *active, double *errors, clcone_error *err);
-    /* after a check that left problems running (NULL: nothing to do);
-     * changed: some problem stopped at it */
-    clcone_status (*checked)(void *ctx, int it, const int *active, int changed, clcone_error *err);
+    /* after a check that left problems running (NULL: nothing to do),
+     * with the errors it measured; changed: some problem stopped at it */
+    clcone_status (*checked)(void *ctx, int it, const int *active, const double *errors, int changed,
+                             clcone_error *err);
 } clcone_iter_ops;
 /* Iterates until every problem has stopped by clcone_stop_rule, checking
  * on the shared schedule (and early once the time cap has passed); fills

@@ -41,7 +41,7 @@ clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o
                 changed = 1;
             }
         }
-        if (remaining > 0 && ops->checked && (s = ops->checked(ops->ctx, it, active, changed, err))) break;
+        if (remaining > 0 && ops->checked && (s = ops->checked(ops->ctx, it, active, errors, changed, err))) break;
     }
 out:
     free(active);

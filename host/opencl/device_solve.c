@@ -216,10 +216,12 @@ static clcone_status loop_measure(void *ctx, int it, const int *active, double *
     return CLCONE_OK;
 }
 
-static clcone_status loop_checked(void *ctx, int it, const int *active, int changed, clcone_error *err)
+static clcone_status loop_checked(void *ctx, int it, const int *active, const double *errors, int changed,
+                                  clcone_error *err)
 {
     dev_loop *L = ctx;
     dev_local *d = L->d;
+    (void)errors; /* the device decides on its own sums */
     if (changed) {
         cl_int e;
         memcpy(d->active_h, active, sizeof(int) * (size_t)d->nprob);
@@ -408,7 +410,7 @@ out:
 typedef struct dev_acgs_state {
     dev_sweep *w;
     cl_mem y, work, terms, sums;
-    cl_kernel k_terms, k_mom, k_upd;
+    cl_kernel k_terms, k_mom, k_upd, k_obj, k_climbed, k_reset;
     size_t v3;
 } dev_acgs_state;
 
@@ -428,6 +430,21 @@ static clcone_status acgs_step(dev_local *d, void *state, int it, clcone_error *
     return CLCONE_OK;
 }
 
+/* The function restart after a check, from the check's w = W x in d->w. */
+static clcone_status acgs_checked(dev_local *d, void *state, int it, clcone_error *err)
+{
+    dev_acgs_state *A = state;
+    cl_int e = clSetKernelArg(A->k_climbed, 1, sizeof it, &it);
+    clcone_status s;
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clSetKernelArg(acgs_climbed)");
+    if ((s = clcone_run(d->c, A->k_obj, (size_t)d->n, 0, "acgs_objective", err))
+        || (s = dev_reduce(d, A->terms, 1, A->sums, NULL, err))
+        || (s = clcone_run(d->c, A->k_climbed, (size_t)d->nprob, 0, "acgs_climbed", err))
+        || (s = clcone_run(d->c, A->k_reset, (size_t)d->n, 0, "acgs_reset", err)))
+        return s;
+    return CLCONE_OK;
+}
+
 /* Accelerated CGS (kernels/acgs.cl): d->r holds x_k, y the extrapolated
  * point, work the sweep from y; the body form regathers dv = M^-1 J^T y
  * before each sweep, so the sweeps never drift from y. */
@@ -436,9 +453,10 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
     clcone_context *c = d->c;
     size_t v3 = 3 * (size_t)d->n * c->real_size;
     dev_sweep w;
-    cl_mem y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL, sums = NULL;
-    cl_kernel k_terms = NULL, k_mom = NULL, k_upd = NULL;
+    cl_mem y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL, sums = NULL, last = NULL, reset = NULL;
+    cl_kernel k_terms = NULL, k_mom = NULL, k_upd = NULL, k_obj = NULL, k_climbed = NULL, k_reset = NULL;
     double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "acgs momentum");
+    int it0 = 0; /* acgs_checked sets the iteration */
     clcone_status s = CLCONE_ENOMEM;
     cl_int e;
     memset(&w, 0, sizeof w);
@@ -447,12 +465,17 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
     if ((s = sweep_open(d, &w, err))
         || (s = clcone_buf_alloc(c, v3, &y, err)) || (s = clcone_buf_alloc(c, v3, &work, err))
         || (s = clcone_buf_reals(c, "acgs theta of problem", 1, ones, (size_t)d->nprob, &th, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &last, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * sizeof(int), &reset, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &beta, err))
         || (s = clcone_buf_alloc(c, (size_t)d->n * c->real_size, &terms, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &sums, err))
         || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
         || (s = clcone_kernel(c, "acgs_momentum", &k_mom, err))
-        || (s = clcone_kernel(c, "acgs_update", &k_upd, err)))
+        || (s = clcone_kernel(c, "acgs_update", &k_upd, err))
+        || (s = clcone_kernel(c, "acgs_objective", &k_obj, err))
+        || (s = clcone_kernel(c, "acgs_climbed", &k_climbed, err))
+        || (s = clcone_kernel(c, "acgs_reset", &k_reset, err)))
         goto out;
     e = clEnqueueCopyBuffer(c->queue, d->r, y, 0, 0, v3, 0, NULL, NULL); /* y = x_0 */
     if (e != CL_SUCCESS) {
@@ -462,16 +485,20 @@ static clcone_status dev_acgs(dev_local *d, clcone_error *err)
     if ((s = SET_ARGS(k_terms, "acgs_terms", err, KI(d->n), KM(y), KM(work), KM(d->r), KM(terms)))
         || (s = SET_ARGS(k_mom, "acgs_momentum", err, KI(d->nprob), KM(d->active), KM(th), KM(beta), KM(sums)))
         || (s = SET_ARGS(k_upd, "acgs_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->mu), KM(beta),
-                         KM(work), KM(d->r), KM(y))))
+                         KM(work), KM(d->r), KM(y)))
+        || (s = SET_ARGS(k_obj, "acgs_objective", err, KI(d->n), KM(d->q), KM(d->r), KM(d->w), KM(terms)))
+        || (s = SET_ARGS(k_climbed, "acgs_climbed", err, KI(d->nprob), KI(it0), KM(d->active), KM(sums), KM(last),
+                         KM(th), KM(reset)))
+        || (s = SET_ARGS(k_reset, "acgs_reset", err, KI(d->n), KM(d->prob), KM(reset), KM(d->mu), KM(d->r), KM(y))))
         goto out;
     {
-        dev_acgs_state A = {&w, y, work, terms, sums, k_terms, k_mom, k_upd, v3};
-        s = dev_iterate(d, acgs_step, NULL, &A, err);
+        dev_acgs_state A = {&w, y, work, terms, sums, k_terms, k_mom, k_upd, k_obj, k_climbed, k_reset, v3};
+        s = dev_iterate(d, acgs_step, acgs_checked, &A, err);
     }
 out:
     {
-        cl_mem *mems[] = {&y, &work, &th, &beta, &terms, &sums};
-        cl_kernel *ks[] = {&k_terms, &k_mom, &k_upd};
+        cl_mem *mems[] = {&y, &work, &th, &beta, &terms, &sums, &last, &reset};
+        cl_kernel *ks[] = {&k_terms, &k_mom, &k_upd, &k_obj, &k_climbed, &k_reset};
         for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
@@ -798,7 +825,7 @@ static clcone_status group_make(dev_local *d, clcone_error *err)
         || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
-        || (s = clcone_buf_alloc(c, (size_t)np * c->real_size, &d->g_theta, err))
+        || (s = clcone_buf_alloc(c, 2 * (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta, last objective */
         || (s = group_alloc_states(d, err))
         || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;

@@ -1,12 +1,13 @@
 /* Accelerated coloured Gauss-Seidel (kernels/local_solve.h says what and
- * why): the sweeps of ref_cgs with Nesterov's extrapolation between them
- * and a gradient restart. The reference the device's ACGS is checked
- * against. */
+ * why): the sweeps of ref_cgs with Nesterov's extrapolation between them,
+ * a gradient restart and a function restart (kernels/schedule.h). The
+ * reference the device's ACGS is checked against. */
 #include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "cone.h"
 #include "local_solve.h"
+#include "schedule.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -14,14 +15,14 @@
 /* r is the sweep's working vector: it holds y when a sweep starts and x_k
  * after it, where the loop measures the error (as on the device); xo is
  * x_{k-1}, ys the y the sweep started from, beta the extrapolation the
- * last sweep decided. */
+ * last sweep decided, last_objective the function restart's last value. */
 typedef struct acgs {
     const clcone_problem *p;
     const clcone_options *o;
     int c0, c1;
     const int *order;
     const double *omega;
-    double *r, *xo, *ys, *tv, theta, beta;
+    double *r, *xo, *ys, *tv, theta, beta, last_objective;
 } acgs;
 
 static clcone_status acgs_step(void *state, int it, clcone_error *err)
@@ -43,11 +44,31 @@ static clcone_status acgs_step(void *state, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* The function restart (cone_acgs_climbed) on the objective summed as
+ * the device sums it; a restart makes the next sweep start from P(x_k),
+ * the extrapolation with beta = 0. */
+static clcone_status acgs_checked(void *state, int it, double error, clcone_error *err)
+{
+    acgs *A = state;
+    (void)error;
+    (void)err;
+    for (int c = A->c0; c < A->c1; ++c) {
+        double u[3];
+        clcone_contact_velocity(A->p, A->r, c, u);
+        A->tv[c - A->c0] = cone_acgs_objective_term(A->r + 3 * c, u, A->p->q + 3 * c);
+    }
+    if (cone_acgs_climbed(it, clcone_lane_sum(A->tv, A->c1 - A->c0), &A->last_objective)) {
+        A->beta = 0;
+        A->theta = 1;
+    }
+    return CLCONE_OK;
+}
+
 clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                        double *r, clcone_prob_result *out, clcone_error *err)
 {
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
-    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0};
+    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0};
     clcone_status s = clcone_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
     double *omega = NULL;
     if (s) return s;
@@ -60,7 +81,7 @@ clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
     A.omega = omega;
     memcpy(A.xo, r + 3 * c0, sizeof *A.xo * (size_t)m);
     memcpy(A.ys, r + 3 * c0, sizeof *A.ys * (size_t)m);
-    s = ref_iterate(p, o, c0, c1, r, acgs_step, NULL, &A, out, err);
+    s = ref_iterate(p, o, c0, c1, r, acgs_step, acgs_checked, &A, out, err);
 out:
     free(cptr);
     free(order);

@@ -99,9 +99,10 @@ static clcone_status apgd_step(void *state, int it, clcone_error *err)
 
 /* coulomb: at each check the De Saxce shift is refreshed from the iterate
  * and the momentum restarted (the QP changed). */
-static clcone_status apgd_checked(void *state, int it, clcone_error *err)
+static clcone_status apgd_checked(void *state, int it, double error, clcone_error *err)
 {
     apgd *A = state;
+    (void)error;
     (void)err;
     if (A->coulomb && clcone_is_check_iteration(A->o, it)) {
         desaxce_shift(A->p, A->c0, A->c1, A->wx, A->q);

@@ -34,12 +34,13 @@ static clcone_status run_measure(void *ctx, int it, const int *active, double *e
     return CLCONE_OK;
 }
 
-static clcone_status run_checked(void *ctx, int it, const int *active, int changed, clcone_error *err)
+static clcone_status run_checked(void *ctx, int it, const int *active, const double *errors, int changed,
+                                 clcone_error *err)
 {
     ref_run *R = ctx;
     (void)active;
     (void)changed;
-    return R->checked ? R->checked(R->state, it, err) : CLCONE_OK;
+    return R->checked ? R->checked(R->state, it, errors[0], err) : CLCONE_OK;
 }
 
 clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,

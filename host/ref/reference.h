@@ -36,9 +36,9 @@ clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o
  * over one problem, contacts [c0, c1) with reactions r, the model's error
  * measured at every check. step does iteration it (1-based) of the
  * solver's state; checked (NULL: none) runs after a check that did not
- * stop the solve. */
+ * stop the solve, with the error it measured. */
 typedef clcone_status (*ref_step_fn)(void *state, int it, clcone_error *err);
-typedef clcone_status (*ref_checked_fn)(void *state, int it, clcone_error *err);
+typedef clcone_status (*ref_checked_fn)(void *state, int it, double error, clcone_error *err);
 clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
                           ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                           clcone_error *err);
