@@ -37,7 +37,7 @@ void bench_section_mujoco(bench *b, FILE *f)
 #endif
 
 #define NSOL 3
-#define NCFG 8
+#define NCFG 11
 
 static const char *const sol_name[NSOL] = {"PGS", "CG", "Newton"};
 static const int sol_id[NSOL] = {mjSOL_PGS, mjSOL_CG, mjSOL_NEWTON};
@@ -48,20 +48,25 @@ typedef struct mj_scene {
 } mj_scene;
 
 /* clcone's side: the reference (dev 0) and the device in float (1) and
- * double (2). */
+ * double (2), on MuJoCo's W as it is, or (body) on the same problem in
+ * clcone's body form (mj_body_form): matrix-free J M^-1 J' + R. */
 typedef struct ccfg {
     int dev;
     clcone_solver solver;
+    int body;
 } ccfg;
 
-static const ccfg cfgs[NCFG] = {{0, CLCONE_SOLVER_APGD},
-                                {0, CLCONE_SOLVER_ACGS},
-                                {1, CLCONE_SOLVER_APGD},
-                                {1, CLCONE_SOLVER_CGS},
-                                {1, CLCONE_SOLVER_ACGS},
-                                {2, CLCONE_SOLVER_APGD},
-                                {2, CLCONE_SOLVER_CGS},
-                                {2, CLCONE_SOLVER_ACGS}};
+static const ccfg cfgs[NCFG] = {{0, CLCONE_SOLVER_APGD, 0},
+                                {0, CLCONE_SOLVER_ACGS, 0},
+                                {1, CLCONE_SOLVER_APGD, 0},
+                                {1, CLCONE_SOLVER_CGS, 0},
+                                {1, CLCONE_SOLVER_ACGS, 0},
+                                {2, CLCONE_SOLVER_APGD, 0},
+                                {2, CLCONE_SOLVER_CGS, 0},
+                                {2, CLCONE_SOLVER_ACGS, 0},
+                                {1, CLCONE_SOLVER_APGD, 1},
+                                {1, CLCONE_SOLVER_CGS, 1},
+                                {1, CLCONE_SOLVER_ACGS, 1}};
 
 /* MuJoCo sizes its arena from the model file; contacts are what grows it
  * here (rows, Jacobian, the sparse AR and the solvers' work arrays). */
@@ -292,6 +297,104 @@ out:
     return rc;
 }
 
+/* MuJoCo's problem at (m, d) in clcone's body form: a body per MuJoCo body
+ * but the world (centre of mass xipos, inverse inertia ximat diag(1/I)
+ * ximat', free "velocity" = the centre's acceleration under qacc_smooth,
+ * from mj_jacBodyCom), a contact per MuJoCo contact between geom[1]'s
+ * body a and geom[0]'s b (the world as b = -1; when geom[1] is the
+ * world's, a and b swap and the normal turns), and the soft model with R =
+ * efc_R and a_ref = efc_aref given. clcone's tangents are its own
+ * (clcone_contact_frame), so per contact map[9 i..] takes clcone's
+ * reactions to MuJoCo's rows: f = M r, M = s F_mj F_cl' (F: frame rows,
+ * s = -1 for a swapped contact); velocities and a_ref go by M'. Then
+ * W_cl + R = M' efc_AR M and q_cl - a_ref = M' efc_b: the same cone QP
+ * (K_mu is invariant under M), up to rounding. R of the two tangent rows
+ * must be equal (MuJoCo's isotropic elliptic cones). Returns 0, or -1 with
+ * err filled. */
+static int mj_body_form(const mjModel *m, const mjData *d, clcone_scene *s, double *R, double *aref, double *map,
+                        clcone_error *err)
+{
+    int nb = m->nbody - 1, nc = d->ncon;
+    mjtNum *jacp = malloc(sizeof(mjtNum) * 6 * (size_t)m->nv), *jacr = jacp ? jacp + 3 * (size_t)m->nv : NULL;
+    memset(s, 0, sizeof *s);
+    s->bodies = calloc((size_t)nb, sizeof *s->bodies);
+    s->contacts = calloc((size_t)nc, sizeof *s->contacts);
+    if (!jacp || !s->bodies || !s->contacts) {
+        snprintf(err->msg, sizeof err->msg, "out of memory for the body form of %d bodies, %d contacts", nb, nc);
+        goto fail;
+    }
+    s->nbodies = nb;
+    s->ncontacts = nc;
+    for (int j = 0; j < nb; ++j) {
+        clcone_body *bd = &s->bodies[j];
+        const mjtNum *X = d->ximat + 9 * (j + 1), *I = m->body_inertia + 3 * (j + 1);
+        mj_jacBodyCom(m, d, jacp, jacr, j + 1);
+        for (int a = 0; a < 3; ++a) {
+            bd->x[a] = d->xipos[3 * (j + 1) + a];
+            for (int c = 0; c < 3; ++c) {
+                double v = 0;
+                for (int k = 0; k < 3; ++k) v += X[3 * a + k] * X[3 * c + k] / I[k];
+                bd->inv_inertia[3 * a + c] = v;
+            }
+            bd->v[a] = bd->v[3 + a] = 0;
+            for (int i = 0; i < m->nv; ++i) {
+                bd->v[a] += jacp[(size_t)a * m->nv + i] * d->qacc_smooth[i];
+                bd->v[3 + a] += jacr[(size_t)a * m->nv + i] * d->qacc_smooth[i];
+            }
+        }
+        bd->inv_mass = 1.0 / m->body_mass[j + 1];
+    }
+    for (int i = 0; i < nc; ++i) {
+        const mjContact *con = &d->contact[i];
+        clcone_contact *ct = &s->contacts[i];
+        int b0 = m->geom_bodyid[con->geom[0]], b1 = m->geom_bodyid[con->geom[1]];
+        double sg = b1 ? 1.0 : -1.0, F[9];
+        ct->a = (b1 ? b1 : b0) - 1;
+        ct->b = (b1 ? b0 : 0) - 1;
+        for (int a = 0; a < 3; ++a) {
+            ct->point[a] = con->pos[a];
+            ct->normal[a] = sg * con->frame[a];
+        }
+        ct->mu = con->friction[0];
+        ct->gap = con->dist;
+        if (fabs(d->efc_R[3 * i + 1] - d->efc_R[3 * i + 2]) > 1e-12 * fabs(d->efc_R[3 * i + 1])) {
+            snprintf(err->msg, sizeof err->msg, "MuJoCo contact %d: tangent R %g and %g differ (an anisotropic cone)", i,
+                     d->efc_R[3 * i + 1], d->efc_R[3 * i + 2]);
+            goto fail;
+        }
+        clcone_contact_frame(ct->normal, F);
+        for (int a = 0; a < 3; ++a)
+            for (int c = 0; c < 3; ++c) {
+                double v = 0;
+                for (int k = 0; k < 3; ++k) v += con->frame[3 * a + k] * F[3 * c + k];
+                map[9 * (size_t)i + 3 * a + c] = sg * v;
+            }
+        for (int a = 0; a < 3; ++a) {
+            double v = 0;
+            for (int k = 0; k < 3; ++k) v += map[9 * (size_t)i + 3 * k + a] * d->efc_aref[3 * i + k];
+            aref[3 * i + a] = v;
+            R[3 * i + a] = d->efc_R[3 * i + (a ? 1 : 0)];
+        }
+    }
+    free(jacp);
+    return clcone_scene_validate(s, err) ? -1 : 0;
+fail:
+    free(jacp);
+    clcone_scene_free(s);
+    return -1;
+}
+
+/* MuJoCo's rows f = M r from clcone's body-form reactions r (mj_body_form). */
+static void mj_rows_from_body(int nc, const double *map, const double *r, double *f)
+{
+    for (int i = 0; i < nc; ++i)
+        for (int a = 0; a < 3; ++a) {
+            double v = 0;
+            for (int k = 0; k < 3; ++k) v += map[9 * (size_t)i + 3 * a + k] * r[3 * i + k];
+            f[3 * i + a] = v;
+        }
+}
+
 /* Best wall time (ms) of the calls of run made within tmin seconds: at
  * least one, at most max_runs. With warm, a first call is a warm-up, not
  * counted, unless it took tmin or more: a call that long is timed once, by
@@ -417,14 +520,16 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
     char path[4096], label[64], errbuf[1000] = "", buf[64], buf2[64];
     int nbodies = 0, nc, nefc, order[NSOL], failed[NCFG] = {0}, ncon_est;
     double tmj[NSOL], emj[NSOL], *fmj[NSOL] = {NULL, NULL, NULL}, *r = NULL, fmax_n, best_dev = INFINITY;
-    int runs[NSOL], iters[NSOL];
-    char best_cfg[64] = "";
-    clcone_scene s;
+    double *bR = NULL, *baref = NULL, *bmap = NULL, *rmj = NULL;
+    int runs[NSOL], iters[NSOL], body_state = 0; /* body form: 0 not built, 1 built, -1 failed */
+    char best_cfg[96] = "";
+    clcone_scene s, bs;
     clcone_problem p;
     clcone_error err;
     mjModel *m = NULL;
     mjData *d = NULL;
     memset(&s, 0, sizeof s);
+    memset(&bs, 0, sizeof bs);
     memset(&p, 0, sizeof p);
     if (sc->cubes) {
         /* up to four cubes below and four above, four corners each */
@@ -509,32 +614,45 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
                 order[j] = t;
             }
     r = malloc(sizeof(double) * (size_t)nefc);
-    if (!r) {
+    rmj = malloc(sizeof(double) * (size_t)nefc);
+    if (!r || !rmj) {
         bench_fail(b, f, "out of memory");
         goto out;
     }
     for (int j = 0; j < NCFG; ++j) {
         clcone_context *ctx = cfgs[j].dev == 0 ? NULL : cfgs[j].dev == 1 ? b->fctx : b->dctx;
         const char *eng = cfgs[j].dev ? b->dev_short : "CPU reference", *prec = cfgs[j].dev == 1 ? "float" : "double";
-        const char *sname = clcone_solver_name(cfgs[j].solver);
+        const char *sname = clcone_solver_name(cfgs[j].solver), *form = cfgs[j].body ? " (body form)" : "";
         clcone_options o;
         if (cfgs[j].dev && !ctx) continue;
+        if (cfgs[j].body && body_state == 0) {
+            bR = malloc(sizeof(double) * (size_t)nefc);
+            baref = malloc(sizeof(double) * (size_t)nefc);
+            bmap = malloc(sizeof(double) * 3 * (size_t)nefc);
+            body_state = bR && baref && bmap && mj_body_form(m, d, &bs, bR, baref, bmap, &err) == 0 ? 1 : -1;
+            if (body_state < 0) bench_fail(b, f, "%s: body form: %s", label, bR && baref && bmap ? err.msg : "out of memory");
+        }
+        if (cfgs[j].body && body_state < 0) continue;
         clcone_options_default(&o);
-        o.model = CLCONE_MODEL_CCP;
+        o.model = cfgs[j].body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
+        o.soft_R = cfgs[j].body ? bR : NULL;
+        o.soft_aref = cfgs[j].body ? baref : NULL;
         o.solver = cfgs[j].solver;
         o.max_seconds = S->cap;
         for (int kk = 0; kk < NSOL; ++kk) {
             int k = order[kk], nr = 0;
             cc_call c = {NULL, p.n, r, {0}, {0}};
-            double t;
+            double t, e_mj;
+            const double *f_cc = cfgs[j].body ? rmj : r;
             if (failed[j]) {
-                fprintf(t_cc, "| %s | %s | %s | %s | %s, %.2e | not run: missed the looser %s target | | | | |\n",
-                        label, eng, prec, sname, sol_name[k], emj[k], sol_name[failed[j] - 1]);
+                fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | not run: missed the looser %s target | | | | |\n",
+                        label, eng, form, prec, sname, sol_name[k], emj[k], sol_name[failed[j] - 1]);
                 continue;
             }
             o.tol = emj[k];
             /* upload, colouring and first launches before any timing */
-            if (clcone_plan_create(ctx, &p, &o, &c.plan, &c.err)) {
+            if (cfgs[j].body ? clcone_plan_create_scene(ctx, &bs, &o, &c.plan, &c.err)
+                             : clcone_plan_create(ctx, &p, &o, &c.plan, &c.err)) {
                 bench_fail(b, f, "%s: %s %s %s (set-up): %s", label, eng, prec, sname, c.err.msg);
                 failed[j] = k + 1;
                 continue;
@@ -546,16 +664,19 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
                 failed[j] = k + 1;
                 continue;
             }
+            if (cfgs[j].body) mj_rows_from_body(nc, bmap, r, rmj);
+            e_mj = cfgs[j].body ? clcone_error_of(&p, &(clcone_options){.model = CLCONE_MODEL_CCP}, rmj, 0, nc)
+                                : c.res.error;
             if (c.res.status != CLCONE_CONVERGED) failed[j] = k + 1;
             else if (ctx && k == 1 && t < best_dev) {
                 best_dev = t;
-                snprintf(best_cfg, sizeof best_cfg, "%s %s", prec, sname);
+                snprintf(best_cfg, sizeof best_cfg, "%s %s%s", prec, sname, form);
             }
-            fprintf(t_cc, "| %s | %s | %s | %s | %s, %.2e | %s (%.2e) | %d | %s (best of %d) | %s%.3g | %.2e |\n", label,
-                    eng, prec, sname, sol_name[k], emj[k], clcone_run_status_name(c.res.status), c.res.error,
+            fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | %s (%.2e) | %d | %s (best of %d) | %s%.3g | %.2e |\n", label,
+                    eng, form, prec, sname, sol_name[k], emj[k], clcone_run_status_name(c.res.status), e_mj,
                     c.res.iters, bench_fmt_ms(t, buf, sizeof buf), nr,
                     c.res.status == CLCONE_CONVERGED ? "" : ">= ", t / tmj[k],
-                    max_abs_diff(r, fmj[k], nefc) / fmax(max_abs(fmj[k], nefc), 1e-300));
+                    max_abs_diff(f_cc, fmj[k], nefc) / fmax(max_abs(fmj[k], nefc), 1e-300));
         }
     }
     if (best_cfg[0])
@@ -570,8 +691,13 @@ out:
     if (m) mj_deleteModel(m);
     for (int k = 0; k < NSOL; ++k) free(fmj[k]);
     free(r);
+    free(rmj);
+    free(bR);
+    free(baref);
+    free(bmap);
     clcone_problem_free(&p);
     clcone_scene_free(&s);
+    clcone_scene_free(&bs);
 }
 
 void bench_section_mujoco(bench *b, FILE *f)
