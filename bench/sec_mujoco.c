@@ -759,7 +759,13 @@ void bench_section_mujoco(bench *b, FILE *f)
                "r), best of as above when it "
                "converged, one run when capped. Ratio: clcone time / MuJoCo time at that accuracy (>= when not "
                "reached). Force difference: max |r - f| / max |f| against that MuJoCo solver's f. A configuration "
-               "that misses a target is not run on the tighter ones.\n\n",
+               "that misses a target is not run on the tighter ones. Rows marked **body form** solve the same "
+               "problem without W: clcone's scene of MuJoCo's bodies (centre of mass, mass, world inverse inertia, "
+               "free velocity = the centres' acceleration under qacc_smooth) and contacts, the soft model with "
+               "MuJoCo's own R = `efc_R` and a_ref = `efc_aref`, so W = J M^-1 J' + R is applied matrix-free; the "
+               "reactions, in clcone's own tangent directions, are rotated back to MuJoCo's rows and their error "
+               "is measured on MuJoCo's (W, q, mu) as for every row (the plan uploads the bodies and contacts "
+               "untimed).\n\n",
             S.cap);
     fprintf(f, "| scene | engine | precision | solver | target (MuJoCo solver, error) | status (error) | iterations | "
                "time | ratio clcone / MuJoCo | force difference |\n|---|---|---|---|---|---|---|---|---|---|\n%s\n",
