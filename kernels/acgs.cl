@@ -17,11 +17,9 @@ __kernel void acgs_terms(int n, __global const real_t *y, __global const real_t 
     int c = get_global_id(0);
     real_t a[3], b[3], o[3];
     if (c >= n) return;
-    for (int k = 0; k < 3; ++k) {
-        a[k] = y[3 * c + k];
-        b[k] = xnew[3 * c + k];
-        o[k] = x[3 * c + k];
-    }
+    cone_load3(y + 3 * c, a);
+    cone_load3(xnew + 3 * c, b);
+    cone_load3(x + 3 * c, o);
     terms[c] = cone_acgs_term(a, b, o);
 }
 
@@ -47,15 +45,11 @@ __kernel void acgs_update(int n, __global const int *prob, __global const int *a
     if (c >= n) return;
     p = prob[c];
     if (!active[p]) return;
-    for (int k = 0; k < 3; ++k) {
-        a[k] = xnew[3 * c + k];
-        o[k] = x[3 * c + k];
-    }
+    cone_load3(xnew + 3 * c, a);
+    cone_load3(x + 3 * c, o);
     cone_acgs_extrapolate(mu[c], beta[p], a, o, v);
-    for (int k = 0; k < 3; ++k) {
-        x[3 * c + k] = a[k];
-        y[3 * c + k] = v[k];
-    }
+    cone_store3(x + 3 * c, a);
+    cone_store3(y + 3 * c, v);
 }
 
 /* The function restart's objective terms at a check, from the check's
@@ -66,11 +60,11 @@ __kernel void acgs_objective(int n, __global const real_t *q, __global const rea
     int c = get_global_id(0);
     real_t a[3], u[3], b[3];
     if (c >= n) return;
-    for (int k = 0; k < 3; ++k) {
-        a[k] = x[3 * c + k];
-        b[k] = q[3 * c + k];
-        u[k] = w[3 * c + k] + b[k];
-    }
+    cone_load3(x + 3 * c, a);
+    cone_load3(q + 3 * c, b);
+    u[0] = w[3 * c] + b[0];
+    u[1] = w[3 * c + 1] + b[1];
+    u[2] = w[3 * c + 2] + b[2];
     terms[c] = cone_acgs_objective_term(a, u, b);
 }
 
@@ -98,7 +92,7 @@ __kernel void acgs_reset(int n, __global const int *prob, __global const int *re
     int c = get_global_id(0);
     real_t a[3], v[3];
     if (c >= n || !reset[prob[c]]) return;
-    for (int k = 0; k < 3; ++k) a[k] = x[3 * c + k];
+    cone_load3(x + 3 * c, a);
     cone_acgs_extrapolate(mu[c], 0, a, a, v);
-    for (int k = 0; k < 3; ++k) y[3 * c + k] = v[k];
+    cone_store3(y + 3 * c, v);
 }

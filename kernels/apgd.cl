@@ -17,9 +17,11 @@ __kernel void apgd_candidate(int n, __global const int *prob, __global const int
     p = prob[c];
     if (!active[p] || accept[p]) return;
     t = 1 / L[p];
-    for (int a = 0; a < 3; ++a) x[a] = y[3 * c + a] - t * (wy[3 * c + a] + qe[3 * c + a]);
+    x[0] = y[3 * c] - t * (wy[3 * c] + qe[3 * c]);
+    x[1] = y[3 * c + 1] - t * (wy[3 * c + 1] + qe[3 * c + 1]);
+    x[2] = y[3 * c + 2] - t * (wy[3 * c + 2] + qe[3 * c + 2]);
     cone_project(mu[c], x);
-    for (int a = 0; a < 3; ++a) xn[3 * c + a] = x[a];
+    cone_store3(xn + 3 * c, x);
 }
 
 /* Per-contact terms summed per problem: 0 d.(W xn - W y) with

@@ -51,6 +51,34 @@
 
 #define CONE_PI 3.14159265358979323846
 
+/* A contact's 3 values between global and private memory. Kernels index
+ * private arrays by constants only, never by a loop counter: POCL forms
+ * its work-item loops before LLVM unrolls such loops, so an array indexed
+ * in a loop stays in memory, a copy per work-item (pocl issue #825), and
+ * the stores and reloads through the stack cost the body-form kernels a
+ * third to two thirds of their time (measured on POCL 3.1). */
+CONE_FN void cone_load3(CONE_GLOBAL const real_t *p, CONE_PRIV real_t *x)
+{
+    x[0] = p[0];
+    x[1] = p[1];
+    x[2] = p[2];
+}
+
+CONE_FN void cone_store3(CONE_GLOBAL real_t *p, CONE_PRIV const real_t *x)
+{
+    p[0] = x[0];
+    p[1] = x[1];
+    p[2] = x[2];
+}
+
+/* A 3x3 block (row-major) into private memory. */
+CONE_FN void cone_load9(CONE_GLOBAL const real_t *p, CONE_PRIV real_t *B)
+{
+    cone_load3(p, B);
+    cone_load3(p + 3, B + 3);
+    cone_load3(p + 6, B + 6);
+}
+
 /* acc += B x for one 3x3 block of W (row-major): the one block product of
  * every W product, on the host and in the kernels. */
 CONE_FN void cone_block_add(CONE_GLOBAL const real_t *B, real_t x0, real_t x1, real_t x2, CONE_PRIV real_t *acc)

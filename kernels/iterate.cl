@@ -13,13 +13,15 @@ __kernel void jacobi_step(int n, __global const real_t *q, __global const real_t
     int c = get_global_id(0);
     real_t x[3], u[3];
     if (c >= n) return;
-    for (int k = 0; k < 3; ++k) x[k] = r[3 * c + k];
+    cone_load3(r + 3 * c, x);
     if (active[prob[c]]) {
-        for (int k = 0; k < 3; ++k) u[k] = w[3 * c + k] + q[3 * c + k];
+        u[0] = w[3 * c] + q[3 * c];
+        u[1] = w[3 * c + 1] + q[3 * c + 1];
+        u[2] = w[3 * c + 2] + q[3 * c + 2];
         cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
                             omega[c], x, u);
     }
-    for (int k = 0; k < 3; ++k) rn[3 * c + k] = x[k];
+    cone_store3(rn + 3 * c, x);
 }
 
 /* Per-contact terms of the error (docs/formats.md section 2): ||F_c||^2,
@@ -30,15 +32,16 @@ __kernel void residual_terms(int n, __global const real_t *q, __global const rea
                              __global real_t *terms, int model, int facets, int inner)
 {
     int c = get_global_id(0);
-    real_t x[3], u[3], qq = 0, rr = 0, uu = 0;
+    real_t x[3], u[3], qc[3], qq, rr, uu;
     if (c >= n) return;
-    for (int k = 0; k < 3; ++k) {
-        x[k] = r[3 * c + k];
-        u[k] = w[3 * c + k] + q[3 * c + k];
-        qq += q[3 * c + k] * q[3 * c + k];
-        rr += x[k] * x[k];
-        uu += u[k] * u[k];
-    }
+    cone_load3(r + 3 * c, x);
+    cone_load3(q + 3 * c, qc);
+    u[0] = w[3 * c] + qc[0];
+    u[1] = w[3 * c + 1] + qc[1];
+    u[2] = w[3 * c + 2] + qc[2];
+    qq = qc[0] * qc[0] + qc[1] * qc[1] + qc[2] * qc[2];
+    rr = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
+    uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
     terms[4 * c] = cone_model_residual(model, cone_model_pyramid(model, facets, inner, mu[c]),
                                        mu[c], x, u);
     terms[4 * c + 1] = qq;

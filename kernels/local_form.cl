@@ -30,12 +30,12 @@ static inline void local_gs_contact(__global const int *row_ptr, __global const 
                                     int model, int facets, int inner, int sweep)
 {
     real_t D[9], b[3], x[3];
-    for (int k = 0; k < 9; ++k) D[k] = W[9 * diag[c] + k];
-    b[0] = q[3 * c]; b[1] = q[3 * c + 1]; b[2] = q[3 * c + 2];
+    cone_load9(W + 9 * diag[c], D);
+    cone_load3(q + 3 * c, b);
     row_product(row_ptr, col, W, r, c, 1, b);
-    x[0] = r[3 * c]; x[1] = r[3 * c + 1]; x[2] = r[3 * c + 2];
+    cone_load3(r + 3 * c, x);
     cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
-    r[3 * c] = x[0]; r[3 * c + 1] = x[1]; r[3 * c + 2] = x[2];
+    cone_store3(r + 3 * c, x);
 }
 
 /* w = W x (no q): the local form's operator. */

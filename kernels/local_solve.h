@@ -116,10 +116,7 @@ CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
 CONE_FN real_t cone_acgs_term(CONE_PRIV const real_t *y, CONE_PRIV const real_t *x,
                               CONE_PRIV const real_t *xo)
 {
-    real_t t = 0;
-    int a;
-    for (a = 0; a < 3; ++a) t += (y[a] - x[a]) * (x[a] - xo[a]);
-    return t;
+    return (y[0] - x[0]) * (x[0] - xo[0]) + (y[1] - x[1]) * (x[1] - xo[1]) + (y[2] - x[2]) * (x[2] - xo[2]);
 }
 
 /* Contact c's share of the cone QP's objective 1/2 x.Wx + q.x, from its
@@ -127,17 +124,15 @@ CONE_FN real_t cone_acgs_term(CONE_PRIV const real_t *y, CONE_PRIV const real_t 
 CONE_FN real_t cone_acgs_objective_term(CONE_PRIV const real_t *x, CONE_PRIV const real_t *u,
                                         CONE_PRIV const real_t *q)
 {
-    real_t t = 0;
-    int a;
-    for (a = 0; a < 3; ++a) t += x[a] * (u[a] + q[a]);
-    return (real_t)0.5 * t;
+    return (real_t)0.5 * (x[0] * (u[0] + q[0]) + x[1] * (u[1] + q[1]) + x[2] * (u[2] + q[2]));
 }
 
 CONE_FN void cone_acgs_extrapolate(real_t mu, real_t beta, CONE_PRIV const real_t *x,
                                    CONE_PRIV const real_t *xo, CONE_PRIV real_t *y)
 {
-    int a;
-    for (a = 0; a < 3; ++a) y[a] = x[a] + beta * (x[a] - xo[a]);
+    y[0] = x[0] + beta * (x[0] - xo[0]);
+    y[1] = x[1] + beta * (x[1] - xo[1]);
+    y[2] = x[2] + beta * (x[2] - xo[2]);
     cone_project(mu, y);
 }
 
@@ -273,16 +268,20 @@ CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t 
                             CONE_PRIV const real_t *D, CONE_PRIV const real_t *b, CONE_PRIV real_t *x)
 {
     real_t A[9], bb[3], u[3], s;
-    int a;
     if (model != CONE_MODEL_COULOMB) {
-        for (a = 0; a < 3; ++a) u[a] = b[a] + D[3 * a] * x[0] + D[3 * a + 1] * x[1] + D[3 * a + 2] * x[2];
+        u[0] = b[0] + D[0] * x[0] + D[1] * x[1] + D[2] * x[2];
+        u[1] = b[1] + D[3] * x[0] + D[4] * x[1] + D[5] * x[2];
+        u[2] = b[2] + D[6] * x[0] + D[7] * x[1] + D[8] * x[2];
         cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu), mu, omega, x, u);
         return;
     }
     s = cone_prox_sigma(sweep) * (D[0] + D[4] + D[8]) / 3;
-    for (a = 0; a < 9; ++a) A[a] = D[a];
-    A[0] += s; A[4] += s; A[8] += s;
-    for (a = 0; a < 3; ++a) bb[a] = b[a] - s * x[a];
+    A[0] = D[0] + s; A[1] = D[1]; A[2] = D[2];
+    A[3] = D[3]; A[4] = D[4] + s; A[5] = D[5];
+    A[6] = D[6]; A[7] = D[7]; A[8] = D[8] + s;
+    bb[0] = b[0] - s * x[0];
+    bb[1] = b[1] - s * x[1];
+    bb[2] = b[2] - s * x[2];
     cone_local_coulomb(A, bb, mu, x[1], x[2], x);
 }
 
