@@ -531,9 +531,26 @@ static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
 /* What APGD's iterations and checks launch. */
 typedef struct dev_apgd_state {
     int coulomb;
-    cl_mem xn, wxn, wx, qe, y, wy, th, terms, sums;
+    cl_mem xn, wxn, wx, qe, y, wy, th, terms, sums, acc;
     cl_kernel k_cand, k_terms, k_acc, k_mom, k_upd, k_shift;
+    int *acc_h; /* the accept flags, read between tries */
 } dev_apgd_state;
+
+/* Whether a further backtracking try has work: some active problem's
+ * candidate was refused. Only the candidate kernel skips accepted
+ * problems; a try's W product, terms and sum would redo the accepted
+ * ones' work (the same bits), so reading the flags, one small transfer,
+ * saves a whole W product in the usual iteration. */
+static clcone_status apgd_try_needed(dev_local *d, dev_apgd_state *A, int *needed, clcone_error *err)
+{
+    cl_int e = clEnqueueReadBuffer(d->c->queue, A->acc, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob, A->acc_h, 0,
+                                   NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueReadBuffer(APGD flags)");
+    *needed = 0;
+    for (int k = 0; k < d->nprob; ++k)
+        if (d->active_h[k] && !A->acc_h[k]) *needed = 1;
+    return CLCONE_OK;
+}
 
 static clcone_status apgd_step(dev_local *d, void *state, int it, clcone_error *err)
 {
@@ -541,13 +558,17 @@ static clcone_status apgd_step(dev_local *d, void *state, int it, clcone_error *
     clcone_context *c = d->c;
     clcone_status s;
     (void)it;
-    for (int t = 0; t < CONE_APGD_TRIES; ++t)
+    for (int t = 0; t < CONE_APGD_TRIES; ++t) {
+        int needed = 1;
+        if (t > 0 && (s = apgd_try_needed(d, A, &needed, err))) return s;
+        if (!needed) break;
         if ((s = clcone_run(c, A->k_cand, (size_t)d->n, 0, "apgd_candidate", err))
             || (s = dev_apply(d, A->xn, A->wxn, err))
             || (s = clcone_run(c, A->k_terms, (size_t)d->n, 0, "apgd_terms", err))
             || (s = dev_reduce(d, A->terms, APGD_TERMS, A->sums, NULL, err))
             || (s = clcone_run(c, A->k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
             return s;
+    }
     if ((s = clcone_run(c, A->k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
         || (s = clcone_run(c, A->k_upd, (size_t)d->n, 0, "apgd_update", err)))
         return s;
@@ -629,8 +650,8 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
                          KM(xn), KM(wxn), KM(y), KM(wy))))
         goto out;
     {
-        dev_apgd_state A = {coulomb, xn, wxn, wx, qe, y, wy, th, terms, sums,
-                            k_cand, k_terms, k_acc, k_mom, k_upd, k_shift};
+        dev_apgd_state A = {coulomb, xn, wxn, wx, qe, y, wy, th, terms, sums, acc,
+                            k_cand, k_terms, k_acc, k_mom, k_upd, k_shift, zeros};
         s = dev_iterate(d, apgd_step, apgd_checked, &A, err);
     }
 out:
