@@ -1,8 +1,25 @@
 /* APGD on the device (see host/ref/apgd.c for the method). Every problem of a
  * batch carries its own Lipschitz estimate L, momentum theta and
  * acceptance flag, so the vector kernels work per contact and the
- * per-problem decisions are taken by one work item per problem; the host
- * never reads anything back inside an iteration. */
+ * per-problem decisions are taken by one work item per problem; inside
+ * an iteration the host reads only the accept flags, before a second
+ * backtracking try. The body form fuses the W product's last pass with
+ * the terms (body_apply_apgd_terms), and every form the update with the
+ * next iteration's first candidate (apgd_update_candidate): the same
+ * arithmetic, two launches and two passes fewer an iteration. */
+
+/* Contact c's candidate P(y - (wy + qe) / L) from its y, wy (private). */
+static inline void apgd_contact_candidate(int c, real_t L, const real_t *y, const real_t *wy,
+                                          __global const real_t *qe, __global const real_t *mu,
+                                          __global real_t *xn)
+{
+    real_t x[3], t = 1 / L;
+    x[0] = y[0] - t * (wy[0] + qe[3 * c]);
+    x[1] = y[1] - t * (wy[1] + qe[3 * c + 1]);
+    x[2] = y[2] - t * (wy[2] + qe[3 * c + 2]);
+    cone_project(mu[c], x);
+    cone_store3(xn + 3 * c, x);
+}
 
 /* Candidate xn = P(y - (W y + q_eff) / L) for problems still searching. */
 __kernel void apgd_candidate(int n, __global const int *prob, __global const int *active,
@@ -12,38 +29,41 @@ __kernel void apgd_candidate(int n, __global const int *prob, __global const int
                              __global real_t *xn)
 {
     int c = get_global_id(0), p;
-    real_t x[3], t;
+    real_t yc[3], wyc[3];
     if (c >= n) return;
     p = prob[c];
     if (!active[p] || accept[p]) return;
-    t = 1 / L[p];
-    x[0] = y[3 * c] - t * (wy[3 * c] + qe[3 * c]);
-    x[1] = y[3 * c + 1] - t * (wy[3 * c + 1] + qe[3 * c + 1]);
-    x[2] = y[3 * c + 2] - t * (wy[3 * c + 2] + qe[3 * c + 2]);
-    cone_project(mu[c], x);
-    cone_store3(xn + 3 * c, x);
+    cone_load3(y + 3 * c, yc);
+    cone_load3(wy + 3 * c, wyc);
+    apgd_contact_candidate(c, L[p], yc, wyc, qe, mu, xn);
 }
 
 /* Per-contact terms summed per problem: 0 d.(W xn - W y) with
  * d = xn - y, 1 |d|^2, 2 g.(xn - x) with g = W y + qe (restart test). */
 #define APGD_TERMS CONE_APGD_TERMS
+/* Contact c's terms (apgd_terms) with its W xn in private memory. */
+static inline void apgd_contact_terms(int c, __global const real_t *y, __global const real_t *wy,
+                                      __global const real_t *qe, __global const real_t *x,
+                                      __global const real_t *xn, const real_t *wxn, __global real_t *terms)
+{
+    int a = 3 * c;
+    real_t d0 = xn[a] - y[a], d1 = xn[a + 1] - y[a + 1], d2 = xn[a + 2] - y[a + 2];
+    terms[APGD_TERMS * c] = d0 * (wxn[0] - wy[a]) + d1 * (wxn[1] - wy[a + 1]) + d2 * (wxn[2] - wy[a + 2]);
+    terms[APGD_TERMS * c + 1] = d0 * d0 + d1 * d1 + d2 * d2;
+    terms[APGD_TERMS * c + 2] = (wy[a] + qe[a]) * (xn[a] - x[a]) + (wy[a + 1] + qe[a + 1]) * (xn[a + 1] - x[a + 1])
+                                + (wy[a + 2] + qe[a + 2]) * (xn[a + 2] - x[a + 2]);
+}
+
 __kernel void apgd_terms(int n, __global const real_t *y, __global const real_t *wy,
                          __global const real_t *qe, __global const real_t *x,
                          __global const real_t *xn, __global const real_t *wxn,
                          __global real_t *terms)
 {
     int c = get_global_id(0);
-    real_t t0 = 0, t1 = 0, t2 = 0;
+    real_t w[3];
     if (c >= n) return;
-    for (int a = 3 * c; a < 3 * c + 3; ++a) {
-        real_t d = xn[a] - y[a];
-        t0 += d * (wxn[a] - wy[a]);
-        t1 += d * d;
-        t2 += (wy[a] + qe[a]) * (xn[a] - x[a]);
-    }
-    terms[APGD_TERMS * c] = t0;
-    terms[APGD_TERMS * c + 1] = t1;
-    terms[APGD_TERMS * c + 2] = t2;
+    cone_load3(wxn + 3 * c, w);
+    apgd_contact_terms(c, y, wy, qe, x, xn, w, terms);
 }
 
 /* Sufficient decrease (cone_apgd_decrease_ok); otherwise L doubles and
@@ -69,7 +89,7 @@ __kernel void apgd_momentum(int nprob, __global const int *active, __global int 
     real_t th;
     if (p >= nprob || !active[p]) return;
     if (!accept[p]) {
-        beta[p] = -1;          /* marks a rejected step for apgd_update */
+        beta[p] = -1;          /* marks a rejected step for apgd_update_candidate */
         theta[p] = 1;
         return;
     }
@@ -80,28 +100,41 @@ __kernel void apgd_momentum(int nprob, __global const int *active, __global int 
     accept[p] = 0;
 }
 
-__kernel void apgd_update(int n, __global const int *prob, __global const int *active,
-                          __global const real_t *beta, __global real_t *x, __global real_t *wx,
-                          __global const real_t *xn, __global const real_t *wxn,
-                          __global real_t *y, __global real_t *wy)
+/* The vector update, then the next iteration's first candidate from the
+ * new y, wy and L (apgd_candidate's arithmetic). */
+__kernel void apgd_update_candidate(int n, __global const int *prob, __global const int *active,
+                                    __global const real_t *beta, __global const real_t *L,
+                                    __global const real_t *qe, __global const real_t *mu,
+                                    __global real_t *x, __global real_t *wx, __global real_t *xn,
+                                    __global const real_t *wxn, __global real_t *y, __global real_t *wy)
 {
     int c = get_global_id(0), p;
-    real_t b;
+    real_t b, yc[3], wyc[3];
     if (c >= n) return;
     p = prob[c];
     if (!active[p]) return;
     b = beta[p];
-    for (int a = 3 * c; a < 3 * c + 3; ++a) {
-        if (b < 0) {           /* rejected: restart from x */
-            y[a] = x[a];
-            wy[a] = wx[a];
-        } else {
-            y[a] = xn[a] + b * (xn[a] - x[a]);
-            wy[a] = wxn[a] + b * (wxn[a] - wx[a]);
-            x[a] = xn[a];
-            wx[a] = wxn[a];
-        }
+    if (b < 0) { /* rejected: restart from x */
+        cone_load3(x + 3 * c, yc);
+        cone_load3(wx + 3 * c, wyc);
+    } else {
+        real_t a[3], wa[3], o[3], wo[3];
+        cone_load3(xn + 3 * c, a);
+        cone_load3(wxn + 3 * c, wa);
+        cone_load3(x + 3 * c, o);
+        cone_load3(wx + 3 * c, wo);
+        yc[0] = a[0] + b * (a[0] - o[0]);
+        yc[1] = a[1] + b * (a[1] - o[1]);
+        yc[2] = a[2] + b * (a[2] - o[2]);
+        wyc[0] = wa[0] + b * (wa[0] - wo[0]);
+        wyc[1] = wa[1] + b * (wa[1] - wo[1]);
+        wyc[2] = wa[2] + b * (wa[2] - wo[2]);
+        cone_store3(x + 3 * c, a);
+        cone_store3(wx + 3 * c, wa);
     }
+    cone_store3(y + 3 * c, yc);
+    cone_store3(wy + 3 * c, wyc);
+    apgd_contact_candidate(c, L[p], yc, wyc, qe, mu, xn);
 }
 
 /* Coulomb as a sequence of cone QPs: q_eff = q + mu ||u_t|| e_n with u

@@ -113,6 +113,24 @@ __kernel void body_contact_apply(int n, __global const int *ca, __global const i
     cone_store3(w + 3 * c, u);
 }
 
+/* body_contact_apply on xn, w = (W + R) xn, and APGD's terms from it in
+ * the same pass (apgd_terms' arithmetic; built after apgd.cl). */
+__kernel void body_apply_apgd_terms(int n, __global const int *ca, __global const int *cb,
+                                    __global const real_t *frame, __global const real_t *arm,
+                                    __global const real_t *dv, __global const real_t *Rd,
+                                    __global const real_t *y, __global const real_t *wy,
+                                    __global const real_t *qe, __global const real_t *x,
+                                    __global const real_t *xn, __global real_t *wxn, __global real_t *terms)
+{
+    int c = get_global_id(0);
+    real_t xc[3], u[3];
+    if (c >= n) return;
+    cone_load3(xn + 3 * c, xc);
+    contact_velocity(c, ca, cb, frame, arm, dv, Rd, xc, 0, u);
+    cone_store3(wxn + 3 * c, u);
+    apgd_contact_terms(c, y, wy, qe, x, xn, u, terms);
+}
+
 /* Projected Jacobi in body form, with w = (W + R) r from dv = M^-1 J^T r
  * (body_gather) as body_contact_apply forms it and the step of
  * jacobi_step on it, in one pass: the same arithmetic, without writing w

@@ -532,8 +532,11 @@ static clcone_status apgd_bounds(dev_local *d, cl_mem *L, clcone_error *err)
 typedef struct dev_apgd_state {
     int coulomb;
     cl_mem xn, wxn, wx, qe, y, wy, th, terms, sums, acc;
+    /* k_terms: apgd_terms, or on the body form body_apply_apgd_terms (the
+     * W product's last pass and the terms); k_upd: apgd_update_candidate */
     cl_kernel k_cand, k_terms, k_acc, k_mom, k_upd, k_shift;
-    int *acc_h; /* the accept flags, read between tries */
+    int *acc_h;     /* the accept flags, read between tries */
+    int cand_ready; /* xn holds the first candidate (made by k_upd) */
 } dev_apgd_state;
 
 /* Whether a further backtracking try has work: some active problem's
@@ -562,16 +565,17 @@ static clcone_status apgd_step(dev_local *d, void *state, int it, clcone_error *
         int needed = 1;
         if (t > 0 && (s = apgd_try_needed(d, A, &needed, err))) return s;
         if (!needed) break;
-        if ((s = clcone_run(c, A->k_cand, (size_t)d->n, 0, "apgd_candidate", err))
-            || (s = dev_apply(d, A->xn, A->wxn, err))
-            || (s = clcone_run(c, A->k_terms, (size_t)d->n, 0, "apgd_terms", err))
+        if (((t > 0 || !A->cand_ready) && (s = clcone_run(c, A->k_cand, (size_t)d->n, 0, "apgd_candidate", err)))
+            || (d->nb ? (s = dev_body_dv(d, A->xn, err)) : (s = dev_apply(d, A->xn, A->wxn, err)))
+            || (s = clcone_run(c, A->k_terms, (size_t)d->n, 0, d->nb ? "body_apply_apgd_terms" : "apgd_terms", err))
             || (s = dev_reduce(d, A->terms, APGD_TERMS, A->sums, NULL, err))
             || (s = clcone_run(c, A->k_acc, (size_t)d->nprob, 0, "apgd_accept", err)))
             return s;
     }
     if ((s = clcone_run(c, A->k_mom, (size_t)d->nprob, 0, "apgd_momentum", err))
-        || (s = clcone_run(c, A->k_upd, (size_t)d->n, 0, "apgd_update", err)))
+        || (s = clcone_run(c, A->k_upd, (size_t)d->n, 0, "apgd_update_candidate", err)))
         return s;
+    A->cand_ready = 1;
     return CLCONE_OK;
 }
 
@@ -586,6 +590,7 @@ static clcone_status apgd_checked(dev_local *d, void *state, int it, clcone_erro
     double one = 1.0;
     float onef = 1.0f;
     if (!A->coulomb || !clcone_is_check_iteration(d->o, it)) return CLCONE_OK;
+    A->cand_ready = 0; /* the shift below moves y and q_eff */
     if ((s = SET_ARGS(A->k_shift, "desaxce_shift", err, KI(d->n), KM(d->prob), KM(d->active), KM(d->q), KM(d->mu),
                       KM(A->wx), KM(d->r), KM(A->qe), KM(A->y), KM(A->wy)))
         || (s = clcone_run(c, A->k_shift, (size_t)d->n, 0, "desaxce_shift", err)))
@@ -620,8 +625,9 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->n * c->real_size, &terms, err))
         || (s = clcone_buf_alloc(c, APGD_TERMS * (size_t)d->nprob * c->real_size, &sums, err))
         || (s = clcone_kernel(c, "apgd_candidate", &k_cand, err))
-        || (s = clcone_kernel(c, "apgd_terms", &k_terms, err)) || (s = clcone_kernel(c, "apgd_accept", &k_acc, err))
-        || (s = clcone_kernel(c, "apgd_momentum", &k_mom, err)) || (s = clcone_kernel(c, "apgd_update", &k_upd, err))
+        || (s = clcone_kernel(c, d->nb ? "body_apply_apgd_terms" : "apgd_terms", &k_terms, err))
+        || (s = clcone_kernel(c, "apgd_accept", &k_acc, err)) || (s = clcone_kernel(c, "apgd_momentum", &k_mom, err))
+        || (s = clcone_kernel(c, "apgd_update_candidate", &k_upd, err))
         || (s = clcone_kernel(c, "desaxce_shift", &k_shift, err)))
         goto out;
     /* x = r (projected by the caller), wx = W x, y = x, wy = wx */
@@ -641,17 +647,20 @@ static clcone_status dev_apgd(dev_local *d, clcone_error *err)
         goto out;
     if ((s = SET_ARGS(k_cand, "apgd_candidate", err, KI(d->n), KM(d->prob), KM(d->active), KM(acc), KM(L), KM(y),
                       KM(wy), KM(qe), KM(d->mu), KM(xn)))
-        || (s = SET_ARGS(k_terms, "apgd_terms", err, KI(d->n), KM(y), KM(wy), KM(qe), KM(d->r), KM(xn), KM(wxn),
-                         KM(terms)))
+        || (s = d->nb ? SET_ARGS(k_terms, "body_apply_apgd_terms", err, KI(d->n), KM(d->ca), KM(d->cb), KM(d->frame),
+                                 KM(d->arm), KM(d->dv), KM(d->Rd), KM(y), KM(wy), KM(qe), KM(d->r), KM(xn), KM(wxn),
+                                 KM(terms))
+                      : SET_ARGS(k_terms, "apgd_terms", err, KI(d->n), KM(y), KM(wy), KM(qe), KM(d->r), KM(xn),
+                                 KM(wxn), KM(terms)))
         || (s = SET_ARGS(k_acc, "apgd_accept", err, KI(d->nprob), KM(d->active), KM(acc), KM(L), KM(sums)))
         || (s = SET_ARGS(k_mom, "apgd_momentum", err, KI(d->nprob), KM(d->active), KM(acc), KM(th), KM(beta), KM(L),
                          KM(sums)))
-        || (s = SET_ARGS(k_upd, "apgd_update", err, KI(d->n), KM(d->prob), KM(d->active), KM(beta), KM(d->r), KM(wx),
-                         KM(xn), KM(wxn), KM(y), KM(wy))))
+        || (s = SET_ARGS(k_upd, "apgd_update_candidate", err, KI(d->n), KM(d->prob), KM(d->active), KM(beta), KM(L),
+                         KM(qe), KM(d->mu), KM(d->r), KM(wx), KM(xn), KM(wxn), KM(y), KM(wy))))
         goto out;
     {
         dev_apgd_state A = {coulomb, xn, wxn, wx, qe, y, wy, th, terms, sums, acc,
-                            k_cand, k_terms, k_acc, k_mom, k_upd, k_shift, zeros};
+                            k_cand, k_terms, k_acc, k_mom, k_upd, k_shift, zeros, 0};
         s = dev_iterate(d, apgd_step, apgd_checked, &A, err);
     }
 out:
