@@ -69,8 +69,8 @@ static void bench_pile_methods(bench *b, FILE *f)
                "Piles of spheres (`clcone_gen_pile`, spread 0.1, seed 1), model ccp, cold start (r = 0), tol 1e-4, "
                "error checked every iteration up to 100 and every 10 after, cap %.0f s per run; plan set-up "
                "and kernel compilation untimed (a 1-iteration run first). acgs = coloured Gauss-Seidel with "
-               "Nesterov momentum and gradient restart (kernels/local_solve.h). A method that hit the cap at "
-               "one size is not run at the larger ones.\n\n"
+               "Nesterov momentum, gradient and function restarts (kernels/local_solve.h). A method that hit "
+               "the cap at one size is not run at the larger ones.\n\n"
                "| device | precision | solver | contacts | status | iterations | error | time | time/iteration |\n"
                "|---|---|---|---|---|---|---|---|---|\n", cap);
     for (int si = 0; si < nsizes; ++si) {

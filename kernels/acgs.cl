@@ -62,9 +62,7 @@ __kernel void acgs_objective(int n, __global const real_t *q, __global const rea
     if (c >= n) return;
     cone_load3(x + 3 * c, a);
     cone_load3(q + 3 * c, b);
-    u[0] = w[3 * c] + b[0];
-    u[1] = w[3 * c + 1] + b[1];
-    u[2] = w[3 * c + 2] + b[2];
+    contact_u(c, w, b, u);
     terms[c] = cone_acgs_objective_term(a, u, b);
 }
 

@@ -99,18 +99,27 @@ __kernel void body_gather(int nb, __global const int *ptr, __global const int *b
 }
 
 /* w_c = J_a dv_a - J_b dv_b + R_c x_c: with dv = M^-1 J^T x this is
- * w = (W + R) x, R the soft model's diagonal regulariser (0 otherwise). */
+ * w = (W + R) x, R the soft model's diagonal regulariser (0 otherwise);
+ * also left in u. */
+static inline __attribute__((always_inline)) void contact_apply(int c, __global const int *ca, __global const int *cb,
+                             __global const real_t *frame, __global const real_t *arm,
+                             __global const real_t *dv, __global const real_t *Rd,
+                             __global const real_t *x, __global real_t *w, real_t *u)
+{
+    real_t xc[3];
+    cone_load3(x + 3 * c, xc);
+    contact_velocity(c, ca, cb, frame, arm, dv, Rd, xc, 0, u);
+    cone_store3(w + 3 * c, u);
+}
+
 __kernel void body_contact_apply(int n, __global const int *ca, __global const int *cb,
                                  __global const real_t *frame, __global const real_t *arm,
                                  __global const real_t *dv, __global const real_t *Rd,
                                  __global const real_t *x, __global real_t *w)
 {
     int c = get_global_id(0);
-    real_t xc[3], u[3];
-    if (c >= n) return;
-    cone_load3(x + 3 * c, xc);
-    contact_velocity(c, ca, cb, frame, arm, dv, Rd, xc, 0, u);
-    cone_store3(w + 3 * c, u);
+    real_t u[3];
+    if (c < n) contact_apply(c, ca, cb, frame, arm, dv, Rd, x, w, u);
 }
 
 /* body_contact_apply on xn, w = (W + R) xn, and APGD's terms from it in
@@ -123,11 +132,9 @@ __kernel void body_apply_apgd_terms(int n, __global const int *ca, __global cons
                                     __global const real_t *xn, __global real_t *wxn, __global real_t *terms)
 {
     int c = get_global_id(0);
-    real_t xc[3], u[3];
+    real_t u[3];
     if (c >= n) return;
-    cone_load3(xn + 3 * c, xc);
-    contact_velocity(c, ca, cb, frame, arm, dv, Rd, xc, 0, u);
-    cone_store3(wxn + 3 * c, u);
+    contact_apply(c, ca, cb, frame, arm, dv, Rd, xn, wxn, u);
     apgd_contact_terms(c, y, wy, qe, x, xn, u, terms);
 }
 

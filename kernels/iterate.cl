@@ -2,6 +2,14 @@
  * matvec_local; body form: body_gather + body_contact_apply), so Jacobi
  * and the error measure are written once for both. */
 
+/* u = w + q of contact c, q_c given in private memory. */
+static inline void contact_u(int c, __global const real_t *w, const real_t *qc, real_t *u)
+{
+    u[0] = w[3 * c] + qc[0];
+    u[1] = w[3 * c + 1] + qc[1];
+    u[2] = w[3 * c + 2] + qc[2];
+}
+
 /* One projected Jacobi step: rn_c = P(r_c - omega_c (u_c + shift e_n))
  * with u = w + q; frozen (converged) problems keep r. */
 __kernel void jacobi_step(int n, __global const real_t *q, __global const real_t *mu,
@@ -11,13 +19,12 @@ __kernel void jacobi_step(int n, __global const real_t *q, __global const real_t
                           int model, int facets, int inner)
 {
     int c = get_global_id(0);
-    real_t x[3], u[3];
+    real_t x[3], u[3], qc[3];
     if (c >= n) return;
     cone_load3(r + 3 * c, x);
     if (active[prob[c]]) {
-        u[0] = w[3 * c] + q[3 * c];
-        u[1] = w[3 * c + 1] + q[3 * c + 1];
-        u[2] = w[3 * c + 2] + q[3 * c + 2];
+        cone_load3(q + 3 * c, qc);
+        contact_u(c, w, qc, u);
         cone_projected_step(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c],
                             omega[c], x, u);
     }
@@ -36,9 +43,7 @@ __kernel void residual_terms(int n, __global const real_t *q, __global const rea
     if (c >= n) return;
     cone_load3(r + 3 * c, x);
     cone_load3(q + 3 * c, qc);
-    u[0] = w[3 * c] + qc[0];
-    u[1] = w[3 * c + 1] + qc[1];
-    u[2] = w[3 * c + 2] + qc[2];
+    contact_u(c, w, qc, u);
     qq = qc[0] * qc[0] + qc[1] * qc[1] + qc[2] * qc[2];
     rr = x[0] * x[0] + x[1] * x[1] + x[2] * x[2];
     uu = u[0] * u[0] + u[1] * u[1] + u[2] * u[2];
