@@ -284,13 +284,18 @@ START_TEST(long_solve_shows_progress)
 END_TEST
 
 /* The demo's last line is the device run's and its exit code follows it:
- * solves stopped at their 300-iteration cap are maxiter, exit 1, and say
- * so. */
+ * on a small pile every step converges within the default cap (1000
+ * iterations a step): converged, exit 0; with a cap of 5, maxiter, exit 1,
+ * and it says so. The line's error is the largest step error. */
 START_TEST(demo_reports_the_device_run)
 {
     double err = -1, largest = -2;
     const char *p;
-    ck_assert_int_eq(run_cli(NULL, "demo --n 200 --steps 2 --png /tmp/clcone-test-demo.png"), 1);
+    ck_assert_int_eq(run_cli(NULL, "demo --n 200 --steps 2 --png /tmp/clcone-test-demo.png"), 0);
+    assert_last_line_format();
+    ck_assert_msg(strncmp(last_line(), "status=converged", 16) == 0, "%s", last_line());
+    ck_assert(strstr(out_buf, "iteration cap") == NULL);
+    ck_assert_int_eq(run_cli(NULL, "demo --n 200 --steps 2 --max-iter 5 --png /tmp/clcone-test-demo.png"), 1);
     assert_last_line_format();
     ck_assert_msg(strncmp(last_line(), "status=maxiter", 14) == 0, "%s", last_line());
     ck_assert(strstr(out_buf, "iteration cap") != NULL);
