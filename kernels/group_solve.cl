@@ -15,8 +15,11 @@
  * cost a pass over the items) without changing a result, and the sums
  * are those of residual_terms + reduce_rows.
  *
- * The iterate lives in global memory (no size limit); barriers with
- * CLK_GLOBAL_MEM_FENCE order a work-group's own accesses, and no two
+ * The iterate lives in global memory (no size limit) and the sums in
+ * local memory; lanes read what other lanes wrote in both, so every
+ * barrier here fences both (group_barrier): in OpenCL 1.2 a barrier with
+ * CLK_LOCAL_MEM_FENCE alone does not order global accesses, and a GPU
+ * then lets one lane read an iterate another is still writing. No two
  * work-groups touch the same contacts. A launch runs at most `budget`
  * iterations; state[2p] (iterations done) and state[2p + 1] (CONE_GROUP_*
  * status) carry a problem from one launch to the next, so the host can
@@ -27,6 +30,7 @@
  * nothing but its start. Built after local_form.cl. */
 
 #define GROUP_JACOBI 0
+#define group_barrier() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 #define GROUP_CGS 1
 #define GROUP_ACGS 2
 
@@ -36,12 +40,12 @@
  * what a barrier costs on a CPU device. */
 static void group_tree(__local real_t *sums, int K)
 {
-    barrier(CLK_LOCAL_MEM_FENCE);
+    group_barrier();
     if (get_local_id(0) == 0)
         for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2)
             for (int l = 0; l < w; ++l)
                 for (int k = 0; k < K; ++k) sums[K * l + k] += sums[K * (l + w) + k];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    group_barrier();
 }
 
 /* Error of problem [c0, c1) at r into err_out, and whether it stops; the
@@ -87,7 +91,7 @@ static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
                    : it >= max_iter ? CONE_GROUP_MAXITER
                                     : CONE_GROUP_RUNNING;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    group_barrier();
     return *verdict;
 }
 
@@ -105,7 +109,7 @@ static inline __attribute__((always_inline)) void group_sweep(int p, int it, __g
     for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
         for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl)
             local_gs_contact(row_ptr, col, W, diag, q, mu, omega, r, order[i], model, facets, inner, it);
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        group_barrier();
     }
 }
 
@@ -141,7 +145,7 @@ static void group_acgs_reset(int c0, int c1, __global const real_t *mu, __global
         cone_acgs_extrapolate(mu[c], 0, a, a, v);
         for (int k = 0; k < 3; ++k) y[3 * c + k] = v[k];
     }
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    group_barrier();
 }
 
 /* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2, and theta and the
@@ -168,7 +172,7 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
     if (status != CONE_GROUP_RUNNING) return;
     if (solver == GROUP_ACGS && it == 0) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r2[i] = r[i];
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        group_barrier();
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
     while (it < it_end) {
@@ -189,19 +193,19 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             t = src;
             src = dst;
             dst = t;
-            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_barrier();
         } else if (solver == GROUP_CGS) {
             group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, src, model,
                         facets, inner);
         } else {
             real_t b;
             for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r3[i] = r2[i];
-            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_barrier();
             group_sweep(p, it, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, r3, model,
                         facets, inner);
             group_acgs_sum(c0, c1, r2, r3, r, sums);
             b = cone_apgd_momentum(&th, sums[0]);
-            barrier(CLK_LOCAL_MEM_FENCE); /* sums are rewritten by the check */
+            group_barrier(); /* sums are rewritten by the check */
             for (int c = c0 + l; c < c1; c += nl) {
                 real_t a[3], o[3], v[3];
                 for (int k = 0; k < 3; ++k) {
@@ -214,7 +218,7 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
                     r2[3 * c + k] = v[k];
                 }
             }
-            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_barrier();
         }
         if (cone_is_check(it, check_every, max_iter)) {
             status = group_check(solver == GROUP_ACGS ? 5 : 4, c0, c1, it, max_iter, tol, row_ptr, col, W, q,
@@ -280,7 +284,7 @@ static void group_desaxce(int c0, int c1, __global const real_t *q, __global con
             wy[3 * c + a] = wx[3 * c + a];
         }
     }
-    barrier(CLK_GLOBAL_MEM_FENCE);
+    group_barrier();
 }
 
 /* APGD (host/ref/apgd.c) with one work-group per problem: the same
@@ -316,7 +320,7 @@ __kernel void group_apgd_local(__global const int *prob_off, __global const int 
                 qe[3 * c + a] = q[3 * c + a];
             }
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        group_barrier();
         if (coulomb) group_desaxce(c0, c1, q, mu, x, wx, qe, y, wy);
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
@@ -331,17 +335,17 @@ __kernel void group_apgd_local(__global const int *prob_off, __global const int 
                 cone_project(mu[c], v);
                 for (int a = 0; a < 3; ++a) xn[3 * c + a] = v[a];
             }
-            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_barrier();
             for (int c = c0 + l; c < c1; c += nl) {
                 real_t w[3] = {0, 0, 0};
                 row_product(row_ptr, col, W, xn, c, 0, w);
                 for (int a = 0; a < 3; ++a) wxn[3 * c + a] = w[a];
             }
-            barrier(CLK_GLOBAL_MEM_FENCE);
+            group_barrier();
             group_apgd_terms(c0, c1, y, wy, qe, x, xn, wxn, sums);
             if (cone_apgd_decrease_ok(sums[0], sums[1], Lp)) accepted = 1;
             else Lp *= 2;
-            barrier(CLK_LOCAL_MEM_FENCE); /* sums are rewritten by the next try */
+            group_barrier(); /* sums are rewritten by the next try */
         }
         if (accepted) {
             real_t b = cone_apgd_momentum(&th, sums[2]);
@@ -360,7 +364,7 @@ __kernel void group_apgd_local(__global const int *prob_off, __global const int 
             }
             th = 1;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        group_barrier();
         if (cone_is_check(it, check_every, max_iter)) {
             status = group_check(4, c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, model, 0, 0, sums,
                                  &verdict, error + p);

@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REDUCE_WG CONE_REDUCE_WG
 
 /* Buffers the whole-problem kernels keep besides their states. */
 #define GROUP_BUFFERS 8
@@ -172,11 +171,8 @@ static clcone_status dev_begin(dev_local *d, const double *r0, clcone_result *re
 static clcone_status dev_reduce(dev_local *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err)
 {
-    clcone_status s;
-    if ((s = SET_ARGS(d->k_reduce, "reduce_rows", err, KI(d->nprob), KM(d->prob_off), KI(K), KM(terms),
-                      KM(sums), KLOCAL((size_t)REDUCE_WG * (size_t)K * d->c->real_size)))
-        || (s = clcone_run(d->c, d->k_reduce, (size_t)d->nprob * REDUCE_WG, REDUCE_WG, "reduce_rows", err)))
-        return s;
+    clcone_status s = clcone_reduce_rows(d->c, d->k_reduce, d->nprob, d->prob_off, K, terms, sums, err);
+    if (s) return s;
     return host ? clcone_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
 }
 
@@ -752,7 +748,7 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
     /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
      * runs a work-group's items one after another, where every barrier
      * costs a pass over them, so one item per problem does the least */
-    size_t lanes = !c->info.is_gpu ? 1 : CONE_REDUCE_WG < c->max_wg ? CONE_REDUCE_WG : c->max_wg;
+    size_t lanes;
     size_t m = 3 * (size_t)d->n;
     int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
     void *errs_dev = clcone_calloc((size_t)np, c->real_size, err, "problem errors");
@@ -761,6 +757,7 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
     cl_uint nargs = 0;
     cl_int e;
     if (!state || !errs || !errs_dev) goto out;
+    if ((s = clcone_kernel_lanes(c, k, name, c->info.is_gpu ? CONE_REDUCE_WG : 1, &lanes, err))) goto out;
     e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     if (e != CL_SUCCESS || nargs < 2) {
         s = clcone_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");

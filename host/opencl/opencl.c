@@ -1,6 +1,7 @@
 /* OpenCL devices, contexts, buffers and the program cache. */
 #define _POSIX_C_SOURCE 200809L
 #include "opencl/opencl.h"
+#include "schedule.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -253,6 +254,8 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     if (clGetDeviceInfo(c->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof c->max_wg, &c->max_wg, NULL) != CL_SUCCESS
         || c->max_wg == 0)
         c->max_wg = 1;
+    if (clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL) != CL_SUCCESS)
+        c->local_mem = 0;
     if (prec == CLCONE_DOUBLE && !c->info.fp64) {
         s = clcone_fail(err, CLCONE_ENOTSUP,
                         "device '%s' has no cl_khr_fp64: double precision is not available there "
@@ -694,17 +697,52 @@ clcone_status clcone_kernel(clcone_context *c, const char *name, cl_kernel *k, c
     return CLCONE_OK;
 }
 
+clcone_status clcone_kernel_lanes(clcone_context *c, cl_kernel k, const char *name, size_t want,
+                                  size_t *lanes, clcone_error *err)
+{
+    size_t most = 0;
+    cl_ulong local = 0;
+    cl_int e = clGetKernelWorkGroupInfo(k, c->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL);
+    if (e == CL_SUCCESS)
+        e = clGetKernelWorkGroupInfo(k, c->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, NULL);
+    if (e != CL_SUCCESS) {
+        char what[160];
+        snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
+        return clcone_cl_fail(err, e, what);
+    }
+    if (c->local_mem && local > c->local_mem)
+        return clcone_fail(err, CLCONE_EDEVICE,
+                           "OpenCL: kernel %s needs %llu bytes of local memory; '%s' has %llu", name,
+                           (unsigned long long)local, c->info.name, (unsigned long long)c->local_mem);
+    if (most > c->max_wg) most = c->max_wg;
+    *lanes = want < most ? want : most ? most : 1;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_mem prob_off, int K,
+                                 cl_mem vals, cl_mem out, clcone_error *err)
+{
+    size_t lanes;
+    clcone_status s;
+    if ((s = SET_ARGS(k, "reduce_rows", err, KI(nprob), KM(prob_off), KI(K), KM(vals), KM(out),
+                      KLOCAL((size_t)CONE_REDUCE_WG * (size_t)K * c->real_size)))
+        || (s = clcone_kernel_lanes(c, k, "reduce_rows", CONE_REDUCE_WG, &lanes, err)))
+        return s;
+    return clcone_run(c, k, (size_t)nprob * lanes, lanes, "reduce_rows", err);
+}
+
 clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global, size_t local,
                          const char *name, clcone_error *err)
 {
     cl_int e;
     size_t g;
+    clcone_status s;
     if (global == 0) return CLCONE_OK;
     /* a size of our choosing rather than the runtime's, which may vary
      * with the global size: a device that compiles per work-group size
      * at the first launch (POCL) then does it once per kernel, in the
      * warm-up of a plan, not in a later solve */
-    if (!local) local = CLCONE_DEFAULT_WG < c->max_wg ? CLCONE_DEFAULT_WG : c->max_wg;
+    if (!local && (s = clcone_kernel_lanes(c, k, name, CLCONE_DEFAULT_WG, &local, err))) return s;
     g = (global + local - 1) / local * local;
     e = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &g, &local, 0, NULL, NULL);
     if (e != CL_SUCCESS) {

@@ -19,6 +19,7 @@ struct clcone_context {
     char cache_path[4096];        /* program binary cache entry */
     int cache_hit;                /* the program came from the cache */
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+    cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
 };
 
 /* Work-group size of launches that do not need a particular one. */
@@ -78,12 +79,26 @@ clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *
     clcone_set_args(k, name, (int)(sizeof((karg[]){__VA_ARGS__}) / sizeof(karg)), \
                     (karg[]){__VA_ARGS__}, err)
 
+/* Per-problem sums of K-value rows (kernels/reduce.cl) with kernel k:
+ * work-group g sums rows prob_off[g] .. prob_off[g + 1] - 1 of vals into
+ * out[K g .. K g + K), the same bits whatever lanes the device allows. */
+clcone_status clcone_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_mem prob_off, int K,
+                                 cl_mem vals, cl_mem out, clcone_error *err);
+
 /* Creates a kernel by name from the context's program. */
 clcone_status clcone_kernel(clcone_context *c, const char *name,
                             cl_kernel *k, clcone_error *err);
+/* Work-group size for kernel k whose arguments are set: `want`, or the
+ * largest the kernel takes on this device when that is smaller
+ * (CL_KERNEL_WORK_GROUP_SIZE: a GPU lowers it for a kernel that needs
+ * many registers). Fails, naming the kernel and the sizes, when the
+ * local memory the kernel needs (its own __local arrays and __local
+ * arguments) exceeds the device's. */
+clcone_status clcone_kernel_lanes(clcone_context *c, cl_kernel k, const char *name, size_t want,
+                                  size_t *lanes, clcone_error *err);
 /* Enqueues a 1-D kernel over `global` items (rounded up to the local
  * size; kernels guard their index). local = 0: CLCONE_DEFAULT_WG, or the
- * device's largest size when that is smaller. */
+ * kernel's largest size (clcone_kernel_lanes) when that is smaller. */
 clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global,
                          size_t local, const char *name, clcone_error *err);
 

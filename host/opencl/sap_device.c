@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define REDUCE_WG CONE_REDUCE_WG
 #define BODY_TERMS_MAX 5  /* widest per-body row reduced */
 
 /* A real_t scalar argument in the context's precision. */
@@ -90,12 +89,8 @@ static void dev_sap_close(dev_sap *d)
 static clcone_status dev_sum(dev_sap *d, cl_mem off, int K, cl_mem vals, cl_mem out, double *host,
                              clcone_error *err)
 {
-    int one = 1;
-    clcone_status s;
-    if ((s = SET_ARGS(d->k[K_RED], "reduce_rows", err, KI(one), KM(off), KI(K), KM(vals), KM(out),
-                      KLOCAL((size_t)REDUCE_WG * (size_t)K * d->c->real_size)))
-        || (s = clcone_run(d->c, d->k[K_RED], REDUCE_WG, REDUCE_WG, "reduce_rows", err)))
-        return s;
+    clcone_status s = clcone_reduce_rows(d->c, d->k[K_RED], 1, off, K, vals, out, err);
+    if (s) return s;
     return host ? clcone_read_reals(d->c, out, host, (size_t)K, err) : CLCONE_OK;
 }
 
