@@ -41,19 +41,6 @@ __kernel void apgd_candidate(int n, __global const int *prob, __global const int
 /* Per-contact terms summed per problem: 0 d.(W xn - W y) with
  * d = xn - y, 1 |d|^2, 2 g.(xn - x) with g = W y + qe (restart test). */
 #define APGD_TERMS CONE_APGD_TERMS
-/* Contact c's terms (apgd_terms) with its W xn in private memory. */
-static inline void apgd_contact_terms(int c, __global const real_t *y, __global const real_t *wy,
-                                      __global const real_t *qe, __global const real_t *x,
-                                      __global const real_t *xn, const real_t *wxn, __global real_t *terms)
-{
-    int a = 3 * c;
-    real_t d0 = xn[a] - y[a], d1 = xn[a + 1] - y[a + 1], d2 = xn[a + 2] - y[a + 2];
-    terms[APGD_TERMS * c] = d0 * (wxn[0] - wy[a]) + d1 * (wxn[1] - wy[a + 1]) + d2 * (wxn[2] - wy[a + 2]);
-    terms[APGD_TERMS * c + 1] = d0 * d0 + d1 * d1 + d2 * d2;
-    terms[APGD_TERMS * c + 2] = (wy[a] + qe[a]) * (xn[a] - x[a]) + (wy[a + 1] + qe[a + 1]) * (xn[a + 1] - x[a + 1])
-                                + (wy[a + 2] + qe[a + 2]) * (xn[a + 2] - x[a + 2]);
-}
-
 __kernel void apgd_terms(int n, __global const real_t *y, __global const real_t *wy,
                          __global const real_t *qe, __global const real_t *x,
                          __global const real_t *xn, __global const real_t *wxn,

@@ -123,7 +123,7 @@ __kernel void body_contact_apply(int n, __global const int *ca, __global const i
 }
 
 /* body_contact_apply on xn, w = (W + R) xn, and APGD's terms from it in
- * the same pass (apgd_terms' arithmetic; built after apgd.cl). */
+ * the same pass (apgd_terms' arithmetic, apgd_contact_terms in contact.h). */
 __kernel void body_apply_apgd_terms(int n, __global const int *ca, __global const int *cb,
                                     __global const real_t *frame, __global const real_t *arm,
                                     __global const real_t *dv, __global const real_t *Rd,

@@ -27,7 +27,7 @@
  * kernels are max_iter, check_every, tol, restart and budget, in that
  * order: the host sets them per solve and per launch; restart (first
  * launch of a solve) starts every problem afresh, so a solve uploads
- * nothing but its start. Built after local_form.cl. */
+ * nothing but its start. */
 
 #define GROUP_JACOBI 0
 #define group_barrier() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)

@@ -2,14 +2,6 @@
  * matvec_local; body form: body_gather + body_contact_apply), so Jacobi
  * and the error measure are written once for both. */
 
-/* u = w + q of contact c, q_c given in private memory. */
-static inline void contact_u(int c, __global const real_t *w, const real_t *qc, real_t *u)
-{
-    u[0] = w[3 * c] + qc[0];
-    u[1] = w[3 * c + 1] + qc[1];
-    u[2] = w[3 * c + 2] + qc[2];
-}
-
 /* One projected Jacobi step: rn_c = P(r_c - omega_c (u_c + shift e_n))
  * with u = w + q; frozen (converged) problems keep r. */
 __kernel void jacobi_step(int n, __global const real_t *q, __global const real_t *mu,

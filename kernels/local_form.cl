@@ -1,42 +1,9 @@
 /* Local-form kernels: W in block-CSR (3x3 row-major blocks), one work
- * item per contact. Built after cone.h and local_solve.h.
+ * item per contact.
  *
  * Batches: prob[c] is contact c's problem; active[p] == 0 freezes a
  * problem that has converged, so every problem runs exactly the
  * iterations it would run alone. */
-
-/* acc += W_c,* x over block row c, skipping the diagonal block when
- * skip_diag (Gauss-Seidel right-hand sides). */
-static inline void row_product(__global const int *row_ptr, __global const int *col,
-                               __global const real_t *W, __global const real_t *x,
-                               int c, int skip_diag, real_t *acc)
-{
-    for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
-        int d = col[k];
-        __global const real_t *B = W + 9 * k;
-        real_t x0, x1, x2;
-        if (skip_diag && d == c) continue;
-        x0 = x[3 * d]; x1 = x[3 * d + 1]; x2 = x[3 * d + 2];
-        cone_block_add(B, x0, x1, x2, acc);
-    }
-}
-
-/* The Gauss-Seidel update of contact c in r, from the current values of
- * every other contact of its block row (cgs_local, group_solve_local). */
-static inline void local_gs_contact(__global const int *row_ptr, __global const int *col,
-                                    __global const real_t *W, __global const int *diag,
-                                    __global const real_t *q, __global const real_t *mu,
-                                    __global const real_t *omega, __global real_t *r, int c,
-                                    int model, int facets, int inner, int sweep)
-{
-    real_t D[9], b[3], x[3];
-    cone_load9(W + 9 * diag[c], D);
-    cone_load3(q + 3 * c, b);
-    row_product(row_ptr, col, W, r, c, 1, b);
-    cone_load3(r + 3 * c, x);
-    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
-    cone_store3(r + 3 * c, x);
-}
 
 /* w = W x (no q): the local form's operator. */
 __kernel void matvec_local(int n, __global const int *row_ptr, __global const int *col,

@@ -330,7 +330,7 @@ START_TEST(stale_cache_entry_never_used)
     struct stat st;
     ck_assert_ptr_nonnull(mkdtemp(dir));
     setenv("CLCONE_CACHE_DIR", dir, 1);
-    c = test_context(CLCONE_FLOAT);           /* first build: miss, entry written */
+    c = test_context_built(CLCONE_FLOAT);           /* first build: miss, entry written */
     ck_assert_int_eq(c->cache_hit, 0);
     ck_assert_int_eq(stat(c->cache_path, &st), 0);
     clcone_build_options(c, opts, sizeof opts);
@@ -340,7 +340,7 @@ START_TEST(stale_cache_entry_never_used)
     clcone_cache_key(c, "-DOTHER", "source A", key2);
     ck_assert_str_ne(key1, key2);
     clcone_context_free(c);
-    c = test_context(CLCONE_FLOAT);           /* second: hit */
+    c = test_context_built(CLCONE_FLOAT);           /* second: hit */
     ck_assert_int_eq(c->cache_hit, 1);
     /* damage the entry: same name, wrong content */
     f = fopen(c->cache_path, "wb");
@@ -348,7 +348,7 @@ START_TEST(stale_cache_entry_never_used)
     fputs("CLCONE-PROGRAM-CACHE-1\nnot the key and not a binary", f);
     fclose(f);
     clcone_context_free(c);
-    c = test_context(CLCONE_FLOAT);           /* stale: rebuilt from source */
+    c = test_context_built(CLCONE_FLOAT);           /* stale: rebuilt from source */
     ck_assert_int_eq(c->cache_hit, 0);
     {
         clcone_problem p;
@@ -362,7 +362,7 @@ START_TEST(stale_cache_entry_never_used)
         clcone_problem_free(&p);
     }
     clcone_context_free(c);
-    c = test_context(CLCONE_FLOAT);           /* and the replaced entry serves again */
+    c = test_context_built(CLCONE_FLOAT);           /* and the replaced entry serves again */
     ck_assert_int_eq(c->cache_hit, 1);
     unlink(c->cache_path);
     clcone_context_free(c);

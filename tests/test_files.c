@@ -39,7 +39,7 @@ START_TEST(cache_damaged_binary_rebuilt)
     int fd;
     unsigned char b;
     use_fresh_cache();
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     ck_assert_int_eq(c->cache_hit, 0);
     snprintf(entry, sizeof entry, "%s", c->cache_path);
     clcone_context_free(c);
@@ -50,10 +50,10 @@ START_TEST(cache_damaged_binary_rebuilt)
     b ^= 0x5a;
     ck_assert_int_eq(pwrite(fd, &b, 1, st.st_size / 2), 1);
     close(fd);
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     ck_assert_int_eq(c->cache_hit, 0);
     clcone_context_free(c);
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     ck_assert_int_eq(c->cache_hit, 1);
     clcone_context_free(c);
     drop_cache(entry);
@@ -68,12 +68,12 @@ START_TEST(cache_fifo_entry_replaced)
     char entry[4096];
     struct stat st;
     use_fresh_cache();
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     snprintf(entry, sizeof entry, "%s", c->cache_path);
     clcone_context_free(c);
     ck_assert_int_eq(unlink(entry), 0);
     ck_assert_int_eq(mkfifo(entry, 0600), 0);
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     ck_assert_int_eq(c->cache_hit, 0);
     clcone_context_free(c);
     ck_assert_int_eq(stat(entry, &st), 0);
@@ -94,7 +94,7 @@ static void one_contact(clcone_problem *p, double w, double qn, double mu)
 
 static void assert_float_refuses(const clcone_problem *p, const char *needle)
 {
-    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_context *c = test_context_built(CLCONE_FLOAT);
     clcone_options o;
     clcone_result res;
     clcone_error e = {0};

@@ -12,6 +12,7 @@
 
 #include "clcone.h"
 #include "cli/shared_problems.h"
+#include "opencl/opencl.h"
 
 /* Directory of the shared Siconos problems: $CLCONE_PROBLEMS, else
  * ../shared/problems relative to the repository root (tests run there). */
@@ -69,6 +70,19 @@ static inline clcone_context *test_context(clcone_precision prec)
     clcone_context *c = NULL;
     clcone_error e;
     ck_assert_msg(clcone_context_create(NULL, prec, &c, &e) == CLCONE_OK, "%s", e.msg);
+    return c;
+}
+
+/* The default device with one kernel program built (reduce.cl's): a
+ * context builds each program at the first of its kernels, so the cache
+ * tests make it build one. */
+static inline clcone_context *test_context_built(clcone_precision prec)
+{
+    clcone_context *c = test_context(prec);
+    cl_kernel k = NULL;
+    clcone_error e;
+    ck_assert_msg(clcone_kernel(c, "reduce_rows", &k, &e) == CLCONE_OK, "%s", e.msg);
+    clReleaseKernel(k);
     return c;
 }
 

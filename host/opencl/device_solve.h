@@ -38,6 +38,10 @@ typedef struct clcone_dev_counts {
 clcone_dev_counts clcone_dev_plan_counts(const clcone_dev_plan *pl);
 void clcone_dev_plan_free(clcone_dev_plan *pl);
 
+/* Builds the programs of SAP's kernels (a SAP solve has no plan of its
+ * own), so that a plan made for SAP compiles before its solves are timed. */
+clcone_status clcone_sap_device_prepare(clcone_context *ctx, clcone_error *err);
+
 /* SAP on the device: runs clcone_sap_newton on ctx from v0 (6 per body)
  * and returns gamma in r and, when v is non-NULL, the final velocities. */
 clcone_status clcone_sap_device(clcone_context *ctx, const clcone_sap_setup *S, const double *v0,

@@ -21,6 +21,7 @@
 extern const char clcone_src_cone_h[];
 extern const char clcone_src_local_solve_h[];
 extern const char clcone_src_schedule_h[];
+extern const char clcone_src_contact_h[];
 extern const char clcone_src_group_solve_cl[];
 extern const char clcone_src_reduce_cl[];
 extern const char clcone_src_local_form_cl[];
@@ -31,6 +32,36 @@ extern const char clcone_src_body_form_cl[];
 extern const char clcone_src_jacobian_h[];
 extern const char clcone_src_sap_math_h[];
 extern const char clcone_src_sap_cl[];
+
+/* The programs, one per .cl file: each is built from the shared headers
+ * (the cone math, the one-contact updates, the schedule constants and
+ * the per-contact helpers of contact.h) and its own file, plus SAP's
+ * math for sap.cl. A program is built the first time one of its kernels
+ * is asked for (clcone_kernel), so a run compiles only what it launches:
+ * on POCL, storing a program in the cache compiles every kernel in it. A
+ * kernel belongs to the program whose file declares it as `__kernel void
+ * NAME(`. */
+#define PROGRAM_PARTS_MAX 6
+static const struct program_def {
+    const char *name;
+    const char *parts[PROGRAM_PARTS_MAX]; /* the last one declares the kernels */
+} PROGRAMS[CLCONE_NPROGRAMS] = {
+    {"reduce", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_reduce_cl}},
+    {"iterate", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+                 clcone_src_iterate_cl}},
+    {"local_form", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+                    clcone_src_local_form_cl}},
+    {"group_solve", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+                     clcone_src_group_solve_cl}},
+    {"apgd", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+              clcone_src_apgd_cl}},
+    {"acgs", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+              clcone_src_acgs_cl}},
+    {"body_form", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
+                   clcone_src_body_form_cl}},
+    {"sap", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_jacobian_h,
+             clcone_src_sap_math_h, clcone_src_sap_cl}},
+};
 
 #define NO_PLATFORM_HELP                                                                  \
     "no OpenCL platform found. Install an OpenCL driver: on Debian/Ubuntu "               \
@@ -212,8 +243,6 @@ static int all_digits(const char *s)
     return 1;
 }
 
-static clcone_status build_program(clcone_context *c, clcone_error *err);
-
 clcone_status clcone_context_create(const char *spec, clcone_precision prec,
                                     clcone_context **out, clcone_error *err)
 {
@@ -274,10 +303,6 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
         free(c);
         return clcone_cl_fail(err, e, "clCreateCommandQueue");
     }
-    if ((s = build_program(c, err))) {
-        clcone_context_free(c);
-        return s;
-    }
     *out = c;
     return CLCONE_OK;
 }
@@ -285,7 +310,8 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
 void clcone_context_free(clcone_context *c)
 {
     if (!c) return;
-    if (c->program) clReleaseProgram(c->program);
+    for (int i = 0; i < CLCONE_NPROGRAMS; ++i)
+        if (c->programs[i]) clReleaseProgram(c->programs[i]);
     if (c->queue) clReleaseCommandQueue(c->queue);
     if (c->ctx) clReleaseContext(c->ctx);
     free(c);
@@ -470,7 +496,9 @@ static clcone_status build_log_fail(clcone_context *c, cl_program prog, cl_int e
         free(full);
     }
     log[sizeof log - 1] = 0;
-    return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: kernel build failed on '%s': %s (%d); build log:\n%s",
+    return clcone_fail(err, CLCONE_EDEVICE,
+                       "OpenCL: building program '%s'%s failed on '%s': %s (%d); build log:\n%s",
+                       c->building ? c->building : "(given source)", c->building ? " (kernels/*.cl)" : "",
                        c->info.name, clcone_cl_error_name(e), (int)e, log);
 }
 
@@ -506,6 +534,7 @@ clcone_status clcone_build_source(clcone_context *c, const char *source, const c
             prog = NULL;
         }
     }
+    if (c->on_compile && c->building) c->on_compile(c->on_compile_user, c->building, c->info.name);
     prog = clCreateProgramWithSource(c->ctx, 1, &source, &srclen, &e);
     if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clCreateProgramWithSource");
     e = clBuildProgram(prog, 1, &c->device, options, NULL, NULL);
@@ -527,21 +556,41 @@ void clcone_build_options(const clcone_context *c, char *buf, size_t len)
     snprintf(buf, len, "-DCLCONE_OPENCL%s -cl-std=CL1.2", c->prec == CLCONE_DOUBLE ? " -DCLCONE_DOUBLE" : "");
 }
 
-static clcone_status build_program(clcone_context *c, clcone_error *err)
+void clcone_context_on_compile(clcone_context *c, clcone_compile_notice fn, void *user)
 {
-    const char *parts[] = {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_reduce_cl,
-                           clcone_src_iterate_cl, clcone_src_local_form_cl, clcone_src_group_solve_cl, clcone_src_apgd_cl,
-                           clcone_src_acgs_cl, clcone_src_body_form_cl, clcone_src_jacobian_h, clcone_src_sap_math_h,
-                           clcone_src_sap_cl};
+    if (!c) return;
+    c->on_compile = fn;
+    c->on_compile_user = user;
+}
+
+/* The program that declares kernel `name`, or -1. */
+static int program_of(const char *name)
+{
+    char decl[160];
+    snprintf(decl, sizeof decl, "__kernel void %s(", name);
+    for (int i = 0; i < CLCONE_NPROGRAMS; ++i) {
+        const char *const *parts = PROGRAMS[i].parts;
+        int last = 0;
+        while (last + 1 < PROGRAM_PARTS_MAX && parts[last + 1]) ++last;
+        if (strstr(parts[last], decl)) return i;
+    }
+    return -1;
+}
+
+static clcone_status build_program(clcone_context *c, int i, clcone_error *err)
+{
+    const struct program_def *def = &PROGRAMS[i];
     size_t total = 1;
     char *src, opts[128];
     clcone_status s;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) total += strlen(parts[i]);
+    for (int k = 0; k < PROGRAM_PARTS_MAX && def->parts[k]; ++k) total += strlen(def->parts[k]);
     src = clcone_calloc(total, 1, err, "kernel source");
     if (!src) return CLCONE_ENOMEM;
-    for (size_t i = 0; i < sizeof parts / sizeof parts[0]; ++i) strcat(src, parts[i]);
+    for (int k = 0; k < PROGRAM_PARTS_MAX && def->parts[k]; ++k) strcat(src, def->parts[k]);
     clcone_build_options(c, opts, sizeof opts);
-    s = clcone_build_source(c, src, opts, &c->program, err);
+    c->building = def->name;
+    s = clcone_build_source(c, src, opts, &c->programs[i], err);
+    c->building = NULL;
     free(src);
     return s;
 }
@@ -688,7 +737,12 @@ clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *
 clcone_status clcone_kernel(clcone_context *c, const char *name, cl_kernel *k, clcone_error *err)
 {
     cl_int e;
-    *k = clCreateKernel(c->program, name, &e);
+    clcone_status s;
+    int i = program_of(name);
+    *k = NULL;
+    if (i < 0) return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: no program declares kernel '%s'", name);
+    if (!c->programs[i] && (s = build_program(c, i, err))) return s;
+    *k = clCreateKernel(c->programs[i], name, &e);
     if (e != CL_SUCCESS) {
         *k = NULL;
         return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: kernel '%s' not found: %s (%d)", name,

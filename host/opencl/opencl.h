@@ -7,6 +7,9 @@
 
 #include <CL/cl.h>
 
+/* Programs of a context: one per .cl file of kernels/ (opencl.c). */
+#define CLCONE_NPROGRAMS 8
+
 struct clcone_context {
     clcone_device_info info;
     clcone_precision prec;
@@ -15,9 +18,12 @@ struct clcone_context {
     cl_device_id device;
     cl_context ctx;
     cl_command_queue queue;
-    cl_program program;           /* all kernels, built once per context */
-    char cache_path[4096];        /* program binary cache entry */
-    int cache_hit;                /* the program came from the cache */
+    cl_program programs[CLCONE_NPROGRAMS]; /* each built at its first kernel (opencl.c) */
+    const char *building;         /* the program being built, for messages */
+    clcone_compile_notice on_compile;
+    void *on_compile_user;
+    char cache_path[4096];        /* the last program built: its cache entry */
+    int cache_hit;                /* the last program built came from the cache */
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
 };
@@ -85,7 +91,8 @@ clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *
 clcone_status clcone_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_mem prob_off, int K,
                                  cl_mem vals, cl_mem out, clcone_error *err);
 
-/* Creates a kernel by name from the context's program. */
+/* Creates a kernel by name, building the program that declares it when
+ * it is the first of its kernels on this context. */
 clcone_status clcone_kernel(clcone_context *c, const char *name,
                             cl_kernel *k, clcone_error *err);
 /* Work-group size for kernel k whose arguments are set: `want`, or the

@@ -261,6 +261,17 @@ static clcone_status dev_sap_open(dev_sap *d, clcone_context *c, const clcone_sa
     return CLCONE_OK;
 }
 
+clcone_status clcone_sap_device_prepare(clcone_context *ctx, clcone_error *err)
+{
+    for (int i = 0; i < K_COUNT; ++i) {
+        cl_kernel k;
+        clcone_status s = clcone_kernel(ctx, KNAMES[i], &k, err);
+        if (s) return s;
+        clReleaseKernel(k);
+    }
+    return CLCONE_OK;
+}
+
 clcone_status clcone_sap_device(clcone_context *ctx, const clcone_sap_setup *S, const double *v0,
                                 const clcone_options *o, clcone_sap_params *prm, double *r, double *v,
                                 clcone_prob_result *out, clcone_error *err)

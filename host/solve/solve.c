@@ -196,7 +196,8 @@ static clcone_status plan_device(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
     clcone_options oc = pl->o;
-    if (!pl->ctx || pl->o.model == CLCONE_MODEL_SAP) return CLCONE_OK;
+    if (!pl->ctx) return CLCONE_OK;
+    if (pl->o.model == CLCONE_MODEL_SAP) return clcone_sap_device_prepare(pl->ctx, err);
     if (pl->is_scene) {
         if (pl->s.ncontacts == 0) return CLCONE_OK;
         s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, &pl->dev, err);

@@ -46,6 +46,14 @@ typedef enum clcone_precision {
 CLCONE_API clcone_status clcone_context_create(const char *spec, clcone_precision prec,
                                     clcone_context **ctx, clcone_error *err);
 CLCONE_API void clcone_context_free(clcone_context *ctx);
+/* Called before the context compiles one of its kernel programs from
+ * source, with the program's name ("group_solve") and the device's: a
+ * program is compiled the first time a solve needs one of its kernels
+ * (at plan creation), unless the program cache holds it, and a compile
+ * takes seconds to a minute on a CPU device. The CLI prints a line on
+ * stderr so that a first run does not look hung. fn NULL: no notice. */
+typedef void (*clcone_compile_notice)(void *user, const char *program, const char *device);
+CLCONE_API void clcone_context_on_compile(clcone_context *ctx, clcone_compile_notice fn, void *user);
 CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
 CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
 

@@ -1,0 +1,60 @@
+/* Per-contact device functions that kernels of several programs inline
+ * (host/opencl/opencl.c builds each .cl file as its own program, after
+ * cone.h, local_solve.h, schedule.h and this file): u = w + q, the local
+ * form's block-row product and Gauss-Seidel contact update (cgs_local,
+ * group_solve_local), APGD's per-contact terms (apgd_terms,
+ * body_apply_apgd_terms). OpenCL C only: the host never includes it. */
+
+/* u = w + q of contact c, q_c given in private memory. */
+static inline void contact_u(int c, __global const real_t *w, const real_t *qc, real_t *u)
+{
+    u[0] = w[3 * c] + qc[0];
+    u[1] = w[3 * c + 1] + qc[1];
+    u[2] = w[3 * c + 2] + qc[2];
+}
+
+/* acc += W_c,* x over block row c, skipping the diagonal block when
+ * skip_diag (Gauss-Seidel right-hand sides). */
+static inline void row_product(__global const int *row_ptr, __global const int *col,
+                               __global const real_t *W, __global const real_t *x,
+                               int c, int skip_diag, real_t *acc)
+{
+    for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
+        int d = col[k];
+        __global const real_t *B = W + 9 * k;
+        real_t x0, x1, x2;
+        if (skip_diag && d == c) continue;
+        x0 = x[3 * d]; x1 = x[3 * d + 1]; x2 = x[3 * d + 2];
+        cone_block_add(B, x0, x1, x2, acc);
+    }
+}
+
+/* The Gauss-Seidel update of contact c in r, from the current values of
+ * every other contact of its block row (cgs_local, group_solve_local). */
+static inline void local_gs_contact(__global const int *row_ptr, __global const int *col,
+                                    __global const real_t *W, __global const int *diag,
+                                    __global const real_t *q, __global const real_t *mu,
+                                    __global const real_t *omega, __global real_t *r, int c,
+                                    int model, int facets, int inner, int sweep)
+{
+    real_t D[9], b[3], x[3];
+    cone_load9(W + 9 * diag[c], D);
+    cone_load3(q + 3 * c, b);
+    row_product(row_ptr, col, W, r, c, 1, b);
+    cone_load3(r + 3 * c, x);
+    cone_gs_update(model, facets, inner, mu[c], omega[c], sweep, D, b, x);
+    cone_store3(r + 3 * c, x);
+}
+
+/* Contact c's terms (apgd_terms) with its W xn in private memory. */
+static inline void apgd_contact_terms(int c, __global const real_t *y, __global const real_t *wy,
+                                      __global const real_t *qe, __global const real_t *x,
+                                      __global const real_t *xn, const real_t *wxn, __global real_t *terms)
+{
+    int a = 3 * c;
+    real_t d0 = xn[a] - y[a], d1 = xn[a + 1] - y[a + 1], d2 = xn[a + 2] - y[a + 2];
+    terms[CONE_APGD_TERMS * c] = d0 * (wxn[0] - wy[a]) + d1 * (wxn[1] - wy[a + 1]) + d2 * (wxn[2] - wy[a + 2]);
+    terms[CONE_APGD_TERMS * c + 1] = d0 * d0 + d1 * d1 + d2 * d2;
+    terms[CONE_APGD_TERMS * c + 2] = (wy[a] + qe[a]) * (xn[a] - x[a]) + (wy[a + 1] + qe[a + 1]) * (xn[a + 1] - x[a + 1])
+                                + (wy[a + 2] + qe[a + 2]) * (xn[a + 2] - x[a + 2]);
+}
