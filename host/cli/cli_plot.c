@@ -12,10 +12,13 @@
 #define STEPS_W 1000
 #define STEPS_H 1000
 
-int parse_size(const char *s, int *w, int *h)
+int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h)
 {
     char extra;
-    return sscanf(s, "%dx%d%c", w, h, &extra) == 2;
+    if (!png) return usage_error(usage, "--png-size does not apply: %s", "no --png FILE to size");
+    if (sscanf(s, "%dx%d%c", w, h, &extra) != 2)
+        return usage_error(usage, "--png-size needs a size WxH such as 1600x1200, got '%s'", s);
+    return 0;
 }
 
 void cli_backend_label(const clcone_context *ctx, char *buf, size_t len)

@@ -77,39 +77,26 @@ static int want_help(int argc, char **argv, const char *usage)
     return 0;
 }
 
-/* Takes "--name value" out of argv (argc adjusted); returns the value or
+/* Takes every "--name value" out of argv (argc adjusted); returns the
+ * last value (an option given twice takes the last, as everywhere) or
  * NULL; *missing when the option is last without a value. */
 static const char *take_opt(int *argc, char **argv, const char *name, int *missing)
 {
-    for (int i = 0; i < *argc; ++i) {
-        const char *v;
-        if (strcmp(argv[i], name) != 0) continue;
+    const char *v = NULL;
+    for (int i = 0; i < *argc;) {
+        if (strcmp(argv[i], name) != 0) {
+            ++i;
+            continue;
+        }
         if (i + 1 >= *argc) {
             *missing = 1;
-            return NULL;
+            return v;
         }
         v = argv[i + 1];
         for (int k = i; k + 2 < *argc; ++k) argv[k] = argv[k + 2];
         *argc -= 2;
-        return v;
     }
-    return NULL;
-}
-
-static int mkdir_p(const char *dir)
-{
-    char buf[4096];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof buf) return -1;
-    memcpy(buf, dir, n + 1);
-    for (size_t i = 1; i <= n; ++i)
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            buf[i] = c;
-        }
-    return 0;
+    return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -156,21 +143,14 @@ int cli_solve_world(cli_args *a, clcone_world *world)
         cli_name_file(&e, a->positional[0]);
         goto fail;
     }
-    if (a->out && clcone_write_reactions(a->out, sc.ncontacts, r, &e)) {
-        clcone_result_free(&res);
-        goto fail;
-    }
     {
         const clcone_prob_result *it = &res.items[0];
         printf("scene:    %s (%d bodies, %d contacts, %d planes)\n", a->positional[0], w.s.nbodies, sc.ncontacts,
                w.nplanes);
         printf("model:    %s, solver %s, device %s\n", clcone_model_name(a->o.model), clcone_solver_name(a->o.solver),
                backend);
-        printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
-               clcone_run_status_name(it->status), it->iters, it->error, a->o.tol, it->time_ms);
-        if (it->reason[0]) printf("reason:   %s\n", it->reason);
-        if (a->out) printf("reactions written to %s\n", a->out);
-        rc = cli_finish_solve(a, ctx, NULL, &sc, r0, r, it, hist);
+        if (!(rc = cli_print_result(a, ctx, NULL, sc.ncontacts, r, it)))
+            rc = cli_finish_solve(a, ctx, NULL, &sc, r0, r, it, hist);
     }
     clcone_result_free(&res);
     goto done;
@@ -185,15 +165,25 @@ done:
 
 /* ------------------------------------------------------------------ */
 
+/* gen's options that only some generators use, and which. */
+static int gen_refuse(const char *name, const char *opt, int given, const char *uses)
+{
+    char why[160];
+    if (!given || strstr(uses, name)) return 0;
+    snprintf(why, sizeof why, "only %s use%s it, not %s", uses, strchr(uses, ' ') ? "" : "s", name);
+    return usage_error(USAGE_GEN, opt, why);
+}
+
 int cmd_gen(int argc, char **argv)
 {
     clcone_gen_params p;
     clcone_world w;
     clcone_error e;
     const char *name = NULL, *out = NULL;
-    int n_given = 0;
+    int n_given = 0, seed_given = 0, theta_given = 0, spread_given = 0, rc;
     if (want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
+    /* an option given twice takes the last value, as everywhere */
     for (int i = 0; i < argc; ++i) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
@@ -214,12 +204,16 @@ int cmd_gen(int argc, char **argv)
             if (!parse_int(val, &k) || k < 0)
                 return usage_error(USAGE_GEN, "--seed needs an integer >= 0, got '%s'", val);
             p.seed = (unsigned)k;
+            seed_given = 1;
         } else if (strcmp(opt, "--mu") == 0 || strcmp(opt, "--theta") == 0 || strcmp(opt, "--spread") == 0 ||
                    strcmp(opt, "--dt") == 0) {
-            if (!parse_double(val, &d)) return usage_error(USAGE_GEN, "option needs a finite number, got '%s'", val);
+            if (!parse_double(val, &d)) {
+                fprintf(stderr, "clcone: %s needs a finite number, got '%s'\n%s", opt, val, USAGE_GEN);
+                return EXIT_USAGE;
+            }
             if (opt[2] == 'm') p.mu = d;
-            else if (opt[2] == 't') p.theta = d;
-            else if (opt[2] == 's') p.spread = d;
+            else if (opt[2] == 't') p.theta = d, theta_given = 1;
+            else if (opt[2] == 's') p.spread = d, spread_given = 1;
             else p.dt = d;
         } else {
             return usage_error(USAGE_GEN, "unknown option '%s'", opt);
@@ -229,7 +223,16 @@ int cmd_gen(int argc, char **argv)
     /* the size means something else for each generator, so no default fits them all */
     if (!n_given && strcmp(name, "incline") != 0)
         return usage_error(USAGE_GEN, "gen %s needs its size --n N", name);
+    if ((rc = gen_refuse(name, "--n does not apply: %s", n_given && strcmp(name, "incline") == 0, "pile stack wall grid"))
+        || (rc = gen_refuse(name, "--seed does not apply: %s", seed_given, "pile"))
+        || (rc = gen_refuse(name, "--spread does not apply: %s", spread_given, "pile"))
+        || (rc = gen_refuse(name, "--theta does not apply: %s", theta_given, "incline")))
+        return rc;
     if (!out) return usage_error(USAGE_GEN, "gen needs an output file (-o FILE)%s", "");
+    {
+        const cli_output outs[] = {{"-o", out, 0}};
+        if ((rc = cli_check_outputs(outs, 1))) return rc;
+    }
     if (clcone_world_generate(name, &p, &w, &e)) return lib_error(&e);
     if (clcone_write_world(out, &w, &e)) {
         clcone_world_free(&w);
@@ -347,10 +350,9 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
                      "fallback,setup_ms\n");
     }
     if (out->vtk) {
-        if (mkdir_p(out->vtk) != 0) {
-            fprintf(stderr, "clcone: %s: cannot create the VTK directory: %s\n", out->vtk, strerror(errno));
+        if ((rc = cli_make_dir("--vtk", out->vtk))) {
             clcone_out_close(csv_out, 0, NULL);
-            return EXIT_USAGE;
+            return rc;
         }
         if (vtk_frame(out->vtk, 0, 0.0, w, NULL, &S, &e)) goto libfail;
     }
@@ -452,6 +454,7 @@ int cmd_simulate(int argc, char **argv)
     char backend[400], blabel[300], label[800];
     const char *v;
     static const char *const unused[] = {"--warm", "--compare", "--dir", NULL};
+    const char *vtk_every, *png_size;
     int missing = 0, steps = -1, rc;
     double dt = 0;
     char **args;
@@ -473,17 +476,22 @@ int cmd_simulate(int argc, char **argv)
         free(args);
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
     }
-    if ((v = take_opt(&argc, args, "--vtk-every", &missing)) && (!parse_int(v, &out.vtk_every) || out.vtk_every < 1)) {
-        free(args);
-        return usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'", v);
-    }
+    vtk_every = take_opt(&argc, args, "--vtk-every", &missing);
     out.csv = take_opt(&argc, args, "--csv", &missing);
     out.vtk = take_opt(&argc, args, "--vtk", &missing);
     out.png = take_opt(&argc, args, "--png", &missing);
-    if ((v = take_opt(&argc, args, "--png-size", &missing))
-        && (!out.png || !parse_size(v, &out.png_w, &out.png_h))) {
+    png_size = take_opt(&argc, args, "--png-size", &missing);
+    if (vtk_every && (rc = out.vtk ? (!parse_int(vtk_every, &out.vtk_every) || out.vtk_every < 1
+                                          ? usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'",
+                                                        vtk_every)
+                                          : 0)
+                                   : usage_error(USAGE_SIMULATE, "--vtk-every does not apply: %s", "no --vtk DIR"))) {
         free(args);
-        return usage_error(USAGE_SIMULATE, "--png-size needs --png and a size WxH such as 1600x1200, got '%s'", v);
+        return rc;
+    }
+    if (png_size && (rc = cli_png_size(USAGE_SIMULATE, out.png, png_size, &out.png_w, &out.png_h))) {
+        free(args);
+        return rc;
     }
     if (missing) {
         free(args);
@@ -499,6 +507,11 @@ int cmd_simulate(int argc, char **argv)
         || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
         return rc;
     out.scene_out = a.out;
+    {
+        const cli_output outs[] = {{"--csv", out.csv, 0}, {"--vtk", out.vtk, 1}, {"--png", out.png, 0},
+                                   {"--plot", a.plot, 0}, {"--out", a.out, 0}};
+        if ((rc = cli_check_outputs(outs, (int)(sizeof outs / sizeof outs[0])))) return rc;
+    }
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
     if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) {
@@ -583,9 +596,9 @@ int cmd_demo_pile(int argc, char **argv)
         return usage_error(USAGE_DEMO_PILE, "--max-iter needs an integer >= 1, got '%s'", v);
     }
     if ((v = take_opt(&argc, args, "--png", &missing))) png = v;
-    if ((v = take_opt(&argc, args, "--png-size", &missing)) && !parse_size(v, &png_w, &png_h)) {
+    if ((v = take_opt(&argc, args, "--png-size", &missing)) && (rc = cli_png_size(USAGE_DEMO_PILE, png, v, &png_w, &png_h))) {
         free(args);
-        return usage_error(USAGE_DEMO_PILE, "--png-size needs a size WxH such as 1600x1200, got '%s'", v);
+        return rc;
     }
     device = take_opt(&argc, args, "--device", &missing);
     if (missing || argc > 0) {
@@ -594,7 +607,11 @@ int cmd_demo_pile(int argc, char **argv)
         return rc;
     }
     free(args);
-    if (strcmp(png, "build/demo-pile.png") == 0) (void)mkdir_p("build");
+    if (strcmp(png, "build/demo-pile.png") == 0) (void)mkdir("build", 0777);
+    {
+        const cli_output outs[] = {{"--png", png, 0}};
+        if ((rc = cli_check_outputs(outs, 1))) return rc;
+    }
 
     clcone_gen_params_default(&gp);
     gp.n = n;

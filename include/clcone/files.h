@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "device.h"
 #include "problem.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,21 @@ CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *
                                     clcone_error *err);
 CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
+/* The solve that made a reactions file, recorded in its first comment
+ * line ("# clcone reactions: ... tol=1e-05 precision=float"), so that a
+ * check measures the reactions against the tolerance they were solved
+ * to. tol 0: none recorded (then precision is CLCONE_DOUBLE). */
+typedef struct clcone_reactions_info {
+    double tol;
+    clcone_precision precision;
+} clcone_reactions_info;
+/* As clcone_write_reactions, the header recording info (NULL: none). */
+CLCONE_API clcone_status clcone_write_reactions_info(const char *path, int n, const double *r,
+                                                     const clcone_reactions_info *info, clcone_error *err);
+/* As clcone_read_reactions, and info from the header (tol 0 when the file
+ * records none). */
+CLCONE_API clcone_status clcone_read_reactions_info(const char *path, int n, double *r,
+                                                    clcone_reactions_info *info, clcone_error *err);
 
 /* Output files, written as every clcone writer writes them. A regular
  * file (or, through a symbolic link, its target) is written to a
