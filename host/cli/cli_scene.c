@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -315,6 +316,52 @@ static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, co
     return 0;
 }
 
+/* The exit code of a run stopped by SIGINT or SIGTERM: 128 + SIGINT, as
+ * a shell reports a job ended by Ctrl-C. */
+#define EXIT_INTERRUPTED 130
+
+/* Set by SIGINT or SIGTERM during a run: it stops after the step under
+ * way and writes the outputs of the finished steps (run_steps). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
+    ssize_t n;
+    stop_signal = sig;
+    /* write(2) is what a handler may call; nothing to do if it fails */
+    n = write(2, msg, sizeof msg - 1);
+    (void)n;
+}
+
+/* Handlers for the run (old: the ones to put back); a second signal
+ * takes the default action, for a user who does not want to wait. */
+static void catch_stop_signals(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void release_stop_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+/* After a run a signal stopped: says so; returns EXIT_INTERRUPTED. */
+static int report_interrupted(int steps_done, int steps)
+{
+    fprintf(stderr, "clcone: interrupted by %s after step %d of %d; the outputs hold the finished steps\n",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", steps_done, steps);
+    return EXIT_INTERRUPTED;
+}
+
 typedef struct sim_totals {
     int all_converged, iters, contacts, steps, failed, fell_back;
     double max_error, solve_ms, setup_ms;
@@ -330,8 +377,8 @@ static const char *totals_status(const sim_totals *T)
 
 /* Runs `steps` steps with the outputs; fills totals. Returns 0 or an exit
  * code after printing why. */
-static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
-                     sim_totals *T)
+static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                            sim_totals *T)
 {
     FILE *csv = NULL;
     clcone_out *csv_out = NULL; /* the CSV replaces an old log only when the run ends */
@@ -361,7 +408,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         snprintf(e.msg, sizeof e.msg, "%s: out of memory for the plot of %d steps", out->plot, steps);
         goto libfail;
     }
-    for (int k = 1; k <= steps; ++k) {
+    for (int k = 1; k <= steps && !stop_signal; ++k) {
         clcone_step_info in;
         const clcone_prob_result *first;
         if (clcone_sim_step(sim, &in, &e)) {
@@ -418,6 +465,11 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
             goto libfail;
         if (show_progress) progress(k, steps, in.contacts, t0);
     }
+    /* a run stopped early still ends with its last finished state */
+    if (stop_signal && show_progress) fprintf(stderr, "\n");
+    if (stop_signal && out->vtk && T->steps % out->vtk_every != 0
+        && vtk_frame(out->vtk, T->steps, T->steps * w->dt, w, clcone_sim_reactions(sim), &S, &e))
+        goto libfail;
     if (out->vtk) {
         char pvd[4096];
         snprintf(pvd, sizeof pvd, "%s/series.pvd", out->vtk);
@@ -439,6 +491,19 @@ libfail:
     series_free(&S);
     free(plot);
     return lib_error(&e);
+}
+
+/* run_steps_caught with SIGINT and SIGTERM caught for the run: after
+ * one, stop_signal is set and the outputs hold the finished steps. */
+static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                     sim_totals *T)
+{
+    struct sigaction old[2];
+    int rc;
+    catch_stop_signals(old);
+    rc = run_steps_caught(w, sim, steps, out, show_progress, T);
+    release_stop_signals(old);
+    return rc;
 }
 
 int cmd_simulate(int argc, char **argv)
@@ -554,7 +619,7 @@ int cmd_simulate(int argc, char **argv)
         if (out.plot) printf("plot:     %s\n", out.plot);
         if (out.scene_out) printf("scene:    final state written to %s\n", out.scene_out);
         print_last_line(totals_status(&T), T.max_error, T.iters, T.solve_ms, T.contacts);
-        rc = T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
+        rc = stop_signal ? report_interrupted(T.steps, steps) : T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
     }
     clcone_sim_free(sim);
     clcone_context_free(ctx);
@@ -656,6 +721,7 @@ int cmd_demo_pile(int argc, char **argv)
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;
     rc = run_steps(&w, sim, steps, &out, isatty(2), &T);
+    if (rc == 0 && stop_signal) rc = report_interrupted(T.steps, steps);
     if (rc == 0) {
         /* the last step's problem again, on the reference, from the same
          * warm start */
