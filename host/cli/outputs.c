@@ -64,9 +64,9 @@ static int output_key(const cli_output *o, char *key, size_t len)
     }
     dir_ok = stat(dir, &st) == 0;
     if (!dir_ok || !S_ISDIR(st.st_mode)) {
-        int missing = !dir_ok && errno == ENOENT;
-        fprintf(stderr, "clcone: %s %s: the directory %s %s (no output creates the directories above it)\n",
-                o->opt, o->path, dir, missing ? "does not exist" : "is not a usable directory");
+        const char *why = dir_ok ? "not a directory" : strerror(errno);
+        fprintf(stderr, "clcone: %s %s: cannot write there: directory %s: %s (no output creates the directories "
+                "above it)\n", o->opt, o->path, dir, why);
         return EXIT_USAGE;
     }
     if (!(real = realpath(dir, NULL))) goto fail;
