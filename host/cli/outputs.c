@@ -1,6 +1,7 @@
 /* The outputs of one command, checked before any work is done, so that a
  * run refused for its outputs has solved nothing and written nothing. */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include "clcone.h"
 #include "cli/cli.h"
 
 #include <errno.h>
@@ -35,47 +36,51 @@ static int split_path(const char *path, char *dir, char *base, size_t len)
 }
 
 /* Where output o lands, as one string: the resolved file when it exists
- * (through its links), else its resolved directory and its name. Empty
- * for what is not a regular file or directory (/dev/null, a FIFO), which
- * any number of outputs may share. Returns 0, or EXIT_USAGE after saying
- * why o cannot be written. */
+ * (through its links), else its resolved directory and its name (at the
+ * end of a dangling link). Empty for what is not a regular file or
+ * directory (/dev/null, a FIFO), which any number of outputs may share.
+ * Returns 0, or EXIT_USAGE after saying why o cannot be written. */
 static int output_key(const cli_output *o, char *key, size_t len)
 {
-    char dir[4096], base[4096], *real;
+    char dir[4096], base[4096], *real = NULL, *target;
     struct stat st;
-    int dir_ok;
+    clcone_error e;
+    int exists = stat(o->path, &st) == 0, dir_ok;
     key[0] = 0;
-    if (stat(o->path, &st) == 0) {
-        if (o->dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "clcone: %s %s: %s\n", o->opt, o->path,
-                    o->dir ? "exists and is not a directory" : "is a directory, not a file");
+    if (exists && (o->dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "clcone: %s %s: %s\n", o->opt, o->path,
+                o->dir ? "exists and is not a directory" : "is a directory, not a file");
+        return EXIT_USAGE;
+    }
+    if (exists && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return 0;
+    /* a link loop, a file used as a directory: refused here */
+    if (clcone_out_target(o->path, &target, &e)) {
+        fprintf(stderr, "clcone: %s %s\n", o->opt, e.msg);
+        return EXIT_USAGE;
+    }
+    if (exists) {
+        real = realpath(target, NULL);
+    } else if (split_path(target, dir, base, sizeof dir) == 0) {
+        dir_ok = stat(dir, &st) == 0;
+        if (!dir_ok || !S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "clcone: %s %s: cannot write there: directory %s: %s (no output creates the "
+                    "directories above it)\n", o->opt, o->path, dir, dir_ok ? "not a directory" : strerror(errno));
+            free(target);
             return EXIT_USAGE;
         }
-        if (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) return 0;
-        if (!(real = realpath(o->path, NULL))) goto fail;
-        snprintf(key, len, "%s", real);
-        free(real);
-        return 0;
+        real = realpath(dir, NULL);
+    } else {
+        errno = ENAMETOOLONG;
     }
-    if (errno != ENOENT) goto fail; /* a link loop (ELOOP), a file used as a directory, ... */
-    if (split_path(o->path, dir, base, sizeof dir) != 0) {
-        fprintf(stderr, "clcone: %s '%s': not a usable path\n", o->opt, o->path);
+    free(target);
+    if (!real) {
+        fprintf(stderr, "clcone: %s %s: cannot write there: %s\n", o->opt, o->path, strerror(errno));
         return EXIT_USAGE;
     }
-    dir_ok = stat(dir, &st) == 0;
-    if (!dir_ok || !S_ISDIR(st.st_mode)) {
-        const char *why = dir_ok ? "not a directory" : strerror(errno);
-        fprintf(stderr, "clcone: %s %s: cannot write there: directory %s: %s (no output creates the directories "
-                "above it)\n", o->opt, o->path, dir, why);
-        return EXIT_USAGE;
-    }
-    if (!(real = realpath(dir, NULL))) goto fail;
-    snprintf(key, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+    if (exists) snprintf(key, len, "%s", real);
+    else snprintf(key, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
     free(real);
     return 0;
-fail:
-    fprintf(stderr, "clcone: %s %s: cannot write there: %s\n", o->opt, o->path, strerror(errno));
-    return EXIT_USAGE;
 }
 
 int cli_check_outputs(const cli_output *outs, int n)

@@ -152,15 +152,38 @@ static char *link_end(const char *path)
     return NULL;
 }
 
+/* The file that output path lands on: through its links, to their end
+ * when they dangle (exists: stat(path) succeeded). NULL with errno set. */
+static char *landing(const char *path, int exists)
+{
+    struct stat lst;
+    if (!exists) return link_end(path);
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) return realpath(path, NULL);
+    return strdup(path);
+}
+
+clcone_status clcone_out_target(const char *path, char **target, clcone_error *err)
+{
+    struct stat st;
+    int exists;
+    if (!target) return clcone_fail(err, CLCONE_EINVAL, "clcone_out_target: NULL target");
+    *target = NULL;
+    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    exists = stat(path, &st) == 0;
+    /* a link loop or a file used as a directory: nothing to write there */
+    if ((!exists && errno != ENOENT) || !(*target = landing(path, exists)))
+        return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
+    return CLCONE_OK;
+}
+
 static clcone_status out_open(const char *path, int replace, clcone_out **out, clcone_error *err)
 {
-    struct stat st, lst;
+    struct stat st;
     clcone_out *o;
     int exists, fd;
     *out = NULL;
     if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
     exists = stat(path, &st) == 0;
-    /* a link loop or a file used as a directory: nothing to replace there */
     if (!replace && !exists && errno != ENOENT)
         return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
     o = calloc(1, sizeof *o);
@@ -180,12 +203,7 @@ static clcone_status out_open(const char *path, int replace, clcone_out **out, c
     }
     /* A symbolic link stays one: its target is what gets replaced, or
      * created when the link dangles. */
-    if (!replace && exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-        o->target = realpath(path, NULL);
-    else if (!replace && !exists)
-        o->target = link_end(path);
-    else
-        o->target = strdup(path);
+    o->target = replace ? strdup(path) : landing(path, exists);
     if (!o->target) {
         clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
         out_free(o);

@@ -54,6 +54,11 @@ typedef struct clcone_out clcone_out;
 CLCONE_API clcone_status clcone_out_open(const char *path, clcone_out **o, clcone_error *err);
 CLCONE_API FILE *clcone_out_file(clcone_out *o);
 CLCONE_API clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err);
+/* The file that clcone_out_open(path) writes (malloc'ed, the caller frees
+ * it): path itself, or the end of its symbolic links, which a dangling
+ * link creates. CLCONE_EIO for a link loop or a path that cannot name a
+ * file, so that a program can refuse an output before its work. */
+CLCONE_API clcone_status clcone_out_target(const char *path, char **target, clcone_error *err);
 
 #ifdef __cplusplus
 }
