@@ -21,9 +21,11 @@ static const char *const USAGE_GEN =
     "      wall    a pyramid of 1 x 0.5 x 0.5 bricks, N in the bottom row\n"
     "      grid    N x N x N spheres of radius 0.5 in a cubic lattice\n"
     "      incline one unit box on a plane tilted by T radians (default 0.3)\n"
-    "--n is required (but for incline). Defaults: --mu 0.5, --seed 1, --dt 0.01,\n"
-    "--spread 0.1, --theta 0.3. The file is a clcone scene (README \"Scene files\"),\n"
-    "bodies at rest with their contacts.\n";
+    "--n is required (but for incline, which takes none); --seed and --spread are\n"
+    "pile's, --theta is incline's, and refused elsewhere. Defaults: --mu 0.5,\n"
+    "--seed 1, --dt 0.01, --spread 0.1, --theta 0.3. An option given twice takes\n"
+    "the last value. The file is a clcone scene (README \"Scene files\"), bodies\n"
+    "at rest with their contacts.\n";
 
 static const char *const USAGE_SIMULATE =
     "usage: clcone simulate SCENE --steps K [--dt H] [--model M] [--solver S]\n"
@@ -38,12 +40,17 @@ static const char *const USAGE_SIMULATE =
     "  --max-iter K   per step (default 1000)\n"
     "  --csv LOG      per-step log: step,contacts,iterations,error,solve_ms,...\n"
     "  --vtk DIR      legacy VTK per frame (bodies, contacts) and DIR/series.pvd\n"
+    "                 (DIR is made when its parent exists; --vtk-every K: every\n"
+    "                 K-th step's frame)\n"
     "  --png FILE     picture of the final state, coloured by contact force,\n"
     "                 with the planes, a colour bar and a title\n"
     "  --png-size WxH its size (default 1200x900)\n"
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
+    "Outputs are checked before the first step (their directories must exist, no\n"
+    "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
+    "writes the outputs of the finished steps and exits 130.\n"
     "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
     "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
     "--max-seconds (per step) as for `clcone solve`; the soft model's time step is\n"
