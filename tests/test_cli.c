@@ -3,8 +3,12 @@
  * (the Makefile sets it), else build/clcone. */
 #include "testutil.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <regex.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static char out_buf[1 << 16], err_buf[1 << 14];
 
@@ -211,7 +215,7 @@ START_TEST(options_that_do_not_apply_are_refused)
         {"--facets 6", "--facets does not apply"},
         {"--model ccp --soft-impedance 0.5", "--soft-impedance does not apply"},
         {"--sap-beta 2", "--sap-beta does not apply"},
-        {"--device ref --precision double", "--precision does not apply"},
+        {"--device ref --precision float", "--precision does not apply"},
         {"--device ref --compare", "--compare does not apply"},
         {"--dir /tmp", "--dir does not apply"},
         {"--tol 0", "--tol needs a number > 0"},
@@ -379,6 +383,347 @@ START_TEST(solve_many_files_as_a_batch)
 }
 END_TEST
 
+/* A scratch directory for one test (static buffer), made afresh. */
+static const char *scratch_dir(void)
+{
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/clcone-cli-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    return dir;
+}
+
+static void remove_dir(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Every output is checked before the first solve: a batch whose --out
+ * cannot tell two files apart, or whose --out sits in a missing
+ * directory, solves nothing and leaves the old results alone. */
+START_TEST(outputs_checked_before_solving)
+{
+    const char *dir = scratch_dir(), *pdir = test_problems_dir();
+    char args[8192], path[256], got[64];
+    snprintf(path, sizeof path, "%s/FC3D_Example1.dat.r", dir);
+    write_text(path, "OLD\n");
+    (void)test_problem_path("FC3D_Example1.dat");
+    (void)test_problem_path("FrictionContact3D_1c.dat");
+    snprintf(args, sizeof args, "solve '%s/FrictionContact3D_1c.dat' '%s/FC3D_Example1.dat' '%s/./FC3D_Example1.dat' "
+             "--device ref --out %s", pdir, pdir, pdir, dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "same name") && !strstr(out_buf, "problem 0:"), "%s%s", out_buf, err_buf);
+    test_slurp(path, got, sizeof got);
+    ck_assert_str_eq(got, "OLD\n");
+    /* a missing parent is refused, naming it, and not made */
+    snprintf(args, sizeof args, "solve '%s/FrictionContact3D_1c.dat' '%s/FC3D_Example1.dat' --device ref "
+             "--out %s/missing/deeper", pdir, pdir, dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    snprintf(path, sizeof path, "directory %s/missing: No such file or directory", dir);
+    ck_assert_msg(strstr(err_buf, path) && !strstr(out_buf, "problem 0:"), "%s%s", out_buf, err_buf);
+    snprintf(path, sizeof path, "%s/missing", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* a missing DIR whose parent exists is made, as --vtk DIR is */
+    snprintf(args, sizeof args, "solve '%s/FrictionContact3D_1c.dat' '%s/FC3D_Example1.dat' --device ref --out %s/new",
+             pdir, pdir, dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s%s", out_buf, err_buf);
+    snprintf(path, sizeof path, "%s/new/FC3D_Example1.dat.r", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    remove_dir(dir);
+}
+END_TEST
+
+/* Two outputs on one file, by the same name or through a link, are
+ * refused before anything runs; /dev/null may take any number. */
+START_TEST(two_outputs_on_one_file_refused)
+{
+    const char *dir = scratch_dir();
+    char args[4096], path[256];
+    static const char *const pairs[] = {"--out %s/X --csv %s/X", "--png %s/P --plot %s/P", "--csv %s/L --out %s/T",
+                                        "--vtk %s/V --out %s/V"};
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(path, sizeof path, "%s/L", dir);
+    ck_assert_int_eq(symlink("T", path), 0);
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; ++k) {
+        int n = snprintf(args, sizeof args, "simulate %s/s.scene --steps 2 --device ref ", dir);
+        snprintf(args + n, sizeof args - (size_t)n, pairs[k], dir, dir);
+        ck_assert_msg(run_cli(NULL, args) == 2, "%s: %s", args, out_buf);
+        ck_assert_msg(strstr(err_buf, "are the same file") && !strstr(out_buf, "status="), "%s: %s", args, err_buf);
+    }
+    snprintf(path, sizeof path, "%s/X", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    snprintf(args, sizeof args, "solve %s/s.scene --device ref --out %s/R --plot %s/R", dir, dir, dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "are the same file"), "%s", err_buf);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 2 --device ref --csv /dev/null --out /dev/null", dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    remove_dir(dir);
+}
+END_TEST
+
+/* One rule for missing directories: no output makes the directories
+ * above it (--vtk neither); --vtk DIR makes DIR itself. */
+START_TEST(missing_directories_one_rule)
+{
+    const char *dir = scratch_dir();
+    char args[4096], path[256];
+    static const char *const opts[] = {"--vtk", "--csv", "--png", "--plot", "--out"};
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; ++k) {
+        snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref %s %s/a/b", dir, opts[k], dir);
+        ck_assert_msg(run_cli(NULL, args) == 2, "%s", opts[k]);
+        snprintf(path, sizeof path, "directory %s/a: No such file or directory", dir);
+        ck_assert_msg(strstr(err_buf, path), "%s: %s", opts[k], err_buf);
+    }
+    snprintf(path, sizeof path, "%s/a", dir);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref --vtk %s/a", dir, dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    snprintf(path, sizeof path, "%s/a/series.pvd", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    remove_dir(dir);
+}
+END_TEST
+
+/* Files of dir whose name holds ".tmp" (what an output leaves while it
+ * is being written). */
+static int temporaries_in(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int n = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((de = readdir(d))) n += strstr(de->d_name, ".tmp") != NULL;
+    closedir(d);
+    return n;
+}
+
+/* SIGINT during simulate: the run stops after the step under way, writes
+ * the finished steps' CSV and final scene, leaves no temporary and exits
+ * 130. The signal goes once the progress bar shows a finished step. */
+START_TEST(interrupted_simulate_keeps_finished_steps)
+{
+    const char *dir = scratch_dir();
+    const char *cli = getenv("CLCONE_CLI");
+    char args[4096], csv[256], scene[256], out[256], seen[8192] = "", *text, *line;
+    int fds[2], status, lines = 0, steps_done = -1;
+    size_t len = 0, size;
+    pid_t pid;
+    clcone_world w;
+    clcone_error e;
+    snprintf(args, sizeof args, "gen pile --n 100 -o %s/p.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(scene, sizeof scene, "%s/p.scene", dir);
+    snprintf(csv, sizeof csv, "%s/log.csv", dir);
+    snprintf(out, sizeof out, "%s/end.scene", dir);
+    ck_assert_int_eq(pipe(fds), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fds[1], 2);
+        close(fds[0]);
+        close(fds[1]);
+        if (!freopen("/dev/null", "w", stdout)) _exit(127);
+        execl(cli && *cli ? cli : "build/clcone", "clcone", "simulate", scene, "--steps", "1000000", "--device", "ref",
+              "--progress", "--csv", csv, "--out", out, (char *)NULL);
+        _exit(127);
+    }
+    close(fds[1]);
+    /* no timing: wait for the first finished step on the progress bar */
+    while (!strstr(seen, " steps,")) {
+        ssize_t n = read(fds[0], seen + len, sizeof seen - 1 - len);
+        ck_assert_msg(n > 0, "simulate ended before its first step: %s", seen);
+        len += (size_t)n;
+        seen[len] = 0;
+        if (len > sizeof seen / 2) { /* keep the tail */
+            memmove(seen, seen + len - 64, 64);
+            len = 64;
+            seen[len] = 0;
+        }
+    }
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    len = 0;
+    for (;;) { /* the rest of stderr, until it closes */
+        ssize_t n = read(fds[0], seen + len, sizeof seen - 1 - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+        if (len > sizeof seen / 2) {
+            memmove(seen, seen + len - 512, 512);
+            len = 512;
+        }
+    }
+    seen[len] = 0;
+    close(fds[0]);
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status, seen);
+    ck_assert_msg(strstr(seen, "interrupted by SIGINT after step "), "%s", seen);
+    ck_assert(sscanf(strstr(seen, "after step "), "after step %d", &steps_done) == 1);
+    ck_assert_int_ge(steps_done, 1);
+    ck_assert_int_eq(temporaries_in(dir), 0);
+    /* the CSV: the header and one line of 12 fields per finished step */
+    text = test_read_all(csv, &size);
+    ck_assert_msg(strncmp(text, "step,contacts,", 14) == 0, "%s", text);
+    for (line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        int fields = 1, step;
+        for (const char *c = line + 1; *c && *c != '\n'; ++c) fields += *c == ',';
+        ck_assert_int_eq(fields, 12);
+        ck_assert(sscanf(line + 1, "%d,", &step) == 1);
+        ck_assert_int_eq(step, ++lines);
+    }
+    ck_assert_int_eq(lines, steps_done);
+    free(text);
+    ck_assert_msg(clcone_read_world(out, &w, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(w.s.nbodies, 100);
+    clcone_world_free(&w);
+    remove_dir(dir);
+}
+END_TEST
+
+/* solve takes -o as gen does; an option given twice takes its last value
+ * in every command; --png-size says which of its two conditions failed;
+ * the reference takes --precision double, which it runs in. */
+START_TEST(options_one_rule_everywhere)
+{
+    const char *dir = scratch_dir();
+    char args[4096], path[256];
+    snprintf(args, sizeof args, "solve '%s' --device ref -o %s/r.txt", test_problem_path("Rover4396.dat"), dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    snprintf(path, sizeof path, "%s/r.txt", dir);
+    ck_assert_int_eq(access(path, R_OK), 0);
+    snprintf(args, sizeof args, "solve '%s' -x", test_problem_path("Rover4396.dat"));
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "unknown option '-x'"), "%s", err_buf);
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 2 --steps 3 --device ref", dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert_msg(strstr(out_buf, "3 of 3"), "%s", out_buf);
+    snprintf(args, sizeof args, "gen stack --n 2 --n 3 -o %s/s3.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    ck_assert_msg(strstr(out_buf, "3 bodies"), "%s", out_buf);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref --png-size 800x600", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "--png-size does not apply: no --png"), "%s", err_buf);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref --png %s/a.png --png-size 800by600", dir,
+             dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "needs a size WxH") && strstr(err_buf, "'800by600'"), "%s", err_buf);
+    snprintf(args, sizeof args, "solve '%s' --device ref --precision double", test_problem_path("Rover4396.dat"));
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    remove_dir(dir);
+}
+END_TEST
+
+/* Options a generator or the run does not use are refused, naming them. */
+START_TEST(gen_and_simulate_refuse_what_they_do_not_use)
+{
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"gen pile --n 5 --theta 0.3 -o /dev/null", "--theta does not apply"},
+        {"gen stack --n 5 --spread 0.2 -o /dev/null", "--spread does not apply"},
+        {"gen stack --n 5 --seed 7 -o /dev/null", "--seed does not apply"},
+        {"gen incline --n 5 -o /dev/null", "--n does not apply"},
+        {"gen pile --n 5 --mu nan -o /dev/null", "--mu needs a finite number"},
+    };
+    const char *dir = scratch_dir();
+    char args[4096];
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        ck_assert_msg(run_cli(NULL, cases[k].args) == 2, "%s", cases[k].args);
+        ck_assert_msg(strstr(err_buf, cases[k].expect), "%s: %s", cases[k].args, err_buf);
+    }
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s/s.scene", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 0);
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 2 --device ref --vtk-every 2", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "--vtk-every does not apply"), "%s", err_buf);
+    remove_dir(dir);
+}
+END_TEST
+
+/* check measures against the tolerance the reactions were solved to (in
+ * their header) and says which it used; over it, its status is the
+ * stopping rule's maxiter, not failed. A float solve says its error is
+ * float's and gives r's error in double, as check measures it. */
+START_TEST(check_takes_the_recorded_tolerance)
+{
+    const char *dir = scratch_dir();
+    const char *file = test_problem_path("Capsules-i125-1213.hdf5");
+    char args[4096], header[256];
+    double solved = -1, checked = -2;
+    const char *p;
+    snprintf(args, sizeof args, "solve '%s' --out %s/r.txt", file, dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert_msg(strstr(out_buf, "evaluated in float on the device"), "%s", out_buf);
+    ck_assert_msg((p = strstr(out_buf, "error of r in double (as `clcone check` measures it): ")), "%s", out_buf);
+    ck_assert(sscanf(strchr(p, ':') + 2, "%lf", &solved) == 1);
+    snprintf(args, sizeof args, "%s/r.txt", dir);
+    test_slurp(args, header, sizeof header);
+    ck_assert_msg(strstr(header, "tol=1.0000000000000001e-05 precision=float\n"), "%s", header);
+    snprintf(args, sizeof args, "check '%s' %s/r.txt", file, dir);
+    ck_assert_int_eq(run_cli(NULL, args), solved <= 1e-5 ? 0 : 1);
+    ck_assert_msg(strstr(out_buf, "tolerance: 1e-05 (from ") && strstr(out_buf, "--tol T sets another"), "%s",
+                  out_buf);
+    ck_assert(sscanf(strstr(last_line(), "error="), "error=%lf", &checked) == 1);
+    ck_assert_double_eq_tol(checked, solved, 1e-3 * solved);
+    snprintf(args, sizeof args, "check '%s' %s/r.txt --tol 1e-12", file, dir);
+    ck_assert_int_eq(run_cli(NULL, args), 1);
+    assert_last_line_format();
+    ck_assert_msg(strncmp(last_line(), "status=maxiter ", 15) == 0, "%s", last_line());
+    ck_assert_msg(strstr(out_buf, "tolerance: 1e-12 (--tol)"), "%s", out_buf);
+    remove_dir(dir);
+}
+END_TEST
+
+START_TEST(version_is_the_library_one)
+{
+    char want[64];
+    ck_assert_int_eq(run_cli(NULL, "--version"), 0);
+    snprintf(want, sizeof want, "clcone %s\n", clcone_version());
+    ck_assert_str_eq(out_buf, want);
+}
+END_TEST
+
+/* demo --siconos's last line sums the reference's iterations and the
+ * problems' contacts over the table's rows. */
+START_TEST(demo_siconos_last_line_sums)
+{
+    int iters = 0, contacts = 0, it, n, rows = 0;
+    const char *line;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", test_problems_dir());
+    {
+        char args[4200];
+        snprintf(args, sizeof args, "demo --siconos --device ref --dir '%s'", dir);
+        ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    }
+    for (int k = 0; k < NSHARED_PROBLEMS; ++k) {
+        ck_assert_msg((line = strstr(out_buf, SHARED_PROBLEMS[k])), "%s", SHARED_PROBLEMS[k]);
+        ck_assert(sscanf(line + strlen(SHARED_PROBLEMS[k]), " %d | %*e %d", &n, &it) == 2);
+        iters += it;
+        contacts += n;
+        ++rows;
+    }
+    ck_assert_int_eq(rows, NSHARED_PROBLEMS);
+    ck_assert(sscanf(strstr(last_line(), "iters="), "iters=%d", &it) == 1);
+    ck_assert(sscanf(strstr(last_line(), "contacts="), "contacts=%d", &n) == 1);
+    ck_assert_int_eq(it, iters);
+    ck_assert_int_eq(n, contacts);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -399,6 +744,15 @@ Suite *suite_cli(void)
     tcase_add_test(t, demo_reports_the_device_run);
     tcase_add_test(t, devices_cpu_type);
     tcase_add_test(t, solve_many_files_as_a_batch);
+    tcase_add_test(t, outputs_checked_before_solving);
+    tcase_add_test(t, two_outputs_on_one_file_refused);
+    tcase_add_test(t, missing_directories_one_rule);
+    tcase_add_test(t, interrupted_simulate_keeps_finished_steps);
+    tcase_add_test(t, options_one_rule_everywhere);
+    tcase_add_test(t, gen_and_simulate_refuse_what_they_do_not_use);
+    tcase_add_test(t, check_takes_the_recorded_tolerance);
+    tcase_add_test(t, version_is_the_library_one);
+    tcase_add_test(t, demo_siconos_last_line_sums);
     suite_add_tcase(s, t);
     return s;
 }

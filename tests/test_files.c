@@ -346,6 +346,56 @@ START_TEST(scene_free_velocity_overflow_named)
 }
 END_TEST
 
+/* The README's scene example has comments after the values; a byte
+ * order mark that an editor put in front does not make it a .dat. */
+START_TEST(scene_inline_comments_and_bom)
+{
+    static const char text[] = "\xef\xbb\xbf" "clcone-scene 1   # made by hand\ndt 0.01   # time step\n"
+                               "gravity 0 0 -9.81\nmu 0.5 # default friction\nbodies 1\n"
+                               "sphere 1 0.5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\t# a ball\n" TAIL;
+    const char *path = test_write_temp(text, strlen(text));
+    clcone_input in;
+    clcone_error e;
+    ck_assert_msg(clcone_read_input(path, &in, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(in.is_world, 1);
+    ck_assert_double_eq(in.world.dt, 0.01);
+    ck_assert_double_eq(in.world.mu, 0.5);
+    ck_assert_int_eq(in.world.s.nbodies, 1);
+    clcone_input_free(&in);
+    unlink(path);
+}
+END_TEST
+
+/* Lengths past the scene bound (1e8) are refused at their line, naming
+ * the body, contact or plane, not later as a W or an energy that is not
+ * a number. */
+START_TEST(scene_lengths_bounded)
+{
+    static const struct {
+        const char *text, *line, *item;
+    } cases[] = {
+        {HDR "bodies 1\nsphere 1 0.5 1e300 0 0.5 1 0 0 0 0 0 0 0 0 0\n" TAIL, ":6:", "body 0: position 1e300"},
+        {HDR "bodies 1\nbox 1 1e300 0.5 0.5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\n" TAIL, ":6:", "body 0: size 1e300"},
+        {HDR "bodies 1\nsphere 1e300 1e5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\n" TAIL, ":6:", "body 0: mass 1e300"},
+        {HDR "bodies 1\nsphere 1 0.5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\nplanes 1\nplane 0 0 1 -2e8\n", ":8:",
+         "plane 0: offset -2e8"},
+        {HDR "bodies 1\nsphere 1 0.5 0 0 0.5 1 0 0 0 0 0 0 0 0 0\nplanes 0\ncontacts 1\n"
+             "contact 0 -1 0 1e9 0 0 0 1 0.5 0\nend\n",
+         ":9:", "contact 0: point 1e9"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        const char *path = test_write_temp(cases[k].text, strlen(cases[k].text));
+        char where[96];
+        clcone_world w;
+        clcone_error e;
+        ck_assert_int_eq(clcone_read_world(path, &w, &e), CLCONE_EFORMAT);
+        snprintf(where, sizeof where, "%s%s", path, cases[k].line);
+        ck_assert_msg(strstr(e.msg, where) && strstr(e.msg, cases[k].item), "case %zu: %s", k, e.msg);
+        unlink(path);
+    }
+}
+END_TEST
+
 /* ---- generator sizes ---- */
 
 /* Sizes that ask for gigabytes (or overflowed: grid n^3 in long long) are
@@ -453,8 +503,51 @@ START_TEST(cli_simulate_step_error_names_file)
 }
 END_TEST
 
+/* A link loop is an error, not replaced by a regular file; a dangling
+ * link creates its target and stays a link; the CLI refuses a loop before
+ * it solves anything. */
+START_TEST(output_link_loop_and_dangling_link)
+{
+    char l1[256], l2[256], dangling[256], target[256], args[1024];
+    struct stat st;
+    double r[3] = {1, 2, 3}, back[3];
+    clcone_error e;
+    ck_assert_ptr_nonnull(mkdtemp(out_dir));
+    path_in(l1, sizeof l1, "L1");
+    path_in(l2, sizeof l2, "L2");
+    path_in(dangling, sizeof dangling, "dangling.txt");
+    path_in(target, sizeof target, "target.txt");
+    ck_assert_int_eq(symlink("L2", l1), 0);
+    ck_assert_int_eq(symlink("L1", l2), 0);
+    ck_assert_int_eq(clcone_write_reactions(l1, 1, r, &e), CLCONE_EIO);
+    ck_assert_msg(strstr(e.msg, l1) && strstr(e.msg, "symbolic links"), "%s", e.msg);
+    ck_assert_int_eq(lstat(l1, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    snprintf(args, sizeof args, "solve '%s' --device ref --out %s", test_problem_path("Rover4396.dat"), l1);
+    ck_assert_int_eq(run_cli(args), 2);
+    ck_assert_msg(strstr(err_buf, "symbolic links") && !strstr(out_buf, "status="), "%s%s", out_buf, err_buf);
+    snprintf(args, sizeof args, "gen stack --n 2 -o %s", l2);
+    ck_assert_int_eq(run_cli(args), 2);
+    ck_assert_int_eq(lstat(l2, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+
+    ck_assert_int_eq(symlink("target.txt", dangling), 0);
+    ck_assert_msg(clcone_write_reactions(dangling, 1, r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(lstat(dangling, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    ck_assert_int_eq(clcone_read_reactions(target, 1, back, &e), CLCONE_OK);
+    ck_assert_double_eq(back[2], 3);
+    unlink(l1);
+    unlink(l2);
+    unlink(dangling);
+    unlink(target);
+    ck_assert_int_eq(rmdir(out_dir), 0);
+}
+END_TEST
+
 /* The CSV log replaces an old one only when the run gets to the end: a run
- * that fails (here, writing --out) leaves the old log whole. */
+ * that fails (here, refused for its --out before the first step) leaves
+ * the old log whole. */
 START_TEST(cli_csv_kept_when_run_fails)
 {
     char scene[256], csv[256], args[1024], got[256];
@@ -495,6 +588,9 @@ Suite *suite_files(void)
     tcase_add_test(t, float_range_scene_mass);
     tcase_add_test(t, output_through_links_and_devices);
     tcase_add_test(t, output_mode_follows_umask);
+    tcase_add_test(t, output_link_loop_and_dangling_link);
+    tcase_add_test(t, scene_inline_comments_and_bom);
+    tcase_add_test(t, scene_lengths_bounded);
     tcase_add_test(t, input_from_pipe);
     tcase_add_test(t, scene_subnormal_is_a_number);
     tcase_add_test(t, scene_free_velocity_overflow_named);

@@ -279,6 +279,7 @@ typedef struct h5spec {
     double x[64], q[6], mu[2];
     int nx, nq, nmu;
     int no_mu, global, userblock;
+    long long nz64; /* non-zero: W/nz written as a 64-bit integer of this value */
 } h5spec;
 
 /* The FCLib encoding of HW: nz = -2 CSR, -1 CSC, 0 triplet (with one
@@ -332,7 +333,9 @@ static void h5_put(hid_t loc, const char *name, hid_t type, int count, const voi
     hid_t d = H5Dcreate2(loc, name, type, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
     ck_assert_int_ge(d, 0);
     if (count > 0)
-        ck_assert_int_ge(H5Dwrite(d, type == H5T_STD_I32LE ? H5T_NATIVE_INT : H5T_NATIVE_DOUBLE,
+        ck_assert_int_ge(H5Dwrite(d, type == H5T_STD_I32LE   ? H5T_NATIVE_INT
+                                     : type == H5T_STD_I64LE ? H5T_NATIVE_LLONG
+                                                             : H5T_NATIVE_DOUBLE,
                                   H5S_ALL, H5S_ALL, H5P_DEFAULT, data), 0);
     H5Dclose(d);
     H5Sclose(sp);
@@ -357,7 +360,8 @@ static char *h5_write(const h5spec *s)
     h5_put(g, "spacedim", H5T_STD_I32LE, 1, &s->spacedim);
     h5_put(g, "W/m", H5T_STD_I32LE, 1, &s->m);
     h5_put(g, "W/n", H5T_STD_I32LE, 1, &s->ncol);
-    h5_put(g, "W/nz", H5T_STD_I32LE, 1, &s->nz);
+    if (s->nz64) h5_put(g, "W/nz", H5T_STD_I64LE, 1, &s->nz64);
+    else h5_put(g, "W/nz", H5T_STD_I32LE, 1, &s->nz);
     h5_put(g, "W/nzmax", H5T_STD_I32LE, 1, &s->nx);
     h5_put(g, "W/p", H5T_STD_I32LE, s->np, s->p);
     h5_put(g, "W/i", H5T_STD_I32LE, s->ni, s->i);
@@ -409,6 +413,8 @@ static const struct {
     {"/fclib_local/vectors/mu[1] = -0.3", -2},
     {"/fclib_local/W/p[3] = 7 is out of range [0, 6)", 0},
     {"cannot be opened as HDF5", -2},
+    /* the value the file holds, not the int it would be clamped to */
+    {"/fclib_local/W/nz = 4294967299 is out of range", -2},
 };
 
 START_TEST(test_hdf5_malformed)
@@ -429,6 +435,7 @@ START_TEST(test_hdf5_malformed)
     case 7: s.m = 5; break;
     case 8: s.mu[1] = -0.3; break;
     case 9: s.p[3] = 7; break;
+    case 11: s.nz64 = 4294967299LL; break;
     default: break;
     }
     path = h5_write(&s);

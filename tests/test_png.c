@@ -190,6 +190,41 @@ START_TEST(png_compressed_with_colour_bar)
 }
 END_TEST
 
+/* The colour bar's labels fit in the picture: at the default size, with
+ * forces whose scale prints long ("\u2265 4.94e+03"), the last columns
+ * hold only the background gradient, untouched by any glyph. */
+START_TEST(png_colour_bar_label_fits)
+{
+    clcone_world w;
+    clcone_gen_params gp;
+    clcone_error e;
+    char path[] = "/tmp/clcone-png-XXXXXX";
+    int fd = mkstemp(path), W, H, touched = 0;
+    double *r;
+    unsigned char *rgb;
+    ck_assert(fd >= 0);
+    close(fd);
+    clcone_gen_params_default(&gp);
+    gp.n = 4;
+    ck_assert_msg(clcone_world_generate("stack", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    r = calloc(3 * (size_t)w.s.ncontacts, sizeof *r);
+    for (int c = 0; c < w.s.ncontacts; ++c) r[3 * c] = 12.3457;
+    ck_assert_msg(clcone_render_png(path, &w, r, 1200, 900, "stack", &e) == CLCONE_OK, "%s", e.msg);
+    clcone_world_free(&w);
+    free(r);
+    rgb = read_png(path, &W, &H);
+    for (int y = 0; y < H; ++y)
+        for (int x = W - 4; x < W; ++x) {
+            const unsigned char *p = pixel(rgb, W, x, y);
+            int g = 235 - 40 * y / H;
+            touched += p[0] != g || p[1] != g || p[2] != g;
+        }
+    ck_assert_msg(touched == 0, "%d pixels of the last 4 columns are not background", touched);
+    free(rgb);
+    unlink(path);
+}
+END_TEST
+
 START_TEST(png_bad_size_and_directory)
 {
     clcone_world w;
@@ -297,6 +332,22 @@ START_TEST(history_reference_and_device)
 }
 END_TEST
 
+/* Text-dark pixels in the middle of the first panel of a 1400 x 620
+ * solve plot (an empty plot area is white there). */
+static int dark_pixels_in_middle(const char *path)
+{
+    int W, H, n = 0;
+    unsigned char *rgb = read_png(path, &W, &H);
+    ck_assert_int_eq(W, 1400);
+    for (int y = H / 2 - 40; y < H / 2 + 40; ++y)
+        for (int x = 150; x < 600; ++x) {
+            const unsigned char *p = pixel(rgb, W, x, y);
+            n += p[0] < 80 && p[1] < 80 && p[2] < 80;
+        }
+    free(rgb);
+    return n;
+}
+
 START_TEST(cli_solve_plot_compare)
 {
     char dir[] = "/tmp/clcone-plotcli-XXXXXX", args[4096], path[4200];
@@ -311,6 +362,13 @@ START_TEST(cli_solve_plot_compare)
     snprintf(args, sizeof args, "solve %s --device ref --plot %s/missing/c.png", file, dir);
     ck_assert_int_eq(cli(args), 2);
     ck_assert_msg(strstr(err_buf, "missing") && strstr(err_buf, "No such file or directory"), "%s", err_buf);
+    /* lemke records no history: the plot says so inside its axes */
+    snprintf(args, sizeof args, "solve %s --device ref --solver lemke --model pyramid --plot %s/l.png",
+             test_problem_path("Rover4396.dat"), dir);
+    ck_assert_msg(cli(args) == 0, "%s%s", out_buf, err_buf);
+    ck_assert_msg(strstr(err_buf, "no convergence history: lemke records none"), "%s", err_buf);
+    snprintf(path, sizeof path, "%s/l.png", dir);
+    ck_assert_int_gt(dark_pixels_in_middle(path), 100);
     snprintf(args, sizeof args, "check %s %s/r.txt --plot %s/x.png", file, dir, dir);
     ck_assert_int_eq(cli(args), 2);
     ck_assert_msg(strstr(err_buf, "--plot"), "%s", err_buf);
@@ -325,7 +383,7 @@ START_TEST(cli_simulate_png_and_plot)
     unsigned char *rgb;
     int W, H;
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(args, sizeof args, "gen incline --n 1 -o %s/inc.scene", dir);
+    snprintf(args, sizeof args, "gen incline -o %s/inc.scene", dir);
     ck_assert_msg(cli(args) == 0, "%s", err_buf);
     snprintf(args, sizeof args, "simulate %s/inc.scene --steps 5 --device ref --png %s/a.png --png-size 640x480 --plot %s/b.png",
              dir, dir, dir);
@@ -364,6 +422,7 @@ Suite *suite_png(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, png_floor_drawn);
     tcase_add_test(t, png_compressed_with_colour_bar);
+    tcase_add_test(t, png_colour_bar_label_fits);
     tcase_add_test(t, png_bad_size_and_directory);
     tcase_add_test(t, plot_is_valid_png);
     tcase_add_test(t, history_reference_and_device);

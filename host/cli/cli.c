@@ -35,6 +35,7 @@ static const char *const USAGE_MAIN =
     "               the last solve compared with the reference, and a picture;\n"
     "               `demo --siconos` tabulates the shared Siconos problems\n"
     "  help         this text; `clcone <command> --help` for a command\n"
+    "  --version    the library's version\n"
     "\n"
     "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
 
@@ -77,7 +78,8 @@ static const char *const USAGE_SOLVE =
     "  --progress                    iteration and error on stderr during a long\n"
     "                                solve even when stderr is not a terminal\n"
     "  --warm R0.txt                 start from these reactions\n"
-    "  --out R.txt                   write the reactions (atomically)\n"
+    "  --out R.txt, -o R.txt         write the reactions (atomically), with the\n"
+    "                                tolerance and precision in their header\n"
     "  --plot FILE.png               error against iteration and against time\n"
     "                                (log axes) with the tolerance; with\n"
     "                                --compare both backends on one plot\n"
@@ -96,9 +98,10 @@ static const char *const USAGE_CHECK =
     "FILE: anything `solve` takes (for a scene file, its contact problem at its\n"
     "state, whose reactions `solve SCENE --out R.txt` writes).\n"
     "Prints the model's error of the given reactions (default: the Coulomb law\n"
-    "with Siconos's current measure, and the old ||q||+1 normalisation). The\n"
-    "last line is status=converged when error <= T (default 1e-8), otherwise\n"
-    "status=failed; exit code 0 or 1 accordingly.\n";
+    "with Siconos's current measure, and the old ||q||+1 normalisation). T is\n"
+    "--tol, else the tolerance R.txt's header records (`solve --out` writes it),\n"
+    "else 1e-8. The last line is status=converged when error <= T, maxiter when\n"
+    "it is over T, diverged when it is not finite; exit code 0 or 1 accordingly.\n";
 
 static const char *const USAGE_DEMO =
     "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
@@ -114,26 +117,51 @@ static const char *base_name(const char *path)
     return b ? b + 1 : path;
 }
 
-/* Reactions of each problem of the batch into DIR/<file name>.r. */
-static int write_batch_reactions(const cli_args *a, const clcone_problem *batch, const double *r)
+/* Where the batch's --out DIR puts problem k's reactions: DIR/<file
+ * name>.r; 0, or EXIT_USAGE after saying why not. */
+static int batch_reactions_path(const cli_args *a, int k, char *path, size_t len)
 {
-    clcone_error e;
+    int n = snprintf(path, len, "%s/%s.r", a->out, base_name(a->positional[k]));
+    if (n < 0 || (size_t)n >= len) {
+        fprintf(stderr, "clcone: --out %s: path too long for %s\n", a->out, a->positional[k]);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Before the batch is solved: --out DIR must take a file per problem,
+ * told apart by name. */
+static int check_batch_outputs(const cli_args *a)
+{
     char path[4096];
-    for (int k = 0; k < batch->nprob; ++k) {
-        int c0 = batch->prob_off[k], len = snprintf(path, sizeof path, "%s/%s.r", a->out, base_name(a->positional[k]));
+    for (int k = 0; k < a->npos; ++k) {
+        int rc = batch_reactions_path(a, k, path, sizeof path);
+        if (rc) return rc;
         for (int j = 0; j < k; ++j)
             if (strcmp(base_name(a->positional[j]), base_name(a->positional[k])) == 0) {
                 fprintf(stderr, "clcone: %s and %s: two files of the batch have the same name, so --out %s "
                                 "cannot tell their reactions apart\n", a->positional[j], a->positional[k], a->out);
                 return EXIT_USAGE;
             }
-        if (len < 0 || (size_t)len >= sizeof path) {
-            fprintf(stderr, "clcone: --out %s: path too long for %s\n", a->out, a->positional[k]);
-            return EXIT_USAGE;
-        }
-        if (clcone_write_reactions(path, batch->prob_off[k + 1] - c0, r + 3 * (size_t)c0, &e)) return lib_error(&e);
     }
     return 0;
+}
+
+/* Reactions of each problem of the batch into DIR/<file name>.r, the
+ * directory made when missing (its parent was checked to exist). */
+static int write_batch_reactions(const cli_args *a, const clcone_problem *batch, const double *r,
+                                 const clcone_reactions_info *info)
+{
+    clcone_error e;
+    char path[4096];
+    int rc = cli_make_dir("--out", a->out);
+    for (int k = 0; k < batch->nprob && !rc; ++k) {
+        int c0 = batch->prob_off[k];
+        if (!(rc = batch_reactions_path(a, k, path, sizeof path))
+            && clcone_write_reactions_info(path, batch->prob_off[k + 1] - c0, r + 3 * (size_t)c0, info, &e))
+            rc = lib_error(&e);
+    }
+    return rc;
 }
 
 /* `solve FILE FILE...`: the files as one batch (clcone_batch_concat) on
@@ -153,7 +181,9 @@ static int solve_batch(cli_args *a)
     int nread = 0;
     memset(&batch, 0, sizeof batch);
     memset(&res, 0, sizeof res);
-    if ((rc = cli_refuse(a, USAGE_SOLVE, not_in_batch, "a batch starts from r = 0 and prints no comparison"))) goto out;
+    if ((rc = cli_refuse(a, USAGE_SOLVE, not_in_batch, "a batch starts from r = 0 and prints no comparison"))
+        || (a->out && (rc = check_batch_outputs(a))))
+        goto out;
     rc = EXIT_USAGE;
     if (!probs || !parts) {
         fprintf(stderr, "clcone: out of memory for %d files\n", nf);
@@ -209,7 +239,10 @@ static int solve_batch(cli_args *a)
         if (!(it->error <= emax)) emax = it->error;
         iters += it->iters;
     }
-    if (a->out && (rc = write_batch_reactions(a, &batch, r))) goto out;
+    if (a->out) {
+        clcone_reactions_info info = cli_reactions_info(a, ctx);
+        if ((rc = write_batch_reactions(a, &batch, r, &info))) goto out;
+    }
     if (a->out) printf("reactions written to %s/<file name>.r\n", a->out);
     print_last_line(clcone_run_status_name((clcone_run_status)worst), emax, iters, ms, batch.n);
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
@@ -242,6 +275,10 @@ static int cmd_solve(int argc, char **argv)
     memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
+    {
+        const cli_output outs[] = {{"--out", a.out, a.npos > 1}, {"--plot", a.plot, 0}};
+        if ((rc = cli_check_outputs(outs, 2))) return rc;
+    }
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
     if (a.npos > 1) return solve_batch(&a);
     /* one read of the file, so that a pipe works */
@@ -279,10 +316,6 @@ static int cmd_solve(int argc, char **argv)
         cli_name_file(&e, a.positional[0]);
         goto fail;
     }
-    if (a.out && clcone_write_reactions(a.out, p.n, r, &e)) {
-        clcone_result_free(&res);
-        goto fail;
-    }
     {
         const clcone_prob_result *it = &res.items[0];
         printf("problem:  %s (%d contacts, %d W blocks)\n", a.positional[0], p.n, p.nnzb);
@@ -290,16 +323,12 @@ static int cmd_solve(int argc, char **argv)
                clcone_solver_name(a.o.solver), backend);
         if (a.o.model == CLCONE_MODEL_PYRAMID)
             printf("pyramid:  %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
-        printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
-               clcone_run_status_name(it->status), it->iters, it->error, a.o.tol, it->time_ms);
-        if (it->reason[0]) printf("reason:   %s\n", it->reason);
         if (a.o.model == CLCONE_MODEL_COULOMB) {
             double q1;
             clcone_error_coulomb(&p, r, 0, p.n, &q1);
             printf("old measure ||F||/(||q||+1): %.3e\n", q1);
         }
-        if (a.out) printf("reactions written to %s\n", a.out);
-        rc = cli_finish_solve(&a, ctx, &p, NULL, r0, r, it, hist);
+        if (!(rc = cli_print_result(&a, ctx, &p, p.n, r, it))) rc = cli_finish_solve(&a, ctx, &p, NULL, r0, r, it, hist);
     }
     clcone_result_free(&res);
     goto done;
@@ -367,6 +396,8 @@ static int cmd_check(int argc, char **argv)
     clcone_input in;
     clcone_problem sp, *p;
     clcone_error e;
+    clcone_reactions_info info;
+    clcone_run_status status;
     double *r, error, q1 = 0, t0 = cli_now_ms();
     int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
     if (rc) return rc < 0 ? 0 : rc;
@@ -389,7 +420,7 @@ static int cmd_check(int argc, char **argv)
         p = &sp;
     }
     r = calloc((size_t)p->n * 3 + 1, sizeof *r);
-    if (!r || clcone_read_reactions(a.positional[1], p->n, r, &e)) {
+    if (!r || clcone_read_reactions_info(a.positional[1], p->n, r, &info, &e)) {
         if (!r) snprintf(e.msg, sizeof e.msg, "out of memory");
         clcone_problem_free(&sp);
         clcone_input_free(&in);
@@ -404,8 +435,17 @@ static int cmd_check(int argc, char **argv)
     printf("model:     %s\n", clcone_model_name(a.o.model));
     printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
     if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
-    print_last_line(error <= a.o.tol ? "converged" : "failed", error, 0, cli_now_ms() - t0, p->n);
-    rc = error <= a.o.tol ? 0 : EXIT_NOTCONV;
+    if (cli_given(&a, "--tol")) printf("tolerance: %.3g (--tol)\n", a.o.tol);
+    else if (info.tol > 0) {
+        a.o.tol = info.tol;
+        printf("tolerance: %.3g (from %s's header: the %s solve's; --tol T sets another)\n", a.o.tol,
+               a.positional[1], info.precision == CLCONE_FLOAT ? "float" : "double");
+    } else printf("tolerance: %.3g (the default; --tol T sets another)\n", a.o.tol);
+    /* the stopping rule's words: over the tolerance is what a solve stopped
+     * at its cap reports, a non-finite error what a diverged one does */
+    status = !isfinite(error) ? CLCONE_DIVERGED : error <= a.o.tol ? CLCONE_CONVERGED : CLCONE_MAXITER;
+    print_last_line(clcone_run_status_name(status), error, 0, cli_now_ms() - t0, p->n);
+    rc = status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
     clcone_problem_free(&sp);
     clcone_input_free(&in);
     free(r);
@@ -443,7 +483,8 @@ static int cmd_demo_siconos(int argc, char **argv)
     clcone_options od;
     char backend[400];
     static const char *const no_plot[] = {"--plot", NULL};
-    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0;
+    int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0, iters = 0,
+        contacts = 0;
     double ref_ms = 0, dev_ms = 0, max_err = 0;
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_refuse(&a, USAGE_DEMO, no_plot, "the Siconos table is text; solve FILE --plot draws one problem"))
@@ -491,6 +532,8 @@ static int cmd_demo_siconos(int argc, char **argv)
             printf(" %9s %8s %9s\n", "-", "-", "-");
         }
         ++nfiles;
+        iters += rr.iters;
+        contacts += p.n;
         nconv += rr.status == CLCONE_CONVERGED;
         ref_ms += rr.time_ms;
         if (rr.error > max_err) max_err = rr.error;
@@ -500,7 +543,8 @@ static int cmd_demo_siconos(int argc, char **argv)
     if (ctx) printf(" | device: %d of %d converged, %.1f ms in all", dconv, nfiles, dev_ms);
     printf("\n");
     clcone_context_free(ctx);
-    print_last_line(worst ? "failed" : nconv == nfiles ? "converged" : "maxiter", max_err, 0, ref_ms, nfiles);
+    /* the reference's run, over every problem it solved */
+    print_last_line(worst ? "failed" : nconv == nfiles ? "converged" : "maxiter", max_err, iters, ref_ms, contacts);
     if (worst) return worst;
     return nconv == nfiles ? 0 : EXIT_NOTCONV;
 }
@@ -526,6 +570,11 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
         printf("%s", USAGE_MAIN);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "version") == 0) {
+        /* the loaded library's, which a shared build may have from elsewhere */
+        printf("clcone %s\n", clcone_version());
         return 0;
     }
     if (strcmp(cmd, "solve") == 0) return cmd_solve(argc - 2, argv + 2);

@@ -59,6 +59,24 @@ int is_ref(const char *device);
 void print_last_line(const char *status, double error, int iters, double ms, int n);
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
 
+/* host/cli/outputs.c */
+/* One output of a command: the option that names it (for messages), its
+ * path (NULL: not given) and whether it names a directory (--vtk DIR, a
+ * batch's --out DIR) rather than a file. */
+typedef struct cli_output {
+    const char *opt, *path;
+    int dir;
+} cli_output;
+/* Checks every output before any work: a file's directory must exist (no
+ * output creates missing directories); a directory output may be missing
+ * when its parent exists (cli_make_dir creates it); a path that cannot be
+ * written (a symbolic link loop) is refused; two outputs that resolve to
+ * the same file are refused. Returns 0, or EXIT_USAGE after saying why. */
+int cli_check_outputs(const cli_output *outs, int n);
+/* Creates the directory output dir when missing (its parent exists after
+ * cli_check_outputs); 0, or EXIT_USAGE after saying why not. */
+int cli_make_dir(const char *opt, const char *dir);
+
 /* host/cli/cli_scene.c */
 /* `solve` on a scene file (parsed arguments, positional[0] the file),
  * read into w, which it frees. */
@@ -74,8 +92,10 @@ int cmd_simulate(int argc, char **argv);
 int cmd_demo_pile(int argc, char **argv);
 
 /* host/cli_plot.c */
-/* "WxH" (both parsed; ranges are the library's to check). */
-int parse_size(const char *s, int *w, int *h);
+/* --png-size s of the picture png (NULL: no --png given, refused) as
+ * "WxH" (both parsed; ranges are the library's to check); 0 or
+ * EXIT_USAGE after saying which was wrong. */
+int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h);
 /* solve --plot: h[0] the solve's history, h[1] the reference's (used with
  * --compare on a device); prints the file's name. Returns 0 or an exit
  * code after printing why. */
@@ -99,6 +119,17 @@ int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, 
  * when p is NULL): --compare, --plot and the last line; the exit code. */
 int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
                      const double *r0, const double *r, const clcone_prob_result *it, clcone_history hist[2]);
+/* What a reactions file records of the solve: its tolerance and the
+ * backend's precision. */
+clcone_reactions_info cli_reactions_info(const cli_args *a, const clcone_context *ctx);
+/* The result lines of a one-problem solve (n contacts, the local problem
+ * p, or NULL for a scene): status, iterations, the error and the
+ * precision it was evaluated in (on a float device, with p, also r's
+ * error in double), the reason; then --out, the reactions with the
+ * solve's tolerance in their header. 0, or the exit code of a failure
+ * it printed. */
+int cli_print_result(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, int n, const double *r,
+                     const clcone_prob_result *it);
 /* What a one-problem solve command holds besides its problem: the two
  * histories, the device, the reactions and their start. */
 void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, double *r0);

@@ -12,10 +12,13 @@
 #define STEPS_W 1000
 #define STEPS_H 1000
 
-int parse_size(const char *s, int *w, int *h)
+int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h)
 {
     char extra;
-    return sscanf(s, "%dx%d%c", w, h, &extra) == 2;
+    if (!png) return usage_error(usage, "--png-size does not apply: %s", "no --png FILE to size");
+    if (sscanf(s, "%dx%d%c", w, h, &extra) != 2)
+        return usage_error(usage, "--png-size needs a size WxH such as 1600x1200, got '%s'", s);
+    return 0;
 }
 
 void cli_backend_label(const clcone_context *ctx, char *buf, size_t len)
@@ -26,10 +29,12 @@ void cli_backend_label(const clcone_context *ctx, char *buf, size_t len)
                  clcone_context_precision(ctx) == CLCONE_DOUBLE ? "double" : "float");
 }
 
-/* Problem 0 of each history (at most 2) against iteration and time. */
+/* Problem 0 of each history (at most 2) against iteration and time;
+ * method names what made them, for a plot without points. */
 static int plot_histories(const char *path, const char *title, const clcone_history *const *h,
-                          const char *const *labels, int n, double tol)
+                          const char *const *labels, int n, double tol, const char *method)
 {
+    char note[200];
     clcone_plot_series it[2], tm[2];
     clcone_plot_panel P[2];
     clcone_error e;
@@ -64,11 +69,13 @@ static int plot_histories(const char *path, const char *title, const clcone_hist
         tm[b].x = d + cnt + 1;
         it[b].y = tm[b].y = d + 2 * ((size_t)cnt + 1);
     }
-    if (points == 0)
-        fprintf(stderr, "clcone: %s: no error checks were recorded (lemke and sap do not report them); the plot "
-                        "has empty axes\n", path);
+    if (points == 0) {
+        snprintf(note, sizeof note, "no convergence history: %s records none", method);
+        fprintf(stderr, "clcone: %s: %s; the plot says so on empty axes\n", path, note);
+    }
     snprintf(tol_label, sizeof tol_label, "tolerance %.1e", tol);
     for (int k = 0; k < 2; ++k) {
+        P[k].note = points == 0 ? note : NULL;
         P[k].ylabel = "error";
         P[k].ylog = 1;
         P[k].nseries = n;
@@ -98,7 +105,8 @@ int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_hi
     cli_backend_label(ctx, dev, sizeof dev);
     snprintf(title, sizeof title, "%s: %s, %s, %d contacts", a->positional[0], clcone_model_name(a->o.model),
              clcone_solver_name(a->o.solver), contacts);
-    rc = plot_histories(a->plot, title, hs, labels, a->compare && ctx ? 2 : 1, a->o.tol);
+    rc = plot_histories(a->plot, title, hs, labels, a->compare && ctx ? 2 : 1, a->o.tol,
+                        a->o.model == CLCONE_MODEL_SAP ? "sap's Newton" : clcone_solver_name(a->o.solver));
     if (rc == 0) printf("plot:     %s\n", a->plot);
     return rc;
 }

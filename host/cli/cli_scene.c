@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,9 +21,11 @@ static const char *const USAGE_GEN =
     "      wall    a pyramid of 1 x 0.5 x 0.5 bricks, N in the bottom row\n"
     "      grid    N x N x N spheres of radius 0.5 in a cubic lattice\n"
     "      incline one unit box on a plane tilted by T radians (default 0.3)\n"
-    "--n is required (but for incline). Defaults: --mu 0.5, --seed 1, --dt 0.01,\n"
-    "--spread 0.1, --theta 0.3. The file is a clcone scene (README \"Scene files\"),\n"
-    "bodies at rest with their contacts.\n";
+    "--n is required (but for incline, which takes none); --seed and --spread are\n"
+    "pile's, --theta is incline's, and refused elsewhere. Defaults: --mu 0.5,\n"
+    "--seed 1, --dt 0.01, --spread 0.1, --theta 0.3. An option given twice takes\n"
+    "the last value. The file is a clcone scene (README \"Scene files\"), bodies\n"
+    "at rest with their contacts.\n";
 
 static const char *const USAGE_SIMULATE =
     "usage: clcone simulate SCENE --steps K [--dt H] [--model M] [--solver S]\n"
@@ -37,12 +40,17 @@ static const char *const USAGE_SIMULATE =
     "  --max-iter K   per step (default 1000)\n"
     "  --csv LOG      per-step log: step,contacts,iterations,error,solve_ms,...\n"
     "  --vtk DIR      legacy VTK per frame (bodies, contacts) and DIR/series.pvd\n"
+    "                 (DIR is made when its parent exists; --vtk-every K: every\n"
+    "                 K-th step's frame)\n"
     "  --png FILE     picture of the final state, coloured by contact force,\n"
     "                 with the planes, a colour bar and a title\n"
     "  --png-size WxH its size (default 1200x900)\n"
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
+    "Outputs are checked before the first step (their directories must exist, no\n"
+    "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
+    "writes the outputs of the finished steps and exits 130.\n"
     "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
     "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
     "--max-seconds (per step) as for `clcone solve`; the soft model's time step is\n"
@@ -77,39 +85,26 @@ static int want_help(int argc, char **argv, const char *usage)
     return 0;
 }
 
-/* Takes "--name value" out of argv (argc adjusted); returns the value or
+/* Takes every "--name value" out of argv (argc adjusted); returns the
+ * last value (an option given twice takes the last, as everywhere) or
  * NULL; *missing when the option is last without a value. */
 static const char *take_opt(int *argc, char **argv, const char *name, int *missing)
 {
-    for (int i = 0; i < *argc; ++i) {
-        const char *v;
-        if (strcmp(argv[i], name) != 0) continue;
+    const char *v = NULL;
+    for (int i = 0; i < *argc;) {
+        if (strcmp(argv[i], name) != 0) {
+            ++i;
+            continue;
+        }
         if (i + 1 >= *argc) {
             *missing = 1;
-            return NULL;
+            return v;
         }
         v = argv[i + 1];
         for (int k = i; k + 2 < *argc; ++k) argv[k] = argv[k + 2];
         *argc -= 2;
-        return v;
     }
-    return NULL;
-}
-
-static int mkdir_p(const char *dir)
-{
-    char buf[4096];
-    size_t n = strlen(dir);
-    if (n == 0 || n >= sizeof buf) return -1;
-    memcpy(buf, dir, n + 1);
-    for (size_t i = 1; i <= n; ++i)
-        if (buf[i] == '/' || buf[i] == 0) {
-            char c = buf[i];
-            buf[i] = 0;
-            if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-            buf[i] = c;
-        }
-    return 0;
+    return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -156,21 +151,14 @@ int cli_solve_world(cli_args *a, clcone_world *world)
         cli_name_file(&e, a->positional[0]);
         goto fail;
     }
-    if (a->out && clcone_write_reactions(a->out, sc.ncontacts, r, &e)) {
-        clcone_result_free(&res);
-        goto fail;
-    }
     {
         const clcone_prob_result *it = &res.items[0];
         printf("scene:    %s (%d bodies, %d contacts, %d planes)\n", a->positional[0], w.s.nbodies, sc.ncontacts,
                w.nplanes);
         printf("model:    %s, solver %s, device %s\n", clcone_model_name(a->o.model), clcone_solver_name(a->o.solver),
                backend);
-        printf("result:   %s after %d iterations, error %.3e (tol %.1e), %.1f ms\n",
-               clcone_run_status_name(it->status), it->iters, it->error, a->o.tol, it->time_ms);
-        if (it->reason[0]) printf("reason:   %s\n", it->reason);
-        if (a->out) printf("reactions written to %s\n", a->out);
-        rc = cli_finish_solve(a, ctx, NULL, &sc, r0, r, it, hist);
+        if (!(rc = cli_print_result(a, ctx, NULL, sc.ncontacts, r, it)))
+            rc = cli_finish_solve(a, ctx, NULL, &sc, r0, r, it, hist);
     }
     clcone_result_free(&res);
     goto done;
@@ -185,15 +173,25 @@ done:
 
 /* ------------------------------------------------------------------ */
 
+/* gen's options that only some generators use, and which. */
+static int gen_refuse(const char *name, const char *opt, int given, const char *uses)
+{
+    char why[160];
+    if (!given || strstr(uses, name)) return 0;
+    snprintf(why, sizeof why, "only %s use%s it, not %s", uses, strchr(uses, ' ') ? "" : "s", name);
+    return usage_error(USAGE_GEN, opt, why);
+}
+
 int cmd_gen(int argc, char **argv)
 {
     clcone_gen_params p;
     clcone_world w;
     clcone_error e;
     const char *name = NULL, *out = NULL;
-    int n_given = 0;
+    int n_given = 0, seed_given = 0, theta_given = 0, spread_given = 0, rc;
     if (want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
+    /* an option given twice takes the last value, as everywhere */
     for (int i = 0; i < argc; ++i) {
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
@@ -214,12 +212,16 @@ int cmd_gen(int argc, char **argv)
             if (!parse_int(val, &k) || k < 0)
                 return usage_error(USAGE_GEN, "--seed needs an integer >= 0, got '%s'", val);
             p.seed = (unsigned)k;
+            seed_given = 1;
         } else if (strcmp(opt, "--mu") == 0 || strcmp(opt, "--theta") == 0 || strcmp(opt, "--spread") == 0 ||
                    strcmp(opt, "--dt") == 0) {
-            if (!parse_double(val, &d)) return usage_error(USAGE_GEN, "option needs a finite number, got '%s'", val);
+            if (!parse_double(val, &d)) {
+                fprintf(stderr, "clcone: %s needs a finite number, got '%s'\n%s", opt, val, USAGE_GEN);
+                return EXIT_USAGE;
+            }
             if (opt[2] == 'm') p.mu = d;
-            else if (opt[2] == 't') p.theta = d;
-            else if (opt[2] == 's') p.spread = d;
+            else if (opt[2] == 't') p.theta = d, theta_given = 1;
+            else if (opt[2] == 's') p.spread = d, spread_given = 1;
             else p.dt = d;
         } else {
             return usage_error(USAGE_GEN, "unknown option '%s'", opt);
@@ -229,7 +231,16 @@ int cmd_gen(int argc, char **argv)
     /* the size means something else for each generator, so no default fits them all */
     if (!n_given && strcmp(name, "incline") != 0)
         return usage_error(USAGE_GEN, "gen %s needs its size --n N", name);
+    if ((rc = gen_refuse(name, "--n does not apply: %s", n_given && strcmp(name, "incline") == 0, "pile stack wall grid"))
+        || (rc = gen_refuse(name, "--seed does not apply: %s", seed_given, "pile"))
+        || (rc = gen_refuse(name, "--spread does not apply: %s", spread_given, "pile"))
+        || (rc = gen_refuse(name, "--theta does not apply: %s", theta_given, "incline")))
+        return rc;
     if (!out) return usage_error(USAGE_GEN, "gen needs an output file (-o FILE)%s", "");
+    {
+        const cli_output outs[] = {{"-o", out, 0}};
+        if ((rc = cli_check_outputs(outs, 1))) return rc;
+    }
     if (clcone_world_generate(name, &p, &w, &e)) return lib_error(&e);
     if (clcone_write_world(out, &w, &e)) {
         clcone_world_free(&w);
@@ -312,6 +323,52 @@ static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, co
     return 0;
 }
 
+/* The exit code of a run stopped by SIGINT or SIGTERM: 128 + SIGINT, as
+ * a shell reports a job ended by Ctrl-C. */
+#define EXIT_INTERRUPTED 130
+
+/* Set by SIGINT or SIGTERM during a run: it stops after the step under
+ * way and writes the outputs of the finished steps (run_steps). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
+    ssize_t n;
+    stop_signal = sig;
+    /* write(2) is what a handler may call; nothing to do if it fails */
+    n = write(2, msg, sizeof msg - 1);
+    (void)n;
+}
+
+/* Handlers for the run (old: the ones to put back); a second signal
+ * takes the default action, for a user who does not want to wait. */
+static void catch_stop_signals(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void release_stop_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+/* After a run a signal stopped: says so; returns EXIT_INTERRUPTED. */
+static int report_interrupted(int steps_done, int steps)
+{
+    fprintf(stderr, "clcone: interrupted by %s after step %d of %d; the outputs hold the finished steps\n",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", steps_done, steps);
+    return EXIT_INTERRUPTED;
+}
+
 typedef struct sim_totals {
     int all_converged, iters, contacts, steps, failed, fell_back;
     double max_error, solve_ms, setup_ms;
@@ -327,8 +384,8 @@ static const char *totals_status(const sim_totals *T)
 
 /* Runs `steps` steps with the outputs; fills totals. Returns 0 or an exit
  * code after printing why. */
-static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
-                     sim_totals *T)
+static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                            sim_totals *T)
 {
     FILE *csv = NULL;
     clcone_out *csv_out = NULL; /* the CSV replaces an old log only when the run ends */
@@ -347,10 +404,9 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
                      "fallback,setup_ms\n");
     }
     if (out->vtk) {
-        if (mkdir_p(out->vtk) != 0) {
-            fprintf(stderr, "clcone: %s: cannot create the VTK directory: %s\n", out->vtk, strerror(errno));
+        if ((rc = cli_make_dir("--vtk", out->vtk))) {
             clcone_out_close(csv_out, 0, NULL);
-            return EXIT_USAGE;
+            return rc;
         }
         if (vtk_frame(out->vtk, 0, 0.0, w, NULL, &S, &e)) goto libfail;
     }
@@ -359,7 +415,7 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
         snprintf(e.msg, sizeof e.msg, "%s: out of memory for the plot of %d steps", out->plot, steps);
         goto libfail;
     }
-    for (int k = 1; k <= steps; ++k) {
+    for (int k = 1; k <= steps && !stop_signal; ++k) {
         clcone_step_info in;
         const clcone_prob_result *first;
         if (clcone_sim_step(sim, &in, &e)) {
@@ -416,6 +472,11 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
             goto libfail;
         if (show_progress) progress(k, steps, in.contacts, t0);
     }
+    /* a run stopped early still ends with its last finished state */
+    if (stop_signal && show_progress) fprintf(stderr, "\n");
+    if (stop_signal && out->vtk && T->steps % out->vtk_every != 0
+        && vtk_frame(out->vtk, T->steps, T->steps * w->dt, w, clcone_sim_reactions(sim), &S, &e))
+        goto libfail;
     if (out->vtk) {
         char pvd[4096];
         snprintf(pvd, sizeof pvd, "%s/series.pvd", out->vtk);
@@ -439,6 +500,19 @@ libfail:
     return lib_error(&e);
 }
 
+/* run_steps_caught with SIGINT and SIGTERM caught for the run: after
+ * one, stop_signal is set and the outputs hold the finished steps. */
+static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                     sim_totals *T)
+{
+    struct sigaction old[2];
+    int rc;
+    catch_stop_signals(old);
+    rc = run_steps_caught(w, sim, steps, out, show_progress, T);
+    release_stop_signals(old);
+    return rc;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     sim_outputs out;
@@ -452,6 +526,7 @@ int cmd_simulate(int argc, char **argv)
     char backend[400], blabel[300], label[800];
     const char *v;
     static const char *const unused[] = {"--warm", "--compare", "--dir", NULL};
+    const char *vtk_every, *png_size;
     int missing = 0, steps = -1, rc;
     double dt = 0;
     char **args;
@@ -473,17 +548,22 @@ int cmd_simulate(int argc, char **argv)
         free(args);
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
     }
-    if ((v = take_opt(&argc, args, "--vtk-every", &missing)) && (!parse_int(v, &out.vtk_every) || out.vtk_every < 1)) {
-        free(args);
-        return usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'", v);
-    }
+    vtk_every = take_opt(&argc, args, "--vtk-every", &missing);
     out.csv = take_opt(&argc, args, "--csv", &missing);
     out.vtk = take_opt(&argc, args, "--vtk", &missing);
     out.png = take_opt(&argc, args, "--png", &missing);
-    if ((v = take_opt(&argc, args, "--png-size", &missing))
-        && (!out.png || !parse_size(v, &out.png_w, &out.png_h))) {
+    png_size = take_opt(&argc, args, "--png-size", &missing);
+    if (vtk_every && (rc = out.vtk ? (!parse_int(vtk_every, &out.vtk_every) || out.vtk_every < 1
+                                          ? usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'",
+                                                        vtk_every)
+                                          : 0)
+                                   : usage_error(USAGE_SIMULATE, "--vtk-every does not apply: %s", "no --vtk DIR"))) {
         free(args);
-        return usage_error(USAGE_SIMULATE, "--png-size needs --png and a size WxH such as 1600x1200, got '%s'", v);
+        return rc;
+    }
+    if (png_size && (rc = cli_png_size(USAGE_SIMULATE, out.png, png_size, &out.png_w, &out.png_h))) {
+        free(args);
+        return rc;
     }
     if (missing) {
         free(args);
@@ -499,6 +579,11 @@ int cmd_simulate(int argc, char **argv)
         || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
         return rc;
     out.scene_out = a.out;
+    {
+        const cli_output outs[] = {{"--csv", out.csv, 0}, {"--vtk", out.vtk, 1}, {"--png", out.png, 0},
+                                   {"--plot", a.plot, 0}, {"--out", a.out, 0}};
+        if ((rc = cli_check_outputs(outs, (int)(sizeof outs / sizeof outs[0])))) return rc;
+    }
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
     if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) {
@@ -541,7 +626,7 @@ int cmd_simulate(int argc, char **argv)
         if (out.plot) printf("plot:     %s\n", out.plot);
         if (out.scene_out) printf("scene:    final state written to %s\n", out.scene_out);
         print_last_line(totals_status(&T), T.max_error, T.iters, T.solve_ms, T.contacts);
-        rc = T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
+        rc = stop_signal ? report_interrupted(T.steps, steps) : T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
     }
     clcone_sim_free(sim);
     clcone_context_free(ctx);
@@ -583,9 +668,9 @@ int cmd_demo_pile(int argc, char **argv)
         return usage_error(USAGE_DEMO_PILE, "--max-iter needs an integer >= 1, got '%s'", v);
     }
     if ((v = take_opt(&argc, args, "--png", &missing))) png = v;
-    if ((v = take_opt(&argc, args, "--png-size", &missing)) && !parse_size(v, &png_w, &png_h)) {
+    if ((v = take_opt(&argc, args, "--png-size", &missing)) && (rc = cli_png_size(USAGE_DEMO_PILE, png, v, &png_w, &png_h))) {
         free(args);
-        return usage_error(USAGE_DEMO_PILE, "--png-size needs a size WxH such as 1600x1200, got '%s'", v);
+        return rc;
     }
     device = take_opt(&argc, args, "--device", &missing);
     if (missing || argc > 0) {
@@ -594,7 +679,11 @@ int cmd_demo_pile(int argc, char **argv)
         return rc;
     }
     free(args);
-    if (strcmp(png, "build/demo-pile.png") == 0) (void)mkdir_p("build");
+    if (strcmp(png, "build/demo-pile.png") == 0) (void)mkdir("build", 0777);
+    {
+        const cli_output outs[] = {{"--png", png, 0}};
+        if ((rc = cli_check_outputs(outs, 1))) return rc;
+    }
 
     clcone_gen_params_default(&gp);
     gp.n = n;
@@ -639,6 +728,7 @@ int cmd_demo_pile(int argc, char **argv)
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;
     rc = run_steps(&w, sim, steps, &out, isatty(2), &T);
+    if (rc == 0 && stop_signal) rc = report_interrupted(T.steps, steps);
     if (rc == 0) {
         /* the last step's problem again, on the reference, from the same
          * warm start */

@@ -107,7 +107,8 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             *(opt[3] == 'o' ? &a->compare : &a->progress) = 1;
             continue;
         }
-        if (strncmp(opt, "--", 2) != 0) {
+        if (strcmp(opt, "-o") == 0) opt = "--out"; /* as gen takes it */
+        if (opt[0] != '-' || opt[1] == 0) {
             if (a->npos >= maxpos)
                 return usage_error(usage, maxpos > 2 ? "too many files from '%s' on (at most " CLI_MAX_FILES_TEXT ")"
                                                      : "unexpected argument '%s'", opt);
@@ -183,7 +184,8 @@ int cli_check_applicable(const cli_args *a, const char *usage, int scene)
     static const char *const soft_dt[] = {"--soft-dt", NULL};
     static const char *const sap[] = {"--sap-beta", NULL};
     static const char *const sap_method[] = {"--solver", "--check-every", NULL};
-    static const char *const device[] = {"--precision", "--compare", NULL};
+    static const char *const device[] = {"--compare", NULL};
+    static const char *const precision[] = {"--precision", NULL};
     const clcone_model m = a->o.model;
     int rc;
     if ((m != CLCONE_MODEL_PYRAMID && (rc = cli_refuse(a, usage, pyramid, "only the pyramid model has facets")))
@@ -194,7 +196,9 @@ int cli_check_applicable(const cli_args *a, const char *usage, int scene)
         || (m == CLCONE_MODEL_SAP
             && (rc = cli_refuse(a, usage, sap_method, "sap has one method, Newton, its error checked every iteration")))
         || (is_ref(a->device)
-            && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double"))))
+            && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double")))
+        || (is_ref(a->device) && a->prec != CLCONE_DOUBLE
+            && (rc = cli_refuse(a, usage, precision, "the reference (--device ref) runs in double only"))))
         return rc;
     return 0;
 }

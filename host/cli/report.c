@@ -4,6 +4,7 @@
 #include "clcone.h"
 #include "cli/cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +55,33 @@ void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, d
     clcone_context_free(ctx);
     free(r);
     free(r0);
+}
+
+clcone_reactions_info cli_reactions_info(const cli_args *a, const clcone_context *ctx)
+{
+    clcone_reactions_info info = {a->o.tol, ctx ? clcone_context_precision(ctx) : CLCONE_DOUBLE};
+    return info;
+}
+
+int cli_print_result(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, int n, const double *r,
+                     const clcone_prob_result *it)
+{
+    const int on_float = ctx && clcone_context_precision(ctx) == CLCONE_FLOAT;
+    clcone_error e;
+    printf("result:   %s after %d iterations, error %.3e (tol %.1e; evaluated in %s%s), %.1f ms\n",
+           clcone_run_status_name(it->status), it->iters, it->error, a->o.tol, on_float ? "float" : "double",
+           ctx ? " on the device" : "", it->time_ms);
+    /* the stopping rule saw the float error; check measures in double, so
+     * both are shown where they can differ */
+    if (on_float && p) {
+        double d = clcone_error_of(p, &a->o, r, 0, p->n);
+        if (isfinite(d)) printf("          error of r in double (as `clcone check` measures it): %.3e\n", d);
+    }
+    if (it->reason[0]) printf("reason:   %s\n", it->reason);
+    if (a->out) {
+        clcone_reactions_info info = cli_reactions_info(a, ctx);
+        if (clcone_write_reactions_info(a->out, n, r, &info, &e)) return lib_error(&e);
+        printf("reactions written to %s\n", a->out);
+    }
+    return 0;
 }

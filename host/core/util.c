@@ -122,16 +122,72 @@ static int create_sibling(clcone_out *o, const struct stat *old)
     return -1;
 }
 
+/* The file that a chain of symbolic links ending nowhere (a dangling
+ * link) names, to be created there as a link is followed; path itself
+ * when it is no link. NULL with errno set on a loop (ELOOP) or an error. */
+static char *link_end(const char *path)
+{
+    char *cur = strdup(path);
+    for (int hop = 0; cur && hop < 40; ++hop) {
+        struct stat lst;
+        char buf[4096], *next;
+        const char *slash;
+        size_t d;
+        ssize_t n;
+        if (lstat(cur, &lst) != 0 || !S_ISLNK(lst.st_mode)) return cur;
+        if ((n = readlink(cur, buf, sizeof buf - 1)) < 0) break;
+        buf[n] = 0;
+        /* a relative target is relative to the link's directory */
+        slash = strrchr(cur, '/');
+        d = buf[0] == '/' || !slash ? 0 : (size_t)(slash - cur) + 1;
+        if ((next = malloc(d + (size_t)n + 1))) {
+            memcpy(next, cur, d);
+            memcpy(next + d, buf, (size_t)n + 1);
+        }
+        free(cur);
+        cur = next;
+        if (hop == 39) errno = ELOOP;
+    }
+    free(cur);
+    return NULL;
+}
+
+/* The file that output path lands on: through its links, to their end
+ * when they dangle (exists: stat(path) succeeded). NULL with errno set. */
+static char *landing(const char *path, int exists)
+{
+    struct stat lst;
+    if (!exists) return link_end(path);
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) return realpath(path, NULL);
+    return strdup(path);
+}
+
+clcone_status clcone_out_target(const char *path, char **target, clcone_error *err)
+{
+    struct stat st;
+    int exists;
+    if (!target) return clcone_fail(err, CLCONE_EINVAL, "clcone_out_target: NULL target");
+    *target = NULL;
+    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    exists = stat(path, &st) == 0;
+    /* a link loop or a file used as a directory: nothing to write there */
+    if ((!exists && errno != ENOENT) || !(*target = landing(path, exists)))
+        return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
+    return CLCONE_OK;
+}
+
 static clcone_status out_open(const char *path, int replace, clcone_out **out, clcone_error *err)
 {
-    struct stat st, lst;
+    struct stat st;
     clcone_out *o;
     int exists, fd;
     *out = NULL;
     if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    exists = stat(path, &st) == 0;
+    if (!replace && !exists && errno != ENOENT)
+        return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
     o = calloc(1, sizeof *o);
     if (!o) return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
-    exists = stat(path, &st) == 0;
     if (!replace && exists && !S_ISREG(st.st_mode)) {
         /* /dev/null, a terminal, a FIFO: written through, never replaced */
         o->target = strdup(path);
@@ -145,11 +201,9 @@ static clcone_status out_open(const char *path, int replace, clcone_out **out, c
         *out = o;
         return CLCONE_OK;
     }
-    /* A symbolic link stays one: its target is what gets replaced. */
-    if (!replace && exists && lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode))
-        o->target = realpath(path, NULL);
-    else
-        o->target = strdup(path);
+    /* A symbolic link stays one: its target is what gets replaced, or
+     * created when the link dangles. */
+    o->target = replace ? strdup(path) : landing(path, exists);
     if (!o->target) {
         clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
         out_free(o);

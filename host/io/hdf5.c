@@ -2,6 +2,7 @@
 #include "io/io.h"
 
 #include <hdf5.h>
+#include <limits.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -80,9 +81,14 @@ static clcone_status read_int(const h5file *f, const char *name, int *v,
 {
     size_t count;
     clcone_status s;
-    int *buf = read_dataset(f, name, H5T_INTEGER, H5T_NATIVE_INT, sizeof *buf, 1, 1,
-                            &count, &s, err);
-    if (buf) *v = *buf;
+    /* read wide: HDF5 would clamp a larger value to INT_MAX, and the
+     * message would name a number that is not in the file */
+    long long *buf = read_dataset(f, name, H5T_INTEGER, H5T_NATIVE_LLONG, sizeof *buf, 1, 1,
+                                  &count, &s, err);
+    if (buf && (*buf < INT_MIN || *buf > INT_MAX))
+        s = clcone_fail(err, CLCONE_EFORMAT, "%s: %s = %lld is out of range (at most %d in magnitude)", f->path,
+                        name, *buf, INT_MAX);
+    else if (buf) *v = (int)*buf;
     free(buf);
     return s;
 }

@@ -32,8 +32,32 @@ clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t l
     return s;
 }
 
-clcone_status clcone_read_reactions(const char *path, int n, double *r,
-                                    clcone_error *err)
+/* The first line of every reactions file clcone writes; what follows it
+ * on that line records the solve (write_reactions). */
+static const char HEADER[] = "# clcone reactions:";
+
+/* info from the header line of buf (the first line), when it is ours and
+ * records a tolerance; the rest of the file is the parser's to judge. */
+static void parse_header(const char *buf, size_t len, clcone_reactions_info *info)
+{
+    const char *eol = memchr(buf, '\n', len), *tol, *prec;
+    size_t n = eol ? (size_t)(eol - buf) : len;
+    char line[256], num[64];
+    info->tol = 0;
+    info->precision = CLCONE_DOUBLE;
+    if (n >= sizeof line || strncmp(buf, HEADER, sizeof HEADER - 1) != 0) return;
+    memcpy(line, buf, n);
+    line[n] = 0;
+    if (!(tol = strstr(line, " tol=")) || sscanf(tol + 5, "%63s", num) != 1 || !clcone_parse_real(num, &info->tol)
+        || !(info->tol > 0)) {
+        info->tol = 0;
+        return;
+    }
+    if ((prec = strstr(line, " precision=")) && strncmp(prec + 11, "float", 5) == 0) info->precision = CLCONE_FLOAT;
+}
+
+clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clcone_reactions_info *info,
+                                         clcone_error *err)
 {
     char *buf;
     size_t len;
@@ -43,13 +67,21 @@ clcone_status clcone_read_reactions(const char *path, int n, double *r,
                            "clcone_read_reactions: invalid arguments (n = %d)", n);
     if ((s = clcone_load_file(path, &buf, &len, err))) return s;
     s = clcone_parse_reactions(path, buf, len, n, r, err);
+    if (!s && info) parse_header(buf, len, info);
     free(buf);
     return s;
+}
+
+clcone_status clcone_read_reactions(const char *path, int n, double *r,
+                                    clcone_error *err)
+{
+    return clcone_read_reactions_info(path, n, r, NULL, err);
 }
 
 typedef struct reactions {
     int n;
     const double *r;
+    const clcone_reactions_info *info;
 } reactions;
 
 static int write_reactions(void *file, const void *ctx)
@@ -57,7 +89,11 @@ static int write_reactions(void *file, const void *ctx)
     FILE *f = file;
     const reactions *x = ctx;
     int c;
-    fprintf(f, "# clcone reactions: %d contacts, r_n r_t1 r_t2 per contact\n", x->n);
+    fprintf(f, "%s %d contacts, r_n r_t1 r_t2 per contact", HEADER, x->n);
+    if (x->info && x->info->tol > 0)
+        fprintf(f, "; solved to tol=%.17g precision=%s", x->info->tol,
+                x->info->precision == CLCONE_FLOAT ? "float" : "double");
+    fprintf(f, "\n");
     for (c = 0; c < x->n; ++c)
         fprintf(f, "%.17g %.17g %.17g\n", x->r[3 * c], x->r[3 * c + 1], x->r[3 * c + 2]);
     return ferror(f) ? -1 : 0;
@@ -65,6 +101,12 @@ static int write_reactions(void *file, const void *ctx)
 
 clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err)
+{
+    return clcone_write_reactions_info(path, n, r, NULL, err);
+}
+
+clcone_status clcone_write_reactions_info(const char *path, int n, const double *r,
+                                          const clcone_reactions_info *info, clcone_error *err)
 {
     reactions x;
     int i;
@@ -78,5 +120,6 @@ clcone_status clcone_write_reactions(const char *path, int n,
                                i, r[i]);
     x.n = n;
     x.r = r;
+    x.info = info;
     return clcone_write_atomic(path, write_reactions, &x, err);
 }

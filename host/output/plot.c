@@ -366,6 +366,15 @@ static void draw_panel(cairo_t *cr, const clcone_plot_panel *P, double cx, doubl
     for (int s = 0; s < P->nseries; ++s)
         draw_series(cr, &P->series[s], PALETTE[s % NPALETTE], 2.0 + 2.5 * (P->nseries - 1 - s), &ax, &ay, &F,
                     P->xlog, P->ylog);
+    if (P->note) {
+        cairo_text_extents_t te;
+        cairo_set_font_size(cr, fs);
+        cairo_text_extents(cr, P->note, &te);
+        /* smaller rather than cut when the panel is narrow */
+        if (te.x_advance > 0.9 * F.w) cairo_set_font_size(cr, fs * 0.9 * F.w / te.x_advance);
+        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        clcone_draw_text(cr, F.x0 + 0.5 * F.w, F.y0 + 0.5 * F.h, 0.5, 0.5, P->note);
+    }
     cairo_restore(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
     cairo_set_line_width(cr, 1.0);

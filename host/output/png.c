@@ -276,41 +276,56 @@ static void grow(double lo[2], double hi[2], double u, double v, double r)
     hi[1] = fmax(hi[1], v + r);
 }
 
-static void colour_bar(cairo_t *cr, double x, double y0, double y1, double fs, double scale)
+/* One label of the colour bar, left-aligned at x (drawn unless measuring);
+ * returns how far right of x its ink reaches. */
+static double bar_text(cairo_t *cr, double x, double y, double ay, const char *text, int draw)
 {
-    cairo_pattern_t *g = cairo_pattern_create_linear(0, y1, 0, y0);
-    double bw = 1.2 * fs, step;
+    cairo_text_extents_t te;
+    cairo_text_extents(cr, text, &te);
+    if (draw) clcone_draw_text(cr, x, y, 0.0, ay, text);
+    return fmax(te.x_advance, te.x_bearing + te.width);
+}
+
+/* The colour bar with its left edge at x, from y0 (top) to y1, labelled
+ * up to the force scale; with draw 0 it only measures. Returns how far
+ * right of x its widest label reaches, which sets the bar's room, so that
+ * no label is cut at the picture's edge. */
+static double colour_bar(cairo_t *cr, double x, double y0, double y1, double fs, double scale, int draw)
+{
+    double bw = 1.2 * fs, lx = bw + 0.4 * fs, step, reach;
     char buf[48];
-    for (int k = 0; k < 5; ++k)
-        cairo_pattern_add_color_stop_rgb(g, k / 4.0, COLOUR_STOPS[k][0], COLOUR_STOPS[k][1], COLOUR_STOPS[k][2]);
-    cairo_rectangle(cr, x, y0, bw, y1 - y0);
-    cairo_set_source(cr, g);
-    cairo_fill(cr);
-    cairo_pattern_destroy(g);
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_set_line_width(cr, 1.0);
-    cairo_rectangle(cr, x + 0.5, y0 + 0.5, bw - 1, y1 - y0 - 1);
-    cairo_stroke(cr);
-    cairo_set_font_size(cr, fs);
-    clcone_draw_text(cr, x, y0 - 0.6 * fs, 0.0, 0.0, "force (N)");
-    cairo_set_font_size(cr, 0.85 * fs);
-    if (!(scale > 0)) {
-        clcone_draw_text(cr, x + bw + 0.4 * fs, y1, 0.0, 0.5, "0");
-        clcone_draw_text(cr, x + bw + 0.4 * fs, y0, 0.0, 0.5, "none");
-        return;
+    if (draw) {
+        cairo_pattern_t *g = cairo_pattern_create_linear(0, y1, 0, y0);
+        for (int k = 0; k < 5; ++k)
+            cairo_pattern_add_color_stop_rgb(g, k / 4.0, COLOUR_STOPS[k][0], COLOUR_STOPS[k][1], COLOUR_STOPS[k][2]);
+        cairo_rectangle(cr, x, y0, bw, y1 - y0);
+        cairo_set_source(cr, g);
+        cairo_fill(cr);
+        cairo_pattern_destroy(g);
+        cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+        cairo_set_line_width(cr, 1.0);
+        cairo_rectangle(cr, x + 0.5, y0 + 0.5, bw - 1, y1 - y0 - 1);
+        cairo_stroke(cr);
     }
+    cairo_set_font_size(cr, fs);
+    reach = bar_text(cr, x, y0 - 0.6 * fs, 0.0, "force (N)", draw);
+    cairo_set_font_size(cr, 0.85 * fs);
+    if (!(scale > 0))
+        return fmax(reach, lx + fmax(bar_text(cr, x + lx, y1, 0.5, "0", draw), bar_text(cr, x + lx, y0, 0.5, "none", draw)));
     step = clcone_draw_nice_step(scale, 4);
     /* nice ticks up to the scale, then the scale itself ("and above") */
     for (int k = 0; k * step < 0.88 * scale; ++k) {
         double y = y1 - (y1 - y0) * k * step / scale;
         snprintf(buf, sizeof buf, "%g", k * step);
-        cairo_move_to(cr, x + bw, y);
-        cairo_line_to(cr, x + bw + 0.3 * fs, y);
-        cairo_stroke(cr);
-        clcone_draw_text(cr, x + bw + 0.4 * fs, y, 0.0, 0.5, buf);
+        if (draw) {
+            cairo_move_to(cr, x + bw, y);
+            cairo_line_to(cr, x + bw + 0.3 * fs, y);
+            cairo_stroke(cr);
+        }
+        reach = fmax(reach, lx + bar_text(cr, x + lx, y, 0.5, buf, draw));
     }
     snprintf(buf, sizeof buf, "\xe2\x89\xa5 %.3g", scale);   /* U+2265, greater-than or equal */
-    clcone_draw_text(cr, x + bw + 0.4 * fs, y0, 0.0, 0.5, buf);
+    return fmax(reach, lx + bar_text(cr, x + lx, y0, 0.5, buf, draw));
 }
 
 static void title_line(cairo_t *cr, const char *title, double x, double y, double room, double fs)
@@ -349,8 +364,7 @@ static void overlay(cairo_t *cr, const view *V, const clcone_world *w, const dou
         cairo_stroke(cr);
     }
     cairo_set_dash(cr, NULL, 0, 0);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    colour_bar(cr, bar_x, top + 2 * fs, V->H - margin - fs, fs, scale);
+    colour_bar(cr, bar_x, top + 2 * fs, V->H - margin - fs, fs, scale, 1);
     if (title) title_line(cr, title, margin, 0.6 * fs, V->W - 2 * margin, fs);
 }
 
@@ -360,7 +374,7 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     view V;
     double lo2[2] = {DBL_MAX, DBL_MAX}, hi2[2] = {-DBL_MAX, -DBL_MAX}, lo[3], hi[3], scale, *force = NULL,
            L[3] = {-0.35, 0.5, -0.8}, (*buf)[3] = NULL;
-    double fs = clcone_draw_font_size(width, height), margin = fs, bar_w = 6.5 * fs, top = title ? 2.2 * fs : 0;
+    double fs = clcone_draw_font_size(width, height), margin = fs, bar_w, top = title ? 2.2 * fs : 0;
     double area_w, area_h;
     size_t npix;
     cairo_surface_t *sf;
@@ -396,6 +410,11 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
         cairo_surface_destroy(sf);
         goto out;
     }
+    clcone_world_body_forces(w, r, force);
+    scale = colour_scale(force, w->s.nbodies);
+    /* the colour bar's room: its widest label and a margin */
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    bar_w = fmax(6.5 * fs, colour_bar(cr, 0, 0, 1, fs, scale, 0) + margin);
     /* fit every body's bounding sphere and the planes' faces into the area
      * left of the colour bar and below the title */
     region(w, lo, hi);
@@ -423,8 +442,6 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
             V.z[i] = FLT_MAX;
             V.rgb[3 * i] = V.rgb[3 * i + 1] = V.rgb[3 * i + 2] = g;
         }
-    clcone_world_body_forces(w, r, force);
-    scale = colour_scale(force, w->s.nbodies);
     for (int i = 0; i < w->s.nbodies; ++i) {
         double col[3];
         colormap(scale > 0 ? force[i] / scale : 0.0, col);

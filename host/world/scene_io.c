@@ -19,6 +19,19 @@
 /* Counts above this are surely corrupt, and would only make us allocate
  * gigabytes before finding out. */
 #define MAX_ITEMS 100000000
+/* The largest length (position, size, contact point, plane offset) a
+ * scene may hold: a hundred thousand times any generated scene, and small
+ * enough that lever arms and their squares (Jacobians, W) stay far from
+ * overflow. */
+#define MAX_LENGTH 1e8
+#define MAX_LENGTH_TEXT "1e8"
+/* The UTF-8 byte order mark that some editors put in front of a text. */
+#define BOM "\xef\xbb\xbf"
+
+static size_t bom_len(const char *buf, size_t len)
+{
+    return len >= 3 && memcmp(buf, BOM, 3) == 0 ? 3 : 0;
+}
 
 /* The whole file is read first (so a pipe works) and split into lines
  * here. */
@@ -71,6 +84,7 @@ static int next_line(reader *R, clcone_error *err, clcone_status *st)
         if (*p == '#' || *p == '\r' || *p == 0) continue;
         R->ntok = 0;
         for (char *t = strtok_r(p, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+            if (t[0] == '#') break; /* a comment to the end of the line, after the values */
             if (R->ntok == MAX_TOKENS) {
                 *st = rfail(R, err, "too many fields (more than %s)%s", "24", "");
                 return 0;
@@ -116,6 +130,22 @@ static clcone_status nums(reader *R, int k0, int n, const char *what, double *ou
     for (int k = 0; k < n; ++k)
         if ((st = num(R, k0 + k, what, &out[k], err))) return st;
     return CLCONE_OK;
+}
+
+/* n lengths (what) within MAX_LENGTH in magnitude; item names
+ * the body, contact or plane. */
+static clcone_status bounded(reader *R, int k0, int n, const char *what, const char *item, double *out,
+                             clcone_error *err)
+{
+    clcone_status st = nums(R, k0, n, what, out, err);
+    for (int k = 0; k < n && !st; ++k)
+        if (fabs(out[k]) > MAX_LENGTH) {
+            char m[160];
+            snprintf(m, sizeof m, "%s: %s %s is beyond the scene bound %s in magnitude", item, what, R->tok[k0 + k],
+                     MAX_LENGTH_TEXT);
+            return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
+        }
+    return st;
 }
 
 /* A line "KEY v..." with exactly nval values. */
@@ -169,6 +199,8 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
     clcone_shape *sh = &w->shapes[i];
     clcone_body *b = &w->s.bodies[i];
     int box, k = 2;
+    double ext = 0;
+    char item[32];
     clcone_status st;
     if ((st = expect_line(R, "a body line", err))) return st;
     box = strcmp(R->tok[0], "box") == 0;
@@ -177,10 +209,12 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
     if (R->ntok != (box ? 18 : 16))
         return rfail(R, err, "%s line needs %s fields", R->tok[0], box ? "18" : "16");
     sh->kind = box ? CLCONE_SHAPE_BOX : CLCONE_SHAPE_SPHERE;
-    if ((st = num(R, 1, "mass", &sh->mass, err)) || (st = nums(R, k, box ? 3 : 1, "size", sh->size, err))) return st;
+    snprintf(item, sizeof item, "body %d", i);
+    if ((st = num(R, 1, "mass", &sh->mass, err)) || (st = bounded(R, k, box ? 3 : 1, "size", item, sh->size, err)))
+        return st;
     k += box ? 3 : 1;
-    if ((st = nums(R, k, 3, "position", b->x, err)) || (st = nums(R, k + 3, 4, "quaternion", sh->quat, err)) ||
-        (st = nums(R, k + 7, 6, "velocity", b->v, err)))
+    if ((st = bounded(R, k, 3, "position", item, b->x, err)) || (st = nums(R, k + 3, 4, "quaternion", sh->quat, err))
+        || (st = nums(R, k + 7, 6, "velocity", b->v, err)))
         return st;
     if ((st = at_line(R, clcone_shape_validate(sh, i, err), err))) return st;
     /* The solve starts from v + dt g: what would overflow there is refused
@@ -188,6 +222,12 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
     for (int d = 0; d < 3; ++d)
         if (!isfinite(b->v[d] + w->dt * w->gravity[d]))
             return rfail(R, err, "free velocity v + dt gravity of this body overflows%s%s", "", "");
+    /* the inertia (mass times a size squared) and the kinetic energy must
+     * be numbers for the stepper and its log */
+    for (int d = 0; d < (box ? 3 : 1); ++d) ext = fmax(ext, sh->size[d]);
+    if (!isfinite(sh->mass * (1 + ext * ext) * (1 + clcone_dot3(b->v, b->v) + clcone_dot3(b->v + 3, b->v + 3))))
+        return rfail(R, err, "%s: mass %s with this size and velocity overflows its inertia or kinetic energy",
+                     item, R->tok[1]);
     clcone_body_set_mass(b, sh);
     return at_line(R, clcone_body_validate(b, i, err), err);
 }
@@ -196,10 +236,12 @@ static clcone_status read_contact(reader *R, clcone_world *w, int i, clcone_erro
 {
     clcone_contact *c = &w->s.contacts[i];
     clcone_status st;
+    char item[32];
+    snprintf(item, sizeof item, "contact %d", i);
     if ((st = keyed(R, "contact", 10, err))) return st;
     if ((st = integer(R, 1, "body a", -2147483647L, 2147483647L, &c->a, err)) ||
         (st = integer(R, 2, "body b", -2147483647L, 2147483647L, &c->b, err)) ||
-        (st = nums(R, 3, 3, "point", c->point, err)) || (st = nums(R, 6, 3, "normal", c->normal, err)) ||
+        (st = bounded(R, 3, 3, "point", item, c->point, err)) || (st = nums(R, 6, 3, "normal", c->normal, err)) ||
         (st = num(R, 9, "mu", &c->mu, err)) || (st = num(R, 10, "gap", &c->gap, err)))
         return st;
     return at_line(R, clcone_contact_validate(&w->s, i, err), err);
@@ -237,8 +279,10 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
     w->planes = clcone_calloc((size_t)np + 1, sizeof *w->planes, err, "planes");
     if (!w->planes) return CLCONE_ENOMEM;
     for (int i = 0; i < np; ++i, w->nplanes = i) {
+        char item[32];
+        snprintf(item, sizeof item, "plane %d", i);
         if ((st = keyed(R, "plane", 4, err)) || (st = nums(R, 1, 3, "normal", w->planes[i].normal, err)) ||
-            (st = num(R, 4, "offset", &w->planes[i].offset, err)) ||
+            (st = bounded(R, 4, 1, "offset", item, &w->planes[i].offset, err)) ||
             (st = at_line(R, clcone_plane_validate(&w->planes[i], i, err), err)))
             return st;
     }
@@ -271,7 +315,7 @@ clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, 
     memset(w, 0, sizeof *w);
     memset(&R, 0, sizeof R);
     R.path = name;
-    R.cur = buf;
+    R.cur = buf + bom_len(buf, len);
     R.end = buf + len;
     st = read_world(&R, w, err);
     free(R.line);
@@ -293,7 +337,7 @@ clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error 
 
 int clcone_buf_is_world(const char *buf, size_t len)
 {
-    const char *p = buf, *end = buf + len;
+    const char *p = buf + bom_len(buf, len), *end = buf + len;
     const size_t n = sizeof SIGNATURE - 1;
     for (;;) {
         while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;

@@ -4,6 +4,7 @@
 
 #include <stdio.h>
 
+#include "device.h"
 #include "problem.h"
 
 #ifdef __cplusplus
@@ -25,6 +26,21 @@ CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *
                                     clcone_error *err);
 CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
+/* The solve that made a reactions file, recorded in its first comment
+ * line ("# clcone reactions: ... tol=1e-05 precision=float"), so that a
+ * check measures the reactions against the tolerance they were solved
+ * to. tol 0: none recorded (then precision is CLCONE_DOUBLE). */
+typedef struct clcone_reactions_info {
+    double tol;
+    clcone_precision precision;
+} clcone_reactions_info;
+/* As clcone_write_reactions, the header recording info (NULL: none). */
+CLCONE_API clcone_status clcone_write_reactions_info(const char *path, int n, const double *r,
+                                                     const clcone_reactions_info *info, clcone_error *err);
+/* As clcone_read_reactions, and info from the header (tol 0 when the file
+ * records none). */
+CLCONE_API clcone_status clcone_read_reactions_info(const char *path, int n, double *r,
+                                                    clcone_reactions_info *info, clcone_error *err);
 
 /* Output files, written as every clcone writer writes them. A regular
  * file (or, through a symbolic link, its target) is written to a
@@ -38,6 +54,11 @@ typedef struct clcone_out clcone_out;
 CLCONE_API clcone_status clcone_out_open(const char *path, clcone_out **o, clcone_error *err);
 CLCONE_API FILE *clcone_out_file(clcone_out *o);
 CLCONE_API clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err);
+/* The file that clcone_out_open(path) writes (malloc'ed, the caller frees
+ * it): path itself, or the end of its symbolic links, which a dangling
+ * link creates. CLCONE_EIO for a link loop or a path that cannot name a
+ * file, so that a program can refuse an output before its work. */
+CLCONE_API clcone_status clcone_out_target(const char *path, char **target, clcone_error *err);
 
 #ifdef __cplusplus
 }

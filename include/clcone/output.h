@@ -48,6 +48,8 @@ typedef struct clcone_plot_panel {
     const clcone_plot_series *series;
     const char *hline_label;  /* non-NULL: a dashed line at y = hline */
     double hline;
+    const char *note;         /* non-NULL: a line written in the middle of
+                                 the plot area (why it is empty, say) */
 } clcone_plot_panel;
 
 CLCONE_API clcone_status clcone_plot_png(const char *path, const char *title,
