@@ -120,22 +120,27 @@ $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
 $(BUILD)/obj $(BUILD)/tobj:
 	mkdir -p $@
 
-# Checks every Debian dependency; installs them when run as root with
-# apt-get available, otherwise prints the exact command and fails.
-check-deps:
-	@missing=""; for p in $(DEBIAN_DEPS); do \
+# Checks Debian packages ($(1)) for a target named in messages ($(2));
+# installs the missing ones when run as root with apt-get available,
+# otherwise prints the exact command and fails.
+define need_packages
+	@missing=""; for p in $(1); do \
 	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "clcone: installing missing packages:$$missing"; \
+	    echo "$(2): installing missing packages:$$missing"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
-	      { echo "clcone: apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
+	      { echo "$(2): apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
 	  else \
-	    echo "clcone: missing packages:$$missing" >&2; \
-	    echo "clcone: install them with: sudo apt-get install$$missing  (or: sudo make deps)" >&2; exit 1; \
+	    echo "$(2): missing packages:$$missing" >&2; \
+	    echo "$(2): install them with: sudo apt-get install$$missing  (or: sudo make deps)" >&2; exit 1; \
 	  fi; \
 	fi
+endef
+
+check-deps:
+	$(call need_packages,$(DEBIAN_DEPS),clcone)
 
 deps:
 	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_DEPS); \
@@ -231,19 +236,7 @@ $(MUJOCO_STAMP):
 
 .PHONY: bench-deps
 bench-deps: check-deps
-	@missing=""; for p in $(BENCH_DEPS); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	    echo "clcone bench: installing missing packages:$$missing"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
-	      { echo "clcone bench: apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
-	  else \
-	    echo "clcone bench: missing packages:$$missing" >&2; \
-	    echo "clcone bench: install them with: sudo apt-get install$$missing" >&2; exit 1; \
-	  fi; \
-	fi
+	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
 $(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP))
 	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) $(LDLIBS) -o $@
@@ -266,6 +259,22 @@ gpu-bundle: check-deps
 	  sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' | \
 	  xargs -r cp -L -t $(BUILD)/gpu-bundle/lib
 	@du -sh $(BUILD)/gpu-bundle
+
+# ------------------------------------------------------------------ #
+# Oclgrind (tests/oclgrind/): every device row of the solver contract on
+# both forms and precisions, batches and warm starts, under Oclgrind, a
+# simulated GPU-like device that checks every memory access of every
+# work-item (data races, uninitialised values, API errors), and under the
+# limits real GPUs have (work-groups of 32 and 256, 16 KiB of local
+# memory, too little global memory, a compiler that rejects the source).
+# Fails on any report and on an answer unlike POCL's where the design
+# promises it (tests/oclgrind/cases). OCLGRIND_JOBS runs at once.
+OCLGRIND_JOBS ?= 2
+.PHONY: oclgrind
+oclgrind: check-deps
+	$(call need_packages,oclgrind,clcone oclgrind)
+	@$(MAKE) --no-print-directory $(BUILD)/clcone
+	tests/oclgrind/run.sh $(BUILD)/clcone $(OCLGRIND_JOBS)
 
 # ------------------------------------------------------------------ #
 # Fuzzing (tests/fuzz/): a libFuzzer harness per reader (.dat, HDF5,

@@ -135,9 +135,9 @@ static int triad_best(bench *b, FILE *f, clcone_context *c, int vec4, size_t n, 
     *median_gbs = gbs[reps / 2];
     ok = 1;
 out:
-    if (A) clReleaseMemObject(A);
-    if (B) clReleaseMemObject(B);
-    if (C) clReleaseMemObject(C);
+    clcone_buf_free(c, &A);
+    clcone_buf_free(c, &B);
+    clcone_buf_free(c, &C);
     if (k) clReleaseKernel(k);
     if (prog) clReleaseProgram(prog);
     free(gbs);

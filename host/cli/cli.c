@@ -212,7 +212,7 @@ static int solve_batch(cli_args *a)
         fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
         goto out;
     }
-    if (!is_ref(a->device) && clcone_context_create(a->device, a->prec, &ctx, &e)) {
+    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) {
         lib_error(&e);
         goto out;
     }
@@ -305,7 +305,7 @@ static int cmd_solve(int argc, char **argv)
         a.o.warm_start = 1;
         memcpy(r0, r, sizeof(double) * 3 * (size_t)p.n);
     }
-    if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) goto fail;
+    if (!is_ref(a.device) && cli_open_device(a.device, a.prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
     clcone_options_resolve(&a.o, ctx);
     if (a.plot) a.o.history = &hist[0];
@@ -494,7 +494,7 @@ static int cmd_demo_siconos(int argc, char **argv)
     dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
     if (!dir || !*dir) dir = "../shared/problems";
     /* the device part: CGS in double where the device has fp64 */
-    if (clcone_context_create(a.device, CLCONE_DOUBLE, &ctx, &e) && clcone_context_create(a.device, CLCONE_FLOAT, &ctx, &e)) {
+    if (cli_open_device(a.device, CLCONE_DOUBLE, &ctx, &e) && cli_open_device(a.device, CLCONE_FLOAT, &ctx, &e)) {
         fprintf(stderr, "clcone: no OpenCL device for the device columns: %s\n", e.msg);
         ctx = NULL;
     }

@@ -47,6 +47,9 @@ int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, co
 /* Refuses the options that the chosen model and device do not use (scene:
  * the input is a scene file, whose time step the soft model takes). */
 int cli_check_applicable(const cli_args *a, const char *usage, int scene);
+/* clcone_context_create with a line on stderr before each kernel
+ * program it compiles. */
+clcone_status cli_open_device(const char *device, clcone_precision prec, clcone_context **ctx, clcone_error *e);
 /* Progress of one long solve on stderr (a terminal, or --progress):
  * attached to o, the line is cleared by cli_progress_end. */
 typedef struct cli_progress {

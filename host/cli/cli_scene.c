@@ -139,7 +139,7 @@ int cli_solve_world(cli_args *a, clcone_world *world)
         a->o.warm_start = 1;
         memcpy(r0, r, m * sizeof *r);
     }
-    if (!is_ref(a->device) && clcone_context_create(a->device, a->prec, &ctx, &e)) goto fail;
+    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
     clcone_options_resolve(&a->o, ctx);
     cli_progress_attach(a, &a->o, &prog);
@@ -586,7 +586,7 @@ int cmd_simulate(int argc, char **argv)
     }
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
-    if (!is_ref(a.device) && clcone_context_create(a.device, a.prec, &ctx, &e)) {
+    if (!is_ref(a.device) && cli_open_device(a.device, a.prec, &ctx, &e)) {
         clcone_world_free(&w);
         return lib_error(&e);
     }
@@ -693,7 +693,7 @@ int cmd_demo_pile(int argc, char **argv)
         clcone_world_free(&w);
         return EXIT_USAGE;
     }
-    if (clcone_context_create(device, CLCONE_FLOAT, &ctx, &e)) {
+    if (cli_open_device(device, CLCONE_FLOAT, &ctx, &e)) {
         clcone_world_free(&w);
         return lib_error(&e);
     }

@@ -171,6 +171,22 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
     return 0;
 }
 
+/* A first run compiles the kernel programs it needs, seconds to a minute
+ * on a CPU device: say so, so that it does not look hung. */
+static void compile_notice(void *user, const char *program, const char *device)
+{
+    (void)user;
+    fprintf(stderr, "clcone: compiling OpenCL program '%s' for '%s' (once: the kernel cache keeps it)\n",
+            program, device);
+}
+
+clcone_status cli_open_device(const char *device, clcone_precision prec, clcone_context **ctx, clcone_error *e)
+{
+    clcone_status s = clcone_context_create(device, prec, ctx, e);
+    if (!s) clcone_context_on_compile(*ctx, compile_notice, NULL);
+    return s;
+}
+
 int is_ref(const char *device)
 {
     if (!device) device = getenv("CLCONE_DEVICE");

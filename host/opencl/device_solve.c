@@ -67,12 +67,6 @@ typedef struct dev_local {
     void *stage;
 } dev_local;
 
-static void release_mem(cl_mem *m)
-{
-    if (*m) clReleaseMemObject(*m);
-    *m = NULL;
-}
-
 static void release_kernel(cl_kernel *k)
 {
     if (*k) clReleaseKernel(*k);
@@ -87,9 +81,9 @@ static void dev_close(dev_local *d)
                       &d->Wcc, &d->Rd};
     cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->k_gather, &d->k_capply, &d->k_group};
     cl_mem *gmems[] = {&d->g_state, &d->g_err, &d->g_L0, &d->g_L, &d->g_theta};
-    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
-    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) release_mem(gmems[i]);
-    for (int i = 0; i < GROUP_BUFFERS; ++i) release_mem(&d->g_mem[i]);
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clcone_buf_free(d->c, mems[i]);
+    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) clcone_buf_free(d->c, gmems[i]);
+    for (int i = 0; i < GROUP_BUFFERS; ++i) clcone_buf_free(d->c, &d->g_mem[i]);
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     free(d->active_h);
     free(d->sums_h);
@@ -304,8 +298,8 @@ out:
         cl_int e = clFinish(c->queue);
         if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
     }
-    release_mem(&om);
-    release_mem(&it_buf[1]);
+    clcone_buf_free(c, &om);
+    clcone_buf_free(c, &it_buf[1]);
     for (int p = 0; p < 2; ++p) {
         release_kernel(&kw[p]);
         release_kernel(&ks[p]);
@@ -338,11 +332,11 @@ typedef struct dev_sweep {
     const char *name;
 } dev_sweep;
 
-static void sweep_close(dev_sweep *w)
+static void sweep_close(dev_local *d, dev_sweep *w)
 {
-    release_mem(&w->ord);
-    release_mem(&w->dg);
-    release_mem(&w->om);
+    clcone_buf_free(d->c, &w->ord);
+    clcone_buf_free(d->c, &w->dg);
+    clcone_buf_free(d->c, &w->om);
     release_kernel(&w->k);
 }
 
@@ -397,7 +391,7 @@ static clcone_status dev_cgs(dev_local *d, clcone_error *err)
      * sweeps go on from it, so the incremental updates never drift far */
     s = dev_iterate(d, cgs_step, NULL, &w, err);
 out:
-    sweep_close(&w);
+    sweep_close(d, &w);
     return s;
 }
 
@@ -495,10 +489,10 @@ out:
     {
         cl_mem *mems[] = {&y, &work, &th, &beta, &terms, &sums, &last, &reset};
         cl_kernel *ks[] = {&k_terms, &k_mom, &k_upd, &k_obj, &k_climbed, &k_reset};
-        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clcone_buf_free(c, mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
-    sweep_close(&w);
+    sweep_close(d, &w);
     free(ones);
     return s;
 }
@@ -663,7 +657,7 @@ out:
     {
         cl_mem *mems[] = {&wx, &y, &wy, &xn, &wxn, &qe, &L, &th, &beta, &acc, &terms, &sums};
         cl_kernel *ks[] = {&k_cand, &k_terms, &k_acc, &k_mom, &k_upd, &k_shift};
-        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) release_mem(mems[i]);
+        for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clcone_buf_free(c, mems[i]);
         for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) release_kernel(ks[i]);
     }
     free(ones);
@@ -1187,7 +1181,7 @@ static clcone_status kept_reserve(clcone_dev_plan *pl, enum kept k, size_t bytes
     *fresh = !*m || pl->cap[k] < bytes;
     if (!*fresh) return CLCONE_OK;
     if (cap < bytes || cap > c->info.max_alloc) cap = bytes;
-    release_mem(m);
+    clcone_buf_free(c, m);
     pl->cap[k] = 0;
     if ((s = clcone_buf_alloc(c, cap, m, err))) return s;
     pl->cap[k] = cap;

@@ -117,6 +117,15 @@ static void info_string(cl_device_id d, cl_device_info what, char *buf, size_t l
     buf[len - 1] = 0;
 }
 
+/* CLCONE_NO_FP64 set to anything but "" or "0" makes every device look
+ * as most consumer and mobile GPUs are: without cl_khr_fp64. A CPU
+ * device then shows what a user of such a GPU sees (tests/test_limits.c). */
+static int no_fp64_asked(void)
+{
+    const char *v = getenv("CLCONE_NO_FP64");
+    return v && *v && strcmp(v, "0") != 0;
+}
+
 static void fill_info(cl_platform_id pl, cl_device_id d, int index, clcone_device_info *o)
 {
     cl_device_type type = 0;
@@ -140,7 +149,7 @@ static void fill_info(cl_platform_id pl, cl_device_id d, int index, clcone_devic
     o->compute_units = (int)cu;
     o->global_mem = mem;
     o->max_alloc = alloc;
-    o->fp64 = strstr(ext, "cl_khr_fp64") != NULL;
+    o->fp64 = strstr(ext, "cl_khr_fp64") != NULL && !no_fp64_asked();
 }
 
 /* Walks every device of every platform in a fixed order; calls fn for
@@ -612,6 +621,13 @@ static clcone_status create_buffer(clcone_context *c, size_t bytes, const void *
                            "OpenCL: a %zu-byte buffer exceeds the device's largest allocation "
                            "(%llu bytes) on '%s': the problem is too large for this device",
                            bytes, c->info.max_alloc, c->info.name);
+    /* a driver may accept buffers beyond its memory and fail (or page)
+     * at the launch: the sum is checked here, where the size has a name */
+    if (c->info.global_mem && bytes > c->info.global_mem - (c->mem_held < c->info.global_mem ? c->mem_held : c->info.global_mem))
+        return clcone_fail(err, CLCONE_EDEVICE,
+                           "OpenCL: the problem does not fit in the %llu bytes of global memory of '%s': "
+                           "%zu bytes are in use and a %zu-byte buffer more is needed",
+                           c->info.global_mem, c->info.name, c->mem_held, bytes);
     *out = clCreateBuffer(c->ctx, CL_MEM_READ_WRITE | (host ? CL_MEM_COPY_HOST_PTR : 0), bytes,
                           (void *)host, &e);
     if (e != CL_SUCCESS) {
@@ -619,7 +635,18 @@ static clcone_status create_buffer(clcone_context *c, size_t bytes, const void *
         return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: cannot allocate %zu bytes on '%s': %s (%d)",
                            bytes, c->info.name, clcone_cl_error_name(e), (int)e);
     }
+    c->mem_held += bytes;
     return CLCONE_OK;
+}
+
+void clcone_buf_free(clcone_context *c, cl_mem *m)
+{
+    size_t bytes = 0;
+    if (!*m) return;
+    if (c && clGetMemObjectInfo(*m, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) == CL_SUCCESS)
+        c->mem_held -= bytes < c->mem_held ? bytes : c->mem_held;
+    clReleaseMemObject(*m);
+    *m = NULL;
 }
 
 clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out, clcone_error *err)

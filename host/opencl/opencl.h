@@ -26,6 +26,7 @@ struct clcone_context {
     int cache_hit;                /* the last program built came from the cache */
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
+    size_t mem_held;              /* bytes of the buffers made and not freed */
 };
 
 /* Work-group size of launches that do not need a particular one. */
@@ -49,6 +50,9 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n,
 /* Uninitialised device buffer of n reals (or bytes when real is 0). */
 clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
                                clcone_error *err);
+/* Releases a buffer made by the functions above (NULL is nothing) and
+ * gives its bytes back to the context's account. */
+void clcone_buf_free(clcone_context *c, cl_mem *m);
 /* Host doubles into a staging area of n reals in the context precision
  * (checked as clcone_buf_reals checks them), for transfers that do not
  * block; and back. */

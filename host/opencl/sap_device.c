@@ -72,11 +72,7 @@ static void dev_sap_close(dev_sap *d)
                       &d->cost, &d->grad, &d->Pc, &d->x, &d->r, &d->z, &d->p, &d->hp, &d->gw, &d->w,
                       &d->bterms, &d->cterms, &d->off_b, &d->off_c, &d->s_cost, &d->s_body, &d->s_php,
                       &d->s_rz[0], &d->s_rz[1], &d->s_lsb, &d->s_lsc};
-    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i)
-        if (*mems[i]) {
-            clReleaseMemObject(*mems[i]);
-            *mems[i] = NULL;
-        }
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clcone_buf_free(d->c, mems[i]);
     for (int i = 0; i < K_COUNT; ++i)
         if (d->k[i]) {
             clReleaseKernel(d->k[i]);

@@ -115,7 +115,7 @@ configs=(default wg32 wg256 lmem16k)
     done
 } | awk -v re="$pattern" '$2 ~ re' | sed -e "s|@P@|$P|g" -e "s|@S@|$S|g" >"$out/jobs"
 start=$(date +%s)
-xargs -P "$jobs" -L 1 bash -c 'one "$0" "$@"' <"$out/jobs" >"$out/results"
+xargs -r -P "$jobs" -L 1 bash -c 'one "$0" "$@"' <"$out/jobs" >"$out/results"
 # Oclgrind against itself: 32, 64 and 64 lanes of 256 allowed, any local
 # memory size, the same bits
 for d in "$out"/wg32 "$out"/wg256 "$out"/lmem16k; do
@@ -128,6 +128,27 @@ for d in "$out"/wg32 "$out"/wg256 "$out"/lmem16k; do
         done
     done
 done
+# Devices too small, and a compiler that rejects the source: a clear
+# error naming the size or the program, exit 2, never a crash.
+refused() {
+    local name=$1 expect=$2; shift 2
+    mkdir -p "$out/refused/$name"
+    CLCONE_CACHE_DIR=off oclgrind "$@" --device 0 >"$out/refused/$name/stdout" 2>"$out/refused/$name/stderr"
+    local rc=$?
+    if [ $rc -eq 2 ] && grep -q -- "$expect" "$out/refused/$name/stderr"; then
+        echo "ok   $name [refused] $(grep -o -- "$expect" "$out/refused/$name/stderr" | head -n 1)"
+    else
+        echo "FAIL $name [refused]: exit $rc, expected 2 and '$expect' on stderr: $(tail -n 1 "$out/refused/$name/stderr")"
+    fi
+}
+if echo refused | grep -qE -- "$pattern"; then
+    refused small-global-mem "does not fit in the 65536 bytes of global memory" --global-mem-size 65536 \
+        "$cli" solve "$problems/Capsules-i100-1090.dat"
+    refused small-local-mem "needs 1284 bytes of local memory" --local-mem-size 1024 \
+        "$cli" solve "$problems/Rover1040.dat"
+    refused build-failure "building program 'iterate'.*build log" --build-options "-Dreal_t=int*" \
+        "$cli" solve "$problems/Rover1040.dat"
+fi >>"$out/results"
 sort -k2 "$out/results"
 fails=$(grep -c '^FAIL' "$out/results")
 total=$(wc -l <"$out/results")
