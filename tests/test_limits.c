@@ -57,6 +57,21 @@ START_TEST(cli_double_without_fp64)
 }
 END_TEST
 
+/* A driver environment that POCL cannot start with: an empty
+ * POCL_CACHE_DIR (POCL aborts the process) is refused before the driver
+ * sees it; a cache home that is a file leaves the platform without
+ * devices, which is told apart from no platform at all. */
+START_TEST(cli_driver_environment)
+{
+    char out[4096], err[4096];
+    ck_assert_int_eq(test_run_cli("POCL_CACHE_DIR=", "devices", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "POCL_CACHE_DIR is set but empty"), "%s", err);
+    ck_assert_int_eq(test_run_cli("XDG_CACHE_HOME=/etc/passwd", "devices", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "found, but it offers no device") && !strstr(err, "no OpenCL platform found"), "%s",
+                  err);
+}
+END_TEST
+
 /* reduce_rows gives the same bits whatever lanes a device allows: 1 (a
  * CPU device's choice), 7 (not a power of two), 32 (a warp) and 64. */
 START_TEST(reduce_rows_same_bits_at_any_lanes)
@@ -167,6 +182,7 @@ Suite *suite_limits(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, device_without_fp64);
     tcase_add_test(t, cli_double_without_fp64);
+    tcase_add_test(t, cli_driver_environment);
     tcase_add_test(t, reduce_rows_same_bits_at_any_lanes);
     tcase_add_test(t, local_memory_and_work_group_limits);
     tcase_add_test(t, global_memory_counted);

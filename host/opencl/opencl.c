@@ -160,7 +160,15 @@ static clcone_status visit_devices(device_visit fn, void *ctx, int *count, clcon
     cl_uint np = 0;
     cl_platform_id pls[16];
     int index = 0;
-    cl_int e = clGetPlatformIDs(16, pls, &np);
+    cl_int e, why = CL_SUCCESS;
+    const char *pocl_cache = getenv("POCL_CACHE_DIR");
+    char names[256] = "";
+    /* POCL asserts on an empty one and takes the whole process down */
+    if (pocl_cache && !*pocl_cache)
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "POCL_CACHE_DIR is set but empty, which POCL cannot run with: unset it or set it to a "
+                           "directory");
+    e = clGetPlatformIDs(16, pls, &np);
     if (e == CL_PLATFORM_NOT_FOUND_KHR_VALUE || (e == CL_SUCCESS && np == 0))
         return clcone_fail(err, CLCONE_EDEVICE, "%s", NO_PLATFORM_HELP);
     if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clGetPlatformIDs");
@@ -168,7 +176,14 @@ static clcone_status visit_devices(device_visit fn, void *ctx, int *count, clcon
     for (cl_uint p = 0; p < np; ++p) {
         cl_uint nd = 0;
         cl_device_id devs[64];
-        if (clGetDeviceIDs(pls[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd) != CL_SUCCESS) continue;
+        char name[64] = "?";
+        clGetPlatformInfo(pls[p], CL_PLATFORM_NAME, sizeof name, name, NULL);
+        name[sizeof name - 1] = 0;
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s'%s'", p ? ", " : "", name);
+        if ((e = clGetDeviceIDs(pls[p], CL_DEVICE_TYPE_ALL, 64, devs, &nd)) != CL_SUCCESS) {
+            why = e;
+            continue;
+        }
         if (nd > 64) nd = 64;
         for (cl_uint d = 0; d < nd; ++d, ++index)
             if (fn && fn(pls[p], devs[d], index, ctx)) {
@@ -177,7 +192,13 @@ static clcone_status visit_devices(device_visit fn, void *ctx, int *count, clcon
             }
     }
     if (count) *count = index;
-    if (index == 0) return clcone_fail(err, CLCONE_EDEVICE, "%s", NO_PLATFORM_HELP);
+    if (index == 0)
+        return clcone_fail(err, CLCONE_EDEVICE,
+                           "OpenCL platform %s found, but it offers no device (clGetDeviceIDs: %s): its driver "
+                           "could not start one. POCL needs a writable cache directory (POCL_CACHE_DIR, else "
+                           "XDG_CACHE_HOME/pocl, else ~/.cache/pocl); `clinfo` shows the driver's own view. Use "
+                           "`--device ref` for the CPU reference",
+                           names, clcone_cl_error_name(why));
     return CLCONE_OK;
 }
 
