@@ -445,14 +445,41 @@ START_TEST(sim_sap_steps_on_both_backends)
     for (int i = 0; i < 5; ++i)
         for (int k = 0; k < 6; ++k) d = fmax(d, fabs(wd.s.bodies[i].v[k] - wr.s.bodies[i].v[k]));
     ck_assert_msg(d < 1e-6, "device and reference velocities differ by %g", d);
-    /* near-rigid, not rigid: the compliant contacts settle by 1.6 cm over
-     * the 50 steps (measured); the boxes stay stacked */
-    ck_assert_msg(max_move(&wr, x0) < 0.05, "moved %g", max_move(&wr, x0));
+    /* near-rigid, not rigid: the compliant contacts settle by 5e-4 m over
+     * the 50 steps (measured; 1.6 cm before the penetration's v_hat) */
+    ck_assert_msg(max_move(&wr, x0) < 2e-3, "moved %g", max_move(&wr, x0));
     clcone_sim_free(sr);
     clcone_sim_free(sd);
     clcone_world_free(&wr);
     clcone_world_free(&wd);
     clcone_context_free(c);
+}
+END_TEST
+
+/* SAP at its defaults brings a 5-box stack to rest: the near-rigid
+ * contacts' penetration is pushed out by their v_hat (Castro et al. 2022)
+ * instead of creeping at -Rn gamma every step (measured before: the top
+ * box still falling at 0.038 m/s after 10 s, 2 cm deep). After 2 s
+ * (measured: 1.6e-4 m, 1e-23 J) the bounds of issue 19. */
+START_TEST(sim_sap_stack_comes_to_rest)
+{
+    clcone_world w;
+    clcone_sim_options o;
+    clcone_sim *s;
+    clcone_step_info in;
+    clcone_error e;
+    gen("stack", 5, 0.5, 0, &w);
+    clcone_sim_options_default(&o);
+    o.solve.model = CLCONE_MODEL_SAP;
+    ck_assert_msg(clcone_sim_create(&w, NULL, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 200; ++k) {
+        in = step(s);
+        ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+    }
+    ck_assert_msg(in.max_penetration < 1e-3, "penetration %g after 2 s", in.max_penetration);
+    ck_assert_msg(in.ke_after < 1e-6, "kinetic energy %g J after 2 s", in.ke_after);
+    clcone_sim_free(s);
+    clcone_world_free(&w);
 }
 END_TEST
 
@@ -635,6 +662,7 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_cli_gen_solve_simulate);
     tcase_add_test(t, sim_soft_stack_stays_at_rest);
     tcase_add_test(t, sim_sap_steps_on_both_backends);
+    tcase_add_test(t, sim_sap_stack_comes_to_rest);
     tcase_add_test(t, sim_failed_solve_is_not_applied);
     tcase_add_test(t, sim_cli_status_of_every_model);
     suite_add_tcase(s, t);

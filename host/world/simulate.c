@@ -209,7 +209,8 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     unsigned long long *keys = NULL;
     keyed *cur = NULL;
     double *r = NULL, *dv = NULL, *x0 = NULL, t0 = clcone_now_ms();
-    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT;
+    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT,
+        projected = !soft && so.model != CLCONE_MODEL_SAP;
     clcone_status st;
 
     memset(info, 0, sizeof *info);
@@ -227,7 +228,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         goto done;
     }
     for (int i = 0; i < nb; ++i) memcpy(x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
-    if (!soft && (st = project(w, &sim->o, err))) goto done;
+    if (projected && (st = project(w, &sim->o, err))) goto done;
     info->detect_ms = clcone_now_ms() - t0;
 
     r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");
