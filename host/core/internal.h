@@ -59,6 +59,12 @@ typedef enum clcone_stop_why {
 void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it);
 /* Whether o->max_seconds (0 = none) has passed. */
 int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
+/* Iterations of the next launch of a kernel that runs many iterations a
+ * launch, after one of `last` iterations that took last_ms, elapsed_ms
+ * into the solve: twice `last` up to `most`, and under a time cap no more
+ * than fit in the time left at the last launch's pace (so the solve stops
+ * near the cap, not a doubled launch past it); 0 when not one fits. */
+int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms);
 /* The stopping rule at a check of error e after iteration it: records
  * iters and error in out; returns 1 (status and reason set) when the solve
  * stops: non-finite, converged, time cap, iteration cap, in that order. */
