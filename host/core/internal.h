@@ -48,6 +48,12 @@ clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn,
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */
 int clcone_is_check_iteration(const clcone_options *o, int it);
+/* A public entry's check of a pointer argument it needs: CLCONE_EINVAL
+ * naming the function and the argument, never a crash. */
+#define CLCONE_REQUIRE(err, arg)                                                                 \
+    do {                                                                                         \
+        if (!(arg)) return clcone_fail((err), CLCONE_EINVAL, "%s: argument '%s' is NULL", __func__, #arg); \
+    } while (0)
 /* Why an iterative solve stopped (core/stopping.c). */
 typedef enum clcone_stop_why {
     CLCONE_STOP_TOL,          /* converged: error <= tol */

@@ -35,6 +35,8 @@ clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t l
 clcone_status clcone_read_reactions(const char *path, int n, double *r,
                                     clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    if (n > 0) CLCONE_REQUIRE(err, r);
     char *buf;
     size_t len;
     clcone_status s;
@@ -66,6 +68,8 @@ static int write_reactions(void *file, const void *ctx)
 clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    if (n > 0) CLCONE_REQUIRE(err, r);
     reactions x;
     int i;
     if (!path || n < 0 || (n > 0 && !r))

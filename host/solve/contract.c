@@ -70,7 +70,7 @@ clcone_ref_entry clcone_contract_ref(clcone_model m, clcone_solver s)
 void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len)
 {
     size_t used = 0;
-    if (len == 0) return;
+    if (!buf || len == 0) return;
     buf[0] = 0;
     for (int i = 0; i < NROWS; ++i) {
         const clcone_offer *o = &ROWS[i].offer;
@@ -86,6 +86,7 @@ void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len)
 
 void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
 {
+    if (!o) return;
     if (o->solver == CLCONE_SOLVER_DEFAULT && o->model != CLCONE_MODEL_SAP)
         for (int i = 0; i < NROWS; ++i)
             if (ROWS[i].offer.model == o->model && (ctx ? ROWS[i].offer.device_default : ROWS[i].offer.reference_default)) {
