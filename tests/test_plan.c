@@ -2,6 +2,7 @@
  * clcone_solve / clcone_solve_scene give on the same data, after new q,
  * new free velocities or new contacts; misuse is refused. */
 #include "testutil.h"
+#include "core/internal.h"
 #include "solve/solve.h"
 
 #include <math.h>
@@ -108,6 +109,63 @@ START_TEST(plan_batch_matches_solve)
     clcone_problem_free(&batch);
     clcone_problem_free(&a);
     clcone_problem_free(&b);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* The launch sizing of the whole-problem kernels (clcone_next_budget):
+ * without a time cap the launches double up to the most; with one, a
+ * launch holds no more iterations than fit in the time left at the last
+ * launch's pace. Before, the launches only doubled: 300 copies of
+ * Capsules-i101 in double stopped at 52-56 s of a 30 s cap (measured here:
+ * 40 copies, 5.30 s of a 3 s cap; now 3.00 s). */
+START_TEST(plan_batch_launches_end_at_the_time_cap)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    o.max_seconds = 0;
+    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 5.0, 1e9), 256);
+    ck_assert_int_eq(clcone_next_budget(&o, 1 << 14, 1 << 14, 5.0, 1e9), 1 << 14);
+    o.max_seconds = 30;
+    /* plenty of time: doubling */
+    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 1000.0, 10000.0), 8192);
+    /* 26 s in, 4096 iterations took 13 s: 4 s left holds 1260, not 8192 */
+    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 13000.0, 26000.0), 1260);
+    /* less than one iteration's time left, or none: stop */
+    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1000.0, 29995.0), 0);
+    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1.0, 30000.0), 0);
+    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1.0, 31000.0), 0);
+    /* a launch too quick for the clock: doubling */
+    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 0.0, 10.0), 256);
+}
+END_TEST
+
+/* A device batch that cannot converge (tol 1e-300) stops at its time cap
+ * with status maxiter and the reason, every problem of it. */
+START_TEST(plan_batch_stops_at_the_time_cap)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_problem a, batch;
+    const clcone_problem *parts[4];
+    clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-300);
+    clcone_result res;
+    clcone_error e;
+    double *r;
+    read_problem("Capsules-i101-404.dat", &a);
+    for (int k = 0; k < 4; ++k) parts[k] = &a;
+    ck_assert_msg(clcone_batch_concat(parts, 4, &batch, &e) == CLCONE_OK, "%s", e.msg);
+    o.max_iter = 1000000000;
+    o.max_seconds = 0.3;
+    r = calloc(3 * (size_t)batch.n, sizeof *r);
+    ck_assert_msg(clcone_solve(c, &batch, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < res.nprob; ++k) {
+        ck_assert_int_eq(res.items[k].status, CLCONE_MAXITER);
+        ck_assert_msg(strstr(res.items[k].reason, "time cap") != NULL, "%s", res.items[k].reason);
+    }
+    clcone_result_free(&res);
+    free(r);
+    clcone_problem_free(&batch);
+    clcone_problem_free(&a);
     clcone_context_free(c);
 }
 END_TEST
@@ -338,6 +396,8 @@ Suite *suite_plan(void)
     tcase_add_test(t, plan_stepper_compiles_at_first_step_only);
     tcase_add_test(t, plan_local_matches_solve_after_new_q);
     tcase_add_test(t, plan_batch_matches_solve);
+    tcase_add_test(t, plan_batch_launches_end_at_the_time_cap);
+    tcase_add_test(t, plan_batch_stops_at_the_time_cap);
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
     tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);

@@ -445,14 +445,41 @@ START_TEST(sim_sap_steps_on_both_backends)
     for (int i = 0; i < 5; ++i)
         for (int k = 0; k < 6; ++k) d = fmax(d, fabs(wd.s.bodies[i].v[k] - wr.s.bodies[i].v[k]));
     ck_assert_msg(d < 1e-6, "device and reference velocities differ by %g", d);
-    /* near-rigid, not rigid: the compliant contacts settle by 1.6 cm over
-     * the 50 steps (measured); the boxes stay stacked */
-    ck_assert_msg(max_move(&wr, x0) < 0.05, "moved %g", max_move(&wr, x0));
+    /* near-rigid, not rigid: the compliant contacts settle by 5e-4 m over
+     * the 50 steps (measured; 1.6 cm before the penetration's v_hat) */
+    ck_assert_msg(max_move(&wr, x0) < 2e-3, "moved %g", max_move(&wr, x0));
     clcone_sim_free(sr);
     clcone_sim_free(sd);
     clcone_world_free(&wr);
     clcone_world_free(&wd);
     clcone_context_free(c);
+}
+END_TEST
+
+/* SAP at its defaults brings a 5-box stack to rest: the near-rigid
+ * contacts' penetration is pushed out by their v_hat (Castro et al. 2022)
+ * instead of creeping at -Rn gamma every step (measured before: the top
+ * box still falling at 0.038 m/s after 10 s, 2 cm deep). After 2 s
+ * (measured: 1.6e-4 m, 1e-23 J) the bounds of issue 19. */
+START_TEST(sim_sap_stack_comes_to_rest)
+{
+    clcone_world w;
+    clcone_sim_options o;
+    clcone_sim *s;
+    clcone_step_info in;
+    clcone_error e;
+    gen("stack", 5, 0.5, 0, &w);
+    clcone_sim_options_default(&o);
+    o.solve.model = CLCONE_MODEL_SAP;
+    ck_assert_msg(clcone_sim_create(&w, NULL, &o, &s, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 200; ++k) {
+        in = step(s);
+        ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+    }
+    ck_assert_msg(in.max_penetration < 1e-3, "penetration %g after 2 s", in.max_penetration);
+    ck_assert_msg(in.ke_after < 1e-6, "kinetic energy %g J after 2 s", in.ke_after);
+    clcone_sim_free(s);
+    clcone_world_free(&w);
 }
 END_TEST
 
@@ -566,6 +593,89 @@ END_TEST
 
 /* The run's last line (stdout comes after stderr in cli_out: a file is
  * flushed at exit). */
+/* The iterations a `solve` printed for FILE (a batch's line) or on its
+ * last line. */
+static int iters_of(const char *file)
+{
+    const char *at = file ? strstr(cli_out, file) : strstr(cli_out, "status=");
+    int it = -1;
+    ck_assert_msg(at != NULL, "%s", cli_out);
+    ck_assert_msg((at = strstr(at, "iters=")) && sscanf(at, "iters=%d", &it) == 1, "%s", cli_out);
+    return it;
+}
+
+/* Scenes join a batch, each solved as alone: the same reactions (bit for
+ * bit) and iterations as `solve SCENE`, beside a .dat file of the same
+ * batch, on the device and on the reference (before: "a scene file cannot
+ * join a batch"). `export` writes a scene's local form as .dat: solving it
+ * on the reference gives the scene's reactions within 1e-10. */
+START_TEST(sim_cli_scene_batch_and_export)
+{
+    static const char *const devices[] = {"", "--device ref"};
+    char dir[] = "/tmp/clcone-batch-XXXXXX", args[4096], a_path[4200], b_path[4200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "gen stack --n 4 -o %s/s.scene", dir);
+    ck_assert_msg(cli(args) == 0, "%s", cli_out);
+    snprintf(args, sizeof args, "gen pile --n 20 --seed 4 -o %s/p.scene", dir);
+    ck_assert_msg(cli(args) == 0, "%s", cli_out);
+    for (int d = 0; d < 2; ++d) {
+        static const char *const scenes[] = {"s.scene", "p.scene"};
+        int it[2];
+        snprintf(args, sizeof args, "solve %s/s.scene %s %s/p.scene %s --out %s", dir,
+                 test_problem_path("FC3D_Example1.dat"), dir, devices[d], dir);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        for (int k = 0; k < 2; ++k) it[k] = iters_of(scenes[k]);
+        for (int k = 0; k < 2; ++k) {
+            size_t la, lb;
+            char *ra, *rb;
+            snprintf(args, sizeof args, "solve %s/%s %s --out %s/alone.r", dir, scenes[k], devices[d], dir);
+            ck_assert_msg(cli(args) == 0, "%s", cli_out);
+            ck_assert_int_eq(iters_of(NULL), it[k]);
+            snprintf(a_path, sizeof a_path, "%s/%s.r", dir, scenes[k]);
+            snprintf(b_path, sizeof b_path, "%s/alone.r", dir);
+            ra = test_read_all(a_path, &la);
+            rb = test_read_all(b_path, &lb);
+            ck_assert_msg(la == lb && memcmp(ra, rb, la) == 0, "%s %s: batch and alone differ", scenes[k],
+                          devices[d]);
+            free(ra);
+            free(rb);
+        }
+    }
+    /* export, then the .dat solved on the reference */
+    for (int k = 0; k < 2; ++k) {
+        static const char *const scenes[] = {"s.scene", "p.scene"};
+        clcone_error e;
+        double *ra, *rb;
+        int n;
+        snprintf(args, sizeof args, "export %s/%s -o %s/x.dat", dir, scenes[k], dir);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        ck_assert_msg(sscanf(strstr(cli_out, ", ") + 2, "%d contacts", &n) == 1, "%s", cli_out);
+        snprintf(args, sizeof args, "solve %s/%s --device ref --tol 1e-12 --out %s/a.r", dir, scenes[k], dir);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        snprintf(args, sizeof args, "solve %s/x.dat --device ref --tol 1e-12 --out %s/b.r", dir, dir);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        ra = calloc(3 * (size_t)n, sizeof *ra);
+        rb = calloc(3 * (size_t)n, sizeof *rb);
+        snprintf(a_path, sizeof a_path, "%s/a.r", dir);
+        snprintf(b_path, sizeof b_path, "%s/b.r", dir);
+        ck_assert(clcone_read_reactions(a_path, n, ra, &e) == CLCONE_OK);
+        ck_assert(clcone_read_reactions(b_path, n, rb, &e) == CLCONE_OK);
+        for (int i = 0; i < 3 * n; ++i)
+            ck_assert_msg(fabs(ra[i] - rb[i]) <= 1e-10, "%s r[%d]: %.17g vs %.17g", scenes[k], i, ra[i], rb[i]);
+        free(ra);
+        free(rb);
+    }
+    /* export takes a scene, and needs -o */
+    snprintf(args, sizeof args, "export %s -o %s/y.dat", test_problem_path("FC3D_Example1.dat"), dir);
+    ck_assert_int_eq(cli(args), 2);
+    ck_assert_msg(strstr(cli_out, "not a scene file"), "%s", cli_out);
+    snprintf(args, sizeof args, "export %s/s.scene", dir);
+    ck_assert_int_eq(cli(args), 2);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 static const char *cli_last_line(void)
 {
     size_t n = strlen(cli_out);
@@ -635,8 +745,10 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_cli_gen_solve_simulate);
     tcase_add_test(t, sim_soft_stack_stays_at_rest);
     tcase_add_test(t, sim_sap_steps_on_both_backends);
+    tcase_add_test(t, sim_sap_stack_comes_to_rest);
     tcase_add_test(t, sim_failed_solve_is_not_applied);
     tcase_add_test(t, sim_cli_status_of_every_model);
+    tcase_add_test(t, sim_cli_scene_batch_and_export);
     suite_add_tcase(s, t);
     return s;
 }

@@ -28,6 +28,7 @@ static const char *const USAGE_MAIN =
     "               a clcone scene file)\n"
     "  gen NAME     write a generated scene (pile, stack, wall, grid, incline)\n"
     "  simulate S   time-step a scene, every contact solve on the device\n"
+    "  export S     write a scene's contact problem as a Siconos .dat file\n"
     "  devices      list the OpenCL platforms and devices\n"
     "  solvers      which solver serves which model on which backend\n"
     "  check FILE R print the error of reactions R for problem FILE\n"
@@ -45,7 +46,8 @@ static const char *const USAGE_SOLVE =
     "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
     "(`clcone gen`), whose contact problem at its current state is solved.\n"
     "Several problem files are solved as one batch on the chosen backend (on\n"
-    "ref one after another): a line per problem, then the last line for the\n"
+    "ref one after another; a scene file each as alone, after them): a line\n"
+    "per file, then the last line for the\n"
     "batch (worst status, largest error, summed iterations, wall time of the\n"
     "batch solve, all contacts); --out DIR writes DIR/<file name>.r per problem\n"
     "  --device D                    ref = CPU reference (double); N = index in\n"
@@ -147,36 +149,86 @@ static int check_batch_outputs(const cli_args *a)
     return 0;
 }
 
-/* Reactions of each problem of the batch into DIR/<file name>.r, the
- * directory made when missing (its parent was checked to exist). */
-static int write_batch_reactions(const cli_args *a, const clcone_problem *batch, const double *r,
+/* Reactions of each file of the batch (n[k] contacts, r[k]) into
+ * DIR/<file name>.r, the directory made when missing (its parent was
+ * checked to exist). */
+static int write_batch_reactions(const cli_args *a, const int *n, double *const *r,
                                  const clcone_reactions_info *info)
 {
     clcone_error e;
     char path[4096];
     int rc = cli_make_dir("--out", a->out);
-    for (int k = 0; k < batch->nprob && !rc; ++k) {
-        int c0 = batch->prob_off[k];
+    for (int k = 0; k < a->npos && !rc; ++k)
         if (!(rc = batch_reactions_path(a, k, path, sizeof path))
-            && clcone_write_reactions_info(path, batch->prob_off[k + 1] - c0, r + 3 * (size_t)c0, info, &e))
+            && clcone_write_reactions_info(path, n[k], r[k], info, &e))
             rc = lib_error(&e);
-    }
     return rc;
 }
 
-/* `solve FILE FILE...`: the files as one batch (clcone_batch_concat) on
- * one backend; a line per problem and the batch's last line. */
+/* The scenes of a batch, each solved as `solve SCENE` solves it alone:
+ * the body form has no batched kernels, so they take one scene plan in
+ * turn (clcone_plan_set_scene keeps its device buffers and kernels; a
+ * new plan where the time step, which soft and sap read, changes).
+ * Fills out[k], n[k], r[k] and adds the solve times to *ms. */
+static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *worlds, clcone_prob_result *out,
+                              int *n, double **r, double *ms)
+{
+    clcone_plan *pl = NULL;
+    clcone_error e;
+    double plan_dt = 0;
+    int rc = 0;
+    for (int k = 0; k < a->npos && !rc; ++k) {
+        clcone_scene sc;
+        clcone_result res;
+        double t0;
+        if (!worlds[k].s.bodies) continue;
+        memset(&sc, 0, sizeof sc);
+        memset(&e, 0, sizeof e);
+        a->o.soft_dt = worlds[k].dt;
+        rc = clcone_world_contact_scene(&worlds[k], &sc, &e) || !(r[k] = calloc(3 * (size_t)sc.ncontacts + 1, sizeof **r));
+        if (!rc && pl && plan_dt == worlds[k].dt) rc = clcone_plan_set_scene(pl, &sc, &e);
+        else if (!rc) {
+            clcone_plan_free(pl);
+            pl = NULL;
+            plan_dt = worlds[k].dt;
+            rc = clcone_plan_create_scene(ctx, &sc, &a->o, &pl, &e);
+        }
+        t0 = cli_now_ms();
+        if (!rc && !(rc = clcone_plan_solve(pl, r[k], &res, &e))) {
+            *ms += cli_now_ms() - t0;
+            out[k] = res.items[0];
+            clcone_result_free(&res);
+        }
+        n[k] = sc.ncontacts;
+        clcone_scene_free(&sc);
+        if (rc) {
+            if (!e.msg[0]) snprintf(e.msg, sizeof e.msg, "out of memory for the reactions");
+            cli_name_file(&e, a->positional[k]);
+            rc = lib_error(&e);
+        }
+    }
+    clcone_plan_free(pl);
+    return rc;
+}
+
+/* `solve FILE FILE...`: the problem files as one batch
+ * (clcone_batch_concat) on one backend, the scene files each as alone
+ * (solve_batch_scenes); a line per file and the batch's last line. */
 static int solve_batch(cli_args *a)
 {
     static const char *const not_in_batch[] = {"--warm", "--compare", "--plot", NULL};
-    int nf = a->npos, rc = EXIT_USAGE, worst = CLCONE_CONVERGED, iters = 0;
+    int nf = a->npos, rc = EXIT_USAGE, worst = CLCONE_CONVERGED, iters = 0, nlocal = 0, total = 0;
     clcone_problem *probs = calloc((size_t)nf, sizeof *probs), batch;
+    clcone_world *worlds = calloc((size_t)nf, sizeof *worlds);
     const clcone_problem **parts = calloc((size_t)nf, sizeof *parts);
+    clcone_prob_result *out = calloc((size_t)nf, sizeof *out);
+    int *n = calloc((size_t)nf, sizeof *n);
+    double **rk = calloc((size_t)nf, sizeof *rk);
     clcone_context *ctx = NULL;
     clcone_plan *pl = NULL;
     clcone_result res;
     clcone_error e;
-    double *r = NULL, emax = 0, t0, ms;
+    double *r = NULL, emax = 0, t0, ms = 0;
     char backend[400];
     int nread = 0;
     memset(&batch, 0, sizeof batch);
@@ -185,7 +237,7 @@ static int solve_batch(cli_args *a)
         || (a->out && (rc = check_batch_outputs(a))))
         goto out;
     rc = EXIT_USAGE;
-    if (!probs || !parts) {
+    if (!probs || !parts || !worlds || !out || !n || !rk) {
         fprintf(stderr, "clcone: out of memory for %d files\n", nf);
         goto out;
     }
@@ -196,21 +248,11 @@ static int solve_batch(cli_args *a)
             goto out;
         }
         if (in.is_world) {
-            clcone_input_free(&in);
-            fprintf(stderr, "clcone: %s: a scene file cannot join a batch (a batch takes local-form problems: "
-                            "Siconos .dat or FCLib .hdf5; solve a scene alone)\n", a->positional[nread]);
-            goto out;
+            worlds[nread] = in.world;
+        } else {
+            probs[nread] = in.problem;
+            parts[nlocal++] = &probs[nread];
         }
-        probs[nread] = in.problem;
-        parts[nread] = &probs[nread];
-    }
-    if (clcone_batch_concat(parts, nf, &batch, &e)) {
-        lib_error(&e);
-        goto out;
-    }
-    if (!(r = calloc(3 * (size_t)batch.n + 1, sizeof *r))) {
-        fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
-        goto out;
     }
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) {
         lib_error(&e);
@@ -218,22 +260,40 @@ static int solve_batch(cli_args *a)
     }
     describe_backend(ctx, backend, sizeof backend);
     clcone_options_resolve(&a->o, ctx);
-    if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
-        lib_error(&e);
-        goto out;
+    if (nlocal > 0) {
+        if (clcone_batch_concat(parts, nlocal, &batch, &e)) {
+            lib_error(&e);
+            goto out;
+        }
+        if (!(r = calloc(3 * (size_t)batch.n + 1, sizeof *r))) {
+            fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
+            goto out;
+        }
+        if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
+            lib_error(&e);
+            goto out;
+        }
+        t0 = cli_now_ms();
+        if (clcone_plan_solve(pl, r, &res, &e)) {
+            lib_error(&e);
+            goto out;
+        }
+        ms = cli_now_ms() - t0;
+        for (int k = 0, j = 0; k < nf; ++k)
+            if (!worlds[k].s.bodies) {
+                out[k] = res.items[j];
+                n[k] = probs[k].n;
+                rk[k] = r + 3 * (size_t)batch.prob_off[j++];
+            }
     }
-    t0 = cli_now_ms();
-    if (clcone_plan_solve(pl, r, &res, &e)) {
-        lib_error(&e);
-        goto out;
-    }
-    ms = cli_now_ms() - t0;
-    printf("batch:    %d problems, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, batch.n,
+    if ((rc = solve_batch_scenes(a, ctx, worlds, out, n, rk, &ms))) goto out;
+    for (int k = 0; k < nf; ++k) total += n[k];
+    printf("batch:    %d files, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, total,
            clcone_model_name(a->o.model), clcone_solver_name(a->o.solver), backend);
     for (int k = 0; k < nf; ++k) {
-        const clcone_prob_result *it = &res.items[k];
+        const clcone_prob_result *it = &out[k];
         printf("problem %d: %s status=%s error=%.6e iters=%d contacts=%d%s%s\n", k, a->positional[k],
-               clcone_run_status_name(it->status), it->error, it->iters, probs[k].n, it->reason[0] ? " reason=" : "",
+               clcone_run_status_name(it->status), it->error, it->iters, n[k], it->reason[0] ? " reason=" : "",
                it->reason);
         if ((int)it->status > worst) worst = (int)it->status;
         if (!(it->error <= emax)) emax = it->error;
@@ -241,19 +301,27 @@ static int solve_batch(cli_args *a)
     }
     if (a->out) {
         clcone_reactions_info info = cli_reactions_info(a, ctx);
-        if ((rc = write_batch_reactions(a, &batch, r, &info))) goto out;
+        if ((rc = write_batch_reactions(a, n, rk, &info))) goto out;
     }
     if (a->out) printf("reactions written to %s/<file name>.r\n", a->out);
-    print_last_line(clcone_run_status_name((clcone_run_status)worst), emax, iters, ms, batch.n);
+    print_last_line(clcone_run_status_name((clcone_run_status)worst), emax, iters, ms, total);
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
     clcone_result_free(&res);
     clcone_plan_free(pl);
     clcone_context_free(ctx);
     clcone_problem_free(&batch);
-    for (int k = 0; k < nread; ++k) clcone_problem_free(&probs[k]);
+    for (int k = 0; k < nread; ++k) {
+        if (!probs[k].row_ptr) free(rk[k]); /* a scene's own reactions */
+        clcone_problem_free(&probs[k]);
+        clcone_world_free(&worlds[k]);
+    }
     free(probs);
+    free(worlds);
     free(parts);
+    free(out);
+    free(n);
+    free(rk);
     free(r);
     return rc;
 }
@@ -583,6 +651,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "solvers") == 0) return cmd_solvers(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
     return EXIT_USAGE;

@@ -89,6 +89,7 @@ int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_sc
                    double *r, clcone_result *res, clcone_error *e);
 int cli_solve_world(cli_args *a, clcone_world *w);
 int cmd_gen(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */

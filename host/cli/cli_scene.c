@@ -171,6 +171,59 @@ done:
     return rc;
 }
 
+static const char *const USAGE_EXPORT =
+    "usage: clcone export SCENE -o P.dat\n"
+    "Writes the scene's contact problem at its current state (free velocity\n"
+    "v + dt g, the contacts in the file) in the local form u = W r + q as a\n"
+    "Siconos .dat file, so that other solvers can take it: `clcone solve P.dat\n"
+    "--device ref` gives the reactions of `clcone solve SCENE --device ref`.\n";
+
+/* `export SCENE -o P.dat`: the local form of a scene's contact problem. */
+int cmd_export(int argc, char **argv)
+{
+    const char *in_path = NULL, *out = NULL;
+    clcone_input in;
+    clcone_scene sc;
+    clcone_problem p;
+    clcone_error e;
+    int rc;
+    if (want_help(argc, argv, USAGE_EXPORT)) return 0;
+    for (int i = 0; i < argc; ++i) {
+        if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) {
+            if (i + 1 >= argc) return usage_error(USAGE_EXPORT, "%s needs a file name", argv[i]);
+            out = argv[++i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            return usage_error(USAGE_EXPORT, "unknown option '%s'", argv[i]);
+        } else if (in_path) {
+            return usage_error(USAGE_EXPORT, "export takes one SCENE (got a second: '%s')", argv[i]);
+        } else {
+            in_path = argv[i];
+        }
+    }
+    if (!in_path || !out) return usage_error(USAGE_EXPORT, "export needs %s", !in_path ? "a SCENE" : "-o P.dat");
+    if (clcone_read_input(in_path, &in, &e)) return lib_error(&e);
+    if (!in.is_world) {
+        clcone_input_free(&in);
+        fprintf(stderr, "clcone: %s: not a scene file (export writes a scene's problem; this one is already a "
+                        "local-form problem)\n", in_path);
+        return EXIT_USAGE;
+    }
+    memset(&sc, 0, sizeof sc);
+    memset(&p, 0, sizeof p);
+    rc = clcone_world_contact_scene(&in.world, &sc, &e) || clcone_scene_to_local(&sc, &p, &e)
+         || clcone_write_problem_dat(out, &p, &e);
+    if (rc) {
+        cli_name_file(&e, in_path);
+        rc = lib_error(&e);
+    } else {
+        printf("wrote %s: the local form of %s, %d contacts\n", out, in_path, p.n);
+    }
+    clcone_problem_free(&p);
+    clcone_scene_free(&sc);
+    clcone_input_free(&in);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ */
 
 /* gen's options that only some generators use, and which. */

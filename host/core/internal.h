@@ -48,6 +48,12 @@ clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn,
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */
 int clcone_is_check_iteration(const clcone_options *o, int it);
+/* A public entry's check of a pointer argument it needs: CLCONE_EINVAL
+ * naming the function and the argument, never a crash. */
+#define CLCONE_REQUIRE(err, arg)                                                                 \
+    do {                                                                                         \
+        if (!(arg)) return clcone_fail((err), CLCONE_EINVAL, "%s: argument '%s' is NULL", __func__, #arg); \
+    } while (0)
 /* Why an iterative solve stopped (core/stopping.c). */
 typedef enum clcone_stop_why {
     CLCONE_STOP_TOL,          /* converged: error <= tol */
@@ -59,6 +65,12 @@ typedef enum clcone_stop_why {
 void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it);
 /* Whether o->max_seconds (0 = none) has passed. */
 int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
+/* Iterations of the next launch of a kernel that runs many iterations a
+ * launch, after one of `last` iterations that took last_ms, elapsed_ms
+ * into the solve: twice `last` up to `most`, and under a time cap no more
+ * than fit in the time left at the last launch's pace (so the solve stops
+ * near the cap, not a doubled launch past it); 0 when not one fits. */
+int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms);
 /* The stopping rule at a check of error e after iteration it: records
  * iters and error in out; returns 1 (status and reason set) when the solve
  * stops: non-finite, converged, time cap, iteration cap, in that order. */

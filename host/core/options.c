@@ -55,6 +55,8 @@ static clcone_status parse_name(const char *s, const char *const *names, int cou
 
 clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
+    CLCONE_REQUIRE(err, m);
     int v = 0;
     clcone_status st = parse_name(s, MODEL_NAMES, COUNT(MODEL_NAMES), "model", &v, err);
     if (!st) *m = (clcone_model)v;
@@ -63,6 +65,8 @@ clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *e
 
 clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
+    CLCONE_REQUIRE(err, out);
     int v = 0;
     clcone_status st = parse_name(s, SOLVER_NAMES, COUNT(SOLVER_NAMES), "solver", &v, err);
     if (!st) *out = (clcone_solver)v;
@@ -71,6 +75,7 @@ clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_erro
 
 void clcone_options_default(clcone_options *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     o->model = CLCONE_MODEL_COULOMB;
     o->solver = CLCONE_SOLVER_DEFAULT;

@@ -12,6 +12,7 @@
 clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
                                    clcone_error *err)
 {
+    CLCONE_REQUIRE(err, p);
     memset(p, 0, sizeof *p);
     if (n < 0 || nnzb < 0)
         return clcone_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", n, nnzb);
@@ -56,9 +57,22 @@ clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
                                         const double *W, const double *q,
                                         const double *mu, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, W);
+    CLCONE_REQUIRE(err, q);
+    CLCONE_REQUIRE(err, mu);
     int n3 = 3 * n, nnzb = 0, k = 0;
     clcone_status s;
     if (n < 0) return clcone_fail(err, CLCONE_EINVAL, "negative contact count %d", n);
+    /* here, where the caller's arrays are named, not at the solve */
+    for (size_t i = 0; i < (size_t)n3 * (size_t)n3; ++i)
+        if (!isfinite(W[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "W[%zu][%zu] is not finite (%g)", i / (size_t)n3, i % (size_t)n3,
+                               W[i]);
+    for (int i = 0; i < n3; ++i)
+        if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, q[i]);
+    for (int i = 0; i < n; ++i)
+        if (!isfinite(mu[i])) return clcone_fail(err, CLCONE_EINVAL, "mu[%d] is not finite (%g)", i, mu[i]);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
             if (i == j || !block_is_zero(W, n3, i, j)) ++nnzb;
@@ -83,7 +97,7 @@ clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
 
 clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err)
 {
-    if (!p) return clcone_fail(err, CLCONE_EINVAL, "problem is NULL");
+    CLCONE_REQUIRE(err, p);
     if (p->n < 0 || p->nnzb < 0)
         return clcone_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", p->n, p->nnzb);
     if (!p->row_ptr || (p->n > 0 && (!p->q || !p->mu)) || (p->nnzb > 0 && (!p->col || !p->blocks)))
@@ -154,6 +168,8 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
 clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
                                   clcone_problem *out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, parts);
+    CLCONE_REQUIRE(err, out);
     int n = 0, nnzb = 0, nprob = 0, c = 0, b = 0, pi = 0;
     clcone_status s;
     if (k < 1) return clcone_fail(err, CLCONE_EINVAL, "batch of %d problems", k);
@@ -190,6 +206,8 @@ clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
 clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
                                    clcone_problem *out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, batch);
+    CLCONE_REQUIRE(err, out);
     int c0, c1, b0, b1;
     clcone_status s;
     if (index < 0 || index >= batch->nprob)
@@ -210,5 +228,6 @@ clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
 
 void clcone_problem_velocity(const clcone_problem *p, const double *r, double *u)
 {
+    if (!p || !r || !u) return;
     for (int c = 0; c < p->n; ++c) clcone_contact_velocity(p, r, c, u + 3 * c);
 }

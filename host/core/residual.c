@@ -20,6 +20,7 @@ void clcone_contact_velocity(const clcone_problem *p, const double *r, int c, do
 static double scaled_error(const clcone_problem *p, const clcone_options *o,
                            const double *r, int c0, int c1, double *err_q1)
 {
+    if (!p || !r) return NAN;
     double f2 = 0, q2 = 0, r2 = 0, u2 = 0;
     for (int c = c0; c < c1; ++c) {
         double u[3];
@@ -57,6 +58,7 @@ double clcone_error_coulomb(const clcone_problem *p, const double *r, int c0,
 double clcone_error_of(const clcone_problem *p, const clcone_options *o,
                        const double *r, int c0, int c1)
 {
+    if (!p || !r) return NAN;
     return scaled_error(p, o, r, c0, c1, NULL);
 }
 

@@ -57,10 +57,14 @@ static int invert_spd3(const double A[9], double out[9])
     return 1;
 }
 
-clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, clcone_sap_setup *S,
+clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, double dt, clcone_sap_setup *S,
                                      clcone_error *err)
 {
     int n = s->ncontacts, nb = s->nbodies;
+    /* the paper's near-rigid regime: the contact is a spring-damper of
+     * period beta dt, critically damped (tau_d = beta dt / pi), whose
+     * free velocity v_hat = -gap / (dt + tau_d) pushes penetration out */
+    double relax = dt * (1 + beta / CONE_PI);
     clcone_status st;
     memset(S, 0, sizeof *S);
     S->n = n;
@@ -113,6 +117,10 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, clcone_
             if (bi >= 0 && !S->moving[bi])
                 cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, S->u0 + 3 * c);
         }
+        /* u0 - v_hat: only penetration (gap < 0) has a v_hat; a contact
+         * within the margin but not touching acts as touching, as in
+         * every other model */
+        if (s->contacts[c].gap < 0) S->u0[3 * c] += s->contacts[c].gap / relax;
         sap_regularisation(beta, cs.Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
         if (!(S->R[2 * c] > 0) || !(S->R[2 * c + 1] > 0)) {
             clcone_sap_setup_free(S);

@@ -61,7 +61,8 @@ typedef struct clcone_sap_setup {
     int *moving;         /* nb: 1 when the body's velocity is an unknown */
     double *frame;       /* 9n: rows normal, t1, t2 */
     double *arm;         /* 6n: contact point minus centre, side a then b */
-    double *u0;          /* 3n: contact velocity from the static sides */
+    double *u0;          /* 3n: contact velocity from the static sides,
+                            less the penetration's v_hat */
     double *mu;          /* n */
     double *R;           /* 2n: Rn, Rt */
     double *mass;        /* nb: 1 / inv_mass (0 for static bodies) */
@@ -71,8 +72,9 @@ typedef struct clcone_sap_setup {
 
 /* Builds the set-up; CLCONE_ENOTSUP names a moving body whose inverse
  * mass matrix is not positive definite (a pinned body: SAP's cost needs
- * M itself). The scene must be valid. */
-clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, clcone_sap_setup *S,
+ * M itself). dt (the scene's time step) turns a penetration into the
+ * contact's free velocity. The scene must be valid. */
+clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, double dt, clcone_sap_setup *S,
                                      clcone_error *err);
 void clcone_sap_setup_free(clcone_sap_setup *S);
 

@@ -123,6 +123,7 @@ clcone_status clcone_contact_validate(const clcone_scene *s, int i, clcone_error
 
 clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
     clcone_status st;
     if (!s) return clcone_fail(err, CLCONE_EINVAL, "scene is NULL");
     if (s->nbodies < 0 || s->ncontacts < 0)
@@ -144,6 +145,7 @@ void clcone_contact_frame(const double normal[3], double frame[9])
 {
     double e[3] = {0.0, 0.0, 0.0}, t[3], inv;
     int k = 0;
+    if (!normal || !frame) return;
     /* The axis least aligned with the normal keeps normal x e_k far from
      * zero (|normal x e_k| >= sqrt(2/3)), and a fixed tie rule makes the
      * frame a pure function of the normal that device code can reproduce. */
@@ -363,6 +365,8 @@ static clcone_status fill_blocks(const clcone_scene *s, const clcone_body_csr *L
 clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
                                     clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
+    CLCONE_REQUIRE(err, p);
     clcone_body_csr L;
     clcone_status st;
     long long nnzb = 0;
@@ -418,6 +422,7 @@ clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
 
 void clcone_scene_apply_impulses(const clcone_scene *s, const double *r, double *dv)
 {
+    if (!s || !r || !dv) return;
     memset(dv, 0, sizeof *dv * 6 * (size_t)s->nbodies);
     for (int c = 0; c < s->ncontacts; ++c) {
         const clcone_contact *ct = &s->contacts[c];

@@ -31,6 +31,17 @@ int clcone_time_is_up(const clcone_options *o, double elapsed_ms)
     return o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds;
 }
 
+int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms)
+{
+    int grown = last < most / 2 ? 2 * last : most;
+    double left_ms = 1e3 * o->max_seconds - elapsed_ms, fit;
+    if (!(o->max_seconds > 0)) return grown;
+    if (!(left_ms > 0)) return 0;
+    if (!(last_ms > 0)) return grown;
+    fit = floor(left_ms / last_ms * last);
+    return fit < grown ? (int)fit : grown;
+}
+
 int clcone_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out)
 {
     clcone_stop_why why;

@@ -37,6 +37,8 @@ clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len
 clcone_status clcone_read_problem(const char *path, clcone_problem *p,
                                   clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, p);
     char *buf;
     size_t len;
     clcone_status s;

@@ -59,6 +59,8 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
 clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clcone_reactions_info *info,
                                          clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    if (n > 0) CLCONE_REQUIRE(err, r);
     char *buf;
     size_t len;
     clcone_status s;
@@ -108,6 +110,8 @@ clcone_status clcone_write_reactions(const char *path, int n,
 clcone_status clcone_write_reactions_info(const char *path, int n, const double *r,
                                           const clcone_reactions_info *info, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    if (n > 0) CLCONE_REQUIRE(err, r);
     reactions x;
     int i;
     if (!path || n < 0 || (n > 0 && !r))

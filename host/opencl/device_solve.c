@@ -743,6 +743,10 @@ static int group_fits(const dev_local *d)
  * stopped: a growing number of iterations per launch; after each, the
  * states, errors and reactions come back in one wait, and the host
  * applies its time cap. Fills the results and r. */
+/* The most iterations a launch of a whole-problem kernel runs: the host
+ * sees the states, and applies the time cap, only between launches. */
+#define GROUP_MAX_BUDGET (1 << 14)
+
 static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
@@ -768,7 +772,7 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
     }
     for (;;) {
         int running = 0;
-        double now;
+        double now, launched = clcone_now_ms();
         e = clSetKernelArg(k, nargs - 2, sizeof restart, &restart);
         if (e == CL_SUCCESS) e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
         if (e != CL_SUCCESS) {
@@ -798,12 +802,13 @@ static clcone_status group_loop(dev_local *d, cl_kernel k, const char *name, dou
             if (o->progress && state[2 * p] > 0) o->progress(o->progress_user, p, state[2 * p], errs[p]);
         }
         if (!running) break;
-        if (clcone_time_is_up(o, now - d->t0)) {
+        /* the time cap is the batch's: its problems share the launches */
+        budget = clcone_next_budget(o, budget, GROUP_MAX_BUDGET, now - launched, now - d->t0);
+        if (budget == 0) {
             for (int p = 0; p < np; ++p)
                 if (state[2 * p + 1] == CONE_GROUP_RUNNING) d->res->items[p].time_ms = now - d->t0;
             break;
         }
-        if (budget < (1 << 14)) budget *= 2;
     }
     clcone_unstage_reals(c, d->stage, r, m);
     for (int p = 0; p < np; ++p) {

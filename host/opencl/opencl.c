@@ -215,6 +215,8 @@ static int visit_list(cl_platform_id pl, cl_device_id d, int index, void *vctx)
 
 clcone_status clcone_list_devices(clcone_device_info **list, int *count, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, list);
+    CLCONE_REQUIRE(err, count);
     list_ctx l;
     int n = 0;
     clcone_status s = visit_devices(NULL, NULL, &n, err);
@@ -276,6 +278,7 @@ static int all_digits(const char *s)
 clcone_status clcone_context_create(const char *spec, clcone_precision prec,
                                     clcone_context **out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, out);
     pick_ctx k;
     clcone_context *c;
     cl_int e;
@@ -347,8 +350,9 @@ void clcone_context_free(clcone_context *c)
     free(c);
 }
 
-const clcone_device_info *clcone_context_device(const clcone_context *c) { return &c->info; }
-clcone_precision clcone_context_precision(const clcone_context *c) { return c->prec; }
+const clcone_device_info *clcone_context_device(const clcone_context *c) { return c ? &c->info : NULL; }
+/* NULL is the CPU reference, which runs in double */
+clcone_precision clcone_context_precision(const clcone_context *c) { return c ? c->prec : CLCONE_DOUBLE; }
 
 /* ------------------------------------------------------------------ */
 /* Program build and cache                                             */

@@ -415,6 +415,8 @@ static clcone_status plot_validate(const char *path, const clcone_plot_panel *pa
 clcone_status clcone_plot_png(const char *path, const char *title, const clcone_plot_panel *panels, int npanels,
                               int columns, int width, int height, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, panels);
     cairo_surface_t *sf;
     cairo_t *cr;
     clcone_status s;

@@ -371,6 +371,8 @@ static void overlay(cairo_t *cr, const view *V, const clcone_world *w, const dou
 clcone_status clcone_render_png(const char *path, const clcone_world *w, const double *r, int width, int height,
                                 const char *title, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, w);
     view V;
     double lo2[2] = {DBL_MAX, DBL_MAX}, hi2[2] = {-DBL_MAX, -DBL_MAX}, lo[3], hi[3], scale, *force = NULL,
            L[3] = {-0.35, 0.5, -0.8}, (*buf)[3] = NULL;

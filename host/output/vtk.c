@@ -86,6 +86,9 @@ static int write_contacts(void *file, const void *ctx)
 clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path, const clcone_world *w,
                                const double *r, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, bodies_path);
+    CLCONE_REQUIRE(err, contacts_path);
+    CLCONE_REQUIRE(err, w);
     vtk_ctx c;
     clcone_status st;
     double *force = clcone_calloc((size_t)w->s.nbodies + 1, sizeof *force, err, "body forces");
@@ -122,6 +125,9 @@ static int write_pvd(void *file, const void *ctx)
 clcone_status clcone_write_pvd(const char *path, int nframes, const char *const *files, const double *times, int parts,
                                clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, files);
+    CLCONE_REQUIRE(err, times);
     pvd_ctx c;
     if (nframes < 0 || parts < 1) return clcone_fail(err, CLCONE_EINVAL, "%s: %d frames of %d parts", path, nframes, parts);
     for (int k = 0; k < nframes * parts; ++k)

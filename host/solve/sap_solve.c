@@ -20,6 +20,10 @@ clcone_status clcone_sap_check_options(const clcone_options *o, clcone_error *er
         return clcone_fail(err, CLCONE_EINVAL,
                            "sap_beta must be finite and > 0 (got %g): it sets the near-rigid normal "
                            "compliance Rn = beta^2 / (4 pi^2) w (default 1)", o->sap_beta);
+    if (!isfinite(o->soft_dt) || !(o->soft_dt > 0))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "sap: time step soft_dt must be finite and > 0 (got %g): it turns a penetration "
+                           "into the contact's free velocity", o->soft_dt);
     if (!(o->tol >= 0) || o->max_iter < 1 || !(o->max_seconds >= 0))
         return clcone_fail(err, CLCONE_EINVAL,
                            "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, max_seconds=%g >= 0 required)",
@@ -42,7 +46,7 @@ clcone_status clcone_sap_solve_ex(clcone_context *ctx, const clcone_scene *sc, c
         for (int i = 0; i < 3 * sc->ncontacts; ++i)
             if (!isfinite(r[i]))
                 return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
-    if ((s = clcone_sap_setup_build(sc, o->sap_beta, &S, err))) return s;
+    if ((s = clcone_sap_setup_build(sc, o->sap_beta, o->soft_dt, &S, err))) return s;
     if (!ctx && 6 * S.nmoving > CLCONE_SAP_REF_MAX_DOF) {
         s = clcone_fail(err, CLCONE_ENOTSUP,
                         "the sap reference factors a dense Hessian and takes at most %d velocity unknowns "

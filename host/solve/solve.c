@@ -86,6 +86,12 @@ out:
 clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
                            double *r, clcone_result *res, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, res);
+    res->items = NULL;
+    res->nprob = 0;
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, o);
+    if (p->n > 0) CLCONE_REQUIRE(err, r);
     clcone_options oc = *o;
     clcone_options_resolve(&oc, ctx);
     return solve_local(ctx, p, NULL, &oc, r, res, err);
@@ -94,6 +100,12 @@ clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const c
 clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
                                  double *r, clcone_result *res, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, res);
+    res->items = NULL;
+    res->nprob = 0;
+    CLCONE_REQUIRE(err, sc);
+    CLCONE_REQUIRE(err, o_in);
+    if (sc->ncontacts > 0) CLCONE_REQUIRE(err, r);
     clcone_status s;
     double t0 = clcone_now_ms();
     clcone_options oc = *o_in;
@@ -224,6 +236,9 @@ static clcone_status plan_new(clcone_context *ctx, const clcone_options *o, clco
 clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o_in,
                                  clcone_plan **out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, o_in);
+    CLCONE_REQUIRE(err, out);
     const clcone_problem *one[1] = {p};
     clcone_options oc = *o_in;
     const clcone_options *o = &oc;
@@ -248,6 +263,9 @@ clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, c
 clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
                                        clcone_plan **out, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, sc);
+    CLCONE_REQUIRE(err, o_in);
+    CLCONE_REQUIRE(err, out);
     clcone_options oc = *o_in;
     const clcone_options *o = &oc;
     clcone_plan *pl;
@@ -268,6 +286,8 @@ clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *
 
 clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, pl);
+    CLCONE_REQUIRE(err, q);
     if (pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
     for (int i = 0; i < 3 * pl->p.n; ++i)
@@ -284,6 +304,8 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
 
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, pl);
+    CLCONE_REQUIRE(err, sc);
     clcone_status s;
     if (!pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
@@ -313,11 +335,14 @@ clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl)
 
 clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, res);
+    res->items = NULL;
+    res->nprob = 0;
+    CLCONE_REQUIRE(err, pl);
     clcone_status s;
     int n = pl->is_scene ? pl->s.ncontacts : pl->p.n, nprob = pl->is_scene ? 1 : pl->p.nprob;
     double t0 = clcone_now_ms();
-    res->items = NULL;
-    res->nprob = 0;
+    if (n > 0) CLCONE_REQUIRE(err, r);
     if (!pl->dev || n == 0) /* the reference, sap, or nothing to solve */
         return pl->is_scene ? clcone_solve_scene(pl->ctx, &pl->s, &pl->o, r, res, err)
                             : clcone_solve(NULL, &pl->p, &pl->o, r, res, err);

@@ -342,6 +342,7 @@ static int cmp_int(const void *a, const void *b)
 
 clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long long **keys, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, w);
     int n = w->s.nbodies, *order = NULL, *cand = NULL, ncand = 0, capcand = 0;
     size_t T = 1, *start = NULL;
     long long *cell = NULL;

@@ -88,6 +88,7 @@ static void set_contact(clcone_contact *c, int a, int b, const double p[3], cons
 
 clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
     static const double up[3] = {0.0, 0.0, 1.0};
     clcone_status st;
     memset(s, 0, sizeof *s);
@@ -110,6 +111,7 @@ clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s, clc
 clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *s,
                               clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
     static const double axis[3][3] = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}};
     long long nb, nc;
     int m = 0;
@@ -549,6 +551,7 @@ static double lcg_uniform(unsigned long long *state)
 clcone_status clcone_gen_pile(int n, double mu, double dt, double spread, unsigned seed,
                               clcone_scene *s, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, s);
     return clcone_gen_pile_ex(n, mu, dt, spread, seed, s, NULL, NULL, err);
 }
 
@@ -644,6 +647,7 @@ done:
 
 void clcone_gen_params_default(clcone_gen_params *p)
 {
+    if (!p) return;
     memset(p, 0, sizeof *p);
     p->n = 1000;
     p->mu = 0.5;
@@ -807,6 +811,9 @@ static clcone_status world_incline(const clcone_gen_params *p, clcone_world *w, 
 clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p, clcone_world *w,
                                     clcone_error *err)
 {
+    CLCONE_REQUIRE(err, name);
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, w);
     static const struct {
         const char *name;
         clcone_status (*fn)(const clcone_gen_params *, clcone_world *, clcone_error *);

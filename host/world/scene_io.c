@@ -325,6 +325,8 @@ clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, 
 
 clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, w);
     char *buf;
     size_t len;
     clcone_status st;
@@ -354,7 +356,7 @@ int clcone_is_world_file(const char *path)
     char *buf;
     size_t len;
     int is;
-    if (clcone_load_file(path, &buf, &len, NULL)) return -1;
+    if (!path || clcone_load_file(path, &buf, &len, NULL)) return -1;
     is = clcone_buf_is_world(buf, len);
     free(buf);
     return is;
@@ -362,6 +364,8 @@ int clcone_is_world_file(const char *path)
 
 clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, in);
     char *buf;
     size_t len;
     clcone_status st;
@@ -420,6 +424,8 @@ static int write_world(void *file, const void *ctx)
 
 clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, w);
     clcone_status st = clcone_world_validate(w, err);
     if (st) return st;
     return clcone_write_atomic(path, write_world, w, err);

@@ -50,6 +50,7 @@ struct clcone_sim {
 
 void clcone_sim_options_default(clcone_sim_options *o)
 {
+    if (!o) return;
     memset(o, 0, sizeof *o);
     clcone_options_default(&o->solve);
     o->margin = 1e-3;
@@ -61,6 +62,9 @@ void clcone_sim_options_default(clcone_sim_options *o)
 clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clcone_sim_options *o, clcone_sim **out,
                                 clcone_error *err)
 {
+    CLCONE_REQUIRE(err, w);
+    CLCONE_REQUIRE(err, o);
+    CLCONE_REQUIRE(err, out);
     clcone_sim *s;
     clcone_status st;
     clcone_options so = o->solve;
@@ -99,11 +103,12 @@ void clcone_sim_free(clcone_sim *s)
 
 const double *clcone_sim_reactions(const clcone_sim *s)
 {
-    return s->r;
+    return s ? s->r : NULL;
 }
 
 const clcone_scene *clcone_sim_last_scene(const clcone_sim *s, const double **r0)
 {
+    if (!s) return NULL;
     if (r0) *r0 = s->last_r0;
     return &s->last;
 }
@@ -203,13 +208,16 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
 
 clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, sim);
+    CLCONE_REQUIRE(err, info);
     clcone_world *w = sim->w;
     clcone_scene sc;
     clcone_options so = sim->o.solve;
     unsigned long long *keys = NULL;
     keyed *cur = NULL;
     double *r = NULL, *dv = NULL, *x0 = NULL, t0 = clcone_now_ms();
-    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT;
+    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT,
+        projected = !soft && so.model != CLCONE_MODEL_SAP;
     clcone_status st;
 
     memset(info, 0, sizeof *info);
@@ -227,7 +235,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         goto done;
     }
     for (int i = 0; i < nb; ++i) memcpy(x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
-    if (!soft && (st = project(w, &sim->o, err))) goto done;
+    if (projected && (st = project(w, &sim->o, err))) goto done;
     info->detect_ms = clcone_now_ms() - t0;
 
     r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");

@@ -126,6 +126,7 @@ void clcone_body_set_mass(clcone_body *b, const clcone_shape *sh)
 
 void clcone_world_update_inertia(clcone_world *w)
 {
+    if (!w) return;
     for (int i = 0; i < w->s.nbodies; ++i) clcone_body_set_mass(&w->s.bodies[i], &w->shapes[i]);
 }
 
@@ -178,6 +179,7 @@ clcone_status clcone_world_settings_validate(const clcone_world *w, clcone_error
 
 clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, w);
     clcone_status st;
     if (!w) return clcone_fail(err, CLCONE_EINVAL, "world is NULL");
     if ((st = clcone_world_settings_validate(w, err))) return st;
@@ -191,6 +193,8 @@ clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err)
 
 clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s, clcone_error *err)
 {
+    CLCONE_REQUIRE(err, w);
+    CLCONE_REQUIRE(err, s);
     memset(s, 0, sizeof *s);
     s->bodies = clcone_calloc((size_t)w->s.nbodies + 1, sizeof *s->bodies, err, "scene bodies");
     s->contacts = s->bodies ? clcone_calloc((size_t)w->s.ncontacts + 1, sizeof *s->contacts, err, "scene contacts")
@@ -211,6 +215,7 @@ clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
 
 double clcone_world_kinetic_energy(const clcone_world *w, const double *v)
 {
+    if (!w) return NAN;
     double e = 0;
     for (int i = 0; i < w->s.nbodies; ++i) {
         const clcone_shape *sh = &w->shapes[i];

@@ -28,7 +28,8 @@ CLCONE_API const char *clcone_version(void);
 
 typedef enum clcone_status {
     CLCONE_OK = 0,
-    CLCONE_EINVAL,   /* invalid argument or invalid problem data */
+    CLCONE_EINVAL,   /* invalid argument (a NULL where a pointer is needed
+                        too) or invalid problem data */
     CLCONE_EIO,      /* file could not be opened, read or written */
     CLCONE_EFORMAT,  /* file content malformed */
     CLCONE_ENOMEM,   /* host allocation failed */

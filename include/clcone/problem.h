@@ -35,7 +35,8 @@ CLCONE_API clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb
 CLCONE_API void clcone_problem_free(clcone_problem *p);
 
 /* Builds a problem from a dense 3n x 3n row-major W; all-zero off-diagonal
- * blocks are dropped. */
+ * blocks are dropped. A non-finite entry of W, q or mu is CLCONE_EINVAL,
+ * naming it. */
 CLCONE_API clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
                                         const double *W_rowmajor,
                                         const double *q, const double *mu,

@@ -152,7 +152,8 @@ CLCONE_API void clcone_offers_describe(clcone_model m, int device, char *buf, si
  * the CPU reference): solver CLCONE_SOLVER_DEFAULT becomes the backend's
  * default for the model in the table above (sap keeps it: it takes no
  * solver), tol 0 becomes the precision's default (1e-5 on a float device,
- * whose rounding floor is about 1e-7; 1e-8 in double). Every solve
+ * whose rounding floor is about 1e-7, but 1e-4 for sap, whose relative
+ * gradient float evaluates only to a few 1e-5; 1e-8 in double). Every solve
  * applies it to its copy of the options. */
 typedef struct clcone_context clcone_context; /* an OpenCL device, device.h */
 CLCONE_API void clcone_options_resolve(clcone_options *o, const clcone_context *ctx);
