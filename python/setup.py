@@ -63,10 +63,11 @@ class build_with_library(build_py):
         super().run()
         version = library_version()
         make = os.environ.get("MAKE", "make")
-        subprocess.run([make, "-C", str(ROOT), "build/libclcone.so"], check=True)
+        build = os.environ.get("CLCONE_BUILD", "build")  # the Makefile's BUILD
+        subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", f"{build}/libclcone.so"], check=True)
         dest = Path(self.build_lib) / "clcone"
         dest.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(ROOT / "build" / f"libclcone.so.{version}", dest / "libclcone.so")
+        shutil.copyfile(ROOT / build / f"libclcone.so.{version}", dest / "libclcone.so")
         (dest / "_api.h").write_text(preprocessed_api())
 
 

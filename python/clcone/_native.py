@@ -105,6 +105,8 @@ def _array(x: Any, kinds: str, what: str) -> np.ndarray:
         a = np.asarray(x)
     except (TypeError, ValueError) as e:
         raise TypeError(f"{what} must be an array of numbers: {e}") from None
+    if a.size == 0:
+        return a.astype(np.float64 if kinds == "f" else np.int32)
     if a.dtype.kind == "b" or a.dtype.kind not in (kinds + ("iu" if kinds == "f" else "")):
         raise TypeError(f"{what} must be an array of {'numbers' if kinds == 'f' else 'integers'}, "
                         f"got {a.dtype}")
