@@ -15,7 +15,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:
@@ -71,17 +71,21 @@ class build_with_library(build_py):
         (dest / "_api.h").write_text(preprocessed_api())
 
 
-class platform_wheel(bdist_wheel):
-    """The wheel holds a native library but no Python extension: any
-    Python 3 on this platform can load it."""
+class with_native_library(Distribution):
+    """The package holds a native library: a platform wheel, installed
+    where binaries go (platlib)."""
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
+    def has_ext_modules(self):
+        return True
+
+
+class platform_wheel(bdist_wheel):
+    """No Python extension, though: any Python 3 on this platform loads
+    the library through cffi."""
 
     def get_tag(self):
         return ("py3", "none", super().get_tag()[2])
 
 
-setup(version=library_version(),
+setup(version=library_version(), distclass=with_native_library,
       cmdclass={"build_py": build_with_library, "bdist_wheel": platform_wheel})
