@@ -10,7 +10,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._native import (Cancel, InvalidInput, c_alloc, c_string, check, copy_in, copy_out, ctrl_c, ffi, ints, lib,
+from ._native import (Cancel, InvalidInput, c_alloc, c_string, call_cancellable, check, copy_in, copy_out, ffi,
+                      ints, lib,
                       libc, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -147,9 +148,13 @@ class ProblemResult:
         return self.time_ms / 1e3
 
 
+_RUN_STATUS = {s: _str(lib.clcone_run_status_name(s))
+               for s in (lib.CLCONE_CONVERGED, lib.CLCONE_MAXITER, lib.CLCONE_DIVERGED, lib.CLCONE_FAILED)}
+
+
 def _prob_result(it: Any) -> ProblemResult:
-    return ProblemResult(_str(lib.clcone_run_status_name(it.status)), it.error, it.iters, it.time_ms,
-                         _str(it.reason), it.inner_iters, it.cost)
+    return ProblemResult(_RUN_STATUS[it.status], it.error, it.iters, it.time_ms,
+                         _str(it.reason) if it.reason[0] != b"\0" else "", it.inner_iters, it.cost)
 
 
 @dataclass
@@ -177,19 +182,22 @@ class Result(ProblemResult):
 _ORDER = ["converged", "maxiter", "diverged", "failed"]
 
 
+def _history(hist: Any) -> History:
+    pts = [hist.points[i] for i in range(hist.count)]
+    return History(np.array([p.prob for p in pts], dtype=np.int32), np.array([p.iter for p in pts], dtype=np.int32),
+                   np.array([p.time_ms for p in pts], dtype=np.float64),
+                   np.array([p.error for p in pts], dtype=np.float64), bool(hist.truncated))
+
+
 def _result(res: Any, hist: Any, batch: bool) -> Result:
-    items = [_prob_result(res.items[k]) for k in range(res.nprob)]
-    history = None
-    if hist != ffi.NULL:
-        pts = [hist.points[i] for i in range(hist.count)]
-        history = History(np.array([p.prob for p in pts], dtype=np.int32),
-                          np.array([p.iter for p in pts], dtype=np.int32),
-                          np.array([p.time_ms for p in pts], dtype=np.float64),
-                          np.array([p.error for p in pts], dtype=np.float64), bool(hist.truncated))
+    history = _history(hist) if hist is not None else None
     if not batch:
-        one = items[0]
-        return Result(one.status, one.error, one.iterations, one.time_ms, one.reason, one.inner_iterations,
-                      one.cost, items, history)
+        it = res.items[0]
+        one = Result(_RUN_STATUS[it.status], it.error, it.iters, it.time_ms,
+                     _str(it.reason) if it.reason[0] != b"\0" else "", it.inner_iters, it.cost, [], history)
+        one.problems.append(_prob_result(it))
+        return one
+    items = [_prob_result(res.items[k]) for k in range(res.nprob)]
     worst = max(items, key=lambda x: _ORDER.index(x.status))
     return Result(worst.status, max(x.error for x in items), sum(x.iterations for x in items), res.time_ms,
                   worst.reason, sum(x.inner_iterations for x in items), sum(x.cost for x in items), items, history)
@@ -720,14 +728,6 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
     return o
 
 
-def _start(r: Any, warm: Any, n: int) -> np.ndarray:
-    if warm is None:
-        r[:] = 0
-    else:
-        r[:] = _reactions(warm, n, "warm")
-    return r
-
-
 # Plans and solves --------------------------------------------------------
 
 class Plan:
@@ -748,8 +748,8 @@ class Plan:
         self.device = _device(device, precision)
         self._o = _options(model, solver, tol, max_iter, check_every, max_seconds, **model_options)
         self._o.warm_start = 1
-        self._hist = ffi.new("clcone_history *") if history else ffi.NULL
-        self._o.history = self._hist
+        self._hist = ffi.new("clcone_history *") if history else None
+        self._o.history = self._hist if history else ffi.NULL
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         self._o.cancel = self._cancel._flag
@@ -767,6 +767,7 @@ class Plan:
             self._offsets = problem.offsets
             check(lib.clcone_plan_create(self.device._ctx, problem._p, self._o, pl, err), err)
         self._pl = ffi.gc(pl[0], lib.clcone_plan_free)
+        self._res, self._err = ffi.new("clcone_result *"), err
 
     def set_q(self, q: Any) -> None:
         """A new q (n, 3) for a local-form plan."""
@@ -790,20 +791,18 @@ class Plan:
 
     def solve(self, warm: Any = None) -> Tuple[np.ndarray, Result]:
         """Reactions (n, 3) and the result; warm: a start (n, 3), else 0."""
-        r = _start(np.empty((self.n, 3)), warm, self.n)
-        res = ffi.new("clcone_result *")
-        err = new_error()
-        if self._hist != ffi.NULL:
+        r = np.zeros((self.n, 3)) if warm is None else _reactions(warm, self.n, "warm").copy()
+        res, err, flag = self._res, self._err, self._cancel._flag
+        if self._hist is not None:
             lib.clcone_history_free(self._hist)
             self._hist.count = self._hist.capacity = self._hist.truncated = 0
         try:
-            with ctrl_c(self._cancel._flag):
-                st = lib.clcone_plan_solve(self._pl, ffi.cast("double *", ffi.from_buffer(r)), res, err)
-            check(st, err)
+            check(call_cancellable(flag, lib.clcone_plan_solve, self._pl, ffi.from_buffer("double[]", r), res, err),
+                  err)
             return r, _result(res, self._hist, self._batch)
         finally:
             lib.clcone_result_free(res)
-            if self._own_cancel:
+            if self._own_cancel and flag[0]:
                 self._cancel.clear()
 
     def close(self) -> None:
@@ -819,7 +818,7 @@ class Plan:
         self.close()
 
     def __del__(self) -> None:
-        if getattr(self, "_hist", ffi.NULL) != ffi.NULL:
+        if getattr(self, "_hist", None) is not None:
             lib.clcone_history_free(self._hist)
 
 
@@ -957,9 +956,7 @@ class Simulation:
         info = ffi.new("clcone_step_info *")
         err = new_error()
         try:
-            with ctrl_c(self._cancel._flag):
-                st = lib.clcone_sim_step(self._sim, info, err)
-            check(st, err)
+            check(call_cancellable(self._cancel._flag, lib.clcone_sim_step, self._sim, info, err), err)
         finally:
             if self._own_cancel:
                 self._cancel.clear()

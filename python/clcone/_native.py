@@ -189,19 +189,17 @@ class _CtrlC:
     the main thread is inside the library, so a watcher thread reading it
     sets the running call's cancel flag; when the call returns, Python
     raises KeyboardInterrupt as usual. Bytes are passed on to a wakeup fd
-    that was set before (an asyncio loop's)."""
+    that was set before (an asyncio loop's). The main thread makes one
+    call at a time, so one flag is armed at a time; plain assignments
+    (atomic under the GIL) hand it to the watcher, keeping a call's cost
+    at two set_wakeup_fd calls (the overhead figures of README.md)."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._flags: list = []
+        self._main = threading.main_thread().ident
         self._sock: Optional[tuple] = None
+        self._wfd = -1
+        self._armed: Any = None
         self._old = -1
-
-    def _start(self) -> None:
-        r, w = socket.socketpair()
-        w.setblocking(False)
-        self._sock = (r, w)
-        threading.Thread(target=self._watch, name="clcone-ctrl-c", daemon=True).start()
 
     def _watch(self) -> None:
         r = self._sock[0]
@@ -209,49 +207,46 @@ class _CtrlC:
             data = r.recv(256)
             if not data:
                 return
-            with self._lock:
-                if signal.SIGINT in data:
-                    for f in self._flags:
-                        f[0] = 1
-                old = self._old
+            flag, old = self._armed, self._old
+            if flag is not None and signal.SIGINT in data:
+                flag[0] = 1
             if old >= 0:
                 try:
                     os.write(old, data)
                 except OSError:
                     pass
 
-    def __call__(self, flag: Any) -> "_CtrlCScope":
-        return _CtrlCScope(self, flag)
+    def arm(self, flag: Any) -> bool:
+        """Arms flag for Ctrl-C when called from the main thread; returns
+        whether it did (then disarm() after the call)."""
+        if threading.get_ident() != self._main:
+            return False
+        if self._sock is None:
+            r, w = socket.socketpair()
+            w.setblocking(False)
+            self._sock, self._wfd = (r, w), w.fileno()
+            threading.Thread(target=self._watch, name="clcone-ctrl-c", daemon=True).start()
+        try:
+            old = signal.set_wakeup_fd(self._wfd, warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter
+            return False
+        self._old, self._armed = (old if old != self._wfd else -1), flag
+        return True
 
-
-class _CtrlCScope:
-    def __init__(self, owner: _CtrlC, flag: Any) -> None:
-        self.owner, self.flag, self.armed = owner, flag, False
-
-    def __enter__(self) -> None:
-        o = self.owner
-        if threading.current_thread() is not threading.main_thread():
-            return
-        with o._lock:
-            if o._sock is None:
-                o._start()
-            if not o._flags:
-                try:
-                    o._old = signal.set_wakeup_fd(o._sock[1].fileno(), warn_on_full_buffer=False)
-                except ValueError:  # not the main interpreter
-                    return
-            o._flags.append(self.flag)
-            self.armed = True
-
-    def __exit__(self, *exc: Any) -> None:
-        if not self.armed:
-            return
-        o = self.owner
-        with o._lock:
-            o._flags.remove(self.flag)
-            if not o._flags:
-                signal.set_wakeup_fd(o._old)
-                o._old = -1
+    def disarm(self) -> None:
+        self._armed = None
+        signal.set_wakeup_fd(self._old)
+        self._old = -1
 
 
 ctrl_c = _CtrlC()
+
+
+def call_cancellable(flag: Any, fn: Any, *args: Any) -> int:
+    """fn(*args) (a library call) with Ctrl-C setting flag."""
+    armed = ctrl_c.arm(flag)
+    try:
+        return fn(*args)
+    finally:
+        if armed:
+            ctrl_c.disarm()
