@@ -16,3 +16,16 @@ def test_pile_example_runs(tmp_path):
     assert "largest reaction difference" in run.stdout
     for f in ("pile-convergence.png", "pile-forces.png", "pile.png"):
         assert (tmp_path / f).read_bytes()[:4] == b"\x89PNG", f
+
+
+def test_readme_examples_run(tmp_path):
+    """The code of python/README.md, as written (run from the repository
+    root, where its ../shared path points)."""
+    import re
+    readme = (EXAMPLE.parents[1] / "README.md").read_text()
+    code = "\n".join(re.findall(r"```python\n(.*?)```", readme, re.S))
+    assert "clcone.solve" in code
+    pytest.importorskip("scipy")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+                         cwd=EXAMPLE.parents[2])
+    assert run.returncode == 0, run.stdout + run.stderr
