@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import clcone
-from test_problems import ONE, one_contact, three_contacts
+from test_problems import one_contact, three_contacts
 
 
 @pytest.mark.parametrize("field,value,exc,words", [
