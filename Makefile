@@ -120,6 +120,22 @@ $(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
 $(BUILD)/obj $(BUILD)/tobj:
 	mkdir -p $@
 
+# The Python package (python/, python/README.md): a fresh virtual
+# environment under $(BUILD), the package installed into it from the
+# working tree as a user installs it (its build runs `make
+# $(BUILD)/libclcone.so`), then its tests, which compare with the CLI. pytest
+# exits 5 when it collects no test: like any non-zero exit, a failure here.
+PYTHON ?= python3
+PYVENV := $(BUILD)/pyvenv
+.PHONY: python-test
+python-test: check-deps
+	$(call need_packages,python3-venv,clcone python)
+	@$(MAKE) --no-print-directory $(BUILD)/clcone
+	rm -rf $(PYVENV)
+	$(PYTHON) -m venv $(PYVENV)
+	CLCONE_BUILD=$(BUILD) $(PYVENV)/bin/pip install -q ./python pytest numpy scipy matplotlib
+	CLCONE_CLI=$(BUILD)/clcone $(PYVENV)/bin/python -m pytest -q python/tests
+
 # Checks Debian packages ($(1)) for a target named in messages ($(2));
 # installs the missing ones when run as root with apt-get available,
 # otherwise prints the exact command and fails.

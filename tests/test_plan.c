@@ -283,6 +283,88 @@ START_TEST(plan_refuses_misuse)
 }
 END_TEST
 
+/* The cancel flag, set by the progress callback at the first check at or
+ * after iteration `at` (a stand-in for another thread or a signal
+ * handler, made deterministic). */
+typedef struct cancel_at {
+    volatile int flag;
+    int at;
+} cancel_at;
+
+static void cancel_progress(void *user, int prob, int iter, double error)
+{
+    cancel_at *c = user;
+    (void)prob;
+    (void)error;
+    if (iter >= c->at) c->flag = 1;
+}
+
+/* A cancelled solve stops where the time cap would (the same check on
+ * the host loops, the next launch boundary on the device's whole-problem
+ * kernels) with status maxiter and reason "cancelled", on the reference,
+ * the device's one-work-group path (local form) and its multi-launch
+ * body-form path; a flag left at 0 changes nothing. */
+START_TEST(plan_cancel_flag_stops_solves)
+{
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_scene s;
+    clcone_problem p;
+    clcone_error e;
+    static const struct {
+        int device, scene, at, most;
+        clcone_solver v;
+    } cases[] = {
+        {0, 0, 20, 20, CLCONE_SOLVER_NSGS},   {0, 1, 1, 1, CLCONE_SOLVER_NSGS},
+        {1, 0, 20, 256, CLCONE_SOLVER_CGS},   /* one work-group per problem */
+        {1, 1, 20, 20, CLCONE_SOLVER_CGS},    /* body form, host loop */
+    };
+    ck_assert_msg(clcone_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK, "%s", e.msg);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        clcone_options o = options(CLCONE_MODEL_COULOMB, cases[i].v, 1e-14);
+        clcone_context *ctx = cases[i].device ? c : NULL;
+        cancel_at ca = {0, cases[i].at};
+        double *r = calloc(3 * (size_t)p.n, sizeof *r), *r0 = calloc(3 * (size_t)p.n, sizeof *r0);
+        clcone_result res, res0;
+        clcone_plan *pl;
+        o.max_iter = 3000;
+        o.cancel = &ca.flag;
+        o.progress = cancel_progress;
+        o.progress_user = &ca;
+        ck_assert_msg((cases[i].scene ? clcone_plan_create_scene(ctx, &s, &o, &pl, &e)
+                                      : clcone_plan_create(ctx, &p, &o, &pl, &e)) == CLCONE_OK,
+                      "%s", e.msg);
+        ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(res.items[0].status == CLCONE_MAXITER, "case %zu: status %d", i, res.items[0].status);
+        ck_assert_str_eq(res.items[0].reason, "cancelled");
+        ck_assert_msg(res.items[0].iters >= cases[i].at && res.items[0].iters <= cases[i].most,
+                      "case %zu: stopped at %d", i, res.items[0].iters);
+        ck_assert_msg(isfinite(res.items[0].error), "case %zu", i);
+        clcone_plan_free(pl);
+        /* the flag down: the solve runs to its cap as without one */
+        ca.at = 1 << 30;
+        ca.flag = 0;
+        ck_assert_msg((cases[i].scene ? clcone_solve_scene(ctx, &s, &o, r, &res, &e)
+                                      : clcone_solve(ctx, &p, &o, r, &res, &e)) == CLCONE_OK,
+                      "%s", e.msg);
+        o.cancel = NULL;
+        ck_assert_msg((cases[i].scene ? clcone_solve_scene(ctx, &s, &o, r0, &res0, &e)
+                                      : clcone_solve(ctx, &p, &o, r0, &res0, &e)) == CLCONE_OK,
+                      "%s", e.msg);
+        ck_assert_int_eq(res.items[0].iters, res0.items[0].iters);
+        ck_assert_str_eq(res.items[0].reason, res0.items[0].reason);
+        ck_assert_msg(memcmp(r, r0, 3 * sizeof *r * (size_t)p.n) == 0, "case %zu", i);
+        clcone_result_free(&res);
+        clcone_result_free(&res0);
+        free(r);
+        free(r0);
+    }
+    clcone_problem_free(&p);
+    clcone_scene_free(&s);
+    clcone_context_free(c);
+}
+END_TEST
+
 /* Files under dir (POCL's kernel cache holds one per compiled kernel and
  * work-group size, besides its bookkeeping). */
 static int count_files(const char *dir)
@@ -401,6 +483,7 @@ Suite *suite_plan(void)
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
     tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);
+    tcase_add_test(t, plan_cancel_flag_stops_solves);
     suite_add_tcase(s, t);
     return s;
 }

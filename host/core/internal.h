@@ -63,7 +63,11 @@ typedef enum clcone_stop_why {
 } clcone_stop_why;
 /* Sets out's status and reason for a stop after iteration it. */
 void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it);
-/* Whether o->max_seconds (0 = none) has passed. */
+/* Whether o->cancel is set. */
+int clcone_cancelled(const clcone_options *o);
+/* Whether o->max_seconds (0 = none) has passed or o->cancel is set: a
+ * cancel stops a solve as the time cap does (CLCONE_STOP_TIME, whose
+ * reason then says "cancelled"). */
 int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
 /* Iterations of the next launch of a kernel that runs many iterations a
  * launch, after one of `last` iterations that took last_ms, elapsed_ms

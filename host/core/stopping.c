@@ -21,14 +21,23 @@ void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_opti
         return;
     case CLCONE_STOP_TIME:
         out->status = CLCONE_MAXITER;
-        snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", o->max_seconds);
+        if (clcone_cancelled(o)) snprintf(out->reason, sizeof out->reason, "cancelled");
+        else snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", o->max_seconds);
         return;
     }
 }
 
+int clcone_cancelled(const clcone_options *o)
+{
+    return o->cancel && *o->cancel;
+}
+
+/* The cancel flag is read here, with the cap, so that every place that
+ * honours the cap (the one iteration loop, the device's launches of
+ * whole-problem kernels, SAP's Newton loop) also honours it. */
 int clcone_time_is_up(const clcone_options *o, double elapsed_ms)
 {
-    return o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds;
+    return clcone_cancelled(o) || (o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds);
 }
 
 int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms)

@@ -120,6 +120,13 @@ typedef struct clcone_options {
      * show progress (the library itself never prints). */
     void (*progress)(void *user, int prob, int iter, double error);
     void *progress_user;
+    /* Optional (default NULL): a flag another thread (or a signal
+     * handler) sets non-zero to stop the solve early. It is read where the
+     * time cap is (at every iteration of the host loops, between launches
+     * of the device's whole-problem kernels); the solve then stops as at
+     * the cap, status maxiter, reason "cancelled", its reactions those of
+     * the last iterate. Lemke's pivoting does not read it. */
+    const volatile int *cancel;
 } clcone_options;
 
 /* Projection onto the pyramid costs O(N) per contact and iteration. */

@@ -1,0 +1,1035 @@
+"""The Python API over the C library: every computation is a libclcone
+call; this module only checks arrays, fills the C structures and turns
+results into numpy arrays and dataclasses."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
+
+import numpy as np
+
+from ._native import (Cancel, InvalidInput, c_alloc, c_string, call_cancellable, check, copy_in, copy_out, ffi,
+                      ints, lib,
+                      libc, new_error, reals)
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+def _str(p: Any) -> str:
+    return ffi.string(p).decode("utf-8", "replace")
+
+
+# Devices -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """One OpenCL device, as `clcone devices` lists it."""
+
+    index: int
+    platform: str
+    name: str
+    version: str
+    is_gpu: bool
+    is_cpu: bool
+    compute_units: int
+    global_mem: int
+    max_alloc: int
+    fp64: bool
+
+
+def _device_info(d: Any) -> DeviceInfo:
+    return DeviceInfo(d.index, _str(d.platform), _str(d.name), _str(d.version), bool(d.is_gpu), bool(d.is_cpu),
+                      d.compute_units, d.global_mem, d.max_alloc, bool(d.fp64))
+
+
+def devices() -> List[DeviceInfo]:
+    """Every OpenCL device of every platform, in the order that an index
+    (``device=N``) counts."""
+    lst = ffi.new("clcone_device_info **")
+    count = ffi.new("int *")
+    err = new_error()
+    check(lib.clcone_list_devices(lst, count, err), err)
+    try:
+        return [_device_info(lst[0][i]) for i in range(count[0])]
+    finally:
+        libc.free(lst[0])
+
+
+_PRECISIONS = {"float": 0, "double": 1}
+
+
+class Device:
+    """A backend: the CPU reference (``"ref"``: double, one thread) or an
+    OpenCL device with its precision.
+
+    spec chooses as the CLI's ``--device`` does: None = ``$CLCONE_DEVICE``
+    if set, else the first GPU, else the first CPU device; ``"ref"`` the
+    reference; an int or digits an index of :func:`devices`; ``"cpu"`` /
+    ``"gpu"`` the first device of that type; any other text a part of a
+    device name. precision: ``"float"`` (default on devices) or
+    ``"double"`` (needs cl_khr_fp64); the reference is double only."""
+
+    def __init__(self, spec: Union[None, str, int] = None, precision: Optional[str] = None) -> None:
+        if isinstance(spec, bool) or not (spec is None or isinstance(spec, (str, int))):
+            raise TypeError(f"device must be None, a str or an int, got {type(spec).__name__}")
+        if isinstance(spec, int):
+            if spec < 0:
+                raise ValueError(f"device index {spec} must be >= 0")
+            spec = str(spec)
+        if precision is not None and precision not in _PRECISIONS:
+            raise ValueError(f"precision must be 'float' or 'double', got {precision!r}")
+        ref = spec == "ref" or (spec is None and os.environ.get("CLCONE_DEVICE") == "ref")
+        self._ctx = ffi.NULL
+        if ref:
+            if precision == "float":
+                raise ValueError("precision does not apply: the reference (device 'ref') is the CPU solver in double")
+            self.precision = "double"
+            self.info: Optional[DeviceInfo] = None
+            return
+        self.precision = precision or "float"
+        ctx = ffi.new("clcone_context **")
+        err = new_error()
+        check(lib.clcone_context_create(c_string(spec, "device") if spec else ffi.NULL,
+                                        _PRECISIONS[self.precision], ctx, err), err)
+        self._ctx = ffi.gc(ctx[0], lib.clcone_context_free)
+        self.info = _device_info(lib.clcone_context_device(self._ctx))
+
+    @property
+    def is_reference(self) -> bool:
+        return self._ctx == ffi.NULL
+
+    @property
+    def name(self) -> str:
+        return "ref" if self.info is None else self.info.name
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r}, precision={self.precision!r})"
+
+
+_opened: dict = {}
+
+
+def _device(device: Union[None, str, int, Device], precision: Optional[str]) -> Device:
+    """The backend for a device argument; contexts are opened once per
+    (device, precision) and kept, since opening one builds its programs."""
+    if isinstance(device, Device):
+        if precision is not None and precision != device.precision:
+            raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
+        return device
+    key = (device, precision, os.environ.get("CLCONE_DEVICE") if device is None else None)
+    if key not in _opened:
+        _opened[key] = Device(device, precision)
+    return _opened[key]
+
+
+# Results -----------------------------------------------------------------
+
+@dataclass
+class ProblemResult:
+    """How one problem's solve ended (the CLI's last line)."""
+
+    status: str            # converged, maxiter, diverged or failed
+    error: float           # the model's error measure
+    iterations: int
+    time_ms: float         # the solve alone (no set-up or compilation)
+    reason: str            # why it stopped when not converged ("cancelled", ...)
+    inner_iterations: int = 0
+    cost: float = 0.0
+
+    @property
+    def converged(self) -> bool:
+        return self.status == "converged"
+
+    @property
+    def time(self) -> float:
+        """time_ms in seconds."""
+        return self.time_ms / 1e3
+
+
+_RUN_STATUS = {s: _str(lib.clcone_run_status_name(s))
+               for s in (lib.CLCONE_CONVERGED, lib.CLCONE_MAXITER, lib.CLCONE_DIVERGED, lib.CLCONE_FAILED)}
+
+
+def _prob_result(it: Any) -> ProblemResult:
+    return ProblemResult(_RUN_STATUS[it.status], it.error, it.iters, it.time_ms,
+                         _str(it.reason) if it.reason[0] != b"\0" else "", it.inner_iters, it.cost)
+
+
+@dataclass
+class History:
+    """Every error check of an iterative solve: problem of the batch,
+    iteration, time since that problem's start and error (numpy arrays)."""
+
+    prob: np.ndarray
+    iter: np.ndarray
+    time_ms: np.ndarray
+    error: np.ndarray
+    truncated: bool = False
+
+
+@dataclass
+class Result(ProblemResult):
+    """A solve's result: for one problem its own; for a batch the worst
+    status, the largest error, the summed iterations and the batch's
+    time, each problem's in ``problems``."""
+
+    problems: List[ProblemResult] = field(default_factory=list)
+    history: Optional[History] = None
+
+
+_ORDER = ["converged", "maxiter", "diverged", "failed"]
+
+
+def _history(hist: Any) -> History:
+    pts = [hist.points[i] for i in range(hist.count)]
+    return History(np.array([p.prob for p in pts], dtype=np.int32), np.array([p.iter for p in pts], dtype=np.int32),
+                   np.array([p.time_ms for p in pts], dtype=np.float64),
+                   np.array([p.error for p in pts], dtype=np.float64), bool(hist.truncated))
+
+
+def _result(res: Any, hist: Any, batch: bool) -> Result:
+    history = _history(hist) if hist is not None else None
+    if not batch:
+        it = res.items[0]
+        one = Result(_RUN_STATUS[it.status], it.error, it.iters, it.time_ms,
+                     _str(it.reason) if it.reason[0] != b"\0" else "", it.inner_iters, it.cost, [], history)
+        one.problems.append(_prob_result(it))
+        return one
+    items = [_prob_result(res.items[k]) for k in range(res.nprob)]
+    worst = max(items, key=lambda x: _ORDER.index(x.status))
+    return Result(worst.status, max(x.error for x in items), sum(x.iterations for x in items), res.time_ms,
+                  worst.reason, sum(x.inner_iterations for x in items), sum(x.cost for x in items), items, history)
+
+
+# Problems ----------------------------------------------------------------
+
+class Problem:
+    """A local-form problem (or a batch of them): u = W r + q, 3 values a
+    contact (normal first), W in block-CSR with 3x3 row-major blocks.
+
+    row_ptr (n + 1 ints), col (nnzb ints, strictly increasing in a row,
+    every diagonal block present), blocks (nnzb, 3, 3) or (nnzb, 9),
+    q (n, 3) or (3n,), mu (n,). The data are copied and checked by
+    clcone_problem_validate."""
+
+    def __init__(self, row_ptr: Any, col: Any, blocks: Any, q: Any, mu: Any) -> None:
+        rp = ints(row_ptr, (None,), "row_ptr")
+        if rp.size < 1:
+            raise ValueError("row_ptr must have n + 1 >= 1 entries")
+        n = rp.size - 1
+        c = ints(col, (None,), "col")
+        nnzb = c.size
+        b = reals(blocks, (nnzb, 3, 3) if np.ndim(blocks) == 3 else (nnzb, 9), "blocks")
+        qq = reals(q, (n, 3) if np.ndim(q) == 2 else (3 * n,), "q")
+        m = reals(mu, (n,), "mu")
+        self._p = self._alloc(n, nnzb)
+        copy_in(self._p.row_ptr, rp)
+        copy_in(self._p.col, c)
+        copy_in(self._p.blocks, b)
+        copy_in(self._p.q, qq)
+        copy_in(self._p.mu, m)
+        self._validate()
+
+    @staticmethod
+    def _alloc(n: int, nnzb: int) -> Any:
+        p = ffi.new("clcone_problem *")
+        err = new_error()
+        check(lib.clcone_problem_alloc(p, n, nnzb, err), err)
+        return ffi.gc(p, lib.clcone_problem_free)
+
+    @classmethod
+    def _own(cls, p: Any) -> "Problem":
+        self = cls.__new__(cls)
+        self._p = ffi.gc(p, lib.clcone_problem_free)
+        return self
+
+    def _validate(self) -> None:
+        err = new_error()
+        check(lib.clcone_problem_validate(self._p, err), err)
+
+    @classmethod
+    def from_dense(cls, W: Any, q: Any, mu: Any) -> "Problem":
+        """From a dense 3n x 3n W (all-zero off-diagonal blocks dropped)."""
+        m = reals(mu, (None,), "mu")
+        n = m.size
+        w = reals(W, (3 * n, 3 * n), "W")
+        qq = reals(q, (n, 3) if np.ndim(q) == 2 else (3 * n,), "q")
+        p = ffi.new("clcone_problem *")
+        err = new_error()
+        check(lib.clcone_problem_from_dense(p, n, ffi.cast("double *", ffi.from_buffer(w)),
+                                            ffi.cast("double *", ffi.from_buffer(qq)),
+                                            ffi.cast("double *", ffi.from_buffer(m)), err), err)
+        self = cls._own(p)
+        self._validate()
+        return self
+
+    @classmethod
+    def from_scipy(cls, W: Any, q: Any, mu: Any) -> "Problem":
+        """From a scipy.sparse matrix W (3n x 3n, any format): its 3x3
+        blocks that hold a stored entry become W's blocks."""
+        if not hasattr(W, "tobsr"):
+            raise TypeError(f"W must be a scipy.sparse matrix, got {type(W).__name__}")
+        if W.shape[0] != W.shape[1] or W.shape[0] % 3:
+            raise ValueError(f"W must be square with a multiple of 3 rows, got shape {W.shape}")
+        if W.dtype.kind != "f":
+            raise TypeError(f"W must be a floating-point matrix, got dtype {W.dtype}")
+        bsr = W.tobsr(blocksize=(3, 3), copy=True)
+        bsr.sum_duplicates()
+        bsr.sort_indices()
+        return cls(bsr.indptr.astype(np.int64), bsr.indices.astype(np.int64),
+                   np.ascontiguousarray(bsr.data), q, mu)
+
+    @property
+    def n(self) -> int:
+        """Contacts (of the whole batch)."""
+        return self._p.n
+
+    @property
+    def nnzb(self) -> int:
+        return self._p.nnzb
+
+    @property
+    def nprob(self) -> int:
+        """Problems in the batch (1 for a single problem)."""
+        return self._p.nprob
+
+    @property
+    def row_ptr(self) -> np.ndarray:
+        return copy_out(self._p.row_ptr, np.int32, self.n + 1)
+
+    @property
+    def col(self) -> np.ndarray:
+        return copy_out(self._p.col, np.int32, self.nnzb)
+
+    @property
+    def blocks(self) -> np.ndarray:
+        """(nnzb, 3, 3) row-major blocks."""
+        return copy_out(self._p.blocks, np.float64, 9 * self.nnzb).reshape(self.nnzb, 3, 3)
+
+    @property
+    def q(self) -> np.ndarray:
+        return copy_out(self._p.q, np.float64, 3 * self.n).reshape(self.n, 3)
+
+    @property
+    def mu(self) -> np.ndarray:
+        return copy_out(self._p.mu, np.float64, self.n)
+
+    @property
+    def offsets(self) -> np.ndarray:
+        """Contact offsets of the batch's problems (nprob + 1)."""
+        return copy_out(self._p.prob_off, np.int32, self.nprob + 1)
+
+    def to_scipy(self) -> Any:
+        """W as a scipy.sparse.bsr_matrix (needs scipy)."""
+        import scipy.sparse as sp
+        return sp.bsr_matrix((self.blocks, self.col, self.row_ptr), shape=(3 * self.n, 3 * self.n))
+
+    def problem(self, k: int) -> "Problem":
+        """Problem k of a batch, on its own."""
+        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+            raise TypeError("the problem index must be an int")
+        out = ffi.new("clcone_problem *")
+        err = new_error()
+        check(lib.clcone_batch_extract(self._p, int(k), out, err), err)
+        return Problem._own(out)
+
+    def velocity(self, r: Any) -> np.ndarray:
+        """u = W r + q, shape (n, 3)."""
+        rr = _reactions(r, self.n, "r")
+        u = np.empty((self.n, 3))
+        lib.clcone_problem_velocity(self._p, ffi.cast("double *", ffi.from_buffer(rr)),
+                                    ffi.cast("double *", ffi.from_buffer(u)))
+        return u
+
+    def error(self, r: Any, model: str = "coulomb", facets: Optional[int] = None,
+              fit: Optional[str] = None) -> float:
+        """The model's error measure of reactions r (coulomb, ccp or
+        pyramid; the CLI's `check`)."""
+        rr = _reactions(r, self.n, "r")
+        o = _options(model=model, facets=facets, fit=fit)
+        e = lib.clcone_error_of(self._p, o, ffi.cast("double *", ffi.from_buffer(rr)), 0, self.n)
+        if math.isnan(e):
+            raise InvalidInput(f"model {model} has no error measure on (W, q) alone")
+        return e
+
+    def write(self, path: PathLike) -> None:
+        """Siconos .dat (SBM storage, %.17g: an exact round trip)."""
+        err = new_error()
+        check(lib.clcone_write_problem_dat(c_string(path, "path"), self._p, err), err)
+
+    def __repr__(self) -> str:
+        return f"<clcone.Problem n={self.n} nnzb={self.nnzb} nprob={self.nprob}>"
+
+
+def batch(problems: Sequence[Problem]) -> Problem:
+    """Several problems as one batch (solved together, each exactly as
+    alone)."""
+    ps = list(problems)
+    if not ps or not all(isinstance(p, Problem) for p in ps):
+        raise TypeError("batch takes a non-empty sequence of clcone.Problem")
+    parts = ffi.new("clcone_problem *[]", [p._p for p in ps])
+    out = ffi.new("clcone_problem *")
+    err = new_error()
+    check(lib.clcone_batch_concat(parts, len(ps), out, err), err)
+    return Problem._own(out)
+
+
+def _reactions(r: Any, n: int, what: str) -> np.ndarray:
+    return reals(r, (n, 3) if np.ndim(r) == 2 else (3 * n,), what).reshape(n, 3)
+
+
+# Scenes ------------------------------------------------------------------
+
+_KINDS = {"sphere": 0, "box": 1}
+
+
+class Scene:
+    """A world: bodies (spheres, boxes) with shapes, orientations and
+    velocities, static planes, gravity, time step and friction, and the
+    contacts at the current state. Made by :func:`generate`,
+    :func:`read` or from numpy arrays::
+
+        Scene(kinds, sizes, masses, positions, orientations=None,
+              velocities=None, angular_velocities=None, planes=None,
+              gravity=(0, 0, -9.81), dt=0.01, mu=0.5, margin=1e-3)
+
+    kinds: n of "sphere" / "box"; sizes (n, 3): radius (then 0, 0) or
+    half extents; masses (n,), 0 = static; positions (n, 3); orientations
+    (n, 4) unit quaternions (w, x, y, z), default identity; velocities and
+    angular_velocities (n, 3), default 0; planes (p, 4): nx ny nz offset,
+    the half-space n . x >= offset free. Contacts are detected at the
+    given state (pairs closer than margin)."""
+
+    def __init__(self, kinds: Sequence[str], sizes: Any, masses: Any, positions: Any, orientations: Any = None,
+                 velocities: Any = None, angular_velocities: Any = None, planes: Any = None,
+                 gravity: Any = (0.0, 0.0, -9.81), dt: float = 0.01, mu: float = 0.5, margin: float = 1e-3) -> None:
+        if isinstance(kinds, str):
+            raise TypeError("kinds must be a sequence of 'sphere' / 'box', one a body")
+        ks = list(kinds)
+        bad = [k for k in ks if k not in _KINDS]
+        if bad:
+            raise ValueError(f"kinds: {bad[0]!r} is not 'sphere' or 'box'")
+        n = len(ks)
+        size = reals(sizes, (n, 3), "sizes")
+        mass = reals(masses, (n,), "masses")
+        x = reals(positions, (n, 3), "positions")
+        q = reals(orientations if orientations is not None else np.tile([1.0, 0, 0, 0], (n, 1)), (n, 4),
+                  "orientations")
+        v = reals(velocities if velocities is not None else np.zeros((n, 3)), (n, 3), "velocities")
+        w = reals(angular_velocities if angular_velocities is not None else np.zeros((n, 3)), (n, 3),
+                  "angular_velocities")
+        pl = reals(planes if planes is not None else np.zeros((0, 4)), (None, 4), "planes")
+        g = reals(gravity, (3,), "gravity")
+        for name, val in (("dt", dt), ("mu", mu), ("margin", margin)):
+            if isinstance(val, bool) or not isinstance(val, (int, float, np.floating, np.integer)):
+                raise TypeError(f"{name} must be a number")
+            if not math.isfinite(val):
+                raise ValueError(f"{name} must be finite, got {val}")
+        wd = ffi.new("clcone_world *")
+        self._w = ffi.gc(wd, lib.clcone_world_free)
+        wd.s.nbodies = n
+        wd.s.bodies = c_alloc("clcone_body", n)
+        wd.shapes = c_alloc("clcone_shape", n)
+        wd.nplanes = pl.shape[0]
+        wd.planes = c_alloc("clcone_plane", pl.shape[0])
+        for i in range(n):
+            sh, b = wd.shapes[i], wd.s.bodies[i]
+            sh.kind = _KINDS[ks[i]]
+            sh.size = list(size[i])
+            sh.quat = list(q[i])
+            sh.mass = mass[i]
+            b.x = list(x[i])
+            b.v = list(v[i]) + list(w[i])
+        for i in range(pl.shape[0]):
+            wd.planes[i].normal = list(pl[i, :3])
+            wd.planes[i].offset = pl[i, 3]
+        wd.gravity = list(g)
+        wd.dt = dt
+        wd.mu = mu
+        lib.clcone_world_update_inertia(wd)
+        err = new_error()
+        check(lib.clcone_world_validate(wd, err), err)
+        self.detect(margin)
+
+    @classmethod
+    def _own(cls, w: Any) -> "Scene":
+        self = cls.__new__(cls)
+        self._w = ffi.gc(w, lib.clcone_world_free)
+        return self
+
+    @classmethod
+    def generate(cls, name: str, n: int = 1000, mu: float = 0.5, dt: float = 0.01, spread: float = 0.1,
+                 theta: float = 0.3, seed: int = 1) -> "Scene":
+        """A generated scene (`clcone gen`): pile, stack, wall, grid or
+        incline, bodies at rest with their contacts."""
+        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+            raise TypeError("n must be an int")
+        if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+            raise ValueError("seed must be an int in [0, 2**32)")
+        p = ffi.new("clcone_gen_params *")
+        lib.clcone_gen_params_default(p)
+        p.n, p.mu, p.dt, p.spread, p.theta, p.seed = int(n), mu, dt, spread, theta, int(seed)
+        w = ffi.new("clcone_world *")
+        err = new_error()
+        check(lib.clcone_world_generate(c_string(name, "generator name"), p, w, err), err)
+        return cls._own(w)
+
+    def detect(self, margin: float = 1e-3) -> None:
+        """Replaces the contacts by those at the current positions."""
+        err = new_error()
+        check(lib.clcone_world_detect(self._w, margin, ffi.NULL, err), err)
+
+    # bodies
+    @property
+    def nbodies(self) -> int:
+        return self._w.s.nbodies
+
+    @property
+    def ncontacts(self) -> int:
+        return self._w.s.ncontacts
+
+    @property
+    def dt(self) -> float:
+        return self._w.dt
+
+    @property
+    def mu(self) -> float:
+        return self._w.mu
+
+    @property
+    def gravity(self) -> np.ndarray:
+        return np.array(list(self._w.gravity))
+
+    def _bodies(self) -> np.ndarray:
+        return np.frombuffer(ffi.buffer(self._w.s.bodies, self.nbodies * ffi.sizeof("clcone_body")),
+                             dtype=np.float64).reshape(self.nbodies, -1)
+
+    def _shapes(self) -> np.ndarray:
+        raw = copy_out(self._w.shapes, np.uint8, self.nbodies * ffi.sizeof("clcone_shape"))
+        return raw.reshape(self.nbodies, -1)
+
+    @property
+    def positions(self) -> np.ndarray:
+        """(n, 3) centres of mass."""
+        return self._bodies()[:, 0:3].copy()
+
+    @property
+    def velocities(self) -> np.ndarray:
+        """(n, 3) linear velocities."""
+        off = ffi.offsetof("clcone_body", "v") // 8
+        return self._bodies()[:, off:off + 3].copy()
+
+    @property
+    def angular_velocities(self) -> np.ndarray:
+        off = ffi.offsetof("clcone_body", "v") // 8
+        return self._bodies()[:, off + 3:off + 6].copy()
+
+    def _shape_field(self, name: str, width: int) -> np.ndarray:
+        off = ffi.offsetof("clcone_shape", name)
+        return self._shapes()[:, off:off + 8 * width].copy().view(np.float64)
+
+    @property
+    def orientations(self) -> np.ndarray:
+        """(n, 4) unit quaternions (w, x, y, z), body to world."""
+        return self._shape_field("quat", 4)
+
+    @property
+    def sizes(self) -> np.ndarray:
+        return self._shape_field("size", 3)
+
+    @property
+    def masses(self) -> np.ndarray:
+        return self._shape_field("mass", 1).ravel()
+
+    @property
+    def kinds(self) -> List[str]:
+        names = {v: k for k, v in _KINDS.items()}
+        return [names[self._w.shapes[i].kind] for i in range(self.nbodies)]
+
+    @property
+    def planes(self) -> np.ndarray:
+        """(p, 4): normal and offset."""
+        return copy_out(self._w.planes, np.float64, 4 * self._w.nplanes).reshape(-1, 4)
+
+    # contacts
+    def _contacts(self) -> np.ndarray:
+        dt = np.dtype({"names": ["a", "b", "point", "normal", "mu", "gap"],
+                       "formats": [np.int32, np.int32, (np.float64, 3), (np.float64, 3), np.float64, np.float64],
+                       "offsets": [ffi.offsetof("clcone_contact", f) for f in ("a", "b", "point", "normal", "mu",
+                                                                                "gap")],
+                       "itemsize": ffi.sizeof("clcone_contact")})
+        raw = copy_out(self._w.s.contacts, np.uint8, self.ncontacts * dt.itemsize)
+        return raw.view(dt)
+
+    @property
+    def contact_bodies(self) -> np.ndarray:
+        """(c, 2) body indices a, b (b = -1: the static world); the normal
+        points from b into a."""
+        c = self._contacts()
+        return np.stack([c["a"], c["b"]], axis=1) if c.size else np.zeros((0, 2), np.int32)
+
+    @property
+    def contact_points(self) -> np.ndarray:
+        return self._contacts()["point"].reshape(-1, 3)
+
+    @property
+    def contact_normals(self) -> np.ndarray:
+        return self._contacts()["normal"].reshape(-1, 3)
+
+    @property
+    def contact_gaps(self) -> np.ndarray:
+        return self._contacts()["gap"].copy()
+
+    def contact_frames(self) -> np.ndarray:
+        """(c, 3, 3): rows normal, t1, t2 of each contact's frame (the
+        frame reactions are given in)."""
+        nrm = self.contact_normals
+        out = np.empty((self.ncontacts, 3, 3))
+        for i in range(self.ncontacts):
+            lib.clcone_contact_frame(list(nrm[i]), ffi.cast("double *", ffi.from_buffer(out[i])))
+        return out
+
+    def kinetic_energy(self) -> float:
+        return lib.clcone_world_kinetic_energy(self._w, ffi.NULL)
+
+    def _contact_scene(self) -> Any:
+        s = ffi.new("clcone_scene *")
+        err = new_error()
+        check(lib.clcone_world_contact_scene(self._w, s, err), err)
+        return ffi.gc(s, lib.clcone_scene_free)
+
+    def to_problem(self) -> Problem:
+        """The local form of the contact problem at the current state
+        (free velocity v + dt g): W = J M^-1 J^T, q = J v*."""
+        p = ffi.new("clcone_problem *")
+        err = new_error()
+        check(lib.clcone_scene_to_local(self._contact_scene(), p, err), err)
+        return Problem._own(p)
+
+    def write(self, path: PathLike) -> None:
+        """Scene file (text, %.17g: an exact round trip)."""
+        err = new_error()
+        check(lib.clcone_write_world(c_string(path, "path"), self._w, err), err)
+
+    def write_vtk(self, bodies_path: PathLike, contacts_path: PathLike, reactions: Any = None) -> None:
+        """Legacy VTK of the bodies and of the contacts (forces r / dt)."""
+        r = ffi.NULL if reactions is None else _reactions(reactions, self.ncontacts, "reactions")
+        err = new_error()
+        check(lib.clcone_write_vtk(c_string(bodies_path, "bodies_path"), c_string(contacts_path, "contacts_path"),
+                                   self._w, ffi.NULL if r is ffi.NULL else ffi.cast("double *", ffi.from_buffer(r)),
+                                   err), err)
+
+    def render_png(self, path: PathLike, reactions: Any = None, size: Tuple[int, int] = (1200, 900),
+                   title: Optional[str] = None) -> None:
+        """The CLI's picture: bodies coloured by contact force."""
+        r = None if reactions is None else _reactions(reactions, self.ncontacts, "reactions")
+        w, h = _png_size(size)
+        err = new_error()
+        check(lib.clcone_render_png(c_string(path, "path"), self._w,
+                                    ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
+                                    c_string(title, "title") if title is not None else ffi.NULL, err), err)
+
+    def __repr__(self) -> str:
+        return f"<clcone.Scene bodies={self.nbodies} planes={self._w.nplanes} contacts={self.ncontacts}>"
+
+
+def _png_size(size: Any) -> Tuple[int, int]:
+    if (not isinstance(size, (tuple, list)) or len(size) != 2
+            or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size)):
+        raise TypeError("size must be a pair of ints (width, height)")
+    return int(size[0]), int(size[1])
+
+
+generate = Scene.generate
+
+
+# Files -------------------------------------------------------------------
+
+def read(path: PathLike) -> Union[Problem, Scene]:
+    """A Siconos .dat or FCLib .hdf5 problem (a :class:`Problem`) or a
+    clcone scene file (a :class:`Scene`), told apart by content."""
+    inp = ffi.new("clcone_input *")
+    err = new_error()
+    check(lib.clcone_read_input(c_string(path, "path"), inp, err), err)
+    if inp.is_world:
+        w = ffi.new("clcone_world *")
+        w[0] = inp.world
+        return Scene._own(w)
+    p = ffi.new("clcone_problem *")
+    p[0] = inp.problem
+    return Problem._own(p)
+
+
+def write(path: PathLike, obj: Union[Problem, Scene]) -> None:
+    """A problem as Siconos .dat, a scene as a scene file."""
+    if not isinstance(obj, (Problem, Scene)):
+        raise TypeError(f"write takes a clcone.Problem or clcone.Scene, got {type(obj).__name__}")
+    obj.write(path)
+
+
+def read_reactions(path: PathLike, n: int) -> np.ndarray:
+    """Reactions as `clcone solve --out` writes them: (n, 3)."""
+    r = np.empty((n, 3))
+    err = new_error()
+    check(lib.clcone_read_reactions(c_string(path, "path"), n, ffi.cast("double *", ffi.from_buffer(r)), err), err)
+    return r
+
+
+def write_reactions(path: PathLike, r: Any) -> None:
+    rr = reals(r, (None, 3), "r")
+    err = new_error()
+    check(lib.clcone_write_reactions(c_string(path, "path"), rr.shape[0], ffi.cast("double *", ffi.from_buffer(rr)),
+                                     err), err)
+
+
+# Options -----------------------------------------------------------------
+
+def _number(name: str, v: Any, integer: bool = False) -> Any:
+    ok = (int, np.integer) if integer else (int, float, np.integer, np.floating)
+    if isinstance(v, bool) or not isinstance(v, ok):
+        raise TypeError(f"{name} must be {'an int' if integer else 'a number'}, got {type(v).__name__}")
+    if not integer and not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {v}")
+    return int(v) if integer else float(v)
+
+
+def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional[float] = None,
+             max_iter: Optional[int] = None, check_every: Optional[int] = None, max_seconds: Optional[float] = None,
+             facets: Optional[int] = None, fit: Optional[str] = None, soft_timeconst: Optional[float] = None,
+             soft_dampratio: Optional[float] = None, soft_impedance: Optional[float] = None,
+             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None) -> Any:
+    """clcone_options from keywords; None keeps the library's default.
+    The names are parsed by the library (its message lists the valid
+    ones); values are checked by the solve."""
+    o = ffi.new("clcone_options *")
+    lib.clcone_options_default(o)
+    err = new_error()
+    check(lib.clcone_parse_model(c_string(model, "model"), ffi.cast("clcone_model *", ffi.addressof(o, "model")),
+                                 err), err)
+    if solver is not None:
+        check(lib.clcone_parse_solver(c_string(solver, "solver"),
+                                      ffi.cast("clcone_solver *", ffi.addressof(o, "solver")), err), err)
+    if fit is not None:
+        if fit not in ("outer", "inner"):
+            raise ValueError(f"fit must be 'outer' or 'inner', got {fit!r}")
+        o.fit = lib.CLCONE_FIT_INNER if fit == "inner" else lib.CLCONE_FIT_OUTER
+    for name, v, integer in (("tol", tol, False), ("max_iter", max_iter, True), ("check_every", check_every, True),
+                             ("max_seconds", max_seconds, False), ("facets", facets, True),
+                             ("soft_timeconst", soft_timeconst, False), ("soft_dampratio", soft_dampratio, False),
+                             ("soft_impedance", soft_impedance, False), ("soft_dt", soft_dt, False),
+                             ("sap_beta", sap_beta, False)):
+        if v is not None:
+            v = _number(name, v, integer)
+            if integer and not -2**31 <= v < 2**31:
+                raise ValueError(f"{name} {v} does not fit a C int")
+            setattr(o, name, v)
+    return o
+
+
+# Plans and solves --------------------------------------------------------
+
+class Plan:
+    """Set up once, solve many times (clcone_plan_*): on a device the
+    uploaded problem or scene, step sizes, colouring and compiled kernels
+    are kept, and each :meth:`solve` reports the solve alone. A plan gives
+    exactly what :func:`solve` gives. Keywords as for :func:`solve`."""
+
+    def __init__(self, problem: Union[Problem, Scene], *, model: str = "coulomb", solver: Optional[str] = None,
+                 device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
+                 tol: Optional[float] = None, max_iter: Optional[int] = None, check_every: Optional[int] = None,
+                 max_seconds: Optional[float] = None, history: bool = False, cancel: Optional[Cancel] = None,
+                 **model_options: Any) -> None:
+        if not isinstance(problem, (Problem, Scene)):
+            raise TypeError(f"a plan is made for a clcone.Problem or clcone.Scene, got {type(problem).__name__}")
+        if cancel is not None and not isinstance(cancel, Cancel):
+            raise TypeError("cancel must be a clcone.Cancel")
+        self.device = _device(device, precision)
+        self._o = _options(model, solver, tol, max_iter, check_every, max_seconds, **model_options)
+        self._o.warm_start = 1
+        self._hist = ffi.new("clcone_history *") if history else None
+        self._o.history = self._hist if history else ffi.NULL
+        self._cancel = cancel or Cancel()
+        self._own_cancel = cancel is None
+        self._o.cancel = self._cancel._flag
+        self._scene = isinstance(problem, Scene)
+        self._batch = not self._scene and problem.nprob > 1
+        pl = ffi.new("clcone_plan **")
+        err = new_error()
+        if self._scene:
+            s = problem._contact_scene()
+            self.n = s.ncontacts
+            check(lib.clcone_plan_create_scene(self.device._ctx, s, self._o, pl, err), err)
+        else:
+            self.n = problem.n
+            self._nprob = problem.nprob
+            self._offsets = problem.offsets
+            check(lib.clcone_plan_create(self.device._ctx, problem._p, self._o, pl, err), err)
+        self._pl = ffi.gc(pl[0], lib.clcone_plan_free)
+        self._res, self._err = ffi.new("clcone_result *"), err
+
+    def set_q(self, q: Any) -> None:
+        """A new q (n, 3) for a local-form plan."""
+        if self._scene:
+            raise InvalidInput("set_q is for a plan of a problem; a scene plan takes set_scene")
+        qq = reals(q, (self.n, 3) if np.ndim(q) == 2 else (3 * self.n,), "q")
+        err = new_error()
+        check(lib.clcone_plan_set_q(self._pl, ffi.cast("double *", ffi.from_buffer(qq)), err), err)
+
+    def set_scene(self, scene: Scene) -> None:
+        """Another scene (new velocities, positions, contacts) for a scene
+        plan, on the same device buffers."""
+        if not isinstance(scene, Scene):
+            raise TypeError("set_scene takes a clcone.Scene")
+        if not self._scene:
+            raise InvalidInput("set_scene is for a plan of a scene; a problem plan takes set_q")
+        s = scene._contact_scene()
+        err = new_error()
+        check(lib.clcone_plan_set_scene(self._pl, s, err), err)
+        self.n = s.ncontacts
+
+    def solve(self, warm: Any = None) -> Tuple[np.ndarray, Result]:
+        """Reactions (n, 3) and the result; warm: a start (n, 3), else 0."""
+        r = np.zeros((self.n, 3)) if warm is None else _reactions(warm, self.n, "warm").copy()
+        res, err, flag = self._res, self._err, self._cancel._flag
+        if self._hist is not None:
+            lib.clcone_history_free(self._hist)
+            self._hist.count = self._hist.capacity = self._hist.truncated = 0
+        try:
+            check(call_cancellable(flag, lib.clcone_plan_solve, self._pl, ffi.from_buffer("double[]", r), res, err),
+                  err)
+            return r, _result(res, self._hist, self._batch)
+        finally:
+            lib.clcone_result_free(res)
+            if self._own_cancel and flag[0]:
+                self._cancel.clear()
+
+    def close(self) -> None:
+        """Frees the plan now (else when garbage-collected)."""
+        if self._pl is not None:
+            ffi.release(self._pl)
+            self._pl = None
+
+    def __enter__(self) -> "Plan":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        if getattr(self, "_hist", None) is not None:
+            lib.clcone_history_free(self._hist)
+
+
+def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "coulomb", solver: Optional[str] = None,
+          device: Union[None, str, int, Device] = None, precision: Optional[str] = None, tol: Optional[float] = None,
+          max_iter: Optional[int] = None, warm: Any = None, check_every: Optional[int] = None,
+          max_seconds: Optional[float] = None, history: bool = False, cancel: Optional[Cancel] = None,
+          **model_options: Any) -> Tuple[Any, Result]:
+    """Solves a problem, a scene's contact problem or a batch.
+
+    model: coulomb, ccp, pyramid, soft or sap; solver: the backend's
+    default for the model when None (see :func:`solvers`); device and
+    precision: see :class:`Device` ("ref" = the CPU reference); tol: the
+    precision's default when None (1e-5 float, 1e-8 double); max_iter:
+    1,000,000 when None; max_seconds: no cap when None (Ctrl-C or cancel
+    stop a solve); warm: a start (n, 3); history: record every error check
+    in result.history; model_options: facets, fit (pyramid),
+    soft_timeconst, soft_dampratio, soft_impedance, soft_dt (soft),
+    sap_beta (sap).
+
+    Returns (r, result): r the reactions (n, 3), result a :class:`Result`.
+    A list of problems is solved as one batch (each exactly as alone); r
+    is then a list of (n_k, 3) arrays and result.problems has each one's
+    result."""
+    if isinstance(problem, (list, tuple)):
+        b = batch(problem)
+        w = None if warm is None else np.concatenate([_reactions(x, p.n, "warm") for x, p in zip(warm, problem)])
+        r, res = solve(b, model=model, solver=solver, device=device, precision=precision, tol=tol, max_iter=max_iter,
+                       warm=w, check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel,
+                       **model_options)
+        return np.split(r, b.offsets[1:-1]), res
+    with Plan(problem, model=model, solver=solver, device=device, precision=precision, tol=tol, max_iter=max_iter,
+              check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel,
+              **model_options) as plan:
+        return plan.solve(warm)
+
+
+@dataclass(frozen=True)
+class Offer:
+    """A (model, solver) pair and which backend runs it (`clcone solvers`)."""
+
+    model: str
+    solver: str
+    reference: bool
+    device: bool
+    reference_default: bool
+    device_default: bool
+
+
+def solvers() -> List[Offer]:
+    """The library's solver table."""
+    out = []
+    i = 0
+    while True:
+        o = lib.clcone_offer_at(i)
+        if o == ffi.NULL:
+            return out
+        name = "newton" if o.solver == lib.CLCONE_SOLVER_DEFAULT else _str(lib.clcone_solver_name(o.solver))
+        out.append(Offer(_str(lib.clcone_model_name(o.model)), name, bool(o.reference), bool(o.device),
+                         bool(o.reference_default), bool(o.device_default)))
+        i += 1
+
+
+# Simulation --------------------------------------------------------------
+
+@dataclass
+class Step:
+    """One time step: what clcone_sim_step reports, and the state after
+    it as numpy arrays (copies)."""
+
+    step: int
+    contacts: int
+    solve: ProblemResult      # the solve applied (the fallback's, if any)
+    applied: bool             # False: the step was not applied (see fell_back)
+    fell_back: bool           # the first solve failed or diverged
+    fallback: Optional[str]   # the fallback's solver
+    ke_free: float
+    ke_after: float
+    max_penetration: float
+    warm_matched: int
+    detect_ms: float
+    setup_ms: float
+    positions: np.ndarray         # (bodies, 3)
+    velocities: np.ndarray        # (bodies, 3)
+    angular_velocities: np.ndarray
+    reactions: np.ndarray         # (contacts, 3) impulses in the contact frames
+    contact_bodies: np.ndarray    # (contacts, 2)
+    contact_points: np.ndarray    # (contacts, 3)
+    contact_normals: np.ndarray   # (contacts, 3)
+    dt: float
+
+    @property
+    def contact_forces(self) -> np.ndarray:
+        """(contacts, 3) forces r / dt in the contact frames (normal, t1, t2)."""
+        return self.reactions / self.dt
+
+
+class Simulation:
+    """The time stepper (clcone_sim_*) on a scene, in place: one plan for
+    the whole run. Keywords as for :func:`solve`, plus margin, projection,
+    slop and warm_start of the stepper; max_iter defaults to 1000 a step
+    as in the CLI."""
+
+    def __init__(self, scene: Scene, *, model: str = "coulomb", solver: Optional[str] = None,
+                 device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
+                 tol: Optional[float] = None, max_iter: Optional[int] = 1000, check_every: Optional[int] = None,
+                 max_seconds: Optional[float] = None, margin: Optional[float] = None,
+                 projection: Optional[float] = None, slop: Optional[float] = None, warm_start: bool = True,
+                 cancel: Optional[Cancel] = None, **model_options: Any) -> None:
+        if not isinstance(scene, Scene):
+            raise TypeError(f"simulate takes a clcone.Scene, got {type(scene).__name__}")
+        if cancel is not None and not isinstance(cancel, Cancel):
+            raise TypeError("cancel must be a clcone.Cancel")
+        self.scene = scene
+        self.device = _device(device, precision)
+        o = _options(model, solver, tol, max_iter, check_every, max_seconds, **model_options)
+        so = ffi.new("clcone_sim_options *")
+        lib.clcone_sim_options_default(so)
+        so.solve = o[0]
+        for name, v in (("margin", margin), ("projection", projection), ("slop", slop)):
+            if v is not None:
+                setattr(so, name, _number(name, v))
+        so.warm_start = 1 if warm_start else 0
+        self._cancel = cancel or Cancel()
+        self._own_cancel = cancel is None
+        so.solve.cancel = self._cancel._flag
+        self.label = f"{model}/{solver or 'default'}, {self.device.name}"
+        sim = ffi.new("clcone_sim **")
+        err = new_error()
+        check(lib.clcone_sim_create(scene._w, self.device._ctx, so, sim, err), err)
+        self._sim = ffi.gc(sim[0], lib.clcone_sim_free)
+
+    def step(self) -> Step:
+        """Advances one step and returns it."""
+        info = ffi.new("clcone_step_info *")
+        err = new_error()
+        try:
+            check(call_cancellable(self._cancel._flag, lib.clcone_sim_step, self._sim, info, err), err)
+        finally:
+            if self._own_cancel:
+                self._cancel.clear()
+        sc = self.scene
+        c = sc.ncontacts
+        r = copy_out(lib.clcone_sim_reactions(self._sim), np.float64, 3 * c).reshape(c, 3)
+        return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied), bool(info.fell_back),
+                    _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None, info.ke_free,
+                    info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms, info.setup_ms,
+                    sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies, sc.contact_points,
+                    sc.contact_normals, sc.dt)
+
+    def reactions(self) -> np.ndarray:
+        """The last step's reactions (contacts, 3)."""
+        c = self.scene.ncontacts
+        return copy_out(lib.clcone_sim_reactions(self._sim), np.float64, 3 * c).reshape(c, 3)
+
+
+def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], Any]] = None,
+             vtk: Optional[PathLike] = None, vtk_every: int = 1, png: Optional[PathLike] = None,
+             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> List[Step]:
+    """Steps the scene (in place) `steps` times, as `clcone simulate`.
+
+    callback(step) is called after every step with a :class:`Step`
+    (positions, velocities, reactions and contact forces as numpy);
+    returning False stops the run. vtk: a folder for the CLI's VTK frames
+    (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
+    last, series.pvd); png: a picture of the final state. A step that
+    could not be applied ends the run (its Step has applied False).
+    Returns the steps (without callback, each with its arrays)."""
+    steps = _number("steps", steps, integer=True)
+    vtk_every = _number("vtk_every", vtk_every, integer=True)
+    if steps < 0 or vtk_every < 1:
+        raise ValueError("steps must be >= 0 and vtk_every >= 1")
+    if png is not None:
+        _png_size(png_size)
+    if callback is not None and not callable(callback):
+        raise TypeError("callback must be callable")
+    sim = Simulation(scene, **options)
+    frames: List[Tuple[str, str, float]] = []
+    if vtk is not None:
+        os.makedirs(vtk, exist_ok=True)
+        _vtk_frame(scene, os.fspath(vtk), 0, None, frames)
+    done: List[Step] = []
+    last = None
+    for k in range(1, steps + 1):
+        st = sim.step()
+        done.append(st)
+        if not st.applied:
+            break
+        last = st
+        if vtk is not None and (k % vtk_every == 0 or k == steps):
+            _vtk_frame(scene, os.fspath(vtk), k, st.reactions, frames)
+        if callback is not None and callback(st) is False:
+            break
+    if vtk is not None:
+        names = [ffi.new("char[]", os.fsencode(f)) for fr in frames for f in fr[:2]]
+        err = new_error()
+        check(lib.clcone_write_pvd(c_string(os.path.join(os.fspath(vtk), "series.pvd"), "vtk"), len(frames),
+                                   ffi.new("char *[]", names), [fr[2] for fr in frames], 2, err), err)
+    if png is not None:
+        scene.render_png(png, sim.reactions() if last is not None else None, png_size,
+                         f"{sim.label}, step {last.step if last else 0}, {scene.ncontacts} contacts")
+    return done
+
+
+def _vtk_frame(scene: Scene, folder: str, k: int, r: Any, frames: list) -> None:
+    b, c = f"bodies_{k:06d}.vtk", f"contacts_{k:06d}.vtk"
+    scene.write_vtk(os.path.join(folder, b), os.path.join(folder, c), r)
+    frames.append((b, c, k * scene.dt))
+
+
+def version() -> str:
+    """The loaded library's version (clcone_version())."""
+    return _str(lib.clcone_version())
+

@@ -1,0 +1,91 @@
+"""Builds the clcone package from the repository's own C sources.
+
+The package is the C library plus a cffi binding in ABI mode: the build
+runs the repository's `make build/libclcone.so` (the one build of the
+library, with its flags and embedded kernels), ships that shared library
+inside the package, and ships the public headers run through the C
+preprocessor, which cffi reads as its declarations at import time. So no
+declaration, version or source is written twice, and no Python headers
+or compiler for Python extensions are needed. See README.md.
+"""
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from setuptools import Distribution, setup
+from setuptools.command.build_py import build_py
+
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+BASE_H = ROOT / "include" / "clcone" / "base.h"
+
+
+def repository_file(path):
+    if not path.is_file():
+        raise SystemExit(
+            f"clcone: {path} not found: the package builds from a clone of the clcone "
+            "repository (pip install ./python from its root), not from a copy of python/ alone")
+    return path
+
+
+def library_version():
+    text = repository_file(BASE_H).read_text()
+    m = re.search(r'^#define CLCONE_VERSION "([^"]+)"', text, re.M)
+    if not m:
+        raise SystemExit(f"clcone: no CLCONE_VERSION in {BASE_H}")
+    return m.group(1)
+
+
+def preprocessed_api():
+    """The public API as plain C declarations: the export macro and the
+    system headers are left out (-undef: no __GNUC__, so CLCONE_API is
+    empty; empty stddef.h and stdio.h: cffi knows size_t and FILE)."""
+    cc = os.environ.get("CC", "cc")
+    with tempfile.TemporaryDirectory() as fake:
+        for h in ("stddef.h", "stdio.h"):
+            Path(fake, h).write_text("")
+        return subprocess.run(
+            [cc, "-E", "-P", "-undef", "-nostdinc", "-I", fake,
+             str(repository_file(ROOT / "include" / "clcone" / "clcone.h"))],
+            check=True, capture_output=True, text=True).stdout
+
+
+class build_with_library(build_py):
+    def run(self):
+        super().run()
+        version = library_version()
+        make = os.environ.get("MAKE", "make")
+        build = os.environ.get("CLCONE_BUILD", "build")  # the Makefile's BUILD
+        subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", f"{build}/libclcone.so"], check=True)
+        dest = Path(self.build_lib) / "clcone"
+        dest.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ROOT / build / f"libclcone.so.{version}", dest / "libclcone.so")
+        (dest / "_api.h").write_text(preprocessed_api())
+
+
+class with_native_library(Distribution):
+    """The package holds a native library: a platform wheel, installed
+    where binaries go (platlib)."""
+
+    def has_ext_modules(self):
+        return True
+
+
+class platform_wheel(bdist_wheel):
+    """No Python extension, though: any Python 3 on this platform loads
+    the library through cffi."""
+
+    def get_tag(self):
+        return ("py3", "none", super().get_tag()[2])
+
+
+setup(version=library_version(), distclass=with_native_library,
+      cmdclass={"build_py": build_with_library, "bdist_wheel": platform_wheel})

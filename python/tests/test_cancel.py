@@ -1,0 +1,74 @@
+"""Long solves release the GIL, stop early on a cancel flag set from
+another thread, and on Ctrl-C (SIGINT) raise KeyboardInterrupt after the
+library stopped with reason "cancelled"."""
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+import clcone
+
+# A solve that runs far longer than the tests wait (a tolerance no solver
+# reaches), capped at 120 s so that a broken cancel fails rather than hangs.
+LONG = dict(model="ccp", tol=1e-300, max_seconds=120)
+
+
+@pytest.fixture(scope="module")
+def pile():
+    return clcone.generate("pile", n=300, seed=5)
+
+
+@pytest.mark.parametrize("device", ["ref", "cpu"])
+def test_cancel_from_another_thread_stops_the_solve(pile, device):
+    cancel = clcone.Cancel()
+    ticks = []
+    stop = threading.Event()
+
+    def other():
+        # runs while the solve holds no GIL; then cancels it
+        while not stop.is_set() and len(ticks) < 1000:
+            ticks.append(1)
+            time.sleep(0.001)
+        cancel.set()
+
+    t = threading.Thread(target=other)
+    start = time.monotonic()
+    t.start()
+    try:
+        _, res = clcone.solve(pile, device=device, cancel=cancel, **LONG)
+    finally:
+        stop.set()
+        t.join()
+    assert res.status == "maxiter" and res.reason == "cancelled"
+    assert time.monotonic() - start < 60
+    assert len(ticks) >= 100, "the other thread did not run during the solve"
+    assert cancel.is_set
+    cancel.clear()
+    assert not cancel.is_set
+
+
+def test_ctrl_c_interrupts_a_solve_and_the_plan_stays_usable(pile):
+    plan = clcone.Plan(pile, device="cpu", **LONG)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        plan.solve()
+    assert time.monotonic() - start < 60
+    timer.cancel()
+    # the plan's own flag is down again: a short solve runs to its cap
+    plan2 = clcone.Plan(pile, device="cpu", model="ccp", max_iter=5, tol=1e-300)
+    _, res = plan2.solve()
+    assert res.iterations == 5 and res.reason == "iteration cap 5 reached"
+
+
+def test_ctrl_c_interrupts_a_simulation():
+    s = clcone.generate("pile", n=200, seed=1)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        clcone.simulate(s, 100000, device="ref", model="ccp", tol=1e-300, max_iter=10**6, max_seconds=120)
+    assert time.monotonic() - start < 60
