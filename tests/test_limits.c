@@ -72,34 +72,55 @@ START_TEST(cli_driver_environment)
 }
 END_TEST
 
+/* reduce_rows on a double context: its kernel and its buffers (problem
+ * offsets, values, sums). */
+typedef struct reduce_case {
+    clcone_context *c;
+    cl_kernel k;
+    cl_mem off, vals, out;
+} reduce_case;
+
+static reduce_case reduce_open(const int *off, int np, const double *vals, size_t nvals, size_t nout)
+{
+    reduce_case t;
+    clcone_error e;
+    t.c = test_context(CLCONE_DOUBLE);
+    ck_assert_msg(clcone_kernel(t.c, "reduce_rows", &t.k, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(clcone_buf_ints(t.c, off, (size_t)np + 1, &t.off, &e) == CLCONE_OK);
+    ck_assert(clcone_buf_reals(t.c, "value", 1, vals, nvals, &t.vals, &e) == CLCONE_OK);
+    ck_assert(clcone_buf_alloc(t.c, sizeof(double) * nout, &t.out, &e) == CLCONE_OK);
+    return t;
+}
+
+static void reduce_close(reduce_case *t)
+{
+    clReleaseKernel(t->k);
+    clcone_buf_free(t->c, &t->off);
+    clcone_buf_free(t->c, &t->vals);
+    clcone_buf_free(t->c, &t->out);
+    clcone_context_free(t->c);
+}
+
 /* reduce_rows gives the same bits whatever lanes a device allows: 1 (a
  * CPU device's choice), 7 (not a power of two), 32 (a warp) and 64. */
 START_TEST(reduce_rows_same_bits_at_any_lanes)
 {
-    clcone_context *c = test_context(CLCONE_DOUBLE);
-    const int np = 3, K = 4, off[4] = {0, 5, 5, 203}; /* an empty problem too */
-    double vals[203 * 4], sums[4][3 * 4];
+    enum { NP = 3, K = 4, N = 203 };
+    const int off[NP + 1] = {0, 5, 5, N}; /* an empty problem too */
     const size_t lanes[4] = {1, 7, 32, 64};
-    cl_mem v = NULL, o = NULL, out = NULL;
-    cl_kernel k = NULL;
+    double vals[N * K], sums[4][NP * K];
+    reduce_case t;
     clcone_error e;
-    for (int i = 0; i < 203 * K; ++i) vals[i] = sin(1.0 + i) * (1 + i % 17) * 1e3;
-    ck_assert(clcone_buf_reals(c, "value", 1, vals, 203 * (size_t)K, &v, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_ints(c, off, 4, &o, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_alloc(c, sizeof(double) * np * K, &out, &e) == CLCONE_OK);
-    ck_assert_msg(clcone_kernel(c, "reduce_rows", &k, &e) == CLCONE_OK, "%s", e.msg);
-    for (int t = 0; t < 4; ++t) {
-        ck_assert(clcone_reduce_rows(c, k, np, o, K, v, out, &e) == CLCONE_OK); /* sets the arguments */
-        ck_assert_msg(clcone_run(c, k, np * lanes[t], lanes[t], "reduce_rows", &e) == CLCONE_OK, "%s", e.msg);
-        ck_assert(clcone_read_reals(c, out, sums[t], (size_t)np * K, &e) == CLCONE_OK);
+    for (int i = 0; i < N * K; ++i) vals[i] = sin(1.0 + i) * (1 + i % 17) * 1e3;
+    t = reduce_open(off, NP, vals, N * K, NP * K);
+    for (int l = 0; l < 4; ++l) {
+        ck_assert(clcone_reduce_rows(t.c, t.k, NP, t.off, K, t.vals, t.out, &e) == CLCONE_OK); /* its arguments */
+        ck_assert_msg(clcone_run(t.c, t.k, NP * lanes[l], lanes[l], "reduce_rows", &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert(clcone_read_reals(t.c, t.out, sums[l], NP * K, &e) == CLCONE_OK);
     }
-    for (int t = 1; t < 4; ++t) ck_assert_mem_eq(sums[0], sums[t], sizeof sums[0]);
+    for (int l = 1; l < 4; ++l) ck_assert_mem_eq(sums[0], sums[l], sizeof sums[0]);
     ck_assert(sums[0][K] == 0); /* the empty problem */
-    clReleaseKernel(k);
-    clcone_buf_free(c, &v);
-    clcone_buf_free(c, &o);
-    clcone_buf_free(c, &out);
-    clcone_context_free(c);
+    reduce_close(&t);
 }
 END_TEST
 
@@ -108,35 +129,25 @@ END_TEST
  * what the kernel takes. */
 START_TEST(local_memory_and_work_group_limits)
 {
-    clcone_context *c = test_context(CLCONE_DOUBLE);
-    cl_kernel k = NULL;
-    cl_mem o = NULL, v = NULL, out = NULL;
-    size_t lanes = 0, most = 0;
     const int off[2] = {0, 1};
     const double one[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+    reduce_case t = reduce_open(off, 1, one, 8, 8);
+    size_t lanes = 0, most = 0;
     clcone_error e;
-    cl_ulong had = c->local_mem;
-    ck_assert(clcone_kernel(c, "reduce_rows", &k, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_ints(c, off, 2, &o, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_reals(c, "value", 1, one, 8, &v, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_alloc(c, sizeof one, &out, &e) == CLCONE_OK);
-    ck_assert(clGetKernelWorkGroupInfo(k, c->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL)
+    cl_ulong had = t.c->local_mem;
+    ck_assert(clGetKernelWorkGroupInfo(t.k, t.c->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL)
               == CL_SUCCESS);
-    ck_assert(clcone_kernel_lanes(c, k, "reduce_rows", 1u << 20, &lanes, &e) == CLCONE_OK);
+    ck_assert(clcone_kernel_lanes(t.c, t.k, "reduce_rows", 1u << 20, &lanes, &e) == CLCONE_OK);
     ck_assert_uint_ge(lanes, 1);
     ck_assert_uint_le(lanes, most);
-    ck_assert_uint_le(lanes, c->max_wg);
-    c->local_mem = 1024; /* 64 lanes x 8 sums x 8 bytes need 4096 */
-    ck_assert_int_eq(clcone_reduce_rows(c, k, 1, o, 8, v, out, &e), CLCONE_EDEVICE);
+    ck_assert_uint_le(lanes, t.c->max_wg);
+    t.c->local_mem = 1024; /* 64 lanes x 8 sums x 8 bytes need 4096 */
+    ck_assert_int_eq(clcone_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e), CLCONE_EDEVICE);
     ck_assert_msg(strstr(e.msg, "reduce_rows needs") && strstr(e.msg, "bytes of local memory")
                       && strstr(e.msg, "has 1024"), "%s", e.msg);
-    c->local_mem = had;
-    ck_assert(clcone_reduce_rows(c, k, 1, o, 8, v, out, &e) == CLCONE_OK);
-    clReleaseKernel(k);
-    clcone_buf_free(c, &o);
-    clcone_buf_free(c, &v);
-    clcone_buf_free(c, &out);
-    clcone_context_free(c);
+    t.c->local_mem = had;
+    ck_assert(clcone_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e) == CLCONE_OK);
+    reduce_close(&t);
 }
 END_TEST
 

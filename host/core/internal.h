@@ -73,7 +73,8 @@ int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
  * launch, after one of `last` iterations that took last_ms, elapsed_ms
  * into the solve: twice `last` up to `most`, and under a time cap no more
  * than fit in the time left at the last launch's pace (so the solve stops
- * near the cap, not a doubled launch past it); 0 when not one fits. */
+ * near the cap, not a doubled launch past it); 0 when not one fits or
+ * the caller cancelled the solve (clcone_cancelled). */
 int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms);
 /* The stopping rule at a check of error e after iteration it: records
  * iters and error in out; returns 1 (status and reason set) when the solve

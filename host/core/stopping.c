@@ -44,6 +44,7 @@ int clcone_next_budget(const clcone_options *o, int last, int most, double last_
 {
     int grown = last < most / 2 ? 2 * last : most;
     double left_ms = 1e3 * o->max_seconds - elapsed_ms, fit;
+    if (clcone_cancelled(o)) return 0;
     if (!(o->max_seconds > 0)) return grown;
     if (!(left_ms > 0)) return 0;
     if (!(last_ms > 0)) return grown;
