@@ -28,7 +28,7 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
-ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Iinclude/clcone -Ihost -Ikernels -I$(BUILD) \
+ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Iinclude -Ihost -Ikernels -I$(BUILD) \
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
@@ -79,8 +79,8 @@ $(BUILD)/libclcone.so: $(BUILD)/libclcone.so.$(VERSION)
 	ln -sf libclcone.so.$(VERSION) $(BUILD)/libclcone.so.$(SOMAJOR)
 	ln -sf libclcone.so.$(SOMAJOR) $@
 
-# Only the public header is installed; clcone.pc's Cflags name its folder,
-# so a program writes #include <clcone.h>.
+# Only the public headers are installed, in INCLUDEDIR/clcone; clcone.pc's
+# Cflags name INCLUDEDIR, so a program writes #include <clcone/clcone.h>.
 install: all
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/clcone $(DESTDIR)$(BINDIR)
 	install -m 644 $(BUILD)/libclcone.a $(DESTDIR)$(LIBDIR)/

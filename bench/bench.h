@@ -8,7 +8,7 @@
 #ifndef CLCONE_BENCH_H
 #define CLCONE_BENCH_H
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 #include <stdio.h>
 

@@ -6,7 +6,7 @@
  *
  * Exit status 0 when all four solves converge, 1 when one does not, 2 on
  * an error (no OpenCL device, out of memory). */
-#include <clcone.h>
+#include <clcone/clcone.h>
 
 #include <math.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
  * bodies ca, cb (-1 = static, its velocity never changes), the frame F
  * (rows n, t1, t2) and the lever arms p - x of both sides. Per body: the
  * inverse mass and world inverse inertia, and a CSR list of its contacts
- * with the side's sign (host/core/scene.h), so that body sums are gathers in a
+ * with the side's sign (host/core/body_form.h), so that body sums are gathers in a
  * fixed order: no atomics, bitwise reproducible.
  *
  * Row k of J_side is (F_k, arm x F_k): J v = F (v_lin + w x arm), and

@@ -6,7 +6,7 @@
 #define CLCONE_JACOBIAN_H
 
 /* J (3x6, row-major) of one side of a contact, without the side's sign:
- * row k = (F_k, arm x F_k), so J v = F (v_lin + w x arm) (host/core/scene.h). */
+ * row k = (F_k, arm x F_k), so J v = F (v_lin + w x arm) (host/core/body_form.h). */
 CONE_FN void cone_side_jacobian(CONE_PRIV const real_t *F, CONE_PRIV const real_t *arm,
                                 CONE_PRIV real_t *J)
 {

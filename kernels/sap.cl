@@ -3,7 +3,7 @@
  * body (linear, angular); static bodies (moving[i] = 0) keep v* and their
  * rows are skipped; a contact's moving sides are ca / cb (-1 otherwise)
  * and the static sides' velocity is folded into u0. Body sums over
- * contacts are gathers over the per-body contact CSR (host/core/scene.h) in a
+ * contacts are gathers over the per-body contact CSR (host/core/body_form.h) in a
  * fixed order, and scalars are summed by reduce_rows: no atomics, the
  * results are bitwise reproducible.
  *

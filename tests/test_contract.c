@@ -4,7 +4,7 @@
  * README's table is the one `clcone solvers --markdown` prints. */
 #include "testutil.h"
 
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 
 #include <string.h>
 

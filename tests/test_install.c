@@ -32,6 +32,11 @@ START_TEST(install_then_build_example_with_pkg_config)
     snprintf(cmd, sizeof cmd, "nm -D --defined-only %s/usr/lib/libclcone.so | awk '$3 !~ /^clcone_/'", dir);
     ck_assert_int_eq(test_sh(cmd, out, sizeof out, NULL, 0), 0);
     ck_assert_msg(out[0] == 0, "exported beyond clcone_: %s", out);
+    /* a static link sees every global symbol: they too keep to clcone_ */
+    snprintf(cmd, sizeof cmd, "nm -g --defined-only %s/usr/lib/libclcone.a | awk 'NF == 3 && $3 !~ /^clcone_/'",
+             dir);
+    ck_assert_int_eq(test_sh(cmd, out, sizeof out, NULL, 0), 0);
+    ck_assert_msg(out[0] == 0, "global beyond clcone_ in libclcone.a: %s", out);
     snprintf(cmd, sizeof cmd, "%s pkg-config --modversion clcone", pc);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0 && strcmp(out, CLCONE_VERSION "\n") == 0, "%s",
                   out);
@@ -60,12 +65,36 @@ START_TEST(install_then_build_example_with_pkg_config)
 }
 END_TEST
 
+/* Every public header compiles alone as C99 with -pedantic (a C99 program
+ * may adopt them), included as <clcone/x.h> beside a user's own headers of
+ * the same bare names, which must not be taken for the library's. */
+START_TEST(public_headers_alone_c99_pedantic_beside_user_headers)
+{
+    static char out[1 << 16];
+    const char *root = env_or("CLCONE_ROOT", ".");
+    char dir[] = "/tmp/clcone-headers-XXXXXX", cmd[8192];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "cd '%s/include/clcone' && n=0 && for h in *.h; do"
+             " printf '#error the user header %%s was included\n' $h > %s/$h;"
+             " printf '#include <clcone/%%s>\nint main(void) { return 0; }\n' $h > %s/use.c;"
+             " cc -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -I%s -I'%s/include' %s/use.c || exit 1;"
+             " n=$((n + 1)); done; echo $n headers",
+             root, dir, dir, dir, root, dir);
+    ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
+    ck_assert_msg(strstr(out, " headers") && atoi(out) >= 11, "%s", out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 Suite *suite_install(void)
 {
     Suite *s = suite_create("install");
     TCase *t = tcase_create("install");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, install_then_build_example_with_pkg_config);
+    tcase_add_test(t, public_headers_alone_c99_pedantic_beside_user_headers);
     suite_add_tcase(s, t);
     return s;
 }

@@ -26,7 +26,7 @@ static clcone_options pyr_options(int N, clcone_fit fit)
     o.solver = CLCONE_SOLVER_LEMKE;
     o.facets = N;
     o.fit = fit;
-    clcone_options_resolve(&o, NULL); /* ref_lemke_pyramid is called without clcone_solve */
+    clcone_options_resolve(&o, NULL); /* clcone_ref_lemke_pyramid is called without clcone_solve */
     return o;
 }
 
@@ -47,8 +47,8 @@ static clcone_prob_result solve(const clcone_problem *p, const clcone_options *o
     clcone_error err;
     clcone_status s;
     memset(&err, 0, sizeof err);
-    s = ref_lemke_pyramid(p, o, 0, p->n, r, &res, &err);
-    ck_assert_msg(s == CLCONE_OK, "ref_lemke_pyramid: %s", err.msg);
+    s = clcone_ref_lemke_pyramid(p, o, 0, p->n, r, &res, &err);
+    ck_assert_msg(s == CLCONE_OK, "clcone_ref_lemke_pyramid: %s", err.msg);
     return res;
 }
 
@@ -482,14 +482,14 @@ START_TEST(sub_range_only)
     int i;
     for (i = 0; i < 6; ++i) W[i * 6 + i] = 1;
     ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, q, mu, &err), CLCONE_OK);
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 1, 2, r, &res, &err), CLCONE_OK);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 1, 2, r, &res, &err), CLCONE_OK);
     assert_converged(&res, 1e-14);
     for (i = 0; i < 3; ++i) ck_assert_double_eq(r[i], 7);
     ck_assert_double_eq_tol(r[3], 1, 1e-14);
     ck_assert_double_eq_tol(r[4], -0.5, 1e-14);
     ck_assert_double_eq_tol(r[5], 0, 1e-14);
     /* an empty range is trivially solved */
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 2, 2, r, &res, &err), CLCONE_OK);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 2, 2, r, &res, &err), CLCONE_OK);
     ck_assert_int_eq(res.status, CLCONE_CONVERGED);
     ck_assert_int_eq(res.iters, 0);
     clcone_problem_free(&p);
@@ -569,7 +569,7 @@ START_TEST(too_large)
     r = calloc(3 * (size_t)n, sizeof(double));
     ck_assert_ptr_nonnull(r);
     memset(&err, 0, sizeof err);
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, n, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, n, r, &res, &err), CLCONE_ENOTSUP);
     ck_assert_int_eq(err.code, CLCONE_ENOTSUP);
     ck_assert_msg(strstr(err.msg, "dense") && strstr(err.msg, "3606 rows")
                   && strstr(err.msg, "at most 600 contacts at N = 4"), "message: %s", err.msg);
@@ -580,7 +580,7 @@ START_TEST(too_large)
     clcone_lemke_lcp_free(&L);
     /* few contacts but many facets */
     o.facets = 2000;
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(err.msg, "4004 rows") && strstr(err.msg, "at most 1 contact at N = 2000"),
                   "message: %s", err.msg);
     free(r);
@@ -597,14 +597,14 @@ START_TEST(bad_arguments)
     double r[3];
     one_contact(&p, 1, 1, -1, 0, 0, 0.5);
     o.model = CLCONE_MODEL_COULOMB;
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_ENOTSUP);
     o.model = CLCONE_MODEL_PYRAMID;
     o.facets = 2;
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
     o.facets = 4;
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_EINVAL);
     o.max_iter = 0;
-    ck_assert_int_eq(ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
     clcone_problem_free(&p);
 }
 END_TEST

@@ -3,7 +3,7 @@
  * new free velocities or new contacts; misuse is refused. */
 #include "testutil.h"
 #include "core/internal.h"
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
 #include "cone.h"
 #include "core/analysis.h"
 #include "core/sap.h"
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 
 #include <math.h>
 #include <string.h>

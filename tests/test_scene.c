@@ -3,7 +3,7 @@
  * impulses, the generators' geometry, and validation messages. */
 #include "testutil.h"
 #include "cone.h"
-#include "core/scene.h"
+#include "core/body_form.h"
 
 #include <math.h>
 #include <string.h>

@@ -3,7 +3,7 @@
  * device against it, file round trips and malformed files, and the gen /
  * solve / simulate command lines with their outputs. */
 #include "testutil.h"
-#include "core/scene.h"
+#include "core/body_form.h"
 
 #include <math.h>
 #include <string.h>

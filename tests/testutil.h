@@ -10,7 +10,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/shared_problems.h"
 #include "opencl/opencl.h"
 

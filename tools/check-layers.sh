@@ -30,6 +30,14 @@ if [ -n "$dups" ]; then
     echo "check-layers: source names used in two layers (the static library needs them unique): $dups" >&2
     echo x >> "$tmp/fail"
 fi
+# The public headers are included as <clcone/x.h> (or "x.h" between
+# themselves): by a bare name, a user's own solve.h would take their place.
+bare=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*[<"]('"$(ls include/clcone | sed 's/\./\\./' | paste -sd'|')"')[>"]' \
+    host/*/*.[ch] tests/*.[ch] tests/fuzz/*.[ch] bench/*.[ch] examples/*.c python/bench/*.c 2>/dev/null || true)
+if [ -n "$bare" ]; then
+    echo "check-layers: a public header included by its bare name (write <clcone/x.h>):" >&2
+    echo "$bare" >&2; echo x >> "$tmp/fail"
+fi
 # Includes: "dir/file.h" is host/dir/file.h; a bare name is a sibling in
 # kernels/ or include/clcone/, or a kernel header.
 for f in $(ls host/*/*.[ch] include/clcone/*.h kernels/*.h kernels/*.cl); do

@@ -1,7 +1,7 @@
 /* clcone command line. Turns library errors into messages on stderr and
  * exit codes: 0 converged, 1 not converged, 2 bad input or usage. */
 #define _POSIX_C_SOURCE 200809L
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 #include "cli/shared_problems.h"
 

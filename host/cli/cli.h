@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 #define EXIT_NOTCONV 1
 #define EXIT_USAGE 2

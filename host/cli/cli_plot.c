@@ -1,6 +1,6 @@
 /* The command line's plots: convergence of one solve on each backend
  * (`solve --plot`) and the per-step figures of a run (`simulate --plot`). */
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 
 #include <stdio.h>

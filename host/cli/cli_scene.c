@@ -1,7 +1,7 @@
 /* Scene commands: gen, solve on a scene file, simulate, and the main demo
  * (a pile stepped on the device). */
 #define _POSIX_C_SOURCE 200809L
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 
 #include <errno.h>

@@ -2,7 +2,7 @@
  * refusal of options that do not apply, error and last-line printing,
  * progress lines and solves through a plan. */
 #define _POSIX_C_SOURCE 200809L
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 
 #include <errno.h>

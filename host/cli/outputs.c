@@ -1,7 +1,7 @@
 /* The outputs of one command, checked before any work is done, so that a
  * run refused for its outputs has solved nothing and written nothing. */
 #define _XOPEN_SOURCE 700 /* realpath */
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 
 #include <errno.h>

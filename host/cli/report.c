@@ -1,7 +1,7 @@
 /* The end of a one-problem solve's report, the same for problem files and
  * scenes: the --compare table against the reference, the --plot figure,
  * then the machine-readable last line. */
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cli/cli.h"
 
 #include <math.h>

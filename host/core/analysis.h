@@ -4,7 +4,7 @@
 #ifndef CLCONE_ANALYSIS_H
 #define CLCONE_ANALYSIS_H
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "cone.h"
 
 /* Eigenvalue range of the symmetric part of a 3x3 block. */

@@ -2,7 +2,7 @@
 #ifndef CLCONE_INTERNAL_H
 #define CLCONE_INTERNAL_H
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 /* Counts of the public enums clcone_model and clcone_solver (without
  * CLCONE_SOLVER_DEFAULT); core/contract.c checks its name tables against

@@ -21,7 +21,7 @@
 #define CLCONE_SAP_H
 
 #include "core/internal.h"
-#include "core/scene.h"
+#include "core/body_form.h"
 
 /* Largest number of velocity unknowns (6 per moving body) the dense
  * reference accepts: its Cholesky costs nv^3 / 3 per Newton iteration

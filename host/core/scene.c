@@ -2,7 +2,7 @@
  * W = J M^-1 J^T, q = J v*, and impulses back to body velocities.
  * Conventions are spelled out in scene.h. */
 #include "core/internal.h"
-#include "core/scene.h"
+#include "core/body_form.h"
 #include "core/analysis.h"
 #include "cone.h"
 #include "jacobian.h"

@@ -1,5 +1,5 @@
 /* The run-time version, so a program can tell which library it loaded. */
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 const char *clcone_version(void)
 {

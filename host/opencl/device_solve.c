@@ -10,7 +10,7 @@
  * where it would stop alone. */
 #include "opencl/opencl.h"
 #include "ref/reference.h"
-#include "core/scene.h"
+#include "core/body_form.h"
 #include "cone.h"
 #include "local_solve.h"
 #include "jacobian.h"

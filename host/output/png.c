@@ -5,8 +5,8 @@
  * writes the PNG (draw.h). */
 #include "output/draw.h"
 #include "core/internal.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <float.h>
 #include <math.h>

@@ -2,8 +2,8 @@
  * their data) and one of contacts per frame, and a .pvd collection that
  * makes the frames a time series. ASCII, so that a person can read it. */
 #include "core/internal.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <math.h>
 #include <stdio.h>

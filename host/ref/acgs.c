@@ -1,5 +1,5 @@
 /* Accelerated coloured Gauss-Seidel (kernels/local_solve.h says what and
- * why): the sweeps of ref_cgs with Nesterov's extrapolation between them,
+ * why): the sweeps of clcone_ref_cgs with Nesterov's extrapolation between them,
  * a gradient restart and a function restart (kernels/schedule.h). The
  * reference the device's ACGS is checked against. */
 #include "core/analysis.h"
@@ -36,7 +36,7 @@ static clcone_status acgs_step(void *state, int it, clcone_error *err)
             memcpy(A->xo + i, A->r + 3 * c, sizeof *A->xo * 3);
             memcpy(A->r + 3 * c, A->ys + i, sizeof *A->ys * 3);
         }
-    ref_pgs_sweep(A->p, A->o, A->c0, A->c1, A->order, A->omega, A->r);
+    clcone_ref_pgs_sweep(A->p, A->o, A->c0, A->c1, A->order, A->omega, A->r);
     for (int c = A->c0; c < A->c1; ++c)
         A->tv[c - A->c0] = cone_acgs_term(A->ys + 3 * (c - A->c0), A->r + 3 * c, A->xo + 3 * (c - A->c0));
     /* summed as the device sums, so that both restart alike */
@@ -64,7 +64,7 @@ static clcone_status acgs_checked(void *state, int it, double error, clcone_erro
     return CLCONE_OK;
 }
 
-clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                        double *r, clcone_prob_result *out, clcone_error *err)
 {
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
@@ -73,7 +73,7 @@ clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
     double *omega = NULL;
     if (s) return s;
     s = CLCONE_ENOMEM;
-    if (!(omega = ref_gs_steps(p, c0, c1, err)) || !(A.xo = clcone_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
+    if (!(omega = clcone_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clcone_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
         || !(A.ys = clcone_calloc((size_t)m, sizeof *A.ys, err, "acgs vectors"))
         || !(A.tv = clcone_calloc((size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
         goto out;
@@ -81,7 +81,7 @@ clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
     A.omega = omega;
     memcpy(A.xo, r + 3 * c0, sizeof *A.xo * (size_t)m);
     memcpy(A.ys, r + 3 * c0, sizeof *A.ys * (size_t)m);
-    s = ref_iterate(p, o, c0, c1, r, acgs_step, acgs_checked, &A, out, err);
+    s = clcone_ref_iterate(p, o, c0, c1, r, acgs_step, acgs_checked, &A, out, err);
 out:
     free(cptr);
     free(order);

@@ -111,7 +111,7 @@ static clcone_status apgd_checked(void *state, int it, double error, clcone_erro
     return CLCONE_OK;
 }
 
-clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                        double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0);
@@ -133,7 +133,7 @@ clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o, int c0,
     memcpy(A.wy, A.wx, sizeof(double) * (size_t)m);
     if (A.coulomb) desaxce_shift(p, c0, c1, A.wx, A.q);
     else memcpy(A.q, p->q + 3 * c0, sizeof(double) * (size_t)m);
-    s = ref_iterate(p, o, c0, c1, r, apgd_step, apgd_checked, &A, out, err);
+    s = clcone_ref_iterate(p, o, c0, c1, r, apgd_step, apgd_checked, &A, out, err);
     free(buf);
     return s;
 }

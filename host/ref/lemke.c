@@ -818,7 +818,7 @@ done:
 /* Largest relative complementarity violation accepted at the end. */
 #define LEMKE_LCP_TOL 1e-9
 
-clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
                                 int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {

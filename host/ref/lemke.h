@@ -1,11 +1,11 @@
 /* Lemke's complementary pivoting, exposed inside the library so that the
  * Check suite can test the pivoting core on plain LCPs and inspect the
- * complementarity of the pyramid LCP that ref_lemke_pyramid solves. Not
+ * complementarity of the pyramid LCP that clcone_ref_lemke_pyramid solves. Not
  * part of the public API. */
 #ifndef CLCONE_LEMKE_H
 #define CLCONE_LEMKE_H
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 /* Largest dense LCP accepted. The explicit basis inverse is rows^2
  * doubles (3600 rows: 104 MB) and every pivot touches all of it, so

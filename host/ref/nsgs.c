@@ -24,11 +24,11 @@
 #include <stdlib.h>
 
 
-clcone_status ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
                                int c0, int c1, double *r, clcone_prob_result *out,
                                clcone_error *err)
 {
-    return ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
+    return clcone_ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
 typedef struct nsgs {
@@ -63,10 +63,10 @@ static clcone_status nsgs_sweep(void *state, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
                                int c0, int c1, const int *order, double *r,
                                clcone_prob_result *out, clcone_error *err)
 {
     nsgs G = {p, c0, c1, order, r};
-    return ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
+    return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
 }

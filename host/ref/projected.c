@@ -46,7 +46,7 @@ static clcone_status jacobi_step(void *state, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
                          int c1, double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = c1 - c0;
@@ -56,20 +56,20 @@ clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o, int c
     J.u = clcone_calloc((size_t)m * 3, sizeof *J.u, err, "Jacobi velocities");
     if (J.omega && J.u) {
         for (int c = c0; c < c1; ++c) J.omega[c - c0] = 1.0 / clcone_row_block_norm(p, c);
-        s = ref_iterate(p, o, c0, c1, r, jacobi_step, NULL, &J, out, err);
+        s = clcone_ref_iterate(p, o, c0, c1, r, jacobi_step, NULL, &J, out, err);
     }
     free(J.omega);
     free(J.u);
     return s;
 }
 
-clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                       double *r, clcone_prob_result *out, clcone_error *err)
 {
-    return ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
+    return clcone_ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
-double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
+double *clcone_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
 {
     double *omega = clcone_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
     if (!omega) return NULL;
@@ -84,7 +84,7 @@ double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
     return omega;
 }
 
-void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
                    const double *omega, double *r)
 {
     for (int i = c0; i < c1; ++i) {
@@ -100,18 +100,18 @@ static clcone_status pgs_step(void *state, int it, clcone_error *err)
     projected *G = state;
     (void)it;
     (void)err;
-    ref_pgs_sweep(G->p, G->o, G->c0, G->c1, G->order, G->omega, G->r);
+    clcone_ref_pgs_sweep(G->p, G->o, G->c0, G->c1, G->order, G->omega, G->r);
     return CLCONE_OK;
 }
 
-clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clcone_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
                               int c1, const int *order, double *r, clcone_prob_result *out,
                               clcone_error *err)
 {
     projected G = {p, o, c0, c1, order, r, NULL, NULL};
     clcone_status s;
-    if (!(G.omega = ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
-    s = ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
+    if (!(G.omega = clcone_ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
+    s = clcone_ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
     free(G.omega);
     return s;
 }

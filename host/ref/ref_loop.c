@@ -43,7 +43,7 @@ static clcone_status run_checked(void *ctx, int it, const int *active, const dou
     return R->checked ? R->checked(R->state, it, errors[0], err) : CLCONE_OK;
 }
 
-clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
+clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
                           ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                           clcone_error *err)
 {

@@ -7,28 +7,28 @@
 #ifndef CLCONE_REFERENCE_H
 #define CLCONE_REFERENCE_H
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 #include "core/sap.h"
 
-clcone_status ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
                                int c0, int c1, double *r,
                                clcone_prob_result *out, clcone_error *err);
 /* Projected Jacobi for coulomb, ccp and pyramid. */
-clcone_status ref_jacobi(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o,
                          int c0, int c1, double *r, clcone_prob_result *out,
                          clcone_error *err);
 /* Projected Gauss-Seidel for ccp and pyramid. */
-clcone_status ref_pgs(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o,
                       int c0, int c1, double *r, clcone_prob_result *out,
                       clcone_error *err);
 /* APGD on the cone QP (ccp); for coulomb the De Saxce fixed point: the
  * shift mu ||u_t|| is frozen into q for check_every iterations at a time. */
-clcone_status ref_apgd(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o,
                        int c0, int c1, double *r, clcone_prob_result *out,
                        clcone_error *err);
 /* Lemke's method on the N-facet pyramid LCP (Stewart-Trinkle form), dense;
  * o->max_iter caps the pivots. */
-clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
                                 int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err);
 
@@ -39,35 +39,35 @@ clcone_status ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o
  * stop the solve, with the error it measured. */
 typedef clcone_status (*ref_step_fn)(void *state, int it, clcone_error *err);
 typedef clcone_status (*ref_checked_fn)(void *state, int it, double error, clcone_error *err);
-clcone_status ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
+clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
                           ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                           clcone_error *err);
 
 /* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
  * so that the coloured Gauss-Seidel of the device has a reference. */
-clcone_status ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
                                int c0, int c1, const int *order, double *r,
                                clcone_prob_result *out, clcone_error *err);
-clcone_status ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
+clcone_status clcone_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
                               int c0, int c1, const int *order, double *r,
                               clcone_prob_result *out, clcone_error *err);
 /* Gauss-Seidel steps of contacts [c0, c1): 1 / lambda_max(W_cc), malloc'ed
  * (NULL: out of memory, err set). */
-double *ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
+double *clcone_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
 /* One projected Gauss-Seidel sweep (ccp, pyramid) in the given order
- * (NULL = natural), omega from ref_gs_steps. */
-void ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+ * (NULL = natural), omega from clcone_ref_gs_steps. */
+void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
                    const double *omega, double *r);
 /* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
  * sweeping colour by colour in the device's order. */
-clcone_status ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clcone_ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
                       int c1, double *r, clcone_prob_result *out,
                       clcone_error *err);
 
 /* Accelerated coloured Gauss-Seidel (ccp): Nesterov's extrapolation over
- * the sweeps of ref_cgs, with gradient restart (kernels/local_solve.h,
+ * the sweeps of clcone_ref_cgs, with gradient restart (kernels/local_solve.h,
  * cone_acgs_*). */
-clcone_status ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
                        int c1, double *r, clcone_prob_result *out,
                        clcone_error *err);
 

@@ -5,7 +5,7 @@
  * adding a solver is one row and its entries. */
 #include "core/internal.h"
 #include "ref/reference.h"
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -25,25 +25,25 @@ typedef struct contract_row {
  * Newton on body velocities and takes no solver: its row's solver is
  * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve. */
 static const contract_row ROWS[] = {
-    ROW(COULOMB, NSGS, REF, REF, ref_nsgs_coulomb),
-    ROW(COULOMB, CGS, REF | DEV, DEV, ref_cgs),
-    ROW(COULOMB, JACOBI, REF | DEV, 0, ref_jacobi),
-    ROW(COULOMB, APGD, REF | DEV, 0, ref_apgd),
-    ROW(COULOMB, PGS, REF, 0, ref_pgs),
-    ROW(CCP, APGD, REF | DEV, REF | DEV, ref_apgd),
-    ROW(CCP, CGS, REF | DEV, 0, ref_cgs),
-    ROW(CCP, JACOBI, REF | DEV, 0, ref_jacobi),
-    ROW(CCP, PGS, REF, 0, ref_pgs),
-    ROW(CCP, ACGS, REF | DEV, 0, ref_acgs),
-    ROW(PYRAMID, LEMKE, REF, REF, ref_lemke_pyramid),
-    ROW(PYRAMID, CGS, REF | DEV, DEV, ref_cgs),
-    ROW(PYRAMID, JACOBI, REF | DEV, 0, ref_jacobi),
-    ROW(PYRAMID, PGS, REF, 0, ref_pgs),
-    ROW(SOFT, APGD, REF | DEV, REF | DEV, ref_apgd),
-    ROW(SOFT, CGS, REF | DEV, 0, ref_cgs),
-    ROW(SOFT, JACOBI, REF | DEV, 0, ref_jacobi),
-    ROW(SOFT, PGS, REF, 0, ref_pgs),
-    ROW(SOFT, ACGS, REF | DEV, 0, ref_acgs),
+    ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb),
+    ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs),
+    ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
+    ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd),
+    ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs),
+    ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd),
+    ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs),
+    ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
+    ROW(CCP, PGS, REF, 0, clcone_ref_pgs),
+    ROW(CCP, ACGS, REF | DEV, 0, clcone_ref_acgs),
+    ROW(PYRAMID, LEMKE, REF, REF, clcone_ref_lemke_pyramid),
+    ROW(PYRAMID, CGS, REF | DEV, DEV, clcone_ref_cgs),
+    ROW(PYRAMID, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
+    ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs),
+    ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd),
+    ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs),
+    ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
+    ROW(SOFT, PGS, REF, 0, clcone_ref_pgs),
+    ROW(SOFT, ACGS, REF | DEV, 0, clcone_ref_acgs),
     ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL),
 };
 

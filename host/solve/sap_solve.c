@@ -2,7 +2,7 @@
  * then the reference or the device backend. */
 #include "core/sap.h"
 #include "opencl/device_solve.h"
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 #include "ref/reference.h"
 
 #include <math.h>

@@ -4,7 +4,7 @@
 #include "ref/reference.h"
 #include "core/sap.h"
 #include "opencl/device_solve.h"
-#include "solve/solve.h"
+#include "solve/solve_entries.h"
 
 #include <math.h>
 #include <stdlib.h>

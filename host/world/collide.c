@@ -5,8 +5,8 @@
  * problem, and each carries a key (pair + feature) that stays the same
  * while the contact persists, for warm starts. */
 #include "core/internal.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <math.h>
 #include <stdint.h>

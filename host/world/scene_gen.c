@@ -3,8 +3,9 @@
  * with the free velocity of one step under gravity; contacts are exact
  * (gap ~ 0) at the generated positions. */
 #include "core/internal.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
+#include "cone.h"
 
 #include <math.h>
 #include <stdlib.h>

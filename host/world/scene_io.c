@@ -3,8 +3,8 @@
  * Values are written with %.17g, which round-trips doubles exactly. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/io.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <errno.h>
 #include <stdint.h>

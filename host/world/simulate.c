@@ -17,9 +17,9 @@
  * (the bodies would move every step), so soft steps are not projected. */
 #include "core/internal.h"
 #include "core/sap.h"
-#include "core/scene.h"
-#include "world/world.h"
-#include "solve/solve.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
+#include "solve/solve_entries.h"
 
 #include <math.h>
 #include <stdlib.h>

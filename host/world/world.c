@@ -2,8 +2,8 @@
  * The mass properties of the body form are derived here from the shapes,
  * so that a file or a generator cannot make them disagree. */
 #include "core/internal.h"
-#include "core/scene.h"
-#include "world/world.h"
+#include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -28,8 +28,8 @@ typedef struct clcone_device_info {
 CLCONE_API clcone_status clcone_list_devices(clcone_device_info **list, int *count,
                                   clcone_error *err);
 
-/* A device with its queue and built programs. */
-typedef struct clcone_context clcone_context;
+/* clcone_context, a device with its queue and built programs, is declared
+ * once, in solve.h (included above): C99 refuses a repeated typedef. */
 
 typedef enum clcone_precision {
     CLCONE_FLOAT = 0,

@@ -2,7 +2,7 @@
  * solves of one problem file in a loop on a backend, the wall time per
  * call, median of runs. Usage: overhead FILE ref|DEVICE CALLS RUNS */
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
-#include <clcone.h>
+#include <clcone/clcone.h>
 
 #include <stdio.h>
 #include <stdlib.h>

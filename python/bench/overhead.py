@@ -37,7 +37,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         exe, dat = Path(d) / "overhead", Path(d) / "three.dat"
         subprocess.run(["cc", "-O2", "-std=c11", "-Wall", "-Wextra", "-Werror", str(ROOT / "python/bench/overhead.c"), "-I",
-                        str(ROOT / "include/clcone"), "-L", str(ROOT / "build"), "-lclcone",
+                        str(ROOT / "include"), "-L", str(ROOT / "build"), "-lclcone",
                         f"-Wl,-rpath,{ROOT / 'build'}", "-o", str(exe)], check=True)
         p = three_contacts()
         p.write(dat)

@@ -10,12 +10,12 @@
  *  - W_cd = sum over bodies B shared by c and d of
  *    sign_c(B) sign_d(B) J_c,B M_B^-1 J_d,B^T; q_c = sum sign J_c v*.
  */
-#ifndef CLCONE_SCENE_H
-#define CLCONE_SCENE_H
+#ifndef CLCONE_BODY_FORM_H
+#define CLCONE_BODY_FORM_H
 
 #include <limits.h>
 
-#include "clcone.h"
+#include <clcone/clcone.h>
 
 /* Contacts a scene may hold: the local problem indexes 3n velocities and
  * 9 * nnzb block entries with int, and every contact has a diagonal block,

@@ -1,10 +1,9 @@
 /* World internals shared by the world, generator, collision, stepping and
  * output sources: rotations, shape inertia and allocation. */
-#ifndef CLCONE_WORLD_H
-#define CLCONE_WORLD_H
+#ifndef CLCONE_WORLD_PARTS_H
+#define CLCONE_WORLD_PARTS_H
 
-#include "clcone.h"
-#include "cone.h"
+#include <clcone/clcone.h>
 
 
 /* Rotation matrix (row-major, body to world) of a unit quaternion

@@ -1,7 +1,7 @@
 /* The solve layer's internal entries, beside the public clcone_solve*
  * and clcone_plan_* (solve/solve.c, solve/sap_solve.c). */
-#ifndef CLCONE_SOLVE_H
-#define CLCONE_SOLVE_H
+#ifndef CLCONE_SOLVE_ENTRIES_H
+#define CLCONE_SOLVE_ENTRIES_H
 
 #include "core/internal.h"
 #include "core/sap.h"
