@@ -354,6 +354,7 @@ START_TEST(api_null_without_status_is_harmless)
     clcone_plan_free(NULL);
     clcone_context_free(NULL);
     clcone_input_free(NULL);
+    clcone_device_list_free(NULL);
 }
 END_TEST
 

@@ -31,7 +31,7 @@ START_TEST(device_without_fp64)
     ck_assert_int_eq(clcone_list_devices(&list, &n, &e), CLCONE_OK);
     ck_assert_int_gt(n, 0);
     for (int i = 0; i < n; ++i) ck_assert_int_eq(list[i].fp64, 0);
-    free(list);
+    clcone_device_list_free(list);
     f = test_context(CLCONE_FLOAT);
     ck_assert_int_eq(clcone_context_device(f)->fp64, 0);
     test_solve_one(f, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-5, 300, 10, r2);

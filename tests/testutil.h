@@ -13,6 +13,7 @@
 #include <clcone/clcone.h>
 #include "cli/shared_problems.h"
 #include "opencl/opencl.h"
+#include "world/world_parts.h" /* the scene generators */
 
 /* Directory of the shared Siconos problems: $CLCONE_PROBLEMS, else
  * ../shared/problems relative to the repository root (tests run there). */

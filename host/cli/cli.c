@@ -438,7 +438,7 @@ static int cmd_devices(int argc, char **argv)
                list[i].name, list[i].platform, list[i].compute_units, (double)list[i].global_mem / 1073741824.0,
                list[i].fp64 ? "yes" : "no");
     printf("device 'ref' is the CPU reference solver (double, one thread)\n");
-    free(list);
+    clcone_device_list_free(list);
     return 0;
 }
 

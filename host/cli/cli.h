@@ -60,6 +60,8 @@ void cli_progress_attach(const cli_args *a, clcone_options *o, cli_progress *p);
 void cli_progress_end(cli_progress *p);
 int is_ref(const char *device);
 void print_last_line(const char *status, double error, int iters, double ms, int n);
+/* A backend in the words every command, plot and picture uses: the
+ * device's name, platform and precision, or the reference (ctx NULL). */
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
 
 /* host/cli/outputs.c */
@@ -95,7 +97,7 @@ int cmd_simulate(int argc, char **argv);
  * with the reference. */
 int cmd_demo_pile(int argc, char **argv);
 
-/* host/cli_plot.c */
+/* host/cli/cli_plot.c */
 /* --png-size s of the picture png (NULL: no --png given, refused) as
  * "WxH" (both parsed; ranges are the library's to check); 0 or
  * EXIT_USAGE after saying which was wrong. */
@@ -107,9 +109,6 @@ int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_hi
 /* simulate --plot: per step (n) iterations, error and solve time. */
 clcone_status cli_plot_steps(const char *path, const char *title, int n, const double *iters, const double *errors,
                              const double *ms, double tol, clcone_error *e);
-/* A backend in a few words: the device's name and precision, or the
- * reference. */
-void cli_backend_label(const clcone_context *ctx, char *buf, size_t len);
 
 /* Monotonic clock in milliseconds, for the figures the commands print. */
 double cli_now_ms(void);

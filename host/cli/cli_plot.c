@@ -21,14 +21,6 @@ int cli_png_size(const char *usage, const char *png, const char *s, int *w, int 
     return 0;
 }
 
-void cli_backend_label(const clcone_context *ctx, char *buf, size_t len)
-{
-    if (!ctx) snprintf(buf, len, "reference (CPU, double)");
-    else
-        snprintf(buf, len, "%s (%s)", clcone_context_device(ctx)->name,
-                 clcone_context_precision(ctx) == CLCONE_DOUBLE ? "double" : "float");
-}
-
 /* Problem 0 of each history (at most 2) against iteration and time;
  * method names what made them, for a plot without points. */
 static int plot_histories(const char *path, const char *title, const clcone_history *const *h,
@@ -99,10 +91,11 @@ done:
 int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts)
 {
     const clcone_history *hs[2] = {&h[0], &h[1]};
-    char dev[300], title[600];
-    const char *labels[2] = {dev, "reference (CPU, double)"};
+    char dev[300], ref[300], title[600];
+    const char *labels[2] = {dev, ref};
     int rc;
-    cli_backend_label(ctx, dev, sizeof dev);
+    describe_backend(ctx, dev, sizeof dev);
+    describe_backend(NULL, ref, sizeof ref);
     snprintf(title, sizeof title, "%s: %s, %s, %d contacts", a->positional[0], clcone_model_name(a->o.model),
              clcone_solver_name(a->o.solver), contacts);
     rc = plot_histories(a->plot, title, hs, labels, a->compare && ctx ? 2 : 1, a->o.tol,

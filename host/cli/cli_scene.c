@@ -657,7 +657,7 @@ int cmd_simulate(int argc, char **argv)
     printf("model:    %s, solver %s, tol %.1e, at most %d iterations a step, device %s\n",
            clcone_model_name(a.o.model), clcone_solver_name(a.o.solver), a.o.tol, a.o.max_iter, backend);
     fflush(stdout);
-    cli_backend_label(ctx, blabel, sizeof blabel);
+    describe_backend(ctx, blabel, sizeof blabel);
     snprintf(label, sizeof label, "%s, %s/%s on %s", a.positional[0], clcone_model_name(so.solve.model),
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;
@@ -776,7 +776,7 @@ int cmd_demo_pile(int argc, char **argv)
     out.png_w = png_w;
     out.png_h = png_h;
     out.vtk_every = 1;
-    cli_backend_label(ctx, blabel, sizeof blabel);
+    describe_backend(ctx, blabel, sizeof blabel);
     snprintf(label, sizeof label, "demo pile of %d spheres, %s/%s on %s", w.s.nbodies, clcone_model_name(so.solve.model),
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;

@@ -297,19 +297,23 @@ int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_sc
 
 /* With --compare: the same problem with the CPU reference, side by side. */
 
-/* One cell of the solver table: the solvers of model m on a backend. */
+/* One cell of the solver table: the library's list of the solvers of
+ * model m on a backend ("nsgs (default), cgs"), in markdown each name
+ * quoted as code. */
 static void print_solvers_of(FILE *f, clcone_model m, int device, int markdown)
 {
-    int first = 1;
-    for (int i = 0; clcone_offer_at(i); ++i) {
-        const clcone_offer *o = clcone_offer_at(i);
-        const char *name = o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver);
-        if (o->model != m || !(device ? o->device : o->reference)) continue;
-        fprintf(f, "%s%s%s%s%s", first ? "" : ", ", markdown ? "`" : "", name, markdown ? "`" : "",
-                (device ? o->device_default : o->reference_default) ? " (default)" : "");
-        first = 0;
-    }
-    if (first) fprintf(f, "-");
+    char list[512];
+    const char *sep = "";
+    clcone_offers_describe(m, device, list, sizeof list);
+    if (!list[0]) fprintf(f, "-");
+    else if (!markdown) fputs(list, f);
+    else
+        for (char *item = strtok(list, ","); item; item = strtok(NULL, ","), sep = ", ") {
+            size_t n;
+            item += strspn(item, " ");
+            n = strcspn(item, " ");
+            fprintf(f, "%s`%.*s`%s", sep, (int)n, item, item + n);
+        }
 }
 
 void cli_print_solvers(FILE *f, int markdown)

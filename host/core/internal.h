@@ -5,8 +5,8 @@
 #include <clcone/clcone.h>
 
 /* Counts of the public enums clcone_model and clcone_solver (without
- * CLCONE_SOLVER_DEFAULT); core/contract.c checks its name tables against
- * them. */
+ * CLCONE_SOLVER_DEFAULT); core/options.c checks its name tables against
+ * them, solve/contract.c the options' ranges. */
 #define CLCONE_NMODELS 5
 #define CLCONE_NSOLVERS 7
 

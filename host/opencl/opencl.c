@@ -235,6 +235,11 @@ clcone_status clcone_list_devices(clcone_device_info **list, int *count, clcone_
     return CLCONE_OK;
 }
 
+void clcone_device_list_free(clcone_device_info *list)
+{
+    free(list);
+}
+
 /* Device choice: by index, by name substring, or the default rule. */
 typedef struct pick_ctx {
     const char *spec;

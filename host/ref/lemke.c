@@ -107,17 +107,6 @@ clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
     return CLCONE_OK;
 }
 
-void clcone_lemke_lcp_w(const clcone_lemke_lcp *L, const double *z, double *w)
-{
-    int j, k;
-    memcpy(w, L->b, (size_t)L->n * sizeof *w);
-    for (j = 0; j < L->n; ++j) {
-        if (z[j] == 0) continue;
-        for (k = L->col_ptr[j]; k < L->col_ptr[j + 1]; ++k)
-            w[L->row[k]] += L->val[k] * z[j];
-    }
-}
-
 double clcone_lemke_complementarity(const clcone_lemke_lcp *L, const double *z)
 {
     int n = L->n, i, j, k;

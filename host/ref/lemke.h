@@ -75,10 +75,6 @@ clcone_status clcone_lemke_solve(const clcone_lemke_lcp *L, int max_pivots,
                                  double max_seconds, double *z,
                                  clcone_lemke_info *info, clcone_error *err);
 
-/* w = M z + b. */
-void clcone_lemke_lcp_w(const clcone_lemke_lcp *L, const double *z,
-                        double *w);
-
 /* Complementarity violation max_i |min(z_i / zs, w_i / ws)|, with
  * w = M z + b, zs = max|z| and ws the magnitude of the terms that make
  * w (max_i (|b_i| + sum_j |M_ij z_j|)): z and w carry different units

@@ -113,7 +113,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     clcone_options_resolve(&oc, ctx);
     res->items = NULL;
     res->nprob = 0;
-    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* host/core/sap.c */
+    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* solve/sap_solve.c */
     if ((s = clcone_scene_validate(sc, err))) return s;
     if (!ctx) {
         /* the reference works on the assembled local form */

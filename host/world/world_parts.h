@@ -37,6 +37,27 @@ void clcone_contact_force(const clcone_world *w, const double *r, int c, double 
 clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
                                  clcone_error *err);
 
+/* The scene generators behind clcone_world_generate (scene_gen.c), for the
+ * tests and the bench, which need sizes it does not offer (an L x L x H
+ * grid) and no world. Each returns bodies at rest in contact
+ * (contacts detected at the generated state, gap ~ 0) with the free
+ * velocity of one time step dt under gravity g = (0, 0, -9.81):
+ * v* = v + dt g. Deterministic for a given seed. */
+/* A tower of k unit boxes (mass 1) on the static ground; 4 corner
+ * contacts per interface, 4k contacts. */
+clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s,
+                               clcone_error *err);
+/* About n spheres (radius 0.5 +- spread, unit density) packed densely in
+ * a box container (static floor and walls) with contacts wherever two
+ * spheres or a sphere and a wall touch. */
+clcone_status clcone_gen_pile(int n, double mu, double dt, double spread,
+                              unsigned seed, clcone_scene *s,
+                              clcone_error *err);
+/* L x L x H spheres of radius 0.5 in a simple cubic lattice resting on
+ * each other and on the ground: about 3 L^2 H contacts. */
+clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
+                              clcone_scene *s, clcone_error *err);
+
 /* clcone_gen_pile, also returning each sphere's radius (n doubles,
  * caller-allocated) and the container's extent wx, wy (floor z = 0, walls
  * x = 0, wx and y = 0, wy). */

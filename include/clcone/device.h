@@ -23,10 +23,13 @@ typedef struct clcone_device_info {
     int fp64;                   /* cl_khr_fp64 */
 } clcone_device_info;
 
-/* Lists every device of every platform (*list is malloc'ed; free()). With
- * no platform installed: CLCONE_EDEVICE and a message on how to fix it. */
+/* Lists every device of every platform (*list is released with
+ * clcone_device_list_free). With no platform installed: CLCONE_EDEVICE and
+ * a message on how to fix it. */
 CLCONE_API clcone_status clcone_list_devices(clcone_device_info **list, int *count,
                                   clcone_error *err);
+/* Releases a list of clcone_list_devices; NULL does nothing. */
+CLCONE_API void clcone_device_list_free(clcone_device_info *list);
 
 /* clcone_context, a device with its queue and built programs, is declared
  * once, in solve.h (included above): C99 refuses a repeated typedef. */

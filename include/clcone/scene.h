@@ -55,25 +55,6 @@ CLCONE_API void clcone_scene_apply_impulses(const clcone_scene *s, const double 
 
 CLCONE_API void clcone_scene_free(clcone_scene *s);
 
-/* Scene generators (body form). Each returns bodies at rest in contact
- * (contacts detected at the generated state, gap ~ 0) with the free
- * velocity of one time step dt under gravity g = (0, 0, -9.81):
- * v* = v + dt g. Deterministic for a given seed. */
-/* A tower of k unit boxes (mass 1) on the static ground; 4 corner
- * contacts per interface, 4k contacts. */
-CLCONE_API clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s,
-                               clcone_error *err);
-/* About n spheres (radius 0.5 +- spread, unit density) packed densely in
- * a box container (static floor and walls) with contacts wherever two
- * spheres or a sphere and a wall touch. */
-CLCONE_API clcone_status clcone_gen_pile(int n, double mu, double dt, double spread,
-                              unsigned seed, clcone_scene *s,
-                              clcone_error *err);
-/* L x L x H spheres of radius 0.5 in a simple cubic lattice resting on
- * each other and on the ground: about 3 L^2 H contacts. */
-CLCONE_API clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
-                              clcone_scene *s, clcone_error *err);
-
 #ifdef __cplusplus
 }
 #endif

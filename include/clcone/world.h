@@ -60,7 +60,11 @@ CLCONE_API clcone_status clcone_world_contact_scene(const clcone_world *w, clcon
  * body velocities v (6 per body; NULL = the bodies' own v). */
 CLCONE_API double clcone_world_kinetic_energy(const clcone_world *w, const double *v);
 
-/* Generators: the body-form generators above plus shapes and container.
+/* Generators, the library's one way to make a scene: a world whose
+ * scene w.s holds bodies at rest in contact (contacts detected at the
+ * generated state, gap ~ 0) with the free velocity of one time step dt
+ * under gravity g = (0, 0, -9.81), v* = v + dt g, deterministic for a
+ * given seed; the world adds the shapes and the container.
  *  pile:    about n spheres in a box container (spread = radius spread);
  *  stack:   n unit boxes on the ground;
  *  wall:    a pyramid of bricks (1 x 0.5 x 0.5) with n in the bottom row;

@@ -12,7 +12,7 @@ import numpy as np
 
 from ._native import (Cancel, InvalidInput, c_alloc, c_string, call_cancellable, check, copy_in, copy_out, ffi,
                       ints, lib,
-                      libc, new_error, reals)
+                      new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -54,7 +54,7 @@ def devices() -> List[DeviceInfo]:
     try:
         return [_device_info(lst[0][i]) for i in range(count[0])]
     finally:
-        libc.free(lst[0])
+        lib.clcone_device_list_free(lst[0])
 
 
 _PRECISIONS = {"float": 0, "double": 1}
