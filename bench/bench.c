@@ -232,18 +232,99 @@ static const char *const SEC_TITLES[BENCH_SECTIONS] = {
     "6. Direction bias of the pyramid",
 };
 
-int main(int argc, char **argv)
+/* The float and double contexts (spec as --device) and the device's
+ * description; ver and cver (256 chars) get its OpenCL versions. */
+static void open_contexts(bench *B, const char *spec, char *ver, char *cver)
 {
-    bench B;
     clcone_error err;
-    const char *spec = NULL, *env, *only = NULL;
-    char cpu[256], path[4096], drv[256] = "?", ver[256] = "?", cver[256] = "?";
-    FILE *md;
-    struct rusage ru;
-    int order[BENCH_SECTIONS] = {1, 0, 2, 3, 5, 4};
+    char drv[256] = "?";
+    if (clcone_context_create(spec, CLCONE_FLOAT, &B->fctx, &err)) {
+        snprintf(B->fctx_err, sizeof B->fctx_err, "%s", err.msg);
+        B->fctx = NULL;
+    }
+    if (clcone_context_create(spec, CLCONE_DOUBLE, &B->dctx, &err)) {
+        snprintf(B->dctx_err, sizeof B->dctx_err, "%s", err.msg);
+        B->dctx = NULL;
+    }
+    if (B->fctx) {
+        const clcone_device_info *di = clcone_context_device(B->fctx);
+        dev_string(B->fctx, CL_DRIVER_VERSION, drv, sizeof drv);
+        dev_string(B->fctx, CL_DEVICE_VERSION, ver, 256);
+        dev_string(B->fctx, CL_DEVICE_OPENCL_C_VERSION, cver, 256);
+        snprintf(B->dev_name, sizeof B->dev_name, "%s (%s, driver %s)", di->name, di->platform, drv);
+        snprintf(B->dev_short, sizeof B->dev_short, "%.40s", di->name);
+    } else {
+        snprintf(B->dev_name, sizeof B->dev_name, "none");
+        snprintf(B->dev_short, sizeof B->dev_short, "none");
+    }
+}
+
+/* The report's head: the machine, the device and the run. */
+static void report_head(FILE *md, bench *B, const char *ver, const char *cver, const char *load0,
+                        const char *load1, const struct rusage *ru)
+{
+    char cpu[256];
+    cpu_model(cpu, sizeof cpu);
+    fprintf(md, "# clcone benchmark report\n\n");
+    fprintf(md, "All figures below were measured in this one run (`%s`), on this machine; "
+                "comparisons are ratios of figures from the same run.\n\n",
+            B->quick ? "BENCH_QUICK=1 make bench" : "make bench");
+    fprintf(md, "| | |\n|---|---|\n");
+    fprintf(md, "| CPU | %s |\n", cpu);
+    fprintf(md, "| cores (online) | %ld |\n", sysconf(_SC_NPROCESSORS_ONLN));
+    fprintf(md, "| memory | %.1f GiB |\n", (double)mem_total_kb() / (1024.0 * 1024.0));
+    fprintf(md, "| OpenCL device | %s |\n", B->dev_name);
+    if (B->fctx) {
+        const clcone_device_info *di = clcone_context_device(B->fctx);
+        fprintf(md, "| device version | %s; %s; %d compute units, %.1f GiB global memory, fp64 %s |\n", ver,
+                cver, di->compute_units, (double)di->global_mem / (1 << 30), di->fp64 ? "yes" : "no");
+    } else {
+        fprintf(md, "| device error | %s |\n", B->fctx_err);
+    }
+    if (!B->dctx) fprintf(md, "| double context | not available: %s |\n", B->dctx_err);
+    fprintf(md, "| CPU reference | clcone_solve with a NULL context: double, one thread |\n");
+    fprintf(md, "| run time | %.1f s (mode: %s) |\n", bench_elapsed(B), B->quick ? "quick" : "full");
+    fprintf(md, "| peak memory (ru_maxrss) | %.1f MiB (the bench process, whole run) |\n",
+            (double)ru->ru_maxrss / 1024.0);
+    fprintf(md, "| /proc/loadavg at start / end | %s / %s (other processes on the machine add noise to the times) |\n",
+            load0, load1);
+    fprintf(md, "| failures noted | %d |\n\n", B->failures);
+    fprintf(md, "Section times:");
+    for (int i = 0; i < BENCH_SECTIONS; ++i) fprintf(md, " %d: %.1f s%s", i + 1, B->sec_seconds[i],
+                                                     i + 1 < BENCH_SECTIONS ? "," : ".\n\n");
+}
+
+/* Runs the sections in their order (those --sections names, all without
+ * it) into their buffers. */
+static void run_sections(bench *B, const char *only)
+{
+    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 5, 4};
     void (*fns[BENCH_SECTIONS])(bench *, FILE *) = {bench_section_scaling, bench_section_bandwidth,
                                                      bench_section_batches, bench_section_siconos,
                                                      bench_section_mujoco, bench_section_bias};
+    for (int k = 0; k < BENCH_SECTIONS; ++k) {
+        int i = order[k];
+        double t = bench_now();
+        if (only && !strchr(only, '1' + i)) {
+            fprintf(B->sec[i], "(not run: --sections %s)\n", only);
+            continue;
+        }
+        fprintf(stderr, "bench: section %s (%.0f s into the run)\n", SEC_TITLES[i], bench_elapsed(B));
+        if (!B->fctx)
+            bench_fail(B, B->sec[i], "no OpenCL float context, the device parts are skipped: %s", B->fctx_err);
+        fns[i](B, B->sec[i]);
+        B->sec_seconds[i] = bench_now() - t;
+        fflush(B->sec[i]);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    bench B;
+    const char *spec = NULL, *env, *only = NULL;
+    char path[4096], ver[256] = "?", cver[256] = "?";
+    FILE *md;
+    struct rusage ru;
     char load0[128], load1[128];
     memset(&B, 0, sizeof B);
     B.t0 = bench_now();
@@ -268,25 +349,7 @@ int main(int argc, char **argv)
         return 1;
     }
     B.gnuplot_ok = system("command -v gnuplot > /dev/null 2>&1") == 0;
-    if (clcone_context_create(spec, CLCONE_FLOAT, &B.fctx, &err)) {
-        snprintf(B.fctx_err, sizeof B.fctx_err, "%s", err.msg);
-        B.fctx = NULL;
-    }
-    if (clcone_context_create(spec, CLCONE_DOUBLE, &B.dctx, &err)) {
-        snprintf(B.dctx_err, sizeof B.dctx_err, "%s", err.msg);
-        B.dctx = NULL;
-    }
-    if (B.fctx) {
-        const clcone_device_info *di = clcone_context_device(B.fctx);
-        dev_string(B.fctx, CL_DRIVER_VERSION, drv, sizeof drv);
-        dev_string(B.fctx, CL_DEVICE_VERSION, ver, sizeof ver);
-        dev_string(B.fctx, CL_DEVICE_OPENCL_C_VERSION, cver, sizeof cver);
-        snprintf(B.dev_name, sizeof B.dev_name, "%s (%s, driver %s)", di->name, di->platform, drv);
-        snprintf(B.dev_short, sizeof B.dev_short, "%.40s", di->name);
-    } else {
-        snprintf(B.dev_name, sizeof B.dev_name, "none");
-        snprintf(B.dev_short, sizeof B.dev_short, "none");
-    }
+    open_contexts(&B, spec, ver, cver);
     for (int i = 0; i < BENCH_SECTIONS; ++i) {
         B.sec[i] = open_memstream(&B.sec_text[i], &B.sec_len[i]);
         if (!B.sec[i]) {
@@ -294,22 +357,8 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    for (int k = 0; k < BENCH_SECTIONS; ++k) {
-        int i = order[k];
-        double t = bench_now();
-        if (only && !strchr(only, '1' + i)) {
-            fprintf(B.sec[i], "(not run: --sections %s)\n", only);
-            continue;
-        }
-        fprintf(stderr, "bench: section %s (%.0f s into the run)\n", SEC_TITLES[i], bench_elapsed(&B));
-        if (!B.fctx)
-            bench_fail(&B, B.sec[i], "no OpenCL float context, the device parts are skipped: %s", B.fctx_err);
-        fns[i](&B, B.sec[i]);
-        B.sec_seconds[i] = bench_now() - t;
-        fflush(B.sec[i]);
-    }
+    run_sections(&B, only);
     getrusage(RUSAGE_SELF, &ru);
-    cpu_model(cpu, sizeof cpu);
     loadavg(load1, sizeof load1);
     snprintf(path, sizeof path, "%s/report.md", B.out);
     md = fopen(path, "w");
@@ -317,33 +366,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: cannot write %s: %s\n", path, strerror(errno));
         return 1;
     }
-    fprintf(md, "# clcone benchmark report\n\n");
-    fprintf(md, "All figures below were measured in this one run (`%s`), on this machine; "
-                "comparisons are ratios of figures from the same run.\n\n",
-            B.quick ? "BENCH_QUICK=1 make bench" : "make bench");
-    fprintf(md, "| | |\n|---|---|\n");
-    fprintf(md, "| CPU | %s |\n", cpu);
-    fprintf(md, "| cores (online) | %ld |\n", sysconf(_SC_NPROCESSORS_ONLN));
-    fprintf(md, "| memory | %.1f GiB |\n", (double)mem_total_kb() / (1024.0 * 1024.0));
-    fprintf(md, "| OpenCL device | %s |\n", B.dev_name);
-    if (B.fctx) {
-        const clcone_device_info *di = clcone_context_device(B.fctx);
-        fprintf(md, "| device version | %s; %s; %d compute units, %.1f GiB global memory, fp64 %s |\n", ver,
-                cver, di->compute_units, (double)di->global_mem / (1 << 30), di->fp64 ? "yes" : "no");
-    } else {
-        fprintf(md, "| device error | %s |\n", B.fctx_err);
-    }
-    if (!B.dctx) fprintf(md, "| double context | not available: %s |\n", B.dctx_err);
-    fprintf(md, "| CPU reference | clcone_solve with a NULL context: double, one thread |\n");
-    fprintf(md, "| run time | %.1f s (mode: %s) |\n", bench_elapsed(&B), B.quick ? "quick" : "full");
-    fprintf(md, "| peak memory (ru_maxrss) | %.1f MiB (the bench process, whole run) |\n",
-            (double)ru.ru_maxrss / 1024.0);
-    fprintf(md, "| /proc/loadavg at start / end | %s / %s (other processes on the machine add noise to the times) |\n",
-            load0, load1);
-    fprintf(md, "| failures noted | %d |\n\n", B.failures);
-    fprintf(md, "Section times:");
-    for (int i = 0; i < BENCH_SECTIONS; ++i) fprintf(md, " %d: %.1f s%s", i + 1, B.sec_seconds[i],
-                                                     i + 1 < BENCH_SECTIONS ? "," : ".\n\n");
+    report_head(md, &B, ver, cver, load0, load1, &ru);
     for (int i = 0; i < BENCH_SECTIONS; ++i) {
         fclose(B.sec[i]);
         fprintf(md, "## %s\n\n%s\n", SEC_TITLES[i], B.sec_text[i] ? B.sec_text[i] : "");

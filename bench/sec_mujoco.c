@@ -511,193 +511,247 @@ static int too_big(FILE *f, int ncon_est, const char *path)
     return 1;
 }
 
+/* One scene's run: MuJoCo's model and data, its dual problem p, its
+ * three solvers' times, errors and forces, and clcone's buffers. */
+typedef struct mj_run {
+    bench *b;
+    FILE *f;
+    mj_settings *S;
+    char path[4096], label[64];
+    int nbodies, nc, nefc, order[NSOL], failed[NCFG], body_state; /* body form: 0 not built, 1 built, -1 failed */
+    int runs[NSOL], iters[NSOL];
+    double tmj[NSOL], emj[NSOL], *fmj[NSOL], *r, *rmj, *bR, *baref, *bmap, best_dev;
+    char best_cfg[96];
+    clcone_scene s, bs;
+    clcone_problem p;
+    mjModel *m;
+    mjData *d;
+} mj_run;
+
+/* The scene's MJCF file written and loaded, and MuJoCo's dual problem
+ * read; 0, or -1 after a failure noted (or a scene too big, said). */
+static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
+{
+    bench *b = R->b;
+    FILE *f = R->f;
+    char errbuf[1000] = "";
+    clcone_error err;
+    int ncon_est;
+    if (sc->cubes) {
+        /* up to four cubes below and four above, four corners each */
+        ncon_est = 20 * sc->n * sc->n * sc->n;
+        snprintf(R->path, sizeof R->path, "%s/mujoco_cubes_%d.xml", b->out, sc->n * sc->n * sc->n);
+        if (too_big(f, ncon_est, R->path)) return -1;
+        if (write_cubes(R->path, sc->n, mu, dt, ncon_est, &R->nbodies)) {
+            bench_fail(b, f, "cannot write %s", R->path);
+            return -1;
+        }
+        snprintf(R->label, sizeof R->label, "%d cubes", R->nbodies);
+    } else {
+        if (clcone_gen_pile(sc->n, mu, dt, 0.1, 1, &R->s, &err)) {
+            bench_fail(b, f, "pile of %d: %s", sc->n, err.msg);
+            return -1;
+        }
+        /* headroom for MuJoCo finding more contacts than clcone did */
+        ncon_est = 2 * R->s.ncontacts + 64;
+        snprintf(R->path, sizeof R->path, "%s/mujoco_spheres_%d.xml", b->out, sc->n);
+        if (too_big(f, ncon_est, R->path)) return -1;
+        if (write_spheres(R->path, &R->s, mu, dt, ncon_est, &R->nbodies)) {
+            bench_fail(b, f, "cannot write %s", R->path);
+            return -1;
+        }
+        snprintf(R->label, sizeof R->label, "%d spheres", R->nbodies);
+    }
+    fprintf(stderr, "bench: mujoco: %s\n", R->label);
+    R->m = mj_loadXML(R->path, NULL, errbuf, sizeof errbuf);
+    if (!R->m) {
+        bench_fail(b, f, "MuJoCo could not load %s: %s", R->path, errbuf);
+        return -1;
+    }
+    R->d = mj_makeData(R->m);
+    if (!R->d) {
+        bench_fail(b, f, "mj_makeData failed on %s", R->path);
+        return -1;
+    }
+    /* every call then starts from qacc_smooth: the same problem each time */
+    R->m->opt.disableflags |= mjDSBL_WARMSTART;
+    R->S->iterations = R->m->opt.iterations;
+    R->S->tolerance = R->m->opt.tolerance;
+    if (read_dual(R->m, R->d, &R->p, &err)) {
+        bench_fail(b, f, "%s: %s", R->label, err.msg);
+        return -1;
+    }
+    R->nc = R->p.n;
+    R->nefc = 3 * R->nc;
+    return 0;
+}
+
+/* MuJoCo's three solvers on the scene, timed, their forces kept and their
+ * errors measured as clcone measures ccp's; the MuJoCo table's rows, and
+ * the solvers ordered loosest error first. 0, or -1 out of memory. */
+static int mj_solvers(mj_run *R, FILE *t_mj)
+{
+    char buf[64], buf2[64];
+    double fmax_n;
+    for (int k = 0; k < NSOL; ++k) {
+        mj_call c = {R->m, R->d};
+        clcone_options o;
+        R->fmj[k] = malloc(sizeof(double) * (size_t)R->nefc);
+        if (!R->fmj[k]) {
+            bench_fail(R->b, R->f, "out of memory");
+            return -1;
+        }
+        R->m->opt.solver = sol_id[k];
+        R->tmj[k] = best_ms(mj_once, &c, 1, R->S->max_runs, R->S->tmin, &R->runs[k]);
+        R->iters[k] = mj_iterations(R->d);
+        memcpy(R->fmj[k], R->d->efc_force, sizeof(double) * (size_t)R->nefc);
+        clcone_options_default(&o);
+        o.model = CLCONE_MODEL_CCP;
+        R->emj[k] = clcone_error_of(&R->p, &o, R->fmj[k], 0, R->nc);
+    }
+    fmax_n = fmax(max_abs(R->fmj[2], R->nefc), 1e-300);
+    for (int k = 0; k < NSOL; ++k)
+        fprintf(t_mj, "| %s | MuJoCo %s (CPU, 1 thread) | double | %s | %d | %s | %s | %.2e | %.2e |\n", R->label,
+                mj_versionString(), sol_name[k], R->iters[k], bench_fmt_ms(R->tmj[k], buf, sizeof buf),
+                R->runs[k] ? (snprintf(buf2, sizeof buf2, "%d", R->runs[k]), buf2) : "1, its warm-up", R->emj[k],
+                max_abs_diff(R->fmj[k], R->fmj[2], R->nefc) / fmax_n);
+    /* loosest target first: a configuration that misses one is not run
+     * on the tighter ones */
+    for (int k = 0; k < NSOL; ++k) R->order[k] = k;
+    for (int i = 0; i < NSOL; ++i)
+        for (int j = i + 1; j < NSOL; ++j)
+            if (R->emj[R->order[j]] > R->emj[R->order[i]]) {
+                int t = R->order[i];
+                R->order[i] = R->order[j];
+                R->order[j] = t;
+            }
+    return 0;
+}
+
+/* The body form of MuJoCo's problem, built once, for the first
+ * configuration that needs it. */
+static void mj_body_form_once(mj_run *R)
+{
+    clcone_error err;
+    if (R->body_state != 0) return;
+    R->bR = malloc(sizeof(double) * (size_t)R->nefc);
+    R->baref = malloc(sizeof(double) * (size_t)R->nefc);
+    R->bmap = malloc(sizeof(double) * 3 * (size_t)R->nefc);
+    R->body_state = R->bR && R->baref && R->bmap && mj_body_form(R->m, R->d, &R->bs, R->bR, R->baref, R->bmap, &err) == 0 ? 1 : -1;
+    if (R->body_state < 0)
+        bench_fail(R->b, R->f, "%s: body form: %s", R->label, R->bR && R->baref && R->bmap ? err.msg : "out of memory");
+}
+
+/* clcone's configuration j to each MuJoCo solver's error, loosest first:
+ * the clcone table's rows, and the best device time at CG's error. */
+static void mj_clcone_config(mj_run *R, int j, FILE *t_cc)
+{
+    bench *b = R->b;
+    clcone_context *ctx = cfgs[j].dev == 0 ? NULL : cfgs[j].dev == 1 ? b->fctx : b->dctx;
+    const char *eng = cfgs[j].dev ? b->dev_short : "CPU reference", *prec = cfgs[j].dev == 1 ? "float" : "double";
+    const char *sname = clcone_solver_name(cfgs[j].solver), *form = cfgs[j].body ? " (body form)" : "";
+    const char *label = R->label;
+    char buf[64];
+    clcone_options o;
+    if (cfgs[j].dev && !ctx) return;
+    if (cfgs[j].body) mj_body_form_once(R);
+    if (cfgs[j].body && R->body_state < 0) return;
+    clcone_options_default(&o);
+    o.model = cfgs[j].body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
+    o.soft_R = cfgs[j].body ? R->bR : NULL;
+    o.soft_aref = cfgs[j].body ? R->baref : NULL;
+    o.solver = cfgs[j].solver;
+    o.max_seconds = R->S->cap;
+    for (int kk = 0; kk < NSOL; ++kk) {
+        int k = R->order[kk], nr = 0;
+        cc_call c = {NULL, R->p.n, R->r, {0}, {0}};
+        double t, e_mj;
+        const double *f_cc = cfgs[j].body ? R->rmj : R->r;
+        if (R->failed[j]) {
+            fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | not run: missed the looser %s target | | | | |\n",
+                    label, eng, form, prec, sname, sol_name[k], R->emj[k], sol_name[R->failed[j] - 1]);
+            continue;
+        }
+        o.tol = R->emj[k];
+        /* upload, colouring and first launches before any timing */
+        if (cfgs[j].body ? clcone_plan_create_scene(ctx, &R->bs, &o, &c.plan, &c.err)
+                         : clcone_plan_create(ctx, &R->p, &o, &c.plan, &c.err)) {
+            bench_fail(b, R->f, "%s: %s %s %s (set-up): %s", label, eng, prec, sname, c.err.msg);
+            R->failed[j] = k + 1;
+            continue;
+        }
+        t = best_ms(cc_once, &c, 0, R->S->max_runs, R->S->tmin, &nr);
+        clcone_plan_free(c.plan);
+        if (!(t == t)) {
+            bench_fail(b, R->f, "%s: %s %s %s on MuJoCo's problem: %s", label, eng, prec, sname, c.err.msg);
+            R->failed[j] = k + 1;
+            continue;
+        }
+        if (cfgs[j].body) mj_rows_from_body(R->nc, R->bmap, R->r, R->rmj);
+        e_mj = cfgs[j].body ? clcone_error_of(&R->p, &(clcone_options){.model = CLCONE_MODEL_CCP}, R->rmj, 0, R->nc)
+                            : c.res.error;
+        if (c.res.status != CLCONE_CONVERGED) R->failed[j] = k + 1;
+        else if (ctx && k == 1 && t < R->best_dev) {
+            R->best_dev = t;
+            snprintf(R->best_cfg, sizeof R->best_cfg, "%s %s%s", prec, sname, form);
+        }
+        fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | %s (%.2e) | %d | %s (best of %d) | %s%.3g | %.2e |\n", label,
+                eng, form, prec, sname, sol_name[k], R->emj[k], clcone_run_status_name(c.res.status), e_mj,
+                c.res.iters, bench_fmt_ms(t, buf, sizeof buf), nr,
+                c.res.status == CLCONE_CONVERGED ? "" : ">= ", t / R->tmj[k],
+                max_abs_diff(f_cc, R->fmj[k], R->nefc) / fmax(max_abs(R->fmj[k], R->nefc), 1e-300));
+    }
+}
+
 /* One scene: MuJoCo's problem, its three solvers, clcone to each
  * solver's accuracy. Rows go to the three tables' streams. */
 static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FILE *t_scene, FILE *t_mj,
                       FILE *t_cc, FILE *t_sum)
 {
     const double mu = 0.5, dt = 0.01;
-    char path[4096], label[64], errbuf[1000] = "", buf[64], buf2[64];
-    int nbodies = 0, nc, nefc, order[NSOL], failed[NCFG] = {0}, ncon_est;
-    double tmj[NSOL], emj[NSOL], *fmj[NSOL] = {NULL, NULL, NULL}, *r = NULL, fmax_n, best_dev = INFINITY;
-    double *bR = NULL, *baref = NULL, *bmap = NULL, *rmj = NULL;
-    int runs[NSOL], iters[NSOL], body_state = 0; /* body form: 0 not built, 1 built, -1 failed */
-    char best_cfg[96] = "";
-    clcone_scene s, bs;
-    clcone_problem p;
-    clcone_error err;
-    mjModel *m = NULL;
-    mjData *d = NULL;
-    memset(&s, 0, sizeof s);
-    memset(&bs, 0, sizeof bs);
-    memset(&p, 0, sizeof p);
-    if (sc->cubes) {
-        /* up to four cubes below and four above, four corners each */
-        ncon_est = 20 * sc->n * sc->n * sc->n;
-        snprintf(path, sizeof path, "%s/mujoco_cubes_%d.xml", b->out, sc->n * sc->n * sc->n);
-        if (too_big(f, ncon_est, path)) return;
-        if (write_cubes(path, sc->n, mu, dt, ncon_est, &nbodies)) {
-            bench_fail(b, f, "cannot write %s", path);
-            return;
-        }
-        snprintf(label, sizeof label, "%d cubes", nbodies);
-    } else {
-        if (clcone_gen_pile(sc->n, mu, dt, 0.1, 1, &s, &err)) {
-            bench_fail(b, f, "pile of %d: %s", sc->n, err.msg);
-            return;
-        }
-        /* headroom for MuJoCo finding more contacts than clcone did */
-        ncon_est = 2 * s.ncontacts + 64;
-        snprintf(path, sizeof path, "%s/mujoco_spheres_%d.xml", b->out, sc->n);
-        if (too_big(f, ncon_est, path)) goto out;
-        if (write_spheres(path, &s, mu, dt, ncon_est, &nbodies)) {
-            bench_fail(b, f, "cannot write %s", path);
-            goto out;
-        }
-        snprintf(label, sizeof label, "%d spheres", nbodies);
+    char buf[64], buf2[64];
+    mj_run *R = calloc(1, sizeof *R);
+    if (!R) {
+        bench_fail(b, f, "out of memory");
+        return;
     }
-    fprintf(stderr, "bench: mujoco: %s\n", label);
-    m = mj_loadXML(path, NULL, errbuf, sizeof errbuf);
-    if (!m) {
-        bench_fail(b, f, "MuJoCo could not load %s: %s", path, errbuf);
-        goto out;
-    }
-    d = mj_makeData(m);
-    if (!d) {
-        bench_fail(b, f, "mj_makeData failed on %s", path);
-        goto out;
-    }
-    /* every call then starts from qacc_smooth: the same problem each time */
-    m->opt.disableflags |= mjDSBL_WARMSTART;
-    S->iterations = m->opt.iterations;
-    S->tolerance = m->opt.tolerance;
-    if (read_dual(m, d, &p, &err)) {
-        bench_fail(b, f, "%s: %s", label, err.msg);
-        goto out;
-    }
-    nc = p.n;
-    nefc = 3 * nc;
+    R->b = b;
+    R->f = f;
+    R->S = S;
+    R->best_dev = INFINITY;
+    if (mj_load(R, sc, mu, dt)) goto out;
     if (sc->cubes) snprintf(buf, sizeof buf, "- (MuJoCo's collision only)");
-    else snprintf(buf, sizeof buf, "%d", s.ncontacts);
-    fprintf(t_scene, "| %s | %d | %s | %d | %d | %d | %d | `%s` |\n", label, nbodies, buf, nc, nefc, p.nnzb,
-            mj_islands(d), strrchr(path, '/') + 1);
-    for (int k = 0; k < NSOL; ++k) {
-        mj_call c = {m, d};
-        clcone_options o;
-        fmj[k] = malloc(sizeof(double) * (size_t)nefc);
-        if (!fmj[k]) {
-            bench_fail(b, f, "out of memory");
-            goto out;
-        }
-        m->opt.solver = sol_id[k];
-        tmj[k] = best_ms(mj_once, &c, 1, S->max_runs, S->tmin, &runs[k]);
-        iters[k] = mj_iterations(d);
-        memcpy(fmj[k], d->efc_force, sizeof(double) * (size_t)nefc);
-        clcone_options_default(&o);
-        o.model = CLCONE_MODEL_CCP;
-        emj[k] = clcone_error_of(&p, &o, fmj[k], 0, nc);
-    }
-    fmax_n = fmax(max_abs(fmj[2], nefc), 1e-300);
-    for (int k = 0; k < NSOL; ++k)
-        fprintf(t_mj, "| %s | MuJoCo %s (CPU, 1 thread) | double | %s | %d | %s | %s | %.2e | %.2e |\n", label,
-                mj_versionString(), sol_name[k], iters[k], bench_fmt_ms(tmj[k], buf, sizeof buf),
-                runs[k] ? (snprintf(buf2, sizeof buf2, "%d", runs[k]), buf2) : "1, its warm-up", emj[k],
-                max_abs_diff(fmj[k], fmj[2], nefc) / fmax_n);
-    /* loosest target first: a configuration that misses one is not run
-     * on the tighter ones */
-    for (int k = 0; k < NSOL; ++k) order[k] = k;
-    for (int i = 0; i < NSOL; ++i)
-        for (int j = i + 1; j < NSOL; ++j)
-            if (emj[order[j]] > emj[order[i]]) {
-                int t = order[i];
-                order[i] = order[j];
-                order[j] = t;
-            }
-    r = malloc(sizeof(double) * (size_t)nefc);
-    rmj = malloc(sizeof(double) * (size_t)nefc);
-    if (!r || !rmj) {
+    else snprintf(buf, sizeof buf, "%d", R->s.ncontacts);
+    fprintf(t_scene, "| %s | %d | %s | %d | %d | %d | %d | `%s` |\n", R->label, R->nbodies, buf, R->nc, R->nefc,
+            R->p.nnzb, mj_islands(R->d), strrchr(R->path, '/') + 1);
+    if (mj_solvers(R, t_mj)) goto out;
+    R->r = malloc(sizeof(double) * (size_t)R->nefc);
+    R->rmj = malloc(sizeof(double) * (size_t)R->nefc);
+    if (!R->r || !R->rmj) {
         bench_fail(b, f, "out of memory");
         goto out;
     }
-    for (int j = 0; j < NCFG; ++j) {
-        clcone_context *ctx = cfgs[j].dev == 0 ? NULL : cfgs[j].dev == 1 ? b->fctx : b->dctx;
-        const char *eng = cfgs[j].dev ? b->dev_short : "CPU reference", *prec = cfgs[j].dev == 1 ? "float" : "double";
-        const char *sname = clcone_solver_name(cfgs[j].solver), *form = cfgs[j].body ? " (body form)" : "";
-        clcone_options o;
-        if (cfgs[j].dev && !ctx) continue;
-        if (cfgs[j].body && body_state == 0) {
-            bR = malloc(sizeof(double) * (size_t)nefc);
-            baref = malloc(sizeof(double) * (size_t)nefc);
-            bmap = malloc(sizeof(double) * 3 * (size_t)nefc);
-            body_state = bR && baref && bmap && mj_body_form(m, d, &bs, bR, baref, bmap, &err) == 0 ? 1 : -1;
-            if (body_state < 0) bench_fail(b, f, "%s: body form: %s", label, bR && baref && bmap ? err.msg : "out of memory");
-        }
-        if (cfgs[j].body && body_state < 0) continue;
-        clcone_options_default(&o);
-        o.model = cfgs[j].body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
-        o.soft_R = cfgs[j].body ? bR : NULL;
-        o.soft_aref = cfgs[j].body ? baref : NULL;
-        o.solver = cfgs[j].solver;
-        o.max_seconds = S->cap;
-        for (int kk = 0; kk < NSOL; ++kk) {
-            int k = order[kk], nr = 0;
-            cc_call c = {NULL, p.n, r, {0}, {0}};
-            double t, e_mj;
-            const double *f_cc = cfgs[j].body ? rmj : r;
-            if (failed[j]) {
-                fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | not run: missed the looser %s target | | | | |\n",
-                        label, eng, form, prec, sname, sol_name[k], emj[k], sol_name[failed[j] - 1]);
-                continue;
-            }
-            o.tol = emj[k];
-            /* upload, colouring and first launches before any timing */
-            if (cfgs[j].body ? clcone_plan_create_scene(ctx, &bs, &o, &c.plan, &c.err)
-                             : clcone_plan_create(ctx, &p, &o, &c.plan, &c.err)) {
-                bench_fail(b, f, "%s: %s %s %s (set-up): %s", label, eng, prec, sname, c.err.msg);
-                failed[j] = k + 1;
-                continue;
-            }
-            t = best_ms(cc_once, &c, 0, S->max_runs, S->tmin, &nr);
-            clcone_plan_free(c.plan);
-            if (!(t == t)) {
-                bench_fail(b, f, "%s: %s %s %s on MuJoCo's problem: %s", label, eng, prec, sname, c.err.msg);
-                failed[j] = k + 1;
-                continue;
-            }
-            if (cfgs[j].body) mj_rows_from_body(nc, bmap, r, rmj);
-            e_mj = cfgs[j].body ? clcone_error_of(&p, &(clcone_options){.model = CLCONE_MODEL_CCP}, rmj, 0, nc)
-                                : c.res.error;
-            if (c.res.status != CLCONE_CONVERGED) failed[j] = k + 1;
-            else if (ctx && k == 1 && t < best_dev) {
-                best_dev = t;
-                snprintf(best_cfg, sizeof best_cfg, "%s %s%s", prec, sname, form);
-            }
-            fprintf(t_cc, "| %s | %s%s | %s | %s | %s, %.2e | %s (%.2e) | %d | %s (best of %d) | %s%.3g | %.2e |\n", label,
-                    eng, form, prec, sname, sol_name[k], emj[k], clcone_run_status_name(c.res.status), e_mj,
-                    c.res.iters, bench_fmt_ms(t, buf, sizeof buf), nr,
-                    c.res.status == CLCONE_CONVERGED ? "" : ">= ", t / tmj[k],
-                    max_abs_diff(f_cc, fmj[k], nefc) / fmax(max_abs(fmj[k], nefc), 1e-300));
-        }
-    }
-    if (best_cfg[0])
-        fprintf(t_sum, "| %s | %.2e | %s | %s | %s | %.3g | %s |\n", label, emj[1], bench_fmt_ms(tmj[1], buf, sizeof buf),
-                best_cfg, bench_fmt_ms(best_dev, buf2, sizeof buf2), best_dev / tmj[1],
-                best_dev <= tmj[1] ? "yes" : "no");
+    for (int j = 0; j < NCFG; ++j) mj_clcone_config(R, j, t_cc);
+    if (R->best_cfg[0])
+        fprintf(t_sum, "| %s | %.2e | %s | %s | %s | %.3g | %s |\n", R->label, R->emj[1],
+                bench_fmt_ms(R->tmj[1], buf, sizeof buf), R->best_cfg, bench_fmt_ms(R->best_dev, buf2, sizeof buf2),
+                R->best_dev / R->tmj[1], R->best_dev <= R->tmj[1] ? "yes" : "no");
     else
-        fprintf(t_sum, "| %s | %.2e | %s | none converged within %.1f s | | | no |\n", label, emj[1],
-                bench_fmt_ms(tmj[1], buf, sizeof buf), S->cap);
+        fprintf(t_sum, "| %s | %.2e | %s | none converged within %.1f s | | | no |\n", R->label, R->emj[1],
+                bench_fmt_ms(R->tmj[1], buf, sizeof buf), S->cap);
 out:
-    if (d) mj_deleteData(d);
-    if (m) mj_deleteModel(m);
-    for (int k = 0; k < NSOL; ++k) free(fmj[k]);
-    free(r);
-    free(rmj);
-    free(bR);
-    free(baref);
-    free(bmap);
-    clcone_problem_free(&p);
-    clcone_scene_free(&s);
-    clcone_scene_free(&bs);
+    if (R->d) mj_deleteData(R->d);
+    if (R->m) mj_deleteModel(R->m);
+    for (int k = 0; k < NSOL; ++k) free(R->fmj[k]);
+    free(R->r);
+    free(R->rmj);
+    free(R->bR);
+    free(R->baref);
+    free(R->bmap);
+    clcone_problem_free(&R->p);
+    clcone_scene_free(&R->s);
+    clcone_scene_free(&R->bs);
+    free(R);
 }
 
 void bench_section_mujoco(bench *b, FILE *f)

@@ -122,15 +122,21 @@ static void bench_pile_methods(bench *b, FILE *f)
     fprintf(f, "\n(time/iteration here includes the error checks.)\n\n");
 }
 
-void bench_section_scaling(bench *b, FILE *f)
-{
-    static const int targets[NSIZES] = {1000, 10000, 100000, 1000000};
-    int nsizes = b->quick ? 2 : NSIZES;
-    double budget = b->quick ? 35.0 : 480.0, cap = b->quick ? 1.5 : 12.0, t_start = bench_now();
-    double tol = 1e-4;
+/* One run of the section: its settings and the measured cells. */
+typedef struct scaling {
+    bench *b;
+    FILE *f;
+    int nsizes;
+    double budget, cap, tol, t_start;
     cell cells[2][NSIZES][NCONF];
-    char buf[64], buf2[64];
-    memset(cells, 0, sizeof cells);
+} scaling;
+
+static const int TARGETS[NSIZES] = {1000, 10000, 100000, 1000000};
+
+static void scaling_intro(const scaling *S)
+{
+    bench *b = S->b;
+    FILE *f = S->f;
     fprintf(f, "Scenes: grids of spheres 2 layers high (L x L x 2, about 6 L^2 contacts) and piles of spheres "
                "(about 3 contacts per sphere), mu = 0.5, dt = 0.01, sizes 10^3 .. 10^%d contacts%s. Model **ccp** "
                "everywhere (the convex cone QP): the coulomb Jacobi iteration does not converge on the piles, see "
@@ -147,103 +153,160 @@ void bench_section_scaling(bench *b, FILE *f)
                "- speed-up = reference time / device time, for the same solver on the same scene.\n"
                "- section budget %.0f s: a size whose estimated cost (previous size's measured times x 10) "
                "does not fit what is left is skipped and named below.\n\n",
-            cap, budget);
+            S->cap, S->budget);
+}
 
-    for (int si = 0; si < nsizes; ++si)
+/* Each configuration's cost at size si, estimated from the previous size;
+ * a cell that will not fit the budget left gets its note. Returns whether
+ * any configuration fits. */
+static int scaling_estimate(scaling *S, int pile, int si, double est[NCONF])
+{
+    double left = S->budget - (bench_now() - S->t_start);
+    int any = 0;
+    for (int k = 0; k < NCONF; ++k) {
+        cell *pc = si > 0 ? &S->cells[pile][si - 1][k] : NULL;
+        est[k] = 0;
+        if (pc && pc->done)
+            est[k] = 10.0 * fabs(pc->per_iter_ms) * 400 / 1e3 + (S->b->quick ? 0.6 : 3.0) +
+                     fmin(S->cap, 10.0 * pc->tol.time_ms / 1e3);
+        else if (pc)
+            est[k] = INFINITY;
+        if (est[k] > left)
+            snprintf(S->cells[pile][si][k].note, sizeof S->cells[pile][si][k].note,
+                     pc && !pc->done ? "skipped: not measured at the previous size"
+                                     : "skipped: estimated %.0f s, %.0f s of the %.0f s budget left",
+                     est[k], left, S->budget);
+        else
+            any = 1;
+    }
+    return any;
+}
+
+/* Configuration k on scene s (size si): time per iteration, then the run
+ * to 1e-4. */
+static void scaling_measure(scaling *S, int pile, int si, int k, double est, const clcone_scene *s,
+                            const char *desc)
+{
+    bench *b = S->b;
+    FILE *f = S->f;
+    cell *c = &S->cells[pile][si][k];
+    double left_now = S->budget - (bench_now() - S->t_start);
+    clcone_context *ctx = CONFS[k].device ? b->fctx : NULL;
+    clcone_options o;
+    clcone_error err;
+    double prev = si > 0 && S->cells[pile][si - 1][k].done ? S->cells[pile][si - 1][k].per_iter_ms * 10 : 0;
+    /* about 1.5 s (quick 0.3 s) of extra iterations beyond the 100 */
+    int M = prev > 0 ? (int)fmin(20000, fmax(20, (b->quick ? 300.0 : 1500.0) / prev)) : 300;
+    c->n = s->ncontacts;
+    if (CONFS[k].device && !ctx) {
+        snprintf(c->note, sizeof c->note, "no device");
+        return;
+    }
+    if (c->note[0]) return;
+    if (est > left_now) {
+        snprintf(c->note, sizeof c->note, "skipped: estimated %.0f s, %.0f s of the %.0f s budget left", est,
+                 left_now, S->budget);
+        return;
+    }
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    o.solver = CONFS[k].solver;
+    if (ctx) {
+        clcone_prob_result w;
+        o.max_iter = 1;
+        o.tol = 0;
+        if (bench_solve_scene(ctx, s, &o, &w, NULL, &err)) {
+            bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
+            return;
+        }
+    }
+    /* the device Jacobi on the biggest grid was timed in section 2 */
+    if (ctx && k == 0 && !pile && b->bw_iter_ms > 0 && b->bw_scene_contacts == s->ncontacts) {
+        c->per_iter_ms = b->bw_iter_ms;
+        c->flag = b->bw_flag;
+    } else if (bench_iter_time(ctx, s, &o, M, &c->per_iter_ms, NULL, &c->flag, &err)) {
+        bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
+        return;
+    }
+    o.max_iter = 1000000;
+    o.tol = S->tol;
+    o.check_every = 10;
+    o.max_seconds = S->cap;
+    if (bench_solve_scene(ctx, s, &o, &c->tol, NULL, &err)) {
+        bench_fail(b, f, "%s to 1e-4 on %s: %s", CONFS[k].name, desc, err.msg);
+        return;
+    }
+    c->done = 1;
+}
+
+static void scaling_run_sizes(scaling *S)
+{
+    for (int si = 0; si < S->nsizes; ++si)
         for (int pile = 0; pile < 2; ++pile) {
             clcone_scene s;
             clcone_error err;
             char desc[200];
-            double est[NCONF], left = budget - (bench_now() - t_start);
-            int any = 0;
-            /* estimate each configuration's cost from the previous size */
-            for (int k = 0; k < NCONF; ++k) {
-                cell *pc = si > 0 ? &cells[pile][si - 1][k] : NULL;
-                est[k] = 0;
-                if (pc && pc->done)
-                    est[k] = 10.0 * fabs(pc->per_iter_ms) * 400 / 1e3 + (b->quick ? 0.6 : 3.0) + fmin(cap, 10.0 * pc->tol.time_ms / 1e3);
-                else if (pc)
-                    est[k] = INFINITY;
-                if (est[k] > left)
-                    snprintf(cells[pile][si][k].note, sizeof cells[pile][si][k].note,
-                             pc && !pc->done ? "skipped: not measured at the previous size"
-                                             : "skipped: estimated %.0f s, %.0f s of the %.0f s budget left",
-                             est[k], left, budget);
-                else
-                    any = 1;
-            }
-            if (!any) continue;
-            if (make_scene(pile, targets[si], &s, desc, sizeof desc, &err)) {
-                bench_fail(b, f, "%s: %s", pile ? "pile" : "grid", err.msg);
+            double est[NCONF];
+            if (!scaling_estimate(S, pile, si, est)) continue;
+            if (make_scene(pile, TARGETS[si], &s, desc, sizeof desc, &err)) {
+                bench_fail(S->b, S->f, "%s: %s", pile ? "pile" : "grid", err.msg);
                 continue;
             }
-            fprintf(stderr, "bench:   scaling %s: %d contacts (%.0f s)\n", desc, s.ncontacts, bench_elapsed(b));
-            for (int k = 0; k < NCONF; ++k) {
-                cell *c = &cells[pile][si][k];
-                double left_now = budget - (bench_now() - t_start);
-                clcone_context *ctx = CONFS[k].device ? b->fctx : NULL;
-                clcone_options o;
-                double prev = si > 0 && cells[pile][si - 1][k].done ? cells[pile][si - 1][k].per_iter_ms * 10 : 0;
-                /* about 1.5 s (quick 0.3 s) of extra iterations beyond the 100 */
-                int M = prev > 0 ? (int)fmin(20000, fmax(20, (b->quick ? 300.0 : 1500.0) / prev)) : 300;
-                c->n = s.ncontacts;
-                if (CONFS[k].device && !ctx) {
-                    snprintf(c->note, sizeof c->note, "no device");
-                    continue;
-                }
-                if (c->note[0]) continue;
-                if (est[k] > left_now) {
-                    snprintf(c->note, sizeof c->note, "skipped: estimated %.0f s, %.0f s of the %.0f s budget left",
-                             est[k], left_now, budget);
-                    continue;
-                }
-                clcone_options_default(&o);
-                o.model = CLCONE_MODEL_CCP;
-                o.solver = CONFS[k].solver;
-                if (ctx) {
-                    clcone_prob_result w;
-                    o.max_iter = 1;
-                    o.tol = 0;
-                    if (bench_solve_scene(ctx, &s, &o, &w, NULL, &err)) {
-                        bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
-                        continue;
-                    }
-                }
-                /* the device Jacobi on the biggest grid was timed in section 2 */
-                if (ctx && k == 0 && !pile && b->bw_iter_ms > 0 && b->bw_scene_contacts == s.ncontacts) {
-                    c->per_iter_ms = b->bw_iter_ms;
-                    c->flag = b->bw_flag;
-                } else if (bench_iter_time(ctx, &s, &o, M, &c->per_iter_ms, NULL, &c->flag, &err)) {
-                    bench_fail(b, f, "%s on %s: %s", CONFS[k].name, desc, err.msg);
-                    continue;
-                }
-                o.max_iter = 1000000;
-                o.tol = tol;
-                o.check_every = 10;
-                o.max_seconds = cap;
-                if (bench_solve_scene(ctx, &s, &o, &c->tol, NULL, &err)) {
-                    bench_fail(b, f, "%s to 1e-4 on %s: %s", CONFS[k].name, desc, err.msg);
-                    continue;
-                }
-                c->done = 1;
-            }
+            fprintf(stderr, "bench:   scaling %s: %d contacts (%.0f s)\n", desc, s.ncontacts, bench_elapsed(S->b));
+            for (int k = 0; k < NCONF; ++k) scaling_measure(S, pile, si, k, est[k], &s, desc);
             clcone_scene_free(&s);
         }
+}
 
-    /* tables */
+/* The speed-up table of one kind of scene. */
+static void scaling_speedups(const scaling *S, int pile)
+{
+    FILE *f = S->f;
+    fprintf(f, "\nSpeed-up of the device over the reference (reference time / device time, same solver):\n\n"
+               "| scene | contacts | solver | per iteration | to 1e-4 |\n|---|---|---|---|---|\n");
+    for (int si = 0; si < S->nsizes; ++si)
+        for (int k = 0; k < 2; ++k) {
+            const cell *d = &S->cells[pile][si][k], *r = &S->cells[pile][si][k + 2];
+            char t[64] = "-";
+            if (!d->done || !r->done) continue;
+            if (d->tol.status == CLCONE_CONVERGED && r->tol.status == CLCONE_CONVERGED)
+                snprintf(t, sizeof t, "%.2f", r->tol.time_ms / d->tol.time_ms);
+            else
+                snprintf(t, sizeof t, "- (%s 1e-4 within %.0f s)",
+                         d->tol.status != CLCONE_CONVERGED && r->tol.status != CLCONE_CONVERGED
+                             ? "neither reached"
+                         : d->tol.status != CLCONE_CONVERGED ? "the device did not reach"
+                                                             : "the reference did not reach",
+                         S->cap);
+            if (d->flag == BENCH_TIME_NOISY || r->flag == BENCH_TIME_NOISY)
+                fprintf(f, "| %s | %d | %s | - (unreliable timing) | %s |\n", pile ? "pile" : "grid", d->n,
+                        clcone_solver_name(CONFS[k].solver), t);
+            else
+                fprintf(f, "| %s | %d | %s | %.2f%s | %s |\n", pile ? "pile" : "grid", d->n,
+                        clcone_solver_name(CONFS[k].solver), r->per_iter_ms / d->per_iter_ms,
+                        d->flag || r->flag ? " (a)" : "", t);
+        }
+    fprintf(f, "\n");
+}
+
+static void scaling_tables(const scaling *S)
+{
+    bench *b = S->b;
+    FILE *f = S->f;
+    char buf[64], buf2[64];
     for (int pile = 0; pile < 2; ++pile) {
         fprintf(f, "### %s\n\n", pile ? "Piles" : "Grids (2 layers)");
         fprintf(f, "| device | precision | model | solver | contacts | time/iteration | contacts x iterations/s | "
                    "time to 1e-4 | iterations | status (error) |\n|---|---|---|---|---|---|---|---|---|---|\n");
-        for (int si = 0; si < nsizes; ++si)
+        for (int si = 0; si < S->nsizes; ++si)
             for (int k = 0; k < NCONF; ++k) {
-                cell *c = &cells[pile][si][k];
+                const cell *c = &S->cells[pile][si][k];
                 const char *dev = CONFS[k].device ? b->dev_short : "CPU reference";
                 const char *prec = CONFS[k].device ? "float" : "double";
                 if (!c->done) {
                     if (c->note[0])
                         fprintf(f, "| %s | %s | ccp | %s | ~%d | %s | | | | |\n", dev, prec,
-                                clcone_solver_name(CONFS[k].solver), targets[si], c->note);
+                                clcone_solver_name(CONFS[k].solver), TARGETS[si], c->note);
                     continue;
                 }
                 fprintf(f, "| %s | %s | ccp | %s | %d | %s%s | %.3g | %s | %d | %s (%.2e) |\n", dev, prec,
@@ -259,118 +322,101 @@ void bench_section_scaling(bench *b, FILE *f)
                    "that run's time / iterations, error checks included (every iteration below 100). (b) "
                    "**unreliable**: the extra iterations cost under a quarter of the 100-iteration run's mean "
                    "iteration over three tries; the machine was loaded by other processes.\n");
-        fprintf(f, "\nSpeed-up of the device over the reference (reference time / device time, same solver):\n\n"
-                   "| scene | contacts | solver | per iteration | to 1e-4 |\n|---|---|---|---|---|\n");
-        for (int si = 0; si < nsizes; ++si)
-            for (int k = 0; k < 2; ++k) {
-                cell *d = &cells[pile][si][k], *r = &cells[pile][si][k + 2];
-                char t[64] = "-";
-                if (!d->done || !r->done) continue;
-                if (d->tol.status == CLCONE_CONVERGED && r->tol.status == CLCONE_CONVERGED)
-                    snprintf(t, sizeof t, "%.2f", r->tol.time_ms / d->tol.time_ms);
-                else
-                    snprintf(t, sizeof t, "- (%s 1e-4 within %.0f s)",
-                             d->tol.status != CLCONE_CONVERGED && r->tol.status != CLCONE_CONVERGED
-                                 ? "neither reached"
-                             : d->tol.status != CLCONE_CONVERGED ? "the device did not reach"
-                                                                 : "the reference did not reach",
-                             cap);
-                if (d->flag == BENCH_TIME_NOISY || r->flag == BENCH_TIME_NOISY)
-                    fprintf(f, "| %s | %d | %s | - (unreliable timing) | %s |\n", pile ? "pile" : "grid", d->n,
-                            clcone_solver_name(CONFS[k].solver), t);
-                else
-                    fprintf(f, "| %s | %d | %s | %.2f%s | %s |\n", pile ? "pile" : "grid", d->n,
-                            clcone_solver_name(CONFS[k].solver), r->per_iter_ms / d->per_iter_ms,
-                            d->flag || r->flag ? " (a)" : "", t);
-            }
-        fprintf(f, "\n");
+        scaling_speedups(S, pile);
     }
+}
 
-    /* data and plots */
-    {
-        FILE *d = bench_data(b, f, "scaling.dat");
-        if (d) {
-            fprintf(d, "# block per (scene, config): contacts per_iter_ms contacts_iters_per_s time_to_tol_ms(nan=cap)\n");
-            for (int pile = 0; pile < 2; ++pile)
-                for (int k = 0; k < NCONF; ++k) {
-                    fprintf(d, "# %s %s\n", pile ? "pile" : "grid", CONFS[k].name);
-                    for (int si = 0; si < nsizes; ++si) {
-                        cell *c = &cells[pile][si][k];
-                        if (!c->done || c->flag == BENCH_TIME_NOISY) continue;
-                        fprintf(d, "%d %.6g %.6g %s\n", c->n, c->per_iter_ms, c->n / (c->per_iter_ms * 1e-3),
-                                c->tol.status == CLCONE_CONVERGED ? (snprintf(buf, sizeof buf, "%.6g", c->tol.time_ms), buf) : "nan");
-                    }
-                    fprintf(d, "\n\n");
-                }
-            fclose(d);
-            {
-                char body[4096];
-                int m = 0;
-                m += snprintf(body + m, sizeof body - (size_t)m,
-                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
-                              "set ylabel 'time per iteration (ms)'\n"
-                              "set title 'Time per iteration, ccp (device float, reference double)'\nplot ");
-                for (int i = 0; i < 2 * NCONF; ++i)
-                    m += snprintf(body + m, sizeof body - (size_t)m,
-                                  "'scaling.dat' index %d using 1:2 with linespoints title '%s %s'%s", i,
-                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
-                bench_plot(b, f, "scaling_iter", body);
-                m = 0;
-                m += snprintf(body + m, sizeof body - (size_t)m,
-                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
-                              "set ylabel 'contacts x iterations per second'\n"
-                              "set title 'Throughput, ccp'\nplot ");
-                for (int i = 0; i < 2 * NCONF; ++i)
-                    m += snprintf(body + m, sizeof body - (size_t)m,
-                                  "'scaling.dat' index %d using 1:3 with linespoints title '%s %s'%s", i,
-                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
-                bench_plot(b, f, "scaling_throughput", body);
-                m = 0;
-                m += snprintf(body + m, sizeof body - (size_t)m,
-                              "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
-                              "set ylabel 'time to error 1e-4 (ms)'\nset datafile missing 'nan'\n"
-                              "set title 'Time to 1e-4, ccp (runs that hit the cap are left out)'\nplot ");
-                for (int i = 0; i < 2 * NCONF; ++i)
-                    m += snprintf(body + m, sizeof body - (size_t)m,
-                                  "'scaling.dat' index %d using 1:4 with linespoints title '%s %s'%s", i,
-                                  i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
-                bench_plot(b, f, "scaling_tol", body);
+/* One plot of scaling.dat's column `col` for every (scene, config)
+ * block; `extra` goes after the axis labels. */
+static void scaling_plot(bench *b, FILE *f, const char *name, const char *ylabel, const char *extra,
+                         const char *title, int col)
+{
+    char body[4096];
+    int m = snprintf(body, sizeof body,
+                     "set logscale xy\nset grid\nset key top left\nset xlabel 'contacts'\n"
+                     "set ylabel '%s'\n%sset title '%s'\nplot ", ylabel, extra, title);
+    for (int i = 0; i < 2 * NCONF; ++i)
+        m += snprintf(body + m, sizeof body - (size_t)m,
+                      "'scaling.dat' index %d using 1:%d with linespoints title '%s %s'%s", i, col,
+                      i >= NCONF ? "pile" : "grid", CONFS[i % NCONF].name, i + 1 < 2 * NCONF ? ", " : "\n");
+    bench_plot(b, f, name, body);
+}
+
+static void scaling_data_and_plots(const scaling *S)
+{
+    char buf[64];
+    FILE *d = bench_data(S->b, S->f, "scaling.dat");
+    if (!d) return;
+    fprintf(d, "# block per (scene, config): contacts per_iter_ms contacts_iters_per_s time_to_tol_ms(nan=cap)\n");
+    for (int pile = 0; pile < 2; ++pile)
+        for (int k = 0; k < NCONF; ++k) {
+            fprintf(d, "# %s %s\n", pile ? "pile" : "grid", CONFS[k].name);
+            for (int si = 0; si < S->nsizes; ++si) {
+                const cell *c = &S->cells[pile][si][k];
+                if (!c->done || c->flag == BENCH_TIME_NOISY) continue;
+                fprintf(d, "%d %.6g %.6g %s\n", c->n, c->per_iter_ms, c->n / (c->per_iter_ms * 1e-3),
+                        c->tol.status == CLCONE_CONVERGED ? (snprintf(buf, sizeof buf, "%.6g", c->tol.time_ms), buf) : "nan");
             }
+            fprintf(d, "\n\n");
         }
-    }
+    fclose(d);
+    scaling_plot(S->b, S->f, "scaling_iter", "time per iteration (ms)", "",
+                 "Time per iteration, ccp (device float, reference double)", 2);
+    scaling_plot(S->b, S->f, "scaling_throughput", "contacts x iterations per second", "", "Throughput, ccp", 3);
+    scaling_plot(S->b, S->f, "scaling_tol", "time to error 1e-4 (ms)", "set datafile missing 'nan'\n",
+                 "Time to 1e-4, ccp (runs that hit the cap are left out)", 4);
+}
 
-    bench_pile_methods(b, f);
-
-    /* model check: coulomb vs ccp Jacobi at the smallest size */
-    {
-        double mcap = b->quick ? 1.0 : 4.0;
-        fprintf(f, "### Model check: coulomb vs ccp Jacobi on the device (~10^3 contacts, float, tol 1e-4, cap %.0f s)\n\n"
-                   "| device | precision | model | solver | scene | contacts | status | iterations | error | time |\n"
-                   "|---|---|---|---|---|---|---|---|---|---|\n", mcap);
-        for (int pile = 0; pile < 2 && b->fctx; ++pile)
-            for (int m = 0; m < 2; ++m) {
-                clcone_scene s;
-                clcone_error err;
-                clcone_options o;
-                clcone_prob_result r;
-                char desc[200];
-                if (make_scene(pile, 1000, &s, desc, sizeof desc, &err)) {
-                    bench_fail(b, f, "%s", err.msg);
-                    continue;
-                }
-                clcone_options_default(&o);
-                o.model = m ? CLCONE_MODEL_CCP : CLCONE_MODEL_COULOMB;
-                o.solver = CLCONE_SOLVER_JACOBI;
-                o.tol = tol;
-                o.max_seconds = mcap;
-                if (bench_solve_scene(b->fctx, &s, &o, &r, NULL, &err))
-                    bench_fail(b, f, "%s %s: %s", desc, clcone_model_name(o.model), err.msg);
-                else
-                    fprintf(f, "| %s | float | %s | jacobi | %s | %d | %s | %d | %.2e | %s |\n", b->dev_short,
-                            clcone_model_name(o.model), pile ? "pile" : "grid", s.ncontacts,
-                            clcone_run_status_name(r.status), r.iters, r.error, bench_fmt_ms(r.time_ms, buf, sizeof buf));
-                clcone_scene_free(&s);
+/* Model check: coulomb vs ccp Jacobi at the smallest size. */
+static void scaling_model_check(bench *b, FILE *f, double tol)
+{
+    double mcap = b->quick ? 1.0 : 4.0;
+    char buf[64];
+    fprintf(f, "### Model check: coulomb vs ccp Jacobi on the device (~10^3 contacts, float, tol 1e-4, cap %.0f s)\n\n"
+               "| device | precision | model | solver | scene | contacts | status | iterations | error | time |\n"
+               "|---|---|---|---|---|---|---|---|---|---|\n", mcap);
+    for (int pile = 0; pile < 2 && b->fctx; ++pile)
+        for (int m = 0; m < 2; ++m) {
+            clcone_scene s;
+            clcone_error err;
+            clcone_options o;
+            clcone_prob_result r;
+            char desc[200];
+            if (make_scene(pile, 1000, &s, desc, sizeof desc, &err)) {
+                bench_fail(b, f, "%s", err.msg);
+                continue;
             }
-        fprintf(f, "\n");
-    }
+            clcone_options_default(&o);
+            o.model = m ? CLCONE_MODEL_CCP : CLCONE_MODEL_COULOMB;
+            o.solver = CLCONE_SOLVER_JACOBI;
+            o.tol = tol;
+            o.max_seconds = mcap;
+            if (bench_solve_scene(b->fctx, &s, &o, &r, NULL, &err))
+                bench_fail(b, f, "%s %s: %s", desc, clcone_model_name(o.model), err.msg);
+            else
+                fprintf(f, "| %s | float | %s | jacobi | %s | %d | %s | %d | %.2e | %s |\n", b->dev_short,
+                        clcone_model_name(o.model), pile ? "pile" : "grid", s.ncontacts,
+                        clcone_run_status_name(r.status), r.iters, r.error, bench_fmt_ms(r.time_ms, buf, sizeof buf));
+            clcone_scene_free(&s);
+        }
+    fprintf(f, "\n");
+}
+
+void bench_section_scaling(bench *b, FILE *f)
+{
+    scaling S;
+    memset(&S, 0, sizeof S);
+    S.b = b;
+    S.f = f;
+    S.nsizes = b->quick ? 2 : NSIZES;
+    S.budget = b->quick ? 35.0 : 480.0;
+    S.cap = b->quick ? 1.5 : 12.0;
+    S.tol = 1e-4;
+    S.t_start = bench_now();
+    scaling_intro(&S);
+    scaling_run_sizes(&S);
+    scaling_tables(&S);
+    scaling_data_and_plots(&S);
+    bench_pile_methods(b, f);
+    scaling_model_check(b, f, S.tol);
 }

@@ -56,6 +56,20 @@ static int wanted(const char *name)
     return 0;
 }
 
+/* A plan of problem p, model coulomb, with the solver, tolerance and
+ * per-solve cap of a run. */
+static clcone_status coulomb_plan(clcone_context *ctx, const clcone_problem *p, clcone_solver solver, double tol,
+                                  double cap, clcone_plan **plan, clcone_error *err)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_COULOMB;
+    o.solver = solver;
+    o.tol = tol;
+    o.max_seconds = cap;
+    return clcone_plan_create(ctx, p, &o, plan, err);
+}
+
 static void profile(bench *b, FILE *f, srun (*runs)[NCONF], int nf, int which, const char *name)
 {
     FILE *d;
@@ -140,16 +154,10 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
     }
     for (int t = 0; t < 2; ++t)
         for (int i = 0; i < np; ++i) {
-            clcone_options o;
             clcone_plan *pl;
             clcone_result res;
             double *r = calloc(3 * (size_t)probs[i].n + 3, sizeof *r), t0;
-            clcone_options_default(&o);
-            o.model = CLCONE_MODEL_COULOMB;
-            o.solver = CLCONE_SOLVER_NSGS;
-            o.tol = t == 0 ? 1e-8 : 1e-5;
-            o.max_seconds = cap;
-            if (!r || clcone_plan_create(NULL, &probs[i], &o, &pl, &err)) {
+            if (!r || coulomb_plan(NULL, &probs[i], CLCONE_SOLVER_NSGS, t == 0 ? 1e-8 : 1e-5, cap, &pl, &err)) {
                 free(r);
                 continue;
             }
@@ -167,7 +175,6 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
     for (int k = 0; k < 3; ++k) {
         clcone_context *ctx = rows[k].dev == 1 ? b->fctx : b->dctx;
         int t = rows[k].tol < 1e-6 ? 0 : 1, conv = 0;
-        clcone_options o;
         clcone_plan *pl;
         clcone_result res;
         double *r = calloc(3 * (size_t)batch.n + 3, sizeof *r), t0, ms;
@@ -175,12 +182,7 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
             free(r);
             continue;
         }
-        clcone_options_default(&o);
-        o.model = CLCONE_MODEL_COULOMB;
-        o.solver = rows[k].solver;
-        o.tol = rows[k].tol;
-        o.max_seconds = cap;
-        if (clcone_plan_create(ctx, &batch, &o, &pl, &err)) {
+        if (coulomb_plan(ctx, &batch, rows[k].solver, rows[k].tol, cap, &pl, &err)) {
             bench_fail(b, f, "Siconos batch (set-up): %s", err.msg);
             free(r);
             continue;
@@ -206,6 +208,113 @@ out:
     for (int i = 0; i < np; ++i) clcone_problem_free(&probs[i]);
 }
 
+/* Configuration k on problem p (file name for the messages) into s: a
+ * plan made untimed, then its solve timed. */
+static void siconos_run(bench *b, FILE *f, const char *name, const clcone_problem *p, int k, double cap,
+                        double budget, double t_start, srun *s)
+{
+    clcone_context *ctx = CONFS[k].dev == 0 ? NULL : CONFS[k].dev == 1 ? b->fctx : b->dctx;
+    clcone_result res;
+    clcone_plan *plan;
+    clcone_status st;
+    clcone_error err;
+    double *r = calloc(3 * (size_t)p->n + 3, sizeof *r), t;
+    if (!r) {
+        bench_fail(b, f, "out of memory");
+        return;
+    }
+    if (CONFS[k].dev && !ctx) {
+        snprintf(s->note, sizeof s->note, "no %s context", CONFS[k].dev == 1 ? "float" : "double");
+        free(r);
+        return;
+    }
+    if (bench_now() - t_start > budget) {
+        snprintf(s->note, sizeof s->note, "skipped (budget)");
+        free(r);
+        return;
+    }
+    if (coulomb_plan(ctx, p, CONFS[k].solver, CONFS[k].tol, cap, &plan, &err)) {
+        bench_fail(b, f, "%s, %s (set-up): %s", name, CONFS[k].label, err.msg);
+        free(r);
+        return;
+    }
+    t = bench_now();
+    st = clcone_plan_solve(plan, r, &res, &err);
+    s->call_ms = (bench_now() - t) * 1e3;
+    clcone_plan_free(plan);
+    if (st) {
+        bench_fail(b, f, "%s, %s: %s", name, CONFS[k].label, err.msg);
+        free(r);
+        return;
+    }
+    s->r = res.items[0];
+    s->ok = 1;
+    clcone_result_free(&res);
+    free(r);
+}
+
+/* One row per file, one column per configuration, and the totals. */
+static void siconos_table(FILE *f, char *const *files, int nf, const int *nctc, srun (*runs)[NCONF])
+{
+    char buf[64];
+    /* one row per (file, configuration) would be 184 rows */
+    fprintf(f, "Cells: iterations / time, or `cap` (error reached) when the run did not reach its tolerance.\n\n"
+               "| file | contacts |");
+    for (int k = 0; k < NCONF; ++k) fprintf(f, " %s |", CONFS[k].label);
+    fprintf(f, "\n|---|---|");
+    for (int k = 0; k < NCONF; ++k) fprintf(f, "---|");
+    fprintf(f, "\n");
+    for (int i = 0; i < nf; ++i) {
+        fprintf(f, "| %s | %d |", files[i], nctc[i]);
+        for (int k = 0; k < NCONF; ++k) {
+            srun *s = &runs[i][k];
+            if (!s->ok) fprintf(f, " %s |", s->note[0] ? s->note : "failed");
+            else if (s->r.status == CLCONE_CONVERGED)
+                fprintf(f, " %d / %s |", s->r.iters, bench_fmt_ms(s->call_ms, buf, sizeof buf));
+            else
+                fprintf(f, " %s %d (%.1e) |", s->r.status == CLCONE_MAXITER ? "cap" : clcone_run_status_name(s->r.status),
+                        s->r.iters, s->r.error);
+        }
+        fprintf(f, "\n");
+    }
+    fprintf(f, "| **solved** | |");
+    for (int k = 0; k < NCONF; ++k) {
+        int c = 0;
+        for (int i = 0; i < nf; ++i) c += runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED;
+        fprintf(f, " %d / %d |", c, nf);
+    }
+    fprintf(f, "\n| **time, solved ones** | |");
+    for (int k = 0; k < NCONF; ++k) {
+        double t = 0;
+        for (int i = 0; i < nf; ++i)
+            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED) t += runs[i][k].call_ms;
+        fprintf(f, " %s |", bench_fmt_ms(t, buf, sizeof buf));
+    }
+    fprintf(f, "\n\n");
+}
+
+/* Time ratio device / reference on the problems both solve. */
+static void siconos_ratios(bench *b, FILE *f, int nf, srun (*runs)[NCONF])
+{
+    fprintf(f, "Time ratio device / reference NSGS at the same tolerance, geometric mean over the problems both "
+               "solve:\n\n| device | precision | model | solver | tolerance | problems | geometric mean of t_device / t_nsgs |\n"
+               "|---|---|---|---|---|---|---|\n");
+    for (int k = 0; k < NCONF; ++k) {
+        int ref = CONFS[k].profile ? 4 : 0, c = 0;
+        double lg = 0;
+        if (!CONFS[k].dev) continue;
+        for (int i = 0; i < nf; ++i)
+            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED && runs[i][ref].ok
+                && runs[i][ref].r.status == CLCONE_CONVERGED) {
+                lg += log(fmax(runs[i][k].call_ms, 1e-3) / fmax(runs[i][ref].call_ms, 1e-3));
+                c++;
+            }
+        if (c) fprintf(f, "| %s | %s | coulomb | %s | %.0e | %d | %.3g |\n", b->dev_short,
+                       CONFS[k].dev == 1 ? "float" : "double", clcone_solver_name(CONFS[k].solver), CONFS[k].tol, c,
+                       exp(lg / c));
+    }
+}
+
 void bench_section_siconos(bench *b, FILE *f)
 {
     DIR *dir = opendir(b->problems);
@@ -214,7 +323,6 @@ void bench_section_siconos(bench *b, FILE *f)
     double cap = b->quick ? 0.1 : 1.5, budget = b->quick ? 30.0 : 200.0, t_start = bench_now();
     srun (*runs)[NCONF] = NULL;
     int nctc[MAXFILES];
-    char buf[64];
     if (!dir) {
         bench_fail(b, f, "cannot open the problems directory %s (set CLCONE_PROBLEMS)", b->problems);
         return;
@@ -251,107 +359,11 @@ void bench_section_siconos(bench *b, FILE *f)
         }
         nctc[i] = p.n;
         fprintf(stderr, "bench:   siconos %s (%d contacts, %.0f s)\n", files[i], p.n, bench_elapsed(b));
-        for (int k = 0; k < NCONF; ++k) {
-            clcone_context *ctx = CONFS[k].dev == 0 ? NULL : CONFS[k].dev == 1 ? b->fctx : b->dctx;
-            clcone_options o;
-            clcone_result res;
-            clcone_plan *plan;
-            clcone_status st;
-            double *r = calloc(3 * (size_t)p.n + 3, sizeof *r), t;
-            srun *s = &runs[i][k];
-            if (!r) {
-                bench_fail(b, f, "out of memory");
-                continue;
-            }
-            if (CONFS[k].dev && !ctx) {
-                snprintf(s->note, sizeof s->note, "no %s context", CONFS[k].dev == 1 ? "float" : "double");
-                free(r);
-                continue;
-            }
-            if (bench_now() - t_start > budget) {
-                snprintf(s->note, sizeof s->note, "skipped (budget)");
-                free(r);
-                continue;
-            }
-            clcone_options_default(&o);
-            o.model = CLCONE_MODEL_COULOMB;
-            o.solver = CONFS[k].solver;
-            o.tol = CONFS[k].tol;
-            o.max_seconds = cap;
-            if (clcone_plan_create(ctx, &p, &o, &plan, &err)) {
-                bench_fail(b, f, "%s, %s (set-up): %s", files[i], CONFS[k].label, err.msg);
-                free(r);
-                continue;
-            }
-            t = bench_now();
-            st = clcone_plan_solve(plan, r, &res, &err);
-            s->call_ms = (bench_now() - t) * 1e3;
-            clcone_plan_free(plan);
-            if (st) {
-                bench_fail(b, f, "%s, %s: %s", files[i], CONFS[k].label, err.msg);
-                free(r);
-                continue;
-            }
-            s->r = res.items[0];
-            s->ok = 1;
-            clcone_result_free(&res);
-            free(r);
-        }
+        for (int k = 0; k < NCONF; ++k) siconos_run(b, f, files[i], &p, k, cap, budget, t_start, &runs[i][k]);
         clcone_problem_free(&p);
     }
-    /* table: one row per (file, configuration) would be 184 rows; one
-     * row per file, one column per configuration, named in the header */
-    fprintf(f, "Cells: iterations / time, or `cap` (error reached) when the run did not reach its tolerance.\n\n"
-               "| file | contacts |");
-    for (int k = 0; k < NCONF; ++k) fprintf(f, " %s |", CONFS[k].label);
-    fprintf(f, "\n|---|---|");
-    for (int k = 0; k < NCONF; ++k) fprintf(f, "---|");
-    fprintf(f, "\n");
-    for (int i = 0; i < nf; ++i) {
-        fprintf(f, "| %s | %d |", files[i], nctc[i]);
-        for (int k = 0; k < NCONF; ++k) {
-            srun *s = &runs[i][k];
-            if (!s->ok) fprintf(f, " %s |", s->note[0] ? s->note : "failed");
-            else if (s->r.status == CLCONE_CONVERGED)
-                fprintf(f, " %d / %s |", s->r.iters, bench_fmt_ms(s->call_ms, buf, sizeof buf));
-            else
-                fprintf(f, " %s %d (%.1e) |", s->r.status == CLCONE_MAXITER ? "cap" : clcone_run_status_name(s->r.status),
-                        s->r.iters, s->r.error);
-        }
-        fprintf(f, "\n");
-    }
-    fprintf(f, "| **solved** | |");
-    for (int k = 0; k < NCONF; ++k) {
-        int c = 0;
-        for (int i = 0; i < nf; ++i) c += runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED;
-        fprintf(f, " %d / %d |", c, nf);
-    }
-    fprintf(f, "\n| **time, solved ones** | |");
-    for (int k = 0; k < NCONF; ++k) {
-        double t = 0;
-        for (int i = 0; i < nf; ++i)
-            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED) t += runs[i][k].call_ms;
-        fprintf(f, " %s |", bench_fmt_ms(t, buf, sizeof buf));
-    }
-    fprintf(f, "\n\n");
-    /* ratio on the problems both solve */
-    fprintf(f, "Time ratio device / reference NSGS at the same tolerance, geometric mean over the problems both "
-               "solve:\n\n| device | precision | model | solver | tolerance | problems | geometric mean of t_device / t_nsgs |\n"
-               "|---|---|---|---|---|---|---|\n");
-    for (int k = 0; k < NCONF; ++k) {
-        int ref = CONFS[k].profile ? 4 : 0, c = 0;
-        double lg = 0;
-        if (!CONFS[k].dev) continue;
-        for (int i = 0; i < nf; ++i)
-            if (runs[i][k].ok && runs[i][k].r.status == CLCONE_CONVERGED && runs[i][ref].ok
-                && runs[i][ref].r.status == CLCONE_CONVERGED) {
-                lg += log(fmax(runs[i][k].call_ms, 1e-3) / fmax(runs[i][ref].call_ms, 1e-3));
-                c++;
-            }
-        if (c) fprintf(f, "| %s | %s | coulomb | %s | %.0e | %d | %.3g |\n", b->dev_short,
-                       CONFS[k].dev == 1 ? "float" : "double", clcone_solver_name(CONFS[k].solver), CONFS[k].tol, c,
-                       exp(lg / c));
-    }
+    siconos_table(f, files, nf, nctc, runs);
+    siconos_ratios(b, f, nf, runs);
     fprintf(f, "\nDolan-More performance profiles: for each solver, the fraction of the %d problems it solves within "
                "tau times the best time any solver of the plot needs on that problem (time = clcone_plan_solve).\n",
             nf);

@@ -65,7 +65,7 @@ static clcone_status acgs_checked(void *state, int it, double error, clcone_erro
 }
 
 clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                       double *r, clcone_prob_result *out, clcone_error *err)
+                              double *r, clcone_prob_result *out, clcone_error *err)
 {
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
     acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0};

@@ -112,7 +112,7 @@ static clcone_status apgd_checked(void *state, int it, double error, clcone_erro
 }
 
 clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                       double *r, clcone_prob_result *out, clcone_error *err)
+                              double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0);
     apgd A = {p, o, c0, c1, m, o->model == CLCONE_MODEL_COULOMB, r + 3 * c0, NULL, NULL, NULL, NULL, NULL, NULL,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 clcone_status clcone_ref_cgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                      double *r, clcone_prob_result *out, clcone_error *err)
+                             double *r, clcone_prob_result *out, clcone_error *err)
 {
     int nc, *cptr, *order;
     clcone_status s = clcone_color_contacts(p, c0, c1, &nc, &cptr, &order, err);

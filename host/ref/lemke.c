@@ -808,8 +808,8 @@ done:
 #define LEMKE_LCP_TOL 1e-9
 
 clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
-                                int c0, int c1, double *r,
-                                clcone_prob_result *out, clcone_error *err)
+                                       int c0, int c1, double *r,
+                                       clcone_prob_result *out, clcone_error *err)
 {
     clcone_lemke_lcp L;
     clcone_lemke_info info;

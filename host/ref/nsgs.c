@@ -25,8 +25,8 @@
 
 
 clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
-                               int c0, int c1, double *r, clcone_prob_result *out,
-                               clcone_error *err)
+                                      int c0, int c1, double *r, clcone_prob_result *out,
+                                      clcone_error *err)
 {
     return clcone_ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
@@ -64,8 +64,8 @@ static clcone_status nsgs_sweep(void *state, int it, clcone_error *err)
 }
 
 clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
-                               int c0, int c1, const int *order, double *r,
-                               clcone_prob_result *out, clcone_error *err)
+                                      int c0, int c1, const int *order, double *r,
+                                      clcone_prob_result *out, clcone_error *err)
 {
     nsgs G = {p, c0, c1, order, r};
     return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);

@@ -47,7 +47,7 @@ static clcone_status jacobi_step(void *state, int it, clcone_error *err)
 }
 
 clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
-                         int c1, double *r, clcone_prob_result *out, clcone_error *err)
+                                int c1, double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = c1 - c0;
     projected J = {p, o, c0, c1, NULL, r, NULL, NULL};
@@ -64,7 +64,7 @@ clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o
 }
 
 clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                      double *r, clcone_prob_result *out, clcone_error *err)
+                             double *r, clcone_prob_result *out, clcone_error *err)
 {
     return clcone_ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
@@ -85,7 +85,7 @@ double *clcone_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_erro
 }
 
 void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
-                   const double *omega, double *r)
+                          const double *omega, double *r)
 {
     for (int i = c0; i < c1; ++i) {
         int c = order ? order[i - c0] : i;
@@ -105,8 +105,8 @@ static clcone_status pgs_step(void *state, int it, clcone_error *err)
 }
 
 clcone_status clcone_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
-                              int c1, const int *order, double *r, clcone_prob_result *out,
-                              clcone_error *err)
+                                     int c1, const int *order, double *r, clcone_prob_result *out,
+                                     clcone_error *err)
 {
     projected G = {p, o, c0, c1, order, r, NULL, NULL};
     clcone_status s;

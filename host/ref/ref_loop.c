@@ -44,8 +44,8 @@ static clcone_status run_checked(void *ctx, int it, const int *active, const dou
 }
 
 clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
-                          ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
-                          clcone_error *err)
+                                 ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
+                                 clcone_error *err)
 {
     ref_run R = {p, o, c0, c1, r, step, checked, state};
     clcone_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked};

@@ -11,26 +11,26 @@
 #include "core/sap.h"
 
 clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
-                               int c0, int c1, double *r,
-                               clcone_prob_result *out, clcone_error *err);
+                                      int c0, int c1, double *r,
+                                      clcone_prob_result *out, clcone_error *err);
 /* Projected Jacobi for coulomb, ccp and pyramid. */
 clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o,
-                         int c0, int c1, double *r, clcone_prob_result *out,
-                         clcone_error *err);
+                                int c0, int c1, double *r, clcone_prob_result *out,
+                                clcone_error *err);
 /* Projected Gauss-Seidel for ccp and pyramid. */
 clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o,
-                      int c0, int c1, double *r, clcone_prob_result *out,
-                      clcone_error *err);
+                             int c0, int c1, double *r, clcone_prob_result *out,
+                             clcone_error *err);
 /* APGD on the cone QP (ccp); for coulomb the De Saxce fixed point: the
  * shift mu ||u_t|| is frozen into q for check_every iterations at a time. */
 clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o,
-                       int c0, int c1, double *r, clcone_prob_result *out,
-                       clcone_error *err);
+                              int c0, int c1, double *r, clcone_prob_result *out,
+                              clcone_error *err);
 /* Lemke's method on the N-facet pyramid LCP (Stewart-Trinkle form), dense;
  * o->max_iter caps the pivots. */
 clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
-                                int c0, int c1, double *r,
-                                clcone_prob_result *out, clcone_error *err);
+                                       int c0, int c1, double *r,
+                                       clcone_prob_result *out, clcone_error *err);
 
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
@@ -40,36 +40,36 @@ clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_opt
 typedef clcone_status (*ref_step_fn)(void *state, int it, clcone_error *err);
 typedef clcone_status (*ref_checked_fn)(void *state, int it, double error, clcone_error *err);
 clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
-                          ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
-                          clcone_error *err);
+                                 ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
+                                 clcone_error *err);
 
 /* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
  * so that the coloured Gauss-Seidel of the device has a reference. */
 clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
-                               int c0, int c1, const int *order, double *r,
-                               clcone_prob_result *out, clcone_error *err);
+                                      int c0, int c1, const int *order, double *r,
+                                      clcone_prob_result *out, clcone_error *err);
 clcone_status clcone_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
-                              int c0, int c1, const int *order, double *r,
-                              clcone_prob_result *out, clcone_error *err);
+                                     int c0, int c1, const int *order, double *r,
+                                     clcone_prob_result *out, clcone_error *err);
 /* Gauss-Seidel steps of contacts [c0, c1): 1 / lambda_max(W_cc), malloc'ed
  * (NULL: out of memory, err set). */
 double *clcone_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
 /* One projected Gauss-Seidel sweep (ccp, pyramid) in the given order
  * (NULL = natural), omega from clcone_ref_gs_steps. */
 void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
-                   const double *omega, double *r);
+                          const double *omega, double *r);
 /* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
  * sweeping colour by colour in the device's order. */
 clcone_status clcone_ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
-                      int c1, double *r, clcone_prob_result *out,
-                      clcone_error *err);
+                             int c1, double *r, clcone_prob_result *out,
+                             clcone_error *err);
 
 /* Accelerated coloured Gauss-Seidel (ccp): Nesterov's extrapolation over
  * the sweeps of clcone_ref_cgs, with gradient restart (kernels/local_solve.h,
  * cone_acgs_*). */
 clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
-                       int c1, double *r, clcone_prob_result *out,
-                       clcone_error *err);
+                              int c1, double *r, clcone_prob_result *out,
+                              clcone_error *err);
 
 /* SAP's CPU backend: runs clcone_sap_newton from v0 (6 per body) with a
  * dense Cholesky of H; returns gamma in r and, when vout is non-NULL, the
