@@ -63,9 +63,9 @@ void clcone_sim_options_default(clcone_sim_options *o)
 
 /* Measured on every generator's scene (pile 20-300, stack 5-20, wall 5-10,
  * grid 3-5, incline; 200 steps, POCL float and the reference): ccp with
- * ACGS at 1e-4 converges on every step within 640 iterations, while the
- * backend defaults cap: coulomb/cgs on up to 100 of 200 pile steps (its
- * pile solves stall above 1e-4 at any cap), ccp/apgd on up to 56, and
+ * ACGS at 1e-4 converges on every step within 640 iterations of the
+ * default 1000, while the backend defaults cap: coulomb/cgs at 1e-5 on
+ * up to 175 of 200 pile steps (100 at 1e-4), ccp/apgd on up to 56, and
  * ccp/acgs at float's 1e-5 (double's 1e-8) on up to 4 (53). 1e-4 is the
  * demo's per-step tolerance, as in GPU time steppers. */
 void clcone_sim_options_resolve(clcone_options *o, const clcone_context *ctx)
