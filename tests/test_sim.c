@@ -175,14 +175,7 @@ START_TEST(sim_device_follows_reference)
     gen("wall", 3, 0.5, 0, &wd);
     gen("wall", 3, 0.5, 0, &wr);
     sd = sim_ref(&wd, c, 1e-8, 2000);
-    {
-        clcone_sim_options o;
-        clcone_sim_options_default(&o);
-        o.solve.tol = 1e-8;
-        o.solve.max_iter = 2000;
-        o.solve.solver = CLCONE_SOLVER_CGS;
-        ck_assert(clcone_sim_create(&wr, NULL, &o, &sr, &e) == CLCONE_OK);
-    }
+    sr = sim_solver(&wr, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-8, 2000);
     for (int k = 0; k < 5; ++k) {
         clcone_step_info a = step(sd), b = step(sr);
         ck_assert_int_eq(a.contacts, b.contacts);
@@ -727,6 +720,42 @@ START_TEST(sim_cli_status_of_every_model)
 }
 END_TEST
 
+/* A first session: every generator's scene, stepped with simulate's
+ * defaults, converges on every step, on the default device and on the
+ * reference (coulomb/cgs, the default before, capped the stack's first
+ * step and 4 of the pile's first 50). `--model coulomb` keeps solve's
+ * defaults for it. */
+START_TEST(sim_cli_defaults_converge_on_every_generator)
+{
+    static const char *const scenes[] = {"pile --n 20", "stack --n 5", "wall --n 5", "grid --n 3", "incline"};
+    static const char *const devices[] = {"", "--device ref"};
+    char dir[] = "/tmp/clcone-simdef-XXXXXX", args[4096];
+    clcone_sim_options so;
+    clcone_sim_options_default(&so);
+    clcone_sim_options_resolve(&so.solve, NULL);
+    ck_assert(so.solve.model == CLCONE_MODEL_CCP && so.solve.solver == CLCONE_SOLVER_ACGS);
+    ck_assert(so.solve.tol == 1e-4 && so.solve.max_iter == 1000);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < (int)(sizeof scenes / sizeof *scenes); ++i) {
+        snprintf(args, sizeof args, "gen %s -o %s/s%d.scene", scenes[i], dir, i);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        for (int d = 0; d < 2; ++d) {
+            snprintf(args, sizeof args, "simulate %s/s%d.scene --steps 100 %s", dir, i, devices[d]);
+            ck_assert_msg(cli(args) == 0, "gen %s, simulate %s: %s", scenes[i], devices[d], cli_out);
+            ck_assert_msg(strncmp(cli_last_line(), "status=converged ", 17) == 0, "%s", cli_out);
+            ck_assert_msg(strstr(cli_out, "model:    ccp, solver acgs, tol 1.0e-04, at most 1000 iterations a step"),
+                          "%s", cli_out);
+        }
+    }
+    snprintf(args, sizeof args, "simulate %s/s0.scene --steps 1 --model coulomb --device ref", dir);
+    cli(args);
+    ck_assert_msg(strstr(cli_out, "model:    coulomb, solver nsgs, tol 1.0e-08, at most 1000 iterations a step"),
+                  "%s", cli_out);
+    snprintf(args, sizeof args, "rm -rf %s", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *suite_sim(void)
 {
     Suite *s = suite_create("sim");
@@ -749,6 +778,7 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_failed_solve_is_not_applied);
     tcase_add_test(t, sim_cli_status_of_every_model);
     tcase_add_test(t, sim_cli_scene_batch_and_export);
+    tcase_add_test(t, sim_cli_defaults_converge_on_every_generator);
     suite_add_tcase(s, t);
     return s;
 }

@@ -37,6 +37,9 @@ static const char *const USAGE_SIMULATE =
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
     "  --dt H         time step (default: the scene's)\n"
+    "  --model M      default ccp, solved with acgs to tol 1e-4 a step unless\n"
+    "                 --solver or --tol say otherwise; the other models take\n"
+    "                 `clcone solve`'s default solver and tolerance\n"
     "  --max-iter K   per step (default 1000)\n"
     "  --csv LOG      per-step log: step,contacts,iterations,error,solve_ms,...\n"
     "  --vtk DIR      legacy VTK per frame (bodies, contacts) and DIR/series.pvd\n"
@@ -625,7 +628,9 @@ int cmd_simulate(int argc, char **argv)
     rc = parse_args(argc, args, USAGE_SIMULATE, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
-    if (!cli_given(&a, "--max-iter")) a.o.max_iter = 1000;
+    clcone_sim_options_default(&so);
+    if (!cli_given(&a, "--model")) a.o.model = so.solve.model;
+    if (!cli_given(&a, "--max-iter")) a.o.max_iter = so.solve.max_iter;
     if (a.npos != 1) return usage_error(USAGE_SIMULATE, "simulate needs one SCENE file%s", "");
     if (steps < 0) return usage_error(USAGE_SIMULATE, "simulate needs --steps K%s", "");
     if ((rc = cli_refuse(&a, USAGE_SIMULATE, unused, "simulate starts every step from the last one"))
@@ -644,8 +649,7 @@ int cmd_simulate(int argc, char **argv)
         return lib_error(&e);
     }
     describe_backend(ctx, backend, sizeof backend);
-    clcone_options_resolve(&a.o, ctx);
-    clcone_sim_options_default(&so);
+    clcone_sim_options_resolve(&a.o, ctx);
     so.solve = a.o;
     if (clcone_sim_create(&w, ctx, &so, &sim, &e)) {
         clcone_context_free(ctx);

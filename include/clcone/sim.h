@@ -13,8 +13,9 @@ extern "C" {
  * (clcone_plan_create_scene, then clcone_plan_set_scene each step), which
  * gives what clcone_solve_scene gives on each step's scene. */
 typedef struct clcone_sim_options {
-    clcone_options solve;    /* model, solver, tolerances; warm_start is set
-                                by the stepper */
+    clcone_options solve;    /* model (default ccp), solver, tolerances (at
+                                most 1000 iterations a step by default);
+                                warm_start is set by the stepper */
     double margin;           /* contact detection distance (default 1e-3) */
     double projection;       /* fraction of the penetration beyond `slop`
                                 removed per step (default 0.2) */
@@ -23,6 +24,11 @@ typedef struct clcone_sim_options {
 } clcone_sim_options;
 
 CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
+/* Fills what o leaves unset as clcone_sim_create does: for ccp, solver
+ * ACGS and tol 1e-4 (a per-step tolerance every generated scene reaches
+ * within the default cap, on float devices and the reference alike);
+ * the rest as clcone_options_resolve. */
+CLCONE_API void clcone_sim_options_resolve(clcone_options *o, const clcone_context *ctx);
 
 /* A step whose solve fails or diverges is never applied as it is: the
  * stepper solves the same problem again, from the same warm start, with
