@@ -919,10 +919,11 @@ class Step:
 class Simulation:
     """The time stepper (clcone_sim_*) on a scene, in place: one plan for
     the whole run. Keywords as for :func:`solve`, plus margin, projection,
-    slop and warm_start of the stepper; max_iter defaults to 1000 a step
-    as in the CLI."""
+    slop and warm_start of the stepper. The defaults are the stepper's,
+    as in the CLI: model ccp, solved with acgs to 1e-4 a step, at most
+    1000 iterations a step (clcone_sim_options_resolve)."""
 
-    def __init__(self, scene: Scene, *, model: str = "coulomb", solver: Optional[str] = None,
+    def __init__(self, scene: Scene, *, model: str = "ccp", solver: Optional[str] = None,
                  device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
                  tol: Optional[float] = None, max_iter: Optional[int] = 1000, check_every: Optional[int] = None,
                  max_seconds: Optional[float] = None, margin: Optional[float] = None,
