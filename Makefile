@@ -182,7 +182,17 @@ sanitize: check-deps
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged
 	@# files (tests/fuzz/regress/) and fails the read when refused, as the
 	@# system allocator refuses them; ASan's default would abort instead.
-	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
+	@# intercept_tls_get_addr=0: GCC 12's runtime takes a dynamic TLS block
+	@# that glibc (>= 2.25) mallocs 16 bytes into a page for a glibc 2.19
+	@# one and reads ASan's chunk header before it as the block's address
+	@# and size; at exit LeakSanitizer's tracer scans that range and dies
+	@# ("Tracer caught signal 11"). POCL's clang makes such blocks in the
+	@# tests that build from source; about one placement in 128 is hit, and
+	@# which depends on the heap (device:stale_cache_entry_never_used failed
+	@# in CI). The runtime sizes no other dynamic TLS block, so it scans
+	@# none: the leak check loses nothing. Test:
+	@# device:leak_check_survives_dtls_at_page_offset_16.
+	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
 	  $(SAN_BUILD)/tests
 

@@ -114,6 +114,37 @@ static inline void test_slurp(const char *path, char *buf, size_t len)
     buf[n] = 0;
 }
 
+/* Sends this process's stderr (fd 2, where drivers write) to a temporary
+ * file until test_stderr_end, which puts what was written in buf: a test
+ * that provokes a driver's own report keeps it out of the suite's output
+ * and can check it. */
+typedef struct test_stderr {
+    int saved;
+    char path[32];
+} test_stderr;
+
+static inline void test_stderr_begin(test_stderr *t)
+{
+    int fd;
+    snprintf(t->path, sizeof t->path, "/tmp/clcone-stderr-XXXXXX");
+    fd = mkstemp(t->path);
+    ck_assert_int_ge(fd, 0);
+    fflush(stderr);
+    t->saved = dup(2);
+    ck_assert_int_ge(t->saved, 0);
+    ck_assert_int_eq(dup2(fd, 2), 2);
+    close(fd);
+}
+
+static inline void test_stderr_end(test_stderr *t, char *buf, size_t len)
+{
+    fflush(stderr);
+    ck_assert_int_eq(dup2(t->saved, 2), 2);
+    close(t->saved);
+    test_slurp(t->path, buf, len);
+    unlink(t->path);
+}
+
 /* Runs a shell command with stdin from /dev/null; stdout goes to out,
  * stderr to err, or also to out when err is NULL. Returns the exit code. */
 static inline int test_sh(const char *cmd, char *out, size_t outlen, char *err, size_t errlen)
