@@ -402,13 +402,14 @@ static int find_heap_dtls(struct dl_phdr_info *info, size_t size, void *vfound)
 }
 
 /* First dynamic TLS block of this thread that glibc took from the heap,
- * after creating a context (POCL's clang makes them); NULL if none. */
+ * after a context built a program from source (POCL's clang makes
+ * them); NULL if none. */
 static void *context_heap_dtls(void)
 {
     clcone_context *c;
     void *found = NULL;
     setenv("CLCONE_CACHE_DIR", "off", 1);
-    c = test_context(CLCONE_FLOAT);
+    c = test_context_built(CLCONE_FLOAT);
     dl_iterate_phdr(find_heap_dtls, &found);
     clcone_context_free(c);
     return found;

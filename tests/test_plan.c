@@ -340,6 +340,7 @@ START_TEST(plan_cancel_flag_stops_solves)
         ck_assert_msg(res.items[0].iters >= cases[i].at && res.items[0].iters <= cases[i].most,
                       "case %zu: stopped at %d", i, res.items[0].iters);
         ck_assert_msg(isfinite(res.items[0].error), "case %zu", i);
+        clcone_result_free(&res);
         clcone_plan_free(pl);
         /* the flag down: the solve runs to its cap as without one */
         ca.at = 1 << 30;

@@ -13,7 +13,7 @@
 /* Zeroes r unless warm-started; a warm start must be finite. */
 static clcone_status start_reactions(const clcone_options *o, int n, double *r, clcone_error *err)
 {
-    if (!o->warm_start) memset(r, 0, sizeof(double) * 3 * (size_t)n);
+    if (!o->warm_start && n > 0) memset(r, 0, sizeof(double) * 3 * (size_t)n); /* r may be NULL at n = 0 */
     for (int i = 0; i < 3 * n; ++i)
         if (!isfinite(r[i]))
             return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
