@@ -185,6 +185,18 @@ static clcone_status c_plan_solve(fixture *f, int nul, clcone_error *e)
 {
     return clcone_plan_solve(ARG(1, f->plan), ARG(2, f->r), ARG(3, &f->res), e);
 }
+static clcone_status c_out_open(fixture *f, int nul, clcone_error *e)
+{
+    clcone_out *o = NULL;
+    (void)f;
+    return clcone_out_open(ARG(1, NOPATH), ARG(2, &o), e);
+}
+static clcone_status c_out_target(fixture *f, int nul, clcone_error *e)
+{
+    char *t = NULL;
+    (void)f;
+    return clcone_out_target(ARG(1, NOPATH), ARG(2, &t), e);
+}
 static clcone_status c_world_validate(fixture *f, int nul, clcone_error *e)
 {
     (void)f;
@@ -256,6 +268,8 @@ static const struct {
     {"clcone_plan_set_q", 2, c_plan_set_q},
     {"clcone_plan_set_scene", 2, c_plan_set_scene},
     {"clcone_plan_solve", 3, c_plan_solve},
+    {"clcone_out_open", 2, c_out_open},
+    {"clcone_out_target", 2, c_out_target},
     {"clcone_world_validate", 1, c_world_validate},
     {"clcone_world_contact_scene", 2, c_world_contact_scene},
     {"clcone_world_generate", 3, c_world_generate},

@@ -166,9 +166,10 @@ clcone_status clcone_out_target(const char *path, char **target, clcone_error *e
 {
     struct stat st;
     int exists;
-    if (!target) return clcone_fail(err, CLCONE_EINVAL, "clcone_out_target: NULL target");
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, target);
     *target = NULL;
-    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    if (!*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
     exists = stat(path, &st) == 0;
     /* a link loop or a file used as a directory: nothing to write there */
     if ((!exists && errno != ENOENT) || !(*target = landing(path, exists)))
@@ -226,7 +227,8 @@ static clcone_status out_open(const char *path, int replace, clcone_out **out, c
 
 clcone_status clcone_out_open(const char *path, clcone_out **out, clcone_error *err)
 {
-    if (!out) return clcone_fail(err, CLCONE_EINVAL, "clcone_out_open: NULL out");
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, out);
     return out_open(path, 0, out, err);
 }
 
