@@ -45,7 +45,7 @@ extern const char clcone_src_sap_cl[];
 static const struct program_def {
     const char *name;
     const char *parts[PROGRAM_PARTS_MAX]; /* the last one declares the kernels */
-} PROGRAMS[CLCONE_NPROGRAMS] = {
+} PROGRAMS[] = {
     {"reduce", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_reduce_cl}},
     {"iterate", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_contact_h,
                  clcone_src_iterate_cl}},
@@ -62,6 +62,8 @@ static const struct program_def {
     {"sap", {clcone_src_cone_h, clcone_src_local_solve_h, clcone_src_schedule_h, clcone_src_jacobian_h,
              clcone_src_sap_math_h, clcone_src_sap_cl}},
 };
+_Static_assert(sizeof PROGRAMS / sizeof PROGRAMS[0] == CLCONE_NPROGRAMS,
+               "CLCONE_NPROGRAMS (opencl.h) counts the rows of PROGRAMS");
 
 #define NO_PLATFORM_HELP                                                                  \
     "no OpenCL platform found. Install an OpenCL driver: on Debian/Ubuntu "               \
