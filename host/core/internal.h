@@ -4,12 +4,6 @@
 
 #include <clcone/clcone.h>
 
-/* Counts of the public enums clcone_model and clcone_solver (without
- * CLCONE_SOLVER_DEFAULT); core/options.c checks its name tables against
- * them, solve/contract.c the options' ranges. */
-#define CLCONE_NMODELS 5
-#define CLCONE_NSOLVERS 7
-
 #if defined(__GNUC__)
 #define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else

@@ -1,5 +1,6 @@
-/* Options and results as every backend shares them: the names the command
- * line uses, the defaults, the check schedule and the result arrays. */
+/* Options and results as every backend shares them: the defaults, the
+ * check schedule, the run statuses' names and the result arrays (the
+ * names of models and solvers are solve/contract.c's). */
 #include "core/internal.h"
 #include "cone.h"
 #include "local_solve.h"
@@ -8,69 +9,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs"};
 static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
-_Static_assert(COUNT(MODEL_NAMES) == CLCONE_NMODELS, "a name for every clcone_model");
-_Static_assert(COUNT(SOLVER_NAMES) == CLCONE_NSOLVERS, "a name for every clcone_solver");
 /* The kernels and kernels/local_solve.h number the models as clcone_model. */
 _Static_assert(CONE_MODEL_COULOMB == (int)CLCONE_MODEL_COULOMB && CONE_MODEL_CCP == (int)CLCONE_MODEL_CCP
                    && CONE_MODEL_PYRAMID == (int)CLCONE_MODEL_PYRAMID,
                "kernel model ids are clcone_model's");
 
-const char *clcone_model_name(clcone_model m)
-{
-    return (int)m >= 0 && (int)m < COUNT(MODEL_NAMES) ? MODEL_NAMES[m] : "?";
-}
-
-const char *clcone_solver_name(clcone_solver s)
-{
-    if (s == CLCONE_SOLVER_DEFAULT) return "default";
-    return (int)s >= 0 && (int)s < COUNT(SOLVER_NAMES) ? SOLVER_NAMES[s] : "?";
-}
-
 const char *clcone_run_status_name(clcone_run_status s)
 {
     return (int)s >= 0 && (int)s < COUNT(RUN_NAMES) ? RUN_NAMES[s] : "?";
-}
-
-static clcone_status parse_name(const char *s, const char *const *names, int count,
-                                const char *what, int *out, clcone_error *err)
-{
-    char list[256] = "";
-    for (int i = 0; i < count; ++i)
-        if (s && strcmp(s, names[i]) == 0) {
-            *out = i;
-            return CLCONE_OK;
-        }
-    for (int i = 0; i < count; ++i) {
-        strncat(list, names[i], sizeof list - strlen(list) - 1);
-        if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
-    }
-    return clcone_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
-}
-
-clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
-{
-    CLCONE_REQUIRE(err, s);
-    CLCONE_REQUIRE(err, m);
-    int v = 0;
-    clcone_status st = parse_name(s, MODEL_NAMES, COUNT(MODEL_NAMES), "model", &v, err);
-    if (!st) *m = (clcone_model)v;
-    return st;
-}
-
-clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_error *err)
-{
-    CLCONE_REQUIRE(err, s);
-    CLCONE_REQUIRE(err, out);
-    int v = 0;
-    clcone_status st = parse_name(s, SOLVER_NAMES, COUNT(SOLVER_NAMES), "solver", &v, err);
-    if (!st) *out = (clcone_solver)v;
-    return st;
 }
 
 void clcone_options_default(clcone_options *o)

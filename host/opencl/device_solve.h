@@ -1,15 +1,20 @@
 /* The device backend's entry points, as the solve layer calls them
- * (opencl/device_solve.c, opencl/sap_device.c); no OpenCL types. */
+ * (opencl/dev_plan.c, opencl/multi_launch.c, opencl/sap_device.c); no
+ * OpenCL types. */
 #ifndef CLCONE_DEVICE_SOLVE_H
 #define CLCONE_DEVICE_SOLVE_H
 
 #include "core/internal.h"
 #include "core/sap.h"
 
-/* Device solve of a validated batch . */
-clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
-                                  const clcone_options *o, double *r,
-                                  clcone_result *res, clcone_error *err);
+/* One batch on the device (opencl/dev_batch.h). */
+typedef struct clcone_dev_batch clcone_dev_batch;
+/* A solver's device entry: solves the plan's batch from r (3n, the start;
+ * the reactions on exit). A row of solve/contract.c names it; the file
+ * that defines it declares it with this type first
+ * (`clcone_dev_fn clcone_dev_NAME;`), so that the compiler checks the two
+ * agree. */
+typedef clcone_status clcone_dev_fn(clcone_dev_batch *d, double *r, clcone_error *err);
 /* Device side of clcone_plan: a validated problem (batch) or scene
  * uploaded once; solves reset only the iterate and the per-problem flags.
  * set_q gives a local-form plan 3n values. set_scene gives a scene plan
@@ -18,10 +23,12 @@ clcone_status clcone_solve_device(clcone_context *c, const clcone_problem *p,
  * options, whose soft inputs (soft_v0, soft_R, soft_aref) may have
  * changed. A plan whose set_scene failed is only to be freed. */
 typedef struct clcone_dev_plan clcone_dev_plan;
+/* p is borrowed: it must outlive the plan, and its q hold what set_q
+ * uploads. entry: the solver's (clcone_contract_row). */
 clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
-                                    clcone_dev_plan **out, clcone_error *err);
+                                    clcone_dev_fn *entry, clcone_dev_plan **out, clcone_error *err);
 clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *s, const clcone_options *o,
-                                    clcone_dev_plan **out, clcone_error *err);
+                                    clcone_dev_fn *entry, clcone_dev_plan **out, clcone_error *err);
 clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone_error *err);
 clcone_status clcone_dev_plan_set_scene(clcone_dev_plan *pl, const clcone_scene *s, const clcone_options *o,
                                         clcone_error *err);

@@ -10,27 +10,25 @@
 #include <clcone/clcone.h>
 #include "core/sap.h"
 
-clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
-                                      int c0, int c1, double *r,
-                                      clcone_prob_result *out, clcone_error *err);
+/* A solver's reference entry, as the rows of solve/contract.c name it. A
+ * new one is declared with this type beside its row and at the top of
+ * its own file (`clcone_ref_fn clcone_ref_NAME;`), so that the compiler
+ * checks the definition against it. */
+typedef clcone_status clcone_ref_fn(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                    clcone_prob_result *out, clcone_error *err);
+
+/* NSGS for coulomb. */
+clcone_ref_fn clcone_ref_nsgs_coulomb;
 /* Projected Jacobi for coulomb, ccp and pyramid. */
-clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o,
-                                int c0, int c1, double *r, clcone_prob_result *out,
-                                clcone_error *err);
+clcone_ref_fn clcone_ref_jacobi;
 /* Projected Gauss-Seidel for ccp and pyramid. */
-clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o,
-                             int c0, int c1, double *r, clcone_prob_result *out,
-                             clcone_error *err);
+clcone_ref_fn clcone_ref_pgs;
 /* APGD on the cone QP (ccp); for coulomb the De Saxce fixed point: the
  * shift mu ||u_t|| is frozen into q for check_every iterations at a time. */
-clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o,
-                              int c0, int c1, double *r, clcone_prob_result *out,
-                              clcone_error *err);
+clcone_ref_fn clcone_ref_apgd;
 /* Lemke's method on the N-facet pyramid LCP (Stewart-Trinkle form), dense;
  * o->max_iter caps the pivots. */
-clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
-                                       int c0, int c1, double *r,
-                                       clcone_prob_result *out, clcone_error *err);
+clcone_ref_fn clcone_ref_lemke_pyramid;
 
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
@@ -60,16 +58,12 @@ void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int 
                           const double *omega, double *r);
 /* Coloured Gauss-Seidel on the CPU: NSGS (coulomb) or PGS (ccp, pyramid)
  * sweeping colour by colour in the device's order. */
-clcone_status clcone_ref_cgs(const clcone_problem *p, const clcone_options *o, int c0,
-                             int c1, double *r, clcone_prob_result *out,
-                             clcone_error *err);
+clcone_ref_fn clcone_ref_cgs;
 
 /* Accelerated coloured Gauss-Seidel (ccp): Nesterov's extrapolation over
  * the sweeps of clcone_ref_cgs, with gradient restart (kernels/local_solve.h,
  * cone_acgs_*). */
-clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0,
-                              int c1, double *r, clcone_prob_result *out,
-                              clcone_error *err);
+clcone_ref_fn clcone_ref_acgs;
 
 /* SAP's CPU backend: runs clcone_sap_newton from v0 (6 per body) with a
  * dense Cholesky of H; returns gamma in r and, when vout is non-NULL, the

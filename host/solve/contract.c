@@ -1,8 +1,11 @@
-/* The solver contract: one table says which solver serves which model on
- * which backend, which is the default, and which reference routine runs
- * it. Defaults, option checks, error messages, the CLI's help and the
- * README's table (`clcone solvers --markdown`) are all read from it, so
- * adding a solver is one row and its entries. */
+/* The solver contract: the one registry of models and solvers. Their
+ * names are here, and one table says which solver serves which model on
+ * which backend, which is the default, the reference and device entries
+ * that run it, the solver a failed time step falls back to, and a line of
+ * help. Defaults, option checks, error messages, the CLI's help and
+ * option lists, `clcone solvers` and the README's table (`clcone solvers
+ * --markdown`) are all read from it; docs/architecture.md, "Adding a
+ * solver", says what else a new solver needs. */
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "solve/solve_entries.h"
@@ -10,61 +13,139 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Names as the command line takes them, in enum order. */
+static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+_Static_assert(COUNT(MODEL_NAMES) == CLCONE_MODEL_COUNT, "a name for every clcone_model");
+_Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clcone_solver");
+
+/* The device entries (opencl/multi_launch.c), each declared with its
+ * type so that the compiler checks it against its definition. */
+clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd;
+
 enum { REF = 1, DEV = 2 };
 
-typedef struct contract_row {
-    clcone_offer offer;
-    clcone_ref_entry ref;   /* NULL where the reference does not run it */
-} contract_row;
+/* The model's Gauss-Seidel, which a failed time step falls back to: on
+ * the reference NSGS (coulomb) or PGS, on devices CGS. */
+#define GS_COULOMB CLCONE_SOLVER_NSGS, CLCONE_SOLVER_CGS
+#define GS_CONE CLCONE_SOLVER_PGS, CLCONE_SOLVER_CGS
+#define NO_FALLBACK CLCONE_SOLVER_DEFAULT, CLCONE_SOLVER_DEFAULT
 
-#define ROW(model, solver, on, defaults, ref) \
-    {{CLCONE_MODEL_##model, CLCONE_SOLVER_##solver, ((on) & REF) != 0, ((on) & DEV) != 0, \
-      ((defaults) & REF) != 0, ((defaults) & DEV) != 0}, ref}
+#define ROW(model, solver, on, defaults, ref, dev, fallbacks, help)                                           \
+    {{CLCONE_MODEL_##model, CLCONE_SOLVER_##solver, ((on) & REF) != 0, ((on) & DEV) != 0,                      \
+      ((defaults) & REF) != 0, ((defaults) & DEV) != 0, help},                                                 \
+     ref, dev, {fallbacks}}
 
 /* soft is solved as a ccp on W + R, q - a_ref: its rows are ccp's. sap is
  * Newton on body velocities and takes no solver: its row's solver is
- * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve. */
-static const contract_row ROWS[] = {
-    ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb),
-    ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs),
-    ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
-    ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd),
-    ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs),
-    ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd),
-    ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs),
-    ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
-    ROW(CCP, PGS, REF, 0, clcone_ref_pgs),
-    ROW(CCP, ACGS, REF | DEV, 0, clcone_ref_acgs),
-    ROW(PYRAMID, LEMKE, REF, REF, clcone_ref_lemke_pyramid),
-    ROW(PYRAMID, CGS, REF | DEV, DEV, clcone_ref_cgs),
-    ROW(PYRAMID, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
-    ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs),
-    ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd),
-    ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs),
-    ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
-    ROW(SOFT, PGS, REF, 0, clcone_ref_pgs),
-    ROW(SOFT, ACGS, REF | DEV, 0, clcone_ref_acgs),
-    ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL),
+ * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
+static const clcone_contract_row ROWS[] = {
+    ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
+        "Gauss-Seidel sweeps with the exact one-contact solve"),
+    ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
+        "coloured Gauss-Seidel: contacts of one colour share no W block, so a colour is one parallel update"),
+    ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_COULOMB,
+        "projected Jacobi with steps from a bound on W"),
+    ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
+        "De Saxce's fixed point, each cone QP solved by APGD"),
+    ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
+    ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+        "accelerated projected gradient with backtracking and restart"),
+    ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
+    ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
+    ROW(CCP, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
+    ROW(CCP, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE,
+        "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
+    ROW(PYRAMID, LEMKE, REF, REF, clcone_ref_lemke_pyramid, NULL, GS_CONE,
+        "Lemke's complementary pivoting on the facet LCP (dense)"),
+    ROW(PYRAMID, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
+    ROW(PYRAMID, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
+    ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
+    ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+        "ccp's APGD on W + R, q - a_ref"),
+    ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "ccp's coloured Gauss-Seidel on W + R"),
+    ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "ccp's Jacobi on W + R"),
+    ROW(SOFT, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "ccp's Gauss-Seidel on W + R"),
+    ROW(SOFT, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE, "ccp's accelerated CGS on W + R"),
+    ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL, NULL, NO_FALLBACK,
+        "Newton on body velocities (dense Cholesky on ref, PCG on devices); scenes only"),
 };
 
-#define NROWS ((int)(sizeof ROWS / sizeof ROWS[0]))
+#define NROWS COUNT(ROWS)
+
+const char *clcone_model_name(clcone_model m)
+{
+    return (int)m >= 0 && (int)m < COUNT(MODEL_NAMES) ? MODEL_NAMES[m] : "?";
+}
+
+const char *clcone_solver_name(clcone_solver s)
+{
+    if (s == CLCONE_SOLVER_DEFAULT) return "default";
+    return (int)s >= 0 && (int)s < COUNT(SOLVER_NAMES) ? SOLVER_NAMES[s] : "?";
+}
+
+static clcone_status parse_name(const char *s, const char *const *names, int count, const char *what, int *out,
+                                clcone_error *err)
+{
+    char list[256] = "";
+    for (int i = 0; i < count; ++i)
+        if (s && strcmp(s, names[i]) == 0) {
+            *out = i;
+            return CLCONE_OK;
+        }
+    for (int i = 0; i < count; ++i) {
+        strncat(list, names[i], sizeof list - strlen(list) - 1);
+        if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
+    }
+    return clcone_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
+}
+
+clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, s);
+    CLCONE_REQUIRE(err, m);
+    int v = 0;
+    clcone_status st = parse_name(s, MODEL_NAMES, COUNT(MODEL_NAMES), "model", &v, err);
+    if (!st) *m = (clcone_model)v;
+    return st;
+}
+
+clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, s);
+    CLCONE_REQUIRE(err, out);
+    int v = 0;
+    clcone_status st = parse_name(s, SOLVER_NAMES, COUNT(SOLVER_NAMES), "solver", &v, err);
+    if (!st) *out = (clcone_solver)v;
+    return st;
+}
 
 const clcone_offer *clcone_offer_at(int i)
 {
     return i >= 0 && i < NROWS ? &ROWS[i].offer : NULL;
 }
 
-static const contract_row *find(clcone_model m, clcone_solver s)
+const clcone_contract_row *clcone_contract_find(clcone_model m, clcone_solver s)
 {
     for (int i = 0; i < NROWS; ++i)
         if (ROWS[i].offer.model == m && ROWS[i].offer.solver == s) return &ROWS[i];
     return NULL;
 }
 
-clcone_ref_entry clcone_contract_ref(clcone_model m, clcone_solver s)
+clcone_solver clcone_contract_fallback(const clcone_options *o, const clcone_context *ctx)
 {
-    const contract_row *r = find(m, s);
-    return r ? r->ref : NULL;
+    clcone_options resolved = *o;
+    const clcone_contract_row *row;
+    clcone_solver f;
+    clcone_options_resolve(&resolved, ctx);
+    row = clcone_contract_find(resolved.model, resolved.solver);
+    f = row ? row->fallback[ctx != NULL] : CLCONE_SOLVER_DEFAULT;
+    /* compared with the solver asked for: a default solver that failed is
+     * solved once more with the model's Gauss-Seidel, even where that is
+     * the default */
+    return f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
 }
 
 void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len)
@@ -105,16 +186,16 @@ void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
 
 clcone_status clcone_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
 {
-    const contract_row *row;
-    if ((int)o->model < 0 || (int)o->model >= CLCONE_NMODELS)
+    const clcone_contract_row *row;
+    if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
         return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
     /* scenes route sap to clcone_sap_solve before this; what reaches here
      * is a local-form problem, which has no body velocities */
     if (o->model == CLCONE_MODEL_SAP)
         return clcone_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
-    if ((int)o->solver < 0 || (int)o->solver >= CLCONE_NSOLVERS)
+    if ((int)o->solver < 0 || (int)o->solver >= CLCONE_SOLVER_COUNT)
         return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
-    row = find(o->model, o->solver);
+    row = clcone_contract_find(o->model, o->solver);
     if (!row || !(ctx ? row->offer.device : row->offer.reference)) {
         char offered[256];
         clcone_offers_describe(o->model, ctx != NULL, offered, sizeof offered);

@@ -1,5 +1,9 @@
-/* The one front door of a solve: options checked against what each model
- * and backend offers, then the reference or the device. */
+/* The one front door of a solve: a plan. Its options are resolved and
+ * checked against what each model and backend offers once, at creation;
+ * then a backend table (plan_backend) does the rest: the CPU reference,
+ * which keeps the assembled local form of a scene, the device, which
+ * keeps its uploaded batch (opencl/dev_plan.c), or sap's Newton solve.
+ * clcone_solve and clcone_solve_scene are a plan made, solved and freed. */
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "core/sap.h"
@@ -10,38 +14,86 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Zeroes r unless warm-started; a warm start must be finite. */
-static clcone_status start_reactions(const clcone_options *o, int n, double *r, clcone_error *err)
+struct clcone_plan {
+    clcone_context *ctx;
+    clcone_options o;     /* resolved and validated at creation */
+    const clcone_contract_row *row; /* NULL for sap */
+    const struct plan_backend *be;
+    int is_scene;
+    clcone_problem p;     /* the local form: as given (own copy), or a
+                             scene's, assembled on the reference */
+    clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
+    double *gap;          /* reference scene: each contact's gap (a_ref) */
+    clcone_scene s;       /* body form (own copy) */
+    int bodies_cap, contacts_cap; /* of s's arrays */
+    clcone_dev_plan *dev; /* device: NULL while a scene has no contacts */
+    int warm_up;          /* the device side runs its kernels once when made */
+};
+
+/* What a backend does for a plan; set_q comes after pl->p (and pl->soft)
+ * took the new q, set_scene after pl->s took the new scene. */
+typedef struct plan_backend {
+    clcone_status (*create)(clcone_plan *pl, clcone_error *err);
+    clcone_status (*set_q)(clcone_plan *pl, clcone_error *err);
+    clcone_status (*set_scene)(clcone_plan *pl, clcone_error *err);
+    /* r is checked and started, res made for the plan's problems */
+    clcone_status (*solve)(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err);
+    void (*release)(clcone_plan *pl);
+} plan_backend;
+
+/* The local form a backend solves: soft's ccp on W + R, else p. */
+static const clcone_problem *solved_problem(const clcone_plan *pl)
 {
-    if (!o->warm_start && n > 0) memset(r, 0, sizeof(double) * 3 * (size_t)n); /* r may be NULL at n = 0 */
-    for (int i = 0; i < 3 * n; ++i)
-        if (!isfinite(r[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
-    return CLCONE_OK;
+    return pl->o.model == CLCONE_MODEL_SOFT ? &pl->soft : &pl->p;
 }
 
-/* Checks shared by every backend; zeroes r unless warm-started. */
-static clcone_status prepare(const clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
-                             double *r, clcone_result *res, clcone_error *err)
+static int plan_contacts(const clcone_plan *pl)
 {
-    clcone_status s;
-    res->items = NULL;
-    res->nprob = 0;
-    if ((s = clcone_options_validate(o, ctx, err)) || (s = clcone_problem_validate(p, err))) return s;
-    if ((s = start_reactions(o, p->n, r, err))) return s;
-    return clcone_result_init(res, p->nprob, err);
+    return pl->is_scene ? pl->s.ncontacts : pl->p.n;
 }
 
-/* One backend on a prepared problem: the reference problem by problem,
- * or the device on the whole batch. */
-static clcone_status run_backend(clcone_context *ctx, const clcone_problem *p, const clcone_options *o, double *r,
-                                 clcone_result *res, clcone_error *err)
+/* ------------------------------------------------------------------ */
+/* The reference                                                       */
+/* ------------------------------------------------------------------ */
+
+/* soft's ccp on W + R, q - a_ref from the plan's local form. */
+static clcone_status soft_make(clcone_plan *pl, clcone_error *err)
+{
+    clcone_problem_free(&pl->soft);
+    return pl->o.model == CLCONE_MODEL_SOFT ? clcone_soft_local(&pl->p, &pl->o, pl->gap, &pl->soft, err) : CLCONE_OK;
+}
+
+/* A scene's local form and gaps, assembled once per scene. */
+static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
-    if (ctx) return clcone_solve_device(ctx, p, o, r, res, err);
-    for (int k = 0; k < p->nprob; ++k) {
+    clcone_problem_free(&pl->p);
+    free(pl->gap);
+    pl->gap = clcone_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
+    if (!pl->gap) return CLCONE_ENOMEM;
+    for (int c = 0; c < pl->s.ncontacts; ++c) pl->gap[c] = pl->s.contacts[c].gap;
+    if ((s = clcone_scene_to_local(&pl->s, &pl->p, err)) || (s = clcone_problem_validate(&pl->p, err))) return s;
+    return soft_make(pl, err);
+}
+
+static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
+{
+    return pl->is_scene ? ref_assemble(pl, err) : soft_make(pl, err);
+}
+
+static clcone_status ref_set_q(clcone_plan *pl, clcone_error *err)
+{
+    return soft_make(pl, err);
+}
+
+static clcone_status ref_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
+{
+    const clcone_problem *P = solved_problem(pl);
+    clcone_options oc = pl->o;
+    oc.model = clcone_model_solved_as(pl->o.model);
+    for (int k = 0; k < P->nprob; ++k) {
         double tk = clcone_now_ms();
-        s = clcone_contract_ref(o->model, o->solver)(p, o, p->prob_off[k], p->prob_off[k + 1], r, &res->items[k], err);
+        clcone_status s = pl->row->ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
         res->items[k].time_ms = clcone_now_ms() - tk;
         if (s) {
             clcone_error_prefix(err, "problem %d of the batch", k);
@@ -51,117 +103,105 @@ static clcone_status run_backend(clcone_context *ctx, const clcone_problem *p, c
     return CLCONE_OK;
 }
 
-/* Solves p, for soft through the ccp solvers on W + R, q - a_ref (gap:
- * per-contact gaps for a_ref, NULL = 0), and reports the QP cost of the
- * convex models. */
-static clcone_status solve_local(clcone_context *ctx, const clcone_problem *p, const double *gap,
-                                 const clcone_options *o, double *r, clcone_result *res, clcone_error *err)
+static void ref_release(clcone_plan *pl)
+{
+    (void)pl; /* the plan's own copies are freed with it */
+}
+
+static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_solve, ref_release};
+
+/* ------------------------------------------------------------------ */
+/* The device                                                          */
+/* ------------------------------------------------------------------ */
+
+/* The device side from the plan's problem or scene, warmed up (each
+ * kernel run once, so that first-launch compilation is never solve time)
+ * the first time. A device side made again for new contacts launches the
+ * same kernels with the same work-group sizes, which a device compiles
+ * once. */
+static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
-    clcone_problem soft;
-    clcone_options oc = *o;
-    const clcone_problem *P = p;
-    double t0 = clcone_now_ms();
-    memset(&soft, 0, sizeof soft);
-    if ((s = prepare(ctx, p, o, r, res, err))) return s;
-    if (p->n == 0) { /* nothing to solve: every (empty) problem holds */
-        res->time_ms = clcone_now_ms() - t0;
-        return CLCONE_OK;
+    if (plan_contacts(pl) == 0) return CLCONE_OK;
+    if (pl->is_scene) {
+        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, &pl->dev, err);
+    } else {
+        clcone_options oc = pl->o;
+        oc.model = clcone_model_solved_as(pl->o.model);
+        if ((s = soft_make(pl, err))) return s;
+        s = clcone_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->dev, &pl->dev, err);
     }
-    if (o->model == CLCONE_MODEL_SOFT) {
-        if ((s = clcone_soft_local(p, o, gap, &soft, err))) goto out;
-        oc.model = clcone_model_solved_as(o->model);
-        P = &soft;
+    if (s || !pl->warm_up) return s;
+    pl->warm_up = 0;
+    return clcone_dev_plan_warm_up(pl->dev, err);
+}
+
+static clcone_status dev_set_q(clcone_plan *pl, clcone_error *err)
+{
+    clcone_problem fresh;
+    clcone_status s;
+    if (pl->o.model == CLCONE_MODEL_SOFT) {
+        /* a new q moves only soft's q - a_ref; the device side reads the
+         * rest of pl->soft where it is */
+        if ((s = clcone_soft_local(&pl->p, &pl->o, NULL, &fresh, err))) return s;
+        memcpy(pl->soft.q, fresh.q, sizeof *fresh.q * 3 * (size_t)fresh.n);
+        clcone_problem_free(&fresh);
     }
-    if ((s = run_backend(ctx, P, &oc, r, res, err))) goto out;
-    if (oc.model == CLCONE_MODEL_CCP)
-        for (int k = 0; k < p->nprob; ++k) res->items[k].cost = clcone_qp_cost(P, r, p->prob_off[k], p->prob_off[k + 1]);
-    res->time_ms = clcone_now_ms() - t0;
-out:
-    clcone_problem_free(&soft);
-    if (s) clcone_result_free(res);
+    return pl->dev ? clcone_dev_plan_set_q(pl->dev, solved_problem(pl)->q, err) : CLCONE_OK;
+}
+
+static clcone_status dev_set_scene(clcone_plan *pl, clcone_error *err)
+{
+    clcone_status s;
+    /* a scene without contacts leaves the device side as it is, for the
+     * next one; solves of it need no device */
+    if (!pl->dev || pl->s.ncontacts == 0) return pl->dev ? CLCONE_OK : dev_create(pl, err);
+    if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
+        clcone_dev_plan_free(pl->dev);
+        pl->dev = NULL;
+    }
     return s;
 }
 
-clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
-                           double *r, clcone_result *res, clcone_error *err)
+static clcone_status dev_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
-    CLCONE_REQUIRE(err, res);
-    res->items = NULL;
-    res->nprob = 0;
-    CLCONE_REQUIRE(err, p);
-    CLCONE_REQUIRE(err, o);
-    if (p->n > 0) CLCONE_REQUIRE(err, r);
-    clcone_options oc = *o;
-    clcone_options_resolve(&oc, ctx);
-    return solve_local(ctx, p, NULL, &oc, r, res, err);
+    return clcone_dev_plan_solve(pl->dev, r, res, err);
 }
 
-clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
-                                 double *r, clcone_result *res, clcone_error *err)
+static void dev_release(clcone_plan *pl)
 {
-    CLCONE_REQUIRE(err, res);
-    res->items = NULL;
-    res->nprob = 0;
-    CLCONE_REQUIRE(err, sc);
-    CLCONE_REQUIRE(err, o_in);
-    if (sc->ncontacts > 0) CLCONE_REQUIRE(err, r);
-    clcone_status s;
-    double t0 = clcone_now_ms();
-    clcone_options oc = *o_in;
-    const clcone_options *o = &oc;
-    clcone_options_resolve(&oc, ctx);
-    res->items = NULL;
-    res->nprob = 0;
-    if (o->model == CLCONE_MODEL_SAP) return clcone_sap_solve(ctx, sc, o, r, res, err); /* solve/sap_solve.c */
-    if ((s = clcone_scene_validate(sc, err))) return s;
-    if (!ctx) {
-        /* the reference works on the assembled local form */
-        clcone_problem p;
-        double *gap = clcone_calloc((size_t)sc->ncontacts, sizeof *gap, err, "gaps");
-        if (!gap) return CLCONE_ENOMEM;
-        for (int c = 0; c < sc->ncontacts; ++c) gap[c] = sc->contacts[c].gap;
-        if (!(s = clcone_scene_to_local(sc, &p, err))) {
-            s = solve_local(NULL, &p, gap, o, r, res, err);
-            clcone_problem_free(&p);
-        }
-        free(gap);
-        return s;
-    }
-    if ((s = clcone_options_validate(o, ctx, err)) || (s = start_reactions(o, sc->ncontacts, r, err))
-        || (s = clcone_result_init(res, 1, err)))
-        return s;
-    if (sc->ncontacts == 0) return CLCONE_OK; /* converged, nothing to solve */
-    {
-        clcone_dev_plan *pl;
-        if (!(s = clcone_dev_plan_scene(ctx, sc, o, &pl, err))) {
-            s = clcone_dev_plan_solve(pl, r, res, err);
-            clcone_dev_plan_free(pl);
-        }
-    }
-    if (s) {
-        clcone_result_free(res);
-        return s;
-    }
-    res->time_ms = clcone_now_ms() - t0;
+    clcone_dev_plan_free(pl->dev);
+}
+
+static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_solve, dev_release};
+
+/* ------------------------------------------------------------------ */
+/* sap: Newton on body velocities, set up per solve on either backend  */
+/* ------------------------------------------------------------------ */
+
+static clcone_status sap_create(clcone_plan *pl, clcone_error *err)
+{
+    return pl->ctx ? clcone_sap_device_prepare(pl->ctx, err) : CLCONE_OK;
+}
+
+static clcone_status sap_set_scene(clcone_plan *pl, clcone_error *err)
+{
+    (void)pl;
+    (void)err; /* read again by the next solve */
     return CLCONE_OK;
 }
 
-/* ------------------------------------------------------------------ */
-/* Plans: set up once, solve many                                      */
-/* ------------------------------------------------------------------ */
+static clcone_status sap_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
+{
+    clcone_result_free(res); /* clcone_sap_solve makes its own */
+    return clcone_sap_solve(pl->ctx, &pl->s, &pl->o, r, res, err);
+}
 
-struct clcone_plan {
-    clcone_context *ctx;
-    clcone_options o;
-    int is_scene;
-    clcone_problem p;     /* local form as given (own copy) */
-    clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
-    clcone_scene s;       /* body form (own copy) */
-    int bodies_cap, contacts_cap; /* of s's arrays */
-    clcone_dev_plan *dev; /* NULL on the reference, and for sap */
-    int warmed;           /* a device side has run its kernels once */
-};
+static const plan_backend SAP = {sap_create, NULL, sap_set_scene, sap_plan_solve, ref_release};
+
+/* ------------------------------------------------------------------ */
+/* Plans                                                               */
+/* ------------------------------------------------------------------ */
 
 /* The plan's own copy of a scene, in the arrays of the last one when
  * they are large enough: a stepper's scenes keep their size, and fresh
@@ -193,95 +233,93 @@ static clcone_status scene_copy(clcone_plan *pl, const clcone_scene *in, clcone_
 void clcone_plan_free(clcone_plan *pl)
 {
     if (!pl) return;
-    clcone_dev_plan_free(pl->dev);
+    if (pl->be) pl->be->release(pl);
     clcone_problem_free(&pl->p);
     clcone_problem_free(&pl->soft);
+    free(pl->gap);
     clcone_scene_free(&pl->s);
     free(pl);
 }
 
-/* The device side of a plan from its current problem or scene, the first
- * one warmed up: each kernel run once. A device side made again for new
- * contacts launches the same kernels with the same work-group sizes,
- * which a device compiles once. */
-static clcone_status plan_device(clcone_plan *pl, clcone_error *err)
+/* A plan with its options resolved and checked for ctx's backend. */
+static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, int is_scene, int warm_up,
+                              clcone_plan **out, clcone_error *err)
 {
+    clcone_options o = *o_in;
+    clcone_plan *pl;
     clcone_status s;
-    clcone_options oc = pl->o;
-    if (!pl->ctx) return CLCONE_OK;
-    if (pl->o.model == CLCONE_MODEL_SAP) return clcone_sap_device_prepare(pl->ctx, err);
-    if (pl->is_scene) {
-        if (pl->s.ncontacts == 0) return CLCONE_OK;
-        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, &pl->dev, err);
-    } else {
-        if (pl->p.n == 0) return CLCONE_OK;
-        oc.model = clcone_model_solved_as(pl->o.model);
-        s = clcone_dev_plan_local(pl->ctx, pl->o.model == CLCONE_MODEL_SOFT ? &pl->soft : &pl->p, &oc, &pl->dev, err);
-    }
-    if (s || pl->warmed) return s;
-    pl->warmed = 1;
-    return clcone_dev_plan_warm_up(pl->dev, err);
-}
-
-static clcone_status plan_new(clcone_context *ctx, const clcone_options *o, clcone_plan **out, clcone_error *err)
-{
-    clcone_plan *pl = clcone_calloc(1, sizeof *pl, err, "plan");
-    *out = pl;
-    if (!pl) return CLCONE_ENOMEM;
+    clcone_options_resolve(&o, ctx);
+    if (o.model == CLCONE_MODEL_SAP && is_scene) s = clcone_sap_check_options(&o, err);
+    else s = clcone_options_validate(&o, ctx, err);
+    if (s) return s;
+    if (!(pl = clcone_calloc(1, sizeof *pl, err, "plan"))) return CLCONE_ENOMEM;
     pl->ctx = ctx;
-    pl->o = *o;
+    pl->o = o;
+    pl->is_scene = is_scene;
+    pl->warm_up = warm_up;
+    pl->row = clcone_contract_find(o.model, o.solver);
+    pl->be = o.model == CLCONE_MODEL_SAP ? &SAP : ctx ? &DEVICE : &REFERENCE;
+    *out = pl;
     return CLCONE_OK;
 }
 
-clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o_in,
+/* Runs the backend's create on a plan that holds its problem or scene. */
+static clcone_status plan_finish(clcone_plan *pl, clcone_status s, clcone_plan **out, clcone_error *err)
+{
+    if (!s) s = pl->be->create(pl, err);
+    if (s) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    *out = pl;
+    return CLCONE_OK;
+}
+
+static clcone_status create_local(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
+                                  int warm_up, clcone_plan **out, clcone_error *err)
+{
+    const clcone_problem *one[1] = {p};
+    clcone_plan *pl;
+    clcone_status s;
+    *out = NULL;
+    if ((s = plan_new(ctx, o, 0, warm_up, &pl, err))) return s;
+    if ((s = clcone_problem_validate(p, err))) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    return plan_finish(pl, clcone_batch_concat(one, 1, &pl->p, err), out, err);
+}
+
+static clcone_status create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+                                  int warm_up, clcone_plan **out, clcone_error *err)
+{
+    clcone_plan *pl;
+    clcone_status s;
+    *out = NULL;
+    if ((s = plan_new(ctx, o, 1, warm_up, &pl, err))) return s;
+    if ((s = clcone_scene_validate(sc, err))) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    return plan_finish(pl, scene_copy(pl, sc, err), out, err);
+}
+
+clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p, const clcone_options *o,
                                  clcone_plan **out, clcone_error *err)
 {
     CLCONE_REQUIRE(err, p);
-    CLCONE_REQUIRE(err, o_in);
+    CLCONE_REQUIRE(err, o);
     CLCONE_REQUIRE(err, out);
-    const clcone_problem *one[1] = {p};
-    clcone_options oc = *o_in;
-    const clcone_options *o = &oc;
-    clcone_plan *pl;
-    clcone_status s;
-    *out = NULL;
-    clcone_options_resolve(&oc, ctx);
-    if ((s = clcone_options_validate(o, ctx, err)) || (s = clcone_problem_validate(p, err))
-        || (s = plan_new(ctx, o, &pl, err)))
-        return s;
-    if (!(s = clcone_batch_concat(one, 1, &pl->p, err))
-        && !(o->model == CLCONE_MODEL_SOFT && (s = clcone_soft_local(&pl->p, o, NULL, &pl->soft, err))))
-        s = plan_device(pl, err);
-    if (s) {
-        clcone_plan_free(pl);
-        return s;
-    }
-    *out = pl;
-    return CLCONE_OK;
+    return create_local(ctx, p, o, 1, out, err);
 }
 
-clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o_in,
+clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
                                        clcone_plan **out, clcone_error *err)
 {
     CLCONE_REQUIRE(err, sc);
-    CLCONE_REQUIRE(err, o_in);
+    CLCONE_REQUIRE(err, o);
     CLCONE_REQUIRE(err, out);
-    clcone_options oc = *o_in;
-    const clcone_options *o = &oc;
-    clcone_plan *pl;
-    clcone_status s;
-    *out = NULL;
-    clcone_options_resolve(&oc, ctx);
-    if (o->model != CLCONE_MODEL_SAP && (s = clcone_options_validate(o, ctx, err))) return s;
-    if ((s = clcone_scene_validate(sc, err)) || (s = plan_new(ctx, o, &pl, err))) return s;
-    pl->is_scene = 1;
-    if (!(s = scene_copy(pl, sc, err))) s = plan_device(pl, err);
-    if (s) {
-        clcone_plan_free(pl);
-        return s;
-    }
-    *out = pl;
-    return CLCONE_OK;
+    return create_scene(ctx, sc, o, 1, out, err);
 }
 
 clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)
@@ -293,13 +331,7 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
     for (int i = 0; i < 3 * pl->p.n; ++i)
         if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
-    if (pl->o.model == CLCONE_MODEL_SOFT) {
-        clcone_status s;
-        clcone_problem_free(&pl->soft);
-        if ((s = clcone_soft_local(&pl->p, &pl->o, NULL, &pl->soft, err))) return s;
-        return pl->dev ? clcone_dev_plan_set_q(pl->dev, pl->soft.q, err) : CLCONE_OK;
-    }
-    return pl->dev ? clcone_dev_plan_set_q(pl->dev, q, err) : CLCONE_OK;
+    return pl->be->set_q(pl, err);
 }
 
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
@@ -309,16 +341,8 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     clcone_status s;
     if (!pl->is_scene)
         return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
-    if ((s = clcone_scene_validate(sc, err))) return s;
-    if ((s = scene_copy(pl, sc, err))) return s;
-    /* a scene without contacts leaves the device side as it is, for the
-     * next one; solves of it need no device */
-    if (!pl->dev || pl->s.ncontacts == 0) return plan_device(pl, err);
-    if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
-        clcone_dev_plan_free(pl->dev);
-        pl->dev = NULL;
-    }
-    return s;
+    if ((s = clcone_scene_validate(sc, err)) || (s = scene_copy(pl, sc, err))) return s;
+    return pl->be->set_scene(pl, err);
 }
 
 void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0)
@@ -333,6 +357,16 @@ clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl)
     return pl->dev ? clcone_dev_plan_counts(pl->dev) : none;
 }
 
+/* Zeroes r unless warm-started; a warm start must be finite. */
+static clcone_status start_reactions(const clcone_options *o, int n, double *r, clcone_error *err)
+{
+    if (!o->warm_start && n > 0) memset(r, 0, sizeof(double) * 3 * (size_t)n); /* r may be NULL at n = 0 */
+    for (int i = 0; i < 3 * n; ++i)
+        if (!isfinite(r[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
+    return CLCONE_OK;
+}
+
 clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
     CLCONE_REQUIRE(err, res);
@@ -340,23 +374,60 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     res->nprob = 0;
     CLCONE_REQUIRE(err, pl);
     clcone_status s;
-    int n = pl->is_scene ? pl->s.ncontacts : pl->p.n, nprob = pl->is_scene ? 1 : pl->p.nprob;
+    int n = plan_contacts(pl), nprob = pl->is_scene ? 1 : pl->p.nprob;
     double t0 = clcone_now_ms();
     if (n > 0) CLCONE_REQUIRE(err, r);
-    if (!pl->dev || n == 0) /* the reference, sap, or nothing to solve */
-        return pl->is_scene ? clcone_solve_scene(pl->ctx, &pl->s, &pl->o, r, res, err)
-                            : clcone_solve(NULL, &pl->p, &pl->o, r, res, err);
+    if (pl->be == &SAP) return sap_plan_solve(pl, r, res, err); /* it checks r and makes res itself */
     if ((s = start_reactions(&pl->o, n, r, err)) || (s = clcone_result_init(res, nprob, err))) return s;
-    if ((s = clcone_dev_plan_solve(pl->dev, r, res, err))) {
+    if (n > 0 && (s = pl->be->solve(pl, r, res, err))) {
         clcone_result_free(res);
         return s;
     }
-    if (!pl->is_scene && pl->o.model == CLCONE_MODEL_SOFT)
+    /* the QP cost of the convex models; a device scene reports its own */
+    if (n > 0 && clcone_model_solved_as(pl->o.model) == CLCONE_MODEL_CCP && !(pl->is_scene && pl->ctx))
         for (int k = 0; k < nprob; ++k)
-            res->items[k].cost = clcone_qp_cost(&pl->soft, r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
-    else if (!pl->is_scene && pl->o.model == CLCONE_MODEL_CCP)
-        for (int k = 0; k < nprob; ++k)
-            res->items[k].cost = clcone_qp_cost(&pl->p, r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
+            res->items[k].cost =
+                clcone_qp_cost(solved_problem(pl), r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
     res->time_ms = clcone_now_ms() - t0;
     return CLCONE_OK;
+}
+
+/* clcone_solve and clcone_solve_scene: a plan without the warm-up. */
+static clcone_status solve_once(clcone_plan *pl, clcone_status s, double t0, double *r, clcone_result *res,
+                                clcone_error *err)
+{
+    if (!s) s = clcone_plan_solve(pl, r, res, err);
+    clcone_plan_free(pl);
+    if (!s) res->time_ms = clcone_now_ms() - t0; /* the whole call */
+    return s;
+}
+
+clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const clcone_options *o, double *r,
+                           clcone_result *res, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, res);
+    res->items = NULL;
+    res->nprob = 0;
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, o);
+    if (p->n > 0) CLCONE_REQUIRE(err, r);
+    clcone_plan *pl = NULL;
+    double t0 = clcone_now_ms();
+    clcone_status s = create_local(ctx, p, o, 0, &pl, err);
+    return s ? s : solve_once(pl, s, t0, r, res, err);
+}
+
+clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o, double *r,
+                                 clcone_result *res, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, res);
+    res->items = NULL;
+    res->nprob = 0;
+    CLCONE_REQUIRE(err, sc);
+    CLCONE_REQUIRE(err, o);
+    if (sc->ncontacts > 0) CLCONE_REQUIRE(err, r);
+    clcone_plan *pl = NULL;
+    double t0 = clcone_now_ms();
+    clcone_status s = create_scene(ctx, sc, o, 0, &pl, err);
+    return s ? s : solve_once(pl, s, t0, r, res, err);
 }

@@ -6,6 +6,7 @@
 #include "core/internal.h"
 #include "core/sap.h"
 #include "opencl/device_solve.h"
+#include "ref/reference.h"
 
 /* Per-solve inputs of a plan that the stepper changes between steps
  * (solve/solve.c): whether r is a warm start, and the soft model's normal
@@ -15,16 +16,26 @@ void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v
 /* The device side's clcone_dev_plan_counts; zeros without one. */
 clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl);
 
-/* A reference routine: solves contacts [c0, c1) of p (one problem of a
- * batch) from r; see ref/reference.h. */
-typedef clcone_status (*clcone_ref_entry)(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                          double *r, clcone_prob_result *out, clcone_error *err);
+/* A row of the solver contract (solve/contract.c): the public offer, the
+ * entries that run the pair on each backend (NULL where that backend does
+ * not), and the solver a failed time step is solved again with, on the
+ * reference (fallback[0]) and on devices (fallback[1]);
+ * CLCONE_SOLVER_DEFAULT: none. */
+typedef struct clcone_contract_row {
+    clcone_offer offer;
+    clcone_ref_fn *ref;
+    clcone_dev_fn *dev;
+    clcone_solver fallback[2];
+} clcone_contract_row;
 
 /* The contract (solve/contract.c). Option ranges, and that the solver
  * serves the model on the backend ctx (NULL = the reference). */
 clcone_status clcone_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err);
-/* The reference routine of a validated (model, solver); NULL if none. */
-clcone_ref_entry clcone_contract_ref(clcone_model m, clcone_solver s);
+/* The row of (m, s); NULL if none. */
+const clcone_contract_row *clcone_contract_find(clcone_model m, clcone_solver s);
+/* The solver a time step that failed with options o on ctx (NULL = the
+ * reference) is solved again with; CLCONE_SOLVER_DEFAULT when none. */
+clcone_solver clcone_contract_fallback(const clcone_options *o, const clcone_context *ctx);
 
 /* Entry used by clcone_solve_scene for o->model == CLCONE_MODEL_SAP (ctx
  * NULL = CPU reference). Validates options (tol, max_iter, max_seconds,

@@ -182,13 +182,6 @@ static int usable(clcone_run_status st)
     return st == CLCONE_CONVERGED || st == CLCONE_MAXITER;
 }
 
-/* The solver a failed step is solved again with; DEFAULT when none. */
-static clcone_solver fallback_solver(const clcone_options *o, const clcone_context *ctx)
-{
-    clcone_solver f = ctx ? CLCONE_SOLVER_CGS : o->model == CLCONE_MODEL_COULOMB ? CLCONE_SOLVER_NSGS : CLCONE_SOLVER_PGS;
-    return o->model == CLCONE_MODEL_SAP || f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
-}
-
 /* Solves sc from the warm start r0 into r (3n) on the run's plan; falls
  * back when the solve fails or diverges (see clcone_step_info). */
 static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
@@ -211,7 +204,7 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     clcone_result_free(&res);
     if (usable(info->solve.status)) return CLCONE_OK;
     /* a fallback is rare: solved on its own, leaving the plan as it is */
-    fo.solver = fallback_solver(so, sim->ctx);
+    fo.solver = clcone_contract_fallback(so, sim->ctx); /* the solver table's */
     if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
     info->fell_back = 1;
     info->failed = info->solve;

@@ -14,8 +14,9 @@ typedef enum clcone_model {
     CLCONE_MODEL_PYRAMID,     /* N-facet pyramid LCP */
     CLCONE_MODEL_SOFT,        /* MuJoCo-style regularised dual: cone QP with
                                  W + R and q - a_ref */
-    CLCONE_MODEL_SAP          /* Drake-SAP-style unconstrained convex
+    CLCONE_MODEL_SAP,         /* Drake-SAP-style unconstrained convex
                                  problem in body velocities (body form) */
+    CLCONE_MODEL_COUNT        /* the number of models, not a model */
 } clcone_model;
 
 typedef enum clcone_solver {
@@ -28,8 +29,9 @@ typedef enum clcone_solver {
     CLCONE_SOLVER_LEMKE,     /* pyramid: Lemke's complementary pivoting */
     CLCONE_SOLVER_CGS,       /* all: coloured Gauss-Seidel (contacts of one
                                 colour share no W block / body) */
-    CLCONE_SOLVER_ACGS       /* ccp/soft: coloured Gauss-Seidel with Nesterov
+    CLCONE_SOLVER_ACGS,      /* ccp/soft: coloured Gauss-Seidel with Nesterov
                                 momentum and gradient restart (large piles) */
+    CLCONE_SOLVER_COUNT      /* the number of solvers, not a solver */
 } clcone_solver;
 
 typedef enum clcone_fit {
@@ -147,6 +149,7 @@ typedef struct clcone_offer {
     int device;              /* 1: OpenCL devices run it */
     int reference_default;   /* 1: the reference's default for the model */
     int device_default;      /* 1: the devices' default for the model */
+    const char *help;        /* what the solver does for the model, a line */
 } clcone_offer;
 /* Row i of the table, or NULL past its end. */
 CLCONE_API const clcone_offer *clcone_offer_at(int i);
