@@ -62,7 +62,12 @@ $(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
 	    echo "const char clcone_src_$$n[] ="; \
 	    sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $$f; \
 	    echo ';'; \
-	  done; } > $@
+	  done; \
+	  echo 'const struct clcone_kernel_file { const char *name; const char *source; } clcone_kernel_files[] = {'; \
+	  for f in $(KERNEL_SRC); do \
+	    echo "{\"$$(basename $$f)\", clcone_src_$$(basename $$f | tr '.-' '__')},"; \
+	  done; \
+	  echo '{NULL, NULL}};'; } > $@
 
 $(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -Wno-overlength-strings -c $< -o $@

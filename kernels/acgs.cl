@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* Accelerated coloured Gauss-Seidel, multi-launch (the method:
  * cone_acgs_* in local_solve.h; the reference: clcone_ref_acgs in
  * host/ref/acgs.c; one work-group per problem: group_solve.cl). Between

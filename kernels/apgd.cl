@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* APGD on the device (see host/ref/apgd.c for the method). Every problem of a
  * batch carries its own Lipschitz estimate L, momentum theta and
  * acceptance flag, so the vector kernels work per contact and the

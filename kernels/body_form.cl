@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* Body-form kernels: W = J M^-1 J^T is never formed. Per contact: the
  * bodies ca, cb (-1 = static, its velocity never changes), the frame F
  * (rows n, t1, t2) and the lever arms p - x of both sides. Per body: the

@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* Whole problems inside one work-group (local form): work-group p
  * iterates problem p of the batch, with barriers between Gauss-Seidel
  * colours and Jacobi iterations, measures its own error on the shared

@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* Kernels that work on w = W r whatever form produced it (local form:
  * matvec_local; body form: body_gather + body_contact_apply), so Jacobi
  * and the error measure are written once for both. */

@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h contact.h */
 /* Local-form kernels: W in block-CSR (3x3 row-major blocks), one work
  * item per contact.
  *

@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h */
 /* Deterministic per-problem sums: work-group g sums the K-value rows of
  * problem g's contacts. The rows go into REDUCE_WG fixed stripes (stripe
  * v takes contacts c0 + v, c0 + v + REDUCE_WG, ...), each added in order

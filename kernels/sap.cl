@@ -1,3 +1,4 @@
+/* needs: cone.h local_solve.h schedule.h jacobian.h sap_math.h */
 /* SAP on the device (host/opencl/sap_device.c drives these; the math is in
  * sap_math.h, shared with the CPU reference). Body velocities v are 6 per
  * body (linear, angular); static bodies (moving[i] = 0) keep v* and their

@@ -75,6 +75,58 @@ START_TEST(readme_shows_the_table)
 }
 END_TEST
 
+/* The stepper's fallback is the table's: the model's Gauss-Seidel (nsgs
+ * or pgs on the reference, cgs on devices), none for sap or where the
+ * solver asked for is that one. */
+START_TEST(fallbacks_are_the_tables)
+{
+    clcone_context *dev = test_context(CLCONE_FLOAT);
+    for (int m = 0; m < CLCONE_MODEL_COUNT; ++m)
+        for (int backend = 0; backend < 2; ++backend)
+            for (int s = CLCONE_SOLVER_DEFAULT; s < CLCONE_SOLVER_COUNT; ++s) {
+                clcone_options o, r;
+                clcone_solver want;
+                clcone_options_default(&o);
+                o.model = (clcone_model)m;
+                o.solver = (clcone_solver)s;
+                r = o;
+                clcone_options_resolve(&r, backend ? dev : NULL);
+                if (!clcone_contract_find(r.model, r.solver)) continue;
+                want = backend                          ? CLCONE_SOLVER_CGS
+                       : m == CLCONE_MODEL_COULOMB      ? CLCONE_SOLVER_NSGS
+                                                        : CLCONE_SOLVER_PGS;
+                if (m == CLCONE_MODEL_SAP || want == o.solver) want = CLCONE_SOLVER_DEFAULT;
+                ck_assert_msg(clcone_contract_fallback(&o, backend ? dev : NULL) == want, "model %s solver %s backend %d",
+                              clcone_model_name(o.model), clcone_solver_name(o.solver), backend);
+            }
+    clcone_context_free(dev);
+}
+END_TEST
+
+/* The CLI's lists are the table's: `clcone solvers` names every pair with
+ * its help line, and `solve --help` every model and solver it offers. */
+START_TEST(cli_lists_are_the_tables)
+{
+    static char out[1 << 15], err[1 << 12], help[1 << 15];
+    ck_assert_int_eq(test_run_cli(NULL, "solvers", out, sizeof out, err, sizeof err), 0);
+    ck_assert_int_eq(test_run_cli(NULL, "solve --help", help, sizeof help, err, sizeof err), 0);
+    for (int i = 0; clcone_offer_at(i); ++i) {
+        const clcone_offer *o = clcone_offer_at(i);
+        const char *solver = o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver);
+        char line[512];
+        ck_assert(o->help && o->help[0]);
+        snprintf(line, sizeof line, "%-8s %-7s %s\n", clcone_model_name(o->model), solver, o->help);
+        ck_assert_msg(strstr(out, line), "`clcone solvers` lacks \"%s\"", line);
+        ck_assert_msg(strstr(help, clcone_model_name(o->model)) && strstr(help, solver), "solve --help lacks %s %s",
+                      clcone_model_name(o->model), solver);
+    }
+    /* an unknown name is refused with the table's names */
+    ck_assert_int_eq(test_run_cli(NULL, "solve x.dat --solver nope", out, sizeof out, err, sizeof err), 2);
+    for (int s = 0; s < CLCONE_SOLVER_COUNT; ++s)
+        ck_assert_msg(strstr(err, clcone_solver_name((clcone_solver)s)), "%s", err);
+}
+END_TEST
+
 Suite *suite_contract(void)
 {
     Suite *s = suite_create("contract");
@@ -83,6 +135,8 @@ Suite *suite_contract(void)
     tcase_add_test(t, every_pair_follows_the_table);
     tcase_add_test(t, defaults_are_the_tables);
     tcase_add_test(t, readme_shows_the_table);
+    tcase_add_test(t, fallbacks_are_the_tables);
+    tcase_add_test(t, cli_lists_are_the_tables);
     suite_add_tcase(s, t);
     return s;
 }

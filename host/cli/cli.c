@@ -60,16 +60,15 @@ static const char *const USAGE_SOLVE =
     "  --compare                     also solve with the CPU reference and print\n"
     "                                both, the max reaction difference and the\n"
     "                                speed ratio\n"
-    "  --model coulomb|ccp|pyramid|soft|sap\n"
-    "                                contact law (default coulomb); sap only for\n"
-    "                                scene files (body velocities)\n"
+    "  --model M                     contact law, a model of the table below\n"
+    "                                (default coulomb); sap only for scene files\n"
+    "                                (body velocities)\n"
     "  --soft-timeconst T --soft-dampratio Z --soft-impedance D --soft-dt H\n"
     "                                soft model's solref/solimp (defaults 0.02, 1,\n"
     "                                0.9, 0.01)\n"
     "  --sap-beta B                  sap's near-rigid parameter (default 1)\n"
-    "  --solver nsgs|jacobi|pgs|apgd|lemke|cgs|acgs\n"
-    "                                which serve which model on which backend,\n"
-    "                                and the defaults: the table below\n"
+    "  --solver S                    a solver of the model on the backend, as the\n"
+    "                                table below lists them with the defaults\n"
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
     "  --fit outer|inner             pyramid fit to the circle (default outer)\n"
     "  --tol T                       stop at error <= T, T > 0 (default 1e-8; 1e-5\n"
@@ -92,8 +91,9 @@ static const char *const USAGE_SOLVE =
 static const char *const USAGE_SOLVERS =
     "usage: clcone solvers [--markdown]\n"
     "Prints which solver serves which model on the reference and on OpenCL\n"
-    "devices, and each backend's default: the library's own table, which its\n"
-    "defaults and option checks follow (--markdown: the README's table).\n";
+    "devices, each backend's default, and what each pair does: the library's\n"
+    "own table, which its defaults and option checks follow (--markdown: the\n"
+    "README's table).\n";
 
 static const char *const USAGE_CHECK =
     "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
@@ -416,7 +416,7 @@ static int cmd_solvers(int argc, char **argv)
         return 0;
     }
     if (argc > 0 && !markdown) return usage_error(USAGE_SOLVERS, "unexpected argument '%s'", argv[0]);
-    cli_print_solvers(stdout, markdown);
+    cli_print_solvers(stdout, markdown ? CLI_SOLVERS_MARKDOWN : CLI_SOLVERS_HELP);
     return 0;
 }
 

@@ -316,11 +316,12 @@ static void print_solvers_of(FILE *f, clcone_model m, int device, int markdown)
         }
 }
 
-void cli_print_solvers(FILE *f, int markdown)
+void cli_print_solvers(FILE *f, enum cli_solvers_form form)
 {
+    int markdown = form == CLI_SOLVERS_MARKDOWN;
     if (markdown) fprintf(f, "| model | reference solvers (`--device ref`) | device solvers |\n|---|---|---|\n");
     else fprintf(f, "Solvers by model (the library's table, `clcone solvers`):\n");
-    for (int m = 0; strcmp(clcone_model_name((clcone_model)m), "?") != 0; ++m) {
+    for (int m = 0; m < CLCONE_MODEL_COUNT; ++m) {
         if (markdown) {
             fprintf(f, "| `%s` | ", clcone_model_name((clcone_model)m));
             print_solvers_of(f, (clcone_model)m, 0, 1);
@@ -334,5 +335,12 @@ void cli_print_solvers(FILE *f, int markdown)
             print_solvers_of(f, (clcone_model)m, 1, 0);
             fprintf(f, "\n");
         }
+    }
+    if (form != CLI_SOLVERS_HELP) return;
+    fprintf(f, "What each does:\n");
+    for (int i = 0; clcone_offer_at(i); ++i) {
+        const clcone_offer *o = clcone_offer_at(i);
+        fprintf(f, "  %-8s %-7s %s\n", clcone_model_name(o->model),
+                o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver), o->help);
     }
 }

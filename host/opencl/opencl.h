@@ -1,14 +1,12 @@
 /* OpenCL plumbing shared by the device solvers: the context, checked
- * calls, buffers and the program cache. */
+ * calls and buffers (opencl.c), the programs and their cache
+ * (programs.c). */
 #ifndef CLCONE_OPENCL_H
 #define CLCONE_OPENCL_H
 
 #include "core/internal.h"
 
 #include <CL/cl.h>
-
-/* Programs of a context: one per .cl file of kernels/ (opencl.c). */
-#define CLCONE_NPROGRAMS 8
 
 struct clcone_context {
     clcone_device_info info;
@@ -18,7 +16,10 @@ struct clcone_context {
     cl_device_id device;
     cl_context ctx;
     cl_command_queue queue;
-    cl_program programs[CLCONE_NPROGRAMS]; /* each built at its first kernel (opencl.c) */
+    char driver[128];             /* CL_DRIVER_VERSION, for the cache key */
+    cl_program *programs;         /* one per .cl file, each built at its
+                                     first kernel (programs.c) */
+    int nprograms;
     const char *building;         /* the program being built, for messages */
     clcone_compile_notice on_compile;
     void *on_compile_user;
@@ -96,7 +97,7 @@ clcone_status clcone_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_m
                                  cl_mem vals, cl_mem out, clcone_error *err);
 
 /* Creates a kernel by name, building the program that declares it when
- * it is the first of its kernels on this context. */
+ * it is the first of its kernels on this context (programs.c). */
 clcone_status clcone_kernel(clcone_context *c, const char *name,
                             cl_kernel *k, clcone_error *err);
 /* Work-group size for kernel k whose arguments are set: `want`, or the
@@ -124,6 +125,12 @@ void clcone_cache_key(const clcone_context *c, const char *options,
 clcone_status clcone_build_source(clcone_context *c, const char *source,
                                   const char *options, cl_program *out,
                                   clcone_error *err);
+
+/* The source of the program of kernels/FILE (a .cl file's source): the
+ * headers its first line, a comment "needs: A.h B.h", names, in order,
+ * then the file; malloc'ed into *out. CLCONE_EINVAL naming the file when
+ * the line is missing or names a header kernels/ does not have. */
+clcone_status clcone_program_source(const char *file, const char *source, char **out, clcone_error *err);
 
 /* Options used to build the clcone program on this context. */
 void clcone_build_options(const clcone_context *c, char *buf, size_t len);

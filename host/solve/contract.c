@@ -45,7 +45,7 @@ static const clcone_contract_row ROWS[] = {
     ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
-        "coloured Gauss-Seidel: contacts of one colour share no W block, so a colour is one parallel update"),
+        "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
     ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_COULOMB,
         "projected Jacobi with steps from a bound on W"),
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
