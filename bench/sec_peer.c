@@ -62,6 +62,9 @@ static int peer_converged(const peer_run *r) { return r->ran && r->error <= PEER
  * one also the cap that keeps it short. */
 static int peer_guard(const bench *b) { return b->quick ? 2 : 120; }
 
+/* A solver's iteration cap. */
+static int peer_cap(const peer_solver *s) { return s->newton ? PEER_NEWTON : PEER_SWEEPS; }
+
 /* What the forked Siconos solve hands back, in memory shared with the
  * parent; its reactions follow it. */
 typedef struct sico_shared {
@@ -73,8 +76,9 @@ enum { SICO_EXIT_READ = 3, SICO_EXIT_SIZE, SICO_EXIT_NOMEM };
 
 /* The child: reads the file with Siconos's own reader (untimed), solves
  * it from r = 0 (timed) and leaves the result in sh and r. Never returns.
- * Its output goes to the log: Siconos prints from deep inside its solvers
- * whatever its verbosity. */
+ * Its stdout and stderr go to the log, so that nothing Siconos prints
+ * (verbosity off, but its warnings and fatal errors print regardless)
+ * reaches the bench's output. */
 static void sico_child(const char *path, int id, int cap, int n3, int logfd, sico_shared *sh, double *r)
 {
     FrictionContactProblem *p;
@@ -107,7 +111,7 @@ static void sico_child(const char *path, int id, int cap, int n3, int logfd, sic
 static void sico_why(int ws, int guard, const sico_shared *sh, int n3, char *note, size_t len)
 {
     if (WIFSIGNALED(ws) && WTERMSIG(ws) == SIGALRM)
-        snprintf(note, len, "killed at the %d s guard", guard); /* the caller flags it guarded */
+        snprintf(note, len, "killed at the %d s guard", guard);
     else if (WIFSIGNALED(ws))
         snprintf(note, len, "Siconos crashed (signal %d, %s)", WTERMSIG(ws), strsignal(WTERMSIG(ws)));
     else if (WEXITSTATUS(ws) == SICO_EXIT_READ)
@@ -145,7 +149,7 @@ static void sico_run(const char *path, const peer_solver *s, int n3, int guard, 
         static const int crash[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGALRM};
         for (size_t i = 0; i < sizeof crash / sizeof *crash; ++i) signal(crash[i], SIG_DFL);
         alarm((unsigned)guard);
-        sico_child(path, s->siconos_id, s->newton ? PEER_NEWTON : PEER_SWEEPS, n3, logfd, sh, (double *)(sh + 1));
+        sico_child(path, s->siconos_id, peer_cap(s), n3, logfd, sh, (double *)(sh + 1));
     }
     if (pid < 0) snprintf(out->note, sizeof out->note, "fork: %s", strerror(errno));
     else {
@@ -173,8 +177,7 @@ static void clcone_run(const clcone_problem *p, const peer_solver *s, int guard,
     clcone_error err;
     clcone_status st;
     double t;
-    if (bench_coulomb_plan(s->ctx, p, s->solver, PEER_TOL, s->newton ? PEER_NEWTON : PEER_SWEEPS, guard, &plan,
-                           &err)) {
+    if (bench_coulomb_plan(s->ctx, p, s->solver, PEER_TOL, peer_cap(s), guard, &plan, &err)) {
         snprintf(out->note, sizeof out->note, "set-up: %.140s", err.msg);
         return;
     }
@@ -191,7 +194,7 @@ static void clcone_run(const clcone_problem *p, const peer_solver *s, int guard,
     out->iters = res.items[0].iters;
     out->capped = res.items[0].status != CLCONE_CONVERGED;
     /* maxiter short of the iteration cap: the time cap, which is the guard */
-    out->guarded = res.items[0].status == CLCONE_MAXITER && res.items[0].iters < (s->newton ? PEER_NEWTON : PEER_SWEEPS);
+    out->guarded = res.items[0].status == CLCONE_MAXITER && res.items[0].iters < peer_cap(s);
     clcone_result_free(&res);
 }
 
@@ -252,7 +255,7 @@ static int peer_solvers(bench *b, peer_solver *s)
     return n;
 }
 
-/* Every solver on file `name` (read by clcone as p), each judged by
+/* Every solver on the file at path (read by clcone as p), each judged by
  * clcone_error_coulomb. */
 static void peer_file(const char *path, const clcone_problem *p, const peer_solver *s, int ns, int guard, int logfd,
                       peer_run *runs)
