@@ -9,9 +9,6 @@
 /* Rotation matrix (row-major, body to world) of a unit quaternion
  * (w, x, y, z). */
 void clcone_quat_to_mat(const double q[4], double R[9]);
-/* q <- normalize(q + h/2 (0, omega) q): one explicit step of the
- * orientation under world angular velocity omega. */
-void clcone_quat_integrate(double q[4], const double omega[3], double h);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
 void clcone_shape_inertia(const clcone_shape *sh, double I[3]);
 /* Radius of the sphere about the centre that contains the shape. */
