@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "io/outfile.h"
 
 /* Whitespace-separated tokens of an in-memory text, with line tracking so
  * that every error can name "file:line". */
