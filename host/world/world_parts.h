@@ -62,11 +62,9 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
 
-/* A scene file held in memory, read as clcone_read_world does; and whether
- * bytes are one: their first line that is neither blank nor a comment
- * starts with the scene signature. */
+/* A scene file held in memory, read as clcone_read_world does (whether
+ * bytes are one: clcone_buf_is_world, io/io.h). */
 clcone_status clcone_parse_world(const char *name, const char *buf, size_t len,
                                  clcone_world *w, clcone_error *err);
-int clcone_buf_is_world(const char *buf, size_t len);
 
 #endif
