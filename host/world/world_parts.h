@@ -34,6 +34,11 @@ void clcone_contact_force(const clcone_world *w, const double *r, int c, double 
 clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
                                  clcone_error *err);
 
+/* The generators' argument checks (scene_gen.c): mu finite and >= 0, dt
+ * finite and > 0; at most a million bodies (`what` names the scene). */
+clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err);
+clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_error *err);
+
 /* The scene generators behind clcone_world_generate (scene_gen.c), for the
  * tests and the bench, which need sizes it does not offer (an L x L x H
  * grid) and no world. Each returns bodies at rest in contact
