@@ -8,7 +8,9 @@
 set -eu
 MAX_LINES=${MAX_LINES:-800}
 MAX_FUNC=${MAX_FUNC:-120}
-[ $# -gt 0 ] || set -- host/*/*.[ch] bench/*.[ch] kernels/*.h kernels/*.cl
+# Every C and OpenCL source below host/, bench/ (bench/mpi/ too; not the
+# results) and kernels/.
+[ $# -gt 0 ] || set -- $(find host bench kernels -path bench/results -prune -o -type f \( -name '*.[ch]' -o -name '*.cl' \) -print | sort)
 awk -v max_lines="$MAX_LINES" -v max_func="$MAX_FUNC" '
 FNR == 1 { if (prev != "" && prev_n > max_lines) big(prev, prev_n); sig = 0; body = 0 }
 { prev = FILENAME; prev_n = FNR }
