@@ -32,9 +32,9 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
-# One folder per layer (docs/architecture.md); cli/ is the program, the
-# rest the library.
-LAYERS  := core io ref opencl solve world output cli
+# One folder per layer, lowest first (docs/architecture.md); cli/ is the
+# program, the rest the library. The one list of them: check-layers reads it.
+LAYERS  := core io ref opencl solve world step output cli
 CLI_SRC := $(wildcard host/cli/*.c)
 LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
@@ -100,9 +100,13 @@ $(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
-.PHONY: check-layers
+.PHONY: check-layers check-size
 check-layers: $(LIB_OBJ) $(CLI_OBJ)
-	sh tools/check-layers.sh $(BUILD)/obj
+	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
+
+# No source file over 800 lines, no function over 120 (tools/check-size.sh).
+check-size:
+	sh tools/check-size.sh
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
