@@ -292,7 +292,7 @@ $(MUJOCO_STAMP):
 bench-deps: check-deps
 	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
-$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
+$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
 	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
 	  $(SICONOS_LIBS) $(LDLIBS) -o $@
 
