@@ -32,9 +32,9 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
-# One folder per layer (docs/architecture.md); cli/ is the program, the
-# rest the library.
-LAYERS  := core io ref opencl solve world output cli
+# One folder per layer, lowest first (docs/architecture.md); cli/ is the
+# program, the rest the library. The one list of them: check-layers reads it.
+LAYERS  := core io ref opencl solve world step output cli
 CLI_SRC := $(wildcard host/cli/*.c)
 LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
@@ -105,9 +105,13 @@ $(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
-.PHONY: check-layers
+.PHONY: check-layers check-size
 check-layers: $(LIB_OBJ) $(CLI_OBJ)
-	sh tools/check-layers.sh $(BUILD)/obj
+	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
+
+# No source file over 800 lines, no function over 120 (tools/check-size.sh).
+check-size:
+	sh tools/check-size.sh
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
@@ -250,6 +254,30 @@ MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="Debian libmujoco-dev"' $(s
 MUJOCO_LIBS := $(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco)
 endif
 
+# Section 7 solves the Siconos problems with Siconos itself (numerics,
+# from C): only build/bench links it, never the library or the CLI. `make
+# bench` installs libsiconos-numerics-dev as it does the bench's other
+# packages, but a failed install only leaves the section out (the report
+# says so). The stamp records whether the bench was built with it, so
+# that installing it later rebuilds the bench.
+SICONOS_PKG := libsiconos-numerics-dev
+SICONOS_H := $(wildcard /usr/include/siconos/numerics/FrictionContactProblem.h)
+SICONOS_STAMP := $(BUILD)/bench-siconos
+ifneq ($(SICONOS_H),)
+SICONOS_CFLAGS := -DBENCH_SICONOS \
+	'-DBENCH_SICONOS_VERSION="$(shell dpkg-query -W -f='$${Version}' $(SICONOS_PKG) 2>/dev/null)"' \
+	-isystem /usr/include/siconos
+SICONOS_LIBS := -lsiconos_numerics
+endif
+
+.PHONY: bench-siconos-deps FORCE
+bench-siconos-deps:
+	$(call need_packages,$(SICONOS_PKG),clcone bench (section 7, Siconos))
+
+$(SICONOS_STAMP): FORCE
+	@mkdir -p $(BUILD)
+	@echo 'siconos=$(if $(SICONOS_H),yes,no)' | cmp -s - $@ || echo 'siconos=$(if $(SICONOS_H),yes,no)' > $@
+
 # A failed pip is not a failed bench: no stamp, the fallback above, and
 # the next `make bench` tries again.
 $(MUJOCO_STAMP):
@@ -269,10 +297,13 @@ $(MUJOCO_STAMP):
 bench-deps: check-deps
 	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
-$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP))
-	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) $(LDLIBS) -o $@
+$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
+	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
+	  $(SICONOS_LIBS) $(LDLIBS) -o $@
 
 bench: bench-deps $(MUJOCO_STAMP)
+	@$(MAKE) --no-print-directory bench-siconos-deps || \
+	  echo "clcone bench: without $(SICONOS_PKG), section 7 (Siconos itself) is skipped" >&2
 	@$(MAKE) --no-print-directory $(BUILD)/bench
 	$(BUILD)/bench --out bench/results
 

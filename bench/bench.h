@@ -1,8 +1,8 @@
 /* clcone benchmarks: shared state of one run.
  *
  * Every section writes its part of the report into its own markdown buffer
- * (sections run in the order 2, 1, 3, 4, 6, 5 but the report lists them
- * 1..6), its data files and gnuplot scripts into the results directory,
+ * (sections run in the order 2, 1, 3, 4, 7, 6, 5 but the report lists
+ * them 1..7), its data files and gnuplot scripts into the results directory,
  * and notes every failure in its text instead of stopping the run. No
  * figure in the report is typed in: all of them are measured in the run. */
 #ifndef CLCONE_BENCH_H
@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define BENCH_SECTIONS 6
+#define BENCH_SECTIONS 7
 
 typedef struct bench {
     int quick;                    /* BENCH_QUICK=1: small sizes, short caps */
@@ -64,6 +64,16 @@ void bench_section_batches(bench *b, FILE *f);     /* 3 */
 void bench_section_siconos(bench *b, FILE *f);     /* 4 */
 void bench_section_mujoco(bench *b, FILE *f);      /* 5 */
 void bench_section_bias(bench *b, FILE *f);        /* 6 */
+void bench_section_peer(bench *b, FILE *f);        /* 7: Siconos itself */
+
+/* The problem files of b->problems (.dat, and .hdf5 unless dat_only),
+ * sorted by name, at most max, strdup'ed into files; -1 and a failure
+ * note when the directory cannot be read. */
+int bench_problem_files(bench *b, FILE *f, int dat_only, char **files, int max);
+/* A plan of problem p, model coulomb, with a run's solver, tolerance,
+ * iteration cap (0: the library's default) and time cap. */
+clcone_status bench_coulomb_plan(clcone_context *ctx, const clcone_problem *p, clcone_solver solver, double tol,
+                                 int max_iter, double cap, clcone_plan **plan, clcone_error *err);
 
 /* Shared scene helpers. */
 /* Solves a scene with options o on ctx (NULL = reference) from r = 0;

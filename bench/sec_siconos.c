@@ -47,25 +47,39 @@ static int cmp_dbl(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int wanted(const char *name)
+static int wanted(const char *name, int dat_only)
 {
     size_t n = strlen(name);
     if (name[0] == '.') return 0;
     if (n > 4 && strcmp(name + n - 4, ".dat") == 0) return 1;
-    if (n > 5 && strcmp(name + n - 5, ".hdf5") == 0) return 1;
+    if (!dat_only && n > 5 && strcmp(name + n - 5, ".hdf5") == 0) return 1;
     return 0;
 }
 
-/* A plan of problem p, model coulomb, with the solver, tolerance and
- * per-solve cap of a run. */
-static clcone_status coulomb_plan(clcone_context *ctx, const clcone_problem *p, clcone_solver solver, double tol,
-                                  double cap, clcone_plan **plan, clcone_error *err)
+int bench_problem_files(bench *b, FILE *f, int dat_only, char **files, int max)
+{
+    DIR *dir = opendir(b->problems);
+    int nf = 0;
+    if (!dir) {
+        bench_fail(b, f, "cannot open the problems directory %s (set CLCONE_PROBLEMS)", b->problems);
+        return -1;
+    }
+    for (struct dirent *e; (e = readdir(dir)) && nf < max;)
+        if (wanted(e->d_name, dat_only) && (files[nf] = strdup(e->d_name))) nf++;
+    closedir(dir);
+    qsort(files, (size_t)nf, sizeof *files, cmp_str);
+    return nf;
+}
+
+clcone_status bench_coulomb_plan(clcone_context *ctx, const clcone_problem *p, clcone_solver solver, double tol,
+                                 int max_iter, double cap, clcone_plan **plan, clcone_error *err)
 {
     clcone_options o;
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_COULOMB;
     o.solver = solver;
     o.tol = tol;
+    if (max_iter > 0) o.max_iter = max_iter;
     o.max_seconds = cap;
     return clcone_plan_create(ctx, p, &o, plan, err);
 }
@@ -157,7 +171,7 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
             clcone_plan *pl;
             clcone_result res;
             double *r = calloc(3 * (size_t)probs[i].n + 3, sizeof *r), t0;
-            if (!r || coulomb_plan(NULL, &probs[i], CLCONE_SOLVER_NSGS, t == 0 ? 1e-8 : 1e-5, cap, &pl, &err)) {
+            if (!r || bench_coulomb_plan(NULL, &probs[i], CLCONE_SOLVER_NSGS, t == 0 ? 1e-8 : 1e-5, 0, cap, &pl, &err)) {
                 free(r);
                 continue;
             }
@@ -182,7 +196,7 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
             free(r);
             continue;
         }
-        if (coulomb_plan(ctx, &batch, rows[k].solver, rows[k].tol, cap, &pl, &err)) {
+        if (bench_coulomb_plan(ctx, &batch, rows[k].solver, rows[k].tol, 0, cap, &pl, &err)) {
             bench_fail(b, f, "Siconos batch (set-up): %s", err.msg);
             free(r);
             continue;
@@ -233,7 +247,7 @@ static void siconos_run(bench *b, FILE *f, const char *name, const clcone_proble
         free(r);
         return;
     }
-    if (coulomb_plan(ctx, p, CONFS[k].solver, CONFS[k].tol, cap, &plan, &err)) {
+    if (bench_coulomb_plan(ctx, p, CONFS[k].solver, CONFS[k].tol, 0, cap, &plan, &err)) {
         bench_fail(b, f, "%s, %s (set-up): %s", name, CONFS[k].label, err.msg);
         free(r);
         return;
@@ -317,20 +331,12 @@ static void siconos_ratios(bench *b, FILE *f, int nf, srun (*runs)[NCONF])
 
 void bench_section_siconos(bench *b, FILE *f)
 {
-    DIR *dir = opendir(b->problems);
     char *files[MAXFILES];
-    int nf = 0;
+    int nf = bench_problem_files(b, f, 0, files, MAXFILES);
     double cap = b->quick ? 0.1 : 1.5, budget = b->quick ? 30.0 : 200.0, t_start = bench_now();
     srun (*runs)[NCONF] = NULL;
     int nctc[MAXFILES];
-    if (!dir) {
-        bench_fail(b, f, "cannot open the problems directory %s (set CLCONE_PROBLEMS)", b->problems);
-        return;
-    }
-    for (struct dirent *e; (e = readdir(dir)) && nf < MAXFILES;)
-        if (wanted(e->d_name)) files[nf++] = strdup(e->d_name);
-    closedir(dir);
-    qsort(files, (size_t)nf, sizeof *files, cmp_str);
+    if (nf < 0) return;
     runs = calloc((size_t)nf + 1, sizeof *runs);
     if (!runs) {
         bench_fail(b, f, "out of memory");

@@ -8,6 +8,7 @@
  * program without a line of host code. */
 #define _POSIX_C_SOURCE 200809L
 #include "opencl/opencl.h"
+#include "io/outfile.h"
 
 #include <fcntl.h>
 #include <stdint.h>
