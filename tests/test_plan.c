@@ -196,6 +196,35 @@ START_TEST(plan_scene_follows_velocities_and_contacts)
 }
 END_TEST
 
+/* A reference scene plan keeps the scene's assembled local form (and
+ * soft's W + R) and makes it again at each new scene: its solves give
+ * what clcone_solve_scene gives, which assembles afresh. */
+START_TEST(plan_scene_on_the_reference_follows_scenes)
+{
+    static const clcone_model models[] = {CLCONE_MODEL_CCP, CLCONE_MODEL_SOFT, CLCONE_MODEL_COULOMB};
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i) {
+        clcone_scene s, t;
+        clcone_options o = options(models[i], CLCONE_SOLVER_CGS, 1e-7);
+        clcone_plan *pl;
+        clcone_error e;
+        o.max_iter = 300;
+        ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clcone_plan_create_scene(NULL, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+        expect_same(pl, NULL, NULL, &s, &o);
+        for (int b = 0; b < s.nbodies; ++b)
+            if (s.bodies[b].inv_mass > 0) s.bodies[b].v[b % 3] += 0.05 * ((b % 5) - 2);
+        ck_assert_msg(clcone_plan_set_scene(pl, &s, &e) == CLCONE_OK, "%s", e.msg);
+        expect_same(pl, NULL, NULL, &s, &o);
+        ck_assert_msg(clcone_gen_stack(4, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clcone_plan_set_scene(pl, &t, &e) == CLCONE_OK, "%s", e.msg);
+        expect_same(pl, NULL, NULL, &t, &o);
+        clcone_plan_free(pl);
+        clcone_scene_free(&s);
+        clcone_scene_free(&t);
+    }
+}
+END_TEST
+
 /* A scene plan keeps its device buffers from scene to scene: a scene
  * with more contacts grows them, one with fewer (or none) makes none, the
  * same scene again uploads nothing and new free velocities only q; every
@@ -482,6 +511,7 @@ Suite *suite_plan(void)
     tcase_add_test(t, plan_batch_launches_end_at_the_time_cap);
     tcase_add_test(t, plan_batch_stops_at_the_time_cap);
     tcase_add_test(t, plan_scene_follows_velocities_and_contacts);
+    tcase_add_test(t, plan_scene_on_the_reference_follows_scenes);
     tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);
     tcase_add_test(t, plan_cancel_flag_stops_solves);
