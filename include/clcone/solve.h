@@ -217,9 +217,12 @@ CLCONE_API clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_sc
  * number too) on the same device buffers, grown only when the scene
  * needs more than they hold, each array uploaded only when it differs
  * from the last scene's (new free velocities: q = J v* alone). ctx NULL
- * plans for the CPU reference, which keeps copies and solves them as
- * clcone_solve does; sap scenes are set up per solve on either backend.
- * The plan copies what it is given; the context must outlive it. */
+ * plans for the CPU reference, which keeps a scene's assembled local form
+ * until the next clcone_plan_set_scene; sap scenes are set up per solve on
+ * either backend. Options are resolved (clcone_options_resolve) and
+ * checked once, at creation; clcone_solve and clcone_solve_scene are a
+ * plan made, solved and freed. The plan copies what it is given; the
+ * context must outlive it. */
 typedef struct clcone_plan clcone_plan;
 CLCONE_API clcone_status clcone_plan_create(clcone_context *ctx, const clcone_problem *p,
                                             const clcone_options *o, clcone_plan **plan,
