@@ -140,7 +140,7 @@ static clcone_status dev_set_q(clcone_plan *pl, clcone_error *err)
 {
     clcone_problem fresh;
     clcone_status s;
-    if (pl->o.model == CLCONE_MODEL_SOFT) {
+    if (pl->o.model == CLCONE_MODEL_SOFT && pl->p.n > 0) {
         /* a new q moves only soft's q - a_ref; the device side reads the
          * rest of pl->soft where it is */
         if ((s = clcone_soft_local(&pl->p, &pl->o, NULL, &fresh, err))) return s;
