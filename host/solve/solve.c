@@ -393,10 +393,9 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
 }
 
 /* clcone_solve and clcone_solve_scene: a plan without the warm-up. */
-static clcone_status solve_once(clcone_plan *pl, clcone_status s, double t0, double *r, clcone_result *res,
-                                clcone_error *err)
+static clcone_status solve_once(clcone_plan *pl, double t0, double *r, clcone_result *res, clcone_error *err)
 {
-    if (!s) s = clcone_plan_solve(pl, r, res, err);
+    clcone_status s = clcone_plan_solve(pl, r, res, err);
     clcone_plan_free(pl);
     if (!s) res->time_ms = clcone_now_ms() - t0; /* the whole call */
     return s;
@@ -414,7 +413,7 @@ clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const c
     clcone_plan *pl = NULL;
     double t0 = clcone_now_ms();
     clcone_status s = create_local(ctx, p, o, 0, &pl, err);
-    return s ? s : solve_once(pl, s, t0, r, res, err);
+    return s ? s : solve_once(pl, t0, r, res, err);
 }
 
 clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o, double *r,
@@ -429,5 +428,5 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     clcone_plan *pl = NULL;
     double t0 = clcone_now_ms();
     clcone_status s = create_scene(ctx, sc, o, 0, &pl, err);
-    return s ? s : solve_once(pl, s, t0, r, res, err);
+    return s ? s : solve_once(pl, t0, r, res, err);
 }
