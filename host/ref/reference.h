@@ -32,6 +32,14 @@ clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_opt
                                        int c0, int c1, double *r,
                                        clcone_prob_result *out, clcone_error *err);
 
+/* Semismooth Newton on Alart-Curnier's formulation of the exact Coulomb
+ * law with an Armijo line search (ref/newton.c); the Newton systems are
+ * factored densely, so problems have at most
+ * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP). */
+#define CLCONE_NEWTON_REF_MAX_CONTACTS 1024
+clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err);
+
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
  * measured at every check. step does iteration it (1-based) of the
