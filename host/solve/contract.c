@@ -30,6 +30,7 @@ static const contract_row ROWS[] = {
     ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd),
     ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs),
+    ROW(COULOMB, NEWTON, REF, 0, clcone_ref_newton_coulomb),
     ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd),
     ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs),
     ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi),

@@ -28,8 +28,10 @@ typedef enum clcone_solver {
     CLCONE_SOLVER_LEMKE,     /* pyramid: Lemke's complementary pivoting */
     CLCONE_SOLVER_CGS,       /* all: coloured Gauss-Seidel (contacts of one
                                 colour share no W block / body) */
-    CLCONE_SOLVER_ACGS       /* ccp/soft: coloured Gauss-Seidel with Nesterov
+    CLCONE_SOLVER_ACGS,      /* ccp/soft: coloured Gauss-Seidel with Nesterov
                                 momentum and gradient restart (large piles) */
+    CLCONE_SOLVER_NEWTON     /* coulomb: semismooth Newton (Alart-Curnier)
+                                with a line search */
 } clcone_solver;
 
 typedef enum clcone_fit {
