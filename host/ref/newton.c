@@ -352,7 +352,7 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
             memcpy(N.best, x, (size_t)N.m * sizeof *x);
         }
         out->time_ms = elapsed;
-        clcone_history_add(o->history, prob, it, elapsed, e);
+        if (it > 0) clcone_history_add(o->history, prob, it, elapsed, e); /* checks are 1-based */
         if (o->progress) o->progress(o->progress_user, prob, it, e);
         if (clcone_stop_rule(o, it, e, elapsed, out)) break;
         if (e <= 0.5 * mark_e) {
