@@ -65,6 +65,9 @@
 #define NEWTON_STALL_STEPS 5
 #define NEWTON_GS_SWEEPS 50
 #define NEWTON_GS_MAX_SWEEPS (1 << 20)
+/* Newton steps the hybrid expects to need (the shared problems took
+ * 1-51), to price Newton in sweeps. */
+#define NEWTON_EXPECTED_STEPS 30
 
 typedef struct newton {
     const clcone_problem *p;
@@ -326,18 +329,15 @@ static clcone_status newton_alloc(newton *N, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                        double *r, clcone_prob_result *out, clcone_error *err)
+/* Newton from r, the solve's iteration it0 at clock t0 (a hybrid's first
+ * phase took the iterations before). */
+static clcone_status newton_run(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                int it0, double t0, clcone_prob_result *out, clcone_error *err)
 {
     newton N = {p, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    double *x = r + 3 * c0, t0 = clcone_now_ms(), best_e = INFINITY, psi;
-    int prob = 0, mark_it = 0, rescued = 0, burst = NEWTON_GS_SWEEPS;
-    double mark_e = INFINITY;
+    double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
+    int prob = 0, mark_it = it0, rescued = 0, burst = NEWTON_GS_SWEEPS;
     clcone_status s;
-    if (N.n > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "newton on the CPU reference factors a dense Jacobian: at most %d contacts (got %d)",
-                           CLCONE_NEWTON_REF_MAX_CONTACTS, N.n);
     if ((s = newton_alloc(&N, err))) goto done;
     while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
     for (int i = 0; i < N.m; ++i)
@@ -345,14 +345,16 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
     memcpy(N.best, x, (size_t)N.m * sizeof *x);
     for (int i = 0; i < N.n; ++i) contact_rho(p, c0 + i, N.rho + 2 * i);
     psi = ac_eval(&N, x);
-    for (int it = 0;; ++it) {
+    for (int it = it0;; ++it) {
         double e = clcone_error_of(p, o, r, c0, c1), elapsed = clcone_now_ms() - t0;
         if (e < best_e) {
             best_e = e;
             memcpy(N.best, x, (size_t)N.m * sizeof *x);
         }
         out->time_ms = elapsed;
-        if (it > 0) clcone_history_add(o->history, prob, it, elapsed, e); /* checks are 1-based */
+        /* iteration it0 is the start, which is no check of this solve's
+         * (it0 = 0), or the first phase's last */
+        if (it > it0) clcone_history_add(o->history, prob, it, elapsed, e);
         if (o->progress) o->progress(o->progress_user, prob, it, e);
         if (clcone_stop_rule(o, it, e, elapsed, out)) break;
         if (e <= 0.5 * mark_e) {
@@ -364,15 +366,16 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
             continue;
         }
         /* stalled or no descent: Gauss-Seidel moves r off the kink or
-         * stationary point of the merit; a second rescue in a row that
-         * finds no better error than before gives up */
-        if (rescued && !(e < best_e)) {
+         * stationary point of the merit; a rescue right after another
+         * that found no better error than before it gives up */
+        if (rescued && !(best_e < rescue_e)) {
             out->status = CLCONE_FAILED;
             snprintf(out->reason, sizeof out->reason,
                      "neither Newton nor Gauss-Seidel decreases the error after %d steps (error %.3g)", it,
                      best_e);
             break;
         }
+        rescue_e = best_e;
         if ((s = gs_rescue(p, o, c0, c1, r, burst, &out->inner_iters, err))) goto done;
         if (burst < NEWTON_GS_MAX_SWEEPS) burst *= 2;
         psi = ac_eval(&N, x);
@@ -386,4 +389,66 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
 done:
     newton_free(&N);
     return s;
+}
+
+static clcone_status too_large(int n, clcone_error *err)
+{
+    return clcone_fail(err, CLCONE_ENOTSUP,
+                       "newton on the CPU reference factors a dense Jacobian: at most %d contacts (got %d)",
+                       CLCONE_NEWTON_REF_MAX_CONTACTS, n);
+}
+
+clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err)
+{
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
+    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
+}
+
+/* The hybrid's first phase: NSGS watched at its checks. Progress stalls
+ * when, at the pace of the last doubling of sweeps, reaching the tolerance
+ * would cost more sweeps than Newton's expected cost (budget); then stop
+ * is raised, which the sweeps' loop reads as its cancel flag. */
+typedef struct hybrid {
+    const clcone_options *o;
+    double budget, mark_e;
+    int mark_it;
+    volatile int stop;
+} hybrid;
+
+static clcone_status hybrid_checked(void *state, int it, double e, clcone_error *err)
+{
+    hybrid *H = state;
+    (void)err;
+    if (clcone_cancelled(H->o)) H->stop = 1;
+    if (it < 2 * H->mark_it) return CLCONE_OK;
+    if (H->mark_it > 0) {
+        double pace = log(H->mark_e / e) / (it - H->mark_it); /* decades (base e) a sweep */
+        if (!(pace > 0) || log(e / H->o->tol) / pace > H->budget) H->stop = 1;
+    }
+    H->mark_it = it;
+    H->mark_e = e;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err)
+{
+    int m = 3 * (c1 - c0);
+    double blocks = p->row_ptr[c1] - p->row_ptr[c0], t0 = clcone_now_ms();
+    hybrid H = {o, 0, INFINITY, 0, 0};
+    clcone_options first = *o;
+    clcone_status s;
+    if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
+        return clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err);
+    /* Newton's cost in sweeps: NEWTON_EXPECTED_STEPS factorisations of
+     * m^3/3 multiply-adds against a sweep's 9 per stored W entry */
+    H.budget = NEWTON_EXPECTED_STEPS * ((double)m * m * m / 3) / (9 * 9 * blocks + 1);
+    first.cancel = &H.stop;
+    if ((s = clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err))) return s;
+    out->inner_iters = out->iters;
+    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
+        return CLCONE_OK;
+    out->status = CLCONE_CONVERGED; /* newton_run sets it again */
+    return newton_run(p, o, c0, c1, r, out->iters, t0, out, err);
 }

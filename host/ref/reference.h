@@ -39,6 +39,14 @@ clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_opt
 #define CLCONE_NEWTON_REF_MAX_CONTACTS 1024
 clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                         double *r, clcone_prob_result *out, clcone_error *err);
+/* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
+ * (or above the dense limit); below it NSGS until its pace prices
+ * reaching tol above Newton's expected cost, then Newton from there.
+ * iters counts the first phase's sweeps and the Newton steps, inner_iters
+ * every sweep (the first phase's and the rescues'). */
+#define CLCONE_HYBRID_BELOW 1e-6
+clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err);
 
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
@@ -51,6 +59,11 @@ clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *
                                  ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                                  clcone_error *err);
 
+/* NSGS in natural order with watch run after every check that did not
+ * stop it (the hybrid's stall test). */
+clcone_status clcone_ref_nsgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      ref_checked_fn watch, void *state, clcone_prob_result *out,
+                                      clcone_error *err);
 /* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
  * so that the coloured Gauss-Seidel of the device has a reference. */
 clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
