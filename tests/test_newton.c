@@ -158,6 +158,76 @@ START_TEST(newton_too_large_refused)
 }
 END_TEST
 
+/* The hybrid is the reference's default for coulomb (it is nsgs at tol
+ * >= 1e-6, below); either alone can still be asked for. */
+START_TEST(hybrid_is_the_reference_default)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_HYBRID);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NSGS;
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_NSGS);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_APGD);
+}
+END_TEST
+
+/* At tol >= 1e-6 the hybrid is nsgs, bit for bit; below, on a problem
+ * where nsgs converges in a few sweeps, it stays nsgs too. */
+START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
+{
+    static const struct {
+        const char *name;
+        double tol;
+    } cases[] = {{"BoxesStack1-i100000-32.hdf5.dat", 1e-5}, {"Capsules-i125-1213.hdf5", 1e-6},
+                 {"Rover4609.dat", 1e-8}, {"Confeti-ex03-Fc3D-SBM.dat", 1e-8}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        clcone_problem p;
+        clcone_error e;
+        clcone_prob_result a, b;
+        double *ra, *rb;
+        ck_assert_msg(clcone_read_problem(test_problem_path(cases[i].name), &p, &e) == CLCONE_OK, "%s", e.msg);
+        ra = calloc(3 * (size_t)p.n, sizeof *ra);
+        rb = calloc(3 * (size_t)p.n, sizeof *rb);
+        a = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NSGS, cases[i].tol, 0, 0, ra);
+        b = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, 0, rb);
+        ck_assert_int_eq(a.status, CLCONE_CONVERGED);
+        ck_assert_int_eq(b.status, CLCONE_CONVERGED);
+        ck_assert_int_eq(a.iters, b.iters);
+        ck_assert_msg(memcmp(ra, rb, 3 * (size_t)p.n * sizeof *ra) == 0, "%s: reactions differ", cases[i].name);
+        free(ra);
+        free(rb);
+        clcone_problem_free(&p);
+    }
+}
+END_TEST
+
+/* Where nsgs crawls (BoxesStack1: 261,000 sweeps to 1e-8), the hybrid
+ * hands over to Newton and converges in a thousandth of the sweeps. */
+START_TEST(hybrid_switches_where_nsgs_stalls)
+{
+    clcone_problem p;
+    clcone_error e;
+    clcone_prob_result out;
+    double *r;
+    ck_assert_msg(clcone_read_problem(test_problem_path("BoxesStack1-i100000-32.hdf5.dat"), &p, &e) == CLCONE_OK,
+                  "%s", e.msg);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, 1e-8, 0, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
+    ck_assert_int_lt(out.iters, 1000);
+    ck_assert_int_ge(out.inner_iters, 100); /* the first phase's sweeps */
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
 /* newton is the reference's; a device is told what it offers. */
 START_TEST(newton_offered_on_reference_only)
 {
@@ -181,6 +251,9 @@ Suite *suite_newton(void)
     tcase_add_test(t, newton_nan_refused);
     tcase_add_test(t, newton_too_large_refused);
     tcase_add_test(t, newton_offered_on_reference_only);
+    tcase_add_test(t, hybrid_is_the_reference_default);
+    tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);
+    tcase_add_test(t, hybrid_switches_where_nsgs_stalls);
     suite_add_tcase(s, t);
     return s;
 }

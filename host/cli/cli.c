@@ -67,7 +67,7 @@ static const char *const USAGE_SOLVE =
     "                                soft model's solref/solimp (defaults 0.02, 1,\n"
     "                                0.9, 0.01)\n"
     "  --sap-beta B                  sap's near-rigid parameter (default 1)\n"
-    "  --solver nsgs|jacobi|pgs|apgd|lemke|cgs|acgs|newton\n"
+    "  --solver nsgs|jacobi|pgs|apgd|lemke|cgs|acgs|newton|hybrid\n"
     "                                which serve which model on which backend,\n"
     "                                and the defaults: the table below\n"
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"

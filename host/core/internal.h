@@ -8,7 +8,7 @@
  * CLCONE_SOLVER_DEFAULT); core/options.c checks its name tables against
  * them, solve/contract.c the options' ranges. */
 #define CLCONE_NMODELS 5
-#define CLCONE_NSOLVERS 8
+#define CLCONE_NSOLVERS 9
 
 #if defined(__GNUC__)
 #define CLCONE_PRINTF(a, b) __attribute__((format(printf, a, b)))

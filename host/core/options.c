@@ -9,7 +9,7 @@
 #include <string.h>
 
 static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs", "newton"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs", "newton", "hybrid"};
 static const char *const RUN_NAMES[] = {"converged", "maxiter", "diverged", "failed"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))

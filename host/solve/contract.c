@@ -25,7 +25,8 @@ typedef struct contract_row {
  * Newton on body velocities and takes no solver: its row's solver is
  * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve. */
 static const contract_row ROWS[] = {
-    ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb),
+    ROW(COULOMB, HYBRID, REF, REF, clcone_ref_hybrid_coulomb),
+    ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb),
     ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs),
     ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi),
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd),
