@@ -34,16 +34,23 @@ static void diagonal_problem(clcone_problem *p, int n, const double diag[3], con
     }
 }
 
+/* Reads shared problem `name` into p and solves it from r = 0 (*r
+ * allocated; the caller frees both). */
+static clcone_prob_result solve_shared(const char *name, clcone_solver v, double tol, int max_iter,
+                                       clcone_problem *p, double **r)
+{
+    clcone_error e;
+    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    *r = calloc(3 * (size_t)p->n, sizeof **r);
+    return test_solve_one(NULL, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
+}
+
 START_TEST(newton_solves_every_shared_problem)
 {
     const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
-    clcone_error e;
-    clcone_prob_result out;
     double *r;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), &p, &e) == CLCONE_OK, "%s", e.msg);
-    r = calloc(3 * (size_t)p.n, sizeof *r);
-    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, 0, r);
+    clcone_prob_result out = solve_shared(name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
                   clcone_run_status_name(out.status), out.iters, out.error, out.reason);
     ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
@@ -58,13 +65,8 @@ END_TEST
 START_TEST(newton_cap_returns_best_iterate)
 {
     clcone_problem p;
-    clcone_error e;
-    clcone_prob_result out;
     double *r;
-    ck_assert_msg(clcone_read_problem(test_problem_path("BoxesStack1-i100000-32.hdf5.dat"), &p, &e) == CLCONE_OK,
-                  "%s", e.msg);
-    r = calloc(3 * (size_t)p.n, sizeof *r);
-    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 3, 0, r);
+    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
     ck_assert_int_eq(out.status, CLCONE_MAXITER);
     ck_assert_int_eq(out.iters, 3);
     ck_assert_double_lt(out.error, 1.0); /* the start r = 0 has error 1 */
@@ -187,15 +189,10 @@ START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
     } cases[] = {{"BoxesStack1-i100000-32.hdf5.dat", 1e-5}, {"Capsules-i125-1213.hdf5", 1e-6},
                  {"Rover4609.dat", 1e-8}, {"Confeti-ex03-Fc3D-SBM.dat", 1e-8}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
-        clcone_problem p;
-        clcone_error e;
-        clcone_prob_result a, b;
+        clcone_problem p, q;
         double *ra, *rb;
-        ck_assert_msg(clcone_read_problem(test_problem_path(cases[i].name), &p, &e) == CLCONE_OK, "%s", e.msg);
-        ra = calloc(3 * (size_t)p.n, sizeof *ra);
-        rb = calloc(3 * (size_t)p.n, sizeof *rb);
-        a = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NSGS, cases[i].tol, 0, 0, ra);
-        b = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, 0, rb);
+        clcone_prob_result a = solve_shared(cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
+        clcone_prob_result b = solve_shared(cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
         ck_assert_int_eq(a.status, CLCONE_CONVERGED);
         ck_assert_int_eq(b.status, CLCONE_CONVERGED);
         ck_assert_int_eq(a.iters, b.iters);
@@ -203,6 +200,7 @@ START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
         free(ra);
         free(rb);
         clcone_problem_free(&p);
+        clcone_problem_free(&q);
     }
 }
 END_TEST
@@ -212,13 +210,8 @@ END_TEST
 START_TEST(hybrid_switches_where_nsgs_stalls)
 {
     clcone_problem p;
-    clcone_error e;
-    clcone_prob_result out;
     double *r;
-    ck_assert_msg(clcone_read_problem(test_problem_path("BoxesStack1-i100000-32.hdf5.dat"), &p, &e) == CLCONE_OK,
-                  "%s", e.msg);
-    r = calloc(3 * (size_t)p.n, sizeof *r);
-    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, 1e-8, 0, 0, r);
+    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
     ck_assert_int_lt(out.iters, 1000);
     ck_assert_int_ge(out.inner_iters, 100); /* the first phase's sweeps */

@@ -45,7 +45,13 @@
  *
  * Error and stopping: the model's error (clcone_error_of) after every
  * Newton step, iteration 0 being the start, through clcone_stop_rule as
- * every solver; o->max_iter caps Newton steps. */
+ * every solver; o->max_iter caps Newton steps.
+ *
+ * The hybrid (the reference's default for coulomb) runs NSGS first and
+ * hands over to Newton when NSGS's pace stalls (hybrid_checked): on the
+ * reference a Newton step costs a dense factorisation, some 10^3 sweeps
+ * on Capsules, so NSGS keeps the problems it finishes in a few thousand
+ * sweeps and Newton takes those it would need 10^5 for (BoxesStack1). */
 #include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
