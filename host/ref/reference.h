@@ -35,8 +35,10 @@ clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_opt
 /* Semismooth Newton on Alart-Curnier's formulation of the exact Coulomb
  * law with an Armijo line search (ref/newton.c); the Newton systems are
  * factored densely, so problems have at most
- * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP). */
-#define CLCONE_NEWTON_REF_MAX_CONTACTS 1024
+ * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP): at 512
+ * an LU costs (3n)^3/3 = 1.2 GFlop a step and J, its factors and J'J
+ * hold 19 MB each (the largest shared problem has 286 contacts). */
+#define CLCONE_NEWTON_REF_MAX_CONTACTS 512
 clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                         double *r, clcone_prob_result *out, clcone_error *err);
 /* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
