@@ -227,6 +227,40 @@ START_TEST(hybrid_switches_where_nsgs_stalls)
 }
 END_TEST
 
+/* In a batch each problem switches on its own: BoxesStack1 hands over to
+ * Newton, Capsules-i125-1213 finishes with nsgs, and each gives the
+ * iterations and bits it gives alone. */
+START_TEST(hybrid_batch_switches_per_problem)
+{
+    static const char *const names[2] = {"BoxesStack1-i100000-32.hdf5.dat", "Capsules-i125-1213.hdf5"};
+    clcone_problem parts[2], batch;
+    const clcone_problem *ptr[2] = {&parts[0], &parts[1]};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb, *r[2];
+    clcone_prob_result alone[2];
+    for (int i = 0; i < 2; ++i) alone[i] = solve_shared(names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
+    ck_assert_int_lt(alone[0].iters, 2610); /* nsgs alone: 261,000 */
+    ck_assert_int_eq(alone[1].inner_iters, alone[1].iters); /* sweeps only */
+    ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
+    rb = calloc(3 * (size_t)batch.n, sizeof *rb);
+    clcone_options_default(&o);
+    ck_assert_msg(clcone_solve(NULL, &batch, &o, rb, &res, &e) == CLCONE_OK, "%s", e.msg);
+    for (int i = 0; i < 2; ++i) {
+        ck_assert_int_eq(res.items[i].status, CLCONE_CONVERGED);
+        ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+        ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
+        ck_assert(memcmp(r[i], rb + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    clcone_result_free(&res);
+    free(rb);
+    clcone_problem_free(&batch);
+}
+END_TEST
+
 /* newton is the reference's; a device is told what it offers. */
 START_TEST(newton_offered_on_reference_only)
 {
@@ -253,6 +287,7 @@ Suite *suite_newton(void)
     tcase_add_test(t, hybrid_is_the_reference_default);
     tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);
     tcase_add_test(t, hybrid_switches_where_nsgs_stalls);
+    tcase_add_test(t, hybrid_batch_switches_per_problem);
     suite_add_tcase(s, t);
     return s;
 }
