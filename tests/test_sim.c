@@ -749,7 +749,7 @@ START_TEST(sim_cli_defaults_converge_on_every_generator)
     }
     snprintf(args, sizeof args, "simulate %s/s0.scene --steps 1 --model coulomb --device ref", dir);
     cli(args);
-    ck_assert_msg(strstr(cli_out, "model:    coulomb, solver nsgs, tol 1.0e-08, at most 1000 iterations a step"),
+    ck_assert_msg(strstr(cli_out, "model:    coulomb, solver hybrid, tol 1.0e-08, at most 1000 iterations a step"),
                   "%s", cli_out);
     snprintf(args, sizeof args, "rm -rf %s", dir);
     ck_assert_int_eq(system(args), 0);

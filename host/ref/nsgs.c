@@ -36,6 +36,8 @@ typedef struct nsgs {
     int c0, c1;
     const int *order;
     double *r;
+    ref_checked_fn watch;
+    void *watch_state;
 } nsgs;
 
 /* Sweep it: each contact's exact local solve against the latest others. */
@@ -67,6 +69,20 @@ clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_opti
                                       int c0, int c1, const int *order, double *r,
                                       clcone_prob_result *out, clcone_error *err)
 {
-    nsgs G = {p, c0, c1, order, r};
+    nsgs G = {p, c0, c1, order, r, NULL, NULL};
     return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
+}
+
+static clcone_status nsgs_watch(void *state, int it, double error, clcone_error *err)
+{
+    nsgs *G = state;
+    return G->watch(G->watch_state, it, error, err);
+}
+
+clcone_status clcone_ref_nsgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      ref_checked_fn watch, void *state, clcone_prob_result *out,
+                                      clcone_error *err)
+{
+    nsgs G = {p, c0, c1, NULL, r, watch, state};
+    return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, nsgs_watch, &G, out, err);
 }

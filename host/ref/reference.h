@@ -30,6 +30,24 @@ clcone_ref_fn clcone_ref_apgd;
  * o->max_iter caps the pivots. */
 clcone_ref_fn clcone_ref_lemke_pyramid;
 
+/* Semismooth Newton on Alart-Curnier's formulation of the exact Coulomb
+ * law with an Armijo line search (ref/newton.c); the Newton systems are
+ * factored densely, so problems have at most
+ * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP): at 512
+ * an LU costs (3n)^3/3 = 1.2 GFlop a step and J, its factors and J'J
+ * hold 19 MB each (the largest shared problem has 286 contacts). */
+#define CLCONE_NEWTON_REF_MAX_CONTACTS 512
+clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err);
+/* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
+ * (or above the dense limit); below it NSGS until its pace prices
+ * reaching tol above Newton's expected cost, then Newton from there.
+ * iters counts the first phase's sweeps and the Newton steps, inner_iters
+ * every sweep (the first phase's and the rescues'). */
+#define CLCONE_HYBRID_BELOW 1e-6
+clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err);
+
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
  * measured at every check. step does iteration it (1-based) of the
@@ -41,6 +59,11 @@ clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *
                                  ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                                  clcone_error *err);
 
+/* NSGS in natural order with watch run after every check that did not
+ * stop it (the hybrid's stall test). */
+clcone_status clcone_ref_nsgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      ref_checked_fn watch, void *state, clcone_prob_result *out,
+                                      clcone_error *err);
 /* Gauss-Seidel sweeps in a given contact order (NULL = natural order),
  * so that the coloured Gauss-Seidel of the device has a reference. */
 clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,

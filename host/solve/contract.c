@@ -15,7 +15,7 @@
 
 /* Names as the command line takes them, in enum order. */
 static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs", "newton", "hybrid"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 _Static_assert(COUNT(MODEL_NAMES) == CLCONE_MODEL_COUNT, "a name for every clcone_model");
@@ -42,7 +42,9 @@ enum { REF = 1, DEV = 2 };
  * Newton on body velocities and takes no solver: its row's solver is
  * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
 static const clcone_contract_row ROWS[] = {
-    ROW(COULOMB, NSGS, REF, REF, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
+    ROW(COULOMB, HYBRID, REF, REF, clcone_ref_hybrid_coulomb, NULL, GS_COULOMB,
+        "nsgs until its pace stalls, then newton to polish (nsgs alone at tol >= 1e-6)"),
+    ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
         "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
@@ -51,6 +53,8 @@ static const clcone_contract_row ROWS[] = {
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
     ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
+    ROW(COULOMB, NEWTON, REF, 0, clcone_ref_newton_coulomb, NULL, GS_COULOMB,
+        "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
     ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),

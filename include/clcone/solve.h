@@ -31,6 +31,11 @@ typedef enum clcone_solver {
                                 colour share no W block / body) */
     CLCONE_SOLVER_ACGS,      /* ccp/soft: coloured Gauss-Seidel with Nesterov
                                 momentum and gradient restart (large piles) */
+    CLCONE_SOLVER_NEWTON,    /* coulomb: semismooth Newton (Alart-Curnier)
+                                with a line search */
+    CLCONE_SOLVER_HYBRID,    /* coulomb: nsgs until its pace stalls, then
+                                newton (the reference's default below tol
+                                1e-6) */
     CLCONE_SOLVER_COUNT      /* the number of solvers, not a solver */
 } clcone_solver;
 

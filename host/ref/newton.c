@@ -1,0 +1,465 @@
+/* Semismooth Newton for the exact Coulomb law on the CPU reference.
+ *
+ * Formulation: Alart-Curnier's (as Siconos's NSN_AC), per contact with
+ * u = W r + q, x_N = r_N - rho_N u_N, x_T = r_T - rho_T u_T:
+ *
+ *     Phi_N = r_N - max(0, x_N)
+ *     Phi_T = r_T - P_{disc of radius mu max(0, x_N)}(x_T)
+ *
+ * whose zeros are exactly the solutions of the Coulomb law. It was chosen
+ * over the natural map of the error measure (r - P_K(r - u - mu||u_T||e_N))
+ * and Fischer-Burmeister because it is piecewise smooth with three pieces
+ * per contact (take-off, stick, slide) whose generalised Jacobians have a
+ * closed form of two 3x3 blocks, J = A + B W with A, B block-diagonal, and
+ * because it carries no De Saxce term mu||u_T||, whose kink at u_T = 0 is
+ * exactly where the sticking contacts of stacks sit; Siconos's NSN_AC is
+ * also the solver the issue measured on these very files (BoxesStack1 in
+ * 36 steps). rho_N, rho_T are 2 over the contact's diagonal of W (normal,
+ * mean tangential), so that both terms of each piece have r's units; the
+ * factor 2 was measured on the shared problems (1: OneObject-i100000-499
+ * stalls at 2e-4; 4: Capsules-i101-404 stalls at 1e-5; 2: all 23 converge).
+ *
+ * Newton systems: a dense LU with partial pivoting of J (the developer
+ * problems have at most 286 contacts: 858 unknowns, a few 1e8 flops a
+ * step), so that the reference is exact and simple; problems above
+ * CLCONE_NEWTON_REF_MAX_CONTACTS get CLCONE_ENOTSUP. W is often singular
+ * (half the rank on BoxesStack1), so J is too when every contact sticks:
+ * a pivot below 1e-12 of J's largest entry, or a direction that does not
+ * descend, falls back to Levenberg-Marquardt, (J'J + lambda I) d = -J'Phi,
+ * with lambda from ||Phi|| up by factors of 100, which is always solvable
+ * and tends to the gradient direction.
+ *
+ * Globalisation: Armijo backtracking (halving) on psi = 1/2 ||Phi||^2, so
+ * psi never rises within Newton. The merit has kinks and stationary points
+ * that are not solutions (Rover1040 stalls at error 0.16, Capsules-i125-1213
+ * at 5e-7 with steps of 1e-5): when no direction decreases psi, or the error
+ * has not halved in NEWTON_STALL_STEPS steps, a rescue of NSGS sweeps
+ * (ref/nsgs.c, which always makes progress on these problems) moves r, 50
+ * sweeps the first time and twice as many each time after, so that Newton
+ * converges wherever NSGS would; the sweeps are counted in inner_iters.
+ * When a rescue right after another finds no better error, the solve stops
+ * with CLCONE_FAILED and says so. The iterate returned is always the best (by
+ * the error measure) seen, and never non-finite: a non-finite start is
+ * replaced by zero, and a non-finite error (NaN in W or q) stops the solve
+ * by the common stopping rule (diverged) with the best iterate.
+ *
+ * Error and stopping: the model's error (clcone_error_of) after every
+ * Newton step, iteration 0 being the start, through clcone_stop_rule as
+ * every solver; o->max_iter caps Newton steps.
+ *
+ * The hybrid (the reference's default for coulomb) runs NSGS first and
+ * hands over to Newton when NSGS has spent Newton's expected cost and its
+ * pace stalls (hybrid_checked): on the
+ * reference a Newton step costs a dense factorisation, some 10^3 sweeps
+ * on Capsules, so NSGS keeps the problems it finishes in a few thousand
+ * sweeps and Newton takes those it would need 10^5 for (BoxesStack1). */
+#include "core/analysis.h"
+#include "core/internal.h"
+#include "ref/reference.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Armijo's sufficient decrease and the shortest step tried. */
+#define NEWTON_ARMIJO 1e-4
+#define NEWTON_MIN_STEP 1e-12
+/* Levenberg-Marquardt attempts before giving up, lambda growing 100x each. */
+#define NEWTON_LM_TRIES 6
+/* Newton steps without halving the error before it counts as stalled, and
+ * the Gauss-Seidel sweeps of a rescue (see the header). */
+#define NEWTON_STALL_STEPS 5
+#define NEWTON_GS_SWEEPS 50
+#define NEWTON_GS_MAX_SWEEPS (1 << 20)
+/* Newton steps the hybrid expects to need (the shared problems took
+ * 1-51), to price Newton in sweeps. */
+#define NEWTON_EXPECTED_STEPS 30
+
+typedef struct newton {
+    const clcone_problem *p;
+    int c0, n, m;
+    double *rho;   /* 2 per contact: normal, tangential */
+    double *J;     /* m x m, row-major */
+    double *F;     /* m x m: factors of J or of J'J + lambda I */
+    double *JtJ;   /* m x m, formed on the first Levenberg-Marquardt try of a step */
+    double *u, *phi, *g, *d, *x, *best;
+    int *piv;
+} newton;
+
+/* One contact's Alart-Curnier residual phi and, when A is non-NULL, the
+ * blocks of its Jacobian row d phi = A dr_c + B du_c (row-major 3x3). */
+static void ac_contact(double mu, double rn, double rt, const double r[3], const double u[3], double phi[3],
+                       double *A, double *B)
+{
+    double xn = r[0] - rn * u[0], x1 = r[1] - rt * u[1], x2 = r[2] - rt * u[2];
+    double R = xn > 0 ? mu * xn : 0, nx = hypot(x1, x2);
+    if (A) {
+        memset(A, 0, 9 * sizeof *A);
+        memset(B, 0, 9 * sizeof *B);
+    }
+    if (xn > 0) {
+        phi[0] = rn * u[0];
+        if (B) B[0] = rn;
+    } else {
+        phi[0] = r[0];
+        if (A) A[0] = 1;
+    }
+    if (xn <= 0) { /* take-off: the disc is a point */
+        phi[1] = r[1];
+        phi[2] = r[2];
+        if (A) A[4] = A[8] = 1;
+    } else if (nx <= R) { /* stick */
+        phi[1] = rt * u[1];
+        phi[2] = rt * u[2];
+        if (B) B[4] = B[8] = rt;
+    } else { /* slide: r_T - R n, n = x_T / |x_T| */
+        double n1 = x1 / nx, n2 = x2 / nx, s = R / nx;
+        double g11 = 1 - n1 * n1, g12 = -n1 * n2, g22 = 1 - n2 * n2;
+        phi[1] = r[1] - R * n1;
+        phi[2] = r[2] - R * n2;
+        if (A) {
+            A[3] = -mu * n1, A[4] = 1 - s * g11, A[5] = -s * g12;
+            A[6] = -mu * n2, A[7] = -s * g12, A[8] = 1 - s * g22;
+            B[3] = mu * rn * n1, B[4] = s * rt * g11, B[5] = s * rt * g12;
+            B[6] = mu * rn * n2, B[7] = s * rt * g12, B[8] = s * rt * g22;
+        }
+    }
+}
+
+/* u = W x + q and phi of x (m values from contact c0); returns 1/2 ||phi||^2. */
+static double ac_eval(newton *N, const double *x)
+{
+    const clcone_problem *p = N->p;
+    double psi = 0;
+    clcone_range_product(p, N->c0, N->c0 + N->n, x, N->u);
+    for (int i = 0; i < N->n; ++i) {
+        int c = N->c0 + i;
+        for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
+        ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, N->phi + 3 * i, NULL,
+                   NULL);
+        for (int a = 0; a < 3; ++a) psi += N->phi[3 * i + a] * N->phi[3 * i + a];
+    }
+    return 0.5 * psi;
+}
+
+/* J = A + B W at x (u as ac_eval left it), and g = J' phi. */
+static void ac_jacobian(newton *N, const double *x)
+{
+    const clcone_problem *p = N->p;
+    int m = N->m;
+    memset(N->J, 0, (size_t)m * (size_t)m * sizeof *N->J);
+    for (int i = 0; i < N->n; ++i) {
+        int c = N->c0 + i;
+        double A[9], B[9], phi[3];
+        ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, A, B);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) N->J[(size_t)(3 * i + a) * m + 3 * i + b] += A[3 * a + b];
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
+            const double *Wb = p->blocks + 9 * k;
+            int j = p->col[k] - N->c0;
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b)
+                    N->J[(size_t)(3 * i + a) * m + 3 * j + b]
+                        += B[3 * a] * Wb[b] + B[3 * a + 1] * Wb[3 + b] + B[3 * a + 2] * Wb[6 + b];
+        }
+    }
+    for (int j = 0; j < m; ++j) N->g[j] = 0;
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < m; ++j) N->g[j] += N->J[(size_t)i * m + j] * N->phi[i];
+}
+
+static double max_abs(const double *a, size_t len)
+{
+    double v = 0;
+    for (size_t i = 0; i < len; ++i) v = fmax(v, fabs(a[i]));
+    return v;
+}
+
+/* Solves F d = -rhs in place by LU with partial pivoting; 0 when a pivot
+ * is below tiny (singular to working precision) or not finite. */
+static int lu_solve(double *F, int m, int *piv, const double *rhs, double *d, double tiny)
+{
+    for (int k = 0; k < m; ++k) {
+        int pk = k;
+        for (int i = k + 1; i < m; ++i)
+            if (fabs(F[(size_t)i * m + k]) > fabs(F[(size_t)pk * m + k])) pk = i;
+        if (!(fabs(F[(size_t)pk * m + k]) > tiny)) return 0;
+        piv[k] = pk;
+        if (pk != k)
+            for (int j = 0; j < m; ++j) {
+                double t = F[(size_t)k * m + j];
+                F[(size_t)k * m + j] = F[(size_t)pk * m + j];
+                F[(size_t)pk * m + j] = t;
+            }
+        for (int i = k + 1; i < m; ++i) {
+            double l = F[(size_t)i * m + k] /= F[(size_t)k * m + k];
+            if (l == 0) continue;
+            for (int j = k + 1; j < m; ++j) F[(size_t)i * m + j] -= l * F[(size_t)k * m + j];
+        }
+    }
+    for (int i = 0; i < m; ++i) d[i] = -rhs[i];
+    for (int k = 0; k < m; ++k) {
+        double t = d[k];
+        d[k] = d[piv[k]];
+        d[piv[k]] = t;
+    }
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < i; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
+    for (int i = m - 1; i >= 0; --i) {
+        for (int j = i + 1; j < m; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
+        d[i] /= F[(size_t)i * m + i];
+    }
+    for (int i = 0; i < m; ++i)
+        if (!isfinite(d[i])) return 0;
+    return 1;
+}
+
+/* Armijo backtracking along d from r (merit psi, slope g.d < 0): on
+ * success r moves to the accepted point and *psi is its merit. */
+static int line_search(newton *N, double *r, double *psi)
+{
+    double slope = 0;
+    for (int i = 0; i < N->m; ++i) slope += N->g[i] * N->d[i];
+    if (!(slope < 0)) return 0;
+    for (double t = 1; t >= NEWTON_MIN_STEP; t *= 0.5) {
+        double trial;
+        for (int i = 0; i < N->m; ++i) N->x[i] = r[i] + t * N->d[i];
+        trial = ac_eval(N, N->x);
+        if (trial <= *psi + NEWTON_ARMIJO * t * slope) {
+            memcpy(r, N->x, (size_t)N->m * sizeof *r);
+            *psi = trial;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Levenberg-Marquardt: (J'J + lambda I) d = -g by LU (J'J + lambda I is
+ * SPD, so no pivot is tiny unless J is not finite). */
+static int lm_direction(newton *N, int attempt, double psi)
+{
+    int m = N->m;
+    size_t mm = (size_t)m * (size_t)m;
+    double lambda, scale = 0;
+    if (attempt == 0) {
+        memset(N->JtJ, 0, mm * sizeof *N->JtJ);
+        for (int k = 0; k < m; ++k)
+            for (int i = 0; i < m; ++i) {
+                double a = N->J[(size_t)k * m + i];
+                if (a == 0) continue;
+                for (int j = 0; j < m; ++j) N->JtJ[(size_t)i * m + j] += a * N->J[(size_t)k * m + j];
+            }
+    }
+    for (int i = 0; i < m; ++i) scale = fmax(scale, N->JtJ[(size_t)i * m + i]);
+    lambda = fmax(2 * psi, 1e-12 * scale) * pow(100, attempt);
+    memcpy(N->F, N->JtJ, mm * sizeof *N->F);
+    for (int i = 0; i < m; ++i) N->F[(size_t)i * m + i] += lambda;
+    return lu_solve(N->F, m, N->piv, N->g, N->d, 0);
+}
+
+/* One globalised step from r; 0 when no direction decreases psi. */
+static int newton_step(newton *N, double *r, double *psi)
+{
+    size_t mm = (size_t)N->m * (size_t)N->m;
+    ac_jacobian(N, r);
+    memcpy(N->F, N->J, mm * sizeof *N->F);
+    /* the Newton system is J d = -phi; lu_solve negates its right side */
+    if (lu_solve(N->F, N->m, N->piv, N->phi, N->d, 1e-12 * max_abs(N->J, mm)) && line_search(N, r, psi))
+        return 1;
+    for (int a = 0; a < NEWTON_LM_TRIES; ++a)
+        if (lm_direction(N, a, *psi) && line_search(N, r, psi)) return 1;
+    return 0;
+}
+
+/* 1 / the contact's diagonal of W, normal and mean tangential, or 1 where
+ * that diagonal is not positive (a contact W leaves unconstrained). */
+static void contact_rho(const clcone_problem *p, int c, double rho[2])
+{
+    double dn = 0, dt = 0;
+    for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+        if (p->col[k] == c) {
+            dn = p->blocks[9 * k];
+            dt = 0.5 * (p->blocks[9 * k + 4] + p->blocks[9 * k + 8]);
+        }
+    rho[0] = dn > 0 && isfinite(dn) ? 2 / dn : 1;
+    rho[1] = dt > 0 && isfinite(dt) ? 2 / dt : 1;
+}
+
+/* A rescue: `len` sweeps of NSGS from r, its sweeps added to *sweeps;
+ * the caller's history and progress see Newton steps only. */
+static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                               int len, int *sweeps, clcone_error *err)
+{
+    clcone_options b = *o;
+    clcone_prob_result res;
+    clcone_status s;
+    memset(&res, 0, sizeof res);
+    b.history = NULL;
+    b.progress = NULL;
+    b.max_iter = len;
+    s = clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err);
+    *sweeps += res.iters;
+    return s;
+}
+
+static void newton_free(newton *N)
+{
+    free(N->rho);
+    free(N->J);
+    free(N->F);
+    free(N->JtJ);
+    free(N->u);
+    free(N->phi);
+    free(N->g);
+    free(N->d);
+    free(N->x);
+    free(N->best);
+    free(N->piv);
+}
+
+static clcone_status newton_alloc(newton *N, clcone_error *err)
+{
+    size_t m = (size_t)N->m, mm = m * m;
+    if (!(N->rho = clcone_calloc(2 * (size_t)N->n, sizeof *N->rho, err, "Newton rho"))
+        || !(N->J = clcone_calloc(mm, sizeof *N->J, err, "Newton Jacobian"))
+        || !(N->F = clcone_calloc(mm, sizeof *N->F, err, "Newton factors"))
+        || !(N->JtJ = clcone_calloc(mm, sizeof *N->JtJ, err, "Newton normal matrix"))
+        || !(N->u = clcone_calloc(m, sizeof *N->u, err, "Newton u"))
+        || !(N->phi = clcone_calloc(m, sizeof *N->phi, err, "Newton residual"))
+        || !(N->g = clcone_calloc(m, sizeof *N->g, err, "Newton gradient"))
+        || !(N->d = clcone_calloc(m, sizeof *N->d, err, "Newton direction"))
+        || !(N->x = clcone_calloc(m, sizeof *N->x, err, "Newton trial"))
+        || !(N->best = clcone_calloc(m, sizeof *N->best, err, "Newton best iterate"))
+        || !(N->piv = clcone_calloc(m, sizeof *N->piv, err, "Newton pivots")))
+        return CLCONE_ENOMEM;
+    return CLCONE_OK;
+}
+
+/* Newton from r, the solve's iteration it0 at clock t0 (a hybrid's first
+ * phase took the iterations before). */
+static clcone_status newton_run(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                int it0, double t0, clcone_prob_result *out, clcone_error *err)
+{
+    newton N = {p, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
+    int prob = 0, mark_it = it0, rescued = 0, burst = NEWTON_GS_SWEEPS;
+    clcone_status s;
+    if ((s = newton_alloc(&N, err))) goto done;
+    while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
+    for (int i = 0; i < N.m; ++i)
+        if (!isfinite(x[i])) x[i] = 0;
+    memcpy(N.best, x, (size_t)N.m * sizeof *x);
+    for (int i = 0; i < N.n; ++i) contact_rho(p, c0 + i, N.rho + 2 * i);
+    psi = ac_eval(&N, x);
+    for (int it = it0;; ++it) {
+        double e = clcone_error_of(p, o, r, c0, c1), elapsed = clcone_now_ms() - t0;
+        if (e < best_e) {
+            best_e = e;
+            memcpy(N.best, x, (size_t)N.m * sizeof *x);
+        }
+        out->time_ms = elapsed;
+        /* iteration it0 is the start, which is no check of this solve's
+         * (it0 = 0), or the first phase's last */
+        if (it > it0) clcone_history_add(o->history, prob, it, elapsed, e);
+        if (o->progress) o->progress(o->progress_user, prob, it, e);
+        if (clcone_stop_rule(o, it, e, elapsed, out)) break;
+        if (e <= 0.5 * mark_e) {
+            mark_e = e;
+            mark_it = it;
+        }
+        if (newton_step(&N, x, &psi) && it - mark_it < NEWTON_STALL_STEPS) {
+            rescued = 0;
+            continue;
+        }
+        /* stalled or no descent: Gauss-Seidel moves r off the kink or
+         * stationary point of the merit; a rescue right after another
+         * that found no better error than before it gives up */
+        if (rescued && !(best_e < rescue_e)) {
+            out->status = CLCONE_FAILED;
+            snprintf(out->reason, sizeof out->reason,
+                     "neither Newton nor Gauss-Seidel decreases the error after %d steps (error %.3g)", it,
+                     best_e);
+            break;
+        }
+        rescue_e = best_e;
+        if ((s = gs_rescue(p, o, c0, c1, r, burst, &out->inner_iters, err))) goto done;
+        if (burst < NEWTON_GS_MAX_SWEEPS) burst *= 2;
+        psi = ac_eval(&N, x);
+        rescued = 1;
+        mark_e = INFINITY;
+    }
+    if (out->status != CLCONE_CONVERGED) {
+        memcpy(x, N.best, (size_t)N.m * sizeof *x);
+        out->error = best_e;
+    }
+done:
+    newton_free(&N);
+    return s;
+}
+
+static clcone_status too_large(int n, clcone_error *err)
+{
+    return clcone_fail(err, CLCONE_ENOTSUP,
+                       "newton on the CPU reference factors a dense Jacobian: at most %d contacts (got %d)",
+                       CLCONE_NEWTON_REF_MAX_CONTACTS, n);
+}
+
+clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err)
+{
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
+    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
+}
+
+/* The hybrid's first phase: NSGS watched at its checks. Once it has spent
+ * Newton's expected cost in sweeps (budget), progress counts as stalled
+ * when, at the pace of the last doubling of sweeps, reaching the tolerance
+ * would cost another budget; then stop is raised, which the sweeps' loop
+ * reads as its cancel flag. Spending the budget first (as in ski rental)
+ * keeps NSGS where a plateau ends by itself (Capsules-i100-1090 sits at
+ * 1.1e-7 from sweep 400 to 3,200 and converges at 4,730; switching at
+ * the plateau cost 10x) and costs BoxesStack1 and OneObject little. */
+typedef struct hybrid {
+    const clcone_options *o;
+    double budget, mark_e;
+    int mark_it;
+    volatile int stop;
+} hybrid;
+
+static clcone_status hybrid_checked(void *state, int it, double e, clcone_error *err)
+{
+    hybrid *H = state;
+    (void)err;
+    if (clcone_cancelled(H->o)) H->stop = 1;
+    if (it < 2 * H->mark_it) return CLCONE_OK;
+    if (H->mark_it > 0) {
+        double pace = log(H->mark_e / e) / (it - H->mark_it); /* decades (base e) a sweep */
+        if (it >= H->budget && (!(pace > 0) || log(e / H->o->tol) / pace > H->budget)) H->stop = 1;
+    }
+    H->mark_it = it;
+    H->mark_e = e;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                        double *r, clcone_prob_result *out, clcone_error *err)
+{
+    int m = 3 * (c1 - c0);
+    double blocks = p->row_ptr[c1] - p->row_ptr[c0], t0 = clcone_now_ms();
+    hybrid H = {o, 0, INFINITY, 0, 0};
+    clcone_options first = *o;
+    clcone_status s;
+    if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
+        return clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err);
+    /* Newton's cost in sweeps: NEWTON_EXPECTED_STEPS factorisations of
+     * m^3/3 multiply-adds against a sweep's 9 per stored W entry */
+    H.budget = NEWTON_EXPECTED_STEPS * ((double)m * m * m / 3) / (9 * 9 * blocks + 1);
+    first.cancel = &H.stop;
+    if ((s = clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err))) return s;
+    out->inner_iters = out->iters;
+    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
+        return CLCONE_OK;
+    out->status = CLCONE_CONVERGED; /* newton_run sets it again */
+    return newton_run(p, o, c0, c1, r, out->iters, t0, out, err);
+}

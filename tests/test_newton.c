@@ -1,0 +1,293 @@
+/* The semismooth Newton solver for exact Coulomb (ref/newton.c): every
+ * shared problem to 1e-8 within a cap on Newton steps, and the failures it
+ * must survive (singular W, no solution, NaN, too large) reported as
+ * statuses with a finite best iterate. */
+#include "testutil.h"
+#include "ref/reference.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+/* Most Newton steps any shared problem took (BoxesStack1-i100000-32: 51),
+ * with room for rounding on another machine. */
+#define NEWTON_STEP_CAP 100
+
+static void assert_finite(const double *r, int m)
+{
+    for (int i = 0; i < m; ++i) ck_assert_msg(isfinite(r[i]), "r[%d] = %g is not finite", i, r[i]);
+}
+
+/* A problem of n contacts whose W is diagonal with diagonal blocks
+ * diag[0..2] (the same for every contact) and q the same for every contact. */
+static void diagonal_problem(clcone_problem *p, int n, const double diag[3], const double q[3], double mu)
+{
+    clcone_error e;
+    ck_assert_int_eq(clcone_problem_alloc(p, n, n, &e), CLCONE_OK);
+    for (int c = 0; c < n; ++c) {
+        p->row_ptr[c + 1] = c + 1;
+        p->col[c] = c;
+        for (int a = 0; a < 3; ++a) {
+            p->blocks[9 * c + 4 * a] = diag[a];
+            p->q[3 * c + a] = q[a];
+        }
+        p->mu[c] = mu;
+    }
+}
+
+/* Reads shared problem `name` into p and solves it from r = 0 (*r
+ * allocated; the caller frees both). */
+static clcone_prob_result solve_shared(const char *name, clcone_solver v, double tol, int max_iter,
+                                       clcone_problem *p, double **r)
+{
+    clcone_error e;
+    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    *r = calloc(3 * (size_t)p->n, sizeof **r);
+    return test_solve_one(NULL, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
+}
+
+START_TEST(newton_solves_every_shared_problem)
+{
+    const char *name = SHARED_PROBLEMS[_i];
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out = solve_shared(name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
+                  clcone_run_status_name(out.status), out.iters, out.error, out.reason);
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
+    ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* Stopped by the step cap, the solve returns its best iterate and the
+ * error it reports is that iterate's. */
+START_TEST(newton_cap_returns_best_iterate)
+{
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
+    ck_assert_int_eq(out.status, CLCONE_MAXITER);
+    ck_assert_int_eq(out.iters, 3);
+    ck_assert_double_lt(out.error, 1.0); /* the start r = 0 has error 1 */
+    ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* W with no tangential stiffness (singular): every sticking or sliding
+ * Newton system is singular; the contacts must slide at r_N = -q_N,
+ * r_T = -mu r_N q_T / |q_T|, which Newton still finds. */
+START_TEST(newton_singular_w_converges)
+{
+    const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0};
+    clcone_problem p;
+    clcone_prob_result out;
+    double r[9] = {0};
+    diagonal_problem(&p, 3, normal_only, q, 0.5);
+    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-10, 50, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s", clcone_run_status_name(out.status), out.reason);
+    for (int c = 0; c < 3; ++c) {
+        ck_assert_double_eq_tol(r[3 * c], 1, 1e-9);
+        ck_assert_double_eq_tol(r[3 * c + 1], -0.5, 1e-9);
+        ck_assert_double_eq_tol(r[3 * c + 2], 0, 1e-9);
+    }
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* Two contacts whose normals push each other in (W indefinite, normal
+ * part [[1, -2], [-2, 1]]) and q_N = -1: no r >= 0 makes both u_N >= 0
+ * or r_N = 0, so no solution exists. The solve must end with a status and
+ * a reason and a finite best iterate, not a crash, a hang or NaN. */
+START_TEST(newton_no_solution_fails_safely)
+{
+    const double W[36] = {1, 0, 0, -2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                          -2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    const double q[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
+    clcone_problem p;
+    clcone_error e;
+    clcone_prob_result out;
+    double r[6] = {0};
+    ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, q, mu, &e), CLCONE_OK);
+    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 1000, 0, r);
+    ck_assert_int_ne(out.status, CLCONE_CONVERGED);
+    ck_assert_msg(out.reason[0] != 0, "no reason given");
+    ck_assert_msg(isfinite(out.error) && out.error > 1e-8, "error %g", out.error);
+    ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
+    assert_finite(r, 6);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* NaN in the data never reaches the solver: the solve refuses it, naming it. */
+START_TEST(newton_nan_refused)
+{
+    const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
+    clcone_problem p;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double r[6] = {0};
+    diagonal_problem(&p, 2, one, q, 0.3);
+    p.q[4] = NAN;
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "contact 1"), "%s", e.msg);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* The dense reference refuses a problem it cannot factor, naming the
+ * limit; the default solver still solves it. */
+START_TEST(newton_too_large_refused)
+{
+    const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
+    clcone_problem p;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *r;
+    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    /* the default, the hybrid, runs nsgs alone there */
+    o.solver = CLCONE_SOLVER_DEFAULT;
+    ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
+    clcone_result_free(&res);
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* The hybrid is the reference's default for coulomb (it is nsgs at tol
+ * >= 1e-6, below); either alone can still be asked for. */
+START_TEST(hybrid_is_the_reference_default)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_HYBRID);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NSGS;
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_NSGS);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_APGD);
+}
+END_TEST
+
+/* At tol >= 1e-6 the hybrid is nsgs, bit for bit; below, on a problem
+ * where nsgs converges in a few sweeps, it stays nsgs too. */
+START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
+{
+    static const struct {
+        const char *name;
+        double tol;
+    } cases[] = {{"BoxesStack1-i100000-32.hdf5.dat", 1e-5}, {"Capsules-i125-1213.hdf5", 1e-6},
+                 {"Rover4609.dat", 1e-8}, {"Confeti-ex03-Fc3D-SBM.dat", 1e-8}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        clcone_problem p, q;
+        double *ra, *rb;
+        clcone_prob_result a = solve_shared(cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
+        clcone_prob_result b = solve_shared(cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
+        ck_assert_int_eq(a.status, CLCONE_CONVERGED);
+        ck_assert_int_eq(b.status, CLCONE_CONVERGED);
+        ck_assert_int_eq(a.iters, b.iters);
+        ck_assert_msg(memcmp(ra, rb, 3 * (size_t)p.n * sizeof *ra) == 0, "%s: reactions differ", cases[i].name);
+        free(ra);
+        free(rb);
+        clcone_problem_free(&p);
+        clcone_problem_free(&q);
+    }
+}
+END_TEST
+
+/* Where nsgs crawls (BoxesStack1: 261,000 sweeps to 1e-8), the hybrid
+ * hands over to Newton and converges in a hundredth of the iterations. */
+START_TEST(hybrid_switches_where_nsgs_stalls)
+{
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
+    ck_assert_int_lt(out.iters, 2610);
+    ck_assert_int_ge(out.inner_iters, 100); /* the first phase's sweeps */
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* In a batch each problem switches on its own: BoxesStack1 hands over to
+ * Newton, Capsules-i125-1213 finishes with nsgs, and each gives the
+ * iterations and bits it gives alone. */
+START_TEST(hybrid_batch_switches_per_problem)
+{
+    static const char *const names[2] = {"BoxesStack1-i100000-32.hdf5.dat", "Capsules-i125-1213.hdf5"};
+    clcone_problem parts[2], batch;
+    const clcone_problem *ptr[2] = {&parts[0], &parts[1]};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb, *r[2];
+    clcone_prob_result alone[2];
+    for (int i = 0; i < 2; ++i) alone[i] = solve_shared(names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
+    ck_assert_int_lt(alone[0].iters, 2610); /* nsgs alone: 261,000 */
+    ck_assert_int_eq(alone[1].inner_iters, alone[1].iters); /* sweeps only */
+    ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
+    rb = calloc(3 * (size_t)batch.n, sizeof *rb);
+    clcone_options_default(&o);
+    ck_assert_msg(clcone_solve(NULL, &batch, &o, rb, &res, &e) == CLCONE_OK, "%s", e.msg);
+    for (int i = 0; i < 2; ++i) {
+        ck_assert_int_eq(res.items[i].status, CLCONE_CONVERGED);
+        ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+        ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
+        ck_assert(memcmp(r[i], rb + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    clcone_result_free(&res);
+    free(rb);
+    clcone_problem_free(&batch);
+}
+END_TEST
+
+/* newton is the reference's; a device is told what it offers. */
+START_TEST(newton_offered_on_reference_only)
+{
+    char buf[256];
+    clcone_offers_describe(CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
+    ck_assert_msg(strstr(buf, "newton"), "%s", buf);
+    clcone_offers_describe(CLCONE_MODEL_CCP, 0, buf, sizeof buf);
+    ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
+}
+END_TEST
+
+Suite *suite_newton(void)
+{
+    Suite *s = suite_create("newton");
+    TCase *t = tcase_create("newton");
+    tcase_set_timeout(t, 300);
+    tcase_add_loop_test(t, newton_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
+    tcase_add_test(t, newton_cap_returns_best_iterate);
+    tcase_add_test(t, newton_singular_w_converges);
+    tcase_add_test(t, newton_no_solution_fails_safely);
+    tcase_add_test(t, newton_nan_refused);
+    tcase_add_test(t, newton_too_large_refused);
+    tcase_add_test(t, newton_offered_on_reference_only);
+    tcase_add_test(t, hybrid_is_the_reference_default);
+    tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);
+    tcase_add_test(t, hybrid_switches_where_nsgs_stalls);
+    tcase_add_test(t, hybrid_batch_switches_per_problem);
+    suite_add_tcase(s, t);
+    return s;
+}
