@@ -34,9 +34,13 @@ LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
 # One folder per layer (docs/architecture.md); cli/ is the program, the
 # rest the library.
-LAYERS  := core io ref opencl solve world output cli
-CLI_SRC := $(wildcard host/cli/*.c)
-LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*/*.c))
+LAYERS  := core io ref opencl solve world output mpi cli
+# cli_mpi.c is clcone-mpi's alone (CLI_MPI_OBJ below).
+CLI_SRC := $(filter-out host/cli/cli_mpi.c,$(wildcard host/cli/*.c))
+# mpi/ is a library part of its own (libclcone_mpi, `make mpi`): the
+# single-process library and CLI never link MPI.
+MPI_SRC := $(wildcard host/mpi/*.c)
+LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
@@ -101,7 +105,7 @@ $(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
 .PHONY: check-layers
-check-layers: $(LIB_OBJ) $(CLI_OBJ)
+check-layers: $(LIB_OBJ) $(CLI_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 	sh tools/check-layers.sh $(BUILD)/obj
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
@@ -285,6 +289,53 @@ gpu-bundle: check-deps
 	  sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' | \
 	  xargs -r cp -L -t $(BUILD)/gpu-bundle/lib
 	@du -sh $(BUILD)/gpu-bundle
+
+# ------------------------------------------------------------------ #
+# MPI (host/mpi/, include/clcone/mpi/ranks.h, README "Over MPI ranks"):
+# libclcone_mpi.a/.so over the library and build/clcone-mpi, the CLI's
+# sources compiled with CLCONE_MPI (solve --mpi), against Open MPI, which
+# `make mpi` installs as the other dependencies are. The flags are read
+# when used (=), so that the sub-make after the install finds them.
+MPI_DEPS := libopenmpi-dev openmpi-bin
+HAVE_MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1)
+MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
+MPI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(MPI_SRC))
+MPI_H := $(wildcard include/clcone/mpi/*.h)
+CLI_MPI_OBJ := $(patsubst host/%.c,$(BUILD)/obj-mpi/%.o,$(CLI_SRC) host/cli/cli_mpi.c)
+
+$(BUILD)/obj/mpi/%.o: host/mpi/%.c $(HOST_H) $(MPI_H) | $(BUILD)/obj
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/libclcone_mpi.a: $(MPI_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libclcone_mpi.so: $(MPI_OBJ) $(BUILD)/libclcone.so
+	$(CC) -shared -Wl,-soname,libclcone_mpi.so.$(SOMAJOR) -o $@.$(VERSION) $(MPI_OBJ) \
+	  -L$(BUILD) -lclcone $(MPI_LIBS)
+	ln -sf libclcone_mpi.so.$(VERSION) $@.$(SOMAJOR)
+	ln -sf libclcone_mpi.so.$(SOMAJOR) $@
+
+$(BUILD)/obj-mpi/%.o: host/%.c $(HOST_H) $(MPI_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -DCLCONE_MPI -c $< -o $@
+
+$(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
+	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
+
+.PHONY: mpi mpi-deps mpi-test bench-mpi
+mpi-deps: check-deps
+	$(call need_packages,$(MPI_DEPS),clcone mpi)
+
+mpi: mpi-deps
+	@$(MAKE) --no-print-directory $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi $(BUILD)/clcone
+
+# 1, 2 and 4 ranks against one process, bitwise, and the error cases,
+# each under a time limit (tests/mpi/run.sh).
+mpi-test: mpi
+	tests/mpi/run.sh $(BUILD)
 
 # ------------------------------------------------------------------ #
 # Oclgrind (tests/oclgrind/): every device row of the solver contract on
