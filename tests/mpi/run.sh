@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# `make mpi-test`: solve --mpi under mpirun against one process. A batch
+# over 1, 2 and 4 ranks (and 256 generated problems over 3) must write
+# the same reactions files, bit for bit, and print the same lines (but
+# the last line's time) as build/clcone solve of the same files; a bad
+# file, a rank that cannot open its device and a rank that dies must end
+# every rank with a clear message and a non-zero exit, each under a time
+# limit, never a hang. Prints "N passed, M failed"; exits 1 on a failure.
+# Usage: tests/mpi/run.sh BUILD   (BUILD/clcone and BUILD/clcone-mpi built)
+set -u
+build=${1:?usage: run.sh BUILD}
+cli=$build/clcone
+mpicli=$build/clcone-mpi
+problems=${CLCONE_PROBLEMS:-../shared/problems}
+# Shared memory and loopback only: no network, as in CI. Ranks oversubscribe
+# the cores (4 ranks on 2 here), unbound; root in containers.
+export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
+mpirun=(timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -20; }
+
+# The lines both runs print, but the batch's time and the "reactions
+# written to" line, which names each run's own folder.
+lines() { grep -E '^(batch|model|problem [0-9]+):|^status=' "$1" | sed 's/ time_ms=[^ ]*//'; }
+
+# same NAME DIR_ONE DIR_K OUT_ONE OUT_K: every reactions file and line equal
+same() {
+    local name=$1 one=$2 k=$3 o1=$4 ok_=1
+    [ -n "$(ls "$one")" ] || ok_=0
+    for f in "$one"/*; do cmp -s "$f" "$k/$(basename "$f")" || { ok_=0; echo "differs: $f" >> "$5"; }; done
+    [ "$(ls "$one" | wc -l)" = "$(ls "$k" | wc -l)" ] || ok_=0
+    diff <(lines "$o1") <(lines "$5") >> "$5" || ok_=0
+    [ $ok_ = 1 ] && ok "$name" || bad "$name" "$5"
+}
+
+# batch NAME RANKS FILES... -- OPTIONS...: one process, then RANKS ranks
+batch() {
+    local name=$1 np=$2 files=() opts=()
+    shift 2
+    while [ "$1" != -- ]; do files+=("$1"); shift; done
+    shift
+    opts=("$@")
+    mkdir -p "$tmp/$name"
+    "$cli" solve "${files[@]}" "${opts[@]}" --out "$tmp/$name/one" > "$tmp/$name/one.txt" 2>&1
+    local rc1=$?
+    "${mpirun[@]}" -np "$np" "$mpicli" solve --mpi "${files[@]}" "${opts[@]}" --out "$tmp/$name/mpi" \
+        > "$tmp/$name/mpi.txt" 2>&1
+    local rck=$?
+    if [ $rc1 != $rck ]; then
+        echo "exit codes: one process $rc1, $np ranks $rck" >> "$tmp/$name/mpi.txt"
+        bad "$name" "$tmp/$name/mpi.txt"
+        return
+    fi
+    same "$name" "$tmp/$name/one" "$tmp/$name/mpi" "$tmp/$name/one.txt" "$tmp/$name/mpi.txt"
+}
+
+# fails NAME PATTERN CMD...: a non-zero exit (2 when EXPECT_RC says so)
+# within the time limit and PATTERN in what it printed
+fails() {
+    local name=$1 pattern=$2 rc
+    shift 2
+    "$@" > "$tmp/$name.txt" 2>&1
+    rc=$?
+    if [ $rc = 124 ] || [ $rc = 0 ] || { [ -n "${EXPECT_RC:-}" ] && [ $rc != "$EXPECT_RC" ]; }; then
+        echo "exit code $rc" >> "$tmp/$name.txt"
+        bad "$name" "$tmp/$name.txt"
+    elif ! grep -q -- "$pattern" "$tmp/$name.txt"; then
+        bad "$name (no '$pattern')" "$tmp/$name.txt"
+    else
+        ok "$name"
+    fi
+}
+
+shared=()
+for f in Capsules-i101-404.dat BoxesStack1-i100000-32.hdf5.dat Confeti-ex03-Fc3D-SBM.dat Rover1040.dat \
+         FC3D_Example1.dat Confeti-ex13-4contact-Fc3D-SBM.dat Rover4609.dat Capsules-i125-1213.hdf5; do
+    [ -f "$problems/$f" ] || { bad "shared problem $problems/$f present"; continue; }
+    shared+=("$problems/$f")
+done
+
+for np in 1 2 4; do
+    batch "shared-float-coulomb-$np" $np "${shared[@]}" -- --max-iter 3000 --max-seconds 0
+done
+batch "shared-double-ccp-4" 4 "${shared[@]}" -- --model ccp --precision double --max-iter 3000 --max-seconds 0
+batch "shared-ref-nsgs-2" 2 "${shared[@]}" -- --device ref --max-iter 500 --max-seconds 0
+
+# 256 generated piles (their contact problems) over 3 ranks
+gen=()
+for i in $(seq 1 256); do
+    "$cli" gen pile --n $((8 + i % 13)) --seed "$i" -o "$tmp/g$i.scene" > /dev/null &&
+        "$cli" export "$tmp/g$i.scene" -o "$tmp/g$i.dat" > /dev/null || bad "gen and export pile $i"
+    gen+=("$tmp/g$i.dat")
+done
+batch "generated-256-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 300 --max-seconds 0
+
+# errors: every rank ends, rank 0 says why
+echo 'not a problem' > "$tmp/bad.dat"
+EXPECT_RC=2 fails "bad-file-names-it" "$tmp/bad.dat:1" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "${shared[0]}" "$tmp/bad.dat"
+EXPECT_RC=2 fails "rank-without-device" "rank 1 of 2: no OpenCL device matches 'no-such-device'" \
+    "${mpirun[@]}" -np 1 -x CLCONE_DEVICE=cpu "$mpicli" solve --mpi "${shared[@]:0:3}" : \
+    -np 1 -x CLCONE_DEVICE=no-such-device "$mpicli" solve --mpi "${shared[@]:0:3}"
+fails "rank-that-dies" "exited" \
+    "${mpirun[@]}" -np 1 "$mpicli" solve --mpi "${shared[@]:0:3}" : -np 1 false
+EXPECT_RC=2 fails "scene-file-refused" "a scene file; solve --mpi takes problem files" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "${shared[0]}" "$tmp/g1.scene"
+EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
+    "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
+EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
