@@ -332,9 +332,14 @@ mpi-deps: check-deps
 mpi: mpi-deps
 	@$(MAKE) --no-print-directory $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi $(BUILD)/clcone
 
-# 1, 2 and 4 ranks against one process, bitwise, and the error cases,
-# each under a time limit (tests/mpi/run.sh).
+$(BUILD)/mpi-api-test: tests/mpi/api.c $(MPI_H) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) $< $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
+
+# 1, 2, 3 and 4 ranks against one process, bitwise, the library's own
+# calls (tests/mpi/api.c) and the error cases, each under a time limit
+# (tests/mpi/run.sh).
 mpi-test: mpi
+	@$(MAKE) --no-print-directory $(BUILD)/mpi-api-test
 	tests/mpi/run.sh $(BUILD)
 
 # ------------------------------------------------------------------ #

@@ -6,7 +6,7 @@
 # file, a rank that cannot open its device and a rank that dies must end
 # every rank with a clear message and a non-zero exit, each under a time
 # limit, never a hang. Prints "N passed, M failed"; exits 1 on a failure.
-# Usage: tests/mpi/run.sh BUILD   (BUILD/clcone and BUILD/clcone-mpi built)
+# Usage: tests/mpi/run.sh BUILD   (BUILD/clcone, clcone-mpi and mpi-api-test built)
 set -u
 build=${1:?usage: run.sh BUILD}
 cli=$build/clcone
@@ -96,6 +96,10 @@ for i in $(seq 1 256); do
     gen+=("$tmp/g$i.dat")
 done
 batch "generated-256-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 300 --max-seconds 0
+
+# the library's own calls (tests/mpi/api.c), over 3 ranks
+"${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
+    ok "library calls ($(tail -1 "$tmp/api.txt"))" || bad "library calls" "$tmp/api.txt"
 
 # errors: every rank ends, rank 0 says why
 echo 'not a problem' > "$tmp/bad.dat"
