@@ -342,6 +342,16 @@ mpi-test: mpi
 	@$(MAKE) --no-print-directory $(BUILD)/mpi-api-test
 	tests/mpi/run.sh $(BUILD)
 
+$(BUILD)/mpi-pingpong: bench/mpi/pingpong.c
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) $< $(MPI_LIBS) -o $@
+
+# The MPI section of the bench (bench/mpi/run.sh): reactions over ranks
+# against one process, weak scaling 1 -> 2 ranks, the loopback ping-pong
+# and a projection model fed with them, in bench/results/mpi.md.
+bench-mpi: mpi
+	@$(MAKE) --no-print-directory $(BUILD)/mpi-pingpong
+	bench/mpi/run.sh $(BUILD) bench/results
+
 # ------------------------------------------------------------------ #
 # Oclgrind (tests/oclgrind/): every device row of the solver contract on
 # both forms and precisions, batches and warm starts, under Oclgrind, a
