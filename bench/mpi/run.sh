@@ -12,13 +12,8 @@
 set -u
 build=${1:?usage: run.sh BUILD [OUT]}
 out=${2:-bench/results}
-cli=$build/clcone
-mpicli=$build/clcone-mpi
-problems=${CLCONE_PROBLEMS:-../shared/problems}
-export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
-mpirun=(timeout 600 mpirun --allow-run-as-root --oversubscribe --bind-to none)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+mpi_limit=600
+. "$(dirname "$0")/../../tests/mpi/common.sh"
 mkdir -p "$out"
 report=$out/mpi.md
 now_ms() { date +%s%3N; }
@@ -36,8 +31,7 @@ field() { sed -n "s/^status=.* $2=\([^ ]*\).*/\1/p" "$1" | tail -1; }
 
 # ------------------------------------------------------------------ 1
 shared=()
-for f in Capsules-i101-404.dat BoxesStack1-i100000-32.hdf5.dat Confeti-ex03-Fc3D-SBM.dat Rover1040.dat \
-         FC3D_Example1.dat Confeti-ex13-4contact-Fc3D-SBM.dat Rover4609.dat Capsules-i125-1213.hdf5; do
+for f in "${shared_names[@]}"; do
     shared+=("$problems/$f")
 done
 {

@@ -9,15 +9,8 @@
 # Usage: tests/mpi/run.sh BUILD   (BUILD/clcone, clcone-mpi and mpi-api-test built)
 set -u
 build=${1:?usage: run.sh BUILD}
-cli=$build/clcone
-mpicli=$build/clcone-mpi
-problems=${CLCONE_PROBLEMS:-../shared/problems}
-# Shared memory and loopback only: no network, as in CI. Ranks oversubscribe
-# the cores (4 ranks on 2 here), unbound; root in containers.
-export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none
-mpirun=(timeout 120 mpirun --allow-run-as-root --oversubscribe --bind-to none)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+mpi_limit=120
+. "$(dirname "$0")/common.sh"
 pass=0 fail=0
 
 ok() { pass=$((pass + 1)); echo "PASS $1"; }
@@ -76,8 +69,7 @@ fails() {
 }
 
 shared=()
-for f in Capsules-i101-404.dat BoxesStack1-i100000-32.hdf5.dat Confeti-ex03-Fc3D-SBM.dat Rover1040.dat \
-         FC3D_Example1.dat Confeti-ex13-4contact-Fc3D-SBM.dat Rover4609.dat Capsules-i125-1213.hdf5; do
+for f in "${shared_names[@]}"; do
     [ -f "$problems/$f" ] || { bad "shared problem $problems/$f present"; continue; }
     shared+=("$problems/$f")
 done
@@ -108,8 +100,15 @@ EXPECT_RC=2 fails "bad-file-names-it" "$tmp/bad.dat:1" \
 EXPECT_RC=2 fails "rank-without-device" "rank 1 of 2: no OpenCL device matches 'no-such-device'" \
     "${mpirun[@]}" -np 1 -x CLCONE_DEVICE=cpu "$mpicli" solve --mpi "${shared[@]:0:3}" : \
     -np 1 -x CLCONE_DEVICE=no-such-device "$mpicli" solve --mpi "${shared[@]:0:3}"
-fails "rank-that-dies" "exited" \
+fails "rank-that-dies-at-start" "non-zero" \
     "${mpirun[@]}" -np 1 "$mpicli" solve --mpi "${shared[@]:0:3}" : -np 1 false
+# rank 1 killed 3 s into solves that take 20 s (two 900-contact piles,
+# coulomb in float, which stop at the time cap): mpirun ends rank 0 too
+"$cli" gen pile --n 300 --seed 3 -o "$tmp/p300.scene" > /dev/null && "$cli" export "$tmp/p300.scene" -o "$tmp/p300.dat" > /dev/null
+cp "$tmp/p300.dat" "$tmp/p300b.dat"
+slow=("$mpicli" solve --mpi "$tmp/p300.dat" "$tmp/p300b.dat" --max-seconds 20)
+fails "rank-killed-mid-solve" "non-zero" \
+    "${mpirun[@]}" -np 1 "${slow[@]}" : -np 1 sh -c "${slow[*]} & sleep 3; kill -9 \$!; wait \$!"
 EXPECT_RC=2 fails "scene-file-refused" "a scene file; solve --mpi takes problem files" \
     "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "${shared[0]}" "$tmp/g1.scene"
 EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
