@@ -257,13 +257,6 @@ static int solve_batch(cli_args *a)
             parts[nlocal++] = &probs[nread];
         }
     }
-    if (a->mpi && nlocal < nf) {
-        int k = 0;
-        while (!worlds[k].s.bodies) ++k;
-        fprintf(stderr, "clcone: %s: a scene file; solve --mpi takes problem files (.dat, .hdf5) only\n",
-                a->positional[k]);
-        goto out;
-    }
     if (nlocal > 0) {
         if (clcone_batch_concat(parts, nlocal, &batch, &e)) {
             lib_error(&e);
@@ -276,11 +269,8 @@ static int solve_batch(cli_args *a)
     }
 #ifdef CLCONE_MPI
     if (a->mpi) {
-        if (cli_mpi_solve(a, &batch, &ctx, r, &res, &e)) {
-            lib_error(&e);
-            goto out;
-        }
-        ms = res.time_ms;
+        cli_mpi_batch mb = {nlocal ? &batch : NULL, r, &res, worlds, nf, out, n, rk, &ms};
+        if ((rc = cli_mpi_solve(a, &mb, &ctx))) goto out;
     } else
 #endif
     {
@@ -309,7 +299,7 @@ static int solve_batch(cli_args *a)
             n[k] = probs[k].n;
             rk[k] = r + 3 * (size_t)batch.prob_off[j++];
         }
-    if ((rc = solve_batch_scenes(a, ctx, worlds, out, n, rk, &ms))) goto out;
+    if (!a->mpi && (rc = solve_batch_scenes(a, ctx, worlds, out, n, rk, &ms))) goto out;
     for (int k = 0; k < nf; ++k) total += n[k];
     printf("batch:    %d files, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, total,
            clcone_model_name(a->o.model), clcone_solver_name(a->o.solver), backend);

@@ -73,12 +73,26 @@ void describe_backend(const clcone_context *ctx, char *buf, size_t len);
  * wait for the collective part of `solve --mpi`; every rank returns rank
  * 0's exit code. */
 int cli_mpi_main(int argc, char **argv, int (*run)(int, char **));
-/* `solve --mpi`'s collective part, from rank 0 (batch, r, res: the
- * problem files as one batch; the other ranks take part on their own):
- * each rank's device from a's --device and --precision, a->o resolved,
- * the batch solved over the ranks into r and res. */
-clcone_status cli_mpi_solve(cli_args *a, const clcone_problem *batch, clcone_context **ctx, double *r,
-                            clcone_result *res, clcone_error *e);
+/* What `solve --mpi` hands over on rank 0 (solve_batch's arrays): the
+ * problem files as one batch (NULL: none) with its reactions r and
+ * results res, the nf files' worlds (a scene file's has bodies), and what
+ * it fills for the scene files: out[k], n[k] (contacts), rk[k] (their
+ * reactions, malloc'ed), and *ms, the time of both solves. */
+typedef struct cli_mpi_batch {
+    const clcone_problem *batch;
+    double *r;
+    clcone_result *res;
+    const clcone_world *worlds;
+    int nf;
+    clcone_prob_result *out;
+    int *n;
+    double **rk, *ms;
+} cli_mpi_batch;
+/* `solve --mpi`'s collective part, from rank 0 (b; the other ranks take
+ * part on their own, b NULL): each rank's device from a's --device and
+ * --precision into *ctx, a->o resolved, the problems then the scenes
+ * solved over the ranks. 0, or the exit code after saying why. */
+int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx);
 #endif
 
 /* host/cli/outputs.c */

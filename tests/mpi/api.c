@@ -1,7 +1,8 @@
 /* The MPI library part's own calls (include/clcone/mpi/ranks.h), run by
  * tests/mpi/run.sh under mpirun: the assignment, the agreement, a warm
- * started batch (which the CLI does not take) against clcone_solve of the
- * whole batch in one process, bitwise, and the argument checks, which
+ * started batch and warm-started scenes (which the CLI does not take)
+ * against clcone_solve of the whole batch and clcone_solve_scene of each
+ * scene in one process, bitwise, and the argument checks, which
  * must fail on every rank alike. Not a Check suite: Check forks each
  * test, and MPI does not survive a fork. Rank 0 prints
  * "N passed, M failed"; the exit code is 1 on a failure. */
@@ -56,6 +57,16 @@ static void test_agree(void)
     check(clcone_mpi_agree(MPI_COMM_WORLD, CLCONE_OK, &e) == CLCONE_OK, "agree: all well is well");
 }
 
+/* The default options for model, at most max_iter iterations, resolved
+ * for ctx. */
+static void resolved(const clcone_context *ctx, clcone_model model, int max_iter, clcone_options *o)
+{
+    clcone_options_default(o);
+    o->model = model;
+    o->max_iter = max_iter;
+    clcone_options_resolve(o, ctx);
+}
+
 /* The batch of the given shared problems (read on root). */
 static void read_batch(const char *dir, clcone_problem *batch)
 {
@@ -89,10 +100,7 @@ static void test_warm_batch(clcone_context *ctx, const char *dir)
     memset(&batch, 0, sizeof batch);
     memset(&one, 0, sizeof one);
     memset(&over, 0, sizeof over);
-    clcone_options_default(&o);
-    o.model = CLCONE_MODEL_CCP;
-    o.max_iter = 400;
-    clcone_options_resolve(&o, ctx);
+    resolved(ctx, CLCONE_MODEL_CCP, 400, &o);
     if (rank == 0) {
         read_batch(dir, &batch);
         r0 = calloc(3 * (size_t)batch.n, sizeof *r0);
@@ -137,6 +145,58 @@ static void test_warm_batch(clcone_context *ctx, const char *dir)
     free(rk);
 }
 
+/* Scenes: five generated piles, warm-started, over the ranks against
+ * clcone_solve_scene of each alone, bitwise, the third at another time
+ * step (a new plan on its rank). */
+static void test_warm_scenes(clcone_context *ctx)
+{
+    enum { NS = 5 };
+    clcone_scene sc[NS];
+    clcone_world w;
+    clcone_gen_params gp;
+    clcone_options o;
+    clcone_result over, one;
+    clcone_error e;
+    double dt[NS], *r0 = NULL, *rk = NULL;
+    int total = 0, same = 1, st, made = 0;
+    memset(sc, 0, sizeof sc);
+    memset(&over, 0, sizeof over);
+    resolved(ctx, CLCONE_MODEL_SOFT, 200, &o);
+    if (rank == 0) {
+        for (int k = 0; k < NS; ++k, ++made) {
+            clcone_gen_params_default(&gp);
+            gp.n = 10 + 7 * k;
+            gp.seed = (unsigned)k + 1;
+            dt[k] = k == 2 ? 0.005 : 0.01;
+            if (clcone_world_generate("pile", &gp, &w, &e) || clcone_world_contact_scene(&w, &sc[k], &e)) exit(2);
+            clcone_world_free(&w);
+            total += sc[k].ncontacts;
+        }
+        r0 = calloc(3 * (size_t)total, sizeof *r0);
+        rk = calloc(3 * (size_t)total, sizeof *rk);
+        for (int i = 0; i < 3 * total; ++i) r0[i] = i % 3 == 0 ? 0.01 : 0;
+        memcpy(rk, r0, 3 * (size_t)total * sizeof *rk);
+    }
+    o.warm_start = 1;
+    st = clcone_mpi_solve_scenes(MPI_COMM_WORLD, 0, ctx, sc, rank == 0 ? NS : 0, dt, rank == 0 ? &o : NULL,
+                                 rk, rank == 0 ? &over : NULL, &e);
+    if (st && rank == 0) fprintf(stderr, "%s\n", e.msg);
+    for (int k = 0, c = 0; rank == 0 && !st && k < NS; c += sc[k++].ncontacts) {
+        clcone_options ok = o;
+        ok.soft_dt = dt[k];
+        same = same && clcone_solve_scene(ctx, &sc[k], &ok, r0 + 3 * c, &one, &e) == CLCONE_OK;
+        same = same && one.items[0].iters == over.items[k].iters && one.items[0].error == over.items[k].error
+               && memcmp(r0 + 3 * c, rk + 3 * c, 3 * (size_t)sc[k].ncontacts * sizeof *rk) == 0;
+        clcone_result_free(&one);
+    }
+    check(st == CLCONE_OK && same && (rank != 0 || over.nprob == NS),
+          "solve_scenes: warm-started scenes over the ranks equal clcone_solve_scene of each, bitwise");
+    for (int k = 0; k < made; ++k) clcone_scene_free(&sc[k]);
+    clcone_result_free(&over);
+    free(r0);
+    free(rk);
+}
+
 int main(int argc, char **argv)
 {
     clcone_context *ctx = NULL;
@@ -150,6 +210,7 @@ int main(int argc, char **argv)
     check(clcone_mpi_context_create(MPI_COMM_WORLD, NULL, CLCONE_DOUBLE, &ctx, &e) == CLCONE_OK,
           "context_create: each rank opens the node's device by its local rank");
     if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "../shared/problems");
+    if (ctx) test_warm_scenes(ctx);
     clcone_context_free(ctx);
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     MPI_Finalize();

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make mpi-test`: solve --mpi under mpirun against one process. A batch
-# over 1, 2 and 4 ranks (and 256 generated problems over 3) must write
+# over 1, 2 and 4 ranks (and 256 generated scenes over 3) must write
 # the same reactions files, bit for bit, and print the same lines (but
 # the last line's time) as build/clcone solve of the same files; a bad
 # file, a rank that cannot open its device and a rank that dies must end
@@ -80,14 +80,18 @@ done
 batch "shared-double-ccp-4" 4 "${shared[@]}" -- --model ccp --precision double --max-iter 3000 --max-seconds 0
 batch "shared-ref-nsgs-2" 2 "${shared[@]}" -- --device ref --max-iter 500 --max-seconds 0
 
-# 256 generated piles (their contact problems) over 3 ranks
+# 256 generated pile scenes over 3 ranks, each solved as a scene alone
 gen=()
 for i in $(seq 1 256); do
-    "$cli" gen pile --n $((8 + i % 13)) --seed "$i" -o "$tmp/g$i.scene" > /dev/null &&
-        "$cli" export "$tmp/g$i.scene" -o "$tmp/g$i.dat" > /dev/null || bad "gen and export pile $i"
-    gen+=("$tmp/g$i.dat")
+    "$cli" gen pile --n $((8 + i % 13)) --seed "$i" -o "$tmp/g$i.scene" > /dev/null || bad "gen pile $i"
+    gen+=("$tmp/g$i.scene")
 done
-batch "generated-256-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 300 --max-seconds 0
+batch "generated-256-scenes-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 100 --max-seconds 0
+# problem files and scenes in one batch, soft (which reads each scene's
+# time step) in double, over 4 ranks
+"$cli" gen wall --n 20 -o "$tmp/wall.scene" > /dev/null || bad "gen wall"
+batch "mixed-soft-double-4" 4 "${shared[@]:0:4}" "$tmp/g1.scene" "$tmp/wall.scene" "$tmp/g2.scene" -- \
+    --model soft --precision double --max-iter 500 --max-seconds 0
 
 # the library's own calls (tests/mpi/api.c), over 3 ranks
 "${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
@@ -109,8 +113,9 @@ cp "$tmp/p300.dat" "$tmp/p300b.dat"
 slow=("$mpicli" solve --mpi "$tmp/p300.dat" "$tmp/p300b.dat" --max-seconds 20)
 fails "rank-killed-mid-solve" "non-zero" \
     "${mpirun[@]}" -np 1 "${slow[@]}" : -np 1 sh -c "${slow[*]} & sleep 3; kill -9 \$!; wait \$!"
-EXPECT_RC=2 fails "scene-file-refused" "a scene file; solve --mpi takes problem files" \
-    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "${shared[0]}" "$tmp/g1.scene"
+echo 'clcone-scene 1' > "$tmp/bad.scene"
+EXPECT_RC=2 fails "bad-scene-names-it" "$tmp/bad.scene" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/g1.scene" "$tmp/bad.scene"
 EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
     "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
 EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"

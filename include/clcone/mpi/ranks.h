@@ -56,6 +56,20 @@ CLCONE_API clcone_status clcone_mpi_solve_batch(MPI_Comm comm, int root, clcone_
                                                 const clcone_problem *batch, const clcone_options *o, double *r,
                                                 clcone_result *res, clcone_error *err);
 
+/* The same for body-form scenes: root holds nscenes scenes, each solved
+ * as clcone_solve_scene solves it alone, the options' soft_dt taken from
+ * dt[k] when dt is not NULL (the time step soft and sap read), on the
+ * rank clcone_mpi_assign gives it (by contacts); on a rank, one plan
+ * takes its scenes one after another (clcone_plan_set_scene) while their
+ * time step stays the same. r: every scene's reactions one after another
+ * (3 times the sum of their contacts; the start there with
+ * o->warm_start), res->items one per scene, res->time_ms the longest of
+ * the ranks' summed solve times. */
+CLCONE_API clcone_status clcone_mpi_solve_scenes(MPI_Comm comm, int root, clcone_context *ctx,
+                                                 const clcone_scene *scenes, int nscenes, const double *dt,
+                                                 const clcone_options *o, double *r, clcone_result *res,
+                                                 clcone_error *err);
+
 #ifdef __cplusplus
 }
 #endif
