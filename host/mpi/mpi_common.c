@@ -8,6 +8,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mpi/mpi_parts.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,23 +46,23 @@ clcone_status clcone_mpi_agree(MPI_Comm comm, clcone_status st, clcone_error *er
 static clcone_status node_device(int local, char *spec, size_t len, clcone_error *err)
 {
     clcone_device_info *list;
-    int n, ngpu = 0, ncpu = 0, want, seen = 0;
+    int n, ngpu = 0, ncpu = 0, count;
     clcone_status st = clcone_list_devices(&list, &n, err);
     if (st) return st;
     for (int i = 0; i < n; ++i) {
         ngpu += list[i].is_gpu;
         ncpu += list[i].is_cpu;
     }
-    want = ngpu ? 1 : ncpu ? 2 : 0;
-    /* the count of devices of the wanted kind, then the (local mod count)-th */
-    seen = want == 1 ? ngpu : want == 2 ? ncpu : n;
-    local %= seen;
+    count = ngpu ? ngpu : ncpu ? ncpu : n;
+    if (count == 0) {
+        clcone_device_list_free(list);
+        return clcone_mpi_fail(err, CLCONE_EDEVICE, "no OpenCL device on this rank's node");
+    }
+    local %= count;
     for (int i = 0; i < n; ++i)
-        if (want == 0 || (want == 1 ? list[i].is_gpu : list[i].is_cpu)) {
-            if (local-- == 0) {
-                snprintf(spec, len, "%d", list[i].index);
-                break;
-            }
+        if ((ngpu ? list[i].is_gpu : ncpu ? list[i].is_cpu : 1) && local-- == 0) {
+            snprintf(spec, len, "%d", list[i].index);
+            break;
         }
     clcone_device_list_free(list);
     return CLCONE_OK;
@@ -140,10 +141,13 @@ clcone_status clcone_mpi_split(MPI_Comm comm, int root, int *nitems_io, const in
     *counts = malloc(((size_t)nitems + 1) * sizeof **counts);
     *owner = malloc(((size_t)nitems + 1) * sizeof **owner);
     if (!*counts || !*owner) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d items", nitems);
+    else if ((size_t)nitems * sizeof(clcone_prob_result) > INT_MAX)
+        st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "a batch of %d items: more results than one MPI message carries back",
+                             nitems);
     else if (root_counts) memcpy(*counts, root_counts, (size_t)nitems * sizeof **counts);
     if ((st = clcone_mpi_agree(comm, st, err))) return st;
     MPI_Bcast(*counts, nitems, MPI_INT, root, comm);
-    return clcone_mpi_assign(nitems, *counts, size, *owner, err);
+    return clcone_mpi_agree(comm, clcone_mpi_assign(nitems, *counts, size, *owner, err), err);
 }
 
 void clcone_mpi_options(MPI_Comm comm, int root, const clcone_options *o, clcone_options *opt)
