@@ -214,6 +214,25 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
     return rc;
 }
 
+/* The problem files' batch (NULL: none) in this process: the device
+ * opened into *ctx, the options resolved, the batch solved through a plan
+ * (*pl) into r and res, *ms the solve's time. 0, or the exit code after
+ * saying why. */
+static int solve_batch_here(cli_args *a, const clcone_problem *batch, clcone_context **ctx, clcone_plan **pl,
+                            double *r, clcone_result *res, double *ms)
+{
+    clcone_error e;
+    double t0;
+    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
+    clcone_options_resolve(&a->o, *ctx);
+    if (!batch) return 0;
+    if (clcone_plan_create(*ctx, batch, &a->o, pl, &e)) return lib_error(&e);
+    t0 = cli_now_ms();
+    if (clcone_plan_solve(*pl, r, res, &e)) return lib_error(&e);
+    *ms = cli_now_ms() - t0;
+    return 0;
+}
+
 /* `solve FILE FILE...`: the problem files as one batch
  * (clcone_batch_concat) on one backend, the scene files each as alone
  * (solve_batch_scenes); a line per file and the batch's last line. */
@@ -231,7 +250,7 @@ static int solve_batch(cli_args *a)
     clcone_plan *pl = NULL;
     clcone_result res;
     clcone_error e;
-    double *r = NULL, emax = 0, t0, ms = 0;
+    double *r = NULL, emax = 0, ms = 0;
     char backend[400];
     int nread = 0;
     memset(&batch, 0, sizeof batch);
@@ -270,28 +289,11 @@ static int solve_batch(cli_args *a)
 #ifdef CLCONE_MPI
     if (a->mpi) {
         cli_mpi_batch mb = {nlocal ? &batch : NULL, r, &res, worlds, nf, out, n, rk, &ms};
-        if ((rc = cli_mpi_solve(a, &mb, &ctx))) goto out;
+        rc = cli_mpi_solve(a, &mb, &ctx);
     } else
 #endif
-    {
-        if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) {
-            lib_error(&e);
-            goto out;
-        }
-        clcone_options_resolve(&a->o, ctx);
-        if (nlocal > 0) {
-            if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
-                lib_error(&e);
-                goto out;
-            }
-            t0 = cli_now_ms();
-            if (clcone_plan_solve(pl, r, &res, &e)) {
-                lib_error(&e);
-                goto out;
-            }
-            ms = cli_now_ms() - t0;
-        }
-    }
+        rc = solve_batch_here(a, nlocal ? &batch : NULL, &ctx, &pl, r, &res, &ms);
+    if (rc) goto out;
     describe_backend(ctx, backend, sizeof backend);
     for (int k = 0, j = 0; k < nf && nlocal > 0; ++k)
         if (!worlds[k].s.bodies) {
