@@ -34,9 +34,13 @@ LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
 # One folder per layer, lowest first (docs/architecture.md); cli/ is the
 # program, the rest the library. The one list of them: check-layers reads it.
-LAYERS  := core io ref opencl solve world step output cli
-CLI_SRC := $(wildcard host/cli/*.c)
-LIB_SRC := $(filter-out $(CLI_SRC),$(wildcard host/*/*.c))
+LAYERS  := core io ref opencl solve world step output mpi cli
+# cli_mpi.c is clcone-mpi's alone (CLI_MPI_OBJ below).
+CLI_SRC := $(filter-out host/cli/cli_mpi.c,$(wildcard host/cli/*.c))
+# mpi/ is a library part of its own (libclcone_mpi, `make mpi`): the
+# single-process library and CLI never link MPI.
+MPI_SRC := $(wildcard host/mpi/*.c)
+LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
@@ -106,7 +110,7 @@ $(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
 .PHONY: check-layers check-size
-check-layers: $(LIB_OBJ) $(CLI_OBJ)
+check-layers: $(LIB_OBJ) $(CLI_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
 
 # No source file over 800 lines, no function over 120 (tools/check-size.sh).
@@ -321,6 +325,68 @@ gpu-bundle: check-deps
 	  sort -u | grep -v -E '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so' | \
 	  xargs -r cp -L -t $(BUILD)/gpu-bundle/lib
 	@du -sh $(BUILD)/gpu-bundle
+
+# ------------------------------------------------------------------ #
+# MPI (host/mpi/, include/clcone/mpi/ranks.h, README "Over MPI ranks"):
+# libclcone_mpi.a/.so over the library and build/clcone-mpi, the CLI's
+# sources compiled with CLCONE_MPI (solve --mpi), against Open MPI, which
+# `make mpi` installs as the other dependencies are. The flags are read
+# when used (=), so that the sub-make after the install finds them.
+MPI_DEPS := libopenmpi-dev openmpi-bin
+HAVE_MPI := $(shell pkg-config --exists ompi-c 2>/dev/null && echo 1)
+MPI_CFLAGS = $(shell pkg-config --cflags ompi-c 2>/dev/null)
+MPI_LIBS = $(shell pkg-config --libs ompi-c 2>/dev/null)
+MPI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(MPI_SRC))
+MPI_H := $(wildcard include/clcone/mpi/*.h)
+CLI_MPI_OBJ := $(patsubst host/%.c,$(BUILD)/obj-mpi/%.o,$(CLI_SRC) host/cli/cli_mpi.c)
+
+$(BUILD)/obj/mpi/%.o: host/mpi/%.c $(HOST_H) $(MPI_H) | $(BUILD)/obj
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/libclcone_mpi.a: $(MPI_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libclcone_mpi.so: $(MPI_OBJ) $(BUILD)/libclcone.so
+	$(CC) -shared -Wl,-soname,libclcone_mpi.so.$(SOMAJOR) -o $@.$(VERSION) $(MPI_OBJ) \
+	  -L$(BUILD) -lclcone $(MPI_LIBS)
+	ln -sf libclcone_mpi.so.$(VERSION) $@.$(SOMAJOR)
+	ln -sf libclcone_mpi.so.$(SOMAJOR) $@
+
+$(BUILD)/obj-mpi/%.o: host/%.c $(HOST_H) $(MPI_H)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -DCLCONE_MPI -c $< -o $@
+
+$(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
+	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
+
+.PHONY: mpi mpi-deps mpi-test bench-mpi
+mpi-deps: check-deps
+	$(call need_packages,$(MPI_DEPS),clcone mpi)
+
+mpi: mpi-deps
+	@$(MAKE) --no-print-directory $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi $(BUILD)/clcone
+
+$(BUILD)/mpi-api-test: tests/mpi/api.c $(MPI_H) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) $< $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
+
+# 1, 2, 3 and 4 ranks against one process, bitwise, the library's own
+# calls (tests/mpi/api.c) and the error cases, each under a time limit
+# (tests/mpi/run.sh).
+mpi-test: mpi
+	@$(MAKE) --no-print-directory $(BUILD)/mpi-api-test
+	tests/mpi/run.sh $(BUILD)
+
+$(BUILD)/mpi-pingpong: bench/mpi/pingpong.c
+	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) $< $(MPI_LIBS) -o $@
+
+# The MPI section of the bench (bench/mpi/run.sh): reactions over ranks
+# against one process, weak scaling 1 -> 2 ranks, the loopback ping-pong
+# and a projection model fed with them, in bench/results/mpi.md.
+bench-mpi: mpi
+	@$(MAKE) --no-print-directory $(BUILD)/mpi-pingpong
+	bench/mpi/run.sh $(BUILD) bench/results
 
 # ------------------------------------------------------------------ #
 # Oclgrind (tests/oclgrind/): every device row of the solver contract on

@@ -81,6 +81,9 @@ static const char *const USAGE_SOLVE =
     "  --warm R0.txt                 start from these reactions\n"
     "  --out R.txt, -o R.txt         write the reactions (atomically), with the\n"
     "                                tolerance and precision in their header\n"
+    "  --mpi                         the files as a batch over the ranks of\n"
+    "                                `mpirun -np K clcone-mpi` (each rank its own\n"
+    "                                device; the same results as one process)\n"
     "  --plot FILE.png               error against iteration and against time\n"
     "                                (log axes) with the tolerance; with\n"
     "                                --compare both backends on one plot\n"
@@ -211,6 +214,25 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
     return rc;
 }
 
+/* The problem files' batch (NULL: none) in this process: the device
+ * opened into *ctx, the options resolved, the batch solved through a plan
+ * (*pl) into r and res, *ms the solve's time. 0, or the exit code after
+ * saying why. */
+static int solve_batch_here(cli_args *a, const clcone_problem *batch, clcone_context **ctx, clcone_plan **pl,
+                            double *r, clcone_result *res, double *ms)
+{
+    clcone_error e;
+    double t0;
+    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
+    clcone_options_resolve(&a->o, *ctx);
+    if (!batch) return 0;
+    if (clcone_plan_create(*ctx, batch, &a->o, pl, &e)) return lib_error(&e);
+    t0 = cli_now_ms();
+    if (clcone_plan_solve(*pl, r, res, &e)) return lib_error(&e);
+    *ms = cli_now_ms() - t0;
+    return 0;
+}
+
 /* `solve FILE FILE...`: the problem files as one batch
  * (clcone_batch_concat) on one backend, the scene files each as alone
  * (solve_batch_scenes); a line per file and the batch's last line. */
@@ -228,7 +250,7 @@ static int solve_batch(cli_args *a)
     clcone_plan *pl = NULL;
     clcone_result res;
     clcone_error e;
-    double *r = NULL, emax = 0, t0, ms = 0;
+    double *r = NULL, emax = 0, ms = 0;
     char backend[400];
     int nread = 0;
     memset(&batch, 0, sizeof batch);
@@ -254,12 +276,6 @@ static int solve_batch(cli_args *a)
             parts[nlocal++] = &probs[nread];
         }
     }
-    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) {
-        lib_error(&e);
-        goto out;
-    }
-    describe_backend(ctx, backend, sizeof backend);
-    clcone_options_resolve(&a->o, ctx);
     if (nlocal > 0) {
         if (clcone_batch_concat(parts, nlocal, &batch, &e)) {
             lib_error(&e);
@@ -269,24 +285,23 @@ static int solve_batch(cli_args *a)
             fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
             goto out;
         }
-        if (clcone_plan_create(ctx, &batch, &a->o, &pl, &e)) {
-            lib_error(&e);
-            goto out;
-        }
-        t0 = cli_now_ms();
-        if (clcone_plan_solve(pl, r, &res, &e)) {
-            lib_error(&e);
-            goto out;
-        }
-        ms = cli_now_ms() - t0;
-        for (int k = 0, j = 0; k < nf; ++k)
-            if (!worlds[k].s.bodies) {
-                out[k] = res.items[j];
-                n[k] = probs[k].n;
-                rk[k] = r + 3 * (size_t)batch.prob_off[j++];
-            }
     }
-    if ((rc = solve_batch_scenes(a, ctx, worlds, out, n, rk, &ms))) goto out;
+#ifdef CLCONE_MPI
+    if (a->mpi) {
+        cli_mpi_batch mb = {nlocal ? &batch : NULL, r, &res, worlds, nf, out, n, rk, &ms};
+        rc = cli_mpi_solve(a, &mb, &ctx);
+    } else
+#endif
+        rc = solve_batch_here(a, nlocal ? &batch : NULL, &ctx, &pl, r, &res, &ms);
+    if (rc) goto out;
+    describe_backend(ctx, backend, sizeof backend);
+    for (int k = 0, j = 0; k < nf && nlocal > 0; ++k)
+        if (!worlds[k].s.bodies) {
+            out[k] = res.items[j];
+            n[k] = probs[k].n;
+            rk[k] = r + 3 * (size_t)batch.prob_off[j++];
+        }
+    if (!a->mpi && (rc = solve_batch_scenes(a, ctx, worlds, out, n, rk, &ms))) goto out;
     for (int k = 0; k < nf; ++k) total += n[k];
     printf("batch:    %d files, %d contacts\nmodel:    %s, solver %s, device %s\n", nf, total,
            clcone_model_name(a->o.model), clcone_solver_name(a->o.solver), backend);
@@ -348,7 +363,7 @@ static int cmd_solve(int argc, char **argv)
         if ((rc = cli_check_outputs(outs, 2))) return rc;
     }
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
-    if (a.npos > 1) return solve_batch(&a);
+    if (a.npos > 1 || a.mpi) return solve_batch(&a);
     /* one read of the file, so that a pipe works */
     if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
     scene = in.is_world;
@@ -629,7 +644,7 @@ static int cmd_demo(int argc, char **argv)
     return cmd_demo_pile(argc, argv);
 }
 
-int main(int argc, char **argv)
+static int run_command(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
     if (!cmd) {
@@ -655,4 +670,13 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
     return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+#ifdef CLCONE_MPI
+    return cli_mpi_main(argc, argv, run_command);
+#else
+    return run_command(argc, argv);
+#endif
 }

@@ -23,6 +23,7 @@ typedef struct cli_args {
     const char *plot;    /* --plot FILE.png */
     unsigned given;      /* bit per option taking a value (cli_given) */
     int compare, progress;
+    int mpi;             /* solve --mpi (clcone-mpi only) */
     clcone_precision prec;
     clcone_options o;
 } cli_args;
@@ -50,6 +51,8 @@ int cli_check_applicable(const cli_args *a, const char *usage, int scene);
 /* clcone_context_create with a line on stderr before each kernel
  * program it compiles. */
 clcone_status cli_open_device(const char *device, clcone_precision prec, clcone_context **ctx, clcone_error *e);
+/* That line on stderr for a context opened otherwise (ctx NULL: none). */
+void cli_on_compile(clcone_context *ctx);
 /* Progress of one long solve on stderr (a terminal, or --progress):
  * attached to o, the line is cleared by cli_progress_end. */
 typedef struct cli_progress {
@@ -63,6 +66,34 @@ void print_last_line(const char *status, double error, int iters, double ms, int
 /* A backend in the words every command, plot and picture uses: the
  * device's name, platform and precision, or the reference (ctx NULL). */
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
+
+#ifdef CLCONE_MPI
+/* host/cli/cli_mpi.c, in clcone-mpi only */
+/* main under MPI: rank 0 runs the command line (run), the other ranks
+ * wait for the collective part of `solve --mpi`; every rank returns rank
+ * 0's exit code. */
+int cli_mpi_main(int argc, char **argv, int (*run)(int, char **));
+/* What `solve --mpi` hands over on rank 0 (solve_batch's arrays): the
+ * problem files as one batch (NULL: none) with its reactions r and
+ * results res, the nf files' worlds (a scene file's has bodies), and what
+ * it fills for the scene files: out[k], n[k] (contacts), rk[k] (their
+ * reactions, malloc'ed), and *ms, the time of both solves. */
+typedef struct cli_mpi_batch {
+    const clcone_problem *batch;
+    double *r;
+    clcone_result *res;
+    const clcone_world *worlds;
+    int nf;
+    clcone_prob_result *out;
+    int *n;
+    double **rk, *ms;
+} cli_mpi_batch;
+/* `solve --mpi`'s collective part, from rank 0 (b; the other ranks take
+ * part on their own, b NULL): each rank's device from a's --device and
+ * --precision into *ctx, a->o resolved, the problems then the scenes
+ * solved over the ranks. 0, or the exit code after saying why. */
+int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx);
+#endif
 
 /* host/cli/outputs.c */
 /* One output of a command: the option that names it (for messages), its

@@ -107,6 +107,17 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             *(opt[3] == 'o' ? &a->compare : &a->progress) = 1;
             continue;
         }
+        if (strcmp(opt, "--mpi") == 0) {
+            /* solve's usage is the one that names it: no other command runs over ranks */
+#ifdef CLCONE_MPI
+            if (!strstr(usage, "--mpi")) return usage_error(usage, "%s: only solve runs over MPI ranks", opt);
+            a->mpi = 1;
+            continue;
+#else
+            return usage_error(usage, "%s needs clcone-mpi (make mpi) under mpirun: this clcone is built without MPI",
+                               opt);
+#endif
+        }
         if (strcmp(opt, "-o") == 0) opt = "--out"; /* as gen takes it */
         if (opt[0] != '-' || opt[1] == 0) {
             if (a->npos >= maxpos)
@@ -180,10 +191,15 @@ static void compile_notice(void *user, const char *program, const char *device)
             program, device);
 }
 
+void cli_on_compile(clcone_context *ctx)
+{
+    if (ctx) clcone_context_on_compile(ctx, compile_notice, NULL);
+}
+
 clcone_status cli_open_device(const char *device, clcone_precision prec, clcone_context **ctx, clcone_error *e)
 {
     clcone_status s = clcone_context_create(device, prec, ctx, e);
-    if (!s) clcone_context_on_compile(*ctx, compile_notice, NULL);
+    if (!s) cli_on_compile(*ctx);
     return s;
 }
 

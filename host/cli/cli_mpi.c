@@ -1,0 +1,156 @@
+/* clcone-mpi: the command line under mpirun (built into clcone-mpi only,
+ * with CLCONE_MPI). Rank 0 runs the command line as clcone does; the
+ * other ranks wait for it, for the collective part of `solve --mpi`,
+ * which each runs from its own copy of the same command line, and then
+ * for the exit code, which every rank returns, so that mpirun's is the
+ * command's. Rank 0 tells them either way, so a command that stops
+ * early leaves no rank waiting. */
+#include <clcone/mpi/ranks.h>
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Rank 0's messages to the others: MSG_SOLVE with whether there are
+ * problem files and how many scene files, or MSG_END with the exit code. */
+enum { MSG_SOLVE = 1, MSG_END };
+
+static int cli_rank;
+
+static void tell_ranks(int msg[3])
+{
+    MPI_Bcast(msg, 3, MPI_INT, 0, MPI_COMM_WORLD);
+}
+
+/* Every rank: its device, then the problems (msg[1]) and the msg[2]
+ * scenes (sc, dt on rank 0, reactions into rs) over the ranks; rank 0
+ * gets the scenes' results in rsc. */
+static clcone_status solve_over_ranks(cli_args *a, cli_mpi_batch *b, const int msg[3], const clcone_scene *sc,
+                                      const double *dt, double *rs, clcone_result *rsc, clcone_context **ctx,
+                                      clcone_error *e)
+{
+    const clcone_options *o = cli_rank == 0 ? &a->o : NULL;
+    clcone_status st = clcone_mpi_context_create(MPI_COMM_WORLD, a->device, a->prec, ctx, e);
+    if (st) return st;
+    cli_on_compile(*ctx);
+    clcone_options_resolve(&a->o, *ctx);
+    if (msg[1]
+        && (st = clcone_mpi_solve_batch(MPI_COMM_WORLD, 0, *ctx, b ? b->batch : NULL, o, b ? b->r : NULL,
+                                        b ? b->res : NULL, e)))
+        return st;
+    if (msg[2]) st = clcone_mpi_solve_scenes(MPI_COMM_WORLD, 0, *ctx, sc, msg[2], dt, o, rs, rsc, e);
+    return st;
+}
+
+/* Rank 0: the scene files' contact scenes and time steps (*ns of them)
+ * and room for their reactions; 0, or the exit code after saying why. */
+static int scenes_of(const cli_args *a, const cli_mpi_batch *b, clcone_scene **sc, double **dt, double **rs,
+                     int *ns)
+{
+    clcone_error e;
+    size_t contacts = 0;
+    *ns = 0;
+    for (int k = 0; k < b->nf; ++k) *ns += b->worlds[k].s.bodies != NULL;
+    *sc = calloc((size_t)*ns + 1, sizeof **sc);
+    *dt = calloc((size_t)*ns + 1, sizeof **dt);
+    if (!*sc || !*dt) {
+        fprintf(stderr, "clcone: out of memory for %d scenes\n", *ns);
+        return EXIT_USAGE;
+    }
+    for (int k = 0, j = 0; k < b->nf; ++k)
+        if (b->worlds[k].s.bodies) {
+            memset(&e, 0, sizeof e);
+            if (clcone_world_contact_scene(&b->worlds[k], &(*sc)[j], &e)) {
+                cli_name_file(&e, a->positional[k]);
+                return lib_error(&e);
+            }
+            (*dt)[j] = b->worlds[k].dt;
+            contacts += (size_t)(*sc)[j++].ncontacts;
+        }
+    if (!(*rs = calloc(3 * contacts + 1, sizeof **rs))) {
+        fprintf(stderr, "clcone: out of memory for %zu contacts' reactions\n", contacts);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Rank 0: the scenes' results to the scene files' places. */
+static int scenes_back(cli_mpi_batch *b, const clcone_scene *sc, const double *rs, const clcone_result *rsc)
+{
+    size_t c = 0;
+    for (int k = 0, j = 0; k < b->nf; ++k)
+        if (b->worlds[k].s.bodies) {
+            size_t len = 3 * (size_t)sc[j].ncontacts;
+            b->out[k] = rsc->items[j];
+            b->n[k] = sc[j++].ncontacts;
+            if (!(b->rk[k] = malloc(len * sizeof *rs + 1))) {
+                fprintf(stderr, "clcone: out of memory for %zu reactions\n", len);
+                return EXIT_USAGE;
+            }
+            memcpy(b->rk[k], rs + c, len * sizeof *rs);
+            c += len;
+        }
+    return 0;
+}
+
+int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx)
+{
+    int msg[3] = {MSG_SOLVE, b->batch != NULL, 0}, rc;
+    clcone_scene *sc = NULL;
+    double *dt = NULL, *rs = NULL;
+    clcone_result rsc;
+    clcone_error e;
+    memset(&rsc, 0, sizeof rsc);
+    /* what can fail on rank 0 alone fails before the others are told */
+    if (!(rc = scenes_of(a, b, &sc, &dt, &rs, &msg[2]))) {
+        tell_ranks(msg);
+        if (solve_over_ranks(a, b, msg, sc, dt, rs, &rsc, ctx, &e)) rc = lib_error(&e);
+    }
+    if (!rc) {
+        *b->ms = (b->batch ? b->res->time_ms : 0) + (msg[2] ? rsc.time_ms : 0);
+        rc = scenes_back(b, sc, rs, &rsc);
+    }
+    for (int j = 0; sc && j < msg[2]; ++j) clcone_scene_free(&sc[j]);
+    free(sc);
+    free(dt);
+    free(rs);
+    clcone_result_free(&rsc);
+    return rc;
+}
+
+/* A rank other than 0: each MSG_SOLVE is rank 0 in `solve --mpi` of the
+ * command line this rank was started with too. */
+static int serve(int argc, char **argv)
+{
+    static cli_args a;
+    int msg[3];
+    for (;;) {
+        clcone_context *ctx = NULL;
+        clcone_error e;
+        tell_ranks(msg);
+        if (msg[0] == MSG_END) return msg[1];
+        parse_args(argc - 2, argv + 2, "--mpi", CLI_MAX_FILES, &a);
+        solve_over_ranks(&a, NULL, msg, NULL, NULL, NULL, NULL, &ctx, &e);
+        clcone_context_free(ctx);
+    }
+}
+
+int cli_mpi_main(int argc, char **argv, int (*run)(int, char **))
+{
+    int rc;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &cli_rank);
+    if (cli_rank != 0) {
+        /* what goes wrong on a rank reaches rank 0 (clcone_mpi_agree),
+         * which says it once */
+        if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return EXIT_USAGE;
+        rc = serve(argc, argv);
+    } else {
+        int end[3] = {MSG_END, 0, 0};
+        end[1] = rc = run(argc, argv);
+        tell_ranks(end);
+    }
+    MPI_Finalize();
+    return rc;
+}

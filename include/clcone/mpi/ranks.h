@@ -1,0 +1,76 @@
+/* clcone public API over MPI ranks (libclcone_mpi, built when Open MPI is
+ * present): batches split over the ranks of a communicator, each rank on
+ * its own device. Not included by clcone.h: the single-process library
+ * does not depend on MPI. Every function here is collective over comm:
+ * every rank calls it, in the same order, whatever happened on the others,
+ * and every rank returns the same status and message. */
+#ifndef CLCONE_API_MPI_RANKS_H
+#define CLCONE_API_MPI_RANKS_H
+
+#include <mpi.h>
+
+#include <clcone/clcone.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Agreement on an outcome: st is this rank's status (err its message when
+ * st != CLCONE_OK). Returns CLCONE_OK on every rank when every rank passed
+ * CLCONE_OK; otherwise the status of the lowest failing rank, whose
+ * message every rank gets in err, as "rank R of K: <message>". */
+CLCONE_API clcone_status clcone_mpi_agree(MPI_Comm comm, clcone_status st, clcone_error *err);
+
+/* Opens this rank's device (each rank its own context). spec as for
+ * clcone_context_create, this rank's own; NULL or "" takes
+ * $CLCONE_DEVICE, also this rank's own, and when that is unset the
+ * node's devices round-robin by the rank's place on its node (the
+ * GPUs when the node has any, else its CPU devices): local rank i takes
+ * the (i mod count)-th. "ref" (the CPU reference) gives *ctx = NULL.
+ * A rank that fails fails every rank (clcone_mpi_agree): none keeps a
+ * context then. */
+CLCONE_API clcone_status clcone_mpi_context_create(MPI_Comm comm, const char *spec, clcone_precision prec,
+                                                   clcone_context **ctx, clcone_error *err);
+
+/* Which rank solves which problem of a batch: deterministic, balanced by
+ * contacts (largest first, each to the rank with the fewest contacts so
+ * far, the lower index on ties). owner[k] in [0, nranks) for each of the
+ * nprob problems, contacts[k] its contacts. Not collective. */
+CLCONE_API clcone_status clcone_mpi_assign(int nprob, const int *contacts, int nranks, int *owner,
+                                           clcone_error *err);
+
+/* clcone_solve of a batch over the ranks of comm: root holds the batch,
+ * the options and, with o->warm_start, the start in r (3 * batch->n);
+ * the other ranks pass NULL for batch, o, r and res. The problems are
+ * split by clcone_mpi_assign, sent to their ranks through host memory,
+ * solved there as one batch through a plan on that rank's ctx (NULL: the
+ * reference), and come back to root: r the reactions and res->items the
+ * results, in the batch's order, each as clcone_solve of the whole batch
+ * in one process gives it (the solvers treat the problems of a batch
+ * independently; the time cap is each rank's sub-batch's). res->time_ms
+ * is the longest of the ranks' solves (plan set-up and kernel
+ * compilation not counted). Options are root's; per-contact soft arrays
+ * (soft_R, soft_aref, soft_v0), history, progress and cancel are not
+ * distributed (CLCONE_ENOTSUP when set). */
+CLCONE_API clcone_status clcone_mpi_solve_batch(MPI_Comm comm, int root, clcone_context *ctx,
+                                                const clcone_problem *batch, const clcone_options *o, double *r,
+                                                clcone_result *res, clcone_error *err);
+
+/* The same for body-form scenes: root holds nscenes scenes, each solved
+ * as clcone_solve_scene solves it alone, the options' soft_dt taken from
+ * dt[k] when dt is not NULL (the time step soft and sap read), on the
+ * rank clcone_mpi_assign gives it (by contacts); on a rank, one plan
+ * takes its scenes one after another (clcone_plan_set_scene) while their
+ * time step stays the same. r: every scene's reactions one after another
+ * (3 times the sum of their contacts; the start there with
+ * o->warm_start), res->items one per scene, res->time_ms the longest of
+ * the ranks' summed solve times. */
+CLCONE_API clcone_status clcone_mpi_solve_scenes(MPI_Comm comm, int root, clcone_context *ctx,
+                                                 const clcone_scene *scenes, int nscenes, const double *dt,
+                                                 const clcone_options *o, double *r, clcone_result *res,
+                                                 clcone_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# `make mpi-test`: solve --mpi under mpirun against one process. A batch
+# over 1, 2 and 4 ranks (and 256 generated scenes over 3) must write
+# the same reactions files, bit for bit, and print the same lines (but
+# the last line's time) as build/clcone solve of the same files; a bad
+# file, a rank that cannot open its device and a rank that dies must end
+# every rank with a clear message and a non-zero exit, each under a time
+# limit, never a hang. Prints "N passed, M failed"; exits 1 on a failure.
+# Usage: tests/mpi/run.sh BUILD   (BUILD/clcone, clcone-mpi and mpi-api-test built)
+set -u
+build=${1:?usage: run.sh BUILD}
+mpi_limit=120
+. "$(dirname "$0")/common.sh"
+pass=0 fail=0
+
+ok() { pass=$((pass + 1)); echo "PASS $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "${2:-}" ] && sed 's/^/    /' "$2" | tail -20; }
+
+# The lines both runs print, but the batch's time and the "reactions
+# written to" line, which names each run's own folder.
+lines() { grep -E '^(batch|model|problem [0-9]+):|^status=' "$1" | sed 's/ time_ms=[^ ]*//'; }
+
+# same NAME DIR_ONE DIR_K OUT_ONE OUT_K: every reactions file and line equal
+same() {
+    local name=$1 one=$2 k=$3 o1=$4 ok_=1
+    [ -n "$(ls "$one")" ] || ok_=0
+    for f in "$one"/*; do cmp -s "$f" "$k/$(basename "$f")" || { ok_=0; echo "differs: $f" >> "$5"; }; done
+    [ "$(ls "$one" | wc -l)" = "$(ls "$k" | wc -l)" ] || ok_=0
+    diff <(lines "$o1") <(lines "$5") >> "$5" || ok_=0
+    [ $ok_ = 1 ] && ok "$name" || bad "$name" "$5"
+}
+
+# batch NAME RANKS FILES... -- OPTIONS...: one process, then RANKS ranks
+batch() {
+    local name=$1 np=$2 files=() opts=()
+    shift 2
+    while [ "$1" != -- ]; do files+=("$1"); shift; done
+    shift
+    opts=("$@")
+    mkdir -p "$tmp/$name"
+    "$cli" solve "${files[@]}" "${opts[@]}" --out "$tmp/$name/one" > "$tmp/$name/one.txt" 2>&1
+    local rc1=$?
+    "${mpirun[@]}" -np "$np" "$mpicli" solve --mpi "${files[@]}" "${opts[@]}" --out "$tmp/$name/mpi" \
+        > "$tmp/$name/mpi.txt" 2>&1
+    local rck=$?
+    if [ $rc1 != $rck ]; then
+        echo "exit codes: one process $rc1, $np ranks $rck" >> "$tmp/$name/mpi.txt"
+        bad "$name" "$tmp/$name/mpi.txt"
+        return
+    fi
+    same "$name" "$tmp/$name/one" "$tmp/$name/mpi" "$tmp/$name/one.txt" "$tmp/$name/mpi.txt"
+}
+
+# fails NAME PATTERN CMD...: a non-zero exit (2 when EXPECT_RC says so)
+# within the time limit and PATTERN in what it printed
+fails() {
+    local name=$1 pattern=$2 rc
+    shift 2
+    "$@" > "$tmp/$name.txt" 2>&1
+    rc=$?
+    if [ $rc = 124 ] || [ $rc = 0 ] || { [ -n "${EXPECT_RC:-}" ] && [ $rc != "$EXPECT_RC" ]; }; then
+        echo "exit code $rc" >> "$tmp/$name.txt"
+        bad "$name" "$tmp/$name.txt"
+    elif ! grep -q -- "$pattern" "$tmp/$name.txt"; then
+        bad "$name (no '$pattern')" "$tmp/$name.txt"
+    else
+        ok "$name"
+    fi
+}
+
+shared=()
+for f in "${shared_names[@]}"; do
+    [ -f "$problems/$f" ] || { bad "shared problem $problems/$f present"; continue; }
+    shared+=("$problems/$f")
+done
+
+for np in 1 2 4; do
+    batch "shared-float-coulomb-$np" $np "${shared[@]}" -- --max-iter 3000 --max-seconds 0
+done
+batch "shared-double-ccp-4" 4 "${shared[@]}" -- --model ccp --precision double --max-iter 3000 --max-seconds 0
+batch "shared-ref-nsgs-2" 2 "${shared[@]}" -- --device ref --max-iter 500 --max-seconds 0
+
+# 256 generated pile scenes over 3 ranks, each solved as a scene alone
+gen=()
+for i in $(seq 1 256); do
+    "$cli" gen pile --n $((8 + i % 13)) --seed "$i" -o "$tmp/g$i.scene" > /dev/null || bad "gen pile $i"
+    gen+=("$tmp/g$i.scene")
+done
+batch "generated-256-scenes-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 100 --max-seconds 0
+# problem files and scenes in one batch, soft (which reads each scene's
+# time step) in double, over 4 ranks
+"$cli" gen wall --n 20 -o "$tmp/wall.scene" > /dev/null || bad "gen wall"
+batch "mixed-soft-double-4" 4 "${shared[@]:0:4}" "$tmp/g1.scene" "$tmp/wall.scene" "$tmp/g2.scene" -- \
+    --model soft --precision double --max-iter 500 --max-seconds 0
+
+# the library's own calls (tests/mpi/api.c), over 3 ranks
+"${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
+    ok "library calls ($(tail -1 "$tmp/api.txt"))" || bad "library calls" "$tmp/api.txt"
+
+# errors: every rank ends, rank 0 says why
+echo 'not a problem' > "$tmp/bad.dat"
+EXPECT_RC=2 fails "bad-file-names-it" "$tmp/bad.dat:1" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "${shared[0]}" "$tmp/bad.dat"
+EXPECT_RC=2 fails "rank-without-device" "rank 1 of 2: no OpenCL device matches 'no-such-device'" \
+    "${mpirun[@]}" -np 1 -x CLCONE_DEVICE=cpu "$mpicli" solve --mpi "${shared[@]:0:3}" : \
+    -np 1 -x CLCONE_DEVICE=no-such-device "$mpicli" solve --mpi "${shared[@]:0:3}"
+fails "rank-that-dies-at-start" "non-zero" \
+    "${mpirun[@]}" -np 1 "$mpicli" solve --mpi "${shared[@]:0:3}" : -np 1 false
+# rank 1 killed 3 s into solves that take 20 s (two 900-contact piles,
+# coulomb in float, which stop at the time cap): mpirun ends rank 0 too
+"$cli" gen pile --n 300 --seed 3 -o "$tmp/p300.scene" > /dev/null && "$cli" export "$tmp/p300.scene" -o "$tmp/p300.dat" > /dev/null
+cp "$tmp/p300.dat" "$tmp/p300b.dat"
+slow=("$mpicli" solve --mpi "$tmp/p300.dat" "$tmp/p300b.dat" --max-seconds 20)
+fails "rank-killed-mid-solve" "non-zero" \
+    "${mpirun[@]}" -np 1 "${slow[@]}" : -np 1 sh -c "${slow[*]} & sleep 3; kill -9 \$!; wait \$!"
+echo 'clcone-scene 1' > "$tmp/bad.scene"
+EXPECT_RC=2 fails "bad-scene-names-it" "$tmp/bad.scene" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/g1.scene" "$tmp/bad.scene"
+EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
+    "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
+EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"
+
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
