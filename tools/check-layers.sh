@@ -2,11 +2,11 @@
 # Fails when a file includes or calls into a higher layer, or when files
 # include or call each other in a cycle. Layers, lowest first (see
 # docs/architecture.md): kernels/ and include/clcone/ below everything,
-# then host/core io ref opencl solve world output cli.
+# then host/core io ref opencl solve world output mujoco cli.
 # Usage: tools/check-layers.sh OBJDIR   (OBJDIR/<layer>/<file>.o, built)
 set -eu
 objdir=${1:?usage: check-layers.sh OBJDIR}
-layers="core io ref opencl solve world output cli"
+layers="core io ref opencl solve world output mujoco cli"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rank() {

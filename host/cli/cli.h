@@ -39,6 +39,13 @@ int parse_int(const char *s, int *v);
 /* Options shared by solve, check, demo and simulate; returns 0, -1 after
  * --help, or an exit code. */
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a);
+/* Prints usage (and the solver table when it names --solver) when argv
+ * has --help or -h; 1 then, else 0. */
+int want_help(int argc, char **argv, const char *usage);
+/* Takes every "--name value" out of argv (argc adjusted); returns the
+ * last value (an option given twice takes the last, as everywhere) or
+ * NULL; *missing when the option is last without a value. */
+const char *take_opt(int *argc, char **argv, const char *name, int *missing);
 /* Whether option opt ("--facets") was given. */
 int cli_given(const cli_args *a, const char *opt);
 /* Refuses the first given option of the NULL-terminated opts, saying why
@@ -96,6 +103,11 @@ int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */
 int cmd_demo_pile(int argc, char **argv);
+
+/* host/cli/cli_mujoco.c */
+/* `clcone mujoco MODEL.xml --steps K ...`: steps a MuJoCo model with
+ * clcone as its constraint solver. */
+int cmd_mujoco(int argc, char **argv);
 
 /* host/cli/cli_plot.c */
 /* --png-size s of the picture png (NULL: no --png given, refused) as

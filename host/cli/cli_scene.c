@@ -77,39 +77,6 @@ static const char *const USAGE_DEMO_PILE =
     "(`clcone demo --siconos --help`).\n";
 
 
-static int want_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 0; i < argc; ++i)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("%s", usage);
-            if (strstr(usage, "--solver")) cli_print_solvers(stdout, 0);
-            return 1;
-        }
-    return 0;
-}
-
-/* Takes every "--name value" out of argv (argc adjusted); returns the
- * last value (an option given twice takes the last, as everywhere) or
- * NULL; *missing when the option is last without a value. */
-static const char *take_opt(int *argc, char **argv, const char *name, int *missing)
-{
-    const char *v = NULL;
-    for (int i = 0; i < *argc;) {
-        if (strcmp(argv[i], name) != 0) {
-            ++i;
-            continue;
-        }
-        if (i + 1 >= *argc) {
-            *missing = 1;
-            return v;
-        }
-        v = argv[i + 1];
-        for (int k = i; k + 2 < *argc; ++k) argv[k] = argv[k + 2];
-        *argc -= 2;
-    }
-    return v;
-}
-
 /* ------------------------------------------------------------------ */
 
 int cli_solve_world(cli_args *a, clcone_world *world)
