@@ -119,7 +119,9 @@ static int run(const cli_args *a, int steps, int compare)
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
     for (int k = 0; k < steps; ++k) {
         if (clcone_mujoco_step(ad, m, d, mc, &st, &e)) {
-            fprintf(stderr, "clcone: step %d: ", k);
+            char msg[sizeof e.msg];
+            snprintf(msg, sizeof msg, "%s", e.msg);
+            snprintf(e.msg, sizeof e.msg, "step %d: %.990s", k, msg);
             rc = lib_error(&e);
             goto out;
         }

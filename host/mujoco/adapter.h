@@ -21,8 +21,9 @@ typedef struct clcone_mujoco_stats {
     clcone_prob_result res;  /* clcone's solve (status, iters, error, time) */
     double setup_ms;         /* forming A and the plan, outside res.time_ms */
     /* against MuJoCo's own solver at the same state (a compare model was
-     * given): max |f - f_mj| / max |f_mj| and the same for qacc; -1
-     * otherwise, 0 on a step without constraint rows */
+     * given): max |f - f_mj| / max |f_mj|, and max |qacc - qacc_mj| /
+     * max(max |qacc_mj|, max |qacc_smooth|) (resting bodies have qacc ~ 0,
+     * the two terms cancelled); -1 otherwise, 0 on a step without rows */
     double force_rel_diff, qacc_rel_diff;
 } clcone_mujoco_stats;
 
