@@ -69,9 +69,10 @@ MJ_CFLAGS := -DCLCONE_MUJOCO '-DCLCONE_MUJOCO_FROM="$(MUJOCO_FROM)"' $(MUJOCO_IN
 MJ_LIBS := $(MUJOCO_LIBS)
 endif
 
-# One folder per layer (docs/architecture.md); cli/ is the program,
-# mujoco/ the optional adapter, the rest the library.
-LAYERS  := core io ref opencl solve world output mujoco cli
+# One folder per layer, lowest first (docs/architecture.md); cli/ is the
+# program, mujoco/ the optional adapter, the rest the library. The one list
+# of them: check-layers reads it.
+LAYERS  := core io ref opencl solve world step output mujoco cli
 CLI_SRC := $(wildcard host/cli/*.c)
 LIB_SRC := $(filter-out $(CLI_SRC) $(MJ_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
@@ -149,9 +150,13 @@ mujoco: $(MUJOCO_STAMP)
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
-.PHONY: check-layers
+.PHONY: check-layers check-size
 check-layers: $(LIB_OBJ) $(CLI_OBJ) $(MJ_OBJ)
-	sh tools/check-layers.sh $(BUILD)/obj
+	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
+
+# No source file over 800 lines, no function over 120 (tools/check-size.sh).
+check-size:
+	sh tools/check-size.sh
 
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
@@ -324,7 +329,7 @@ $(MUJOCO_STAMP):
 bench-deps: check-deps
 	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
-$(BUILD)/bench: $(BENCH_SRC) bench/bench.h $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
+$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
 	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
 	  $(SICONOS_LIBS) $(LDLIBS) -o $@
 

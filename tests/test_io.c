@@ -731,6 +731,49 @@ START_TEST(test_reactions_write_invalid)
 }
 END_TEST
 
+/* io/ reads every input without the world layer: a problem file never
+ * reaches the scene parser the caller hands in, and a scene file (told by
+ * its signature, after a byte order mark and comments) reaches it once,
+ * with the whole file. */
+static int scene_calls;
+static size_t scene_len;
+static clcone_status count_scene(const char *name, const char *buf, size_t len, clcone_world *w,
+                                 clcone_error *err)
+{
+    (void)name;
+    (void)buf;
+    (void)w;
+    (void)err;
+    scene_calls++;
+    scene_len = len;
+    return CLCONE_OK;
+}
+
+START_TEST(test_input_scene_hook)
+{
+    static const char scene[] = "\xef\xbb\xbf# a comment\n\nclcone-scene 1\nanything\n";
+    clcone_input in;
+    clcone_error err = {0};
+    const char *tmp;
+    scene_calls = 0;
+    ck_assert_msg(clcone_read_input_with(test_problem_path("FC3D_Example1.dat"), &in, count_scene, &err) ==
+                      CLCONE_OK, "%s", err.msg);
+    ck_assert_int_eq(scene_calls, 0);
+    ck_assert(!in.is_world);
+    ck_assert_int_eq(in.problem.n, 3);
+    clcone_problem_free(&in.problem);
+    tmp = test_write_temp(scene, sizeof scene - 1);
+    ck_assert_int_eq(clcone_read_input_with(tmp, &in, count_scene, &err), CLCONE_OK);
+    ck_assert_int_eq(scene_calls, 1);
+    ck_assert_uint_eq(scene_len, sizeof scene - 1);
+    ck_assert(in.is_world);
+    ck_assert_int_eq(clcone_is_world_file(tmp), 1);
+    unlink(tmp);
+    ck_assert_int_eq(clcone_read_input_with("/nonexistent/x.dat", &in, count_scene, &err), CLCONE_EIO);
+    ck_assert_int_eq(scene_calls, 1);
+}
+END_TEST
+
 Suite *suite_io(void)
 {
     Suite *s = suite_create("io");
@@ -749,6 +792,7 @@ Suite *suite_io(void)
     tcase_add_test(tc, test_hdf5_fuzz_regression);
     tcase_add_loop_test(tc, test_dat_malformed, 0, (int)(sizeof DATBAD / sizeof DATBAD[0]));
     tcase_add_test(tc, test_missing_file);
+    tcase_add_test(tc, test_input_scene_hook);
     tcase_add_test(tc, test_sbm_structure);
     tcase_add_test(tc, test_write_problem);
     tcase_add_test(tc, test_reactions_roundtrip);

@@ -1,12 +1,14 @@
 #!/bin/sh
 # Fails when a file includes or calls into a higher layer, or when files
-# include or call each other in a cycle. Layers, lowest first (see
-# docs/architecture.md): kernels/ and include/clcone/ below everything,
-# then host/core io ref opencl solve world output mujoco cli.
-# Usage: tools/check-layers.sh OBJDIR   (OBJDIR/<layer>/<file>.o, built)
+# include or call each other in a cycle, inside a folder as across folders.
+# Layers, lowest first (docs/architecture.md): kernels/ and include/clcone/
+# below everything, then the host/ folders in the order LAYERS names them
+# (the Makefile's LAYERS, the one list); a host/ folder not in it fails.
+# Usage: tools/check-layers.sh OBJDIR "LAYERS"   (OBJDIR/<layer>/<file>.o, built)
 set -eu
-objdir=${1:?usage: check-layers.sh OBJDIR}
-layers="core io ref opencl solve world output mujoco cli"
+usage='usage: check-layers.sh OBJDIR "core io ..."'
+objdir=${1:?$usage}
+layers=${2:?$usage}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 rank() {
@@ -23,6 +25,8 @@ layer_of() {
         kernels/*) echo kernels;;
     esac
 }
+# Every host/ folder is a layer of the list.
+for d in host/*/; do d=${d%/}; rank "${d#host/}" > /dev/null; done
 # libclcone.a names its members by file name alone: two sources of one
 # name would be two members ar cannot tell apart.
 dups=$(ls host/*/*.c | sed 's|.*/||' | sort | uniq -d)

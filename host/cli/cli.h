@@ -39,13 +39,6 @@ int parse_int(const char *s, int *v);
 /* Options shared by solve, check, demo and simulate; returns 0, -1 after
  * --help, or an exit code. */
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a);
-/* Prints usage (and the solver table when it names --solver) when argv
- * has --help or -h; 1 then, else 0. */
-int want_help(int argc, char **argv, const char *usage);
-/* Takes every "--name value" out of argv (argc adjusted); returns the
- * last value (an option given twice takes the last, as everywhere) or
- * NULL; *missing when the option is last without a value. */
-const char *take_opt(int *argc, char **argv, const char *name, int *missing);
 /* Whether option opt ("--facets") was given. */
 int cli_given(const cli_args *a, const char *opt);
 /* Refuses the first given option of the NULL-terminated opts, saying why
@@ -99,6 +92,15 @@ int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_sc
 int cli_solve_world(cli_args *a, clcone_world *w);
 int cmd_gen(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+/* Prints usage (and the solver table when it names --solver) and returns
+ * 1 when argv asks for --help or -h. */
+int cli_want_help(int argc, char **argv, const char *usage);
+/* Takes every "--name value" out of argv (argc adjusted); returns the
+ * last value (an option given twice takes the last, as everywhere) or
+ * NULL; *missing when the option is last without a value. */
+const char *cli_take_opt(int *argc, char **argv, const char *name, int *missing);
+
+/* host/cli/cli_sim.c */
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */

@@ -35,7 +35,7 @@ static const char *const USAGE_MUJOCO =
 
 int cmd_mujoco(int argc, char **argv)
 {
-    if (want_help(argc, argv, USAGE_MUJOCO)) return 0;
+    if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
     fprintf(stderr, "clcone: this clcone was built without MuJoCo. `make mujoco` installs MuJoCo 4 "
                     "(the PyPI wheel mujoco-core) into build/venv and rebuilds the CLI with it (needs "
                     "python3-venv and network; `make test` does the same); Debian's libmujoco-dev works too.\n");
@@ -150,12 +150,12 @@ int cmd_mujoco(int argc, char **argv)
     const char *v, *cmp;
     char **args;
     int missing = 0, steps = -1, rc;
-    if (want_help(argc, argv, USAGE_MUJOCO)) return 0;
+    if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
     args = malloc(((size_t)argc + 1) * sizeof *args);
     if (!args) return EXIT_USAGE;
     memcpy(args, argv, (size_t)argc * sizeof *args);
-    v = take_opt(&argc, args, "--steps", &missing);
-    cmp = take_opt(&argc, args, "--compare", &missing);
+    v = cli_take_opt(&argc, args, "--steps", &missing);
+    cmp = cli_take_opt(&argc, args, "--compare", &missing);
     rc = missing ? usage_error(USAGE_MUJOCO, "an option is missing its value%s", "") : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;

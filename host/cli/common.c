@@ -79,36 +79,6 @@ int cli_given(const cli_args *a, const char *opt)
     return k >= 0 && (a->given >> k & 1u);
 }
 
-int want_help(int argc, char **argv, const char *usage)
-{
-    for (int i = 0; i < argc; ++i)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            printf("%s", usage);
-            if (strstr(usage, "--solver")) cli_print_solvers(stdout, 0);
-            return 1;
-        }
-    return 0;
-}
-
-const char *take_opt(int *argc, char **argv, const char *name, int *missing)
-{
-    const char *v = NULL;
-    for (int i = 0; i < *argc;) {
-        if (strcmp(argv[i], name) != 0) {
-            ++i;
-            continue;
-        }
-        if (i + 1 >= *argc) {
-            *missing = 1;
-            return v;
-        }
-        v = argv[i + 1];
-        for (int k = i; k + 2 < *argc; ++k) argv[k] = argv[k + 2];
-        *argc -= 2;
-    }
-    return v;
-}
-
 int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, const char *why)
 {
     for (; *opts; ++opts)

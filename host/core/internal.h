@@ -33,17 +33,6 @@ double clcone_now_ms(void);
 void *clcone_calloc(size_t n, size_t size, clcone_error *err,
                     const char *what);
 
-/* Writes an output file the way clcone_out_open does (clcone.h): fn
- * writes to the FILE* (returning 0 on success); a regular file is
- * replaced atomically only when everything succeeded. */
-typedef int (*clcone_writer_fn)(void *file, const void *ctx);
-clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn,
-                                  const void *ctx, clcone_error *err);
-/* The same, except that whatever path is (a FIFO, a link, a device) is
- * replaced by a regular file: for files clcone owns, the program cache. */
-clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn,
-                                   const void *ctx, clcone_error *err);
-
 /* Whether iteration `it` (1-based) measures the error: every one of the
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */

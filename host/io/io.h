@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "core/internal.h"
+#include "io/outfile.h"
 
 /* Whitespace-separated tokens of an in-memory text, with line tracking so
  * that every error can name "file:line". */
@@ -94,6 +95,22 @@ clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t 
  * parsed and validated as clcone_read_problem does. */
 clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
                                    clcone_problem *p, clcone_error *err);
+
+/* Scene files (README "Scene files") are the world layer's to parse; io/
+ * only tells them apart: their first line that is neither blank nor a
+ * comment starts with the signature, after an optional UTF-8 byte order
+ * mark (clcone_bom_len bytes). */
+#define CLCONE_SCENE_SIGNATURE "clcone-scene"
+size_t clcone_bom_len(const char *buf, size_t len);
+int clcone_buf_is_world(const char *buf, size_t len);
+
+/* The world layer's scene parser (clcone_parse_world), handed in by
+ * clcone_read_input, so that io/ reads every input without calling up. */
+typedef clcone_status (*clcone_scene_parse_fn)(const char *name, const char *buf, size_t len, clcone_world *w,
+                                               clcone_error *err);
+/* clcone_read_input (clcone.h), a scene file parsed by parse_scene. */
+clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_scene_parse_fn parse_scene,
+                                     clcone_error *err);
 
 /* A reactions file held in memory, read as clcone_read_reactions does
  * (n >= 0, r of 3n; r untouched on failure). */

@@ -1,5 +1,7 @@
 /* A problem file of either format, told apart by its content, read and
- * validated. */
+ * validated; and any input of `clcone solve` (clcone_read_input): a scene
+ * file, told apart here by its signature, goes to the scene parser that
+ * the world layer hands in, so that reading never calls up into world/. */
 #include "io/io.h"
 
 #include <errno.h>
@@ -52,4 +54,56 @@ clcone_status clcone_read_problem(const char *path, clcone_problem *p,
     if (s == CLCONE_OK) s = clcone_parse_problem(path, buf, len, p, err);
     free(buf);
     return s;
+}
+
+/* ------------------------------------------------------------------ */
+/* Any input: a scene file or a problem file                           */
+/* ------------------------------------------------------------------ */
+
+/* The UTF-8 byte order mark that some editors put in front of a text. */
+#define BOM "\xef\xbb\xbf"
+
+size_t clcone_bom_len(const char *buf, size_t len)
+{
+    return len >= 3 && memcmp(buf, BOM, 3) == 0 ? 3 : 0;
+}
+
+int clcone_buf_is_world(const char *buf, size_t len)
+{
+    const char *p = buf + clcone_bom_len(buf, len), *end = buf + len;
+    const size_t n = sizeof CLCONE_SCENE_SIGNATURE - 1;
+    for (;;) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
+        if (p == end || *p != '#') break;
+        p = memchr(p, '\n', (size_t)(end - p));
+        if (!p) return 0;
+    }
+    return (size_t)(end - p) >= n && memcmp(p, CLCONE_SCENE_SIGNATURE, n) == 0 &&
+           ((size_t)(end - p) == n || p[n] == ' ' || p[n] == '\t' || p[n] == '\r' || p[n] == '\n');
+}
+
+int clcone_is_world_file(const char *path)
+{
+    char *buf;
+    size_t len;
+    int is;
+    if (!path || clcone_load_file(path, &buf, &len, NULL)) return -1;
+    is = clcone_buf_is_world(buf, len);
+    free(buf);
+    return is;
+}
+
+clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_scene_parse_fn parse_scene,
+                                     clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status st;
+    memset(in, 0, sizeof *in);
+    if ((st = clcone_load_file(path, &buf, &len, err))) return st;
+    in->is_world = clcone_buf_is_world(buf, len);
+    st = in->is_world ? parse_scene(path, buf, len, &in->world, err)
+                      : clcone_parse_problem(path, buf, len, &in->problem, err);
+    free(buf);
+    return st;
 }

@@ -1,6 +1,7 @@
 /* OpenCL devices, contexts, buffers and the program cache. */
 #define _POSIX_C_SOURCE 200809L
 #include "opencl/opencl.h"
+#include "io/outfile.h"
 #include "schedule.h"
 
 #include <errno.h>

@@ -4,6 +4,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "output/draw.h"
 #include "core/internal.h"
+#include "io/outfile.h"
 #include "cone.h"
 
 #include <errno.h>

@@ -2,6 +2,7 @@
  * their data) and one of contacts per frame, and a .pvd collection that
  * makes the frames a time series. ASCII, so that a person can read it. */
 #include "core/internal.h"
+#include "io/outfile.h"
 #include "core/body_form.h"
 #include "world/world_parts.h"
 

@@ -1,26 +1,7 @@
-/* Lemke's complementary pivoting for the N-facet pyramid (Stewart-Trinkle
- * LCP), the CPU reference's direct pyramid solver.
+/* Lemke's complementary pivoting on a dense LCP w = M z + b (ref/lemke.h).
  *
- * Per contact c, with the friction force written on the pyramid's edge
- * rays, r_t = sum_j beta_j g_j (g_j the unit vertex directions of
- * cone_pyramid_make, rho the vertex radius), and u = W r + q:
- *
- *   0 <= r_n    _|_ u_n                      >= 0
- *   0 <= beta_j _|_ lambda + g_j . u_t       >= 0   (j = 0..N-1)
- *   0 <= lambda _|_ rho r_n - sum_j beta_j   >= 0
- *
- * At a solution lambda = max_j(-g_j . u_t) = support(u_t) / rho, so r is
- * in the pyramid, u + support(u_t) e_n in its dual and the two are
- * orthogonal: exactly the zero of the pyramid natural map that
- * cone_residual_pyramid measures.
- *
- * z^T M z = (D^T z)^T W (D^T z) + rho r_n lambda >= 0 on z >= 0, so M
- * is copositive when W is PSD and Lemke's method ends at a solution or on
- * a secondary ray; Anitescu and Potra (1997) show that it solves the
- * frictional LCP of a scene (W = J M^-1 J^T, q = J v*). An arbitrary q
- * outside the range of a singular W, or an indefinite W (allowed off the
- * diagonal by clcone_problem_validate), may admit no solution: the ray
- * then says so rather than being an error of the method.
+ * On a copositive M the path ends at a solution or on a secondary ray
+ * (ref/lemke_pyramid.c says why the pyramid's M is one).
  *
  * The method is dense: the basis inverse is kept explicitly (product-form
  * updates, refactored from scratch every max(50, n) pivots to bound the
@@ -32,11 +13,7 @@
  * repeats anyway (rounding) is detected with a hash of visited bases and
  * reported as a stall rather than looping until the cap. The path also
  * stops as soon as z0 is numerically zero, since that point already
- * solves the LCP.
- *
- * Lemke ignores o->warm_start: a complementary pivoting path always
- * starts from z = 0 (the basis of slacks); a start r carries no basis to
- * resume from. */
+ * solves the LCP. */
 #include "ref/lemke.h"
 
 #include <float.h>
@@ -46,9 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cone.h"
 #include "core/internal.h"
-#include "ref/reference.h"
 
 /* ------------------------------------------------------------------ */
 /* LCP storage                                                        */
@@ -64,8 +39,7 @@ void clcone_lemke_lcp_free(clcone_lemke_lcp *L)
     memset(L, 0, sizeof *L);
 }
 
-static clcone_status lcp_alloc(clcone_lemke_lcp *L, int n, size_t nnz,
-                               clcone_error *err)
+clcone_status clcone_lemke_lcp_alloc(clcone_lemke_lcp *L, int n, size_t nnz, clcone_error *err)
 {
     memset(L, 0, sizeof *L);
     L->n = n;
@@ -90,7 +64,7 @@ clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
     if (!L || n < 0 || (n > 0 && (!M_rowmajor || !b)))
         return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid dense LCP arguments");
     for (i = 0; i < n * n; ++i) nnz += M_rowmajor[i] != 0;
-    s = lcp_alloc(L, n, nnz, err);
+    s = clcone_lemke_lcp_alloc(L, n, nnz, err);
     if (s != CLCONE_OK) return s;
     nnz = 0;
     for (j = 0; j < n; ++j) {
@@ -142,176 +116,6 @@ double clcone_lemke_complementarity(const clcone_lemke_lcp *L, const double *z)
     free(w);
     free(mag);
     return worst;
-}
-
-/* ------------------------------------------------------------------ */
-/* Pyramid LCP                                                        */
-/* ------------------------------------------------------------------ */
-
-/* Unit vertex direction g_j, at phi0 + pi/N + 2 pi j / N: the angles
- * of cone_pyramid_project's edge rays, which depend on the fit but not on
- * mu (cone_pyramid_make's phi0 is mu-free). */
-static void vertex_dir(const clcone_options *o, int j, double g[2])
-{
-    int N = o->facets;
-    double phi0 = cone_pyramid_make(N, o->fit == CLCONE_FIT_INNER, 1.0).phi0;
-    double a = phi0 + CONE_PI / N + 2 * CONE_PI * j / N;
-    g[0] = cos(a);
-    g[1] = sin(a);
-}
-
-static cone_pyramid contact_pyramid(const clcone_problem *p,
-                                    const clcone_options *o, int c)
-{
-    return cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]);
-}
-
-clcone_status clcone_lemke_pyramid_lcp(const clcone_problem *p,
-                                       const clcone_options *o, int c0,
-                                       int c1, clcone_lemke_lcp *L,
-                                       clcone_error *err)
-{
-    int N, K, nc, n, c, d, a, j, k;
-    long long rows;
-    size_t nnz, pos;
-    int *cnt = NULL, *tptr = NULL, *tblk = NULL, *trow = NULL;
-    double *g = NULL;
-    clcone_status s;
-
-    if (!p || !o || !L || c0 < 0 || c1 < c0 || c1 > p->n)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid arguments (contacts [%d, %d))",
-                           c0, c1);
-    memset(L, 0, sizeof *L);
-    N = o->facets;
-    if (N < 3)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: the pyramid needs at least 3 facets (got %d)",
-                           N);
-    nc = c1 - c0;
-    rows = ((long long)N + 2) * (long long)nc;
-    if (rows > CLCONE_LEMKE_MAX_ROWS) {
-        long long most = CLCONE_LEMKE_MAX_ROWS / ((long long)N + 2);
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "lemke: %d contacts at N = %d need a dense LCP of %lld rows, above "
-                           "the limit of %d rows (Lemke is dense: at most %lld contact%s at "
-                           "N = %d; %d at N = 4, %d at N = 8, %d at N = 16); use pgs or "
-                           "jacobi for the pyramid",
-                           nc, N, rows, CLCONE_LEMKE_MAX_ROWS, most, most == 1 ? "" : "s",
-                           N, CLCONE_LEMKE_MAX_ROWS / 6, CLCONE_LEMKE_MAX_ROWS / 10,
-                           CLCONE_LEMKE_MAX_ROWS / 18);
-    }
-    K = N + 2;
-    n = (int)rows;
-
-    /* Column access of W: the block rows of each block column. */
-    cnt = clcone_calloc((size_t)nc + 1, sizeof *cnt, err, "lemke: block columns");
-    tptr = clcone_calloc((size_t)nc + 1, sizeof *tptr, err, "lemke: block columns");
-    g = clcone_calloc(2 * (size_t)N, sizeof *g, err, "lemke: vertex directions");
-    if (!cnt || !tptr || !g) { s = CLCONE_ENOMEM; goto done; }
-    for (c = c0; c < c1; ++c) {
-        for (k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
-            d = p->col[k];
-            if (d < c0 || d >= c1) {
-                s = clcone_fail(err, CLCONE_EINVAL,
-                                "lemke: block (%d, %d) of W couples contact %d with contact %d "
-                                "outside the problem's range [%d, %d)",
-                                c, d, c, d, c0, c1);
-                goto done;
-            }
-            cnt[d - c0 + 1]++;
-        }
-    }
-    for (d = 0; d < nc; ++d) tptr[d + 1] = tptr[d] + cnt[d + 1];
-    tblk = clcone_calloc((size_t)tptr[nc], sizeof *tblk, err, "lemke: block columns");
-    trow = clcone_calloc((size_t)tptr[nc], sizeof *trow, err, "lemke: block columns");
-    if (!tblk || !trow) { s = CLCONE_ENOMEM; goto done; }
-    for (d = 0; d < nc; ++d) cnt[d] = tptr[d];
-    for (c = c0; c < c1; ++c) {
-        for (k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
-            d = p->col[k] - c0;
-            tblk[cnt[d]] = k;
-            trow[cnt[d]] = c;
-            cnt[d]++;
-        }
-    }
-
-    /* Per block column: (N+1) columns of N+1 entries per block, plus the
-     * lambda row entry; and the lambda column with N ones. */
-    nnz = 0;
-    for (d = 0; d < nc; ++d)
-        nnz += (size_t)(N + 1) * ((size_t)(tptr[d + 1] - tptr[d]) * (size_t)(N + 1) + 1)
-               + (size_t)N;
-    s = lcp_alloc(L, n, nnz, err);
-    if (s != CLCONE_OK) goto done;
-
-    for (j = 0; j < N; ++j) vertex_dir(o, j, g + 2 * j);
-    pos = 0;
-    for (d = 0; d < nc; ++d) {
-        int od = d * K;
-        double rho = contact_pyramid(p, o, c0 + d).rho;
-        for (a = 0; a <= N; ++a) {
-            double dv[3];
-            dv[0] = a == 0 ? 1 : 0;
-            dv[1] = a == 0 ? 0 : g[2 * (a - 1)];
-            dv[2] = a == 0 ? 0 : g[2 * (a - 1) + 1];
-            for (k = tptr[d]; k < tptr[d + 1]; ++k) {
-                const double *B = p->blocks + 9 * (size_t)tblk[k];
-                int oc = (trow[k] - c0) * K;
-                double v[3];
-                int i;
-                for (i = 0; i < 3; ++i)
-                    v[i] = B[3 * i] * dv[0] + B[3 * i + 1] * dv[1] + B[3 * i + 2] * dv[2];
-                L->row[pos] = oc;
-                L->val[pos++] = v[0];
-                for (j = 0; j < N; ++j) {
-                    L->row[pos] = oc + 1 + j;
-                    L->val[pos++] = g[2 * j] * v[1] + g[2 * j + 1] * v[2];
-                }
-            }
-            L->row[pos] = od + N + 1;
-            L->val[pos++] = a == 0 ? rho : -1.0;
-            L->col_ptr[od + a + 1] = (int)pos;
-        }
-        for (j = 0; j < N; ++j) {
-            L->row[pos] = od + 1 + j;
-            L->val[pos++] = 1.0;
-        }
-        L->col_ptr[od + N + 2] = (int)pos;
-    }
-    for (d = 0; d < nc; ++d) {
-        const double *q = p->q + 3 * (size_t)(c0 + d);
-        L->b[d * K] = q[0];
-        for (j = 0; j < N; ++j)
-            L->b[d * K + 1 + j] = g[2 * j] * q[1] + g[2 * j + 1] * q[2];
-        L->b[d * K + N + 1] = 0;
-    }
-    s = CLCONE_OK;
-done:
-    free(cnt);
-    free(tptr);
-    free(tblk);
-    free(trow);
-    free(g);
-    return s;
-}
-
-void clcone_lemke_pyramid_reactions(const clcone_problem *p,
-                                    const clcone_options *o, int c0, int c1,
-                                    const double *z, double *r)
-{
-    int N = o->facets, K = N + 2, c, j;
-    (void)p;   /* the directions g_j do not depend on the contact */
-    for (c = c0; c < c1; ++c) {
-        const double *zc = z + (size_t)(c - c0) * (size_t)K;
-        double t1 = 0, t2 = 0, g[2];
-        for (j = 0; j < N; ++j) {
-            vertex_dir(o, j, g);
-            t1 += zc[1 + j] * g[0];
-            t2 += zc[1 + j] * g[1];
-        }
-        r[3 * c] = zc[0];
-        r[3 * c + 1] = t1;
-        r[3 * c + 2] = t2;
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -637,15 +441,157 @@ static int lk_seen(lk *s, uint64_t h)
     return 0;
 }
 
+/* Allocates s's workspace for L and puts it at the basis of slacks
+ * (w = b); *h receives that basis's hash. */
+static clcone_status lk_start(lk *s, const clcone_lemke_lcp *L, int max_pivots, uint64_t *h, clcone_error *err)
+{
+    int i, n = L->n;
+    s->L = L;
+    s->n = n;
+    s->binv = clcone_calloc((size_t)n * (size_t)n, sizeof *s->binv, err, "lemke: basis inverse");
+    s->cmax = clcone_calloc((size_t)n, sizeof *s->cmax, err, "lemke: workspace");
+    s->x = clcone_calloc((size_t)n, sizeof *s->x, err, "lemke: workspace");
+    s->d = clcone_calloc((size_t)n, sizeof *s->d, err, "lemke: workspace");
+    s->res = clcone_calloc((size_t)n, sizeof *s->res, err, "lemke: workspace");
+    s->basis = clcone_calloc((size_t)n, sizeof *s->basis, err, "lemke: workspace");
+    s->slot = clcone_calloc(2 * (size_t)n + 1, sizeof *s->slot, err, "lemke: workspace");
+    s->cand = clcone_calloc((size_t)n, sizeof *s->cand, err, "lemke: workspace");
+    s->perm = clcone_calloc((size_t)n, sizeof *s->perm, err, "lemke: workspace");
+    if (!s->binv || !s->cmax || !s->x || !s->d || !s->res || !s->basis || !s->slot || !s->cand
+        || !s->perm)
+        return CLCONE_ENOMEM;
+    /* Room for every pivot up to the cap (bounded): the path of Lemke's
+     * method never revisits a basis, so a revisit means rounding made it
+     * cycle. */
+    s->seen_cap = 64;
+    while (s->seen_cap < 2 * (size_t)max_pivots + 2 && s->seen_cap < ((size_t)1 << 22))
+        s->seen_cap <<= 1;
+    s->seen = calloc(s->seen_cap, sizeof *s->seen);   /* optional: detection only */
+    *h = 0;
+    for (i = 0; i < n; ++i) {
+        s->binv[(size_t)i * (size_t)n + (size_t)i] = 1;
+        s->cmax[i] = 1;
+        s->x[i] = L->b[i];
+        s->basis[i] = i;
+        s->slot[i] = i;
+        *h ^= mix64((uint64_t)i);
+    }
+    for (i = n; i <= 2 * n; ++i) s->slot[i] = -1;
+    s->binv_max = 1;
+    return CLCONE_OK;
+}
+
+/* The complementary path from the basis of slacks (hash h) until z0
+ * leaves or is numerically zero, a ray, a cap or a stall (info). */
+static void lk_path(lk *s, int max_pivots, double max_seconds, double t0, uint64_t h, clcone_lemke_info *info)
+{
+    const clcone_lemke_lcp *L = s->L;
+    int n = s->n, i, r, enter, refac_every = n < 50 ? 50 : n, since_refac = 0;
+
+    /* First pivot: z0 enters at the most negative b_i, which makes every
+     * x nonnegative. Among equal b_i the lexicographic rule on [b, I]
+     * picks the highest index. */
+    r = 0;
+    for (i = 1; i < n; ++i)
+        if (L->b[i] <= L->b[r]) r = i;
+    lk_ftran(s, 2 * n);
+    h ^= mix64((uint64_t)r) ^ mix64((uint64_t)(2 * n));
+    lk_pivot(s, r, 2 * n);
+    info->pivots = 1;
+    enter = n + r;   /* the complement of w_r, which just left */
+
+    for (;;) {
+        int leave;
+        double a1;
+        if (info->pivots >= max_pivots) {
+            info->outcome = CLCONE_LEMKE_CAP;
+            break;
+        }
+        if (max_seconds > 0 && (info->pivots & 15) == 0
+            && clcone_now_ms() - t0 > 1e3 * max_seconds) {
+            info->outcome = CLCONE_LEMKE_TIME;
+            break;
+        }
+        if (lk_seen(s, h ^ mix64((uint64_t)enter + 0x5bd1e995ULL * 7919ULL))) {
+            info->outcome = CLCONE_LEMKE_STALL;
+            snprintf(info->detail, sizeof info->detail,
+                     "basis repeated after %d pivots", info->pivots);
+            break;
+        }
+        a1 = lk_ftran(s, enter);
+        r = lk_ratio(s, a1);
+        if (r < 0) {
+            info->outcome = CLCONE_LEMKE_RAY;
+            break;
+        }
+        if (!isfinite(s->d[r]) || !isfinite(s->x[r])) {
+            info->outcome = CLCONE_LEMKE_STALL;
+            snprintf(info->detail, sizeof info->detail,
+                     "non-finite pivot after %d pivots", info->pivots);
+            break;
+        }
+        leave = s->basis[r];
+        if (s->x[r] == 0) info->degenerate++;
+        h ^= mix64((uint64_t)leave) ^ mix64((uint64_t)enter);
+        lk_pivot(s, r, enter);
+        info->pivots++;
+        if (leave == 2 * n || s->x[s->slot[2 * n]] <= LK_FEAS * lk_xmax(s)) {
+            info->outcome = CLCONE_LEMKE_SOLVED;
+            break;
+        }
+        enter = leave < n ? leave + n : leave - n;
+        if (++since_refac >= refac_every) {
+            since_refac = 0;
+            info->refactors++;
+            if (!lk_refactor(s)) {
+                info->outcome = CLCONE_LEMKE_STALL;
+                snprintf(info->detail, sizeof info->detail,
+                         "basis numerically singular after %d pivots", info->pivots);
+                break;
+            }
+        }
+    }
+}
+
+/* Reads z (and info->z0) off the basis where the path stopped. */
+static void lk_read(lk *s, double *z, clcone_lemke_info *info)
+{
+    int i, n = s->n;
+    /* The basis is exact even where x drifted: refinement brings x back
+     * to working precision (while it keeps helping) before it is read. */
+    {
+        double prev = lk_refine(s), cur;
+        for (i = 0; i < 6; ++i) {
+            cur = lk_refine(s);
+            if (!(cur < 0.5 * prev)) break;
+            prev = cur;
+        }
+    }
+    /* An almost-complementary point with z0 = 0 solves the LCP, whatever
+     * stopped the path: rounding can leave z0 basic at zero or hide the
+     * last pivot behind a spurious ray. */
+    if (info->outcome != CLCONE_LEMKE_SOLVED && s->slot[2 * n] >= 0
+        && s->x[s->slot[2 * n]] <= LK_FEAS * lk_xmax(s)) {
+        info->outcome = CLCONE_LEMKE_SOLVED;
+        info->detail[0] = 0;
+    }
+    for (i = 0; i < n; ++i) {
+        int v = s->basis[i];
+        double xv = s->x[i] > 0 ? s->x[i] : 0;
+        if (v >= n && v < 2 * n) z[v - n] = xv;
+        else if (v == 2 * n) info->z0 = xv;
+    }
+}
+
 clcone_status clcone_lemke_solve(const clcone_lemke_lcp *L, int max_pivots,
                                  double max_seconds, double *z,
                                  clcone_lemke_info *info, clcone_error *err)
 {
     lk s;
-    int n, i, r, enter, refac_every, since_refac = 0;
-    uint64_t h = 0;
+    int n, i;
+    uint64_t h;
     double t0 = clcone_now_ms();
-    clcone_status st = CLCONE_OK;
+    clcone_status st;
 
     if (!L || !z || !info || L->n < 0 || !L->col_ptr || !L->b || max_pivots < 0)
         return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid arguments");
@@ -668,233 +614,11 @@ clcone_status clcone_lemke_solve(const clcone_lemke_lcp *L, int max_pivots,
         info->outcome = CLCONE_LEMKE_CAP;
         return CLCONE_OK;
     }
-
-    s.L = L;
-    s.n = n;
-    s.binv = clcone_calloc((size_t)n * (size_t)n, sizeof *s.binv, err, "lemke: basis inverse");
-    s.cmax = clcone_calloc((size_t)n, sizeof *s.cmax, err, "lemke: workspace");
-    s.x = clcone_calloc((size_t)n, sizeof *s.x, err, "lemke: workspace");
-    s.d = clcone_calloc((size_t)n, sizeof *s.d, err, "lemke: workspace");
-    s.res = clcone_calloc((size_t)n, sizeof *s.res, err, "lemke: workspace");
-    s.basis = clcone_calloc((size_t)n, sizeof *s.basis, err, "lemke: workspace");
-    s.slot = clcone_calloc(2 * (size_t)n + 1, sizeof *s.slot, err, "lemke: workspace");
-    s.cand = clcone_calloc((size_t)n, sizeof *s.cand, err, "lemke: workspace");
-    s.perm = clcone_calloc((size_t)n, sizeof *s.perm, err, "lemke: workspace");
-    if (!s.binv || !s.cmax || !s.x || !s.d || !s.res || !s.basis || !s.slot || !s.cand
-        || !s.perm) {
-        st = CLCONE_ENOMEM;
-        goto done;
+    st = lk_start(&s, L, max_pivots, &h, err);
+    if (st == CLCONE_OK) {
+        lk_path(&s, max_pivots, max_seconds, t0, h, info);
+        lk_read(&s, z, info);
     }
-    /* Room for every pivot up to the cap (bounded): the path of Lemke's
-     * method never revisits a basis, so a revisit means rounding made it
-     * cycle. */
-    s.seen_cap = 64;
-    while (s.seen_cap < 2 * (size_t)max_pivots + 2 && s.seen_cap < ((size_t)1 << 22))
-        s.seen_cap <<= 1;
-    s.seen = calloc(s.seen_cap, sizeof *s.seen);   /* optional: detection only */
-    for (i = 0; i < n; ++i) {
-        s.binv[(size_t)i * (size_t)n + (size_t)i] = 1;
-        s.cmax[i] = 1;
-        s.x[i] = L->b[i];
-        s.basis[i] = i;
-        s.slot[i] = i;
-        h ^= mix64((uint64_t)i);
-    }
-    for (i = n; i <= 2 * n; ++i) s.slot[i] = -1;
-    s.binv_max = 1;
-    refac_every = n < 50 ? 50 : n;
-
-    /* First pivot: z0 enters at the most negative b_i, which makes every
-     * x nonnegative. Among equal b_i the lexicographic rule on [b, I]
-     * picks the highest index. */
-    r = 0;
-    for (i = 1; i < n; ++i)
-        if (L->b[i] <= L->b[r]) r = i;
-    lk_ftran(&s, 2 * n);
-    h ^= mix64((uint64_t)r) ^ mix64((uint64_t)(2 * n));
-    lk_pivot(&s, r, 2 * n);
-    info->pivots = 1;
-    enter = n + r;   /* the complement of w_r, which just left */
-
-    for (;;) {
-        int leave;
-        double a1;
-        if (info->pivots >= max_pivots) {
-            info->outcome = CLCONE_LEMKE_CAP;
-            break;
-        }
-        if (max_seconds > 0 && (info->pivots & 15) == 0
-            && clcone_now_ms() - t0 > 1e3 * max_seconds) {
-            info->outcome = CLCONE_LEMKE_TIME;
-            break;
-        }
-        if (lk_seen(&s, h ^ mix64((uint64_t)enter + 0x5bd1e995ULL * 7919ULL))) {
-            info->outcome = CLCONE_LEMKE_STALL;
-            snprintf(info->detail, sizeof info->detail,
-                     "basis repeated after %d pivots", info->pivots);
-            break;
-        }
-        a1 = lk_ftran(&s, enter);
-        r = lk_ratio(&s, a1);
-        if (r < 0) {
-            info->outcome = CLCONE_LEMKE_RAY;
-            break;
-        }
-        if (!isfinite(s.d[r]) || !isfinite(s.x[r])) {
-            info->outcome = CLCONE_LEMKE_STALL;
-            snprintf(info->detail, sizeof info->detail,
-                     "non-finite pivot after %d pivots", info->pivots);
-            break;
-        }
-        leave = s.basis[r];
-        if (s.x[r] == 0) info->degenerate++;
-        h ^= mix64((uint64_t)leave) ^ mix64((uint64_t)enter);
-        lk_pivot(&s, r, enter);
-        info->pivots++;
-        if (leave == 2 * n || s.x[s.slot[2 * n]] <= LK_FEAS * lk_xmax(&s)) {
-            info->outcome = CLCONE_LEMKE_SOLVED;
-            break;
-        }
-        enter = leave < n ? leave + n : leave - n;
-        if (++since_refac >= refac_every) {
-            since_refac = 0;
-            info->refactors++;
-            if (!lk_refactor(&s)) {
-                info->outcome = CLCONE_LEMKE_STALL;
-                snprintf(info->detail, sizeof info->detail,
-                         "basis numerically singular after %d pivots", info->pivots);
-                break;
-            }
-        }
-    }
-
-    /* The basis is exact even where x drifted: refinement brings x back
-     * to working precision (while it keeps helping) before it is read. */
-    {
-        double prev = lk_refine(&s), cur;
-        for (i = 0; i < 6; ++i) {
-            cur = lk_refine(&s);
-            if (!(cur < 0.5 * prev)) break;
-            prev = cur;
-        }
-    }
-    /* An almost-complementary point with z0 = 0 solves the LCP, whatever
-     * stopped the path: rounding can leave z0 basic at zero or hide the
-     * last pivot behind a spurious ray. */
-    if (info->outcome != CLCONE_LEMKE_SOLVED && s.slot[2 * n] >= 0
-        && s.x[s.slot[2 * n]] <= LK_FEAS * lk_xmax(&s)) {
-        info->outcome = CLCONE_LEMKE_SOLVED;
-        info->detail[0] = 0;
-    }
-    for (i = 0; i < n; ++i) {
-        int v = s.basis[i];
-        double xv = s.x[i] > 0 ? s.x[i] : 0;
-        if (v >= n && v < 2 * n) z[v - n] = xv;
-        else if (v == 2 * n) info->z0 = xv;
-    }
-done:
     lk_free(&s);
     return st;
-}
-
-/* ------------------------------------------------------------------ */
-/* The reference solver                                               */
-/* ------------------------------------------------------------------ */
-
-/* A direct method's answer is exact up to rounding: tolerances tighter
- * than this cannot be certified and are not demanded of it. */
-#define LEMKE_ERROR_FLOOR 1e-12
-/* Largest relative complementarity violation accepted at the end. */
-#define LEMKE_LCP_TOL 1e-9
-
-clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
-                                       int c0, int c1, double *r,
-                                       clcone_prob_result *out, clcone_error *err)
-{
-    clcone_lemke_lcp L;
-    clcone_lemke_info info;
-    clcone_status s;
-    double *z = NULL, lcp, limit;
-
-    if (!p || !o || !r || !out)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: NULL argument");
-    memset(out, 0, sizeof *out);
-    out->status = CLCONE_FAILED;
-    if (c0 < 0 || c1 < c0 || c1 > p->n) {
-        snprintf(out->reason, sizeof out->reason, "invalid contact range");
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: contact range [%d, %d) outside [0, %d)",
-                           c0, c1, p->n);
-    }
-    if (o->model != CLCONE_MODEL_PYRAMID) {
-        snprintf(out->reason, sizeof out->reason, "lemke solves the pyramid model only");
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "lemke: solves the pyramid model only (got model %d)",
-                           (int)o->model);
-    }
-    if (o->max_iter < 1) {
-        snprintf(out->reason, sizeof out->reason, "max_iter must be >= 1");
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: max_iter must be >= 1 (got %d)",
-                           o->max_iter);
-    }
-    s = clcone_lemke_pyramid_lcp(p, o, c0, c1, &L, err);
-    if (s != CLCONE_OK) {
-        snprintf(out->reason, sizeof out->reason, "%s",
-                 s == CLCONE_ENOTSUP ? "problem too large for dense Lemke"
-                                     : "cannot build the pyramid LCP");
-        return s;
-    }
-    z = clcone_calloc((size_t)L.n, sizeof *z, err, "lemke: LCP unknowns");
-    if (!z) {
-        clcone_lemke_lcp_free(&L);
-        snprintf(out->reason, sizeof out->reason, "out of memory");
-        return CLCONE_ENOMEM;
-    }
-    s = clcone_lemke_solve(&L, o->max_iter, o->max_seconds, z, &info, err);
-    if (s != CLCONE_OK) {
-        snprintf(out->reason, sizeof out->reason, "lemke: %s", clcone_status_name(s));
-        goto done;
-    }
-    /* Even on failure r gets the last almost-complementary point, so that
-     * out->error says how far from a solution it stopped. */
-    clcone_lemke_pyramid_reactions(p, o, c0, c1, z, r);
-    out->iters = info.pivots;
-    out->error = clcone_error_of(p, o, r, c0, c1);
-    switch (info.outcome) {
-    case CLCONE_LEMKE_SOLVED:
-        lcp = clcone_lemke_complementarity(&L, z);
-        limit = o->tol > LEMKE_ERROR_FLOOR ? o->tol : LEMKE_ERROR_FLOOR;
-        if (!(lcp <= LEMKE_LCP_TOL)) {
-            snprintf(out->reason, sizeof out->reason,
-                     "solved after %d pivots but LCP complementarity is off by %.3g (relative)",
-                     info.pivots, lcp);
-        } else if (!(out->error <= limit)) {
-            snprintf(out->reason, sizeof out->reason,
-                     "solved after %d pivots but the pyramid error %.3g exceeds %.3g",
-                     info.pivots, out->error, limit);
-        } else {
-            out->status = CLCONE_CONVERGED;
-        }
-        break;
-    case CLCONE_LEMKE_RAY:
-        snprintf(out->reason, sizeof out->reason, "ray termination after %d pivots (z0 = %.3g)",
-                 info.pivots, info.z0);
-        break;
-    case CLCONE_LEMKE_CAP:
-        snprintf(out->reason, sizeof out->reason, "pivot cap %d reached", o->max_iter);
-        break;
-    case CLCONE_LEMKE_STALL:
-        snprintf(out->reason, sizeof out->reason, "pivot stalled (degenerate): %s",
-                 info.detail);
-        break;
-    case CLCONE_LEMKE_TIME:
-        /* Same verdict as the iterative solvers' wall-clock cap. */
-        out->status = CLCONE_MAXITER;
-        snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached after %d pivots",
-                 o->max_seconds, info.pivots);
-        break;
-    }
-done:
-    free(z);
-    clcone_lemke_lcp_free(&L);
-    return s;
 }

@@ -27,6 +27,9 @@ typedef struct clcone_lemke_lcp {
 
 void clcone_lemke_lcp_free(clcone_lemke_lcp *L);
 
+/* n columns, nnz entries and b, zeroed (L->col_ptr to fill). */
+clcone_status clcone_lemke_lcp_alloc(clcone_lemke_lcp *L, int n, size_t nnz, clcone_error *err);
+
 /* From a dense row-major n x n M (zeros dropped). */
 clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
                                           const double *M_rowmajor,

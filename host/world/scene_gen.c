@@ -13,7 +13,7 @@
 
 #define SQRT3 1.73205080756887729353
 
-static clcone_status check_mu_dt(double mu, double dt, clcone_error *err)
+clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err)
 {
     if (!isfinite(mu) || mu < 0.0)
         return clcone_fail(err, CLCONE_EINVAL, "friction coefficient mu = %g must be finite and >= 0", mu);
@@ -31,7 +31,7 @@ static clcone_status check_mu_dt(double mu, double dt, clcone_error *err)
  * formed in double, so no product of user sizes can overflow first. */
 #define GEN_MAX_BODIES 1000000
 
-static clcone_status gen_size_check(const char *what, double bodies, clcone_error *err)
+clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_error *err)
 {
     if (bodies <= GEN_MAX_BODIES) return CLCONE_OK;
     return clcone_fail(err, CLCONE_EINVAL,
@@ -94,7 +94,8 @@ clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s, clc
     clcone_status st;
     memset(s, 0, sizeof *s);
     if (k < 1) return clcone_fail(err, CLCONE_EINVAL, "stack of %d boxes: need at least 1", k);
-    if ((st = gen_size_check("stack", k, err)) || (st = check_mu_dt(mu, dt, err))) return st;
+    if ((st = clcone_gen_size_check("stack", k, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+        return st;
     if ((st = scene_alloc(s, k, 4LL * k, err))) return st;
     for (int i = 0; i < k; ++i) {
         double x[3] = {0.0, 0.0, 0.5 + i};
@@ -121,7 +122,8 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *
     if (L < 1 || H < 1)
         return clcone_fail(err, CLCONE_EINVAL, "grid of %d x %d x %d spheres: need L >= 1 and H >= 1",
                            L, L, H);
-    if ((st = gen_size_check("grid", (double)L * L * H, err)) || (st = check_mu_dt(mu, dt, err))) return st;
+    if ((st = clcone_gen_size_check("grid", (double)L * L * H, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+        return st;
     nb = (long long)L * L * H;
     /* pairs along x and y, along z, and the bottom layer on the ground */
     nc = 2LL * (L - 1) * L * H + (long long)L * L * (H - 1) + (long long)L * L;
@@ -573,7 +575,8 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
     memset(s, 0, sizeof *s);
     memset(&P, 0, sizeof P);
     if (n < 1) return clcone_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", n);
-    if ((st = gen_size_check("pile", n, err)) || (st = check_mu_dt(mu, dt, err))) return st;
+    if ((st = clcone_gen_size_check("pile", n, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+        return st;
     if (!(spread >= 0.0 && spread < 0.5))
         return clcone_fail(err, CLCONE_EINVAL, "radius spread %g must be in [0, 0.5)", spread);
 
@@ -635,198 +638,4 @@ done:
     if (st) clcone_scene_free(s);
     pile_free(&P);
     return st;
-}
-
-/* ------------------------------------------------------------------ */
-/* Worlds: the generators above with shapes and the container as       */
-/* planes, plus the brick pyramid and the incline                      */
-/* ------------------------------------------------------------------ */
-
-/* Contacts of the generated wall and incline come from the collision
- * detection itself, at a margin that only rounding can reach. */
-#define GEN_DETECT_MARGIN 1e-9
-
-void clcone_gen_params_default(clcone_gen_params *p)
-{
-    if (!p) return;
-    memset(p, 0, sizeof *p);
-    p->n = 1000;
-    p->mu = 0.5;
-    p->dt = 0.01;
-    p->spread = 0.1;
-    p->theta = 0.3;
-    p->seed = 1;
-}
-
-static void shape_set(clcone_shape *sh, clcone_shape_kind kind, double sx, double sy, double sz, double mass)
-{
-    memset(sh, 0, sizeof *sh);
-    sh->kind = kind;
-    sh->size[0] = sx;
-    sh->size[1] = sy;
-    sh->size[2] = sz;
-    sh->quat[0] = 1.0;
-    sh->mass = mass;
-}
-
-static void plane_set(clcone_plane *p, double nx, double ny, double nz, double offset)
-{
-    p->normal[0] = nx;
-    p->normal[1] = ny;
-    p->normal[2] = nz;
-    p->offset = offset;
-}
-
-/* A world around a generated scene (taken over: *s is left empty). The
- * generator's bodies carry one step of gravity as free velocity; a
- * world's carry the current velocity, which is zero at rest. */
-static clcone_status world_adopt(clcone_world *w, clcone_scene *s, int nplanes, double mu, double dt,
-                                 clcone_error *err)
-{
-    clcone_status st = clcone_world_alloc(w, s->nbodies, 0, nplanes, err);
-    if (st) {
-        clcone_scene_free(s);
-        return st;
-    }
-    free(w->s.bodies);
-    free(w->s.contacts);
-    w->s = *s;
-    memset(s, 0, sizeof *s);
-    for (int i = 0; i < w->s.nbodies; ++i) memset(w->s.bodies[i].v, 0, sizeof w->s.bodies[i].v);
-    w->mu = mu;
-    w->dt = dt;
-    return CLCONE_OK;
-}
-
-static double sphere_mass(double r)
-{
-    return 4.0 / 3.0 * CONE_PI * r * r * r;
-}
-
-static clcone_status world_pile(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
-{
-    clcone_scene s;
-    double box[2], *rad;
-    clcone_status st;
-    if (p->n < 1) return clcone_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", p->n);
-    /* rad is allocated before clcone_gen_pile_ex checks the size */
-    if ((st = gen_size_check("pile", p->n, err))) return st;
-    rad = clcone_calloc((size_t)p->n, sizeof *rad, err, "pile radii");
-    if (!rad) return CLCONE_ENOMEM;
-    if ((st = clcone_gen_pile_ex(p->n, p->mu, p->dt, p->spread, p->seed, &s, rad, box, err)) ||
-        (st = world_adopt(w, &s, 5, p->mu, p->dt, err))) {
-        free(rad);
-        return st;
-    }
-    for (int i = 0; i < w->s.nbodies; ++i)
-        shape_set(&w->shapes[i], CLCONE_SHAPE_SPHERE, rad[i], 0, 0, sphere_mass(rad[i]));
-    /* the order of the generator's wall contacts */
-    plane_set(&w->planes[0], 0, 0, 1, 0);
-    plane_set(&w->planes[1], 1, 0, 0, 0);
-    plane_set(&w->planes[2], -1, 0, 0, -box[0]);
-    plane_set(&w->planes[3], 0, 1, 0, 0);
-    plane_set(&w->planes[4], 0, -1, 0, -box[1]);
-    free(rad);
-    return CLCONE_OK;
-}
-
-static clcone_status world_stack(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
-{
-    clcone_scene s;
-    clcone_status st;
-    if ((st = clcone_gen_stack(p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
-        return st;
-    for (int i = 0; i < w->s.nbodies; ++i) shape_set(&w->shapes[i], CLCONE_SHAPE_BOX, 0.5, 0.5, 0.5, 1.0);
-    plane_set(&w->planes[0], 0, 0, 1, 0);
-    return CLCONE_OK;
-}
-
-static clcone_status world_grid(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
-{
-    clcone_scene s;
-    clcone_status st;
-    if ((st = clcone_gen_grid(p->n, p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
-        return st;
-    for (int i = 0; i < w->s.nbodies; ++i)
-        shape_set(&w->shapes[i], CLCONE_SHAPE_SPHERE, 0.5, 0, 0, sphere_mass(0.5));
-    plane_set(&w->planes[0], 0, 0, 1, 0);
-    return CLCONE_OK;
-}
-
-/* Bricks of 1 x 0.5 x 0.5 (unit density), rows offset by half a brick so
- * every brick above the bottom row rests on two; neighbours in a row are
- * WALL_GAP apart so that only the vertical faces' absence of contact, not
- * rounding, decides what touches. */
-#define WALL_GAP 0.02
-static clcone_status world_wall(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
-{
-    long long nb;
-    int m = 0;
-    clcone_status st;
-    if (p->n < 1) return clcone_fail(err, CLCONE_EINVAL, "wall with %d bricks in the bottom row: need at least 1", p->n);
-    if ((st = gen_size_check("wall", 0.5 * p->n * ((double)p->n + 1), err)) || (st = check_mu_dt(p->mu, p->dt, err)))
-        return st;
-    nb = (long long)p->n * (p->n + 1) / 2;
-    if ((st = clcone_world_alloc(w, (int)nb, 0, 1, err))) return st;
-    w->mu = p->mu;
-    w->dt = p->dt;
-    plane_set(&w->planes[0], 0, 0, 1, 0);
-    for (int row = 0; row < p->n; ++row)
-        for (int j = 0; j < p->n - row; ++j, ++m) {
-            clcone_body *b = &w->s.bodies[m];
-            b->x[0] = 0.5 + row * 0.5 * (1.0 + WALL_GAP) + j * (1.0 + WALL_GAP);
-            b->x[2] = 0.25 + 0.5 * row;
-            shape_set(&w->shapes[m], CLCONE_SHAPE_BOX, 0.5, 0.25, 0.25, 0.25);
-        }
-    clcone_world_update_inertia(w);
-    if ((st = clcone_world_detect(w, GEN_DETECT_MARGIN, NULL, err))) clcone_world_free(w);
-    return st;
-}
-
-/* A unit box (mass 1) resting on the plane through the origin whose
- * normal is the z axis turned by -theta about y: the slope rises along +x
- * and gravity pulls the box down it with g sin(theta). */
-static clcone_status world_incline(const clcone_gen_params *p, clcone_world *w, clcone_error *err)
-{
-    double th = p->theta, n[3];
-    clcone_status st;
-    if (!isfinite(th) || th < 0 || th >= 0.5 * CONE_PI)
-        return clcone_fail(err, CLCONE_EINVAL, "incline angle theta = %g must be in [0, pi/2)", th);
-    if ((st = check_mu_dt(p->mu, p->dt, err))) return st;
-    if ((st = clcone_world_alloc(w, 1, 0, 1, err))) return st;
-    w->mu = p->mu;
-    w->dt = p->dt;
-    n[0] = -sin(th);
-    n[1] = 0;
-    n[2] = cos(th);
-    plane_set(&w->planes[0], n[0], n[1], n[2], 0);
-    shape_set(&w->shapes[0], CLCONE_SHAPE_BOX, 0.5, 0.5, 0.5, 1.0);
-    w->shapes[0].quat[0] = cos(0.5 * th);
-    w->shapes[0].quat[2] = -sin(0.5 * th);
-    for (int k = 0; k < 3; ++k) w->s.bodies[0].x[k] = 0.5 * n[k];
-    clcone_world_update_inertia(w);
-    if ((st = clcone_world_detect(w, GEN_DETECT_MARGIN, NULL, err))) clcone_world_free(w);
-    return st;
-}
-
-clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p, clcone_world *w,
-                                    clcone_error *err)
-{
-    CLCONE_REQUIRE(err, name);
-    CLCONE_REQUIRE(err, p);
-    CLCONE_REQUIRE(err, w);
-    static const struct {
-        const char *name;
-        clcone_status (*fn)(const clcone_gen_params *, clcone_world *, clcone_error *);
-    } gens[] = {{"pile", world_pile}, {"stack", world_stack}, {"wall", world_wall},
-                {"grid", world_grid}, {"incline", world_incline}};
-    clcone_status st;
-    memset(w, 0, sizeof *w);
-    for (size_t k = 0; k < sizeof gens / sizeof gens[0]; ++k) {
-        if (strcmp(name, gens[k].name) != 0) continue;
-        if ((st = gens[k].fn(p, w, err))) return st;
-        clcone_world_update_inertia(w);
-        return CLCONE_OK;
-    }
-    return clcone_fail(err, CLCONE_EINVAL, "unknown generator '%s' (pile, stack, wall, grid, incline)", name);
 }

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SIGNATURE "clcone-scene"
+#define SIGNATURE CLCONE_SCENE_SIGNATURE
 #define VERSION 1
 #define MAX_TOKENS 24
 /* Counts above this are surely corrupt, and would only make us allocate
@@ -25,14 +25,6 @@
  * overflow. */
 #define MAX_LENGTH 1e8
 #define MAX_LENGTH_TEXT "1e8"
-/* The UTF-8 byte order mark that some editors put in front of a text. */
-#define BOM "\xef\xbb\xbf"
-
-static size_t bom_len(const char *buf, size_t len)
-{
-    return len >= 3 && memcmp(buf, BOM, 3) == 0 ? 3 : 0;
-}
-
 /* The whole file is read first (so a pipe works) and split into lines
  * here. */
 typedef struct reader {
@@ -315,7 +307,7 @@ clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, 
     memset(w, 0, sizeof *w);
     memset(&R, 0, sizeof R);
     R.path = name;
-    R.cur = buf + bom_len(buf, len);
+    R.cur = buf + clcone_bom_len(buf, len);
     R.end = buf + len;
     st = read_world(&R, w, err);
     free(R.line);
@@ -337,46 +329,11 @@ clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error 
     return st;
 }
 
-int clcone_buf_is_world(const char *buf, size_t len)
-{
-    const char *p = buf + bom_len(buf, len), *end = buf + len;
-    const size_t n = sizeof SIGNATURE - 1;
-    for (;;) {
-        while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')) ++p;
-        if (p == end || *p != '#') break;
-        p = memchr(p, '\n', (size_t)(end - p));
-        if (!p) return 0;
-    }
-    return (size_t)(end - p) >= n && memcmp(p, SIGNATURE, n) == 0 &&
-           ((size_t)(end - p) == n || p[n] == ' ' || p[n] == '\t' || p[n] == '\r' || p[n] == '\n');
-}
-
-int clcone_is_world_file(const char *path)
-{
-    char *buf;
-    size_t len;
-    int is;
-    if (!path || clcone_load_file(path, &buf, &len, NULL)) return -1;
-    is = clcone_buf_is_world(buf, len);
-    free(buf);
-    return is;
-}
-
 clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err)
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, in);
-    char *buf;
-    size_t len;
-    clcone_status st;
-    memset(in, 0, sizeof *in);
-    if (!path) return clcone_fail(err, CLCONE_EINVAL, "clcone_read_input: NULL path");
-    if ((st = clcone_load_file(path, &buf, &len, err))) return st;
-    in->is_world = clcone_buf_is_world(buf, len);
-    st = in->is_world ? clcone_parse_world(path, buf, len, &in->world, err)
-                      : clcone_parse_problem(path, buf, len, &in->problem, err);
-    free(buf);
-    return st;
+    return clcone_read_input_with(path, in, clcone_parse_world, err);
 }
 
 void clcone_input_free(clcone_input *in)

@@ -26,18 +26,6 @@ void clcone_quat_to_mat(const double q[4], double R[9])
     R[8] = 1 - 2 * (x * x + y * y);
 }
 
-void clcone_quat_integrate(double q[4], const double om[3], double h)
-{
-    double w = q[0], x = q[1], y = q[2], z = q[3], n;
-    double a = 0.5 * h;
-    q[0] = w + a * (-om[0] * x - om[1] * y - om[2] * z);
-    q[1] = x + a * (om[0] * w + om[1] * z - om[2] * y);
-    q[2] = y + a * (om[1] * w + om[2] * x - om[0] * z);
-    q[3] = z + a * (om[2] * w + om[0] * y - om[1] * x);
-    n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-    for (int k = 0; k < 4; ++k) q[k] /= n;
-}
-
 void clcone_shape_inertia(const clcone_shape *sh, double I[3])
 {
     double m = sh->mass;

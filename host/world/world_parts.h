@@ -9,9 +9,6 @@
 /* Rotation matrix (row-major, body to world) of a unit quaternion
  * (w, x, y, z). */
 void clcone_quat_to_mat(const double q[4], double R[9]);
-/* q <- normalize(q + h/2 (0, omega) q): one explicit step of the
- * orientation under world angular velocity omega. */
-void clcone_quat_integrate(double q[4], const double omega[3], double h);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
 void clcone_shape_inertia(const clcone_shape *sh, double I[3]);
 /* Radius of the sphere about the centre that contains the shape. */
@@ -36,6 +33,11 @@ void clcone_contact_force(const clcone_world *w, const double *r, int c, double 
  * dt 0.01, mu 0.5. On failure w is freed. */
 clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
                                  clcone_error *err);
+
+/* The generators' argument checks (scene_gen.c): mu finite and >= 0, dt
+ * finite and > 0; at most a million bodies (`what` names the scene). */
+clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err);
+clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_error *err);
 
 /* The scene generators behind clcone_world_generate (scene_gen.c), for the
  * tests and the bench, which need sizes it does not offer (an L x L x H
@@ -65,11 +67,9 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
 
-/* A scene file held in memory, read as clcone_read_world does; and whether
- * bytes are one: their first line that is neither blank nor a comment
- * starts with the scene signature. */
+/* A scene file held in memory, read as clcone_read_world does (whether
+ * bytes are one: clcone_buf_is_world, io/io.h). */
 clcone_status clcone_parse_world(const char *name, const char *buf, size_t len,
                                  clcone_world *w, clcone_error *err);
-int clcone_buf_is_world(const char *buf, size_t len);
 
 #endif

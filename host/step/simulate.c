@@ -132,6 +132,20 @@ const clcone_scene *clcone_sim_last_scene(const clcone_sim *s, const double **r0
     return &s->last;
 }
 
+/* q <- normalize(q + h/2 (0, omega) q): one explicit step of the
+ * orientation under world angular velocity omega. */
+static void quat_integrate(double q[4], const double om[3], double h)
+{
+    double w = q[0], x = q[1], y = q[2], z = q[3], n;
+    double a = 0.5 * h;
+    q[0] = w + a * (-om[0] * x - om[1] * y - om[2] * z);
+    q[1] = x + a * (om[0] * w + om[1] * z - om[2] * y);
+    q[2] = y + a * (om[1] * w + om[2] * x - om[0] * z);
+    q[3] = z + a * (om[2] * w + om[0] * y - om[1] * x);
+    n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    for (int k = 0; k < 4; ++k) q[k] /= n;
+}
+
 static int cmp_keyed(const void *a, const void *b)
 {
     unsigned long long x = ((const keyed *)a)->key, y = ((const keyed *)b)->key;
@@ -225,6 +239,46 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     return CLCONE_OK;
 }
 
+/* The step's reactions r (3 a contact) start from the last step's where a
+ * contact has the same pair and feature (key) as one of its contacts (the
+ * frame follows the normal, which turns little in a step), zero elsewhere;
+ * cur receives this step's keys, unsorted. */
+static void warm_start(const clcone_sim *sim, const unsigned long long *keys, int n, keyed *cur, double *r,
+                       clcone_step_info *info)
+{
+    for (int c = 0; c < n; ++c) {
+        keyed k = {keys[c], c}, *hit;
+        cur[c] = k;
+        if (!sim->o.warm_start || !sim->nprev) continue;
+        hit = bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof *hit, cmp_keyed);
+        if (!hit) continue;
+        memcpy(r + 3 * (size_t)c, sim->r + 3 * (size_t)hit->index, 3 * sizeof *r);
+        info->warm_matched++;
+    }
+}
+
+/* v_{n+1} = v* + dv, then x and the orientations move by h v_{n+1} (static
+ * bodies stay); returns the kinetic energy at v_{n+1}. */
+static double advance(clcone_world *w, const clcone_scene *sc, const double *dv)
+{
+    int nb = w->s.nbodies;
+    double ke;
+    for (int i = 0; i < nb; ++i) {
+        clcone_body *b = &w->s.bodies[i];
+        if (w->shapes[i].mass == 0.0) continue;
+        for (int k = 0; k < 6; ++k) b->v[k] = sc->bodies[i].v[k] + dv[6 * (size_t)i + k];
+    }
+    ke = clcone_world_kinetic_energy(w, NULL);
+    for (int i = 0; i < nb; ++i) {
+        clcone_body *b = &w->s.bodies[i];
+        if (w->shapes[i].mass == 0.0) continue;
+        for (int k = 0; k < 3; ++k) b->x[k] += w->dt * b->v[k];
+        quat_integrate(w->shapes[i].quat, b->v + 3, w->dt);
+        clcone_body_set_mass(b, &w->shapes[i]);
+    }
+    return ke;
+}
+
 clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
 {
     CLCONE_REQUIRE(err, sim);
@@ -270,18 +324,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         st = CLCONE_ENOMEM;
         goto done;
     }
-    /* warm start: a contact with the same pair and feature as last step
-     * starts from last step's reaction (the frame follows the normal, which
-     * turns little in a step) */
-    for (int c = 0; c < n; ++c) {
-        keyed k = {keys[c], c}, *hit;
-        cur[c] = k;
-        if (!sim->o.warm_start || !sim->nprev) continue;
-        hit = bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof *hit, cmp_keyed);
-        if (!hit) continue;
-        memcpy(r + 3 * (size_t)c, sim->r + 3 * (size_t)hit->index, 3 * sizeof *r);
-        info->warm_matched++;
-    }
+    warm_start(sim, keys, n, cur, r, info);
     so.warm_start = info->warm_matched > 0;
     if (soft) {
         clcone_scene_normal_velocities(&w->s, NULL, sim->vn);
@@ -313,19 +356,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         memset(dv, 0, 6 * (size_t)nb * sizeof *dv);
     }
     info->applied = 1;
-    for (int i = 0; i < nb; ++i) {
-        clcone_body *b = &w->s.bodies[i];
-        if (w->shapes[i].mass == 0.0) continue;
-        for (int k = 0; k < 6; ++k) b->v[k] = sc.bodies[i].v[k] + dv[6 * (size_t)i + k];
-    }
-    info->ke_after = clcone_world_kinetic_energy(w, NULL);
-    for (int i = 0; i < nb; ++i) {
-        clcone_body *b = &w->s.bodies[i];
-        if (w->shapes[i].mass == 0.0) continue;
-        for (int k = 0; k < 3; ++k) b->x[k] += w->dt * b->v[k];
-        clcone_quat_integrate(w->shapes[i].quat, b->v + 3, w->dt);
-        clcone_body_set_mass(b, &w->shapes[i]);
-    }
+    info->ke_after = advance(w, &sc, dv);
     qsort(cur, (size_t)n, sizeof *cur, cmp_keyed);
     free(sim->r);
     free(sim->prev);

@@ -1,0 +1,611 @@
+/* Stepping commands: simulate, and the main demo (a pile stepped on the
+ * device, its last solve compared with the reference). */
+#define _POSIX_C_SOURCE 200809L
+#include <clcone/clcone.h>
+#include "cli/cli.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const USAGE_SIMULATE =
+    "usage: clcone simulate SCENE --steps K [--dt H] [--model M] [--solver S]\n"
+    "                       [--device D] [--precision float|double] [--tol T]\n"
+    "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
+    "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
+    "                       [--out SCENE_OUT] [--progress]\n"
+    "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
+    "the contact solve (warm-started from the last step) on the device (or ref),\n"
+    "velocity and position update, penetration removed by position projection.\n"
+    "  --dt H         time step (default: the scene's)\n"
+    "  --model M      default ccp, solved with acgs to tol 1e-4 a step unless\n"
+    "                 --solver or --tol say otherwise; the other models take\n"
+    "                 `clcone solve`'s default solver and tolerance\n"
+    "  --max-iter K   per step (default 1000)\n"
+    "  --csv LOG      per-step log: step,contacts,iterations,error,solve_ms,...\n"
+    "  --vtk DIR      legacy VTK per frame (bodies, contacts) and DIR/series.pvd\n"
+    "                 (DIR is made when its parent exists; --vtk-every K: every\n"
+    "                 K-th step's frame)\n"
+    "  --png FILE     picture of the final state, coloured by contact force,\n"
+    "                 with the planes, a colour bar and a title\n"
+    "  --png-size WxH its size (default 1200x900)\n"
+    "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
+    "  --out FILE     the final state as a scene file\n"
+    "  --progress     progress bar on stderr even when it is not a terminal\n"
+    "Outputs are checked before the first step (their directories must exist, no\n"
+    "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
+    "writes the outputs of the finished steps and exits 130.\n"
+    "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
+    "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
+    "--max-seconds (per step) as for `clcone solve`; the soft model's time step is\n"
+    "the simulation's. A step whose solve fails or diverges is solved again with\n"
+    "the model's Gauss-Seidel (pgs or nsgs on ref, cgs on a device); when that\n"
+    "fails too, or there is none (sap), simulate stops with the previous state.\n"
+    "The last line: status=<converged|maxiter|failed> error=<largest step error>\n"
+    "iters=<all iterations> time_ms=<all solves> contacts=<last step's>; exit code\n"
+    "0 only when every step converged.\n";
+
+static const char *const USAGE_DEMO_PILE =
+    "usage: clcone demo [--n N] [--steps K] [--max-iter M] [--device D] [--png FILE]\n"
+    "                   [--png-size WxH] [--siconos]\n"
+    "The main job: a pile of N spheres (default 20000) stepped K times (default 5)\n"
+    "with every contact solve on the OpenCL device (ccp model, ACGS, float, tol\n"
+    "1e-4, at most M iterations a step, default 1000), the last solve repeated\n"
+    "with the CPU reference, a table of both, and a picture of the pile (default\n"
+    "build/demo-pile.png). The last line is the device run's (as simulate's);\n"
+    "solves stopped at their cap give status=maxiter, exit code 1.\n"
+    "demo --siconos [--dir DIR] [--tol T] [--device D]: the Siconos table\n"
+    "(`clcone demo --siconos --help`).\n";
+
+static void progress(int step, int steps, int contacts, double t0)
+{
+    char bar[41];
+    int fill = (int)(40.0 * step / steps);
+    for (int i = 0; i < 40; ++i) bar[i] = i < fill ? '#' : ' ';
+    bar[40] = 0;
+    fprintf(stderr, "\r[%s] %d/%d steps, %d contacts, %.1f s", bar, step, steps, contacts,
+            (cli_now_ms() - t0) / 1000.0);
+    if (step == steps) fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+typedef struct sim_outputs {
+    const char *csv, *vtk, *png, *scene_out;
+    int vtk_every;
+    int png_w, png_h;
+    const char *plot;      /* simulate --plot FILE.png */
+    const char *label;     /* scene, model and device, for the titles */
+    const char *source;    /* the scene file, named in a step's error (NULL: generated) */
+    double tol;            /* the solves' tolerance, on the plot */
+} sim_outputs;
+
+typedef struct vtk_series {
+    int nframes, cap;
+    char **files;
+    double *times;
+} vtk_series;
+
+static void series_free(vtk_series *s)
+{
+    for (int i = 0; i < 2 * s->nframes; ++i) free(s->files[i]);
+    free(s->files);
+    free(s->times);
+}
+
+/* Writes frame k into dir (file names relative to dir go in the series). */
+static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, const double *r, vtk_series *S,
+                     clcone_error *e)
+{
+    char bp[4096], cp[4096], bn[64], cn[64];
+    if (S->nframes == S->cap) {
+        int nc = S->cap ? 2 * S->cap : 64;
+        char **f = realloc(S->files, 2 * (size_t)nc * sizeof *f);
+        double *tt = f ? realloc(S->times, (size_t)nc * sizeof *tt) : NULL;
+        if (f) S->files = f;
+        if (!tt) {
+            e->code = CLCONE_ENOMEM;
+            snprintf(e->msg, sizeof e->msg, "out of memory for the VTK series");
+            return -1;
+        }
+        S->times = tt;
+        S->cap = nc;
+    }
+    snprintf(bn, sizeof bn, "bodies_%06d.vtk", k);
+    snprintf(cn, sizeof cn, "contacts_%06d.vtk", k);
+    snprintf(bp, sizeof bp, "%s/%s", dir, bn);
+    snprintf(cp, sizeof cp, "%s/%s", dir, cn);
+    if (clcone_write_vtk(bp, cp, w, r, e)) return -1;
+    S->files[2 * S->nframes] = strdup(bn);
+    S->files[2 * S->nframes + 1] = strdup(cn);
+    S->times[S->nframes] = t;
+    S->nframes++;
+    if (!S->files[2 * S->nframes - 2] || !S->files[2 * S->nframes - 1]) {
+        e->code = CLCONE_ENOMEM;
+        snprintf(e->msg, sizeof e->msg, "out of memory for the VTK series");
+        return -1;
+    }
+    return 0;
+}
+
+/* The exit code of a run stopped by SIGINT or SIGTERM: 128 + SIGINT, as
+ * a shell reports a job ended by Ctrl-C. */
+#define EXIT_INTERRUPTED 130
+
+/* Set by SIGINT or SIGTERM during a run: it stops after the step under
+ * way and writes the outputs of the finished steps (run_steps). */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
+    ssize_t n;
+    stop_signal = sig;
+    /* write(2) is what a handler may call; nothing to do if it fails */
+    n = write(2, msg, sizeof msg - 1);
+    (void)n;
+}
+
+/* Handlers for the run (old: the ones to put back); a second signal
+ * takes the default action, for a user who does not want to wait. */
+static void catch_stop_signals(struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &old[0]);
+    sigaction(SIGTERM, &sa, &old[1]);
+}
+
+static void release_stop_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+/* After a run a signal stopped: says so; returns EXIT_INTERRUPTED. */
+static int report_interrupted(int steps_done, int steps)
+{
+    fprintf(stderr, "clcone: interrupted by %s after step %d of %d; the outputs hold the finished steps\n",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", steps_done, steps);
+    return EXIT_INTERRUPTED;
+}
+
+typedef struct sim_totals {
+    int all_converged, iters, contacts, steps, failed, fell_back;
+    double max_error, solve_ms, setup_ms;
+    clcone_step_info last;
+} sim_totals;
+
+/* The run's status for the last line: failed when any step's solve
+ * failed (fallback or not), else converged or maxiter. */
+static const char *totals_status(const sim_totals *T)
+{
+    return T->failed ? "failed" : T->all_converged ? "converged" : "maxiter";
+}
+
+/* Runs `steps` steps with the outputs; fills totals. Returns 0 or an exit
+ * code after printing why. */
+static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                            sim_totals *T)
+{
+    FILE *csv = NULL;
+    clcone_out *csv_out = NULL; /* the CSV replaces an old log only when the run ends */
+    vtk_series S;
+    clcone_error e;
+    double t0 = cli_now_ms(), *plot = NULL; /* --plot: iterations, errors, times, `steps` each */
+    int rc = 0, nplot = 0;
+    char title[800];
+    memset(&S, 0, sizeof S);
+    memset(T, 0, sizeof *T);
+    T->all_converged = 1;
+    if (out->csv) {
+        if (clcone_out_open(out->csv, &csv_out, &e)) return lib_error(&e);
+        csv = clcone_out_file(csv_out);
+        fprintf(csv, "step,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched,"
+                     "fallback,setup_ms\n");
+    }
+    if (out->vtk) {
+        if ((rc = cli_make_dir("--vtk", out->vtk))) {
+            clcone_out_close(csv_out, 0, NULL);
+            return rc;
+        }
+        if (vtk_frame(out->vtk, 0, 0.0, w, NULL, &S, &e)) goto libfail;
+    }
+    if (out->plot && !(plot = calloc(3 * (size_t)steps + 1, sizeof *plot))) {
+        e.code = CLCONE_ENOMEM;
+        snprintf(e.msg, sizeof e.msg, "%s: out of memory for the plot of %d steps", out->plot, steps);
+        goto libfail;
+    }
+    for (int k = 1; k <= steps && !stop_signal; ++k) {
+        clcone_step_info in;
+        const clcone_prob_result *first;
+        if (clcone_sim_step(sim, &in, &e)) {
+            char msg[sizeof e.msg + 32];
+            snprintf(msg, sizeof msg, "step %d: %s", k, e.msg);
+            memcpy(e.msg, msg, sizeof e.msg - 1);
+            e.msg[sizeof e.msg - 1] = 0;
+            if (out->source) cli_name_file(&e, out->source);
+            goto libfail;
+        }
+        first = in.fell_back ? &in.failed : &in.solve;
+        T->all_converged &= in.solve.status == CLCONE_CONVERGED && !in.fell_back;
+        T->failed += in.fell_back || !in.applied;
+        T->fell_back += in.fell_back;
+        T->iters += in.solve.iters;
+        T->solve_ms += in.solve.time_ms;
+        T->setup_ms += in.setup_ms;
+        T->max_error = fmax(T->max_error, in.solve.error);
+        T->contacts = in.contacts;
+        T->last = in;
+        if (plot) {
+            plot[nplot] = in.solve.iters;
+            plot[steps + nplot] = in.solve.error;
+            plot[2 * (size_t)steps + nplot] = in.solve.time_ms;
+            ++nplot;
+        }
+        if (csv) {
+            /* status: the first solve's; fallback: solver:status of the solve applied instead */
+            fprintf(csv, "%d,%d,%d,%.6e,%.3f,%s,%.9e,%.9e,%.3e,%d,", in.step, in.contacts, in.solve.iters,
+                    in.solve.error, in.solve.time_ms, clcone_run_status_name(first->status), in.ke_free, in.ke_after,
+                    in.max_penetration, in.warm_matched);
+            if (in.fell_back)
+                fprintf(csv, "%s:%s,", clcone_solver_name(in.fallback), clcone_run_status_name(in.solve.status));
+            else fprintf(csv, "-,");
+            fprintf(csv, "%.3f\n", in.setup_ms);
+        }
+        if (in.fell_back && T->fell_back == 1) {
+            if (show_progress) fprintf(stderr, "\n");
+            fprintf(stderr, "clcone: step %d: the contact solve %s (%s); solved again with %s (%s)%s\n", in.step,
+                    clcone_run_status_name(in.failed.status), in.failed.reason, clcone_solver_name(in.fallback),
+                    clcone_run_status_name(in.solve.status),
+                    in.applied ? ", which was applied; later fallbacks are in the CSV's fallback column" : "");
+        }
+        if (!in.applied) {
+            if (show_progress) fprintf(stderr, "\n");
+            fprintf(stderr, "clcone: step %d: the contact solve %s (%s)%s; stopping with the state of step %d\n",
+                    in.step, clcone_run_status_name(in.solve.status), in.solve.reason,
+                    in.fell_back ? ", the fallback too" : " and there is no fallback solver", in.step - 1);
+            break;
+        }
+        T->steps = k;
+        if (out->vtk && (k % out->vtk_every == 0 || k == steps) &&
+            vtk_frame(out->vtk, k, k * w->dt, w, clcone_sim_reactions(sim), &S, &e))
+            goto libfail;
+        if (show_progress) progress(k, steps, in.contacts, t0);
+    }
+    /* a run stopped early still ends with its last finished state */
+    if (stop_signal && show_progress) fprintf(stderr, "\n");
+    if (stop_signal && out->vtk && T->steps % out->vtk_every != 0
+        && vtk_frame(out->vtk, T->steps, T->steps * w->dt, w, clcone_sim_reactions(sim), &S, &e))
+        goto libfail;
+    if (out->vtk) {
+        char pvd[4096];
+        snprintf(pvd, sizeof pvd, "%s/series.pvd", out->vtk);
+        if (clcone_write_pvd(pvd, S.nframes, (const char *const *)S.files, S.times, 2, &e)) goto libfail;
+    }
+    snprintf(title, sizeof title, "%s, step %d, %d contacts", out->label ? out->label : "", T->steps, T->contacts);
+    if (out->png && clcone_render_png(out->png, w, clcone_sim_reactions(sim), out->png_w, out->png_h, title, &e))
+        goto libfail;
+    if (plot && cli_plot_steps(out->plot, out->label, nplot, plot, plot + steps, plot + 2 * (size_t)steps, out->tol, &e))
+        goto libfail;
+    if (out->scene_out && clcone_write_world(out->scene_out, w, &e)) goto libfail;
+    if (csv_out && clcone_out_close(csv_out, 1, &e)) rc = lib_error(&e);
+    series_free(&S);
+    free(plot);
+    return rc;
+libfail:
+    if (show_progress) fprintf(stderr, "\n");
+    clcone_out_close(csv_out, 0, NULL);
+    series_free(&S);
+    free(plot);
+    return lib_error(&e);
+}
+
+/* run_steps_caught with SIGINT and SIGTERM caught for the run: after
+ * one, stop_signal is set and the outputs hold the finished steps. */
+static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
+                     sim_totals *T)
+{
+    struct sigaction old[2];
+    int rc;
+    catch_stop_signals(old);
+    rc = run_steps_caught(w, sim, steps, out, show_progress, T);
+    release_stop_signals(old);
+    return rc;
+}
+
+/* simulate's own options, taken out of args (the rest go to the shared
+ * parser): --steps, --dt and the outputs. 0, or an exit code after
+ * saying what was wrong. */
+static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps, double *dt)
+{
+    const char *v, *vtk_every, *png_size;
+    int missing = 0, rc;
+    memset(out, 0, sizeof *out);
+    out->vtk_every = 1;
+    out->png_w = 1200;
+    out->png_h = 900;
+    if ((v = cli_take_opt(argc, args, "--steps", &missing)) && (!parse_int(v, steps) || *steps < 1))
+        return usage_error(USAGE_SIMULATE, "--steps needs an integer >= 1, got '%s'", v);
+    if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
+        return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
+    vtk_every = cli_take_opt(argc, args, "--vtk-every", &missing);
+    out->csv = cli_take_opt(argc, args, "--csv", &missing);
+    out->vtk = cli_take_opt(argc, args, "--vtk", &missing);
+    out->png = cli_take_opt(argc, args, "--png", &missing);
+    png_size = cli_take_opt(argc, args, "--png-size", &missing);
+    if (vtk_every && (rc = out->vtk ? (!parse_int(vtk_every, &out->vtk_every) || out->vtk_every < 1
+                                           ? usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'",
+                                                         vtk_every)
+                                           : 0)
+                                    : usage_error(USAGE_SIMULATE, "--vtk-every does not apply: %s", "no --vtk DIR")))
+        return rc;
+    if (png_size && (rc = cli_png_size(USAGE_SIMULATE, out->png, png_size, &out->png_w, &out->png_h))) return rc;
+    if (missing) return usage_error(USAGE_SIMULATE, "an option is missing its value%s", "");
+    return 0;
+}
+
+/* simulate's report of a finished run (T of `steps`) and its outputs,
+ * with the last line; the exit code. */
+static int report_run(const sim_totals *T, int steps, const sim_outputs *out)
+{
+    printf("steps:    %d of %d, %s, largest error %.3e, %d iterations, %.1f ms of contact solves "
+           "(and %.1f ms of their set-up)\n",
+           T->steps, steps,
+           T->failed ? "some solves failed (see above and the CSV)"
+           : T->all_converged ? "every solve converged"
+                              : "some solves stopped at their cap before the tolerance",
+           T->max_error, T->iters, T->solve_ms, T->setup_ms);
+    if (out->csv) printf("log:      %s\n", out->csv);
+    if (out->vtk) printf("vtk:      %s/series.pvd\n", out->vtk);
+    if (out->png) printf("picture:  %s\n", out->png);
+    if (out->plot) printf("plot:     %s\n", out->plot);
+    if (out->scene_out) printf("scene:    final state written to %s\n", out->scene_out);
+    print_last_line(totals_status(T), T->max_error, T->iters, T->solve_ms, T->contacts);
+    return stop_signal ? report_interrupted(T->steps, steps) : T->all_converged && !T->failed ? 0 : EXIT_NOTCONV;
+}
+
+int cmd_simulate(int argc, char **argv)
+{
+    sim_outputs out;
+    cli_args a;
+    clcone_world w;
+    clcone_context *ctx = NULL;
+    clcone_sim *sim = NULL;
+    clcone_sim_options so;
+    clcone_error e;
+    sim_totals T;
+    char backend[400], blabel[300], label[800];
+    static const char *const unused[] = {"--warm", "--compare", "--dir", NULL};
+    int steps = -1, rc;
+    double dt = 0;
+    char **args;
+    if (cli_want_help(argc, argv, USAGE_SIMULATE)) return 0;
+    /* a private argv: the simulate options are taken out, the rest go to
+     * the shared parser */
+    args = malloc(((size_t)argc + 1) * sizeof *args);
+    if (!args) return EXIT_USAGE;
+    memcpy(args, argv, (size_t)argc * sizeof *args);
+    rc = take_sim_options(&argc, args, &out, &steps, &dt);
+    if (rc) {
+        free(args);
+        return rc;
+    }
+    rc = parse_args(argc, args, USAGE_SIMULATE, 1, &a);
+    free(args);
+    if (rc) return rc < 0 ? 0 : rc;
+    clcone_sim_options_default(&so);
+    if (!cli_given(&a, "--model")) a.o.model = so.solve.model;
+    if (!cli_given(&a, "--max-iter")) a.o.max_iter = so.solve.max_iter;
+    if (a.npos != 1) return usage_error(USAGE_SIMULATE, "simulate needs one SCENE file%s", "");
+    if (steps < 0) return usage_error(USAGE_SIMULATE, "simulate needs --steps K%s", "");
+    if ((rc = cli_refuse(&a, USAGE_SIMULATE, unused, "simulate starts every step from the last one"))
+        || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
+        return rc;
+    out.scene_out = a.out;
+    {
+        const cli_output outs[] = {{"--csv", out.csv, 0}, {"--vtk", out.vtk, 1}, {"--png", out.png, 0},
+                                   {"--plot", a.plot, 0}, {"--out", a.out, 0}};
+        if ((rc = cli_check_outputs(outs, (int)(sizeof outs / sizeof outs[0])))) return rc;
+    }
+    if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
+    if (dt > 0) w.dt = dt;
+    if (!is_ref(a.device) && cli_open_device(a.device, a.prec, &ctx, &e)) {
+        clcone_world_free(&w);
+        return lib_error(&e);
+    }
+    describe_backend(ctx, backend, sizeof backend);
+    clcone_sim_options_resolve(&a.o, ctx);
+    so.solve = a.o;
+    if (clcone_sim_create(&w, ctx, &so, &sim, &e)) {
+        clcone_context_free(ctx);
+        clcone_world_free(&w);
+        return lib_error(&e);
+    }
+    printf("scene:    %s (%d bodies, %d planes), %d steps of %g s\n", a.positional[0], w.s.nbodies, w.nplanes, steps,
+           w.dt);
+    printf("model:    %s, solver %s, tol %.1e, at most %d iterations a step, device %s\n",
+           clcone_model_name(a.o.model), clcone_solver_name(a.o.solver), a.o.tol, a.o.max_iter, backend);
+    fflush(stdout);
+    describe_backend(ctx, blabel, sizeof blabel);
+    snprintf(label, sizeof label, "%s, %s/%s on %s", a.positional[0], clcone_model_name(so.solve.model),
+             clcone_solver_name(so.solve.solver), blabel);
+    out.label = label;
+    out.source = a.positional[0];
+    out.plot = a.plot;
+    out.tol = so.solve.tol;
+    rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);
+    if (rc == 0) rc = report_run(&T, steps, &out);
+    clcone_sim_free(sim);
+    clcone_context_free(ctx);
+    clcone_world_free(&w);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+
+typedef struct demo_options {
+    const char *png, *device;
+    int n, steps, max_iter, png_w, png_h;
+} demo_options;
+
+/* The demo's options (args, argc of them); 0, or an exit code after
+ * saying what was wrong. */
+static int take_demo_options(int argc, char **args, demo_options *d)
+{
+    const char *v;
+    int missing = 0, rc;
+    if ((v = cli_take_opt(&argc, args, "--n", &missing)) && (!parse_int(v, &d->n) || d->n < 1))
+        return usage_error(USAGE_DEMO_PILE, "--n needs an integer >= 1, got '%s'", v);
+    if ((v = cli_take_opt(&argc, args, "--steps", &missing)) && (!parse_int(v, &d->steps) || d->steps < 1))
+        return usage_error(USAGE_DEMO_PILE, "--steps needs an integer >= 1, got '%s'", v);
+    if ((v = cli_take_opt(&argc, args, "--max-iter", &missing)) && (!parse_int(v, &d->max_iter) || d->max_iter < 1))
+        return usage_error(USAGE_DEMO_PILE, "--max-iter needs an integer >= 1, got '%s'", v);
+    if ((v = cli_take_opt(&argc, args, "--png", &missing))) d->png = v;
+    if ((v = cli_take_opt(&argc, args, "--png-size", &missing)) &&
+        (rc = cli_png_size(USAGE_DEMO_PILE, d->png, v, &d->png_w, &d->png_h)))
+        return rc;
+    d->device = cli_take_opt(&argc, args, "--device", &missing);
+    if (missing || argc > 0)
+        return usage_error(USAGE_DEMO_PILE, "unexpected or incomplete option '%s'", argc > 0 ? args[0] : "");
+    return 0;
+}
+
+/* The last step's problem again, on the reference, from the same warm
+ * start, beside the device's solve of it (T->last); 0, or the exit code
+ * of a failure it printed. */
+static int demo_compare(const clcone_sim *sim, const clcone_options *so, const sim_totals *T)
+{
+    const double *r0;
+    const clcone_scene *last = clcone_sim_last_scene(sim, &r0);
+    size_t m = 3 * (size_t)last->ncontacts;
+    double *rr = malloc((m + 1) * sizeof *rr);
+    clcone_result res;
+    clcone_options ro = *so;
+    clcone_error e;
+    ro.warm_start = 1;
+    if (!rr) return EXIT_USAGE;
+    memcpy(rr, r0, m * sizeof *rr);
+    if (clcone_solve_scene(NULL, last, &ro, rr, &res, &e)) {
+        free(rr);
+        return lib_error(&e);
+    }
+    {
+        const clcone_prob_result *d = &T->last.solve, *f = &res.items[0];
+        const double *rd = clcone_sim_reactions(sim);
+        double rmax = 0;
+        for (size_t k = 0; k < m; ++k) rmax = fmax(rmax, fabs(rr[k]));
+        printf("\nlast contact solve (step %d: %d contacts, %d bodies), both from the same warm start:\n",
+               T->last.step, last->ncontacts, last->nbodies);
+        printf("  %-34s %10s %12s %12s\n", "backend", "iterations", "error", "time ms");
+        printf("  %-34s %10d %12.3e %12.1f\n", "device (OpenCL, float)", d->iters, d->error, d->time_ms);
+        printf("  %-34s %10d %12.3e %12.1f\n", "reference (CPU, double, 1 thread)", f->iters, f->error,
+               f->time_ms);
+        printf("  max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n", cli_max_abs_diff(rd, rr, m),
+               rmax);
+        printf("  speed ratio reference/device = %.2f\n", d->time_ms > 0 ? f->time_ms / d->time_ms : 0.0);
+    }
+    clcone_result_free(&res);
+    free(rr);
+    return 0;
+}
+
+int cmd_demo_pile(int argc, char **argv)
+{
+    demo_options d = {"build/demo-pile.png", NULL, 20000, 5, 1000, 1200, 900};
+    int rc;
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_context *ctx = NULL;
+    clcone_sim *sim = NULL;
+    clcone_sim_options so;
+    clcone_error e;
+    sim_outputs out;
+    sim_totals T;
+    char backend[400], blabel[300], label[800];
+    double t_start = cli_now_ms();
+    char **args;
+    if (cli_want_help(argc, argv, USAGE_DEMO_PILE)) return 0;
+    args = malloc(((size_t)argc + 1) * sizeof *args);
+    if (!args) return EXIT_USAGE;
+    memcpy(args, argv, (size_t)argc * sizeof *args);
+    rc = take_demo_options(argc, args, &d);
+    free(args);
+    if (rc) return rc;
+    if (strcmp(d.png, "build/demo-pile.png") == 0) (void)mkdir("build", 0777);
+    {
+        const cli_output outs[] = {{"--png", d.png, 0}};
+        if ((rc = cli_check_outputs(outs, 1))) return rc;
+    }
+
+    clcone_gen_params_default(&gp);
+    gp.n = d.n;
+    if (clcone_world_generate("pile", &gp, &w, &e)) return lib_error(&e);
+    if (d.device && strcmp(d.device, "ref") == 0) {
+        fprintf(stderr, "clcone: the demo compares a device against the reference; pick an OpenCL device\n");
+        clcone_world_free(&w);
+        return EXIT_USAGE;
+    }
+    if (cli_open_device(d.device, CLCONE_FLOAT, &ctx, &e)) {
+        clcone_world_free(&w);
+        return lib_error(&e);
+    }
+    describe_backend(ctx, backend, sizeof backend);
+    /* The convex model with accelerated CGS: on this pile (57,000
+     * contacts) every step's warm-started solve reaches 1e-4, 1,570
+     * iterations over the five steps, the first from rest the most (POCL,
+     * 2 cores; 300 iterations a step, the cap before, ended at 1.2e-4,
+     * APGD's at 5.1e-3). */
+    clcone_sim_options_default(&so);
+    so.solve.model = CLCONE_MODEL_CCP;
+    so.solve.solver = CLCONE_SOLVER_ACGS;
+    so.solve.tol = 1e-4;
+    so.solve.max_iter = d.max_iter;
+    if (clcone_sim_create(&w, ctx, &so, &sim, &e)) {
+        clcone_context_free(ctx);
+        clcone_world_free(&w);
+        return lib_error(&e);
+    }
+    printf("clcone demo: a pile of %d spheres in a box, %d steps of %g s\n", w.s.nbodies, d.steps, w.dt);
+    printf("device:      %s\n", backend);
+    printf("solver:      %s, %s, tol %.0e, at most %d iterations a step, warm-started\n",
+           clcone_model_name(so.solve.model), clcone_solver_name(so.solve.solver), so.solve.tol, so.solve.max_iter);
+    fflush(stdout);
+    memset(&out, 0, sizeof out);
+    out.png = d.png;
+    out.png_w = d.png_w;
+    out.png_h = d.png_h;
+    out.vtk_every = 1;
+    describe_backend(ctx, blabel, sizeof blabel);
+    snprintf(label, sizeof label, "demo pile of %d spheres, %s/%s on %s", w.s.nbodies, clcone_model_name(so.solve.model),
+             clcone_solver_name(so.solve.solver), blabel);
+    out.label = label;
+    rc = run_steps(&w, sim, d.steps, &out, isatty(2), &T);
+    if (rc == 0 && stop_signal) rc = report_interrupted(T.steps, d.steps);
+    if (rc == 0 && (rc = demo_compare(sim, &so.solve, &T)) == 0) {
+        printf("all %d steps: %d iterations, %.1f ms of device solves (and %.1f ms of their set-up), "
+               "largest error %.3e\n",
+               T.steps, T.iters, T.solve_ms, T.setup_ms, T.max_error);
+        if (!T.all_converged)
+            printf("not converged: %s; the device solves stop at %d iterations a step, short of tol %.0e "
+                   "(status=%s, exit code 1)\n",
+                   T.failed ? "a solve failed" : "a step reached its iteration cap", so.solve.max_iter,
+                   so.solve.tol, totals_status(&T));
+        printf("picture:     %s\n", d.png);
+        printf("wall time:   %.1f s\n", (cli_now_ms() - t_start) / 1000.0);
+        /* the device run's figures, as simulate reports them */
+        print_last_line(totals_status(&T), T.max_error, T.iters, T.solve_ms, T.contacts);
+        rc = T.all_converged && !T.failed ? 0 : EXIT_NOTCONV;
+    }
+    clcone_sim_free(sim);
+    clcone_context_free(ctx);
+    clcone_world_free(&w);
+    return rc;
+}
