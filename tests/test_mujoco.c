@@ -232,6 +232,56 @@ START_TEST(unsupported_rows_refused)
 }
 END_TEST
 
+/* --model coulomb: R = 0 on contact rows (exact Coulomb), a limit keeps
+ * its R inside W, and a_ref moves into q; the soft problem plus exactly
+ * that. Then 100 steps of the contact model converge on every step. */
+START_TEST(coulomb_problem_and_steps)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_problem ps, pc;
+    clcone_error e;
+    double *Rs, *as, *Rc, *ac, fd, ad;
+    int *rs, *rc, nlimit = 0, k, nc, nr;
+    mj_open(&f, LIMIT_XML, -1);
+    for (k = 0; k < 400 && nlimit == 0; ++k) {
+        mj_step(f.m, f.d);
+        mj_forward(f.m, f.d);
+        for (int i = 0; i < f.d->nefc; ++i) nlimit += f.d->efc_type[i] == mjCNSTR_LIMIT_JOINT;
+    }
+    ck_assert_msg(nlimit == 1 && f.d->ncon >= 1, "no state with the limit and a contact in 400 steps");
+    ck_assert_int_eq(clcone_mujoco_problem(f.m, f.d, 0, f.path, &ps, &Rs, &as, &rs, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_problem(f.m, f.d, 1, f.path, &pc, &Rc, &ac, &rc, &e), CLCONE_OK);
+    ck_assert_int_eq(ps.n, pc.n);
+    ck_assert_int_eq(ps.nnzb, pc.nnzb);
+    for (int b = 0; b < ps.n; ++b) {
+        int limit = f.d->efc_type[rs[b]] == mjCNSTR_LIMIT_JOINT;
+        for (int t = ps.row_ptr[b]; t < ps.row_ptr[b + 1]; ++t)
+            for (int x = 0; x < 9; ++x) {
+                double add = limit && ps.col[t] == b && x == 0 ? Rs[3 * b] : 0;
+                ck_assert_double_eq(pc.blocks[9 * t + x], ps.blocks[9 * t + x] + add);
+            }
+        for (int x = 0; x < 3; ++x) {
+            ck_assert_double_eq(pc.q[3 * b + x], ps.q[3 * b + x] - as[3 * b + x]);
+            ck_assert_double_eq(Rc[3 * b + x], 0);
+            ck_assert_double_eq(ac[3 * b + x], 0);
+        }
+    }
+    free(Rs);
+    free(as);
+    free(rs);
+    free(Rc);
+    free(ac);
+    free(rc);
+    clcone_problem_free(&ps);
+    clcone_problem_free(&pc);
+    mj_close(&f);
+    mj_open(&f, CONTACT_XML, 0);
+    step_compare(&f, CLCONE_MODEL_COULOMB, 100, 1e-10, &fd, &ad, &nc, &nr);
+    ck_assert_int_ge(nc, 4);
+    mj_close(&f);
+}
+END_TEST
+
 /* The CLI: the comparison's last line, a bad path, an unsupported model. */
 START_TEST(cli_mujoco)
 {
@@ -265,6 +315,7 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, contacts_match_mujoco_newton);
     tcase_add_test(tc, limits_match_mujoco_newton);
     tcase_add_test(tc, unsupported_rows_refused);
+    tcase_add_test(tc, coulomb_problem_and_steps);
     tcase_add_test(tc, cli_mujoco);
     suite_add_tcase(s, tc);
     return s;
