@@ -289,6 +289,28 @@ START_TEST(coulomb_problem_and_steps)
 }
 END_TEST
 
+/* A NaN in qvel: MuJoCo resets the state; the step is refused, saying so,
+ * rather than carried on from the reset state. */
+START_TEST(nan_state_refused)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    mj_open(&f, CONTACT_XML, 0);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_OK);
+    f.d->qvel[7] = NAN;
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "QVEL") && strstr(e.msg, "not stepped"), "%s", e.msg);
+    clcone_mujoco_free(a);
+    mj_close(&f);
+}
+END_TEST
+
 /* The CLI: the comparison's last line, a bad path, an unsupported model. */
 START_TEST(cli_mujoco)
 {
@@ -323,6 +345,7 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, limits_match_mujoco_newton);
     tcase_add_test(tc, unsupported_rows_refused);
     tcase_add_test(tc, coulomb_problem_and_steps);
+    tcase_add_test(tc, nan_state_refused);
     tcase_add_test(tc, cli_mujoco);
     suite_add_tcase(s, tc);
     return s;

@@ -470,6 +470,7 @@ static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjDat
     clcone_status s;
     if (nefc == 0) { /* MuJoCo's own shortcut: nothing to solve */
         mj_fwdConstraint(m, d);
+        a->nprev = 0; /* the next step's contacts are new */
         if (compare) st->force_rel_diff = st->qacc_rel_diff = 0;
         return CLCONE_OK;
     }
@@ -540,6 +541,7 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
                                  clcone_mujoco_stats *st, clcone_error *err)
 {
     clcone_status s;
+    int npos, nvel;
     memset(st, 0, sizeof *st);
     st->force_rel_diff = st->qacc_rel_diff = -1;
     /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
@@ -551,7 +553,17 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
         return clcone_fail(err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
                                                 "not done by clcone; set it to 0",
                            a->label, m->opt.noslip_iterations);
+    npos = d->warning[mjWARN_BADQPOS].number;
+    nvel = d->warning[mjWARN_BADQVEL].number;
     mj_step1(m, d);
+    /* mj_checkPos and mj_checkVel reset a state with a NaN or a huge value
+     * to the model's initial one, with a warning: stepping on from there
+     * would be a silently different run */
+    if (d->warning[mjWARN_BADQPOS].number > npos || d->warning[mjWARN_BADQVEL].number > nvel) {
+        int w = d->warning[mjWARN_BADQPOS].number > npos ? mjWARN_BADQPOS : mjWARN_BADQVEL;
+        return clcone_fail(err, CLCONE_EINVAL, "%s: %s MuJoCo reset the state to the initial one; not stepped",
+                           a->label, mju_warningText(w, (size_t)d->warning[w].lastinfo));
+    }
     mj_fwdActuation(m, d);
     mj_fwdAcceleration(m, d);
     /* the effective metric (M + K) is not M: mj_solveM would be wrong */

@@ -44,7 +44,8 @@ void clcone_mujoco_free(clcone_mujoco *a);
  * solve yet (equality, friction loss, pyramidal contacts, elliptic
  * contacts of condim 4 or 6) are CLCONE_ENOTSUP naming the kinds and their
  * counts; non-finite MuJoCo data CLCONE_EINVAL naming the row; d is then
- * left after the smooth acceleration, not stepped. */
+ * left after the smooth acceleration, not stepped. A qpos or qvel that
+ * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. */
 clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                  clcone_mujoco_stats *st, clcone_error *err);
 
