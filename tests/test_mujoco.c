@@ -85,12 +85,12 @@ static void mj_close(mj_fixture *f)
     unlink(f->path);
 }
 
-/* Steps f's model K times with the adapter (reference, tol) against
+/* Steps f's model K times with the adapter (on ctx, tol) against
  * MuJoCo's Newton at each state; the largest differences, the most
  * contacts and the most 1-row constraints (limits, frictionless contacts)
  * seen. */
-static void step_compare(mj_fixture *f, clcone_model model, int K, double tol, double *fdiff, double *adiff,
-                         int *max_contacts, int *max_rows)
+static void step_compare(mj_fixture *f, clcone_context *ctx, clcone_model model, int K, double tol, double *fdiff,
+                         double *adiff, int *max_contacts, int *max_rows)
 {
     clcone_options o;
     clcone_mujoco *a;
@@ -99,7 +99,7 @@ static void step_compare(mj_fixture *f, clcone_model model, int K, double tol, d
     clcone_options_default(&o);
     o.model = model;
     o.tol = tol;
-    ck_assert_msg(clcone_mujoco_create(NULL, &o, f->path, &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_mujoco_create(ctx, &o, f->path, &a, &e) == CLCONE_OK, "%s", e.msg);
     *fdiff = *adiff = 0;
     *max_contacts = *max_rows = 0;
     for (int k = 0; k < K; ++k) {
@@ -164,17 +164,17 @@ START_TEST(problem_is_mujocos_dual)
 }
 END_TEST
 
-/* K steps of xml (keyframe key, or -1) with clcone soft (reference, tol
+/* K steps of xml (keyframe key, or -1) with clcone soft (on ctx, tol
  * 1e-10) against MuJoCo Newton: forces and qacc within 1e-6 at every state
  * (the issue's bound). Both solve one strictly convex problem to 1e-10, so
  * what remains is that tolerance magnified by the conditioning of A + R.
  * Returns the most contacts and 1-row constraints seen. */
-static void matches_newton(const char *xml, int key, int K, const char *what, int *nc, int *nr)
+static void matches_newton(clcone_context *ctx, const char *xml, int key, int K, const char *what, int *nc, int *nr)
 {
     mj_fixture f = {{0}, 0, 0, 0};
     double fd, ad;
     mj_open(&f, xml, key);
-    step_compare(&f, CLCONE_MODEL_SOFT, K, 1e-10, &fd, &ad, nc, nr);
+    step_compare(&f, ctx, CLCONE_MODEL_SOFT, K, 1e-10, &fd, &ad, nc, nr);
     fprintf(stderr, "mujoco %s: force_rel_diff %.3e qacc_rel_diff %.3e, up to %d contacts, %d 1-row rows\n", what,
             fd, ad, *nc, *nr);
     ck_assert_double_le(fd, 1e-6);
@@ -187,8 +187,20 @@ static void matches_newton(const char *xml, int key, int K, const char *what, in
 START_TEST(contacts_match_mujoco_newton)
 {
     int nc, nr;
-    matches_newton(CONTACT_XML, 0, 150, "contacts", &nc, &nr);
+    matches_newton(NULL, CONTACT_XML, 0, 150, "contacts", &nc, &nr);
     ck_assert_int_ge(nc, 4);
+}
+END_TEST
+
+/* The same on the default OpenCL device in double: every step's problem
+ * through a device plan (measured on POCL: 3.1e-8, qacc 1.9e-9). */
+START_TEST(contacts_match_on_device)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    int nc, nr;
+    matches_newton(ctx, CONTACT_XML, 0, 60, "contacts on the device", &nc, &nr);
+    ck_assert_int_ge(nc, 4);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -197,7 +209,7 @@ END_TEST
 START_TEST(limits_match_mujoco_newton)
 {
     int nc, nr;
-    matches_newton(LIMIT_XML, -1, 200, "limits", &nc, &nr);
+    matches_newton(NULL, LIMIT_XML, -1, 200, "limits", &nc, &nr);
     ck_assert_int_ge(nc, 1);
     ck_assert_int_ge(nr, 2);
 }
@@ -283,7 +295,7 @@ START_TEST(coulomb_problem_and_steps)
     clcone_problem_free(&pc);
     mj_close(&f);
     mj_open(&f, CONTACT_XML, 0);
-    step_compare(&f, CLCONE_MODEL_COULOMB, 100, 1e-10, &fd, &ad, &nc, &nr);
+    step_compare(&f, NULL, CLCONE_MODEL_COULOMB, 100, 1e-10, &fd, &ad, &nc, &nr);
     ck_assert_int_ge(nc, 4);
     mj_close(&f);
 }
@@ -342,6 +354,7 @@ Suite *suite_mujoco(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, problem_is_mujocos_dual);
     tcase_add_test(tc, contacts_match_mujoco_newton);
+    tcase_add_test(tc, contacts_match_on_device);
     tcase_add_test(tc, limits_match_mujoco_newton);
     tcase_add_test(tc, unsupported_rows_refused);
     tcase_add_test(tc, coulomb_problem_and_steps);
