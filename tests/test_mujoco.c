@@ -301,6 +301,11 @@ START_TEST(coulomb_problem_and_steps)
 }
 END_TEST
 
+/* MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT
+ * in the working directory (the repository); the test keeps the text. */
+static char warned[1000];
+static void keep_warning(const char *msg) { snprintf(warned, sizeof warned, "%s", msg); }
+
 /* A NaN in qvel: MuJoCo resets the state; the step is refused, saying so,
  * rather than carried on from the reset state. */
 START_TEST(nan_state_refused)
@@ -316,7 +321,10 @@ START_TEST(nan_state_refused)
     ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
     ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_OK);
     f.d->qvel[7] = NAN;
+    mju_user_warning = keep_warning;
     ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_EINVAL);
+    mju_user_warning = NULL;
+    ck_assert_msg(strstr(warned, "QVEL"), "MuJoCo warned: %s", warned);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "QVEL") && strstr(e.msg, "not stepped"), "%s", e.msg);
     clcone_mujoco_free(a);
     mj_close(&f);
