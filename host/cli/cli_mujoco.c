@@ -54,7 +54,9 @@ static void report_step(int k, const clcone_mujoco_stats *st, clcone_mujoco_stat
     if (st->blocks)
         printf(" %s iters %d error %.3e solve_ms %.3f setup_ms %.3f", clcone_run_status_name(st->res.status),
                st->res.iters, st->res.error, st->res.time_ms, st->setup_ms);
-    if (st->force_rel_diff >= 0) printf(" force_rel_diff %.3e qacc_rel_diff %.3e", st->force_rel_diff, st->qacc_rel_diff);
+    if (st->force_rel_diff >= 0)
+        printf(" force_rel_diff %.3e qacc_rel_diff %.3e mujoco_ms %.3f", st->force_rel_diff, st->qacc_rel_diff,
+               st->mujoco_ms);
     printf("\n");
     if (st->res.status > t->res.status) t->res.status = st->res.status;
     t->res.error = fmax(t->res.error, st->blocks ? st->res.error : 0);

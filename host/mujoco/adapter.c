@@ -481,7 +481,9 @@ static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjDat
             s = CLCONE_ENOMEM;
             goto out;
         }
+        t0 = clcone_now_ms();
         mj_fwdConstraint(compare, d);
+        st->mujoco_ms = clcone_now_ms() - t0;
         memcpy(fmj, d->efc_force, sizeof *fmj * (size_t)nefc);
         memcpy(amj, d->qacc, sizeof *amj * (size_t)nv);
     }

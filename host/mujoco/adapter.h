@@ -25,6 +25,8 @@ typedef struct clcone_mujoco_stats {
      * max(max |qacc_mj|, max |qacc_smooth|) (resting bodies have qacc ~ 0,
      * the two terms cancelled); -1 otherwise, 0 on a step without rows */
     double force_rel_diff, qacc_rel_diff;
+    double mujoco_ms;        /* MuJoCo's mj_fwdConstraint with the compare
+                                model's options, else 0 */
 } clcone_mujoco_stats;
 
 typedef struct clcone_mujoco clcone_mujoco;
