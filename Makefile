@@ -32,15 +32,53 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC
 	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 
+# MuJoCo, for the adapter (host/mujoco/, `clcone mujoco`, the mujoco
+# suite) and the bench's section 5: MuJoCo 4 from PyPI. Since 4.0 the
+# `mujoco` package is Python on top of `mujoco-core`, the wheel that ships
+# libmujoco.so and the C headers. pip installs that one into a venv under
+# $(BUILD) (without its Python dependencies, which the C library does not
+# use; about 10 s) and the stamp records where the wheel put them. When
+# pip fails: Debian's libmujoco-dev (2.2.2) if installed, else the adapter
+# is left out (the CLI says how to get it) and the bench section skipped.
+# `make test` and `make bench` try the pip install; `make mujoco` alone.
+MUJOCO_PIP := mujoco-core==4.0.0
+MUJOCO_VENV := $(BUILD)/venv
+MUJOCO_STAMP := $(MUJOCO_VENV)/.mujoco
+MUJOCO_WHEEL_INC := $(shell sed -n 1p $(MUJOCO_STAMP) 2>/dev/null)
+MUJOCO_WHEEL_LIB := $(shell sed -n 2p $(MUJOCO_STAMP) 2>/dev/null)
+MUJOCO_H := $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
+ifneq ($(MUJOCO_WHEEL_LIB),)
+MUJOCO_FOUND := yes
+MUJOCO_FROM := the PyPI wheel $(MUJOCO_PIP) in $(MUJOCO_VENV)
+MUJOCO_INC := -isystem $(MUJOCO_WHEEL_INC)
+MUJOCO_LIBS := $(MUJOCO_WHEEL_LIB) -Wl,-rpath,$(dir $(MUJOCO_WHEEL_LIB))
+else ifneq ($(MUJOCO_H),)
+MUJOCO_FOUND := yes
+MUJOCO_FROM := Debian libmujoco-dev
+MUJOCO_INC := $(shell pkg-config --cflags mujoco 2>/dev/null)
+MUJOCO_LIBS := $(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco)
+endif
+# The adapter's objects are linked into the CLI and the tests only, so
+# libclcone never depends on libmujoco; the stamp records whether they
+# were built with MuJoCo, so that finding it later rebuilds what uses it.
+MJ_SRC  := $(wildcard host/mujoco/*.c)
+MJ_STAMP := $(BUILD)/mujoco-found
+ifneq ($(MUJOCO_FOUND),)
+MJ_OBJ  := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(MJ_SRC))
+MJ_CFLAGS := -DCLCONE_MUJOCO '-DCLCONE_MUJOCO_FROM="$(MUJOCO_FROM)"' $(MUJOCO_INC)
+MJ_LIBS := $(MUJOCO_LIBS)
+endif
+
 # One folder per layer, lowest first (docs/architecture.md); cli/ is the
-# program, the rest the library. The one list of them: check-layers reads it.
-LAYERS  := core io ref opencl solve world step output mpi cli
+# program, mpi/ and mujoco/ optional parts, the rest the library. The one
+# list of them: check-layers reads it.
+LAYERS  := core io ref opencl solve world step output mpi mujoco cli
 # cli_mpi.c is clcone-mpi's alone (CLI_MPI_OBJ below).
 CLI_SRC := $(filter-out host/cli/cli_mpi.c,$(wildcard host/cli/*.c))
 # mpi/ is a library part of its own (libclcone_mpi, `make mpi`): the
 # single-process library and CLI never link MPI.
 MPI_SRC := $(wildcard host/mpi/*.c)
-LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC),$(wildcard host/*/*.c))
+LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC) $(MJ_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
@@ -103,14 +141,26 @@ install: all
 	  clcone.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/clcone.pc
 
 CLI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(CLI_SRC))
-$(BUILD)/clcone: $(CLI_OBJ) $(BUILD)/libclcone.a
-	$(CC) $(CLI_OBJ) $(BUILD)/libclcone.a $(LDLIBS) -o $@
+$(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
+	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_LIBS) $(LDLIBS) -o $@
+
+# What includes MuJoCo's headers when found (private: not passed on to
+# prerequisites), rebuilt when that changes.
+MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o
+$(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
+$(MJ_USERS): $(MJ_STAMP)
+$(MJ_STAMP): FORCE | $(BUILD)/obj
+	@echo 'mujoco=$(or $(MUJOCO_FROM),no)' | cmp -s - $@ || echo 'mujoco=$(or $(MUJOCO_FROM),no)' > $@
+
+.PHONY: mujoco
+mujoco: $(MUJOCO_STAMP)
+	@$(MAKE) --no-print-directory $(BUILD)/clcone
 
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
 .PHONY: check-layers check-size
-check-layers: $(LIB_OBJ) $(CLI_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
+check-layers: $(LIB_OBJ) $(CLI_OBJ) $(MJ_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
 
 # No source file over 800 lines, no function over 120 (tools/check-size.sh).
@@ -127,8 +177,8 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 $(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
-$(BUILD)/tests: $(TEST_OBJ) $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(BUILD)/libclcone.a $(CHECK_LIBS) $(PNG_LIBS) $(LDLIBS) -o $@
+$(BUILD)/tests: $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
+	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_LIBS) $(CHECK_LIBS) $(PNG_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/obj $(BUILD)/tobj:
 	mkdir -p $@
@@ -180,7 +230,9 @@ deps:
 # (tests/test_install.c) installs from it and builds examples/ against it.
 test_env = CLCONE_CLI=$(1)/clcone CLCONE_ROOT=$(CURDIR) CLCONE_BUILD=$(1)
 
-test: check-deps
+# MuJoCo first (a failed pip only leaves the mujoco suite skipped), so
+# that the sub-make finds it.
+test: check-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone $(BUILD)/libclcone.so
 	$(call test_env,$(BUILD)) $(BUILD)/tests
 
@@ -235,27 +287,12 @@ clean:
 # Benchmarks (bench/): `make bench` builds bench/ against the static
 # library and writes bench/results/report.md with PNG plots (gnuplot).
 # BENCH_QUICK=1 runs the small version. The MuJoCo section (5) links
-# against MuJoCo 4 from PyPI: since 4.0 the `mujoco` package is Python on
-# top of `mujoco-core`, the wheel that ships libmujoco.so and the C
-# headers. pip installs that one into a venv under $(BUILD) (without its
-# Python dependencies, which the C library does not use) and the stamp
-# records where the wheel put them. When pip fails: Debian's libmujoco-dev
-# (2.2.2) if installed, else the report says the section was skipped.
+# against MuJoCo as the adapter does (MUJOCO_* above); without it the
+# report says the section was skipped.
 BENCH_DEPS := gnuplot-nox
 BENCH_SRC := $(wildcard bench/*.c)
-MUJOCO_PIP := mujoco-core==4.0.0
-MUJOCO_VENV := $(BUILD)/venv
-MUJOCO_STAMP := $(MUJOCO_VENV)/.mujoco
-MUJOCO_WHEEL_INC := $(shell sed -n 1p $(MUJOCO_STAMP) 2>/dev/null)
-MUJOCO_WHEEL_LIB := $(shell sed -n 2p $(MUJOCO_STAMP) 2>/dev/null)
-MUJOCO_H := $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
-ifneq ($(MUJOCO_WHEEL_LIB),)
-MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="the PyPI wheel $(MUJOCO_PIP) in $(MUJOCO_VENV)"' \
-	-isystem $(MUJOCO_WHEEL_INC)
-MUJOCO_LIBS := $(MUJOCO_WHEEL_LIB) -Wl,-rpath,$(dir $(MUJOCO_WHEEL_LIB))
-else ifneq ($(MUJOCO_H),)
-MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="Debian libmujoco-dev"' $(shell pkg-config --cflags mujoco 2>/dev/null)
-MUJOCO_LIBS := $(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco)
+ifneq ($(MUJOCO_FOUND),)
+MUJOCO_CFLAGS := -DBENCH_MUJOCO '-DBENCH_MUJOCO_FROM="$(MUJOCO_FROM)"' $(MUJOCO_INC)
 endif
 
 # Section 7 solves the Siconos problems with Siconos itself (numerics,
@@ -282,8 +319,8 @@ $(SICONOS_STAMP): FORCE
 	@mkdir -p $(BUILD)
 	@echo 'siconos=$(if $(SICONOS_H),yes,no)' | cmp -s - $@ || echo 'siconos=$(if $(SICONOS_H),yes,no)' > $@
 
-# A failed pip is not a failed bench: no stamp, the fallback above, and
-# the next `make bench` tries again.
+# A failed pip is not a failed bench or test run: no stamp, the fallback
+# above, and the next `make test` or `make bench` tries again.
 $(MUJOCO_STAMP):
 	@rm -f $@; \
 	if python3 -m venv $(MUJOCO_VENV) && $(MUJOCO_VENV)/bin/pip install -q --disable-pip-version-check \
@@ -294,8 +331,8 @@ $(MUJOCO_STAMP):
 	  hdr=$$(echo "$$files" | grep -m1 -E '^ *[^ ]*/include/mujoco/mujoco\.h$$' | tr -d ' '); \
 	  if [ -n "$$lib" ] && [ -n "$$hdr" ]; then \
 	    printf '%s\n%s\n' "$$loc/$${hdr%/mujoco/mujoco.h}" "$$loc/$$lib" > $@; \
-	  else echo "clcone bench: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; section 5 falls back" >&2; fi; \
-	else echo "clcone bench: pip install $(MUJOCO_PIP) failed; section 5 falls back to libmujoco-dev, if installed" >&2; fi
+	  else echo "clcone: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; falling back to libmujoco-dev, if installed" >&2; fi; \
+	else echo "clcone: pip install $(MUJOCO_PIP) failed; falling back to libmujoco-dev, if installed" >&2; fi
 
 .PHONY: bench-deps
 bench-deps: check-deps

@@ -28,6 +28,7 @@ static const char *const USAGE_MAIN =
     "               a clcone scene file)\n"
     "  gen NAME     write a generated scene (pile, stack, wall, grid, incline)\n"
     "  simulate S   time-step a scene, every contact solve on the device\n"
+    "  mujoco M     step a MuJoCo model with clcone as its constraint solver\n"
     "  export S     write a scene's contact problem as a Siconos .dat file\n"
     "  devices      list the OpenCL platforms and devices\n"
     "  solvers      which solver serves which model on which backend\n"
@@ -668,6 +669,7 @@ static int run_command(int argc, char **argv)
     if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
+    if (strcmp(cmd, "mujoco") == 0) return cmd_mujoco(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
     return EXIT_USAGE;
 }

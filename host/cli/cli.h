@@ -137,6 +137,11 @@ int cmd_simulate(int argc, char **argv);
  * with the reference. */
 int cmd_demo_pile(int argc, char **argv);
 
+/* host/cli/cli_mujoco.c */
+/* `clcone mujoco MODEL.xml --steps K ...`: steps a MuJoCo model with
+ * clcone as its constraint solver. */
+int cmd_mujoco(int argc, char **argv);
+
 /* host/cli/cli_plot.c */
 /* --png-size s of the picture png (NULL: no --png given, refused) as
  * "WxH" (both parsed; ranges are the library's to check); 0 or

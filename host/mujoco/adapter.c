@@ -1,0 +1,585 @@
+/* The MuJoCo adapter (mujoco/adapter.h). MuJoCo's dual at a state is
+ * min 1/2 f'(A + R) f + f'(J qacc_smooth - aref) over the rows' sets, A =
+ * J M^-1 J'. An elliptic contact of condim 3 has the dual cone
+ * ||(f1, f2)|| <= friction[0] f0 (its rows normal, tangent, tangent; impratio
+ * only scales R of the tangent rows): clcone's K_mu with mu = friction[0],
+ * and the whole problem is clcone's soft model with R = efc_R and
+ * a_ref = efc_aref given. A joint or tendon limit or a frictionless
+ * contact (f >= 0) is a block with mu = 0, whose two idle rows the cone
+ * holds at 0. */
+#define _POSIX_C_SOURCE 200809L
+#include "mujoco/adapter.h"
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A block's identity from step to step, for the warm start: a contact by
+ * its geom pair and its rank among that pair's contacts, a limit by its
+ * constraint type and object. */
+typedef struct mj_key {
+    int type, a, b, rank;
+} mj_key;
+
+/* A block's key and forces; the key first, so that cmp_key compares both. */
+typedef struct mj_warm {
+    mj_key k;
+    double r[3];
+} mj_warm;
+
+struct clcone_mujoco {
+    clcone_context *ctx;
+    clcone_options o;
+    char label[256];
+    int nprev;
+    mj_warm *prev; /* last step's blocks, sorted by key */
+};
+
+static const char *row_kind(int type)
+{
+    switch (type) {
+    case mjCNSTR_EQUALITY: return "equality";
+    case mjCNSTR_FRICTION_DOF: return "dof friction loss";
+    case mjCNSTR_FRICTION_TENDON: return "tendon friction loss";
+    case mjCNSTR_LIMIT_JOINT: return "joint limit";
+    case mjCNSTR_LIMIT_TENDON: return "tendon limit";
+    case mjCNSTR_CONTACT_FRICTIONLESS: return "frictionless contact";
+    case mjCNSTR_CONTACT_PYRAMIDAL: return "pyramidal contact";
+    default: return "elliptic contact";
+    }
+}
+
+/* Rows of row i's block in clcone: 3 for an elliptic condim-3 contact with
+ * one friction coefficient, 1 for a limit or frictionless contact, 0 for
+ * a kind clcone does not solve yet. */
+static int block_rows(const mjData *d, int i)
+{
+    switch (d->efc_type[i]) {
+    case mjCNSTR_LIMIT_JOINT:
+    case mjCNSTR_LIMIT_TENDON:
+    case mjCNSTR_CONTACT_FRICTIONLESS: return 1;
+    case mjCNSTR_CONTACT_ELLIPTIC: {
+        const mjContact *c = &d->contact[d->efc_id[i]];
+        return c->dim == 3 && c->friction[0] == c->friction[1] ? 3 : 0;
+    }
+    default: return 0;
+    }
+}
+
+/* Rows a MuJoCo constraint takes: an elliptic contact its dim, a
+ * pyramidal one 2 (dim - 1), everything else 1. */
+static int mj_rows(const mjData *d, int i)
+{
+    const mjContact *c = d->efc_type[i] >= mjCNSTR_CONTACT_PYRAMIDAL ? &d->contact[d->efc_id[i]] : NULL;
+    if (!c) return 1;
+    return d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC ? c->dim : (c->dim > 1 ? 2 * (c->dim - 1) : 1);
+}
+
+/* CLCONE_ENOTSUP naming every unsupported kind with its count, or OK. */
+static clcone_status check_rows(const mjData *d, const char *label, clcone_error *err)
+{
+    /* per mjtConstraint, and elliptic contacts per condim (1, 3, 4, 6) */
+    int count[mjCNSTR_CONTACT_ELLIPTIC + 1] = {0}, ell[7] = {0}, first = -1;
+    char list[600] = "";
+    size_t len = 0;
+    for (int i = 0; i < d->nefc; i += mj_rows(d, i)) {
+        if (block_rows(d, i)) continue;
+        if (first < 0) first = i;
+        if (d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) {
+            const mjContact *c = &d->contact[d->efc_id[i]];
+            ++ell[c->dim >= 1 && c->dim <= 6 ? c->dim : 0];
+        } else ++count[d->efc_type[i]];
+    }
+    if (first < 0) return CLCONE_OK;
+    for (int t = 0; t < mjCNSTR_CONTACT_ELLIPTIC; ++t)
+        if (count[t] && len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", row_kind(t), count[t]);
+    for (int k = 0; k < 7; ++k)
+        if (ell[k] && len < sizeof list)
+            len += (size_t)snprintf(list + len, sizeof list - len, "%selliptic contact of condim %d%s: %d",
+                                    len ? ", " : "", k, k == 3 ? " with two friction coefficients" : "", ell[k]);
+    return clcone_fail(err, CLCONE_ENOTSUP,
+                       "%s: constraints clcone does not solve yet (kind: count) %s; the first at row %d of %d; "
+                       "supported: elliptic contacts of condim 3, frictionless contacts, joint and tendon limits",
+                       label, list, first, d->nefc);
+}
+
+/* The blocks of d's rows: row[b] their first row, nrow[b] 1 or 3. */
+static int count_blocks(const mjData *d, int *row, int *nrow)
+{
+    int nb = 0;
+    for (int i = 0; i < d->nefc; i += block_rows(d, i)) {
+        if (row) {
+            row[nb] = i;
+            nrow[nb] = block_rows(d, i);
+        }
+        ++nb;
+    }
+    return nb;
+}
+
+static int cmp_int(const void *x, const void *y)
+{
+    int a = *(const int *)x, b = *(const int *)y;
+    return (a > b) - (a < b);
+}
+
+/* The nonzero columns of each row of J (CSR: jp, jc) and J as dense rows
+ * (nefc x nv), from MuJoCo's sparse or dense layout. */
+static clcone_status jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err)
+{
+    int nv = (int)m->nv, nefc = d->nefc, nnz = 0;
+    if (mj_isSparse(m)) {
+        for (int i = 0; i < nefc; ++i)
+            for (int k = 0; k < d->efc_J_rownnz[i]; ++k) {
+                int a = d->efc_J_rowadr[i] + k;
+                Jd[(size_t)i * nv + d->efc_J_colind[a]] = d->efc_J[a];
+            }
+    } else memcpy(Jd, d->efc_J, sizeof(double) * (size_t)nefc * (size_t)nv);
+    for (size_t k = 0; k < (size_t)nefc * (size_t)nv; ++k) nnz += Jd[k] != 0;
+    *jp = clcone_calloc((size_t)nefc + 1, sizeof **jp, err, "MuJoCo Jacobian rows");
+    *jc = clcone_calloc((size_t)nnz + 1, sizeof **jc, err, "MuJoCo Jacobian columns");
+    if (!*jp || !*jc) return CLCONE_ENOMEM;
+    for (int i = 0, n = 0; i < nefc; ++i) {
+        for (int v = 0; v < nv; ++v)
+            if (Jd[(size_t)i * nv + v] != 0) (*jc)[n++] = v;
+        (*jp)[i + 1] = n;
+    }
+    return CLCONE_OK;
+}
+
+/* Every MuJoCo input of the problem is finite, else EINVAL naming the row. */
+static clcone_status check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
+                                  const char *label, clcone_error *err)
+{
+    for (int i = 0; i < d->nefc; ++i) {
+        const char *what = !isfinite(d->efc_R[i]) ? "R" : !isfinite(d->efc_aref[i]) ? "aref"
+                           : !isfinite(Jqs[i])    ? "J qacc_smooth" : NULL;
+        for (int v = 0; !what && v < (int)m->nv; ++v)
+            if (!isfinite(Jd[(size_t)i * m->nv + v])) what = "J";
+        if (what)
+            return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
+                               row_kind(d->efc_type[i]), what);
+    }
+    return CLCONE_OK;
+}
+
+/* Blocks b and c share a kinematic tree, so A couples them: per block its
+ * trees (a mark per tree), then per tree the blocks on it. Fills the
+ * block-CSR structure of p (allocated here). */
+static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+                               const int *nrow, clcone_problem *p, clcone_error *err)
+{
+    int nt = (int)m->ntree, *tp = NULL, *tb = NULL, *mark = NULL, *cols = NULL, *bt = NULL, *btp = NULL, nbt = 0;
+    clcone_status s = CLCONE_ENOMEM;
+    tp = clcone_calloc((size_t)nt + 2, sizeof *tp, err, "tree lists");
+    mark = clcone_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
+    cols = clcone_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
+    btp = clcone_calloc((size_t)nb + 1, sizeof *btp, err, "block trees");
+    bt = clcone_calloc((size_t)jp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
+    if (!tp || !mark || !cols || !btp || !bt) goto out;
+    for (int t = 0; t < nt; ++t) mark[t] = -1;
+    for (int b = 0; b < nb; ++b) {
+        for (int i = row[b]; i < row[b] + nrow[b]; ++i)
+            for (int k = jp[i]; k < jp[i + 1]; ++k) {
+                int t = m->dof_treeid[jc[k]];
+                if (mark[t] != b) {
+                    mark[t] = b;
+                    bt[nbt++] = t;
+                    ++tp[t + 1];
+                }
+            }
+        btp[b + 1] = nbt;
+    }
+    for (int t = 0; t < nt; ++t) tp[t + 1] += tp[t];
+    tb = clcone_calloc((size_t)tp[nt] + 1, sizeof *tb, err, "tree blocks");
+    if (!tb) goto out;
+    {
+        int *fill = clcone_calloc((size_t)nt + 1, sizeof *fill, err, "tree fill");
+        if (!fill) goto out;
+        for (int b = 0; b < nb; ++b)
+            for (int k = btp[b]; k < btp[b + 1]; ++k) tb[tp[bt[k]] + fill[bt[k]]++] = b;
+        free(fill);
+    }
+    /* two passes: count each block row's neighbours, then list them sorted */
+    for (int pass = 0; pass < 2; ++pass) {
+        int nnzb = 0;
+        for (int c = 0; c < nb; ++c) mark[c] = -1;
+        for (int b = 0; b < nb; ++b) {
+            int n = 0;
+            mark[b] = b; /* the diagonal block, also for a row of J = 0 */
+            cols[n++] = b;
+            for (int k = btp[b]; k < btp[b + 1]; ++k)
+                for (int j = tp[bt[k]]; j < tp[bt[k] + 1]; ++j)
+                    if (mark[tb[j]] != b) {
+                        mark[tb[j]] = b;
+                        cols[n++] = tb[j];
+                    }
+            if (pass == 1) {
+                qsort(cols, (size_t)n, sizeof *cols, cmp_int);
+                memcpy(p->col + p->row_ptr[b], cols, sizeof *cols * (size_t)n);
+                p->row_ptr[b + 1] = p->row_ptr[b] + n;
+            }
+            nnzb += n;
+        }
+        if (pass == 0 && (s = clcone_problem_alloc(p, nb, nnzb, err))) goto out;
+    }
+    s = CLCONE_OK;
+out:
+    free(tp);
+    free(tb);
+    free(mark);
+    free(cols);
+    free(bt);
+    free(btp);
+    return s;
+}
+
+static int find_block(const clcone_problem *p, int i, int j)
+{
+    const int *c = bsearch(&j, p->col + p->row_ptr[i], (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]), sizeof j, cmp_int);
+    return c ? (int)(c - p->col) : -1;
+}
+
+/* W's values: A_rs = J_r . (M^-1 J_s') on the blocks' real rows, computed
+ * once per pair (b <= c) and mirrored, so W is symmetric to the bit; an
+ * idle row's diagonal is its block's normal diagonal (W_nn > 0 and the
+ * step sizes of the normal row). */
+static void fill_w(const mjModel *m, const double *X, const double *Jd, const int *jp, const int *jc,
+                   const int *row, const int *nrow, clcone_problem *p)
+{
+    size_t nv = (size_t)m->nv;
+    for (int b = 0; b < p->n; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], t;
+            if (c < b) continue;
+            t = find_block(p, c, b);
+            for (int x = 0; x < nrow[b]; ++x)
+                for (int y = 0; y < nrow[c]; ++y) {
+                    int r = row[b] + x;
+                    double s = 0;
+                    for (int e = jp[r]; e < jp[r + 1]; ++e) s += Jd[r * nv + jc[e]] * X[(row[c] + y) * nv + jc[e]];
+                    p->blocks[9 * (size_t)k + 3 * x + y] = s;
+                    p->blocks[9 * (size_t)t + 3 * y + x] = s;
+                }
+            if (c == b && nrow[b] == 1) p->blocks[9 * (size_t)k + 4] = p->blocks[9 * (size_t)k + 8] = p->blocks[9 * (size_t)k];
+        }
+}
+
+clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
+                                    double **R, double **aref, int **row, clcone_error *err)
+{
+    int nefc = d->nefc, nb, *nrow = NULL, *jp = NULL, *jc = NULL;
+    size_t nv = (size_t)m->nv;
+    double *Jd = NULL, *X = NULL, *Jqs = NULL;
+    clcone_status s;
+    memset(p, 0, sizeof *p);
+    *R = *aref = NULL;
+    *row = NULL;
+    if ((s = check_rows(d, label, err))) return s;
+    if (nefc == 0) return clcone_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
+    nb = count_blocks(d, NULL, NULL);
+    s = CLCONE_ENOMEM;
+    *row = clcone_calloc((size_t)nb, sizeof **row, err, "block rows");
+    nrow = clcone_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
+    *R = clcone_calloc(3 * (size_t)nb, sizeof **R, err, "R");
+    *aref = clcone_calloc(3 * (size_t)nb, sizeof **aref, err, "a_ref");
+    Jd = clcone_calloc((size_t)nefc * nv, sizeof *Jd, err, "dense Jacobian");
+    X = clcone_calloc((size_t)nefc * nv, sizeof *X, err, "M^-1 J'");
+    Jqs = clcone_calloc((size_t)nefc, sizeof *Jqs, err, "J qacc_smooth");
+    if (!*row || !nrow || !*R || !*aref || !Jd || !X || !Jqs) goto out;
+    count_blocks(d, *row, nrow);
+    if ((s = jacobian(m, d, Jd, &jp, &jc, err))) goto out;
+    mj_mulJacVec(m, d, Jqs, d->qacc_smooth);
+    if ((s = check_finite(m, d, Jd, Jqs, label, err))) goto out;
+    mj_solveM(m, d, X, Jd, nefc);
+    if ((s = structure(m, jp, jc, nb, *row, nrow, p, err))) goto out;
+    fill_w(m, X, Jd, jp, jc, *row, nrow, p);
+    for (int b = 0; b < nb; ++b) {
+        int r0 = (*row)[b], contact = d->efc_type[r0] >= mjCNSTR_CONTACT_FRICTIONLESS;
+        p->mu[b] = nrow[b] == 3 ? d->contact[d->efc_id[r0]].friction[0] : 0.0;
+        for (int x = 0; x < nrow[b]; ++x) {
+            double Ri = d->efc_R[r0 + x], ai = d->efc_aref[r0 + x];
+            p->q[3 * b + x] = Jqs[r0 + x];
+            if (!coulomb) {
+                (*R)[3 * b + x] = Ri;
+                (*aref)[3 * b + x] = ai;
+                continue;
+            }
+            /* exact Coulomb on contacts; a limit keeps MuJoCo's R, in W */
+            p->q[3 * b + x] -= ai;
+            if (!contact) p->blocks[9 * (size_t)find_block(p, b, b) + 4 * x] += Ri;
+        }
+    }
+    s = clcone_problem_validate(p, err);
+    if (s) {
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
+    }
+out:
+    free(nrow);
+    free(jp);
+    free(jc);
+    free(Jd);
+    free(X);
+    free(Jqs);
+    if (s) {
+        clcone_problem_free(p);
+        free(*R);
+        free(*aref);
+        free(*row);
+        *R = *aref = NULL;
+        *row = NULL;
+    }
+    return s;
+}
+
+clcone_status clcone_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
+                                   clcone_mujoco **out, clcone_error *err)
+{
+    clcone_mujoco *a;
+    *out = NULL;
+    if (o->model != CLCONE_MODEL_SOFT && o->model != CLCONE_MODEL_COULOMB)
+        return clcone_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
+                                                "a_ref) or coulomb (R = 0 on contacts), not %s",
+                           clcone_model_name(o->model));
+    a = clcone_calloc(1, sizeof *a, err, "the MuJoCo adapter");
+    if (!a) return CLCONE_ENOMEM;
+    a->ctx = ctx;
+    a->o = *o;
+    snprintf(a->label, sizeof a->label, "%s", label ? label : "MuJoCo model");
+    *out = a;
+    return CLCONE_OK;
+}
+
+void clcone_mujoco_free(clcone_mujoco *a)
+{
+    if (!a) return;
+    free(a->prev);
+    free(a);
+}
+
+static int cmp_key(const void *x, const void *y)
+{
+    const mj_key *a = x, *b = y;
+    if (a->type != b->type) return a->type < b->type ? -1 : 1;
+    if (a->a != b->a) return a->a < b->a ? -1 : 1;
+    if (a->b != b->b) return a->b < b->b ? -1 : 1;
+    return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static void block_keys(const mjData *d, const int *row, int nb, mj_key *key)
+{
+    for (int b = 0; b < nb; ++b) {
+        int i = row[b], t = d->efc_type[i];
+        key[b] = (mj_key){t, d->efc_id[i], -1, 0};
+        if (t < mjCNSTR_CONTACT_FRICTIONLESS) continue;
+        key[b].a = d->contact[d->efc_id[i]].geom[0];
+        key[b].b = d->contact[d->efc_id[i]].geom[1];
+        /* MuJoCo lists a pair's contacts one after another */
+        if (b > 0 && key[b - 1].type == t && key[b - 1].a == key[b].a && key[b - 1].b == key[b].b)
+            key[b].rank = key[b - 1].rank + 1;
+    }
+}
+
+/* Last step's forces of the blocks still there (matched by key) as r0. */
+static int warm_start(const clcone_mujoco *a, const mj_key *key, int nb, double *r0)
+{
+    int matched = 0;
+    for (int b = 0; b < nb; ++b) {
+        const mj_warm *w = a->nprev ? bsearch(&key[b], a->prev, (size_t)a->nprev, sizeof *a->prev, cmp_key) : NULL;
+        for (int x = 0; x < 3; ++x) r0[3 * b + x] = w ? w->r[x] : 0.0;
+        matched += w != NULL;
+    }
+    return matched;
+}
+
+/* Keeps this step's keys and forces, sorted by key, for the next. */
+static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, int nb, clcone_error *err)
+{
+    mj_warm *w = clcone_calloc((size_t)nb + 1, sizeof *w, err, "warm-start forces");
+    if (!w) return CLCONE_ENOMEM;
+    for (int b = 0; b < nb; ++b) {
+        w[b].k = key[b];
+        memcpy(w[b].r, r + 3 * b, sizeof w[b].r);
+    }
+    qsort(w, (size_t)nb, sizeof *w, cmp_key);
+    free(a->prev);
+    a->prev = w;
+    a->nprev = nb;
+    return CLCONE_OK;
+}
+
+static double max_abs(const double *x, int n)
+{
+    double v = 0;
+    for (int i = 0; i < n; ++i) v = fmax(v, fabs(x[i]));
+    return v;
+}
+
+/* max |x - y| / max(max |y|, max |scale|). */
+static double rel_diff(const double *x, const double *y, const double *scale, int n)
+{
+    double dmax = 0, ymax = fmax(max_abs(y, n), max_abs(scale, n));
+    for (int i = 0; i < n; ++i) dmax = fmax(dmax, fabs(x[i] - y[i]));
+    return ymax > 0 ? dmax / ymax : dmax;
+}
+
+/* MuJoCo's outputs of a constraint solve from the forces r of the blocks:
+ * efc_force, efc_state (as MuJoCo's dual solvers set it), efc_b,
+ * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
+static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, const int *row, const double *r)
+{
+    int nv = (int)m->nv;
+    for (int b = 0; b < p->n; ++b) {
+        int i = row[b];
+        if (d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC) {
+            d->efc_force[i] = r[3 * b];
+            d->efc_state[i] = r[3 * b] > 0 ? mjCNSTRSTATE_QUADRATIC : mjCNSTRSTATE_SATISFIED;
+            continue;
+        }
+        for (int x = 0; x < 3; ++x) d->efc_force[i + x] = r[3 * b + x];
+        {
+            double fn = r[3 * b], ft = hypot(r[3 * b + 1], r[3 * b + 2]);
+            int st = !(fn > 0) ? mjCNSTRSTATE_SATISFIED
+                     : ft >= p->mu[b] * fn * (1 - 1e-12) && ft > 0 ? mjCNSTRSTATE_CONE : mjCNSTRSTATE_QUADRATIC;
+            for (int x = 0; x < 3; ++x) d->efc_state[i + x] = st;
+        }
+    }
+    mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
+    for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
+    mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
+    mj_solveM(m, d, d->qacc, d->qfrc_constraint, 1);
+    for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
+}
+
+/* The constraint stage of a step: MuJoCo's solver first when comparing,
+ * then clcone's, whose outputs stay in d. */
+static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                       clcone_mujoco_stats *st, clcone_error *err)
+{
+    int nefc = d->nefc, nv = (int)m->nv, *row = NULL;
+    clcone_problem p;
+    double *R = NULL, *aref = NULL, *r = NULL, *fmj = NULL, *amj = NULL, t0;
+    mj_key *key = NULL;
+    clcone_plan *plan = NULL;
+    clcone_result res = {0};
+    clcone_options o = a->o;
+    clcone_status s;
+    if (nefc == 0) { /* MuJoCo's own shortcut: nothing to solve */
+        mj_fwdConstraint(m, d);
+        a->nprev = 0; /* the next step's contacts are new */
+        if (compare) st->force_rel_diff = st->qacc_rel_diff = 0;
+        return CLCONE_OK;
+    }
+    if (compare) {
+        fmj = clcone_calloc((size_t)nefc, sizeof *fmj, err, "MuJoCo's forces");
+        amj = clcone_calloc((size_t)nv, sizeof *amj, err, "MuJoCo's qacc");
+        if (!fmj || !amj) {
+            s = CLCONE_ENOMEM;
+            goto out;
+        }
+        t0 = clcone_now_ms();
+        mj_fwdConstraint(compare, d);
+        st->mujoco_ms = clcone_now_ms() - t0;
+        memcpy(fmj, d->efc_force, sizeof *fmj * (size_t)nefc);
+        memcpy(amj, d->qacc, sizeof *amj * (size_t)nv);
+    }
+    t0 = clcone_now_ms();
+    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &p, &R, &aref, &row, err)))
+        goto out;
+    st->blocks = p.n;
+    key = clcone_calloc((size_t)p.n, sizeof *key, err, "block keys");
+    r = clcone_calloc(3 * (size_t)p.n, sizeof *r, err, "forces");
+    if (!key || !r) {
+        s = CLCONE_ENOMEM;
+        goto done;
+    }
+    block_keys(d, row, p.n, key);
+    st->warm_matched = warm_start(a, key, p.n, r);
+    o.warm_start = 1;
+    if (o.model == CLCONE_MODEL_SOFT) {
+        o.soft_R = R;
+        o.soft_aref = aref;
+    }
+    if ((s = clcone_plan_create(a->ctx, &p, &o, &plan, err))) goto done;
+    st->setup_ms = clcone_now_ms() - t0;
+    if ((s = clcone_plan_solve(plan, r, &res, err))) goto done;
+    st->res = res.items[0];
+    for (int i = 0; i < 3 * p.n; ++i)
+        if (!isfinite(r[i])) {
+            s = clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
+                                                "%s, not applied",
+                            a->label, i / 3, row_kind(d->efc_type[row[i / 3]]), row[i / 3],
+                            clcone_run_status_name(st->res.status));
+            goto done;
+        }
+    write_back(m, d, &p, row, r);
+    if (compare) {
+        /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
+         * constraint: measured against the larger of the two terms */
+        st->force_rel_diff = rel_diff(d->efc_force, fmj, fmj, nefc);
+        st->qacc_rel_diff = rel_diff(d->qacc, amj, d->qacc_smooth, nv);
+    }
+    s = remember(a, key, r, p.n, err);
+done:
+    clcone_plan_free(plan);
+    clcone_result_free(&res);
+    clcone_problem_free(&p);
+out:
+    free(R);
+    free(aref);
+    free(row);
+    free(key);
+    free(r);
+    free(fmj);
+    free(amj);
+    return s;
+}
+
+clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                 clcone_mujoco_stats *st, clcone_error *err)
+{
+    clcone_status s;
+    int npos, nvel;
+    memset(st, 0, sizeof *st);
+    st->force_rel_diff = st->qacc_rel_diff = -1;
+    /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
+    if (m->opt.integrator == mjINT_RK4)
+        return clcone_fail(err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
+                                                "Euler, implicit or implicitfast",
+                           a->label);
+    if (m->opt.noslip_iterations > 0)
+        return clcone_fail(err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
+                                                "not done by clcone; set it to 0",
+                           a->label, m->opt.noslip_iterations);
+    npos = d->warning[mjWARN_BADQPOS].number;
+    nvel = d->warning[mjWARN_BADQVEL].number;
+    mj_step1(m, d);
+    /* mj_checkPos and mj_checkVel reset a state with a NaN or a huge value
+     * to the model's initial one, with a warning: stepping on from there
+     * would be a silently different run */
+    if (d->warning[mjWARN_BADQPOS].number > npos || d->warning[mjWARN_BADQVEL].number > nvel) {
+        int w = d->warning[mjWARN_BADQPOS].number > npos ? mjWARN_BADQPOS : mjWARN_BADQVEL;
+        return clcone_fail(err, CLCONE_EINVAL, "%s: %s MuJoCo reset the state to the initial one; not stepped",
+                           a->label, mju_warningText(w, (size_t)d->warning[w].lastinfo));
+    }
+    mj_fwdActuation(m, d);
+    mj_fwdAcceleration(m, d);
+    /* the effective metric (M + K) is not M: mj_solveM would be wrong */
+    if (d->efm_active)
+        return clcone_fail(err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is active; "
+                                                "clcone forms J M^-1 J' with M alone",
+                           a->label);
+    st->nefc = d->nefc;
+    st->ncon = d->ncon;
+    if ((s = solve_constraints(a, m, d, compare, st, err))) return s;
+    d->flg_rnepost = 0; /* as mj_step2: sensors recompute what reads the forces */
+    mj_sensorAcc(m, d);
+    mj_checkAcc(m, d);
+    if (m->opt.integrator == mjINT_IMPLICIT || m->opt.integrator == mjINT_IMPLICITFAST) mj_implicit(m, d);
+    else mj_Euler(m, d);
+    return CLCONE_OK;
+}

@@ -1,0 +1,64 @@
+/* The MuJoCo adapter: MuJoCo's constraint problem solved by clcone.
+ *
+ * MuJoCo has no solver hook, so clcone_mujoco_step runs mj_step's stages
+ * itself (mj_step1, actuation, smooth acceleration), solves MuJoCo's dual
+ * at that state with clcone, writes MuJoCo's constraint outputs and lets
+ * MuJoCo finish the step (sensors, integrator). Built only when the
+ * Makefile found MuJoCo (CLCONE_MUJOCO); linked into the CLI and the
+ * tests, not into libclcone. */
+#ifndef CLCONE_MUJOCO_ADAPTER_H
+#define CLCONE_MUJOCO_ADAPTER_H
+
+#include <clcone/clcone.h>
+#include <mujoco/mujoco.h>
+
+/* What one step solved. */
+typedef struct clcone_mujoco_stats {
+    int nefc;                /* MuJoCo's constraint rows */
+    int ncon;                /* MuJoCo's contacts */
+    int blocks;              /* clcone's blocks (a contact or a 1-row limit) */
+    int warm_matched;        /* blocks started from last step's forces */
+    clcone_prob_result res;  /* clcone's solve (status, iters, error, time) */
+    double setup_ms;         /* forming A and the plan, outside res.time_ms */
+    /* against MuJoCo's own solver at the same state (a compare model was
+     * given): max |f - f_mj| / max |f_mj|, and max |qacc - qacc_mj| /
+     * max(max |qacc_mj|, max |qacc_smooth|) (resting bodies have qacc ~ 0,
+     * the two terms cancelled); -1 otherwise, 0 on a step without rows */
+    double force_rel_diff, qacc_rel_diff;
+    double mujoco_ms;        /* MuJoCo's mj_fwdConstraint with the compare
+                                model's options, else 0 */
+} clcone_mujoco_stats;
+
+typedef struct clcone_mujoco clcone_mujoco;
+
+/* An adapter solving on ctx (NULL: the CPU reference) with the options o
+ * (model soft: MuJoCo's own R and a_ref; coulomb: R = 0 on the contact
+ * rows, exact Coulomb; other fields as for clcone_solve; warm_start is the
+ * adapter's). label names the model in messages (its file). */
+clcone_status clcone_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
+                                   clcone_mujoco **out, clcone_error *err);
+void clcone_mujoco_free(clcone_mujoco *a);
+
+/* One mj_step of (m, d) with clcone as the constraint solver, warm-started
+ * from the forces of the blocks that were there last step. compare, when
+ * not NULL, is a copy of m whose solver options MuJoCo's own solver runs
+ * with at the same state first (st's differences). Rows clcone does not
+ * solve yet (equality, friction loss, pyramidal contacts, elliptic
+ * contacts of condim 4 or 6) are CLCONE_ENOTSUP naming the kinds and their
+ * counts; non-finite MuJoCo data CLCONE_EINVAL naming the row; d is then
+ * left after the smooth acceleration, not stepped. A qpos or qvel that
+ * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. */
+clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                 clcone_mujoco_stats *st, clcone_error *err);
+
+/* MuJoCo's dual at d's current stage (after mj_fwdAcceleration) as a
+ * clcone problem: one block per elliptic condim-3 contact (its three rows)
+ * or per 1-row constraint (mu = 0, two idle rows), W = J M^-1 J' formed
+ * with mj_solveM, q = J qacc_smooth; R and a_ref (3 per block) MuJoCo's
+ * efc_R and efc_aref; coulomb: R = 0 on contact rows, the limit rows' R
+ * added to W and a_ref taken into q (R, aref then 0). row[b] is block b's
+ * first efc row. The caller frees p, R, aref and row (free()). */
+clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
+                                    double **R, double **aref, int **row, clcone_error *err);
+
+#endif

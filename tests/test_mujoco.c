@@ -1,0 +1,397 @@
+/* The MuJoCo adapter (host/mujoco/) and `clcone mujoco`, against MuJoCo's
+ * own solver at the same states. Built with MuJoCo when the Makefile found
+ * it (`make test` installs the PyPI wheel); without it the suite says so
+ * and holds one test that checks the CLI says how to get it. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <clcone/clcone.h>
+#include "testutil.h"
+
+#ifdef CLCONE_MUJOCO
+#include "mujoco/adapter.h"
+
+/* Contacts only: three spheres and a box dropped on a plane, elliptic
+ * cones of condim 3, impratio 3 (R of the tangent rows a third of the
+ * normal's, so a wrong R shows), a sliding box (initial velocity). */
+static const char CONTACT_XML[] =
+    "<mujoco model=\"clcone_contacts\">\n"
+    "  <option timestep=\"0.005\" cone=\"elliptic\" impratio=\"3\"/>\n"
+    "  <default><geom condim=\"3\" friction=\"0.6 0.005 0.0001\"/></default>\n"
+    "  <worldbody>\n"
+    "    <geom type=\"plane\" size=\"5 5 0.1\"/>\n"
+    "    <body pos=\"0 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"0.15 0 0.3\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"-0.3 0.1 0.12\"><freejoint/><geom type=\"sphere\" size=\"0.12\" friction=\"0.3 0 0\"/></body>\n"
+    "    <body pos=\"0.6 0 0.1\"><joint type=\"free\"/><geom type=\"box\" size=\"0.1 0.1 0.1\"/></body>\n"
+    "  </worldbody>\n"
+    "  <keyframe><key qvel=\"0 0 0 0 0 0  0 0 0 0 0 0  0 0 0 0 0 0  1 0 0 0 0 0\"/></keyframe>\n"
+    "</mujoco>\n";
+
+/* A hinged arm with a joint limit that it swings into, beside a sphere on
+ * the floor without friction (condim 1 on both geoms): limit rows and a
+ * frictionless contact, 1-row blocks, in one problem. */
+static const char LIMIT_XML[] =
+    "<mujoco model=\"clcone_limit\">\n"
+    "  <option timestep=\"0.005\" cone=\"elliptic\"/>\n"
+    "  <worldbody>\n"
+    "    <geom type=\"plane\" size=\"5 5 0.1\" condim=\"1\"/>\n"
+    "    <body pos=\"0 0 1\"><joint type=\"hinge\" axis=\"0 1 0\" limited=\"true\" range=\"-20 20\"/>\n"
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0.5 0 0\" size=\"0.05\" contype=\"0\" conaffinity=\"0\"/></body>\n"
+    "    <body pos=\"1 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" condim=\"1\"/></body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+/* A connect equality: a row kind clcone does not solve yet. */
+static const char EQUALITY_XML[] =
+    "<mujoco model=\"clcone_equality\">\n"
+    "  <worldbody>\n"
+    "    <body name=\"a\" pos=\"0 0 1\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "  </worldbody>\n"
+    "  <equality><connect body1=\"a\" anchor=\"0 0 0\"/></equality>\n"
+    "</mujoco>\n";
+
+typedef struct mj_fixture {
+    char path[64];
+    mjModel *m, *mc;
+    mjData *d;
+} mj_fixture;
+
+static void mj_open(mj_fixture *f, const char *xml, int key)
+{
+    char err[1000];
+    snprintf(f->path, sizeof f->path, "%s", test_write_temp(xml, strlen(xml)));
+    f->m = mj_loadXML(f->path, NULL, err, sizeof err);
+    ck_assert_msg(f->m != NULL, "MuJoCo cannot load the test model: %s", err);
+    f->d = mj_makeData(f->m);
+    ck_assert_ptr_nonnull(f->d);
+    if (key >= 0) mj_resetDataKeyframe(f->m, f->d, key);
+    f->mc = mj_copyModel(NULL, f->m);
+    f->mc->opt.solver = mjSOL_NEWTON;
+    f->mc->opt.tolerance = 1e-10;
+    f->mc->opt.iterations = 1000;
+}
+
+static void mj_close(mj_fixture *f)
+{
+    mj_deleteData(f->d);
+    mj_deleteModel(f->mc);
+    mj_deleteModel(f->m);
+    unlink(f->path);
+}
+
+/* Steps f's model K times with the adapter (on ctx, tol) against
+ * MuJoCo's Newton at each state; the largest differences, the most
+ * contacts and the most 1-row constraints (limits, frictionless contacts)
+ * seen. */
+static void step_compare(mj_fixture *f, clcone_context *ctx, clcone_model model, int K, double tol, double *fdiff,
+                         double *adiff, int *max_contacts, int *max_rows)
+{
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    clcone_options_default(&o);
+    o.model = model;
+    o.tol = tol;
+    ck_assert_msg(clcone_mujoco_create(ctx, &o, f->path, &a, &e) == CLCONE_OK, "%s", e.msg);
+    *fdiff = *adiff = 0;
+    *max_contacts = *max_rows = 0;
+    for (int k = 0; k < K; ++k) {
+        ck_assert_msg(clcone_mujoco_step(a, f->m, f->d, f->mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        if (st.blocks) ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s", k, st.res.reason);
+        *fdiff = fmax(*fdiff, st.force_rel_diff);
+        *adiff = fmax(*adiff, st.qacc_rel_diff);
+        if (st.ncon > *max_contacts) *max_contacts = st.ncon;
+        {
+            int n1 = 0;
+            for (int i = 0; i < f->d->nefc; ++i) n1 += f->d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC;
+            if (n1 > *max_rows) *max_rows = n1;
+        }
+    }
+    clcone_mujoco_free(a);
+}
+
+/* W + R of the adapter's problem is MuJoCo's own efc_AR (J M^-1 J' + R,
+ * mj_projectConstraint) and q - a_ref its efc_b, entry by entry. */
+START_TEST(problem_is_mujocos_dual)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_problem p;
+    clcone_error e;
+    double *R, *aref, *b;
+    int *row, nefc;
+    mj_open(&f, CONTACT_XML, 0);
+    f.m->opt.jacobian = mjJAC_DENSE;
+    f.m->opt.solver = mjSOL_PGS; /* MuJoCo keeps efc_AR for its dual solver */
+    for (int k = 0; k < 40; ++k) mj_step(f.m, f.d);
+    mj_forward(f.m, f.d);
+    mj_projectConstraint(f.m, f.d);
+    nefc = f.d->nefc;
+    ck_assert_int_ge(f.d->ncon, 3);
+    ck_assert_int_eq(clcone_mujoco_problem(f.m, f.d, 0, f.path, &p, &R, &aref, &row, &e), CLCONE_OK);
+    ck_assert_int_eq(p.n, f.d->ncon);
+    b = calloc((size_t)nefc, sizeof *b);
+    ck_assert_ptr_nonnull(b);
+    for (int i = 0; i < p.n; ++i)
+        for (int j = 0; j < p.n; ++j) {
+            int k = -1;
+            for (int t = p.row_ptr[i]; t < p.row_ptr[i + 1]; ++t)
+                if (p.col[t] == j) k = t;
+            for (int x = 0; x < 3; ++x)
+                for (int y = 0; y < 3; ++y) {
+                    double w = (k >= 0 ? p.blocks[9 * k + 3 * x + y] : 0) + (i == j && x == y ? R[3 * i + x] : 0);
+                    double ar = f.d->efc_AR[(size_t)(3 * i + x) * nefc + 3 * j + y];
+                    ck_assert_msg(fabs(w - ar) <= 1e-12 * fmax(1, fabs(ar)), "W+R (%d,%d) %.17g, efc_AR %.17g",
+                                  3 * i + x, 3 * j + y, w, ar);
+                }
+            ck_assert_int_eq(row[i], 3 * i);
+            ck_assert_double_eq(p.mu[i], f.d->contact[i].friction[0]);
+        }
+    for (int i = 0; i < nefc; ++i)
+        ck_assert_msg(fabs(p.q[i] - aref[i] - f.d->efc_b[i]) <= 1e-12 * fmax(1, fabs(f.d->efc_b[i])), "q row %d", i);
+    free(b);
+    free(R);
+    free(aref);
+    free(row);
+    clcone_problem_free(&p);
+    mj_close(&f);
+}
+END_TEST
+
+/* K steps of xml (keyframe key, or -1) with clcone soft (on ctx, tol
+ * 1e-10) against MuJoCo Newton: forces and qacc within 1e-6 at every state
+ * (the issue's bound). Both solve one strictly convex problem to 1e-10, so
+ * what remains is that tolerance magnified by the conditioning of A + R.
+ * Returns the most contacts and 1-row constraints seen. */
+static void matches_newton(clcone_context *ctx, const char *xml, int key, int K, const char *what, int *nc, int *nr)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    double fd, ad;
+    mj_open(&f, xml, key);
+    step_compare(&f, ctx, CLCONE_MODEL_SOFT, K, 1e-10, &fd, &ad, nc, nr);
+    fprintf(stderr, "mujoco %s: force_rel_diff %.3e qacc_rel_diff %.3e, up to %d contacts, %d 1-row rows\n", what,
+            fd, ad, *nc, *nr);
+    ck_assert_double_le(fd, 1e-6);
+    ck_assert_double_le(ad, 1e-6);
+    mj_close(&f);
+}
+
+/* 150 steps of the contact model: the spheres land and the box slides to
+ * rest (measured: force_rel_diff 1.9e-8, qacc 4.9e-9). */
+START_TEST(contacts_match_mujoco_newton)
+{
+    int nc, nr;
+    matches_newton(NULL, CONTACT_XML, 0, 150, "contacts", &nc, &nr);
+    ck_assert_int_ge(nc, 4);
+}
+END_TEST
+
+/* The same on the default OpenCL device in double: every step's problem
+ * through a device plan (measured on POCL: 3.1e-8, qacc 1.9e-9). */
+START_TEST(contacts_match_on_device)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    int nc, nr;
+    matches_newton(ctx, CONTACT_XML, 0, 60, "contacts on the device", &nc, &nr);
+    ck_assert_int_ge(nc, 4);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* A joint limit and a frictionless contact (1-row blocks, mu = 0) in one
+ * problem: the same agreement (measured 5.5e-10, 1.7e-10). */
+START_TEST(limits_match_mujoco_newton)
+{
+    int nc, nr;
+    matches_newton(NULL, LIMIT_XML, -1, 200, "limits", &nc, &nr);
+    ck_assert_int_ge(nc, 1);
+    ck_assert_int_ge(nr, 2);
+}
+END_TEST
+
+/* The humanoid's pyramidal contacts and an equality are refused, naming
+ * the kind, the count and the model; d is not stepped. */
+START_TEST(unsupported_rows_refused)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    char err[1000], hum[4096];
+    mjModel *m;
+    mjData *d;
+    snprintf(hum, sizeof hum, "%s/../models/mujoco/humanoid/humanoid.xml", test_problems_dir());
+    ck_assert_msg(access(hum, R_OK) == 0, "required model missing: %s", hum);
+    m = mj_loadXML(hum, NULL, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    d = mj_makeData(m);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, hum, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_step(a, m, d, NULL, &st, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "humanoid.xml") && strstr(e.msg, "pyramidal contact: 8"), "%s", e.msg);
+    ck_assert_double_eq(d->time, 0);
+    clcone_mujoco_free(a);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+
+    mj_open(&f, EQUALITY_XML, -1);
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "equality: 3") && strstr(e.msg, f.path), "%s", e.msg);
+    clcone_mujoco_free(a);
+    mj_close(&f);
+}
+END_TEST
+
+/* --model coulomb: R = 0 on contact rows (exact Coulomb), a limit keeps
+ * its R inside W, and a_ref moves into q; the soft problem plus exactly
+ * that. Then 100 steps of the contact model converge on every step. */
+START_TEST(coulomb_problem_and_steps)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_problem ps, pc;
+    clcone_error e;
+    double *Rs, *as, *Rc, *ac, fd, ad;
+    int *rs, *rc, nlimit = 0, k, nc, nr;
+    mj_open(&f, LIMIT_XML, -1);
+    for (k = 0; k < 400 && nlimit == 0; ++k) {
+        mj_step(f.m, f.d);
+        mj_forward(f.m, f.d);
+        for (int i = 0; i < f.d->nefc; ++i) nlimit += f.d->efc_type[i] == mjCNSTR_LIMIT_JOINT;
+    }
+    ck_assert_msg(nlimit == 1 && f.d->ncon >= 1, "no state with the limit and a contact in 400 steps");
+    ck_assert_int_eq(clcone_mujoco_problem(f.m, f.d, 0, f.path, &ps, &Rs, &as, &rs, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_problem(f.m, f.d, 1, f.path, &pc, &Rc, &ac, &rc, &e), CLCONE_OK);
+    ck_assert_int_eq(ps.n, pc.n);
+    ck_assert_int_eq(ps.nnzb, pc.nnzb);
+    for (int b = 0; b < ps.n; ++b) {
+        int limit = f.d->efc_type[rs[b]] == mjCNSTR_LIMIT_JOINT;
+        for (int t = ps.row_ptr[b]; t < ps.row_ptr[b + 1]; ++t)
+            for (int x = 0; x < 9; ++x) {
+                double add = limit && ps.col[t] == b && x == 0 ? Rs[3 * b] : 0;
+                ck_assert_double_eq(pc.blocks[9 * t + x], ps.blocks[9 * t + x] + add);
+            }
+        for (int x = 0; x < 3; ++x) {
+            ck_assert_double_eq(pc.q[3 * b + x], ps.q[3 * b + x] - as[3 * b + x]);
+            ck_assert_double_eq(Rc[3 * b + x], 0);
+            ck_assert_double_eq(ac[3 * b + x], 0);
+        }
+    }
+    free(Rs);
+    free(as);
+    free(rs);
+    free(Rc);
+    free(ac);
+    free(rc);
+    clcone_problem_free(&ps);
+    clcone_problem_free(&pc);
+    mj_close(&f);
+    mj_open(&f, CONTACT_XML, 0);
+    step_compare(&f, NULL, CLCONE_MODEL_COULOMB, 100, 1e-10, &fd, &ad, &nc, &nr);
+    ck_assert_int_ge(nc, 4);
+    mj_close(&f);
+}
+END_TEST
+
+/* MuJoCo's default warning handler prints and appends to MUJOCO_LOG.TXT
+ * in the working directory (the repository); the test keeps the text. */
+static char warned[1000];
+static void keep_warning(const char *msg) { snprintf(warned, sizeof warned, "%s", msg); }
+
+/* A NaN in qvel: MuJoCo resets the state; the step is refused, saying so,
+ * rather than carried on from the reset state. */
+START_TEST(nan_state_refused)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    mj_open(&f, CONTACT_XML, 0);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_OK);
+    f.d->qvel[7] = NAN;
+    mju_user_warning = keep_warning;
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_EINVAL);
+    mju_user_warning = NULL;
+    ck_assert_msg(strstr(warned, "QVEL"), "MuJoCo warned: %s", warned);
+    ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "QVEL") && strstr(e.msg, "not stepped"), "%s", e.msg);
+    clcone_mujoco_free(a);
+    mj_close(&f);
+}
+END_TEST
+
+/* The CLI: the comparison's last line, a bad path, an unsupported model. */
+START_TEST(cli_mujoco)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    char out[65536], err[4096], args[8192];
+    double fd = -1;
+    mj_open(&f, CONTACT_XML, -1);
+    snprintf(args, sizeof args, "mujoco %s --steps 20 --device ref --tol 1e-10 --compare mujoco", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(sscanf(strstr(test_last_line(out), "force_rel_diff="), "force_rel_diff=%lf", &fd) == 1, "%s", out);
+    ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
+    ck_assert_double_le(fd, 1e-6);
+    ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "/nonexistent/m.xml: cannot open"), "%s", err);
+    snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref",
+             test_problems_dir());
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "pyramidal contact: 8"), "%s", err);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --compare siconos", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    mj_close(&f);
+}
+END_TEST
+
+Suite *suite_mujoco(void)
+{
+    Suite *s = suite_create("mujoco");
+    TCase *tc = tcase_create("mujoco");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, problem_is_mujocos_dual);
+    tcase_add_test(tc, contacts_match_mujoco_newton);
+    tcase_add_test(tc, contacts_match_on_device);
+    tcase_add_test(tc, limits_match_mujoco_newton);
+    tcase_add_test(tc, unsupported_rows_refused);
+    tcase_add_test(tc, coulomb_problem_and_steps);
+    tcase_add_test(tc, nan_state_refused);
+    tcase_add_test(tc, cli_mujoco);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#else
+
+/* Without MuJoCo the command says how to get it, exit 2. */
+START_TEST(cli_says_how_to_get_mujoco)
+{
+    char out[4096], err[4096];
+    ck_assert_int_eq(test_run_cli(NULL, "mujoco m.xml --steps 1", out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "make mujoco"), "%s", err);
+}
+END_TEST
+
+Suite *suite_mujoco(void)
+{
+    Suite *s = suite_create("mujoco");
+    TCase *tc = tcase_create("mujoco");
+    fprintf(stderr, "mujoco suite: built without MuJoCo (`make test` installs it; see README \"MuJoCo models\"): only "
+                    "the CLI's message is tested\n");
+    tcase_add_test(tc, cli_says_how_to_get_mujoco);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#endif
