@@ -159,4 +159,4 @@ def test_models_and_devices():
     assert devs and all(isinstance(x, clcone.DeviceInfo) for x in devs)
     assert clcone.Device(devs[0].name[:6]).info.name == devs[0].name
     offers = clcone.solvers()
-    assert any(o.model == "coulomb" and o.solver == "nsgs" and o.reference_default for o in offers)
+    assert any(o.model == "coulomb" and o.solver == "hybrid" and o.reference_default for o in offers)
