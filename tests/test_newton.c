@@ -1,7 +1,9 @@
-/* The semismooth Newton solver for exact Coulomb (ref/newton.c): every
- * shared problem to 1e-8 within a cap on Newton steps, and the failures it
- * must survive (singular W, no solution, NaN, too large) reported as
- * statuses with a finite best iterate. */
+/* The semismooth Newton solver for exact Coulomb (ref/newton.c, and
+ * kernels/newton.cl on the device): every shared problem to 1e-8 within a
+ * cap on Newton steps on both backends, and the failures it must survive
+ * (singular W, no solution, NaN, too large) reported as statuses with a
+ * finite best iterate; on the device also batch = alone and the same bits
+ * run to run. */
 #include "testutil.h"
 #include "ref/reference.h"
 
@@ -261,14 +263,130 @@ START_TEST(hybrid_batch_switches_per_problem)
 }
 END_TEST
 
-/* newton is the reference's; a device is told what it offers. */
-START_TEST(newton_offered_on_reference_only)
+/* newton is offered for coulomb only. */
+START_TEST(newton_offered_for_coulomb)
 {
     char buf[256];
     clcone_offers_describe(CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "newton"), "%s", buf);
     clcone_offers_describe(CLCONE_MODEL_CCP, 0, buf, sizeof buf);
     ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
+}
+END_TEST
+
+/* Solves shared problem `name` on ctx (double) from r = 0 with newton,
+ * as solve_shared does on the reference. */
+static clcone_prob_result solve_shared_on(clcone_context *ctx, const char *name, double tol, int max_iter,
+                                          clcone_problem *p, double **r)
+{
+    clcone_error e;
+    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    *r = calloc(3 * (size_t)p->n, sizeof **r);
+    return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, tol, max_iter, 0, *r);
+}
+
+START_TEST(newton_device_solves_every_shared_problem)
+{
+    const char *name = SHARED_PROBLEMS[_i];
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out = solve_shared_on(ctx, name, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
+                  clcone_run_status_name(out.status), out.iters, out.error, out.reason);
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
+    free(r);
+    clcone_problem_free(&p);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* Problems of a batch converge each on its own work-group: the same
+ * steps and the same bits as alone, and a second solve repeats them. */
+START_TEST(newton_device_batch_is_alone_and_repeats)
+{
+    static const char *const names[3] = {"BoxesStack1-i100000-32.hdf5.dat", "Rover1040.dat",
+                                         "OneObject-i100000-499.hdf5.dat"};
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem parts[3], batch;
+    const clcone_problem *ptr[3] = {&parts[0], &parts[1], &parts[2]};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb[2], *r[3];
+    clcone_prob_result alone[3];
+    for (int i = 0; i < 3; ++i) alone[i] = solve_shared_on(ctx, names[i], 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
+    ck_assert(clcone_batch_concat(ptr, 3, &batch, &e) == CLCONE_OK);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    o.tol = 1e-8;
+    o.max_iter = NEWTON_STEP_CAP;
+    for (int run = 0; run < 2; ++run) {
+        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
+        for (int i = 0; i < 3; ++i) {
+            ck_assert_int_eq(alone[i].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(res.items[i].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+            ck_assert_double_eq(res.items[i].error, alone[i].error);
+            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        }
+        clcone_result_free(&res);
+    }
+    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+    for (int i = 0; i < 3; ++i) {
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    free(rb[0]);
+    free(rb[1]);
+    clcone_problem_free(&batch);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* The device's failure cases: a singular W still converges (Levenberg-
+ * Marquardt); a problem with no solution ends with a status and a finite
+ * best iterate whose error is the one reported; too large is refused,
+ * naming the limit. */
+START_TEST(newton_device_fails_safely)
+{
+    const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0}, one[3] = {1, 1, 1}, qn[3] = {-1, 0, 0};
+    const double W[36] = {1, 0, 0, -2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                          -2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    const double qs[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    clcone_prob_result out;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double r[9] = {0}, *big;
+    diagonal_problem(&p, 3, normal_only, q, 0.5);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-10, 50, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s", clcone_run_status_name(out.status), out.reason);
+    ck_assert_double_eq_tol(r[0], 1, 1e-9);
+    ck_assert_double_eq_tol(r[1], -0.5, 1e-9);
+    clcone_problem_free(&p);
+
+    memset(r, 0, sizeof r);
+    ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, qs, mu, &e), CLCONE_OK);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 30, 0, r);
+    ck_assert_int_ne(out.status, CLCONE_CONVERGED);
+    ck_assert_msg(isfinite(out.error) && out.error > 1e-8, "error %g", out.error);
+    ck_assert_double_eq_tol(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-12);
+    assert_finite(r, 6);
+    clcone_problem_free(&p);
+
+    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, qn, 0.3);
+    big = calloc(3 * (size_t)p.n, sizeof *big);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clcone_solve(ctx, &p, &o, big, &res, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    free(big);
+    clcone_problem_free(&p);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -283,11 +401,14 @@ Suite *suite_newton(void)
     tcase_add_test(t, newton_no_solution_fails_safely);
     tcase_add_test(t, newton_nan_refused);
     tcase_add_test(t, newton_too_large_refused);
-    tcase_add_test(t, newton_offered_on_reference_only);
+    tcase_add_test(t, newton_offered_for_coulomb);
     tcase_add_test(t, hybrid_is_the_reference_default);
     tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);
     tcase_add_test(t, hybrid_switches_where_nsgs_stalls);
     tcase_add_test(t, hybrid_batch_switches_per_problem);
+    tcase_add_loop_test(t, newton_device_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
+    tcase_add_test(t, newton_device_batch_is_alone_and_repeats);
+    tcase_add_test(t, newton_device_fails_safely);
     suite_add_tcase(s, t);
     return s;
 }
