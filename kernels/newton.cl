@@ -106,7 +106,8 @@ static real_t newton_jacobian(int c0, int c1, __global const int *row_ptr, __glo
             int j = col[k] - c0;
             for (int a = 0; a < 3; ++a)
                 for (int b = 0; b < 3; ++b)
-                    Jr[(ulong)a * m + 3 * j + b] += B[3 * a] * Wb[b] + B[3 * a + 1] * Wb[3 + b] + B[3 * a + 2] * Wb[6 + b];
+                    Jr[(ulong)a * m + 3 * j + b]
+                        += B[3 * a] * Wb[b] + B[3 * a + 1] * Wb[3 + b] + B[3 * a + 2] * Wb[6 + b];
         }
     }
     group_barrier();
@@ -160,22 +161,7 @@ static int newton_lu(__global real_t *F, int m, __global int *piv, __global cons
         }
         group_barrier();
     }
-    if (l == 0 && ok) {
-        for (int i = 0; i < m; ++i) d[i] = -rhs[i];
-        for (int k = 0; k < m; ++k) {
-            real_t t = d[k];
-            d[k] = d[piv[k]];
-            d[piv[k]] = t;
-        }
-        for (int i = 0; i < m; ++i)
-            for (int j = 0; j < i; ++j) d[i] -= F[(ulong)i * m + j] * d[j];
-        for (int i = m - 1; i >= 0; --i) {
-            for (int j = i + 1; j < m; ++j) d[i] -= F[(ulong)i * m + j] * d[j];
-            d[i] /= F[(ulong)i * m + i];
-        }
-        for (int i = 0; i < m; ++i) ok = ok && isfinite(d[i]);
-        *flag = ok;
-    }
+    if (l == 0 && ok) *flag = newton_lu_substitute(F, m, piv, rhs, d);
     group_barrier();
     ok = *flag;
     group_barrier(); /* flag is rewritten by the next factorisation */
@@ -268,14 +254,16 @@ static void newton_rescue(const newton_in *P, __global real_t *r, int len)
     group_barrier();
 }
 
-/* The error at iteration it (group_check) and the best iterate so far. */
+/* The error at iteration it (group_check) into *e, read before the last
+ * barrier (lane 0 may rewrite err_out after it), and the best iterate so
+ * far. */
 static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, __global real_t *r,
                           __global real_t *best, real_t *best_e, __local real_t *sums, __local int *verdict,
-                          __global real_t *err_out)
+                          __global real_t *err_out, real_t *e_out)
 {
     int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
                              CONE_MODEL_COULOMB, 0, 0, sums, verdict, err_out);
-    real_t e = *err_out;
+    real_t e = *e_out = *err_out;
     if (e < *best_e) {
         *best_e = e;
         for (int i = 3 * P->c0 + (int)get_local_id(0); i < 3 * P->c1; i += (int)get_local_size(0)) best[i] = r[i];
@@ -320,11 +308,12 @@ __kernel void newton_local(__global const int *prob_off, __global const int *row
      * between barriers for each, and its compile time grows with them */
     for (;;) {
         int ok = 0, stalled;
+        real_t e;
         /* a launch after the first measures again the iterate the last
          * one measured: the same error, and no new mark */
-        status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p);
-        if (error[p] <= (real_t)0.5 * mark_e) {
-            mark_e = error[p];
+        status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
+        if (e <= (real_t)0.5 * mark_e) {
+            mark_e = e;
             mark_it = it;
         }
         if (status != CONE_GROUP_RUNNING || it >= it_end) break;

@@ -70,4 +70,27 @@ CONE_FN void newton_ac_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const 
     }
 }
 
+/* The substitutions of an LU solve F d = -rhs, F holding the unit lower
+ * and the upper factors (row-major, m x m) and piv the row swaps in
+ * order; 0 when d is not finite. */
+CONE_FN int newton_lu_substitute(CONE_GLOBAL const real_t *F, int m, CONE_GLOBAL const int *piv,
+                                 CONE_GLOBAL const real_t *rhs, CONE_GLOBAL real_t *d)
+{
+    int ok = 1;
+    for (int i = 0; i < m; ++i) d[i] = -rhs[i];
+    for (int k = 0; k < m; ++k) {
+        real_t t = d[k];
+        d[k] = d[piv[k]];
+        d[piv[k]] = t;
+    }
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < i; ++j) d[i] -= F[(long)i * m + j] * d[j];
+    for (int i = m - 1; i >= 0; --i) {
+        for (int j = i + 1; j < m; ++j) d[i] -= F[(long)i * m + j] * d[j];
+        d[i] /= F[(long)i * m + i];
+    }
+    for (int i = 0; i < m; ++i) ok = ok && isfinite(d[i]);
+    return ok;
+}
+
 #endif

@@ -36,15 +36,15 @@ static void diagonal_problem(clcone_problem *p, int n, const double diag[3], con
     }
 }
 
-/* Reads shared problem `name` into p and solves it from r = 0 (*r
- * allocated; the caller frees both). */
-static clcone_prob_result solve_shared(const char *name, clcone_solver v, double tol, int max_iter,
-                                       clcone_problem *p, double **r)
+/* Reads shared problem `name` into p and solves it on ctx (NULL: the
+ * reference) from r = 0 (*r allocated; the caller frees both). */
+static clcone_prob_result solve_shared(clcone_context *ctx, const char *name, clcone_solver v, double tol,
+                                       int max_iter, clcone_problem *p, double **r)
 {
     clcone_error e;
     ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
-    return test_solve_one(NULL, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
+    return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
 }
 
 START_TEST(newton_solves_every_shared_problem)
@@ -52,7 +52,7 @@ START_TEST(newton_solves_every_shared_problem)
     const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared(name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    clcone_prob_result out = solve_shared(NULL, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
                   clcone_run_status_name(out.status), out.iters, out.error, out.reason);
     ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
@@ -68,7 +68,8 @@ START_TEST(newton_cap_returns_best_iterate)
 {
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
+    clcone_prob_result out =
+        solve_shared(NULL, "BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
     ck_assert_int_eq(out.status, CLCONE_MAXITER);
     ck_assert_int_eq(out.iters, 3);
     ck_assert_double_lt(out.error, 1.0); /* the start r = 0 has error 1 */
@@ -199,8 +200,8 @@ START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
         clcone_problem p, q;
         double *ra, *rb;
-        clcone_prob_result a = solve_shared(cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
-        clcone_prob_result b = solve_shared(cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
+        clcone_prob_result a = solve_shared(NULL, cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
+        clcone_prob_result b = solve_shared(NULL, cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
         ck_assert_int_eq(a.status, CLCONE_CONVERGED);
         ck_assert_int_eq(b.status, CLCONE_CONVERGED);
         ck_assert_int_eq(a.iters, b.iters);
@@ -219,7 +220,8 @@ START_TEST(hybrid_switches_where_nsgs_stalls)
 {
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
+    clcone_prob_result out =
+        solve_shared(NULL, "BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
     ck_assert_int_lt(out.iters, 2610);
     ck_assert_int_ge(out.inner_iters, 100); /* the first phase's sweeps */
@@ -242,7 +244,8 @@ START_TEST(hybrid_batch_switches_per_problem)
     clcone_error e;
     double *rb, *r[2];
     clcone_prob_result alone[2];
-    for (int i = 0; i < 2; ++i) alone[i] = solve_shared(names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
+    for (int i = 0; i < 2; ++i)
+        alone[i] = solve_shared(NULL, names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
     ck_assert_int_lt(alone[0].iters, 2610); /* nsgs alone: 261,000 */
     ck_assert_int_eq(alone[1].inner_iters, alone[1].iters); /* sweeps only */
     ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
@@ -274,24 +277,13 @@ START_TEST(newton_offered_for_coulomb)
 }
 END_TEST
 
-/* Solves shared problem `name` on ctx (double) from r = 0 with newton,
- * as solve_shared does on the reference. */
-static clcone_prob_result solve_shared_on(clcone_context *ctx, const char *name, double tol, int max_iter,
-                                          clcone_problem *p, double **r)
-{
-    clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
-    *r = calloc(3 * (size_t)p->n, sizeof **r);
-    return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, tol, max_iter, 0, *r);
-}
-
 START_TEST(newton_device_solves_every_shared_problem)
 {
     const char *name = SHARED_PROBLEMS[_i];
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared_on(ctx, name, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    clcone_prob_result out = solve_shared(ctx, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
                   clcone_run_status_name(out.status), out.iters, out.error, out.reason);
     ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
@@ -315,7 +307,8 @@ START_TEST(newton_device_batch_is_alone_and_repeats)
     clcone_error e;
     double *rb[2], *r[3];
     clcone_prob_result alone[3];
-    for (int i = 0; i < 3; ++i) alone[i] = solve_shared_on(ctx, names[i], 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
+    for (int i = 0; i < 3; ++i)
+        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
     ck_assert(clcone_batch_concat(ptr, 3, &batch, &e) == CLCONE_OK);
     clcone_options_default(&o);
     o.solver = CLCONE_SOLVER_NEWTON;

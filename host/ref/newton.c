@@ -150,21 +150,7 @@ static int lu_solve(double *F, int m, int *piv, const double *rhs, double *d, do
             for (int j = k + 1; j < m; ++j) F[(size_t)i * m + j] -= l * F[(size_t)k * m + j];
         }
     }
-    for (int i = 0; i < m; ++i) d[i] = -rhs[i];
-    for (int k = 0; k < m; ++k) {
-        double t = d[k];
-        d[k] = d[piv[k]];
-        d[piv[k]] = t;
-    }
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < i; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
-    for (int i = m - 1; i >= 0; --i) {
-        for (int j = i + 1; j < m; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
-        d[i] /= F[(size_t)i * m + i];
-    }
-    for (int i = 0; i < m; ++i)
-        if (!isfinite(d[i])) return 0;
-    return 1;
+    return newton_lu_substitute(F, m, piv, rhs, d);
 }
 
 /* Armijo backtracking along d from r (merit psi, slope g.d < 0): on
