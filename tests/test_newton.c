@@ -47,18 +47,25 @@ static clcone_prob_result solve_shared(clcone_context *ctx, const char *name, cl
     return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
 }
 
-START_TEST(newton_solves_every_shared_problem)
+/* Shared problem `name` to 1e-8 by newton on ctx within the step cap; on
+ * the reference the error reported is the one measured here, bit for bit
+ * (a device sums it in its own order). */
+static void newton_reaches_1e8(clcone_context *ctx, const char *name)
 {
-    const char *name = SHARED_PROBLEMS[_i];
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared(NULL, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    clcone_prob_result out = solve_shared(ctx, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
                   clcone_run_status_name(out.status), out.iters, out.error, out.reason);
     ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
-    ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
+    if (!ctx) ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
     free(r);
     clcone_problem_free(&p);
+}
+
+START_TEST(newton_solves_every_shared_problem)
+{
+    newton_reaches_1e8(NULL, SHARED_PROBLEMS[_i]);
 }
 END_TEST
 
@@ -145,20 +152,29 @@ END_TEST
 
 /* The dense reference refuses a problem it cannot factor, naming the
  * limit; the default solver still solves it. */
-START_TEST(newton_too_large_refused)
+/* A problem one contact over newton's limit into p (and r = 0 for it),
+ * which newton on ctx refuses, naming the limit; o is left asking for it. */
+static void too_large_refused(clcone_context *ctx, clcone_problem *p, double **r, clcone_options *o)
 {
     const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
+    clcone_result res;
+    clcone_error e;
+    diagonal_problem(p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    *r = calloc(3 * (size_t)p->n, sizeof **r);
+    clcone_options_default(o);
+    o->solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clcone_solve(ctx, p, o, *r, &res, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+}
+
+START_TEST(newton_too_large_refused)
+{
     clcone_problem p;
     clcone_options o;
     clcone_result res;
     clcone_error e;
     double *r;
-    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
-    r = calloc(3 * (size_t)p.n, sizeof *r);
-    clcone_options_default(&o);
-    o.solver = CLCONE_SOLVER_NEWTON;
-    ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    too_large_refused(NULL, &p, &r, &o);
     /* the default, the hybrid, runs nsgs alone there */
     o.solver = CLCONE_SOLVER_DEFAULT;
     ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
@@ -279,16 +295,8 @@ END_TEST
 
 START_TEST(newton_device_solves_every_shared_problem)
 {
-    const char *name = SHARED_PROBLEMS[_i];
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    clcone_problem p;
-    double *r;
-    clcone_prob_result out = solve_shared(ctx, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
-    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
-                  clcone_run_status_name(out.status), out.iters, out.error, out.reason);
-    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
-    free(r);
-    clcone_problem_free(&p);
+    newton_reaches_1e8(ctx, SHARED_PROBLEMS[_i]);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -344,7 +352,7 @@ END_TEST
  * naming the limit. */
 START_TEST(newton_device_fails_safely)
 {
-    const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0}, one[3] = {1, 1, 1}, qn[3] = {-1, 0, 0};
+    const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0};
     const double W[36] = {1, 0, 0, -2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
                           -2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
     const double qs[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
@@ -352,7 +360,6 @@ START_TEST(newton_device_fails_safely)
     clcone_problem p;
     clcone_prob_result out;
     clcone_options o;
-    clcone_result res;
     clcone_error e;
     double r[9] = {0}, *big;
     diagonal_problem(&p, 3, normal_only, q, 0.5);
@@ -371,12 +378,7 @@ START_TEST(newton_device_fails_safely)
     assert_finite(r, 6);
     clcone_problem_free(&p);
 
-    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, qn, 0.3);
-    big = calloc(3 * (size_t)p.n, sizeof *big);
-    clcone_options_default(&o);
-    o.solver = CLCONE_SOLVER_NEWTON;
-    ck_assert_int_eq(clcone_solve(ctx, &p, &o, big, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    too_large_refused(ctx, &p, &big, &o);
     free(big);
     clcone_problem_free(&p);
     clcone_context_free(ctx);
