@@ -215,13 +215,19 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
 {
     int l = get_local_id(0), nl = get_local_size(0);
     real_t scale = 0, lambda;
+    /* row i of J'J from the rows of J with an entry in column i, as the
+     * reference forms it: J is as sparse as W, so this costs far less
+     * than m^3 */
     if (attempt == 0)
-        for (int i = l; i < m; i += nl)
-            for (int j = 0; j < m; ++j) {
-                real_t s = 0;
-                for (int k = 0; k < m; ++k) s += J[(ulong)k * m + i] * J[(ulong)k * m + j];
-                JtJ[(ulong)i * m + j] = s;
+        for (int i = l; i < m; i += nl) {
+            __global real_t *Ri = JtJ + (ulong)i * m;
+            for (int j = 0; j < m; ++j) Ri[j] = 0;
+            for (int k = 0; k < m; ++k) {
+                real_t a = J[(ulong)k * m + i];
+                if (a == 0) continue;
+                for (int j = 0; j < m; ++j) Ri[j] += a * J[(ulong)k * m + j];
             }
+        }
     group_barrier();
     if (attempt < 0) {
         for (ulong e = l; e < (ulong)m * (ulong)m; e += nl) F[e] = J[e];
