@@ -3,7 +3,8 @@
  * cone.h, local_solve.h, schedule.h and this file): u = w + q, the local
  * form's block-row product and Gauss-Seidel contact update (cgs_local,
  * group_solve_local), APGD's per-contact terms (apgd_terms,
- * body_apply_apgd_terms). OpenCL C only: the host never includes it. */
+ * body_apply_apgd_terms), the whole-problem kernels' barrier and error
+ * check (group_solve.cl, newton.cl). OpenCL C only: the host never includes it. */
 
 /* u = w + q of contact c, q_c given in private memory. */
 static inline void contact_u(int c, __global const real_t *w, const real_t *qc, real_t *u)
@@ -57,4 +58,70 @@ static inline void apgd_contact_terms(int c, __global const real_t *y, __global 
     terms[CONE_APGD_TERMS * c + 1] = d0 * d0 + d1 * d1 + d2 * d2;
     terms[CONE_APGD_TERMS * c + 2] = (wy[a] + qe[a]) * (xn[a] - x[a]) + (wy[a + 1] + qe[a + 1]) * (xn[a + 1] - x[a + 1])
                                 + (wy[a + 2] + qe[a + 2]) * (xn[a + 2] - x[a + 2]);
+}
+
+/* The whole-problem kernels' barrier: lanes exchange the iterate in
+ * global memory and sums in local memory, so it fences both
+ * (group_solve.cl says why). */
+#define group_barrier() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
+
+/* Combines the stripes' K partial sums (sums[K v + k]) into sums[0..K) with
+ * the additions of reduce_rows' tree, level by level in the same order,
+ * done by lane 0 alone: two barriers instead of one per level, which is
+ * what a barrier costs on a CPU device. */
+static void group_tree(__local real_t *sums, int K)
+{
+    group_barrier();
+    if (get_local_id(0) == 0)
+        for (int w = CONE_REDUCE_WG / 2; w > 0; w /= 2)
+            for (int l = 0; l < w; ++l)
+                for (int k = 0; k < K; ++k) sums[K * l + k] += sums[K * (l + w) + k];
+    group_barrier();
+}
+
+/* Error of problem [c0, c1) at r into err_out, and whether it stops; the
+ * lanes sum strided subsets and a tree combines them exactly as
+ * residual_terms + reduce_rows do. Every lane returns the same status.
+ * K = 5 adds ACGS's objective as sums[4] (as acgs_objective + reduce_rows
+ * sum it), which every lane may read until the next use of sums. */
+static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
+                       __global const int *row_ptr, __global const int *col,
+                       __global const real_t *W, __global const real_t *q,
+                       __global const real_t *mu, __global const real_t *r,
+                       int model, int facets, int inner, __local real_t *sums,
+                       __local int *verdict, __global real_t *err_out)
+{
+    int l = get_local_id(0);
+    for (int v = l; v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
+        real_t acc[5] = {0, 0, 0, 0, 0};
+        for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
+            real_t x[3], u[3], w[3] = {0, 0, 0}, qc[3], qq = 0, rr = 0, uu = 0;
+            row_product(row_ptr, col, W, r, c, 0, w);
+            for (int k = 0; k < 3; ++k) {
+                x[k] = r[3 * c + k];
+                qc[k] = q[3 * c + k];
+                u[k] = w[k] + qc[k];
+                qq += qc[k] * qc[k];
+                rr += x[k] * x[k];
+                uu += u[k] * u[k];
+            }
+            acc[0] += cone_model_residual(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c], x, u);
+            acc[1] += qq;
+            acc[2] += rr;
+            acc[3] += uu;
+            if (K > 4) acc[4] += cone_acgs_objective_term(x, u, qc);
+        }
+        for (int k = 0; k < K; ++k) sums[K * v + k] = acc[k];
+    }
+    group_tree(sums, K);
+    if (l == 0) {
+        real_t e = cone_scaled_error(sums[0], sums[1], sums[2], sums[3]);
+        *err_out = e;
+        *verdict = !isfinite(e) ? CONE_GROUP_DIVERGED
+                   : e <= tol   ? CONE_GROUP_CONVERGED
+                   : it >= max_iter ? CONE_GROUP_MAXITER
+                                    : CONE_GROUP_RUNNING;
+    }
+    group_barrier();
+    return *verdict;
 }

@@ -1,7 +1,9 @@
-/* The semismooth Newton solver for exact Coulomb (ref/newton.c): every
- * shared problem to 1e-8 within a cap on Newton steps, and the failures it
- * must survive (singular W, no solution, NaN, too large) reported as
- * statuses with a finite best iterate. */
+/* The semismooth Newton solver for exact Coulomb (ref/newton.c, and
+ * kernels/newton.cl on the device): every shared problem to 1e-8 within a
+ * cap on Newton steps on both backends, and the failures it must survive
+ * (singular W, no solution, NaN, too large) reported as statuses with a
+ * finite best iterate; on the device also batch = alone and the same bits
+ * run to run. */
 #include "testutil.h"
 #include "ref/reference.h"
 
@@ -34,29 +36,36 @@ static void diagonal_problem(clcone_problem *p, int n, const double diag[3], con
     }
 }
 
-/* Reads shared problem `name` into p and solves it from r = 0 (*r
- * allocated; the caller frees both). */
-static clcone_prob_result solve_shared(const char *name, clcone_solver v, double tol, int max_iter,
-                                       clcone_problem *p, double **r)
+/* Reads shared problem `name` into p and solves it on ctx (NULL: the
+ * reference) from r = 0 (*r allocated; the caller frees both). */
+static clcone_prob_result solve_shared(clcone_context *ctx, const char *name, clcone_solver v, double tol,
+                                       int max_iter, clcone_problem *p, double **r)
 {
     clcone_error e;
     ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
-    return test_solve_one(NULL, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
+    return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
+}
+
+/* Shared problem `name` to 1e-8 by newton on ctx within the step cap; on
+ * the reference the error reported is the one measured here, bit for bit
+ * (a device sums it in its own order). */
+static void newton_reaches_1e8(clcone_context *ctx, const char *name)
+{
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out = solve_shared(ctx, name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
+                  clcone_run_status_name(out.status), out.iters, out.error, out.reason);
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
+    if (!ctx) ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
+    free(r);
+    clcone_problem_free(&p);
 }
 
 START_TEST(newton_solves_every_shared_problem)
 {
-    const char *name = SHARED_PROBLEMS[_i];
-    clcone_problem p;
-    double *r;
-    clcone_prob_result out = solve_shared(name, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &p, &r);
-    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d Newton steps, error %g (%s)", name,
-                  clcone_run_status_name(out.status), out.iters, out.error, out.reason);
-    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-8);
-    ck_assert_double_eq(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL));
-    free(r);
-    clcone_problem_free(&p);
+    newton_reaches_1e8(NULL, SHARED_PROBLEMS[_i]);
 }
 END_TEST
 
@@ -66,7 +75,8 @@ START_TEST(newton_cap_returns_best_iterate)
 {
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
+    clcone_prob_result out =
+        solve_shared(NULL, "BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_NEWTON, 1e-8, 3, &p, &r);
     ck_assert_int_eq(out.status, CLCONE_MAXITER);
     ck_assert_int_eq(out.iters, 3);
     ck_assert_double_lt(out.error, 1.0); /* the start r = 0 has error 1 */
@@ -142,20 +152,29 @@ END_TEST
 
 /* The dense reference refuses a problem it cannot factor, naming the
  * limit; the default solver still solves it. */
-START_TEST(newton_too_large_refused)
+/* A problem one contact over newton's limit into p (and r = 0 for it),
+ * which newton on ctx refuses, naming the limit; o is left asking for it. */
+static void too_large_refused(clcone_context *ctx, clcone_problem *p, double **r, clcone_options *o)
 {
     const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
+    clcone_result res;
+    clcone_error e;
+    diagonal_problem(p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    *r = calloc(3 * (size_t)p->n, sizeof **r);
+    clcone_options_default(o);
+    o->solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clcone_solve(ctx, p, o, *r, &res, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+}
+
+START_TEST(newton_too_large_refused)
+{
     clcone_problem p;
     clcone_options o;
     clcone_result res;
     clcone_error e;
     double *r;
-    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
-    r = calloc(3 * (size_t)p.n, sizeof *r);
-    clcone_options_default(&o);
-    o.solver = CLCONE_SOLVER_NEWTON;
-    ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    too_large_refused(NULL, &p, &r, &o);
     /* the default, the hybrid, runs nsgs alone there */
     o.solver = CLCONE_SOLVER_DEFAULT;
     ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
@@ -197,8 +216,8 @@ START_TEST(hybrid_is_nsgs_where_nsgs_suffices)
     for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
         clcone_problem p, q;
         double *ra, *rb;
-        clcone_prob_result a = solve_shared(cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
-        clcone_prob_result b = solve_shared(cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
+        clcone_prob_result a = solve_shared(NULL, cases[i].name, CLCONE_SOLVER_NSGS, cases[i].tol, 0, &p, &ra);
+        clcone_prob_result b = solve_shared(NULL, cases[i].name, CLCONE_SOLVER_HYBRID, cases[i].tol, 0, &q, &rb);
         ck_assert_int_eq(a.status, CLCONE_CONVERGED);
         ck_assert_int_eq(b.status, CLCONE_CONVERGED);
         ck_assert_int_eq(a.iters, b.iters);
@@ -217,7 +236,8 @@ START_TEST(hybrid_switches_where_nsgs_stalls)
 {
     clcone_problem p;
     double *r;
-    clcone_prob_result out = solve_shared("BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
+    clcone_prob_result out =
+        solve_shared(NULL, "BoxesStack1-i100000-32.hdf5.dat", CLCONE_SOLVER_HYBRID, 1e-8, 0, &p, &r);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
     ck_assert_int_lt(out.iters, 2610);
     ck_assert_int_ge(out.inner_iters, 100); /* the first phase's sweeps */
@@ -240,7 +260,8 @@ START_TEST(hybrid_batch_switches_per_problem)
     clcone_error e;
     double *rb, *r[2];
     clcone_prob_result alone[2];
-    for (int i = 0; i < 2; ++i) alone[i] = solve_shared(names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
+    for (int i = 0; i < 2; ++i)
+        alone[i] = solve_shared(NULL, names[i], CLCONE_SOLVER_DEFAULT, 1e-8, 0, &parts[i], &r[i]);
     ck_assert_int_lt(alone[0].iters, 2610); /* nsgs alone: 261,000 */
     ck_assert_int_eq(alone[1].inner_iters, alone[1].iters); /* sweeps only */
     ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
@@ -261,14 +282,106 @@ START_TEST(hybrid_batch_switches_per_problem)
 }
 END_TEST
 
-/* newton is the reference's; a device is told what it offers. */
-START_TEST(newton_offered_on_reference_only)
+/* newton is offered for coulomb only. */
+START_TEST(newton_offered_for_coulomb)
 {
     char buf[256];
     clcone_offers_describe(CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "newton"), "%s", buf);
     clcone_offers_describe(CLCONE_MODEL_CCP, 0, buf, sizeof buf);
     ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
+}
+END_TEST
+
+START_TEST(newton_device_solves_every_shared_problem)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    newton_reaches_1e8(ctx, SHARED_PROBLEMS[_i]);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* Problems of a batch converge each on its own work-group: the same
+ * steps and the same bits as alone, and a second solve repeats them. */
+START_TEST(newton_device_batch_is_alone_and_repeats)
+{
+    static const char *const names[3] = {"BoxesStack1-i100000-32.hdf5.dat", "Rover1040.dat",
+                                         "OneObject-i100000-499.hdf5.dat"};
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem parts[3], batch;
+    const clcone_problem *ptr[3] = {&parts[0], &parts[1], &parts[2]};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb[2], *r[3];
+    clcone_prob_result alone[3];
+    for (int i = 0; i < 3; ++i)
+        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
+    ck_assert(clcone_batch_concat(ptr, 3, &batch, &e) == CLCONE_OK);
+    clcone_options_default(&o);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    o.tol = 1e-8;
+    o.max_iter = NEWTON_STEP_CAP;
+    for (int run = 0; run < 2; ++run) {
+        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
+        for (int i = 0; i < 3; ++i) {
+            ck_assert_int_eq(alone[i].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(res.items[i].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+            ck_assert_double_eq(res.items[i].error, alone[i].error);
+            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        }
+        clcone_result_free(&res);
+    }
+    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+    for (int i = 0; i < 3; ++i) {
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    free(rb[0]);
+    free(rb[1]);
+    clcone_problem_free(&batch);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* The device's failure cases: a singular W still converges (Levenberg-
+ * Marquardt); a problem with no solution ends with a status and a finite
+ * best iterate whose error is the one reported; too large is refused,
+ * naming the limit. */
+START_TEST(newton_device_fails_safely)
+{
+    const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0};
+    const double W[36] = {1, 0, 0, -2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                          -2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    const double qs[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem p;
+    clcone_prob_result out;
+    clcone_options o;
+    clcone_error e;
+    double r[9] = {0}, *big;
+    diagonal_problem(&p, 3, normal_only, q, 0.5);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-10, 50, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s", clcone_run_status_name(out.status), out.reason);
+    ck_assert_double_eq_tol(r[0], 1, 1e-9);
+    ck_assert_double_eq_tol(r[1], -0.5, 1e-9);
+    clcone_problem_free(&p);
+
+    memset(r, 0, sizeof r);
+    ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, qs, mu, &e), CLCONE_OK);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 30, 0, r);
+    ck_assert_int_ne(out.status, CLCONE_CONVERGED);
+    ck_assert_msg(isfinite(out.error) && out.error > 1e-8, "error %g", out.error);
+    ck_assert_double_eq_tol(out.error, clcone_error_coulomb(&p, r, 0, p.n, NULL), 1e-12);
+    assert_finite(r, 6);
+    clcone_problem_free(&p);
+
+    too_large_refused(ctx, &p, &big, &o);
+    free(big);
+    clcone_problem_free(&p);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -283,11 +396,14 @@ Suite *suite_newton(void)
     tcase_add_test(t, newton_no_solution_fails_safely);
     tcase_add_test(t, newton_nan_refused);
     tcase_add_test(t, newton_too_large_refused);
-    tcase_add_test(t, newton_offered_on_reference_only);
+    tcase_add_test(t, newton_offered_for_coulomb);
     tcase_add_test(t, hybrid_is_the_reference_default);
     tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);
     tcase_add_test(t, hybrid_switches_where_nsgs_stalls);
     tcase_add_test(t, hybrid_batch_switches_per_problem);
+    tcase_add_loop_test(t, newton_device_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
+    tcase_add_test(t, newton_device_batch_is_alone_and_repeats);
+    tcase_add_test(t, newton_device_fails_safely);
     suite_add_tcase(s, t);
     return s;
 }

@@ -116,6 +116,14 @@ typedef clcone_status (*clcone_dev_loop_fn)(clcone_dev_batch *d, clcone_error *e
  * `loop`; r brought back. */
 clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group_kind group,
                                clcone_dev_loop_fn loop, clcone_error *err);
+/* For a whole-problem kernel of another program (kernels/newton.cl),
+ * whose last five arguments are max_iter, check_every, tol, restart and
+ * budget and which keeps its states in d->g_state and d->g_err: those
+ * buffers, the solve's stopping rule into the arguments, and its launches
+ * until every problem has stopped, with the results and r filled. */
+clcone_status clcone_group_alloc_states(clcone_dev_batch *d, clcone_error *err);
+clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err);
+clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err);
 
 /* dev_body.c: the body form's host side. */
 typedef struct clcone_body_host {

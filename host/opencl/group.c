@@ -82,7 +82,7 @@ static int group_fits(const clcone_dev_batch *d)
  * sees the states, and applies the time cap, only between launches. */
 #define GROUP_MAX_BUDGET (1 << 14)
 
-static clcone_status group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err)
+clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
@@ -166,7 +166,7 @@ out:
 }
 
 /* The per-problem state buffers of the whole-problem kernels. */
-static clcone_status group_alloc_states(clcone_dev_batch *d, clcone_error *err)
+clcone_status clcone_group_alloc_states(clcone_dev_batch *d, clcone_error *err)
 {
     clcone_status s;
     if ((s = clcone_buf_alloc(d->c, 2 * sizeof(int) * (size_t)d->nprob, &d->g_state, err))) return s;
@@ -196,7 +196,7 @@ static clcone_status group_make(clcone_dev_batch *d, enum clcone_group_kind kind
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
         || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
         || (s = clcone_buf_alloc(c, 2 * (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta, last objective */
-        || (s = group_alloc_states(d, err))
+        || (s = clcone_group_alloc_states(d, err))
         || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
@@ -226,7 +226,7 @@ static clcone_status group_make_apgd(clcone_dev_batch *d, clcone_error *err)
     if ((s = clcone_dev_apgd_bounds(d, &d->g_L0, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_L, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_theta, err))
-        || (s = group_alloc_states(d, err)) || (s = clcone_kernel(c, "group_apgd_local", &d->k_group, err)))
+        || (s = clcone_group_alloc_states(d, err)) || (s = clcone_kernel(c, "group_apgd_local", &d->k_group, err)))
         return s;
     /* x, wx, y, wy, xn, wxn, qe */
     return SET_ARGS(d->k_group, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
@@ -237,7 +237,7 @@ static clcone_status group_make_apgd(clcone_dev_batch *d, clcone_error *err)
 
 /* The stopping rule of this solve into the kernel's arguments max_iter,
  * check_every and tol, which come just before restart and the budget. */
-static clcone_status group_set_limits(clcone_dev_batch *d, clcone_error *err)
+clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err)
 {
     cl_uint n = 0;
     kreal tol = KREAL(d->o->tol);
@@ -255,8 +255,8 @@ static clcone_status group_solve(clcone_dev_batch *d, enum clcone_group_kind kin
     int apgd = kind == CLCONE_GROUP_APGD;
     clcone_status s;
     if (!d->k_group && (s = apgd ? group_make_apgd(d, err) : group_make(d, kind, err))) return s;
-    if ((s = group_set_limits(d, err))) return s;
-    return group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
+    if ((s = clcone_group_set_limits(d, err))) return s;
+    return clcone_group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
 }
 
 clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group_kind group,

@@ -56,22 +56,14 @@
 #include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
+#include "cone.h"
+#include "newton_math.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Armijo's sufficient decrease and the shortest step tried. */
-#define NEWTON_ARMIJO 1e-4
-#define NEWTON_MIN_STEP 1e-12
-/* Levenberg-Marquardt attempts before giving up, lambda growing 100x each. */
-#define NEWTON_LM_TRIES 6
-/* Newton steps without halving the error before it counts as stalled, and
- * the Gauss-Seidel sweeps of a rescue (see the header). */
-#define NEWTON_STALL_STEPS 5
-#define NEWTON_GS_SWEEPS 50
-#define NEWTON_GS_MAX_SWEEPS (1 << 20)
 /* Newton steps the hybrid expects to need (the shared problems took
  * 1-51), to price Newton in sweeps. */
 #define NEWTON_EXPECTED_STEPS 30
@@ -87,46 +79,6 @@ typedef struct newton {
     int *piv;
 } newton;
 
-/* One contact's Alart-Curnier residual phi and, when A is non-NULL, the
- * blocks of its Jacobian row d phi = A dr_c + B du_c (row-major 3x3). */
-static void ac_contact(double mu, double rn, double rt, const double r[3], const double u[3], double phi[3],
-                       double *A, double *B)
-{
-    double xn = r[0] - rn * u[0], x1 = r[1] - rt * u[1], x2 = r[2] - rt * u[2];
-    double R = xn > 0 ? mu * xn : 0, nx = hypot(x1, x2);
-    if (A) {
-        memset(A, 0, 9 * sizeof *A);
-        memset(B, 0, 9 * sizeof *B);
-    }
-    if (xn > 0) {
-        phi[0] = rn * u[0];
-        if (B) B[0] = rn;
-    } else {
-        phi[0] = r[0];
-        if (A) A[0] = 1;
-    }
-    if (xn <= 0) { /* take-off: the disc is a point */
-        phi[1] = r[1];
-        phi[2] = r[2];
-        if (A) A[4] = A[8] = 1;
-    } else if (nx <= R) { /* stick */
-        phi[1] = rt * u[1];
-        phi[2] = rt * u[2];
-        if (B) B[4] = B[8] = rt;
-    } else { /* slide: r_T - R n, n = x_T / |x_T| */
-        double n1 = x1 / nx, n2 = x2 / nx, s = R / nx;
-        double g11 = 1 - n1 * n1, g12 = -n1 * n2, g22 = 1 - n2 * n2;
-        phi[1] = r[1] - R * n1;
-        phi[2] = r[2] - R * n2;
-        if (A) {
-            A[3] = -mu * n1, A[4] = 1 - s * g11, A[5] = -s * g12;
-            A[6] = -mu * n2, A[7] = -s * g12, A[8] = 1 - s * g22;
-            B[3] = mu * rn * n1, B[4] = s * rt * g11, B[5] = s * rt * g12;
-            B[6] = mu * rn * n2, B[7] = s * rt * g12, B[8] = s * rt * g22;
-        }
-    }
-}
-
 /* u = W x + q and phi of x (m values from contact c0); returns 1/2 ||phi||^2. */
 static double ac_eval(newton *N, const double *x)
 {
@@ -136,8 +88,8 @@ static double ac_eval(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
-        ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, N->phi + 3 * i, NULL,
-                   NULL);
+        newton_ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, N->phi + 3 * i, 0,
+                          NULL, NULL);
         for (int a = 0; a < 3; ++a) psi += N->phi[3 * i + a] * N->phi[3 * i + a];
     }
     return 0.5 * psi;
@@ -152,7 +104,7 @@ static void ac_jacobian(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         double A[9], B[9], phi[3];
-        ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, A, B);
+        newton_ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, 1, A, B);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) N->J[(size_t)(3 * i + a) * m + 3 * i + b] += A[3 * a + b];
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
@@ -198,21 +150,7 @@ static int lu_solve(double *F, int m, int *piv, const double *rhs, double *d, do
             for (int j = k + 1; j < m; ++j) F[(size_t)i * m + j] -= l * F[(size_t)k * m + j];
         }
     }
-    for (int i = 0; i < m; ++i) d[i] = -rhs[i];
-    for (int k = 0; k < m; ++k) {
-        double t = d[k];
-        d[k] = d[piv[k]];
-        d[piv[k]] = t;
-    }
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < i; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
-    for (int i = m - 1; i >= 0; --i) {
-        for (int j = i + 1; j < m; ++j) d[i] -= F[(size_t)i * m + j] * d[j];
-        d[i] /= F[(size_t)i * m + i];
-    }
-    for (int i = 0; i < m; ++i)
-        if (!isfinite(d[i])) return 0;
-    return 1;
+    return newton_lu_substitute(F, m, piv, rhs, d);
 }
 
 /* Armijo backtracking along d from r (merit psi, slope g.d < 0): on
@@ -265,7 +203,7 @@ static int newton_step(newton *N, double *r, double *psi)
     ac_jacobian(N, r);
     memcpy(N->F, N->J, mm * sizeof *N->F);
     /* the Newton system is J d = -phi; lu_solve negates its right side */
-    if (lu_solve(N->F, N->m, N->piv, N->phi, N->d, 1e-12 * max_abs(N->J, mm)) && line_search(N, r, psi))
+    if (lu_solve(N->F, N->m, N->piv, N->phi, N->d, NEWTON_PIVOT_TINY * max_abs(N->J, mm)) && line_search(N, r, psi))
         return 1;
     for (int a = 0; a < NEWTON_LM_TRIES; ++a)
         if (lm_direction(N, a, *psi) && line_search(N, r, psi)) return 1;
@@ -282,8 +220,8 @@ static void contact_rho(const clcone_problem *p, int c, double rho[2])
             dn = p->blocks[9 * k];
             dt = 0.5 * (p->blocks[9 * k + 4] + p->blocks[9 * k + 8]);
         }
-    rho[0] = dn > 0 && isfinite(dn) ? 2 / dn : 1;
-    rho[1] = dt > 0 && isfinite(dt) ? 2 / dt : 1;
+    rho[0] = newton_rho(dn);
+    rho[1] = newton_rho(dt);
 }
 
 /* A rescue: `len` sweeps of NSGS from r, its sweeps added to *sweeps;

@@ -21,9 +21,10 @@ static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lem
 _Static_assert(COUNT(MODEL_NAMES) == CLCONE_MODEL_COUNT, "a name for every clcone_model");
 _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clcone_solver");
 
-/* The device entries (opencl/multi_launch.c), each declared with its
- * type so that the compiler checks it against its definition. */
-clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd;
+/* The device entries (opencl/multi_launch.c, opencl/newton_device.c),
+ * each declared with its type so that the compiler checks it against its
+ * definition. */
+clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd, clcone_dev_newton;
 
 enum { REF = 1, DEV = 2 };
 
@@ -53,7 +54,7 @@ static const clcone_contract_row ROWS[] = {
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
     ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
-    ROW(COULOMB, NEWTON, REF, 0, clcone_ref_newton_coulomb, NULL, GS_COULOMB,
+    ROW(COULOMB, NEWTON, REF | DEV, 0, clcone_ref_newton_coulomb, clcone_dev_newton, GS_COULOMB,
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
     ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
         "accelerated projected gradient with backtracking and restart"),

@@ -1,0 +1,359 @@
+/* needs: cone.h local_solve.h schedule.h contact.h newton_math.h */
+/* Semismooth Newton for the exact Coulomb law (local form), one
+ * work-group per problem of the batch: the reference's method
+ * (host/ref/newton.c) on the device. Per Newton step the lanes build
+ * Alart-Curnier's residual and generalised Jacobian J = A + B W (a lane
+ * per contact row), factor the dense J by LU with partial pivoting (a lane
+ * per row below the pivot, a barrier between elimination steps), fall
+ * back to Levenberg-Marquardt when J is singular or its direction does
+ * not descend, and backtrack (Armijo) on 1/2 ||phi||^2; when no direction
+ * decreases it, or the error has not halved in NEWTON_STALL_STEPS steps,
+ * Gauss-Seidel sweeps (the exact one-contact solve of NSGS) rescue it.
+ * Unlike the reference, a rescue that does not help is followed by a
+ * longer one, not a failure: the iteration cap or the host's time cap
+ * ends the solve, with the best iterate.
+ *
+ * Every element is written by one lane with a fixed order of additions,
+ * and every sum (merit, slope, pivot search, the substitutions) is made
+ * by lane 0 in index order, so any work-group size gives the same bits;
+ * maxima (the pivot threshold) do not depend on order. The error is the
+ * whole-problem kernels' check (group_check), after every Newton step,
+ * iteration 0 being the start, as on the reference.
+ *
+ * Scratch: problem p's J, F (factors) and J'J, m x m each (m = 3 n_p),
+ * lie one after another in mats from the sum of the earlier problems'
+ * 3 m^2; vecs holds u, phi, the trial point, the best iterate (by
+ * contact) and the gradient and direction (by problem); ints the pivots
+ * (by problem), then per problem the last mark's iteration and the
+ * rescue's length; ns per problem the best error and the mark's error.
+ * The last five arguments are those of group_solve_local; check_every is
+ * unused, as every Newton step is checked. */
+
+#define NEWTON_NS 2
+#define NEWTON_NI 2
+
+/* Problem p's offset in mats: 3 m^2 per earlier problem. */
+static ulong newton_mats_offset(__global const int *prob_off, int p)
+{
+    ulong off = 0;
+    for (int k = 0; k < p; ++k) {
+        ulong m = 3 * (ulong)(prob_off[k + 1] - prob_off[k]);
+        off += 3 * m * m;
+    }
+    return off;
+}
+
+/* Contact c's rho (normal, tangential) from its diagonal block. */
+static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
+{
+    __global const real_t *D = W + 9 * diag[c];
+    *rn = newton_rho(D[0]);
+    *rt = newton_rho((real_t)0.5 * (D[4] + D[8]));
+}
+
+/* u = W x + q and phi at x (by contact) over [c0, c1); returns
+ * 1/2 ||phi||^2, summed by lane 0 in index order. Every lane returns it. */
+static real_t newton_eval(int c0, int c1, __global const int *row_ptr, __global const int *col,
+                          __global const real_t *W, __global const int *diag, __global const real_t *q,
+                          __global const real_t *mu, __global const real_t *x, __global real_t *u,
+                          __global real_t *phi, __local real_t *scal)
+{
+    for (int c = c0 + (int)get_local_id(0); c < c1; c += (int)get_local_size(0)) {
+        real_t xc[3], uc[3] = {0, 0, 0}, ph[3], A[9], B[9], rn, rt;
+        row_product(row_ptr, col, W, x, c, 0, uc);
+        uc[0] += q[3 * c];
+        uc[1] += q[3 * c + 1];
+        uc[2] += q[3 * c + 2];
+        cone_load3(x + 3 * c, xc);
+        newton_contact_rho(W, diag, c, &rn, &rt);
+        newton_ac_contact(mu[c], rn, rt, xc, uc, ph, 0, A, B);
+        cone_store3(u + 3 * c, uc);
+        cone_store3(phi + 3 * c, ph);
+    }
+    group_barrier();
+    if (get_local_id(0) == 0) {
+        real_t s = 0;
+        for (int i = 3 * c0; i < 3 * c1; ++i) s += phi[i] * phi[i];
+        *scal = (real_t)0.5 * s;
+    }
+    group_barrier();
+    return *scal;
+}
+
+/* J = A + B W at r (u as newton_eval left it there), g = J' phi, and
+ * the pivot threshold, which every lane returns. */
+static real_t newton_jacobian(int c0, int c1, __global const int *row_ptr, __global const int *col,
+                              __global const real_t *W, __global const int *diag, __global const real_t *mu,
+                              __global const real_t *r, __global const real_t *u, __global const real_t *phi,
+                              __global real_t *J, __global real_t *g, __local real_t *sums)
+{
+    int l = get_local_id(0), nl = get_local_size(0), m = 3 * (c1 - c0);
+    ulong mm = (ulong)m * (ulong)m;
+    real_t top = 0;
+    for (int c = c0 + l; c < c1; c += nl) {
+        int i = c - c0;
+        real_t xc[3], uc[3], ph[3], A[9], B[9], rn, rt;
+        __global real_t *Jr = J + (ulong)(3 * i) * m;
+        for (int e = 0; e < 3 * m; ++e) Jr[e] = 0;
+        cone_load3(r + 3 * c, xc);
+        cone_load3(u + 3 * c, uc);
+        newton_contact_rho(W, diag, c, &rn, &rt);
+        newton_ac_contact(mu[c], rn, rt, xc, uc, ph, 1, A, B);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) Jr[(ulong)a * m + 3 * i + b] += A[3 * a + b];
+        for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
+            __global const real_t *Wb = W + 9 * k;
+            int j = col[k] - c0;
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b)
+                    Jr[(ulong)a * m + 3 * j + b]
+                        += B[3 * a] * Wb[b] + B[3 * a + 1] * Wb[3 + b] + B[3 * a + 2] * Wb[6 + b];
+        }
+    }
+    group_barrier();
+    for (int j = l; j < m; j += nl) {
+        real_t s = 0;
+        for (int i = 0; i < m; ++i) s += J[(ulong)i * m + j] * phi[3 * c0 + i];
+        g[j] = s;
+    }
+    for (int v = l; v < CONE_REDUCE_WG; v += nl) {
+        real_t mx = 0;
+        for (ulong e = v; e < mm; e += CONE_REDUCE_WG) mx = fmax(mx, fabs(J[e]));
+        sums[v] = mx;
+    }
+    group_barrier();
+    for (int v = 0; v < CONE_REDUCE_WG; ++v) top = fmax(top, sums[v]);
+    group_barrier(); /* sums are rewritten by the next check */
+    return (real_t)NEWTON_PIVOT_TINY * top;
+}
+
+/* Solves F d = -rhs (m unknowns) in place by LU with partial pivoting;
+ * 0 when a pivot is not above tiny or d is not finite. Every lane
+ * returns the same. */
+static int newton_lu(__global real_t *F, int m, __global int *piv, __global const real_t *rhs,
+                     __global real_t *d, real_t tiny, __local int *flag)
+{
+    int l = get_local_id(0), nl = get_local_size(0);
+    int ok = 1;
+    for (int k = 0; k < m && ok; ++k) {
+        __global real_t *Fk = F + (ulong)k * m;
+        if (l == 0) {
+            int pk = k, ok;
+            for (int i = k + 1; i < m; ++i)
+                if (fabs(F[(ulong)i * m + k]) > fabs(F[(ulong)pk * m + k])) pk = i;
+            ok = fabs(F[(ulong)pk * m + k]) > tiny;
+            piv[k] = pk;
+            if (ok && pk != k)
+                for (int j = 0; j < m; ++j) {
+                    real_t t = Fk[j];
+                    Fk[j] = F[(ulong)pk * m + j];
+                    F[(ulong)pk * m + j] = t;
+                }
+            *flag = ok;
+        }
+        group_barrier();
+        ok = *flag;
+        for (int i = k + 1 + l; ok && i < m; i += nl) {
+            __global real_t *Fi = F + (ulong)i * m;
+            real_t f = Fi[k] /= Fk[k];
+            if (f == 0) continue;
+            for (int j = k + 1; j < m; ++j) Fi[j] -= f * Fk[j];
+        }
+        group_barrier();
+    }
+    if (l == 0 && ok) *flag = newton_lu_substitute(F, m, piv, rhs, d);
+    group_barrier();
+    ok = *flag;
+    group_barrier(); /* flag is rewritten by the next factorisation */
+    return ok;
+}
+
+/* The problem's constant inputs, which every step reads. */
+typedef struct newton_in {
+    int c0, c1;
+    __global const int *row_ptr, *col, *diag;
+    __global const real_t *W, *q, *mu;
+} newton_in;
+
+/* Armijo backtracking along d from r (by contact; g and d by problem):
+ * on success r moves to the accepted point and *psi is its merit. */
+static int newton_line_search(const newton_in *P, int found, __global real_t *r, __global const real_t *g,
+                              __global const real_t *d, __global real_t *x, __global real_t *u,
+                              __global real_t *phi, real_t *psi, __local real_t *scal)
+{
+    int l = get_local_id(0), nl = get_local_size(0), b = 3 * P->c0, e = 3 * P->c1, accepted = 0;
+    real_t slope;
+    if (l == 0 && found) {
+        real_t s = 0;
+        for (int i = 0; i < e - b; ++i) s += g[i] * d[i];
+        *scal = s;
+    }
+    group_barrier();
+    slope = found ? *scal : 0;
+    group_barrier();
+    /* no direction, or one that does not descend, tries no step */
+    for (real_t t = slope < 0 ? 1 : 0; !accepted && t >= (real_t)NEWTON_MIN_STEP; t *= (real_t)0.5) {
+        real_t trial;
+        for (int i = b + l; i < e; i += nl) x[i] = r[i] + t * d[i - b];
+        group_barrier();
+        trial = newton_eval(P->c0, P->c1, P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, x, u, phi, scal);
+        accepted = trial <= *psi + (real_t)NEWTON_ARMIJO * t * slope;
+    }
+    if (accepted) {
+        for (int i = b + l; i < e; i += nl) r[i] = x[i];
+        *psi = *scal;
+    }
+    group_barrier();
+    return accepted;
+}
+
+/* The matrix of attempt a into F: J itself (a < 0), else Levenberg-
+ * Marquardt's J'J + lambda I (J'J formed at a = 0), lambda from the
+ * merit up 100x per attempt. */
+static void newton_matrix(int m, int attempt, real_t psi, __global const real_t *J, __global real_t *JtJ,
+                          __global real_t *F)
+{
+    int l = get_local_id(0), nl = get_local_size(0);
+    real_t scale = 0, lambda;
+    /* row i of J'J from the rows of J with an entry in column i, as the
+     * reference forms it: J is as sparse as W, so this costs far less
+     * than m^3 */
+    if (attempt == 0)
+        for (int i = l; i < m; i += nl) {
+            __global real_t *Ri = JtJ + (ulong)i * m;
+            for (int j = 0; j < m; ++j) Ri[j] = 0;
+            for (int k = 0; k < m; ++k) {
+                real_t a = J[(ulong)k * m + i];
+                if (a == 0) continue;
+                for (int j = 0; j < m; ++j) Ri[j] += a * J[(ulong)k * m + j];
+            }
+        }
+    group_barrier();
+    if (attempt < 0) {
+        for (ulong e = l; e < (ulong)m * (ulong)m; e += nl) F[e] = J[e];
+    } else {
+        for (int i = 0; i < m; ++i) scale = fmax(scale, JtJ[(ulong)i * m + i]);
+        lambda = fmax(2 * psi, (real_t)1e-12 * scale);
+        for (int a = 0; a < attempt; ++a) lambda *= 100;
+        for (int i = l; i < m; i += nl)
+            for (int j = 0; j < m; ++j) F[(ulong)i * m + j] = JtJ[(ulong)i * m + j] + (i == j ? lambda : 0);
+    }
+    group_barrier();
+}
+
+/* `len` Gauss-Seidel sweeps of NSGS over the problem by lane 0, in
+ * contact order (a rescue, rare enough that its order matters more than
+ * its lanes). */
+static void newton_rescue(const newton_in *P, __global real_t *r, int len)
+{
+    if (get_local_id(0) == 0)
+        for (int s = 1; s <= len; ++s)
+            for (int c = P->c0; c < P->c1; ++c) {
+                real_t D[9], b[3], x[3];
+                cone_load9(P->W + 9 * P->diag[c], D);
+                cone_load3(P->q + 3 * c, b);
+                row_product(P->row_ptr, P->col, P->W, r, c, 1, b);
+                cone_load3(r + 3 * c, x);
+                cone_gs_update(CONE_MODEL_COULOMB, 0, 0, P->mu[c], 0, s, D, b, x);
+                cone_store3(r + 3 * c, x);
+            }
+    group_barrier();
+}
+
+/* The error at iteration it (group_check) into *e, read before the last
+ * barrier (lane 0 may rewrite err_out after it), and the best iterate so
+ * far. */
+static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, __global real_t *r,
+                          __global real_t *best, real_t *best_e, __local real_t *sums, __local int *verdict,
+                          __global real_t *err_out, real_t *e_out)
+{
+    int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
+                             CONE_MODEL_COULOMB, 0, 0, sums, verdict, err_out);
+    real_t e = *e_out = *err_out;
+    if (e < *best_e) {
+        *best_e = e;
+        for (int i = 3 * P->c0 + (int)get_local_id(0); i < 3 * P->c1; i += (int)get_local_size(0)) best[i] = r[i];
+    }
+    group_barrier();
+    return status;
+}
+
+__kernel void newton_local(__global const int *prob_off, __global const int *row_ptr, __global const int *col,
+                           __global const real_t *W, __global const int *diag, __global const real_t *q,
+                           __global const real_t *mu, __global real_t *r, __global real_t *mats,
+                           __global real_t *vecs, __global int *ints, __global real_t *ns,
+                           __global int *state, __global real_t *error, int max_iter, int check_every,
+                           real_t tol, int restart, int budget)
+{
+    __local real_t sums[4 * CONE_REDUCE_WG], scal;
+    __local int verdict, flag;
+    int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
+    int N = prob_off[get_num_groups(0)], c0 = prob_off[p], c1 = prob_off[p + 1], m = 3 * (c1 - c0);
+    ulong mm = (ulong)m * (ulong)m;
+    __global real_t *J = mats + newton_mats_offset(prob_off, p), *F = J + mm, *JtJ = F + mm;
+    __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
+    __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0;
+    __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
+    __global real_t *pns = ns + NEWTON_NS * p;
+    newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
+    int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
+    int mark_it = pint[0], burst = pint[1];
+    real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
+    (void)check_every;
+    if (status != CONE_GROUP_RUNNING) return;
+    if (restart) {
+        for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
+            if (!isfinite(r[i])) r[i] = 0;
+        group_barrier();
+        best_e = mark_e = INFINITY;
+        mark_it = 0;
+        burst = NEWTON_GS_SWEEPS;
+    }
+    it_end = max_iter - it < budget ? max_iter : it + budget;
+    /* one call site per function with barriers: POCL copies the code
+     * between barriers for each, and its compile time grows with them */
+    for (;;) {
+        int ok = 0, stalled;
+        real_t e;
+        /* a launch after the first measures again the iterate the last
+         * one measured: the same error, and no new mark */
+        status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
+        if (e <= (real_t)0.5 * mark_e) {
+            mark_e = e;
+            mark_it = it;
+        }
+        if (status != CONE_GROUP_RUNNING || it >= it_end) break;
+        psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
+        tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
+        /* Newton's direction, then Levenberg-Marquardt's */
+        for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
+            int found;
+            newton_matrix(m, a, psi, J, JtJ, F);
+            found = newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, &flag);
+            ok = newton_line_search(&P, found, r, g, d, x, u, phi, &psi, &scal);
+        }
+        /* stalled or no descent: Gauss-Seidel moves r off the kink or
+         * stationary point of the merit (every lane calls it, for its
+         * barrier) */
+        stalled = !ok || it - mark_it >= NEWTON_STALL_STEPS;
+        newton_rescue(&P, r, stalled ? burst : 0);
+        if (stalled) {
+            if (burst < NEWTON_GS_MAX_SWEEPS) burst *= 2;
+            mark_e = INFINITY;
+        }
+        ++it;
+    }
+    if (status != CONE_GROUP_RUNNING && status != CONE_GROUP_CONVERGED) {
+        /* the best iterate seen, never a non-finite one */
+        for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r[i] = best[i];
+        if (l == 0 && isfinite(best_e)) error[p] = best_e;
+    }
+    if (l == 0) {
+        state[2 * p] = it;
+        state[2 * p + 1] = status;
+        pint[0] = mark_it;
+        pint[1] = burst;
+        pns[0] = best_e;
+        pns[1] = mark_e;
+    }
+}

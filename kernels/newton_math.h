@@ -1,0 +1,96 @@
+/* Alart-Curnier's per-contact residual and generalised Jacobian, and the
+ * constants of the semismooth Newton method, shared by the CPU reference
+ * (host/ref/newton.c, double) and the device kernel (kernels/newton.cl,
+ * float or double), so that both solve the same equations with the same
+ * globalisation. Requires cone.h first. host/ref/newton.c says why this
+ * formulation and these constants. */
+#ifndef CLCONE_NEWTON_MATH_H
+#define CLCONE_NEWTON_MATH_H
+
+/* Armijo's sufficient decrease and the shortest step tried. */
+#define NEWTON_ARMIJO 1e-4
+#define NEWTON_MIN_STEP 1e-12
+/* A pivot below this fraction of the Jacobian's largest entry counts as
+ * singular and hands the step to Levenberg-Marquardt. */
+#define NEWTON_PIVOT_TINY 1e-12
+/* Levenberg-Marquardt attempts before giving up, lambda growing 100x each. */
+#define NEWTON_LM_TRIES 6
+/* Newton steps without halving the error before it counts as stalled, and
+ * the Gauss-Seidel sweeps of a rescue, doubling up to the last. */
+#define NEWTON_STALL_STEPS 5
+#define NEWTON_GS_SWEEPS 50
+#define NEWTON_GS_MAX_SWEEPS (1 << 20)
+
+/* rho (normal, tangential) of a contact from its diagonal W entries:
+ * 2 / W_nn and 2 / the mean tangential diagonal, 1 where that is not
+ * positive (a contact W leaves unconstrained). */
+CONE_FN real_t newton_rho(real_t diag)
+{
+    return diag > 0 && isfinite(diag) ? 2 / diag : (real_t)1;
+}
+
+/* One contact's Alart-Curnier residual phi and, when jac is set, the
+ * blocks of its Jacobian row d phi = A dr_c + B du_c (row-major 3x3). */
+CONE_FN void newton_ac_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
+                               CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac,
+                               CONE_PRIV real_t *A, CONE_PRIV real_t *B)
+{
+    real_t xn = r[0] - rn * u[0], x1 = r[1] - rt * u[1], x2 = r[2] - rt * u[2];
+    real_t R = xn > 0 ? mu * xn : 0, nx = hypot(x1, x2);
+    if (jac) {
+        A[0] = A[1] = A[2] = A[3] = A[4] = A[5] = A[6] = A[7] = A[8] = 0;
+        B[0] = B[1] = B[2] = B[3] = B[4] = B[5] = B[6] = B[7] = B[8] = 0;
+    }
+    if (xn > 0) {
+        phi[0] = rn * u[0];
+        if (jac) B[0] = rn;
+    } else {
+        phi[0] = r[0];
+        if (jac) A[0] = 1;
+    }
+    if (xn <= 0) { /* take-off: the disc is a point */
+        phi[1] = r[1];
+        phi[2] = r[2];
+        if (jac) A[4] = A[8] = 1;
+    } else if (nx <= R) { /* stick */
+        phi[1] = rt * u[1];
+        phi[2] = rt * u[2];
+        if (jac) B[4] = B[8] = rt;
+    } else { /* slide: r_T - R n, n = x_T / |x_T| */
+        real_t n1 = x1 / nx, n2 = x2 / nx, s = R / nx;
+        real_t g11 = 1 - n1 * n1, g12 = -n1 * n2, g22 = 1 - n2 * n2;
+        phi[1] = r[1] - R * n1;
+        phi[2] = r[2] - R * n2;
+        if (jac) {
+            A[3] = -mu * n1, A[4] = 1 - s * g11, A[5] = -s * g12;
+            A[6] = -mu * n2, A[7] = -s * g12, A[8] = 1 - s * g22;
+            B[3] = mu * rn * n1, B[4] = s * rt * g11, B[5] = s * rt * g12;
+            B[6] = mu * rn * n2, B[7] = s * rt * g12, B[8] = s * rt * g22;
+        }
+    }
+}
+
+/* The substitutions of an LU solve F d = -rhs, F holding the unit lower
+ * and the upper factors (row-major, m x m) and piv the row swaps in
+ * order; 0 when d is not finite. */
+CONE_FN int newton_lu_substitute(CONE_GLOBAL const real_t *F, int m, CONE_GLOBAL const int *piv,
+                                 CONE_GLOBAL const real_t *rhs, CONE_GLOBAL real_t *d)
+{
+    int ok = 1;
+    for (int i = 0; i < m; ++i) d[i] = -rhs[i];
+    for (int k = 0; k < m; ++k) {
+        real_t t = d[k];
+        d[k] = d[piv[k]];
+        d[piv[k]] = t;
+    }
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < i; ++j) d[i] -= F[(long)i * m + j] * d[j];
+    for (int i = m - 1; i >= 0; --i) {
+        for (int j = i + 1; j < m; ++j) d[i] -= F[(long)i * m + j] * d[j];
+        d[i] /= F[(long)i * m + i];
+    }
+    for (int i = 0; i < m; ++i) ok = ok && isfinite(d[i]);
+    return ok;
+}
+
+#endif
