@@ -331,6 +331,55 @@ START_TEST(nan_state_refused)
 }
 END_TEST
 
+/* Ten resting spheres in an arena too small for their contacts: MuJoCo's
+ * collision stops with mju_error (a stack overflow), which without the
+ * adapter's handler ends the process. */
+static const char SMALL_ARENA_XML[] =
+    "<mujoco model=\"clcone_small_arena\">\n"
+    "  <size memory=\"16K\"/>\n"
+    "  <option cone=\"elliptic\"/>\n"
+    "  <worldbody>\n"
+    "    <geom type=\"plane\" size=\"5 5 1\"/>\n"
+    "    <body pos=\"0 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"0.3 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"0.6 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"0.9 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"1.2 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"1.5 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"1.8 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"2.1 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"2.4 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "    <body pos=\"2.7 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"
+    "  </worldbody>\n"
+    "</mujoco>\n";
+
+/* A MuJoCo error inside the step is a status naming it, the process goes
+ * on, the caller's own handler is back afterwards, and the CLI exits 2. */
+START_TEST(mujoco_error_is_a_status)
+{
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    char args[256], out[8192], err[8192];
+    mj_open(&f, SMALL_ARENA_XML, -1);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_ptr_null(mju_user_error);
+    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "MuJoCo stopped with an error") && strstr(e.msg, "mj_stackAlloc"),
+                  "%s", e.msg);
+    ck_assert_ptr_null(mju_user_error);
+    clcone_mujoco_free(a);
+    snprintf(args, sizeof args, "mujoco %s --steps 2 --device ref", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "mj_stackAlloc"), "%s", err);
+    mj_close(&f);
+}
+END_TEST
+
 /* The CLI: the comparison's last line, a bad path, an unsupported model. */
 START_TEST(cli_mujoco)
 {
@@ -367,6 +416,7 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, unsupported_rows_refused);
     tcase_add_test(tc, coulomb_problem_and_steps);
     tcase_add_test(tc, nan_state_refused);
+    tcase_add_test(tc, mujoco_error_is_a_status);
     tcase_add_test(tc, cli_mujoco);
     suite_add_tcase(s, tc);
     return s;

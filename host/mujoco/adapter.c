@@ -12,6 +12,8 @@
 #include "core/internal.h"
 
 #include <math.h>
+#include <setjmp.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -539,12 +541,11 @@ out:
     return s;
 }
 
-clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+static clcone_status step_stages(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                  clcone_mujoco_stats *st, clcone_error *err)
 {
     clcone_status s;
     int npos, nvel;
-    memset(st, 0, sizeof *st);
     st->force_rel_diff = st->qacc_rel_diff = -1;
     /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
     if (m->opt.integrator == mjINT_RK4)
@@ -582,4 +583,36 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
     if (m->opt.integrator == mjINT_IMPLICIT || m->opt.integrator == mjINT_IMPLICITFAST) mj_implicit(m, d);
     else mj_Euler(m, d);
     return CLCONE_OK;
+}
+
+/* MuJoCo's errors (mju_error: a stack overflow of its arena, say) call
+ * mju_user_error, which must not return; without one MuJoCo prints and
+ * exits the process. The step turns them into a status: the handler
+ * jumps back to the step that is running on this thread. What the step
+ * had allocated when MuJoCo stopped it is not freed, and d is left
+ * mid-step: MuJoCo's own data are not to be trusted after its error. */
+static _Thread_local jmp_buf *mujoco_guard;
+static _Thread_local char mujoco_message[512];
+
+static void on_mujoco_error(const char *msg)
+{
+    snprintf(mujoco_message, sizeof mujoco_message, "%s", msg);
+    longjmp(*mujoco_guard, 1);
+}
+
+clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                 clcone_mujoco_stats *st, clcone_error *err)
+{
+    void (*const outer_handler)(const char *) = mju_user_error;
+    jmp_buf *const outer_guard = mujoco_guard;
+    jmp_buf here;
+    volatile clcone_status s;
+    memset(st, 0, sizeof *st);
+    mujoco_guard = &here;
+    mju_user_error = on_mujoco_error;
+    if (setjmp(here) == 0) s = step_stages(a, m, d, compare, st, err);
+    else s = clcone_fail(err, CLCONE_EINVAL, "%s: MuJoCo stopped with an error: %s", a->label, mujoco_message);
+    mju_user_error = outer_handler;
+    mujoco_guard = outer_guard;
+    return s;
 }

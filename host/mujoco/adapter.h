@@ -47,7 +47,10 @@ void clcone_mujoco_free(clcone_mujoco *a);
  * contacts of condim 4 or 6) are CLCONE_ENOTSUP naming the kinds and their
  * counts; non-finite MuJoCo data CLCONE_EINVAL naming the row; d is then
  * left after the smooth acceleration, not stepped. A qpos or qvel that
- * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. */
+ * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. An
+ * error inside MuJoCo (mju_error, e.g. its arena too small for the
+ * contacts) is CLCONE_EINVAL with MuJoCo's message instead of MuJoCo ending
+ * the process; d is then not to be stepped on. */
 clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                  clcone_mujoco_stats *st, clcone_error *err);
 
