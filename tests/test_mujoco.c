@@ -342,7 +342,7 @@ static void pinch_hold(clcone_context *ctx, double *rate, double *drop, int *nco
 /* Exact Coulomb holds the pinched capsule: the issue's goal is a slip
  * under 0.1 um/s; the bound is ten times tighter. MuJoCo's a_ref aimed the
  * contacts' depth at 0, where MuJoCo drops a contact: before the adapter
- * aimed it 10 um deep the grip flickered from 0.12 s on: slip 43,700 um/s
+ * aimed it 100 um deep the grip flickered from 0.12 s on: slip 43,700 um/s
  * in this window, 17.5 mm down at 0.5 s, out of the grip at 0.6 s. */
 START_TEST(pinched_capsule_holds)
 {

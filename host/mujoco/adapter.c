@@ -458,14 +458,17 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
 }
 
 /* Exact Coulomb's contacts rest this fraction of their solimp width
- * (MuJoCo's length scale of a contact: 1 mm by default, so 10 um) inside
+ * (MuJoCo's length scale of a contact: 1 mm by default, so 100 um) inside
  * MuJoCo's inclusion margin. MuJoCo's a_ref = -b v - k imp (pos - margin)
  * aims the contact's distance at the margin, and a contact at or past it
  * is dropped (no rows). A soft contact rests deeper, where its force
  * needs the depth; with R = 0 the depth goes to 0 and the contact flickers
  * out and back, a step without force at a time: the pinched capsule of
- * bench/models/pinch.xml slipped from 0.12 s on and fell out at 0.6 s. */
-#define COULOMB_DEPTH_WIDTHS 0.01
+ * bench/models/pinch.xml slipped from 0.12 s on and fell out at 0.6 s.
+ * That capsule held for 20 s at depths from 1e-3 widths up (fell at
+ * 1e-4); the dominos' coulomb steps converged at 1e-3, 3e-3, 3e-2 and
+ * 0.1, but eight stalled just above 1e-8 at 1e-2 (a singular W). */
+#define COULOMB_DEPTH_WIDTHS 0.1
 
 /* a_ref of the rows whose position is a contact's distance (a normal or
  * frictionless row; an elliptic contact's friction rows have none) aimed
