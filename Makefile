@@ -286,9 +286,9 @@ clean:
 # ------------------------------------------------------------------ #
 # Benchmarks (bench/): `make bench` builds bench/ against the static
 # library and writes bench/results/report.md with PNG plots (gnuplot).
-# BENCH_QUICK=1 runs the small version. The MuJoCo section (5) links
-# against MuJoCo as the adapter does (MUJOCO_* above); without it the
-# report says the section was skipped.
+# BENCH_QUICK=1 runs the small version. The MuJoCo sections (5, 8) link
+# against MuJoCo as the adapter does (MUJOCO_* above), section 8 with the
+# adapter itself; without MuJoCo the report says they were skipped.
 BENCH_DEPS := gnuplot-nox
 BENCH_SRC := $(wildcard bench/*.c)
 ifneq ($(MUJOCO_FOUND),)
@@ -338,8 +338,8 @@ $(MUJOCO_STAMP):
 bench-deps: check-deps
 	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
-$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP)
-	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
+$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP) $(MJ_SRC)
+	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(if $(MUJOCO_FOUND),$(MJ_SRC)) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
 	  $(SICONOS_LIBS) $(LDLIBS) -o $@
 
 bench: bench-deps $(MUJOCO_STAMP)

@@ -457,6 +457,32 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
     for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
 }
 
+/* Exact Coulomb's contacts rest this fraction of their solimp width
+ * (MuJoCo's length scale of a contact: 1 mm by default, so 100 um) inside
+ * MuJoCo's inclusion margin. MuJoCo's a_ref = -b v - k imp (pos - margin)
+ * aims the contact's distance at the margin, and a contact at or past it
+ * is dropped (no rows). A soft contact rests deeper, where its force
+ * needs the depth; with R = 0 the depth goes to 0 and the contact flickers
+ * out and back, a step without force at a time: the pinched capsule of
+ * bench/models/pinch.xml slipped from 0.12 s on and fell out at 0.6 s.
+ * That capsule held for 20 s at depths from 1e-3 widths up (fell at
+ * 1e-4); the dominos' coulomb steps converged at 1e-3, 3e-3, 3e-2 and
+ * 0.1, but eight stalled just above 1e-8 at 1e-2 (a singular W). */
+#define COULOMB_DEPTH_WIDTHS 0.1
+
+/* a_ref of the rows whose position is a contact's distance (a normal or
+ * frictionless row; an elliptic contact's friction rows have none) aimed
+ * at that depth instead: - k imp depth. d's efc_aref is the one clcone
+ * solves with and efc_b comes from. */
+static void coulomb_depth(mjData *d)
+{
+    for (int i = 0; i < d->nefc; ++i) {
+        const mjContact *c = d->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS ? &d->contact[d->efc_id[i]] : NULL;
+        if (c && (d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC || i == c->efc_address))
+            d->efc_aref[i] -= d->efc_KBIP[4 * i] * d->efc_KBIP[4 * i + 2] * COULOMB_DEPTH_WIDTHS * c->solimp[2];
+    }
+}
+
 /* The constraint stage of a step: MuJoCo's solver first when comparing,
  * then clcone's, whose outputs stay in d. */
 static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
@@ -490,6 +516,7 @@ static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         memcpy(amj, d->qacc, sizeof *amj * (size_t)nv);
     }
     t0 = clcone_now_ms();
+    if (a->o.model == CLCONE_MODEL_COULOMB) coulomb_depth(d);
     if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &p, &R, &aref, &row, err)))
         goto out;
     st->blocks = p.n;

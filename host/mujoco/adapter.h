@@ -33,8 +33,9 @@ typedef struct clcone_mujoco clcone_mujoco;
 
 /* An adapter solving on ctx (NULL: the CPU reference) with the options o
  * (model soft: MuJoCo's own R and a_ref; coulomb: R = 0 on the contact
- * rows, exact Coulomb; other fields as for clcone_solve; warm_start is the
- * adapter's). label names the model in messages (its file). */
+ * rows, exact Coulomb, a contact's a_ref aimed at a tenth of its
+ * solimp width deep, not at 0, where MuJoCo drops it; other fields as for
+ * clcone_solve; warm_start is the adapter's). label names the model in messages (its file). */
 clcone_status clcone_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
                                    clcone_mujoco **out, clcone_error *err);
 void clcone_mujoco_free(clcone_mujoco *a);
