@@ -73,13 +73,14 @@ static void lift(const mjModel *m, mjData *d)
         if (m->jnt_type[j] == mjJNT_FREE) d->qpos[m->jnt_qposadr[j] + 2] += 0.5;
 }
 
-/* n worlds stepped K times in one batch a step on ctx, against n separate
+/* n worlds stepped K times in one batch a step on ctx (MuJoCo's stages
+ * on `threads` threads), against n separate
  * adapters on the same perturbed states stepping alone: every step, the
  * largest relative difference of efc_force and of qpos, qvel (over the
  * largest |value|, or absolute below 1); returns it, and checks that the
  * batch held worlds with and without rows and that rows and iterations
  * agree world by world. */
-static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, int K, double tol)
+static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, int threads, int K, double tol)
 {
     worlds_fixture f;
     clcone_worlds *w;
@@ -94,7 +95,7 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
     ck_assert_ptr_nonnull(d);
     open_model(&f, xml);
     soft_options(&o, tol);
-    ck_assert_msg(clcone_worlds_create(ctx, &o, f.path, f.m, n, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_worlds_create(ctx, &o, f.path, f.m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
     lift(f.m, clcone_worlds_data(w, 1));
     for (int k = 0; k < n; ++k) {
         ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f.path, &ad[k], &e), CLCONE_OK);
@@ -138,7 +139,15 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
  * each as alone: every world bitwise its separate run. */
 START_TEST(worlds_are_separate_runs_on_reference)
 {
-    ck_assert_double_eq(worlds_against_alone(NULL, WORLDS_XML, 4, 80, 1e-10), 0);
+    ck_assert_double_eq(worlds_against_alone(NULL, WORLDS_XML, 4, 1, 80, 1e-10), 0);
+}
+END_TEST
+
+/* MuJoCo's stages on 3 threads (5 worlds: threads with two worlds and
+ * with one): the same bits, whatever the threads. */
+START_TEST(threads_change_nothing)
+{
+    ck_assert_double_eq(worlds_against_alone(NULL, WORLDS_XML, 5, 3, 60, 1e-10), 0);
 }
 END_TEST
 
@@ -150,7 +159,7 @@ END_TEST
 START_TEST(worlds_are_separate_runs_on_device)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    ck_assert_double_eq(worlds_against_alone(ctx, WORLDS_XML, 3, 60, 1e-10), 0);
+    ck_assert_double_eq(worlds_against_alone(ctx, WORLDS_XML, 3, 1, 60, 1e-10), 0);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -202,11 +211,13 @@ START_TEST(errors_name_the_world)
     clcone_error e;
     open_model(&f, WORLDS_XML);
     soft_options(&o, 1e-8);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 0, 1, 0.01, &w, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 0, 1, 1, 0.01, &w, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "0 worlds"), "%s", e.msg);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, CLCONE_WORLDS_MAX + 1, 1, 0.01, &w, &e),
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, CLCONE_WORLDS_MAX + 1, 1, 1, 0.01, &w, &e),
                      CLCONE_EINVAL);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 3, 1, 0.01, &w, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 2, 0, 1, 0.01, &w, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "0 threads"), "%s", e.msg);
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
     for (int k = 0; k < 20; ++k) ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_OK);
     ck_assert_int_eq(ws.solved, 3);
     clcone_worlds_data(w, 2)->qfrc_applied[0] = NAN;
@@ -215,8 +226,11 @@ START_TEST(errors_name_the_world)
                       strstr(e.msg, "non-finite"),
                   "%s", e.msg);
     clcone_worlds_free(w);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 2, 1, 0.01, &w, &e), CLCONE_OK);
+    /* two bad worlds on two threads: the lower one's error, as one
+     * thread stopping at the first gives */
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 4, 2, 1, 0.01, &w, &e), CLCONE_OK);
     clcone_worlds_data(w, 1)->qvel[0] = NAN;
+    clcone_worlds_data(w, 2)->qvel[0] = NAN;
     mju_user_warning = quiet; /* MuJoCo's own warning about the reset */
     ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_EINVAL);
     mju_user_warning = NULL;
@@ -240,6 +254,8 @@ START_TEST(cli_worlds)
         {"--worlds", "missing its value"},
         {"--seed 3", "--seed perturbs the worlds of --worlds N"},
         {"--perturb 0.1", "--perturb perturbs the worlds of --worlds N"},
+        {"--threads 2", "--threads runs the worlds of --worlds N"},
+        {"--worlds 2 --threads 0", "--threads needs an integer from 1 to 256, got '0'"},
         {"--worlds 2 --seed -1", "--seed needs an integer >= 0"},
         {"--worlds 2 --perturb -1", "--perturb needs a finite velocity >= 0"},
         {"--worlds 2 --perturb nan", "--perturb needs a finite velocity >= 0"},
@@ -253,7 +269,7 @@ START_TEST(cli_worlds)
     snprintf(args, sizeof args, "mujoco %s --steps 30 --device ref --tol 1e-10 --worlds 1", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strncmp(test_last_line(out), plain, strlen(plain)) == 0, "%s\nagainst\n%s", out, plain);
-    snprintf(args, sizeof args, "mujoco %s --steps 10 --device ref --worlds 3 --seed 5 --compare mujoco", f.path);
+    snprintf(args, sizeof args, "mujoco %s --steps 10 --device ref --worlds 3 --threads 2 --seed 5 --compare mujoco", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     ck_assert_msg(sscanf(strstr(test_last_line(out), " worlds=3 "), " worlds=3 worlds_per_s=%lf mujoco_worlds_per_s=%lf",
@@ -283,6 +299,7 @@ Suite *suite_mujoco_worlds(void)
     TCase *tc = tcase_create("mujoco_worlds");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, worlds_are_separate_runs_on_reference);
+    tcase_add_test(tc, threads_change_nothing);
     tcase_add_test(tc, worlds_are_separate_runs_on_device);
     tcase_add_test(tc, perturbation_is_seeded);
     tcase_add_test(tc, errors_name_the_world);

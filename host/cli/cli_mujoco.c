@@ -14,7 +14,7 @@ static const char *const USAGE_MUJOCO =
     "usage: clcone mujoco MODEL.xml --steps K [--device D] [--precision float|double]\n"
     "                     [--model soft|coulomb] [--solver S] [--tol T] [--max-iter K]\n"
     "                     [--check-every K] [--max-seconds S] [--compare mujoco]\n"
-    "                     [--worlds N [--seed S] [--perturb V]]\n"
+    "                     [--worlds N [--seed S] [--perturb V] [--threads T]]\n"
     "Steps a MuJoCo model (MJCF) K times as mj_step does, with clcone solving\n"
     "MuJoCo's constraint problem at every step (warm-started from the last\n"
     "step's forces) and MuJoCo doing the rest (collision, dynamics, sensors,\n"
@@ -27,7 +27,9 @@ static const char *const USAGE_MUJOCO =
     "                   problems solved as one batch a step; world 0 starts from\n"
     "                   the model's state, world k >= 1 with each qvel[i] + V (2u - 1),\n"
     "                   u uniform in [0, 1) from splitmix64 at S + k 0x9E3779B97F4A7C15\n"
-    "                   (--seed S, default 1; --perturb V, default 0.01). With\n"
+    "                   (--seed S, default 1; --perturb V, default 0.01); MuJoCo's\n"
+    "                   stages on T threads (1 to 256, default 1; the same results\n"
+    "                   for any T). With\n"
     "                   --compare mujoco, MuJoCo's mj_step (its own solver and\n"
     "                   options) then steps the same worlds one after another\n"
     "Rows solved today: elliptic contacts of condim 3, frictionless contacts,\n"
@@ -205,7 +207,7 @@ static double mujoco_worlds_per_s(const mjModel *m, int n, int steps, unsigned l
 }
 
 typedef struct worlds_args {
-    int n, steps, compare;
+    int n, threads, steps, compare;
     unsigned long long seed;
     double scale;
 } worlds_args;
@@ -223,12 +225,12 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     int iters = 0, contacts = 0, rc = load_model(a->positional[0], &m);
     if (rc) return rc;
     if ((rc = open_backend(a, m, &ctx, &o))) goto out;
-    if (clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->seed, wa->scale, &w, &e)) {
+    if (clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
         rc = lib_error(&e);
         goto out;
     }
-    printf("worlds: %d, seed %llu, qvel perturbed by up to %g; one batch a step; MuJoCo's stages on one thread\n",
-           wa->n, wa->seed, wa->scale);
+    printf("worlds: %d, seed %llu, qvel perturbed by up to %g; one batch a step; MuJoCo's stages on %d thread%s\n",
+           wa->n, wa->seed, wa->scale, wa->threads, wa->threads > 1 ? "s" : "");
     t0 = cli_now_ms();
     for (int k = 0; k < wa->steps; ++k) {
         if (clcone_worlds_step(w, &st, &e)) {
@@ -268,16 +270,20 @@ out:
     return rc;
 }
 
-/* --worlds N, --seed S and --perturb V (given or NULL) into wa; an exit
- * code when one is wrong. */
-static int parse_worlds(const char *wv, const char *sv, const char *pv, worlds_args *wa)
+/* --worlds N, --seed S, --perturb V and --threads T (given or NULL) into
+ * wa; an exit code when one is wrong. */
+static int parse_worlds(const char *wv, const char *sv, const char *pv, const char *tv, worlds_args *wa)
 {
     int seed = 1;
     wa->n = 0;
+    wa->threads = 1;
     wa->scale = 0.01;
     if (!wv && (sv || pv))
         return usage_error(USAGE_MUJOCO, "%s perturbs the worlds of --worlds N, which is not given", sv ? "--seed" : "--perturb");
+    if (!wv && tv) return usage_error(USAGE_MUJOCO, "--threads runs the worlds of --worlds N, which is not given%s", "");
     if (!wv) return 0;
+    if (tv && (!parse_int(tv, &wa->threads) || wa->threads < 1 || wa->threads > CLCONE_WORLDS_THREADS))
+        return usage_error(USAGE_MUJOCO, "--threads needs an integer from 1 to 256, got '%s'", tv);
     if (!parse_int(wv, &wa->n) || wa->n < 1 || wa->n > CLCONE_WORLDS_MAX)
         return usage_error(USAGE_MUJOCO, "--worlds needs an integer from 1 to 100000, got '%s'", wv);
     if (sv && (!parse_int(sv, &seed) || seed < 0))
@@ -294,7 +300,7 @@ int cmd_mujoco(int argc, char **argv)
                                          "--facets",         "--fit",           "--soft-timeconst", "--soft-dampratio",
                                          "--soft-impedance", "--soft-dt",       "--sap-beta",      NULL};
     cli_args a;
-    const char *v, *cmp, *wv, *sv, *pv;
+    const char *v, *cmp, *wv, *sv, *pv, *tv;
     char **args;
     worlds_args wa;
     int missing = 0, steps = -1, rc;
@@ -307,6 +313,7 @@ int cmd_mujoco(int argc, char **argv)
     wv = cli_take_opt(&argc, args, "--worlds", &missing);
     sv = cli_take_opt(&argc, args, "--seed", &missing);
     pv = cli_take_opt(&argc, args, "--perturb", &missing);
+    tv = cli_take_opt(&argc, args, "--threads", &missing);
     rc = missing ? usage_error(USAGE_MUJOCO, "an option is missing its value%s", "") : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
@@ -314,7 +321,7 @@ int cmd_mujoco(int argc, char **argv)
     if (!parse_int(v, &steps) || steps < 1) return usage_error(USAGE_MUJOCO, "--steps needs an integer >= 1, got '%s'", v);
     if (cmp && strcmp(cmp, "mujoco") != 0)
         return usage_error(USAGE_MUJOCO, "--compare takes 'mujoco' (MuJoCo's own solver), got '%s'", cmp);
-    if ((rc = parse_worlds(wv, sv, pv, &wa))) return rc;
+    if ((rc = parse_worlds(wv, sv, pv, tv, &wa))) return rc;
     if (a.npos != 1) return usage_error(USAGE_MUJOCO, "mujoco needs one MODEL.xml%s", "");
     if ((rc = cli_refuse(&a, USAGE_MUJOCO, unused, "the MuJoCo model gives R, a_ref and the time step")))
         return rc;

@@ -621,18 +621,38 @@ static void on_mujoco_error(const char *msg)
     longjmp(*mujoco_guard, 1);
 }
 
-static clcone_status guarded(clcone_status (*half)(const mj_half *), const mj_half *h)
+clcone_mujoco_handler clcone_mujoco_hold_errors(void)
 {
-    void (*const outer_handler)(const char *) = mju_user_error;
+    clcone_mujoco_handler outer = mju_user_error;
+    mju_user_error = on_mujoco_error;
+    return outer;
+}
+
+void clcone_mujoco_release_errors(clcone_mujoco_handler outer) { mju_user_error = outer; }
+
+/* A half run so that MuJoCo's error jumps back here. */
+static clcone_status jump_back(clcone_status (*half)(const mj_half *), const mj_half *h)
+{
     jmp_buf *const outer_guard = mujoco_guard;
     jmp_buf here;
     volatile clcone_status s;
     mujoco_guard = &here;
-    mju_user_error = on_mujoco_error;
     if (setjmp(here) == 0) s = half(h);
     else s = clcone_fail(h->err, CLCONE_EINVAL, "%s: MuJoCo stopped with an error: %s", h->a->label, mujoco_message);
-    mju_user_error = outer_handler;
     mujoco_guard = outer_guard;
+    return s;
+}
+
+/* A half with the handler installed, unless a caller holds it already
+ * (steps on several threads: the global is then only read). */
+static clcone_status guarded(clcone_status (*half)(const mj_half *), const mj_half *h)
+{
+    clcone_mujoco_handler outer;
+    clcone_status s;
+    if (mju_user_error == on_mujoco_error) return jump_back(half, h);
+    outer = clcone_mujoco_hold_errors();
+    s = jump_back(half, h);
+    clcone_mujoco_release_errors(outer);
     return s;
 }
 

@@ -82,6 +82,15 @@ void clcone_mujoco_pending_free(clcone_mujoco_pending *pd);
  * soft's R and a_ref (3 per block, for the whole batch) when soft. */
 void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o);
 
+/* MuJoCo's error handler (mju_user_error) is one global, which each step
+ * sets to the adapter's and puts back. A caller running steps on several
+ * threads holds the adapter's installed from before they start (the steps
+ * then only read the global) and releases it, giving the returned
+ * handler back, after they end. */
+typedef void (*clcone_mujoco_handler)(const char *);
+clcone_mujoco_handler clcone_mujoco_hold_errors(void);
+void clcone_mujoco_release_errors(clcone_mujoco_handler outer);
+
 /* MuJoCo's dual at d's current stage (after mj_fwdAcceleration) as a
  * clcone problem: one block per elliptic condim-3 contact (its three rows)
  * or per 1-row constraint (mu = 0, two idle rows), W = J M^-1 J' formed

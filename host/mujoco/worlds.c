@@ -3,6 +3,7 @@
 #include "mujoco/worlds.h"
 #include "core/internal.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,7 +11,7 @@
 struct clcone_worlds {
     clcone_context *ctx;
     const mjModel *m;
-    int n;
+    int n, threads;
     clcone_mujoco **ad;          /* per world: its warm start */
     mjData **d;
     clcone_mujoco_pending *pd;   /* per world: this step's problem */
@@ -51,7 +52,7 @@ void clcone_worlds_free(clcone_worlds *w)
 }
 
 clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                   int n, unsigned long long seed, double scale, clcone_worlds **out,
+                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
                                    clcone_error *err)
 {
     clcone_worlds *w;
@@ -60,11 +61,15 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
     if (n < 1 || n > CLCONE_WORLDS_MAX)
         return clcone_fail(err, CLCONE_EINVAL, "worlds: %d worlds asked for; 1 to %d are stepped", n,
                            CLCONE_WORLDS_MAX);
+    if (threads < 1 || threads > CLCONE_WORLDS_THREADS)
+        return clcone_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
+                           CLCONE_WORLDS_THREADS);
     w = clcone_calloc(1, sizeof *w, err, "the worlds");
     if (!w) return CLCONE_ENOMEM;
     w->ctx = ctx;
     w->m = m;
     w->n = n;
+    w->threads = threads < n ? threads : n;
     w->ad = clcone_calloc((size_t)n, sizeof *w->ad, err, "the worlds' adapters");
     w->d = clcone_calloc((size_t)n, sizeof *w->d, err, "the worlds' MuJoCo data");
     w->pd = clcone_calloc((size_t)n, sizeof *w->pd, err, "the worlds' problems");
@@ -165,24 +170,81 @@ out:
     return s;
 }
 
+/* One half of the step for the worlds t, t + T, ... of thread t, in
+ * order, up to the first that fails (world, its status and message). */
+typedef struct half_job {
+    clcone_worlds *w;
+    int t, second, world;
+    clcone_status s;
+    clcone_error err;
+} half_job;
+
+static void *run_half(void *arg)
+{
+    half_job *j = arg;
+    clcone_worlds *w = j->w;
+    for (int k = j->t; k < w->n && !j->s; k += w->threads) {
+        j->s = j->second ? clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], &j->err)
+                         : clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], &j->err);
+        if (j->s) j->s = in_world(j->s, j->world = k, &j->err);
+    }
+    return NULL;
+}
+
+/* A half of every world's step on the worlds' threads (the calling one
+ * and threads - 1 more; a thread that cannot be started has its worlds
+ * run here after). Each world's half touches only that world, so the
+ * worlds end the same whatever the threads; the error is the lowest
+ * failing world's, the one a single thread stops at. */
+static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
+{
+    half_job *job = clcone_calloc((size_t)w->threads, sizeof *job, err, "the worlds' jobs");
+    pthread_t *tid = clcone_calloc((size_t)w->threads, sizeof *tid, err, "the worlds' threads");
+    char *started = clcone_calloc((size_t)w->threads, 1, err, "the worlds' threads");
+    clcone_mujoco_handler outer;
+    const half_job *bad = NULL;
+    clcone_status s = CLCONE_OK;
+    if (!job || !tid || !started) {
+        s = CLCONE_ENOMEM;
+        goto out;
+    }
+    outer = clcone_mujoco_hold_errors();
+    for (int t = 0; t < w->threads; ++t) job[t] = (half_job){w, t, second, -1, CLCONE_OK, {0}};
+    for (int t = 1; t < w->threads; ++t) started[t] = pthread_create(&tid[t], NULL, run_half, &job[t]) == 0;
+    run_half(&job[0]);
+    for (int t = 1; t < w->threads; ++t)
+        if (started[t]) pthread_join(tid[t], NULL);
+        else run_half(&job[t]);
+    clcone_mujoco_release_errors(outer);
+    for (int t = 0; t < w->threads; ++t)
+        if (job[t].s && (!bad || job[t].world < bad->world)) bad = &job[t];
+    if (bad) {
+        *err = bad->err;
+        s = bad->s;
+    }
+out:
+    free(job);
+    free(tid);
+    free(started);
+    return s;
+}
+
 clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
 {
-    clcone_status s = CLCONE_OK;
+    clcone_status s;
     double t0 = clcone_now_ms(), t1;
     memset(ws, 0, sizeof *ws);
-    for (int k = 0; k < w->n && !s; ++k) {
-        if ((s = clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], err)))
-            s = in_world(s, k, err);
+    s = each_world(w, 0, err);
+    t1 = clcone_now_ms();
+    for (int k = 0; k < w->n; ++k) {
         ws->rows += w->st[k].nefc;
         ws->contacts += w->st[k].ncon;
         ws->blocks += w->st[k].blocks;
     }
-    t1 = clcone_now_ms();
     if (!s) s = solve_batch(w, ws, err);
     ws->host_ms = t1 - t0;
     t0 = clcone_now_ms();
-    for (int k = 0; k < w->n && !s; ++k)
-        if ((s = clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], err))) s = in_world(s, k, err);
+    if (!s) s = each_world(w, 1, err);
     ws->host_ms += clcone_now_ms() - t0;
     for (int k = 0; k < w->n; ++k) clcone_mujoco_pending_free(&w->pd[k]);
     return s;

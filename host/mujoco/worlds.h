@@ -3,8 +3,9 @@
  * a model from perturbed initial states, stepped together).
  *
  * Each step runs the first half of mj_step's stages in every world on the
- * host (mujoco/adapter.h: clcone_mujoco_begin), in world order on the
- * calling thread; concatenates the worlds' problems, each sized by its own
+ * host (mujoco/adapter.h: clcone_mujoco_begin) on a pool of threads
+ * (world k on thread k mod T; T = 1: the calling thread alone, in world
+ * order); concatenates the worlds' problems, each sized by its own
  * rows at that step, into one batch (clcone_batch_concat) solved on one
  * plan (one device batch), every world warm-started from its own last
  * step; then finishes every world's step (clcone_mujoco_end). A world is
@@ -20,6 +21,9 @@
  * mjData, megabytes for most models). */
 #define CLCONE_WORLDS_MAX 100000
 
+/* Threads for MuJoCo's stages: 1 to this. */
+#define CLCONE_WORLDS_THREADS 256
+
 /* What one step of all worlds did. */
 typedef struct clcone_worlds_stats {
     int solved;                 /* worlds with rows (problems of the batch) */
@@ -27,7 +31,8 @@ typedef struct clcone_worlds_stats {
     clcone_run_status status;   /* the worst of the batch's problems */
     double error;               /* the largest */
     int iters;                  /* the most of any world */
-    double host_ms;             /* MuJoCo's stages and the problems' building, every world */
+    double host_ms;             /* MuJoCo's stages and the problems' building, every world
+                                   (wall time, on the worlds' threads) */
     double batch_ms;            /* the batch concatenated and its plan made */
     double solve_ms;            /* the batch's solve */
 } clcone_worlds_stats;
@@ -35,12 +40,14 @@ typedef struct clcone_worlds_stats {
 typedef struct clcone_worlds clcone_worlds;
 
 /* n worlds of m (which must outlive them), solved on ctx (NULL: the CPU
- * reference) with the options o as for clcone_mujoco_create; world k
+ * reference) with the options o as for clcone_mujoco_create, MuJoCo's
+ * stages on `threads` threads (at most n are used; the results do not
+ * depend on it: each world's stages touch only that world); world k
  * starts from the model's initial state perturbed by
  * clcone_worlds_perturb(m, d, seed, k, scale). label names the model in
  * messages. */
 clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                   int n, unsigned long long seed, double scale, clcone_worlds **out,
+                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
                                    clcone_error *err);
 void clcone_worlds_free(clcone_worlds *w);
 
