@@ -345,7 +345,7 @@ $(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.
 bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory bench-siconos-deps || \
 	  echo "clcone bench: without $(SICONOS_PKG), section 7 (Siconos itself) is skipped" >&2
-	@$(MAKE) --no-print-directory $(BUILD)/bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/clcone
 	$(BUILD)/bench --out bench/results
 
 # bench/gpu.sh's bundle, for a GPU machine where nothing can be installed:

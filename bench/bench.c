@@ -1,9 +1,9 @@
-/* clcone benchmark driver: runs the sections (2, 1, 3, 4, 7, 6, 5: the
+/* clcone benchmark driver: runs the sections (2, 1, 3, 4, 7, 6, 5, 8: the
  * hardware limit first, since the scaling figures are set against it) and
  * writes bench/results/report.md with the machine, the OpenCL device and
  * the peak memory of the run.
  *
- * usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 1234567]
+ * usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 12345678]
  * (--sections runs only the listed sections, for development)
  * BENCH_QUICK=1 in the environment is the same as --quick. */
 #define _POSIX_C_SOURCE 200809L
@@ -231,6 +231,7 @@ static const char *const SEC_TITLES[BENCH_SECTIONS] = {
     "5. MuJoCo as a peer",
     "6. Direction bias of the pyramid",
     "7. Siconos itself as the peer: NSGS and NSN against clcone, one judge",
+    "8. MuJoCo worlds in one batch against MuJoCo one after another",
 };
 
 /* The float and double contexts (spec as --device) and the device's
@@ -299,11 +300,11 @@ static void report_head(FILE *md, bench *B, const char *ver, const char *cver, c
  * it) into their buffers. */
 static void run_sections(bench *B, const char *only)
 {
-    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4};
+    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4, 7};
     void (*fns[BENCH_SECTIONS])(bench *, FILE *) = {bench_section_scaling, bench_section_bandwidth,
                                                      bench_section_batches, bench_section_siconos,
                                                      bench_section_mujoco, bench_section_bias,
-                                                     bench_section_peer};
+                                                     bench_section_peer, bench_section_worlds};
     for (int k = 0; k < BENCH_SECTIONS; ++k) {
         int i = order[k];
         double t = bench_now();
@@ -342,7 +343,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--quick") == 0) B.quick = 1;
         else if (strcmp(argv[i], "--sections") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 1234567]\n");
+            fprintf(stderr, "usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 12345678]\n");
             return 2;
         }
     }

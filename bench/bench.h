@@ -1,8 +1,8 @@
 /* clcone benchmarks: shared state of one run.
  *
  * Every section writes its part of the report into its own markdown buffer
- * (sections run in the order 2, 1, 3, 4, 7, 6, 5 but the report lists
- * them 1..7), its data files and gnuplot scripts into the results directory,
+ * (sections run in the order 2, 1, 3, 4, 7, 6, 5, 8 but the report lists
+ * them 1..8), its data files and gnuplot scripts into the results directory,
  * and notes every failure in its text instead of stopping the run. No
  * figure in the report is typed in: all of them are measured in the run. */
 #ifndef CLCONE_BENCH_H
@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define BENCH_SECTIONS 7
+#define BENCH_SECTIONS 8
 
 typedef struct bench {
     int quick;                    /* BENCH_QUICK=1: small sizes, short caps */
@@ -65,6 +65,7 @@ void bench_section_siconos(bench *b, FILE *f);     /* 4 */
 void bench_section_mujoco(bench *b, FILE *f);      /* 5 */
 void bench_section_bias(bench *b, FILE *f);        /* 6 */
 void bench_section_peer(bench *b, FILE *f);        /* 7: Siconos itself */
+void bench_section_worlds(bench *b, FILE *f);      /* 8: MuJoCo worlds in one batch */
 
 /* The problem files of b->problems (.dat, and .hdf5 unless dat_only),
  * sorted by name, at most max, strdup'ed into files; -1 and a failure

@@ -240,8 +240,9 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
         printf("step %d: worlds solved %d rows %d contacts %d blocks %d", k, st.solved, st.rows, st.contacts,
                st.blocks);
         if (st.solved)
-            printf(" %s iters %d error %.3e host_ms %.3f batch_ms %.3f solve_ms %.3f",
-                   clcone_run_status_name(st.status), st.iters, st.error, st.host_ms, st.batch_ms, st.solve_ms);
+            printf(" %s iters %d error %.3e host_ms %.3f build_ms %.3f batch_ms %.3f solve_ms %.3f",
+                   clcone_run_status_name(st.status), st.iters, st.error, st.host_ms, st.build_ms, st.batch_ms,
+                   st.solve_ms);
         printf("\n");
         if (st.solved && st.status > worst) worst = st.status;
         error = fmax(error, st.error);

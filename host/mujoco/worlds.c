@@ -240,6 +240,7 @@ clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clco
         ws->rows += w->st[k].nefc;
         ws->contacts += w->st[k].ncon;
         ws->blocks += w->st[k].blocks;
+        ws->build_ms += w->st[k].setup_ms;
     }
     if (!s) s = solve_batch(w, ws, err);
     ws->host_ms = t1 - t0;

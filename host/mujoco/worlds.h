@@ -33,6 +33,8 @@ typedef struct clcone_worlds_stats {
     int iters;                  /* the most of any world */
     double host_ms;             /* MuJoCo's stages and the problems' building, every world
                                    (wall time, on the worlds' threads) */
+    double build_ms;            /* of which the problems' building (clcone_mujoco_problem
+                                   and warm starts), summed over the worlds */
     double batch_ms;            /* the batch concatenated and its plan made */
     double solve_ms;            /* the batch's solve */
 } clcone_worlds_stats;
