@@ -240,6 +240,45 @@ START_TEST(errors_name_the_world)
 }
 END_TEST
 
+/* Spheres resting on a plane in an arena too small for their contacts:
+ * MuJoCo's collision stops with mju_error in every world. */
+static void small_arena(char *xml, size_t len)
+{
+    size_t n = (size_t)snprintf(xml, len, "<mujoco><size memory=\"16K\"/><option cone=\"elliptic\"/><worldbody>"
+                                          "<geom type=\"plane\" size=\"5 5 1\"/>");
+    for (int i = 0; i < 10 && n < len; ++i)
+        n += (size_t)snprintf(xml + n, len - n,
+                              "<body pos=\"%g 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>",
+                              0.3 * i);
+    if (n < len) snprintf(xml + n, len - n, "</worldbody></mujoco>");
+}
+
+/* A MuJoCo error inside the worlds' stages on 3 threads: a status naming
+ * world 0 (the lowest), the process goes on, and MuJoCo's handler is the
+ * caller's again afterwards. */
+START_TEST(mujoco_error_on_threads)
+{
+    worlds_fixture f;
+    clcone_worlds *w;
+    clcone_worlds_stats ws;
+    clcone_options o;
+    clcone_error e;
+    char xml[4096];
+    small_arena(xml, sizeof xml);
+    open_model(&f, xml);
+    soft_options(&o, 1e-8);
+    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 6, 3, 1, 0.01, &w, &e), CLCONE_OK);
+    ck_assert_ptr_null(mju_user_error);
+    ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "world 0: ") == e.msg && strstr(e.msg, "MuJoCo stopped with an error") &&
+                      strstr(e.msg, "mj_stackAlloc"),
+                  "%s", e.msg);
+    ck_assert_ptr_null(mju_user_error);
+    clcone_worlds_free(w);
+    close_model(&f);
+}
+END_TEST
+
 /* The CLI: --worlds 1 is the plain run (same error and iterations), the
  * last line with worlds/s and MuJoCo's beside it, and the usage errors. */
 START_TEST(cli_worlds)
@@ -303,6 +342,7 @@ Suite *suite_mujoco_worlds(void)
     tcase_add_test(tc, worlds_are_separate_runs_on_device);
     tcase_add_test(tc, perturbation_is_seeded);
     tcase_add_test(tc, errors_name_the_world);
+    tcase_add_test(tc, mujoco_error_on_threads);
     tcase_add_test(tc, cli_worlds);
     suite_add_tcase(s, tc);
     return s;
