@@ -160,6 +160,11 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
         if (pr->iters > ws->iters) ws->iters = pr->iters;
     }
 out:
+    if (s && np) { /* the batch as a whole: no one world's */
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        clcone_fail(err, s, "the batch of %d worlds' problems (%d blocks): %.*s", np, nb, (int)sizeof msg - 80, msg);
+    }
     clcone_plan_free(plan);
     clcone_result_free(&res);
     clcone_problem_free(&batch);
