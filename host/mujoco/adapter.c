@@ -510,8 +510,9 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
                                    &pd->row, err)))
         return s;
     st->blocks = pd->p.n;
+    pd->nr = 3 * pd->p.n;
     pd->key = clcone_calloc((size_t)pd->p.n, sizeof *pd->key, err, "block keys");
-    pd->r = clcone_calloc(3 * (size_t)pd->p.n, sizeof *pd->r, err, "forces");
+    pd->r = clcone_calloc((size_t)pd->nr, sizeof *pd->r, err, "forces");
     if (!pd->key || !pd->r) return CLCONE_ENOMEM;
     block_keys(d, pd->row, pd->p.n, pd->key);
     st->warm_matched = warm_start(a, pd->key, pd->p.n, pd->r);
@@ -526,7 +527,7 @@ static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData 
 {
     const double *r = pd->r;
     if (pd->p.n == 0) return CLCONE_OK;
-    for (int i = 0; i < 3 * pd->p.n; ++i)
+    for (int i = 0; i < pd->nr; ++i)
         if (!isfinite(r[i]))
             return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
                                                    "%s, not applied",

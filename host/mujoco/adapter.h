@@ -66,8 +66,9 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
  * step. Both return as clcone_mujoco_step does; free pd after either. */
 typedef struct clcone_mujoco_pending {
     clcone_problem p;     /* the step's problem (p.n 0: no rows) */
-    double *R, *aref;     /* soft's R and a_ref (3 p.n) */
-    double *r;            /* 3 p.n: the warm start, then the forces */
+    int nr;               /* entries of R, aref and r (3 p.n: 3 a block) */
+    double *R, *aref;     /* soft's R and a_ref */
+    double *r;            /* the warm start, then the forces */
     int *row;             /* each block's first efc row */
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */

@@ -118,23 +118,26 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
     clcone_result res = {0};
     clcone_options o;
     double *R = NULL, *aref = NULL, *r = NULL, t0 = clcone_now_ms();
-    int np = 0, nb = 0;
+    int np = 0, nb = 0, nr = 0;
     clcone_status s = CLCONE_ENOMEM;
-    for (int k = 0; k < w->n; ++k) nb += w->pd[k].p.n;
+    for (int k = 0; k < w->n; ++k) {
+        nb += w->pd[k].p.n;
+        nr += w->pd[k].nr;
+    }
     parts = clcone_calloc((size_t)w->n, sizeof *parts, err, "the batch's parts");
-    R = clcone_calloc(3 * (size_t)nb, sizeof *R, err, "the batch's R");
-    aref = clcone_calloc(3 * (size_t)nb, sizeof *aref, err, "the batch's a_ref");
-    r = clcone_calloc(3 * (size_t)nb, sizeof *r, err, "the batch's forces");
+    R = clcone_calloc((size_t)nr + 1, sizeof *R, err, "the batch's R");
+    aref = clcone_calloc((size_t)nr + 1, sizeof *aref, err, "the batch's a_ref");
+    r = clcone_calloc((size_t)nr + 1, sizeof *r, err, "the batch's forces");
     if (!parts || !R || !aref || !r) goto out;
     for (int k = 0, at = 0; k < w->n; ++k) {
         const clcone_mujoco_pending *pd = &w->pd[k];
-        size_t len = 3 * (size_t)pd->p.n * sizeof *r;
+        size_t len = (size_t)pd->nr * sizeof *r;
         if (!pd->p.n) continue;
         parts[np++] = &pd->p;
-        memcpy(R + 3 * (size_t)at, pd->R, len);
-        memcpy(aref + 3 * (size_t)at, pd->aref, len);
-        memcpy(r + 3 * (size_t)at, pd->r, len);
-        at += pd->p.n;
+        memcpy(R + at, pd->R, len);
+        memcpy(aref + at, pd->aref, len);
+        memcpy(r + at, pd->r, len);
+        at += pd->nr;
     }
     ws->solved = np;
     if (!np) {
@@ -152,8 +155,8 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
         const clcone_prob_result *pr;
         if (!pd->p.n) continue;
         pr = &res.items[j++];
-        memcpy(pd->r, r + 3 * (size_t)at, 3 * (size_t)pd->p.n * sizeof *r);
-        at += pd->p.n;
+        memcpy(pd->r, r + at, (size_t)pd->nr * sizeof *r);
+        at += pd->nr;
         w->st[k].res = *pr;
         if (pr->status > ws->status) ws->status = pr->status;
         if (pr->error > ws->error) ws->error = pr->error;
