@@ -146,7 +146,7 @@ $(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
 
 # What includes MuJoCo's headers when found (private: not passed on to
 # prerequisites), rebuilt when that changes.
-MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o
+MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o $(BUILD)/tobj/test_mujoco_worlds.o
 $(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
 $(MJ_USERS): $(MJ_STAMP)
 $(MJ_STAMP): FORCE | $(BUILD)/obj
@@ -345,7 +345,7 @@ $(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.
 bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory bench-siconos-deps || \
 	  echo "clcone bench: without $(SICONOS_PKG), section 7 (Siconos itself) is skipped" >&2
-	@$(MAKE) --no-print-directory $(BUILD)/bench
+	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/clcone
 	$(BUILD)/bench --out bench/results
 
 # bench/gpu.sh's bundle, for a GPU machine where nothing can be installed:

@@ -232,6 +232,7 @@ static const char *const SEC_TITLES[BENCH_SECTIONS] = {
     "6. Direction bias of the pyramid",
     "7. Siconos itself as the peer: NSGS and NSN against clcone, one judge",
     "8. Hard contact without creep: a pinched capsule's slip, MuJoCo against clcone coulomb",
+    "9. MuJoCo worlds in one batch against MuJoCo one after another",
 };
 
 /* The float and double contexts (spec as --device) and the device's
@@ -300,11 +301,12 @@ static void report_head(FILE *md, bench *B, const char *ver, const char *cver, c
  * it) into their buffers. */
 static void run_sections(bench *B, const char *only)
 {
-    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4, 7};
+    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4, 7, 8};
     void (*fns[BENCH_SECTIONS])(bench *, FILE *) = {bench_section_scaling, bench_section_bandwidth,
                                                      bench_section_batches, bench_section_siconos,
                                                      bench_section_mujoco, bench_section_bias,
-                                                     bench_section_peer, bench_section_creep};
+                                                     bench_section_peer, bench_section_creep,
+                                                     bench_section_worlds};
     for (int k = 0; k < BENCH_SECTIONS; ++k) {
         int i = order[k];
         double t = bench_now();

@@ -13,7 +13,7 @@
 
 #include <stdio.h>
 
-#define BENCH_SECTIONS 8
+#define BENCH_SECTIONS 9
 
 typedef struct bench {
     int quick;                    /* BENCH_QUICK=1: small sizes, short caps */
@@ -66,6 +66,7 @@ void bench_section_mujoco(bench *b, FILE *f);      /* 5 */
 void bench_section_bias(bench *b, FILE *f);        /* 6 */
 void bench_section_peer(bench *b, FILE *f);        /* 7: Siconos itself */
 void bench_section_creep(bench *b, FILE *f);       /* 8: the pinched capsule's slip */
+void bench_section_worlds(bench *b, FILE *f);      /* 9: MuJoCo worlds in one batch */
 
 /* The problem files of b->problems (.dat, and .hdf5 unless dat_only),
  * sorted by name, at most max, strdup'ed into files; -1 and a failure

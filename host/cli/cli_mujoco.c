@@ -14,6 +14,7 @@ static const char *const USAGE_MUJOCO =
     "usage: clcone mujoco MODEL.xml --steps K [--device D] [--precision float|double]\n"
     "                     [--model soft|coulomb] [--solver S] [--tol T] [--max-iter K]\n"
     "                     [--check-every K] [--max-seconds S] [--compare mujoco]\n"
+    "                     [--worlds N [--seed S] [--perturb V] [--threads T]]\n"
     "Steps a MuJoCo model (MJCF) K times as mj_step does, with clcone solving\n"
     "MuJoCo's constraint problem at every step (warm-started from the last\n"
     "step's forces) and MuJoCo doing the rest (collision, dynamics, sensors,\n"
@@ -22,13 +23,25 @@ static const char *const USAGE_MUJOCO =
     "  --model coulomb  exact Coulomb: R = 0 on the contact rows\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"
+    "  --worlds N       step N copies of the model (1 to 100000), all their\n"
+    "                   problems solved as one batch a step; world 0 starts from\n"
+    "                   the model's state, world k >= 1 with each qvel[i] + V (2u - 1),\n"
+    "                   u uniform in [0, 1) from splitmix64 at S + k 0x9E3779B97F4A7C15\n"
+    "                   (--seed S, default 1; --perturb V, default 0.01); MuJoCo's\n"
+    "                   stages on T threads (1 to 256, default 1; the same results\n"
+    "                   for any T). With --compare mujoco, MuJoCo's mj_step (its\n"
+    "                   own solver and options) then steps the same worlds one\n"
+    "                   after another\n"
     "Rows solved today: elliptic contacts of condim 3, frictionless contacts,\n"
     "joint and tendon limits; a model with other rows (equality, friction loss,\n"
     "pyramidal cones, condim 4 or 6) is refused, naming them (exit 2).\n"
     "A line per step, then status=... error=... iters=... time_ms=...\n"
     "contacts=... [force_rel_diff=... qacc_rel_diff=...]: the worst status,\n"
     "the largest error, iterations and solve time summed, the most contacts,\n"
-    "the largest differences.\n"
+    "the largest differences. With --worlds: iters sums each step's most of\n"
+    "any world, contacts is the most of a step summed over the worlds, then\n"
+    "worlds=N worlds_per_s=... (world steps a second, N K over the steps'\n"
+    "wall time) [mujoco_worlds_per_s=... speedup=...].\n"
     "Device, precision, solver, tolerance and caps as for `clcone solve`.\n";
 
 #ifndef CLCONE_MUJOCO
@@ -44,7 +57,7 @@ int cmd_mujoco(int argc, char **argv)
 
 #else
 
-#include "mujoco/adapter.h"
+#include "mujoco/worlds.h"
 
 /* The step's figures, and the run's totals in t (status worst, error and
  * differences largest, iterations and time summed, contacts most). */
@@ -67,30 +80,66 @@ static void report_step(int k, const clcone_mujoco_stats *st, clcone_mujoco_stat
     t->qacc_rel_diff = fmax(t->qacc_rel_diff, st->qacc_rel_diff);
 }
 
+/* MuJoCo's model from path, or an exit code (the message printed). */
+static int load_model(const char *path, mjModel **m)
+{
+    char errbuf[1000];
+    FILE *f = fopen(path, "r");
+    *m = NULL;
+    if (!f) {
+        fprintf(stderr, "clcone: %s: cannot open: %s\n", path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    fclose(f);
+    *m = mj_loadXML(path, NULL, errbuf, sizeof errbuf);
+    if (!*m) {
+        fprintf(stderr, "clcone: %s: MuJoCo cannot load it: %s\n", path, errbuf);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* The device (ctx NULL: the reference) and the resolved options, with
+ * the run's header lines; an exit code on failure. */
+static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o)
+{
+    char backend[400];
+    clcone_error e;
+    *ctx = NULL;
+    *o = a->o;
+    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
+    clcone_options_resolve(o, *ctx);
+    describe_backend(*ctx, backend, sizeof backend);
+    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s, tol %g\n",
+           a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
+           m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
+           clcone_solver_name(o->solver), o->tol);
+    return 0;
+}
+
+/* "step k: " in front of e's message, then the CLI's error exit. */
+static int step_error(clcone_error *e, int k)
+{
+    char msg[sizeof e->msg];
+    snprintf(msg, sizeof msg, "%s", e->msg);
+    snprintf(e->msg, sizeof e->msg, "step %d: %.990s", k, msg);
+    return lib_error(e);
+}
+
 static int run(const cli_args *a, int steps, int compare)
 {
     static const double cmp_tol = 1e-10;
-    char errbuf[1000], backend[400];
     clcone_context *ctx = NULL;
     clcone_mujoco *ad = NULL;
     clcone_mujoco_stats st, tot;
     clcone_error e;
     mjModel *m = NULL, *mc = NULL;
     mjData *d = NULL;
-    clcone_options o = a->o;
+    clcone_options o;
     const char *path = a->positional[0];
-    int rc = EXIT_USAGE;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "clcone: %s: cannot open: %s\n", path, strerror(errno));
-        return EXIT_USAGE;
-    }
-    fclose(f);
-    m = mj_loadXML(path, NULL, errbuf, sizeof errbuf);
-    if (!m) {
-        fprintf(stderr, "clcone: %s: MuJoCo cannot load it: %s\n", path, errbuf);
-        return EXIT_USAGE;
-    }
+    int rc = load_model(path, &m);
+    if (rc) return rc;
+    rc = EXIT_USAGE;
     d = mj_makeData(m);
     if (compare) mc = mj_copyModel(NULL, m);
     if (!d || (compare && !mc)) {
@@ -102,29 +151,19 @@ static int run(const cli_args *a, int steps, int compare)
         mc->opt.tolerance = cmp_tol;
         mc->opt.iterations = 1000;
     }
-    if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) {
-        rc = lib_error(&e);
-        goto out;
-    }
-    clcone_options_resolve(&o, ctx);
+    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
+    rc = EXIT_USAGE;
     if (clcone_mujoco_create(ctx, &o, path, &ad, &e)) {
         rc = lib_error(&e);
         goto out;
     }
-    describe_backend(ctx, backend, sizeof backend);
-    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s, tol %g\n", path,
-           mj_versionString(), (int)m->nv, m->opt.timestep, m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal",
-           backend, clcone_model_name(o.model), clcone_solver_name(o.solver), o.tol);
     if (mc) printf("compare: MuJoCo Newton, tolerance %g, at most %d iterations, at each step's state\n", cmp_tol,
                    mc->opt.iterations);
     memset(&tot, 0, sizeof tot);
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
     for (int k = 0; k < steps; ++k) {
         if (clcone_mujoco_step(ad, m, d, mc, &st, &e)) {
-            char msg[sizeof e.msg];
-            snprintf(msg, sizeof msg, "%s", e.msg);
-            snprintf(e.msg, sizeof e.msg, "step %d: %.990s", k, msg);
-            rc = lib_error(&e);
+            rc = step_error(&e, k);
             goto out;
         }
         report_step(k, &st, &tot);
@@ -143,14 +182,128 @@ out:
     return rc;
 }
 
+/* World steps a second of MuJoCo's own mj_step (the model's solver and
+ * options) on the same n perturbed worlds, one after another, each step
+ * of every world before the next; -1 when MuJoCo's data cannot be made. */
+static double mujoco_worlds_per_s(const mjModel *m, int n, int steps, unsigned long long seed, double scale)
+{
+    mjData **d = calloc((size_t)n, sizeof *d);
+    double t0, rate = -1;
+    int made = 0;
+    if (!d) return -1;
+    while (made < n && (d[made] = mj_makeData(m)) != NULL) {
+        clcone_worlds_perturb(m, d[made], seed, made, scale);
+        ++made;
+    }
+    if (made == n) {
+        t0 = cli_now_ms();
+        for (int k = 0; k < steps; ++k)
+            for (int w = 0; w < n; ++w) mj_step(m, d[w]);
+        rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
+    }
+    for (int w = 0; w < made; ++w) mj_deleteData(d[w]);
+    free(d);
+    return rate;
+}
+
+typedef struct worlds_args {
+    int n, threads, steps, compare;
+    unsigned long long seed;
+    double scale;
+} worlds_args;
+
+static int run_worlds(const cli_args *a, const worlds_args *wa)
+{
+    clcone_context *ctx = NULL;
+    clcone_worlds *w = NULL;
+    clcone_worlds_stats st;
+    clcone_error e;
+    mjModel *m = NULL;
+    clcone_options o;
+    clcone_run_status worst = CLCONE_CONVERGED;
+    double error = 0, solve_ms = 0, t0, rate, mj_rate;
+    int iters = 0, contacts = 0, rc = load_model(a->positional[0], &m);
+    if (rc) return rc;
+    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
+    if (clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
+        rc = lib_error(&e);
+        goto out;
+    }
+    printf("worlds: %d, seed %llu, qvel perturbed by up to %g; one batch a step; MuJoCo's stages on %d thread%s\n",
+           wa->n, wa->seed, wa->scale, wa->threads, wa->threads > 1 ? "s" : "");
+    t0 = cli_now_ms();
+    for (int k = 0; k < wa->steps; ++k) {
+        if (clcone_worlds_step(w, &st, &e)) {
+            rc = step_error(&e, k);
+            goto out;
+        }
+        printf("step %d: worlds solved %d rows %d contacts %d blocks %d", k, st.solved, st.rows, st.contacts,
+               st.blocks);
+        if (st.solved)
+            printf(" %s iters %d error %.3e host_ms %.3f build_ms %.3f batch_ms %.3f solve_ms %.3f",
+                   clcone_run_status_name(st.status), st.iters, st.error, st.host_ms, st.build_ms, st.batch_ms,
+                   st.solve_ms);
+        printf("\n");
+        if (st.solved && st.status > worst) worst = st.status;
+        error = fmax(error, st.error);
+        iters += st.iters;
+        solve_ms += st.solve_ms;
+        if (st.contacts > contacts) contacts = st.contacts;
+    }
+    rate = 1e3 * wa->n * (double)wa->steps / (cli_now_ms() - t0);
+    printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d worlds=%d worlds_per_s=%.1f",
+           clcone_run_status_name(worst), error, iters, solve_ms, contacts, wa->n, rate);
+    if (wa->compare) {
+        mj_rate = mujoco_worlds_per_s(m, wa->n, wa->steps, wa->seed, wa->scale);
+        if (mj_rate < 0) {
+            fprintf(stderr, "clcone: %s: out of memory for MuJoCo's data of %d worlds\n", a->positional[0], wa->n);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        printf(" mujoco_worlds_per_s=%.1f speedup=%.3f", mj_rate, rate / mj_rate);
+    }
+    printf("\n");
+    rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+out:
+    clcone_worlds_free(w);
+    if (m) mj_deleteModel(m);
+    clcone_context_free(ctx);
+    return rc;
+}
+
+/* --worlds N, --seed S, --perturb V and --threads T (given or NULL) into
+ * wa; an exit code when one is wrong. */
+static int parse_worlds(const char *wv, const char *sv, const char *pv, const char *tv, worlds_args *wa)
+{
+    int seed = 1;
+    wa->n = 0;
+    wa->threads = 1;
+    wa->scale = 0.01;
+    if (!wv && (sv || pv))
+        return usage_error(USAGE_MUJOCO, "%s perturbs the worlds of --worlds N, which is not given", sv ? "--seed" : "--perturb");
+    if (!wv && tv) return usage_error(USAGE_MUJOCO, "--threads runs the worlds of --worlds N, which is not given%s", "");
+    if (!wv) return 0;
+    if (tv && (!parse_int(tv, &wa->threads) || wa->threads < 1 || wa->threads > CLCONE_WORLDS_THREADS))
+        return usage_error(USAGE_MUJOCO, "--threads needs an integer from 1 to 256, got '%s'", tv);
+    if (!parse_int(wv, &wa->n) || wa->n < 1 || wa->n > CLCONE_WORLDS_MAX)
+        return usage_error(USAGE_MUJOCO, "--worlds needs an integer from 1 to 100000, got '%s'", wv);
+    if (sv && (!parse_int(sv, &seed) || seed < 0))
+        return usage_error(USAGE_MUJOCO, "--seed needs an integer >= 0, got '%s'", sv);
+    if (pv && (!parse_double(pv, &wa->scale) || wa->scale < 0))
+        return usage_error(USAGE_MUJOCO, "--perturb needs a finite velocity >= 0, got '%s'", pv);
+    wa->seed = (unsigned long long)seed;
+    return 0;
+}
+
 int cmd_mujoco(int argc, char **argv)
 {
     static const char *const unused[] = {"--warm",           "--out",           "--plot",          "--dir",
                                          "--facets",         "--fit",           "--soft-timeconst", "--soft-dampratio",
                                          "--soft-impedance", "--soft-dt",       "--sap-beta",      NULL};
     cli_args a;
-    const char *v, *cmp;
+    const char *v, *cmp, *wv, *sv, *pv, *tv;
     char **args;
+    worlds_args wa;
     int missing = 0, steps = -1, rc;
     if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
     args = malloc(((size_t)argc + 1) * sizeof *args);
@@ -158,6 +311,10 @@ int cmd_mujoco(int argc, char **argv)
     memcpy(args, argv, (size_t)argc * sizeof *args);
     v = cli_take_opt(&argc, args, "--steps", &missing);
     cmp = cli_take_opt(&argc, args, "--compare", &missing);
+    wv = cli_take_opt(&argc, args, "--worlds", &missing);
+    sv = cli_take_opt(&argc, args, "--seed", &missing);
+    pv = cli_take_opt(&argc, args, "--perturb", &missing);
+    tv = cli_take_opt(&argc, args, "--threads", &missing);
     rc = missing ? usage_error(USAGE_MUJOCO, "an option is missing its value%s", "") : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
@@ -165,6 +322,7 @@ int cmd_mujoco(int argc, char **argv)
     if (!parse_int(v, &steps) || steps < 1) return usage_error(USAGE_MUJOCO, "--steps needs an integer >= 1, got '%s'", v);
     if (cmp && strcmp(cmp, "mujoco") != 0)
         return usage_error(USAGE_MUJOCO, "--compare takes 'mujoco' (MuJoCo's own solver), got '%s'", cmp);
+    if ((rc = parse_worlds(wv, sv, pv, tv, &wa))) return rc;
     if (a.npos != 1) return usage_error(USAGE_MUJOCO, "mujoco needs one MODEL.xml%s", "");
     if ((rc = cli_refuse(&a, USAGE_MUJOCO, unused, "the MuJoCo model gives R, a_ref and the time step")))
         return rc;
@@ -173,7 +331,10 @@ int cmd_mujoco(int argc, char **argv)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
     if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0))) return rc;
-    return run(&a, steps, cmp != NULL);
+    if (!wa.n) return run(&a, steps, cmp != NULL);
+    wa.steps = steps;
+    wa.compare = cmp != NULL;
+    return run_worlds(&a, &wa);
 }
 
 #endif

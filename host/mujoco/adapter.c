@@ -483,18 +483,37 @@ static void coulomb_depth(mjData *d)
     }
 }
 
-/* The constraint stage of a step: MuJoCo's solver first when comparing,
- * then clcone's, whose outputs stay in d. */
-static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                       clcone_mujoco_stats *st, clcone_error *err)
+void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
 {
-    int nefc = d->nefc, nv = (int)m->nv, *row = NULL;
-    clcone_problem p;
-    double *R = NULL, *aref = NULL, *r = NULL, *fmj = NULL, *amj = NULL, t0;
-    mj_key *key = NULL;
-    clcone_plan *plan = NULL;
-    clcone_result res = {0};
-    clcone_options o = a->o;
+    clcone_problem_free(&pd->p);
+    free(pd->R);
+    free(pd->aref);
+    free(pd->r);
+    free(pd->row);
+    free(pd->key);
+    free(pd->fmj);
+    free(pd->amj);
+    memset(pd, 0, sizeof *pd);
+}
+
+void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o)
+{
+    *o = a->o;
+    o->warm_start = 1;
+    if (o->model == CLCONE_MODEL_SOFT) {
+        o->soft_R = R;
+        o->soft_aref = aref;
+    }
+}
+
+/* The constraint stage up to the solve: MuJoCo's solver first when
+ * comparing (its forces and qacc kept in pd), then clcone's problem and
+ * its warm start. */
+static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                       clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+{
+    int nefc = d->nefc, nv = (int)m->nv;
+    double t0;
     clcone_status s;
     if (nefc == 0) { /* MuJoCo's own shortcut: nothing to solve */
         mj_fwdConstraint(m, d);
@@ -503,85 +522,79 @@ static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         return CLCONE_OK;
     }
     if (compare) {
-        fmj = clcone_calloc((size_t)nefc, sizeof *fmj, err, "MuJoCo's forces");
-        amj = clcone_calloc((size_t)nv, sizeof *amj, err, "MuJoCo's qacc");
-        if (!fmj || !amj) {
-            s = CLCONE_ENOMEM;
-            goto out;
-        }
+        pd->fmj = clcone_calloc((size_t)nefc, sizeof *pd->fmj, err, "MuJoCo's forces");
+        pd->amj = clcone_calloc((size_t)nv, sizeof *pd->amj, err, "MuJoCo's qacc");
+        if (!pd->fmj || !pd->amj) return CLCONE_ENOMEM;
         t0 = clcone_now_ms();
         mj_fwdConstraint(compare, d);
         st->mujoco_ms = clcone_now_ms() - t0;
-        memcpy(fmj, d->efc_force, sizeof *fmj * (size_t)nefc);
-        memcpy(amj, d->qacc, sizeof *amj * (size_t)nv);
+        memcpy(pd->fmj, d->efc_force, sizeof *pd->fmj * (size_t)nefc);
+        memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
     t0 = clcone_now_ms();
     if (a->o.model == CLCONE_MODEL_COULOMB) coulomb_depth(d);
-    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &p, &R, &aref, &row, err)))
-        goto out;
-    st->blocks = p.n;
-    key = clcone_calloc((size_t)p.n, sizeof *key, err, "block keys");
-    r = clcone_calloc(3 * (size_t)p.n, sizeof *r, err, "forces");
-    if (!key || !r) {
-        s = CLCONE_ENOMEM;
-        goto done;
-    }
-    block_keys(d, row, p.n, key);
-    st->warm_matched = warm_start(a, key, p.n, r);
-    o.warm_start = 1;
-    if (o.model == CLCONE_MODEL_SOFT) {
-        o.soft_R = R;
-        o.soft_aref = aref;
-    }
-    if ((s = clcone_plan_create(a->ctx, &p, &o, &plan, err))) goto done;
+    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R, &pd->aref,
+                                   &pd->row, err)))
+        return s;
+    st->blocks = pd->p.n;
+    pd->nr = 3 * pd->p.n;
+    pd->key = clcone_calloc((size_t)pd->p.n, sizeof *pd->key, err, "block keys");
+    pd->r = clcone_calloc((size_t)pd->nr, sizeof *pd->r, err, "forces");
+    if (!pd->key || !pd->r) return CLCONE_ENOMEM;
+    block_keys(d, pd->row, pd->p.n, pd->key);
+    st->warm_matched = warm_start(a, pd->key, pd->p.n, pd->r);
     st->setup_ms = clcone_now_ms() - t0;
-    if ((s = clcone_plan_solve(plan, r, &res, err))) goto done;
-    st->res = res.items[0];
-    for (int i = 0; i < 3 * p.n; ++i)
-        if (!isfinite(r[i])) {
-            s = clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
-                                                "%s, not applied",
-                            a->label, i / 3, row_kind(d->efc_type[row[i / 3]]), row[i / 3],
-                            clcone_run_status_name(st->res.status));
-            goto done;
-        }
-    write_back(m, d, &p, row, r);
-    if (compare) {
-        /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
-         * constraint: measured against the larger of the two terms */
-        st->force_rel_diff = rel_diff(d->efc_force, fmj, fmj, nefc);
-        st->qacc_rel_diff = rel_diff(d->qacc, amj, d->qacc_smooth, nv);
-    }
-    s = remember(a, key, r, p.n, err);
-done:
-    clcone_plan_free(plan);
-    clcone_result_free(&res);
-    clcone_problem_free(&p);
-out:
-    free(R);
-    free(aref);
-    free(row);
-    free(key);
-    free(r);
-    free(fmj);
-    free(amj);
-    return s;
+    return CLCONE_OK;
 }
 
-static clcone_status step_stages(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                 clcone_mujoco_stats *st, clcone_error *err)
+/* The constraint stage after the solve: clcone's forces (pd->r) written
+ * back as MuJoCo's outputs, compared, and kept for the next warm start. */
+static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
+                                     clcone_mujoco_stats *st, clcone_error *err)
 {
-    clcone_status s;
+    const double *r = pd->r;
+    if (pd->p.n == 0) return CLCONE_OK;
+    for (int i = 0; i < pd->nr; ++i)
+        if (!isfinite(r[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
+                                                   "%s, not applied",
+                               a->label, i / 3, row_kind(d->efc_type[pd->row[i / 3]]), pd->row[i / 3],
+                               clcone_run_status_name(st->res.status));
+    write_back(m, d, &pd->p, pd->row, r);
+    if (pd->fmj) {
+        /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
+         * constraint: measured against the larger of the two terms */
+        st->force_rel_diff = rel_diff(d->efc_force, pd->fmj, pd->fmj, d->nefc);
+        st->qacc_rel_diff = rel_diff(d->qacc, pd->amj, d->qacc_smooth, (int)m->nv);
+    }
+    return remember(a, pd->key, r, pd->p.n, err);
+}
+
+/* The arguments of a step's half, run under the MuJoCo error guard. */
+typedef struct mj_half {
+    clcone_mujoco *a;
+    const mjModel *m, *compare;
+    mjData *d;
+    clcone_mujoco_pending *pd;
+    clcone_mujoco_stats *st;
+    clcone_error *err;
+} mj_half;
+
+/* mj_step's stages up to the constraint solve, and clcone's problem. */
+static clcone_status first_half(const mj_half *h)
+{
+    clcone_mujoco *a = h->a;
+    const mjModel *m = h->m;
+    mjData *d = h->d;
     int npos, nvel;
-    st->force_rel_diff = st->qacc_rel_diff = -1;
     /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
     if (m->opt.integrator == mjINT_RK4)
-        return clcone_fail(err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
-                                                "Euler, implicit or implicitfast",
+        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
+                                                   "Euler, implicit or implicitfast",
                            a->label);
     if (m->opt.noslip_iterations > 0)
-        return clcone_fail(err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
-                                                "not done by clcone; set it to 0",
+        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
+                                                   "not done by clcone; set it to 0",
                            a->label, m->opt.noslip_iterations);
     npos = d->warning[mjWARN_BADQPOS].number;
     nvel = d->warning[mjWARN_BADQVEL].number;
@@ -591,19 +604,28 @@ static clcone_status step_stages(clcone_mujoco *a, const mjModel *m, mjData *d, 
      * would be a silently different run */
     if (d->warning[mjWARN_BADQPOS].number > npos || d->warning[mjWARN_BADQVEL].number > nvel) {
         int w = d->warning[mjWARN_BADQPOS].number > npos ? mjWARN_BADQPOS : mjWARN_BADQVEL;
-        return clcone_fail(err, CLCONE_EINVAL, "%s: %s MuJoCo reset the state to the initial one; not stepped",
+        return clcone_fail(h->err, CLCONE_EINVAL, "%s: %s MuJoCo reset the state to the initial one; not stepped",
                            a->label, mju_warningText(w, (size_t)d->warning[w].lastinfo));
     }
     mj_fwdActuation(m, d);
     mj_fwdAcceleration(m, d);
     /* the effective metric (M + K) is not M: mj_solveM would be wrong */
     if (d->efm_active)
-        return clcone_fail(err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is active; "
-                                                "clcone forms J M^-1 J' with M alone",
+        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is "
+                                                   "active; clcone forms J M^-1 J' with M alone",
                            a->label);
-    st->nefc = d->nefc;
-    st->ncon = d->ncon;
-    if ((s = solve_constraints(a, m, d, compare, st, err))) return s;
+    h->st->nefc = d->nefc;
+    h->st->ncon = d->ncon;
+    return begin_constraints(a, m, d, h->compare, h->pd, h->st, h->err);
+}
+
+/* The forces written back, then mj_step's stages after the solve. */
+static clcone_status second_half(const mj_half *h)
+{
+    const mjModel *m = h->m;
+    mjData *d = h->d;
+    clcone_status s;
+    if ((s = end_constraints(h->a, m, d, h->pd, h->st, h->err))) return s;
     d->flg_rnepost = 0; /* as mj_step2: sensors recompute what reads the forces */
     mj_sensorAcc(m, d);
     mj_checkAcc(m, d);
@@ -627,19 +649,84 @@ static void on_mujoco_error(const char *msg)
     longjmp(*mujoco_guard, 1);
 }
 
-clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                 clcone_mujoco_stats *st, clcone_error *err)
+clcone_mujoco_handler clcone_mujoco_hold_errors(void)
 {
-    void (*const outer_handler)(const char *) = mju_user_error;
+    clcone_mujoco_handler outer = mju_user_error;
+    mju_user_error = on_mujoco_error;
+    return outer;
+}
+
+void clcone_mujoco_release_errors(clcone_mujoco_handler outer) { mju_user_error = outer; }
+
+/* A half run so that MuJoCo's error jumps back here. */
+static clcone_status jump_back(clcone_status (*half)(const mj_half *), const mj_half *h)
+{
     jmp_buf *const outer_guard = mujoco_guard;
     jmp_buf here;
     volatile clcone_status s;
-    memset(st, 0, sizeof *st);
     mujoco_guard = &here;
-    mju_user_error = on_mujoco_error;
-    if (setjmp(here) == 0) s = step_stages(a, m, d, compare, st, err);
-    else s = clcone_fail(err, CLCONE_EINVAL, "%s: MuJoCo stopped with an error: %s", a->label, mujoco_message);
-    mju_user_error = outer_handler;
+    if (setjmp(here) == 0) s = half(h);
+    else s = clcone_fail(h->err, CLCONE_EINVAL, "%s: MuJoCo stopped with an error: %s", h->a->label, mujoco_message);
     mujoco_guard = outer_guard;
+    return s;
+}
+
+/* A half with the handler installed, unless a caller holds it already
+ * (steps on several threads: the global is then only read). */
+static clcone_status guarded(clcone_status (*half)(const mj_half *), const mj_half *h)
+{
+    clcone_mujoco_handler outer;
+    clcone_status s;
+    if (mju_user_error == on_mujoco_error) return jump_back(half, h);
+    outer = clcone_mujoco_hold_errors();
+    s = jump_back(half, h);
+    clcone_mujoco_release_errors(outer);
+    return s;
+}
+
+clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                  clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+{
+    mj_half h = {a, m, compare, d, pd, st, err};
+    memset(st, 0, sizeof *st);
+    memset(pd, 0, sizeof *pd);
+    st->force_rel_diff = st->qacc_rel_diff = -1;
+    return guarded(first_half, &h);
+}
+
+clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
+                                clcone_mujoco_stats *st, clcone_error *err)
+{
+    mj_half h = {a, m, NULL, d, pd, st, err};
+    return guarded(second_half, &h);
+}
+
+/* pd's problem alone on a plan of the adapter's backend: its forces in
+ * pd->r, the plan's set-up added to st->setup_ms. */
+static clcone_status solve_alone(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                 clcone_error *err)
+{
+    clcone_plan *plan = NULL;
+    clcone_result res = {0};
+    clcone_options o;
+    clcone_status s;
+    double t0 = clcone_now_ms();
+    clcone_mujoco_solve_options(a, pd->R, pd->aref, &o);
+    if ((s = clcone_plan_create(a->ctx, &pd->p, &o, &plan, err))) return s;
+    st->setup_ms += clcone_now_ms() - t0;
+    if (!(s = clcone_plan_solve(plan, pd->r, &res, err))) st->res = res.items[0];
+    clcone_plan_free(plan);
+    clcone_result_free(&res);
+    return s;
+}
+
+clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                 clcone_mujoco_stats *st, clcone_error *err)
+{
+    clcone_mujoco_pending pd;
+    clcone_status s = clcone_mujoco_begin(a, m, d, compare, &pd, st, err);
+    if (!s && pd.p.n) s = solve_alone(a, &pd, st, err);
+    if (!s) s = clcone_mujoco_end(a, m, d, &pd, st, err);
+    clcone_mujoco_pending_free(&pd);
     return s;
 }

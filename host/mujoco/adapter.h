@@ -55,6 +55,44 @@ void clcone_mujoco_free(clcone_mujoco *a);
 clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                  clcone_mujoco_stats *st, clcone_error *err);
 
+/* A step in two halves around its solve, for a caller that solves many
+ * models' problems together (mujoco/worlds.c, one batch): clcone_mujoco_step
+ * is clcone_mujoco_begin, pd's problem solved on a plan of the adapter's
+ * options (clcone_mujoco_solve_options) from the warm start in pd->r, then
+ * clcone_mujoco_end. begin runs mj_step's stages up to the constraint
+ * solve (MuJoCo's own solver first when compare is given) and builds the
+ * problem with its warm start; p.n 0 is a step without rows (MuJoCo's
+ * own shortcut already ran: solve nothing). end takes the forces in pd->r
+ * and the solve's result in st->res, writes them back and finishes the
+ * step. Both return as clcone_mujoco_step does; free pd after either. */
+typedef struct clcone_mujoco_pending {
+    clcone_problem p;     /* the step's problem (p.n 0: no rows) */
+    int nr;               /* entries of R, aref and r (3 p.n: 3 a block) */
+    double *R, *aref;     /* soft's R and a_ref */
+    double *r;            /* the warm start, then the forces */
+    int *row;             /* each block's first efc row */
+    struct mj_key *key;   /* each block's identity, for the next warm start */
+    double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
+} clcone_mujoco_pending;
+
+clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                  clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err);
+clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
+                                clcone_mujoco_stats *st, clcone_error *err);
+void clcone_mujoco_pending_free(clcone_mujoco_pending *pd);
+/* The options pd's problem is solved with: the adapter's, warm-started,
+ * soft's R and a_ref (3 per block, for the whole batch) when soft. */
+void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o);
+
+/* MuJoCo's error handler (mju_user_error) is one global, which each step
+ * sets to the adapter's and puts back. A caller running steps on several
+ * threads holds the adapter's installed from before they start (the steps
+ * then only read the global) and releases it, giving the returned
+ * handler back, after they end. */
+typedef void (*clcone_mujoco_handler)(const char *);
+clcone_mujoco_handler clcone_mujoco_hold_errors(void);
+void clcone_mujoco_release_errors(clcone_mujoco_handler outer);
+
 /* MuJoCo's dual at d's current stage (after mj_fwdAcceleration) as a
  * clcone problem: one block per elliptic condim-3 contact (its three rows)
  * or per 1-row constraint (mu = 0, two idle rows), W = J M^-1 J' formed

@@ -1,0 +1,260 @@
+/* Many worlds of one MuJoCo model in one batch a step (mujoco/worlds.h). */
+#define _POSIX_C_SOURCE 200809L
+#include "mujoco/worlds.h"
+#include "core/internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct clcone_worlds {
+    clcone_context *ctx;
+    const mjModel *m;
+    int n, threads;
+    clcone_mujoco **ad;          /* per world: its warm start */
+    mjData **d;
+    clcone_mujoco_pending *pd;   /* per world: this step's problem */
+    clcone_mujoco_stats *st;
+};
+
+static unsigned long long splitmix64(unsigned long long *x)
+{
+    unsigned long long z = (*x += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void clcone_worlds_perturb(const mjModel *m, mjData *d, unsigned long long seed, int k, double scale)
+{
+    unsigned long long x = seed + (unsigned long long)k * 0x9E3779B97F4A7C15ULL;
+    if (k == 0) return;
+    for (int i = 0; i < (int)m->nv; ++i) {
+        double u = (double)(splitmix64(&x) >> 11) * 0x1.0p-53; /* the top 53 bits: exact in [0, 1) */
+        d->qvel[i] += scale * (2 * u - 1);
+    }
+}
+
+void clcone_worlds_free(clcone_worlds *w)
+{
+    if (!w) return;
+    for (int k = 0; k < w->n; ++k) {
+        if (w->ad) clcone_mujoco_free(w->ad[k]);
+        if (w->d && w->d[k]) mj_deleteData(w->d[k]);
+        if (w->pd) clcone_mujoco_pending_free(&w->pd[k]);
+    }
+    free(w->ad);
+    free(w->d);
+    free(w->pd);
+    free(w->st);
+    free(w);
+}
+
+clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
+                                   clcone_error *err)
+{
+    clcone_worlds *w;
+    clcone_status s;
+    *out = NULL;
+    if (n < 1 || n > CLCONE_WORLDS_MAX)
+        return clcone_fail(err, CLCONE_EINVAL, "worlds: %d worlds asked for; 1 to %d are stepped", n,
+                           CLCONE_WORLDS_MAX);
+    if (threads < 1 || threads > CLCONE_WORLDS_THREADS)
+        return clcone_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
+                           CLCONE_WORLDS_THREADS);
+    w = clcone_calloc(1, sizeof *w, err, "the worlds");
+    if (!w) return CLCONE_ENOMEM;
+    w->ctx = ctx;
+    w->m = m;
+    w->n = n;
+    w->threads = threads < n ? threads : n;
+    w->ad = clcone_calloc((size_t)n, sizeof *w->ad, err, "the worlds' adapters");
+    w->d = clcone_calloc((size_t)n, sizeof *w->d, err, "the worlds' MuJoCo data");
+    w->pd = clcone_calloc((size_t)n, sizeof *w->pd, err, "the worlds' problems");
+    w->st = clcone_calloc((size_t)n, sizeof *w->st, err, "the worlds' figures");
+    if (!w->ad || !w->d || !w->pd || !w->st) {
+        clcone_worlds_free(w);
+        return CLCONE_ENOMEM;
+    }
+    for (int k = 0; k < n; ++k) {
+        if ((s = clcone_mujoco_create(ctx, o, label, &w->ad[k], err))) {
+            clcone_worlds_free(w);
+            return s;
+        }
+        w->d[k] = mj_makeData(m);
+        if (!w->d[k]) {
+            clcone_worlds_free(w);
+            return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory for world %d's MuJoCo data", label, k);
+        }
+        clcone_worlds_perturb(m, w->d[k], seed, k, scale);
+    }
+    *out = w;
+    return CLCONE_OK;
+}
+
+mjData *clcone_worlds_data(const clcone_worlds *w, int k) { return w->d[k]; }
+
+const clcone_mujoco_stats *clcone_worlds_stats_of(const clcone_worlds *w, int k) { return &w->st[k]; }
+
+/* err's message with "world k: " in front. */
+static clcone_status in_world(clcone_status s, int k, clcone_error *err)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return clcone_fail(err, s, "world %d: %.*s", k, (int)sizeof msg - 24, msg);
+}
+
+/* The batch of the worlds with rows, in world order: their problems
+ * concatenated, with their R, a_ref and warm starts; solved on one plan,
+ * the forces handed back to each world's pd->r and its result to its
+ * st->res. */
+static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+{
+    const clcone_problem **parts = NULL;
+    clcone_problem batch = {0};
+    clcone_plan *plan = NULL;
+    clcone_result res = {0};
+    clcone_options o;
+    double *R = NULL, *aref = NULL, *r = NULL, t0 = clcone_now_ms();
+    int np = 0, nb = 0, nr = 0;
+    clcone_status s = CLCONE_ENOMEM;
+    for (int k = 0; k < w->n; ++k) {
+        nb += w->pd[k].p.n;
+        nr += w->pd[k].nr;
+    }
+    parts = clcone_calloc((size_t)w->n, sizeof *parts, err, "the batch's parts");
+    R = clcone_calloc((size_t)nr + 1, sizeof *R, err, "the batch's R");
+    aref = clcone_calloc((size_t)nr + 1, sizeof *aref, err, "the batch's a_ref");
+    r = clcone_calloc((size_t)nr + 1, sizeof *r, err, "the batch's forces");
+    if (!parts || !R || !aref || !r) goto out;
+    for (int k = 0, at = 0; k < w->n; ++k) {
+        const clcone_mujoco_pending *pd = &w->pd[k];
+        size_t len = (size_t)pd->nr * sizeof *r;
+        if (!pd->p.n) continue;
+        parts[np++] = &pd->p;
+        memcpy(R + at, pd->R, len);
+        memcpy(aref + at, pd->aref, len);
+        memcpy(r + at, pd->r, len);
+        at += pd->nr;
+    }
+    ws->solved = np;
+    if (!np) {
+        s = CLCONE_OK;
+        goto out;
+    }
+    if ((s = clcone_batch_concat(parts, np, &batch, err))) goto out;
+    clcone_mujoco_solve_options(w->ad[0], R, aref, &o);
+    if ((s = clcone_plan_create(w->ctx, &batch, &o, &plan, err))) goto out;
+    ws->batch_ms = clcone_now_ms() - t0;
+    if ((s = clcone_plan_solve(plan, r, &res, err))) goto out;
+    ws->solve_ms = res.time_ms;
+    for (int k = 0, j = 0, at = 0; k < w->n; ++k) {
+        clcone_mujoco_pending *pd = &w->pd[k];
+        const clcone_prob_result *pr;
+        if (!pd->p.n) continue;
+        pr = &res.items[j++];
+        memcpy(pd->r, r + at, (size_t)pd->nr * sizeof *r);
+        at += pd->nr;
+        w->st[k].res = *pr;
+        if (pr->status > ws->status) ws->status = pr->status;
+        if (pr->error > ws->error) ws->error = pr->error;
+        if (pr->iters > ws->iters) ws->iters = pr->iters;
+    }
+out:
+    if (s && np) { /* the batch as a whole: no one world's */
+        char msg[sizeof err->msg];
+        snprintf(msg, sizeof msg, "%s", err->msg);
+        clcone_fail(err, s, "the batch of %d worlds' problems (%d blocks): %.*s", np, nb, (int)sizeof msg - 80, msg);
+    }
+    clcone_plan_free(plan);
+    clcone_result_free(&res);
+    clcone_problem_free(&batch);
+    free(parts);
+    free(R);
+    free(aref);
+    free(r);
+    return s;
+}
+
+/* One half of the step for the worlds t, t + T, ... of thread t, in
+ * order, up to the first that fails (world, its status and message). */
+typedef struct half_job {
+    clcone_worlds *w;
+    int t, second, world;
+    clcone_status s;
+    clcone_error err;
+} half_job;
+
+static void *run_half(void *arg)
+{
+    half_job *j = arg;
+    clcone_worlds *w = j->w;
+    for (int k = j->t; k < w->n && !j->s; k += w->threads) {
+        j->s = j->second ? clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], &j->err)
+                         : clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], &j->err);
+        if (j->s) j->s = in_world(j->s, j->world = k, &j->err);
+    }
+    return NULL;
+}
+
+/* A half of every world's step on the worlds' threads (the calling one
+ * and threads - 1 more; a thread that cannot be started has its worlds
+ * run here after). Each world's half touches only that world, so the
+ * worlds end the same whatever the threads; the error is the lowest
+ * failing world's, the one a single thread stops at. */
+static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
+{
+    half_job *job = clcone_calloc((size_t)w->threads, sizeof *job, err, "the worlds' jobs");
+    pthread_t *tid = clcone_calloc((size_t)w->threads, sizeof *tid, err, "the worlds' threads");
+    char *started = clcone_calloc((size_t)w->threads, 1, err, "the worlds' threads");
+    clcone_mujoco_handler outer;
+    const half_job *bad = NULL;
+    clcone_status s = CLCONE_OK;
+    if (!job || !tid || !started) {
+        s = CLCONE_ENOMEM;
+        goto out;
+    }
+    outer = clcone_mujoco_hold_errors();
+    for (int t = 0; t < w->threads; ++t) job[t] = (half_job){w, t, second, -1, CLCONE_OK, {0}};
+    for (int t = 1; t < w->threads; ++t) started[t] = pthread_create(&tid[t], NULL, run_half, &job[t]) == 0;
+    run_half(&job[0]);
+    for (int t = 1; t < w->threads; ++t)
+        if (started[t]) pthread_join(tid[t], NULL);
+        else run_half(&job[t]);
+    clcone_mujoco_release_errors(outer);
+    for (int t = 0; t < w->threads; ++t)
+        if (job[t].s && (!bad || job[t].world < bad->world)) bad = &job[t];
+    if (bad) {
+        *err = bad->err;
+        s = bad->s;
+    }
+out:
+    free(job);
+    free(tid);
+    free(started);
+    return s;
+}
+
+clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+{
+    clcone_status s;
+    double t0 = clcone_now_ms(), t1;
+    memset(ws, 0, sizeof *ws);
+    s = each_world(w, 0, err);
+    t1 = clcone_now_ms();
+    for (int k = 0; k < w->n; ++k) {
+        ws->rows += w->st[k].nefc;
+        ws->contacts += w->st[k].ncon;
+        ws->blocks += w->st[k].blocks;
+        ws->build_ms += w->st[k].setup_ms;
+    }
+    if (!s) s = solve_batch(w, ws, err);
+    ws->host_ms = t1 - t0;
+    t0 = clcone_now_ms();
+    if (!s) s = each_world(w, 1, err);
+    ws->host_ms += clcone_now_ms() - t0;
+    for (int k = 0; k < w->n; ++k) clcone_mujoco_pending_free(&w->pd[k]);
+    return s;
+}
