@@ -8,8 +8,11 @@
  * contact (f >= 0) is a block with mu = 0, whose two idle rows the cone
  * holds at 0. */
 #define _POSIX_C_SOURCE 200809L
-#include "mujoco/adapter.h"
+#include "mujoco/adapter_parts.h"
 #include "core/internal.h"
+#include "solve/blocks_solve.h"
+#include "cone.h"
+#include "block_sets.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -24,10 +27,12 @@ typedef struct mj_key {
     int type, a, b, rank;
 } mj_key;
 
-/* A block's key and forces; the key first, so that cmp_key compares both. */
+/* A block's key and forces (MuJoCo's rows of it, n of them); the key
+ * first, so that cmp_key compares both. */
 typedef struct mj_warm {
     mj_key k;
-    double r[3];
+    int n;
+    double r[BLK_MAX_ROWS];
 } mj_warm;
 
 struct clcone_mujoco {
@@ -38,7 +43,7 @@ struct clcone_mujoco {
     mj_warm *prev; /* last step's blocks, sorted by key */
 };
 
-static const char *row_kind(int type)
+const char *clcone_mj_row_kind(int type)
 {
     switch (type) {
     case mjCNSTR_EQUALITY: return "equality";
@@ -96,7 +101,7 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
     if (first < 0) return CLCONE_OK;
     for (int t = 0; t < mjCNSTR_CONTACT_ELLIPTIC; ++t)
         if (count[t] && len < sizeof list)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", row_kind(t), count[t]);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", clcone_mj_row_kind(t), count[t]);
     for (int k = 0; k < 7; ++k)
         if (ell[k] && len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%selliptic contact of condim %d%s: %d",
@@ -127,9 +132,7 @@ static int cmp_int(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-/* The nonzero columns of each row of J (CSR: jp, jc) and J as dense rows
- * (nefc x nv), from MuJoCo's sparse or dense layout. */
-static clcone_status jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err)
+clcone_status clcone_mj_jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err)
 {
     int nv = (int)m->nv, nefc = d->nefc, nnz = 0;
     if (mj_isSparse(m)) {
@@ -151,8 +154,7 @@ static clcone_status jacobian(const mjModel *m, const mjData *d, double *Jd, int
     return CLCONE_OK;
 }
 
-/* Every MuJoCo input of the problem is finite, else EINVAL naming the row. */
-static clcone_status check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
+clcone_status clcone_mj_check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
                                   const char *label, clcone_error *err)
 {
     for (int i = 0; i < d->nefc; ++i) {
@@ -162,19 +164,18 @@ static clcone_status check_finite(const mjModel *m, const mjData *d, const doubl
             if (!isfinite(Jd[(size_t)i * m->nv + v])) what = "J";
         if (what)
             return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
-                               row_kind(d->efc_type[i]), what);
+                               clcone_mj_row_kind(d->efc_type[i]), what);
     }
     return CLCONE_OK;
 }
 
-/* Blocks b and c share a kinematic tree, so A couples them: per block its
- * trees (a mark per tree), then per tree the blocks on it. Fills the
- * block-CSR structure of p (allocated here). */
-static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
-                               const int *nrow, clcone_problem *p, clcone_error *err)
+/* Per block its trees (a mark per tree), then per tree the blocks on it. */
+clcone_status clcone_mj_structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+                                  const int *nrow, int **row_ptr, int **col, int *nnzb, clcone_error *err)
 {
     int nt = (int)m->ntree, *tp = NULL, *tb = NULL, *mark = NULL, *cols = NULL, *bt = NULL, *btp = NULL, nbt = 0;
     clcone_status s = CLCONE_ENOMEM;
+    *row_ptr = *col = NULL;
     tp = clcone_calloc((size_t)nt + 2, sizeof *tp, err, "tree lists");
     mark = clcone_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
     cols = clcone_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
@@ -206,7 +207,7 @@ static clcone_status structure(const mjModel *m, const int *jp, const int *jc, i
     }
     /* two passes: count each block row's neighbours, then list them sorted */
     for (int pass = 0; pass < 2; ++pass) {
-        int nnzb = 0;
+        int nnz = 0;
         for (int c = 0; c < nb; ++c) mark[c] = -1;
         for (int b = 0; b < nb; ++b) {
             int n = 0;
@@ -220,15 +221,25 @@ static clcone_status structure(const mjModel *m, const int *jp, const int *jc, i
                     }
             if (pass == 1) {
                 qsort(cols, (size_t)n, sizeof *cols, cmp_int);
-                memcpy(p->col + p->row_ptr[b], cols, sizeof *cols * (size_t)n);
-                p->row_ptr[b + 1] = p->row_ptr[b] + n;
+                memcpy(*col + (*row_ptr)[b], cols, sizeof *cols * (size_t)n);
+                (*row_ptr)[b + 1] = (*row_ptr)[b] + n;
             }
-            nnzb += n;
+            nnz += n;
         }
-        if (pass == 0 && (s = clcone_problem_alloc(p, nb, nnzb, err))) goto out;
+        if (pass == 0) {
+            *nnzb = nnz;
+            *row_ptr = clcone_calloc((size_t)nb + 1, sizeof **row_ptr, err, "A's block rows");
+            *col = clcone_calloc((size_t)nnz + 1, sizeof **col, err, "A's block columns");
+            if (!*row_ptr || !*col) goto out;
+        }
     }
     s = CLCONE_OK;
 out:
+    if (s) {
+        free(*row_ptr);
+        free(*col);
+        *row_ptr = *col = NULL;
+    }
     free(tp);
     free(tb);
     free(mark);
@@ -248,6 +259,28 @@ static int find_block(const clcone_problem *p, int i, int j)
  * once per pair (b <= c) and mirrored, so W is symmetric to the bit; an
  * idle row's diagonal is its block's normal diagonal (W_nn > 0 and the
  * step sizes of the normal row). */
+double clcone_mj_dot(const double *Jd, const double *X, const int *jp, const int *jc, size_t nv, int r, int s)
+{
+    double v = 0;
+    for (int e = jp[r]; e < jp[r + 1]; ++e) v += Jd[r * nv + jc[e]] * X[s * nv + jc[e]];
+    return v;
+}
+
+/* The 3-row form's structure: A's block-CSR copied into p. */
+static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+                               const int *nrow, clcone_problem *p, clcone_error *err)
+{
+    int *rp, *cl, nnzb;
+    clcone_status s = clcone_mj_structure(m, jp, jc, nb, row, nrow, &rp, &cl, &nnzb, err);
+    if (!s && !(s = clcone_problem_alloc(p, nb, nnzb, err))) {
+        memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
+        memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
+    }
+    free(rp);
+    free(cl);
+    return s;
+}
+
 static void fill_w(const mjModel *m, const double *X, const double *Jd, const int *jp, const int *jc,
                    const int *row, const int *nrow, clcone_problem *p)
 {
@@ -259,9 +292,7 @@ static void fill_w(const mjModel *m, const double *X, const double *Jd, const in
             t = find_block(p, c, b);
             for (int x = 0; x < nrow[b]; ++x)
                 for (int y = 0; y < nrow[c]; ++y) {
-                    int r = row[b] + x;
-                    double s = 0;
-                    for (int e = jp[r]; e < jp[r + 1]; ++e) s += Jd[r * nv + jc[e]] * X[(row[c] + y) * nv + jc[e]];
+                    double s = clcone_mj_dot(Jd, X, jp, jc, nv, row[b] + x, row[c] + y);
                     p->blocks[9 * (size_t)k + 3 * x + y] = s;
                     p->blocks[9 * (size_t)t + 3 * y + x] = s;
                 }
@@ -292,9 +323,9 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
     Jqs = clcone_calloc((size_t)nefc, sizeof *Jqs, err, "J qacc_smooth");
     if (!*row || !nrow || !*R || !*aref || !Jd || !X || !Jqs) goto out;
     count_blocks(d, *row, nrow);
-    if ((s = jacobian(m, d, Jd, &jp, &jc, err))) goto out;
+    if ((s = clcone_mj_jacobian(m, d, Jd, &jp, &jc, err))) goto out;
     mj_mulJacVec(m, d, Jqs, d->qacc_smooth);
-    if ((s = check_finite(m, d, Jd, Jqs, label, err))) goto out;
+    if ((s = clcone_mj_check_finite(m, d, Jd, Jqs, label, err))) goto out;
     mj_solveM(m, d, X, Jd, nefc);
     if ((s = structure(m, jp, jc, nb, *row, nrow, p, err))) goto out;
     fill_w(m, X, Jd, jp, jc, *row, nrow, p);
@@ -377,35 +408,42 @@ static void block_keys(const mjData *d, const int *row, int nb, mj_key *key)
     for (int b = 0; b < nb; ++b) {
         int i = row[b], t = d->efc_type[i];
         key[b] = (mj_key){t, d->efc_id[i], -1, 0};
-        if (t < mjCNSTR_CONTACT_FRICTIONLESS) continue;
-        key[b].a = d->contact[d->efc_id[i]].geom[0];
-        key[b].b = d->contact[d->efc_id[i]].geom[1];
-        /* MuJoCo lists a pair's contacts one after another */
+        if (t >= mjCNSTR_CONTACT_FRICTIONLESS) {
+            key[b].a = d->contact[d->efc_id[i]].geom[0];
+            key[b].b = d->contact[d->efc_id[i]].geom[1];
+        }
+        /* MuJoCo lists a pair's contacts, and the blocks of an equality
+         * longer than a block, one after another */
         if (b > 0 && key[b - 1].type == t && key[b - 1].a == key[b].a && key[b - 1].b == key[b].b)
             key[b].rank = key[b - 1].rank + 1;
     }
 }
 
-/* Last step's forces of the blocks still there (matched by key) as r0. */
-static int warm_start(const clcone_mujoco *a, const mj_key *key, int nb, double *r0)
+/* Last step's forces of the blocks still there (matched by key) as r0,
+ * block b's at r0 + off[b] (off NULL: the 3-row form, 3 b). */
+static int warm_start(const clcone_mujoco *a, const mj_key *key, const int *off, int nb, double *r0)
 {
     int matched = 0;
     for (int b = 0; b < nb; ++b) {
         const mj_warm *w = a->nprev ? bsearch(&key[b], a->prev, (size_t)a->nprev, sizeof *a->prev, cmp_key) : NULL;
-        for (int x = 0; x < 3; ++x) r0[3 * b + x] = w ? w->r[x] : 0.0;
+        int o = off ? off[b] : 3 * b, n = off ? off[b + 1] - off[b] : 3;
+        for (int x = 0; x < n; ++x) r0[o + x] = w && x < w->n ? w->r[x] : 0.0;
         matched += w != NULL;
     }
     return matched;
 }
 
-/* Keeps this step's keys and forces, sorted by key, for the next. */
-static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, int nb, clcone_error *err)
+/* Keeps this step's keys and forces (laid out as warm_start's r0),
+ * sorted by key, for the next. */
+static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, const int *off, int nb,
+                              clcone_error *err)
 {
     mj_warm *w = clcone_calloc((size_t)nb + 1, sizeof *w, err, "warm-start forces");
     if (!w) return CLCONE_ENOMEM;
     for (int b = 0; b < nb; ++b) {
         w[b].k = key[b];
-        memcpy(w[b].r, r + 3 * b, sizeof w[b].r);
+        w[b].n = off ? off[b + 1] - off[b] : 3;
+        memcpy(w[b].r, r + (off ? off[b] : 3 * b), sizeof *w[b].r * (size_t)w[b].n);
     }
     qsort(w, (size_t)nb, sizeof *w, cmp_key);
     free(a->prev);
@@ -434,7 +472,6 @@ static double rel_diff(const double *x, const double *y, const double *scale, in
  * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
 static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, const int *row, const double *r)
 {
-    int nv = (int)m->nv;
     for (int b = 0; b < p->n; ++b) {
         int i = row[b];
         if (d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC) {
@@ -450,6 +487,12 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
             for (int x = 0; x < 3; ++x) d->efc_state[i + x] = st;
         }
     }
+    clcone_mj_finish(m, d);
+}
+
+void clcone_mj_finish(const mjModel *m, mjData *d)
+{
+    int nv = (int)m->nv;
     mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
     for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
     mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
@@ -457,18 +500,118 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
     for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
 }
 
-/* The constraint stage of a step: MuJoCo's solver first when comparing,
- * then clcone's, whose outputs stay in d. */
-static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                       clcone_mujoco_stats *st, clcone_error *err)
+/* A non-finite force from clcone's solve at efc row i: not applied. */
+static clcone_status bad_force(const clcone_mujoco *a, const mjData *d, int i, const clcone_mujoco_stats *st,
+                               clcone_error *err)
 {
-    int nefc = d->nefc, nv = (int)m->nv, *row = NULL;
+    return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at row %d (%s): %s, not applied",
+                       a->label, i, clcone_mj_row_kind(d->efc_type[i]), clcone_run_status_name(st->res.status));
+}
+
+/* The 3-row form (clcone_problem) solved through a plan of a->o's model. */
+static clcone_status solve_3row(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_stats *st,
+                                clcone_error *err)
+{
+    int *row = NULL;
     clcone_problem p;
-    double *R = NULL, *aref = NULL, *r = NULL, *fmj = NULL, *amj = NULL, t0;
+    double *R = NULL, *aref = NULL, *r = NULL, t0 = clcone_now_ms();
     mj_key *key = NULL;
     clcone_plan *plan = NULL;
     clcone_result res = {0};
     clcone_options o = a->o;
+    clcone_status s;
+    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &p, &R, &aref, &row, err)))
+        return s;
+    st->blocks = p.n;
+    key = clcone_calloc((size_t)p.n, sizeof *key, err, "block keys");
+    r = clcone_calloc(3 * (size_t)p.n, sizeof *r, err, "forces");
+    if (!key || !r) {
+        s = CLCONE_ENOMEM;
+        goto done;
+    }
+    block_keys(d, row, p.n, key);
+    st->warm_matched = warm_start(a, key, NULL, p.n, r);
+    o.warm_start = 1;
+    if (o.model == CLCONE_MODEL_SOFT) {
+        o.soft_R = R;
+        o.soft_aref = aref;
+    }
+    if ((s = clcone_plan_create(a->ctx, &p, &o, &plan, err))) goto done;
+    st->setup_ms = clcone_now_ms() - t0;
+    if ((s = clcone_plan_solve(plan, r, &res, err))) goto done;
+    st->res = res.items[0];
+    for (int i = 0; i < 3 * p.n; ++i)
+        if (!isfinite(r[i])) {
+            s = bad_force(a, d, row[i / 3], st, err);
+            goto done;
+        }
+    write_back(m, d, &p, row, r);
+    s = remember(a, key, r, NULL, p.n, err);
+done:
+    clcone_plan_free(plan);
+    clcone_result_free(&res);
+    clcone_problem_free(&p);
+    free(R);
+    free(aref);
+    free(row);
+    free(key);
+    free(r);
+    return s;
+}
+
+/* The general-block form (mujoco/general.c), MuJoCo's soft model. */
+static clcone_status solve_general(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_stats *st,
+                                   clcone_error *err)
+{
+    clcone_bproblem p;
+    double *f = NULL, t0 = clcone_now_ms();
+    mj_key *key = NULL;
+    clcone_options o = a->o;
+    clcone_status s;
+    if ((s = clcone_mujoco_bproblem(m, d, a->label, &p, err))) return s;
+    st->blocks = p.nb;
+    key = clcone_calloc((size_t)p.nb, sizeof *key, err, "block keys");
+    f = clcone_calloc((size_t)p.m, sizeof *f, err, "forces");
+    if (!key || !f) {
+        s = CLCONE_ENOMEM;
+        goto done;
+    }
+    block_keys(d, p.off, p.nb, key);
+    st->warm_matched = warm_start(a, key, p.off, p.nb, f);
+    o.warm_start = 1;
+    st->setup_ms = clcone_now_ms() - t0;
+    if ((s = clcone_solve_blocks(a->ctx, &p, &o, f, &st->res, err))) goto done;
+    for (int i = 0; i < p.m; ++i)
+        if (!isfinite(f[i])) {
+            s = bad_force(a, d, i, st, err);
+            goto done;
+        }
+    clcone_mujoco_bproblem_write(m, d, &p, f);
+    s = remember(a, key, f, p.off, p.nb, err);
+done:
+    clcone_bproblem_free(&p);
+    free(key);
+    free(f);
+    return s;
+}
+
+/* Whether every row fits the 3-row form (clcone_mujoco_problem). */
+static int fits_3row(const mjData *d)
+{
+    for (int i = 0; i < d->nefc; i += mj_rows(d, i))
+        if (!block_rows(d, i)) return 0;
+    return 1;
+}
+
+/* The constraint stage of a step: MuJoCo's solver first when comparing,
+ * then clcone's, whose outputs stay in d: the soft model on the 3-row form
+ * when every row fits it, else on the general-block form; coulomb on the
+ * 3-row form only. */
+static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                       clcone_mujoco_stats *st, clcone_error *err)
+{
+    int nefc = d->nefc, nv = (int)m->nv;
+    double *fmj = NULL, *amj = NULL, t0;
     clcone_status s;
     if (nefc == 0) { /* MuJoCo's own shortcut: nothing to solve */
         mj_fwdConstraint(m, d);
@@ -489,53 +632,15 @@ static clcone_status solve_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         memcpy(fmj, d->efc_force, sizeof *fmj * (size_t)nefc);
         memcpy(amj, d->qacc, sizeof *amj * (size_t)nv);
     }
-    t0 = clcone_now_ms();
-    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &p, &R, &aref, &row, err)))
-        goto out;
-    st->blocks = p.n;
-    key = clcone_calloc((size_t)p.n, sizeof *key, err, "block keys");
-    r = clcone_calloc(3 * (size_t)p.n, sizeof *r, err, "forces");
-    if (!key || !r) {
-        s = CLCONE_ENOMEM;
-        goto done;
-    }
-    block_keys(d, row, p.n, key);
-    st->warm_matched = warm_start(a, key, p.n, r);
-    o.warm_start = 1;
-    if (o.model == CLCONE_MODEL_SOFT) {
-        o.soft_R = R;
-        o.soft_aref = aref;
-    }
-    if ((s = clcone_plan_create(a->ctx, &p, &o, &plan, err))) goto done;
-    st->setup_ms = clcone_now_ms() - t0;
-    if ((s = clcone_plan_solve(plan, r, &res, err))) goto done;
-    st->res = res.items[0];
-    for (int i = 0; i < 3 * p.n; ++i)
-        if (!isfinite(r[i])) {
-            s = clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
-                                                "%s, not applied",
-                            a->label, i / 3, row_kind(d->efc_type[row[i / 3]]), row[i / 3],
-                            clcone_run_status_name(st->res.status));
-            goto done;
-        }
-    write_back(m, d, &p, row, r);
-    if (compare) {
+    s = a->o.model == CLCONE_MODEL_SOFT && !fits_3row(d) ? solve_general(a, m, d, st, err)
+                                                         : solve_3row(a, m, d, st, err);
+    if (!s && compare) {
         /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
          * constraint: measured against the larger of the two terms */
         st->force_rel_diff = rel_diff(d->efc_force, fmj, fmj, nefc);
         st->qacc_rel_diff = rel_diff(d->qacc, amj, d->qacc_smooth, nv);
     }
-    s = remember(a, key, r, p.n, err);
-done:
-    clcone_plan_free(plan);
-    clcone_result_free(&res);
-    clcone_problem_free(&p);
 out:
-    free(R);
-    free(aref);
-    free(row);
-    free(key);
-    free(r);
     free(fmj);
     free(amj);
     return s;

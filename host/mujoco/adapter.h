@@ -12,6 +12,8 @@
 #include <clcone/clcone.h>
 #include <mujoco/mujoco.h>
 
+#include "core/blocks.h"
+
 /* What one step solved. */
 typedef struct clcone_mujoco_stats {
     int nefc;                /* MuJoCo's constraint rows */
@@ -63,5 +65,17 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
  * first efc row. The caller frees p, R, aref and row (free()). */
 clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
                                     double **R, double **aref, int **row, clcone_error *err);
+
+/* MuJoCo's whole dual at d's current stage (after mj_fwdAcceleration) as
+ * a general-block problem (mujoco/general.c says how each row kind
+ * maps): rows are MuJoCo's efc rows in order, W = J M^-1 J' + R (efc_AR),
+ * q = J qacc_smooth - efc_aref (efc_b). Non-finite data, or rows that
+ * make no block, are CLCONE_EINVAL naming the row. The caller frees p. */
+clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *label, clcone_bproblem *p,
+                                     clcone_error *err);
+/* Writes the forces f of p (MuJoCo's rows) back as MuJoCo's outputs:
+ * efc_force, efc_state (as MuJoCo's dual solvers set it), efc_b,
+ * qfrc_constraint and qacc. */
+void clcone_mujoco_bproblem_write(const mjModel *m, mjData *d, const clcone_bproblem *p, const double *f);
 
 #endif
