@@ -210,6 +210,14 @@ clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *
     return CLCONE_OK;
 }
 
+void clcone_bproblem_start(const clcone_bproblem *s, const double *S, const double *f, double *g)
+{
+    for (int i = 0; i < s->m; ++i) g[i] = f ? f[i] / S[i] : 0;
+    for (int b = 0; b < s->nb; ++b)
+        blk_project_step(s->kind[b], clcone_bproblem_rows(s, b), s->bound + s->off[b], g + s->off[b], g + s->off[b], 0,
+                         g + s->off[b]);
+}
+
 double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const double *u)
 {
     double *g = malloc(sizeof *g * 3 * (size_t)p->m), f2 = 0, q2 = 0, r2 = 0, u2 = 0;

@@ -65,6 +65,9 @@ void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, i
 /* The scaled problem out (allocated) and S (m) as the header says: f = S g. */
 clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err);
 
+/* The solvers' start on the scaled problem s: g = P(f / S), f NULL: 0. */
+void clcone_bproblem_start(const clcone_bproblem *s, const double *S, const double *f, double *g);
+
 /* The error measure of f with u = W f + q (NULL: computed here). */
 double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const double *u);
 

@@ -14,7 +14,7 @@
  * qacc_smooth - efc_aref: MuJoCo's efc_AR and efc_b, MuJoCo's soft model
  * itself. */
 #define _POSIX_C_SOURCE 200809L
-#include "mujoco/adapter_parts.h"
+#include "mujoco/mj_common.h"
 #include "core/internal.h"
 #include "cone.h"
 #include "block_sets.h"

@@ -52,10 +52,7 @@ static clcone_status bref_init(bref *R, const clcone_bproblem *p, const clcone_o
         free(R->S);
         return s;
     }
-    for (size_t i = 0; i < m; ++i) R->g[i] = o->warm_start ? f[i] / R->S[i] : 0;
-    for (int b = 0; b < p->nb; ++b)
-        blk_project_step(p->kind[b], clcone_bproblem_rows(p, b), R->s.bound + p->off[b], R->g + p->off[b],
-                         R->g + p->off[b], 0, R->g + p->off[b]);
+    clcone_bproblem_start(&R->s, R->S, o->warm_start ? f : NULL, R->g);
     memcpy(R->prev, R->g, sizeof *R->g * m);
     R->L = clcone_bproblem_lipschitz(&R->s);
     R->t = 1;
@@ -180,9 +177,6 @@ clcone_status clcone_ref_blocks(const clcone_bproblem *p, const clcone_options *
     clcone_iter_ops ops = {&R, 1, 0, 0, bref_step, bref_measure, NULL};
     clcone_status s;
     double t0 = clcone_now_ms();
-    if (o->solver != CLCONE_SOLVER_PGS && o->solver != CLCONE_SOLVER_APGD)
-        return clcone_fail(err, CLCONE_ENOTSUP, "the general-block problem is solved by pgs or apgd on the reference, "
-                                                "not %s", clcone_solver_name(o->solver));
     if ((s = bref_init(&R, p, o, f, err))) return s;
     R.pgs = o->solver == CLCONE_SOLVER_PGS;
     ops.t0_ms = t0;

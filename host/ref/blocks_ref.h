@@ -4,7 +4,7 @@
 
 #include "core/blocks.h"
 
-/* Solves p (validated) with o->solver pgs or apgd, o's tol, max_iter,
+/* Solves p (validated) with o->solver pgs (else apgd), o's tol, max_iter,
  * check schedule and time cap; f (m) is the start when o->warm_start and
  * the forces on return; res gets the status, iterations, error and cost. */
 clcone_status clcone_ref_blocks(const clcone_bproblem *p, const clcone_options *o, double *f, clcone_prob_result *res,

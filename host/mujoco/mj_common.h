@@ -1,9 +1,12 @@
 /* What the 3-row form (mujoco/adapter.c) and the general-block form
- * (mujoco/general.c) of MuJoCo's problem share. */
-#ifndef CLCONE_MUJOCO_ADAPTER_PARTS_H
-#define CLCONE_MUJOCO_ADAPTER_PARTS_H
+ * (mujoco/general.c) of MuJoCo's problem share (mujoco/mj_common.c). */
+#ifndef CLCONE_MUJOCO_MJ_COMMON_H
+#define CLCONE_MUJOCO_MJ_COMMON_H
 
 #include "mujoco/adapter.h"
+
+/* qsort's and bsearch's order of ints. */
+int clcone_mj_cmp_int(const void *x, const void *y);
 
 /* A constraint type's name in messages ("joint limit"). */
 const char *clcone_mj_row_kind(int type);
