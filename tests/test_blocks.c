@@ -271,10 +271,10 @@ START_TEST(file_round_trip_and_errors)
         {"clcone-blocks 2\n", ":1: expected the format version"},
         {"clcone-blocks 1\nblocks 1 rows 2\nbox 1 0.5\nq 1 2\nW 0\n", ":3: the 1 blocks hold 1 rows, not the 2"},
         {"clcone-blocks 1\nblocks 1 rows 1\nwedge 1\n", ":3: expected block 0's kind"},
-        {"clcone-blocks 1\nblocks 1 rows 11\nfree 11\n", ":3: expected block 0's rows"},
+        {"clcone-blocks 1\nblocks 1 rows 11\nfree 11\nq 1 2 3 4 5 6 7 8 9 10 11\n", ":3: expected block 0's rows"},
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 2\n0 0 1\n0 0 2\n", ":7: W entry (0, 0) given again (first on line 6)"},
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 1 1\n", ":6: expected W entry 0's column"},
-        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq nan\n", ":4: expected q[0]"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq nan\n", ":4: expected a finite real number for q[0]"},
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 0 -1\n", "row 0 (block 0): W_ii = -1"},
     };
     make(&p, 3, kind, rows, bound, W, q);
