@@ -93,8 +93,9 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
             len += (size_t)snprintf(list + len, sizeof list - len, "%selliptic contact of condim %d%s: %d",
                                     len ? ", " : "", k, k == 3 ? " with two friction coefficients" : "", ell[k]);
     return clcone_fail(err, CLCONE_ENOTSUP,
-                       "%s: constraints clcone does not solve yet (kind: count) %s; the first at row %d of %d; "
-                       "supported: elliptic contacts of condim 3, frictionless contacts, joint and tendon limits",
+                       "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
+                       "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
+                       "frictionless contacts, joint and tendon limits; --model soft solves every kind",
                        label, list, first, d->nefc);
 }
 

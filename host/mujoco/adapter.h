@@ -18,7 +18,8 @@
 typedef struct clcone_mujoco_stats {
     int nefc;                /* MuJoCo's constraint rows */
     int ncon;                /* MuJoCo's contacts */
-    int blocks;              /* clcone's blocks (a contact or a 1-row limit) */
+    int blocks;              /* clcone's blocks (a contact, a limit, a friction-loss
+                                row, an equality constraint's rows) */
     int warm_matched;        /* blocks started from last step's forces */
     clcone_prob_result res;  /* clcone's solve (status, iters, error, time) */
     double setup_ms;         /* forming A and the plan, outside res.time_ms */
@@ -44,10 +45,15 @@ void clcone_mujoco_free(clcone_mujoco *a);
 /* One mj_step of (m, d) with clcone as the constraint solver, warm-started
  * from the forces of the blocks that were there last step. compare, when
  * not NULL, is a copy of m whose solver options MuJoCo's own solver runs
- * with at the same state first (st's differences). Rows clcone does not
- * solve yet (equality, friction loss, pyramidal contacts, elliptic
- * contacts of condim 4 or 6) are CLCONE_ENOTSUP naming the kinds and their
- * counts; non-finite MuJoCo data CLCONE_EINVAL naming the row; d is then
+ * with at the same state first (st's differences). The soft model solves
+ * every row kind: on the 3-row form (clcone_mujoco_problem) when every
+ * row fits it, else on the general-block form (clcone_mujoco_bproblem,
+ * solve/blocks_solve.h: apgd, or pgs on the reference; another solver is
+ * CLCONE_ENOTSUP). coulomb solves the 3-row form only: rows it does not
+ * hold (equality, friction loss, pyramidal contacts, elliptic contacts of
+ * condim 4 or 6 or with two friction coefficients) are CLCONE_ENOTSUP
+ * naming the kinds and their counts. Non-finite MuJoCo data are
+ * CLCONE_EINVAL naming the row; d is then
  * left after the smooth acceleration, not stepped. A qpos or qvel that
  * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. An
  * error inside MuJoCo (mju_error, e.g. its arena too small for the

@@ -90,11 +90,13 @@ static void gen_fill(const mjModel *m, const mjData *d, const double *Jd, const 
             int c = p->col[k], nc = clcone_bproblem_rows(p, c);
             double *B = p->val + p->val_off[k];
             if (c < b) continue;
+            /* each entry once, mirrored: W symmetric to the bit */
             for (int x = 0; x < n; ++x)
-                for (int y = 0; y < nc; ++y) {
+                for (int y = c == b ? x : 0; y < nc; ++y) {
                     double v = clcone_mj_dot(Jd, X, jp, jc, (size_t)m->nv, r0 + x, p->off[c] + y);
                     if (c == b && x == y) v += d->efc_R[r0 + x];
                     B[x * nc + y] = v;
+                    if (c == b) B[y * nc + x] = v;
                 }
             if (c == b) continue;
             for (int t = p->row_ptr[c]; t < p->row_ptr[c + 1]; ++t)
