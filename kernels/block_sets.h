@@ -13,7 +13,8 @@
 
 #define BLK_MAX_ROWS 10
 
-/* Block kinds, as the file format numbers them (docs/formats.md 8). */
+/* Block kinds (named free, box, nonneg, cone in the file format,
+ * docs/formats.md section 7). */
 #define BLK_FREE 0   /* unbounded rows (MuJoCo's equality rows) */
 #define BLK_BOX 1    /* |x_i| <= bound_i per row (friction loss) */
 #define BLK_NONNEG 2 /* x_i >= 0 per row (limits, frictionless and pyramidal contacts) */

@@ -1,4 +1,4 @@
-/* The general-block problem's text format (docs/formats.md section 8):
+/* The general-block problem's text format (docs/formats.md section 7):
  *
  *   clcone-blocks 1
  *   blocks NB rows M

@@ -1,5 +1,5 @@
 /* The general-block problem's text format (io/blocks_file.c,
- * docs/formats.md section 8). */
+ * docs/formats.md section 7). */
 #ifndef CLCONE_IO_BLOCKS_FILE_H
 #define CLCONE_IO_BLOCKS_FILE_H
 
