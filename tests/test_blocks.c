@@ -85,16 +85,23 @@ static void all_backends(const clcone_bproblem *p, const double *want)
     clcone_context_free(cf);
 }
 
+/* A hand-checked case (make's arguments) solved to want everywhere. */
+static void hand_case(int nb, const int *kind, const int *rows, const double *bound, const double *W, const double *q,
+                      const double *want)
+{
+    clcone_bproblem p;
+    make(&p, nb, kind, rows, bound, W, q);
+    all_backends(&p, want);
+    clcone_bproblem_free(&p);
+}
+
 /* Free rows (MuJoCo's equality): the linear solve W f = -q. W = [2 1; 1 2],
  * q = (-1, 0): f = (2/3, -1/3). */
 START_TEST(free_block)
 {
-    clcone_bproblem p;
     const int kind[] = {BLK_FREE}, rows[] = {2};
     const double W[] = {2, 1, 1, 2}, q[] = {-1, 0}, bound[] = {0, 0}, want[] = {2.0 / 3, -1.0 / 3};
-    make(&p, 1, kind, rows, bound, W, q);
-    all_backends(&p, want);
-    clcone_bproblem_free(&p);
+    hand_case(1, kind, rows, bound, W, q, want);
 }
 END_TEST
 
@@ -102,12 +109,9 @@ END_TEST
  * (5, -5, 0.5) clamped to (1, -1, 0.5). */
 START_TEST(box_block)
 {
-    clcone_bproblem p;
     const int kind[] = {BLK_BOX}, rows[] = {3};
     const double W[] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q[] = {-10, 10, -1}, bound[] = {1, 1, 1}, want[] = {1, -1, 0.5};
-    make(&p, 1, kind, rows, bound, W, q);
-    all_backends(&p, want);
-    clcone_bproblem_free(&p);
+    hand_case(1, kind, rows, bound, W, q, want);
 }
 END_TEST
 
@@ -116,12 +120,9 @@ END_TEST
  * (f = 0, its velocity 2 + 0.5 * 3 > 0), the first takes f = 3. */
 START_TEST(nonneg_blocks)
 {
-    clcone_bproblem p;
     const int kind[] = {BLK_NONNEG, BLK_NONNEG}, rows[] = {1, 1};
     const double W[] = {1, 0.5, 0.5, 1}, q[] = {-3, 2}, bound[] = {0, 0}, want[] = {3, 0};
-    make(&p, 2, kind, rows, bound, W, q);
-    all_backends(&p, want);
-    clcone_bproblem_free(&p);
+    hand_case(2, kind, rows, bound, W, q, want);
 }
 END_TEST
 
@@ -135,7 +136,6 @@ END_TEST
 START_TEST(cone_blocks)
 {
     enum { M = 13 };
-    clcone_bproblem p;
     const int kind[] = {BLK_CONE, BLK_CONE, BLK_CONE}, rows[] = {6, 3, 4};
     const double mu6[] = {0.5, 0.25, 0.1, 0.05, 0.05}, g6[] = {2, 1, 2, 2, 4, 0}, mu3[] = {0.5, 0.25};
     const double g3[] = {1, 3, 4};
@@ -166,9 +166,7 @@ START_TEST(cone_blocks)
     q[11] = 0.05;
     q[12] = 0;
     for (int x = 0; x < 4; ++x) want[9 + x] = -q[9 + x];
-    make(&p, 3, kind, rows, bound, W, q);
-    all_backends(&p, want);
-    clcone_bproblem_free(&p);
+    hand_case(3, kind, rows, bound, W, q, want);
 }
 END_TEST
 

@@ -202,12 +202,7 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
             if (!contact) p->blocks[9 * (size_t)find_block(p, b, b) + 4 * x] += Ri;
         }
     }
-    s = clcone_problem_validate(p, err);
-    if (s) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
-    }
+    if ((s = clcone_problem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(nrow);
     free(jp);

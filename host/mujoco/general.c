@@ -143,11 +143,7 @@ clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *la
     memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
     if ((s = clcone_bproblem_layout(p, err))) goto out;
     gen_fill(m, d, Jd, X, jp, jc, Jqs, p);
-    if ((s = clcone_bproblem_validate(p, err))) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
-    }
+    if ((s = clcone_bproblem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(off);
     free(nrow);

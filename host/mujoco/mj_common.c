@@ -5,6 +5,7 @@
 #include "core/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,4 +161,11 @@ void clcone_mj_finish(const mjModel *m, mjData *d)
     mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
     mj_solveM(m, d, d->qacc, d->qfrc_constraint, 1);
     for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
+}
+
+clcone_status clcone_mj_state_error(clcone_status s, const char *label, clcone_error *err)
+{
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    return clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
 }

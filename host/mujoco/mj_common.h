@@ -31,6 +31,10 @@ clcone_status clcone_mj_structure(const mjModel *m, const int *jp, const int *jc
  * rows of nv). */
 double clcone_mj_dot(const double *Jd, const double *X, const int *jp, const int *jc, size_t nv, int r, int s);
 
+/* s (a failed check of the problem built, its message in err) said of
+ * MuJoCo's problem at this state of the model label. */
+clcone_status clcone_mj_state_error(clcone_status s, const char *label, clcone_error *err);
+
 /* MuJoCo's outputs after efc_force and efc_state are set: efc_b,
  * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
 void clcone_mj_finish(const mjModel *m, mjData *d);
