@@ -444,6 +444,61 @@ START_TEST(nan_frictionloss_named)
     snprintf(want, sizeof want, "row %d ", row);
     ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "dof friction loss") && strstr(e.msg, "frictionloss"),
                   "%s", e.msg);
+    f.d->efc_frictionloss[row] = 0.05;
+    f.d->efc_type[row] = 99; /* a kind MuJoCo 4 does not have */
+    ck_assert_int_eq(clcone_mujoco_bproblem(f.m, f.d, f.path, &p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "type 99, unknown"), "%s", e.msg);
+    mj_close(&f);
+}
+END_TEST
+
+/* What a general-block step leaves in MuJoCo's data: efc_state as
+ * MuJoCo's dual solvers set it from the forces, by kind, and
+ * qfrc_constraint = J'f. */
+START_TEST(states_written_back)
+{
+    static const char ell[] = ALL_KINDS_XML("elliptic");
+    mj_fixture f = {{0}, 0, 0, 0};
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    double qf[64];
+    int seen[8] = {0};
+    mj_open(&f, ell, 0);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    o.tol = 1e-10;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_int_le((int)f.m->nv, 64);
+    for (int k = 0; k < 120; ++k) {
+        mjData *d = f.d;
+        ck_assert_msg(clcone_mujoco_step(a, f.m, d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+        for (int i = 0; i < d->nefc; ++i) {
+            int t = d->efc_type[i], s = d->efc_state[i], want;
+            double fi = d->efc_force[i], fl = d->efc_frictionloss[i];
+            if (t == mjCNSTR_CONTACT_ELLIPTIC) {
+                if (!(d->efc_force[i - (i - d->contact[d->efc_id[i]].efc_address)] > 0))
+                    ck_assert_int_eq(s, mjCNSTRSTATE_SATISFIED);
+                continue;
+            }
+            want = t == mjCNSTR_EQUALITY ? mjCNSTRSTATE_QUADRATIC
+                   : t == mjCNSTR_FRICTION_DOF
+                       ? (fi <= -fl ? mjCNSTRSTATE_LINEARPOS : fi >= fl ? mjCNSTRSTATE_LINEARNEG : mjCNSTRSTATE_QUADRATIC)
+                   : fi > 0 ? mjCNSTRSTATE_QUADRATIC
+                            : mjCNSTRSTATE_SATISFIED;
+            ck_assert_msg(s == want, "step %d row %d (type %d, f %g): state %d, want %d", k, i, t, fi, s, want);
+            ++seen[s & 7];
+        }
+        mj_mulJacTVec(f.m, d, qf, d->efc_force);
+        for (int v = 0; v < (int)f.m->nv; ++v)
+            ck_assert_double_le(fabs(qf[v] - d->qfrc_constraint[v]), 1e-12 * fmax(1, fabs(qf[v])));
+    }
+    /* the arm's friction loss both slides (either way) and sticks */
+    ck_assert_int_gt(seen[mjCNSTRSTATE_QUADRATIC], 0);
+    ck_assert_int_gt(seen[mjCNSTRSTATE_LINEARNEG], 0);
+    ck_assert_int_gt(seen[mjCNSTRSTATE_LINEARPOS], 0);
+    clcone_mujoco_free(a);
     mj_close(&f);
 }
 END_TEST
@@ -567,6 +622,7 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, cli_mujoco);
     tcase_add_test(tc, all_kinds_match_mujoco_newton);
     tcase_add_test(tc, nan_frictionloss_named);
+    tcase_add_test(tc, states_written_back);
     suite_add_tcase(s, tc);
     tc = tcase_create("shared models");
     tcase_set_timeout(tc, 600);
