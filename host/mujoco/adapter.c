@@ -6,7 +6,8 @@
  * and the whole problem is clcone's soft model with R = efc_R and
  * a_ref = efc_aref given. A joint or tendon limit or a frictionless
  * contact (f >= 0) is a block with mu = 0, whose two idle rows the cone
- * holds at 0. */
+ * holds at 0. That is the 3-row form; the soft model takes the
+ * general-block form (mujoco/general.c) when some row does not fit it. */
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/mj_common.h"
 #include "core/internal.h"
@@ -43,9 +44,10 @@ struct clcone_mujoco {
     mj_warm *prev; /* last step's blocks, sorted by key */
 };
 
-/* Rows of row i's block in clcone: 3 for an elliptic condim-3 contact with
- * one friction coefficient, 1 for a limit or frictionless contact, 0 for
- * a kind clcone does not solve yet. */
+/* Rows of row i's block in the 3-row form: 3 for an elliptic condim-3
+ * contact with one friction coefficient, 1 for a limit or frictionless
+ * contact, 0 for a row it does not hold (the general-block form,
+ * mujoco/general.c, does). */
 static int block_rows(const mjData *d, int i)
 {
     switch (d->efc_type[i]) {
