@@ -600,6 +600,12 @@ START_TEST(cli_mujoco)
              test_problems_dir());
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, "pyramidal contact: 8"), "%s", err);
+    /* the general-block form takes apgd and pgs, and says so */
+    snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --solver cgs",
+             test_problems_dir());
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "humanoid.xml: the general-block problem is solved by apgd or pgs on the reference, not "
+                              "cgs"), "%s", err);
     snprintf(args, sizeof args, "mujoco %s --steps 1 --compare siconos", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     mj_close(&f);

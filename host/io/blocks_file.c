@@ -172,7 +172,7 @@ clcone_status clcone_parse_blocks(const char *name, const char *buf, size_t len,
     memset(p, 0, sizeof *p);
     clcone_tok_init(&t, name, buf, len, 1);
     s = parse(name, &t, p, err);
-    if (!s && (s = clcone_bproblem_validate(p, err))) clcone_error_prefix(err, "%s: ", name);
+    if (!s && (s = clcone_bproblem_validate(p, err))) clcone_error_prefix(err, "%s", name);
     if (s) clcone_bproblem_free(p);
     return s;
 }

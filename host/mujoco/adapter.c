@@ -424,7 +424,10 @@ static clcone_status solve_general(clcone_mujoco *a, const mjModel *m, mjData *d
     st->warm_matched = warm_start(a, key, p.off, p.nb, f);
     o.warm_start = 1;
     st->setup_ms = clcone_now_ms() - t0;
-    if ((s = clcone_solve_blocks(a->ctx, &p, &o, f, &st->res, err))) goto done;
+    if ((s = clcone_solve_blocks(a->ctx, &p, &o, f, &st->res, err))) {
+        clcone_error_prefix(err, "%s", a->label);
+        goto done;
+    }
     for (int i = 0; i < p.m; ++i)
         if (!isfinite(f[i])) {
             s = bad_force(a, d, i, st, err);
