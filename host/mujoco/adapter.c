@@ -6,10 +6,14 @@
  * and the whole problem is clcone's soft model with R = efc_R and
  * a_ref = efc_aref given. A joint or tendon limit or a frictionless
  * contact (f >= 0) is a block with mu = 0, whose two idle rows the cone
- * holds at 0. */
+ * holds at 0. That is the 3-row form; the soft model takes the
+ * general-block form (mujoco/general.c) when some row does not fit it. */
 #define _POSIX_C_SOURCE 200809L
-#include "mujoco/adapter.h"
+#include "mujoco/mj_common.h"
 #include "core/internal.h"
+#include "solve/blocks_solve.h"
+#include "cone.h"
+#include "block_sets.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -24,10 +28,12 @@ typedef struct mj_key {
     int type, a, b, rank;
 } mj_key;
 
-/* A block's key and forces; the key first, so that cmp_key compares both. */
+/* A block's key and forces (MuJoCo's rows of it, n of them); the key
+ * first, so that cmp_key compares both. */
 typedef struct mj_warm {
     mj_key k;
-    double r[3];
+    int n;
+    double r[BLK_MAX_ROWS];
 } mj_warm;
 
 struct clcone_mujoco {
@@ -38,23 +44,10 @@ struct clcone_mujoco {
     mj_warm *prev; /* last step's blocks, sorted by key */
 };
 
-static const char *row_kind(int type)
-{
-    switch (type) {
-    case mjCNSTR_EQUALITY: return "equality";
-    case mjCNSTR_FRICTION_DOF: return "dof friction loss";
-    case mjCNSTR_FRICTION_TENDON: return "tendon friction loss";
-    case mjCNSTR_LIMIT_JOINT: return "joint limit";
-    case mjCNSTR_LIMIT_TENDON: return "tendon limit";
-    case mjCNSTR_CONTACT_FRICTIONLESS: return "frictionless contact";
-    case mjCNSTR_CONTACT_PYRAMIDAL: return "pyramidal contact";
-    default: return "elliptic contact";
-    }
-}
-
-/* Rows of row i's block in clcone: 3 for an elliptic condim-3 contact with
- * one friction coefficient, 1 for a limit or frictionless contact, 0 for
- * a kind clcone does not solve yet. */
+/* Rows of row i's block in the 3-row form: 3 for an elliptic condim-3
+ * contact with one friction coefficient, 1 for a limit or frictionless
+ * contact, 0 for a row it does not hold (the general-block form,
+ * mujoco/general.c, does). */
 static int block_rows(const mjData *d, int i)
 {
     switch (d->efc_type[i]) {
@@ -96,14 +89,15 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
     if (first < 0) return CLCONE_OK;
     for (int t = 0; t < mjCNSTR_CONTACT_ELLIPTIC; ++t)
         if (count[t] && len < sizeof list)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", row_kind(t), count[t]);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", clcone_mj_row_kind(t), count[t]);
     for (int k = 0; k < 7; ++k)
         if (ell[k] && len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%selliptic contact of condim %d%s: %d",
                                     len ? ", " : "", k, k == 3 ? " with two friction coefficients" : "", ell[k]);
     return clcone_fail(err, CLCONE_ENOTSUP,
-                       "%s: constraints clcone does not solve yet (kind: count) %s; the first at row %d of %d; "
-                       "supported: elliptic contacts of condim 3, frictionless contacts, joint and tendon limits",
+                       "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
+                       "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
+                       "frictionless contacts, joint and tendon limits; --model soft solves every kind",
                        label, list, first, d->nefc);
 }
 
@@ -121,126 +115,9 @@ static int count_blocks(const mjData *d, int *row, int *nrow)
     return nb;
 }
 
-static int cmp_int(const void *x, const void *y)
-{
-    int a = *(const int *)x, b = *(const int *)y;
-    return (a > b) - (a < b);
-}
-
-/* The nonzero columns of each row of J (CSR: jp, jc) and J as dense rows
- * (nefc x nv), from MuJoCo's sparse or dense layout. */
-static clcone_status jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err)
-{
-    int nv = (int)m->nv, nefc = d->nefc, nnz = 0;
-    if (mj_isSparse(m)) {
-        for (int i = 0; i < nefc; ++i)
-            for (int k = 0; k < d->efc_J_rownnz[i]; ++k) {
-                int a = d->efc_J_rowadr[i] + k;
-                Jd[(size_t)i * nv + d->efc_J_colind[a]] = d->efc_J[a];
-            }
-    } else memcpy(Jd, d->efc_J, sizeof(double) * (size_t)nefc * (size_t)nv);
-    for (size_t k = 0; k < (size_t)nefc * (size_t)nv; ++k) nnz += Jd[k] != 0;
-    *jp = clcone_calloc((size_t)nefc + 1, sizeof **jp, err, "MuJoCo Jacobian rows");
-    *jc = clcone_calloc((size_t)nnz + 1, sizeof **jc, err, "MuJoCo Jacobian columns");
-    if (!*jp || !*jc) return CLCONE_ENOMEM;
-    for (int i = 0, n = 0; i < nefc; ++i) {
-        for (int v = 0; v < nv; ++v)
-            if (Jd[(size_t)i * nv + v] != 0) (*jc)[n++] = v;
-        (*jp)[i + 1] = n;
-    }
-    return CLCONE_OK;
-}
-
-/* Every MuJoCo input of the problem is finite, else EINVAL naming the row. */
-static clcone_status check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
-                                  const char *label, clcone_error *err)
-{
-    for (int i = 0; i < d->nefc; ++i) {
-        const char *what = !isfinite(d->efc_R[i]) ? "R" : !isfinite(d->efc_aref[i]) ? "aref"
-                           : !isfinite(Jqs[i])    ? "J qacc_smooth" : NULL;
-        for (int v = 0; !what && v < (int)m->nv; ++v)
-            if (!isfinite(Jd[(size_t)i * m->nv + v])) what = "J";
-        if (what)
-            return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
-                               row_kind(d->efc_type[i]), what);
-    }
-    return CLCONE_OK;
-}
-
-/* Blocks b and c share a kinematic tree, so A couples them: per block its
- * trees (a mark per tree), then per tree the blocks on it. Fills the
- * block-CSR structure of p (allocated here). */
-static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
-                               const int *nrow, clcone_problem *p, clcone_error *err)
-{
-    int nt = (int)m->ntree, *tp = NULL, *tb = NULL, *mark = NULL, *cols = NULL, *bt = NULL, *btp = NULL, nbt = 0;
-    clcone_status s = CLCONE_ENOMEM;
-    tp = clcone_calloc((size_t)nt + 2, sizeof *tp, err, "tree lists");
-    mark = clcone_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
-    cols = clcone_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
-    btp = clcone_calloc((size_t)nb + 1, sizeof *btp, err, "block trees");
-    bt = clcone_calloc((size_t)jp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
-    if (!tp || !mark || !cols || !btp || !bt) goto out;
-    for (int t = 0; t < nt; ++t) mark[t] = -1;
-    for (int b = 0; b < nb; ++b) {
-        for (int i = row[b]; i < row[b] + nrow[b]; ++i)
-            for (int k = jp[i]; k < jp[i + 1]; ++k) {
-                int t = m->dof_treeid[jc[k]];
-                if (mark[t] != b) {
-                    mark[t] = b;
-                    bt[nbt++] = t;
-                    ++tp[t + 1];
-                }
-            }
-        btp[b + 1] = nbt;
-    }
-    for (int t = 0; t < nt; ++t) tp[t + 1] += tp[t];
-    tb = clcone_calloc((size_t)tp[nt] + 1, sizeof *tb, err, "tree blocks");
-    if (!tb) goto out;
-    {
-        int *fill = clcone_calloc((size_t)nt + 1, sizeof *fill, err, "tree fill");
-        if (!fill) goto out;
-        for (int b = 0; b < nb; ++b)
-            for (int k = btp[b]; k < btp[b + 1]; ++k) tb[tp[bt[k]] + fill[bt[k]]++] = b;
-        free(fill);
-    }
-    /* two passes: count each block row's neighbours, then list them sorted */
-    for (int pass = 0; pass < 2; ++pass) {
-        int nnzb = 0;
-        for (int c = 0; c < nb; ++c) mark[c] = -1;
-        for (int b = 0; b < nb; ++b) {
-            int n = 0;
-            mark[b] = b; /* the diagonal block, also for a row of J = 0 */
-            cols[n++] = b;
-            for (int k = btp[b]; k < btp[b + 1]; ++k)
-                for (int j = tp[bt[k]]; j < tp[bt[k] + 1]; ++j)
-                    if (mark[tb[j]] != b) {
-                        mark[tb[j]] = b;
-                        cols[n++] = tb[j];
-                    }
-            if (pass == 1) {
-                qsort(cols, (size_t)n, sizeof *cols, cmp_int);
-                memcpy(p->col + p->row_ptr[b], cols, sizeof *cols * (size_t)n);
-                p->row_ptr[b + 1] = p->row_ptr[b] + n;
-            }
-            nnzb += n;
-        }
-        if (pass == 0 && (s = clcone_problem_alloc(p, nb, nnzb, err))) goto out;
-    }
-    s = CLCONE_OK;
-out:
-    free(tp);
-    free(tb);
-    free(mark);
-    free(cols);
-    free(bt);
-    free(btp);
-    return s;
-}
-
 static int find_block(const clcone_problem *p, int i, int j)
 {
-    const int *c = bsearch(&j, p->col + p->row_ptr[i], (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]), sizeof j, cmp_int);
+    const int *c = bsearch(&j, p->col + p->row_ptr[i], (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]), sizeof j, clcone_mj_cmp_int);
     return c ? (int)(c - p->col) : -1;
 }
 
@@ -248,6 +125,21 @@ static int find_block(const clcone_problem *p, int i, int j)
  * once per pair (b <= c) and mirrored, so W is symmetric to the bit; an
  * idle row's diagonal is its block's normal diagonal (W_nn > 0 and the
  * step sizes of the normal row). */
+/* The 3-row form's structure: A's block-CSR copied into p. */
+static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+                               const int *nrow, clcone_problem *p, clcone_error *err)
+{
+    int *rp, *cl, nnzb;
+    clcone_status s = clcone_mj_structure(m, jp, jc, nb, row, nrow, &rp, &cl, &nnzb, err);
+    if (!s && !(s = clcone_problem_alloc(p, nb, nnzb, err))) {
+        memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
+        memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
+    }
+    free(rp);
+    free(cl);
+    return s;
+}
+
 static void fill_w(const mjModel *m, const double *X, const double *Jd, const int *jp, const int *jc,
                    const int *row, const int *nrow, clcone_problem *p)
 {
@@ -259,9 +151,7 @@ static void fill_w(const mjModel *m, const double *X, const double *Jd, const in
             t = find_block(p, c, b);
             for (int x = 0; x < nrow[b]; ++x)
                 for (int y = 0; y < nrow[c]; ++y) {
-                    int r = row[b] + x;
-                    double s = 0;
-                    for (int e = jp[r]; e < jp[r + 1]; ++e) s += Jd[r * nv + jc[e]] * X[(row[c] + y) * nv + jc[e]];
+                    double s = clcone_mj_dot(Jd, X, jp, jc, nv, row[b] + x, row[c] + y);
                     p->blocks[9 * (size_t)k + 3 * x + y] = s;
                     p->blocks[9 * (size_t)t + 3 * y + x] = s;
                 }
@@ -292,9 +182,9 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
     Jqs = clcone_calloc((size_t)nefc, sizeof *Jqs, err, "J qacc_smooth");
     if (!*row || !nrow || !*R || !*aref || !Jd || !X || !Jqs) goto out;
     count_blocks(d, *row, nrow);
-    if ((s = jacobian(m, d, Jd, &jp, &jc, err))) goto out;
+    if ((s = clcone_mj_jacobian(m, d, Jd, &jp, &jc, err))) goto out;
     mj_mulJacVec(m, d, Jqs, d->qacc_smooth);
-    if ((s = check_finite(m, d, Jd, Jqs, label, err))) goto out;
+    if ((s = clcone_mj_check_finite(m, d, Jd, Jqs, label, err))) goto out;
     mj_solveM(m, d, X, Jd, nefc);
     if ((s = structure(m, jp, jc, nb, *row, nrow, p, err))) goto out;
     fill_w(m, X, Jd, jp, jc, *row, nrow, p);
@@ -314,12 +204,7 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
             if (!contact) p->blocks[9 * (size_t)find_block(p, b, b) + 4 * x] += Ri;
         }
     }
-    s = clcone_problem_validate(p, err);
-    if (s) {
-        char msg[sizeof err->msg];
-        snprintf(msg, sizeof msg, "%s", err->msg);
-        clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
-    }
+    if ((s = clcone_problem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(nrow);
     free(jp);
@@ -377,35 +262,42 @@ static void block_keys(const mjData *d, const int *row, int nb, mj_key *key)
     for (int b = 0; b < nb; ++b) {
         int i = row[b], t = d->efc_type[i];
         key[b] = (mj_key){t, d->efc_id[i], -1, 0};
-        if (t < mjCNSTR_CONTACT_FRICTIONLESS) continue;
-        key[b].a = d->contact[d->efc_id[i]].geom[0];
-        key[b].b = d->contact[d->efc_id[i]].geom[1];
-        /* MuJoCo lists a pair's contacts one after another */
+        if (t >= mjCNSTR_CONTACT_FRICTIONLESS) {
+            key[b].a = d->contact[d->efc_id[i]].geom[0];
+            key[b].b = d->contact[d->efc_id[i]].geom[1];
+        }
+        /* MuJoCo lists a pair's contacts, and the blocks of an equality
+         * longer than a block, one after another */
         if (b > 0 && key[b - 1].type == t && key[b - 1].a == key[b].a && key[b - 1].b == key[b].b)
             key[b].rank = key[b - 1].rank + 1;
     }
 }
 
-/* Last step's forces of the blocks still there (matched by key) as r0. */
-static int warm_start(const clcone_mujoco *a, const mj_key *key, int nb, double *r0)
+/* Last step's forces of the blocks still there (matched by key) as r0,
+ * block b's at r0 + off[b] (off NULL: the 3-row form, 3 b). */
+static int warm_start(const clcone_mujoco *a, const mj_key *key, const int *off, int nb, double *r0)
 {
     int matched = 0;
     for (int b = 0; b < nb; ++b) {
         const mj_warm *w = a->nprev ? bsearch(&key[b], a->prev, (size_t)a->nprev, sizeof *a->prev, cmp_key) : NULL;
-        for (int x = 0; x < 3; ++x) r0[3 * b + x] = w ? w->r[x] : 0.0;
+        int o = off ? off[b] : 3 * b, n = off ? off[b + 1] - off[b] : 3;
+        for (int x = 0; x < n; ++x) r0[o + x] = w && x < w->n ? w->r[x] : 0.0;
         matched += w != NULL;
     }
     return matched;
 }
 
-/* Keeps this step's keys and forces, sorted by key, for the next. */
-static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, int nb, clcone_error *err)
+/* Keeps this step's keys and forces (laid out as warm_start's r0),
+ * sorted by key, for the next. */
+static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, const int *off, int nb,
+                              clcone_error *err)
 {
     mj_warm *w = clcone_calloc((size_t)nb + 1, sizeof *w, err, "warm-start forces");
     if (!w) return CLCONE_ENOMEM;
     for (int b = 0; b < nb; ++b) {
         w[b].k = key[b];
-        memcpy(w[b].r, r + 3 * b, sizeof w[b].r);
+        w[b].n = off ? off[b + 1] - off[b] : 3;
+        memcpy(w[b].r, r + (off ? off[b] : 3 * b), sizeof *w[b].r * (size_t)w[b].n);
     }
     qsort(w, (size_t)nb, sizeof *w, cmp_key);
     free(a->prev);
@@ -434,7 +326,6 @@ static double rel_diff(const double *x, const double *y, const double *scale, in
  * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
 static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, const int *row, const double *r)
 {
-    int nv = (int)m->nv;
     for (int b = 0; b < p->n; ++b) {
         int i = row[b];
         if (d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC) {
@@ -450,11 +341,7 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
             for (int x = 0; x < 3; ++x) d->efc_state[i + x] = st;
         }
     }
-    mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
-    for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
-    mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
-    mj_solveM(m, d, d->qacc, d->qfrc_constraint, 1);
-    for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
+    clcone_mj_finish(m, d);
 }
 
 /* Exact Coulomb's contacts rest this fraction of their solimp width
@@ -486,6 +373,7 @@ static void coulomb_depth(mjData *d)
 void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
 {
     clcone_problem_free(&pd->p);
+    clcone_bproblem_free(&pd->bp);
     free(pd->R);
     free(pd->aref);
     free(pd->r);
@@ -506,9 +394,39 @@ void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const 
     }
 }
 
+/* A non-finite force from clcone's solve at efc row i: not applied. */
+static clcone_status bad_force(const clcone_mujoco *a, const mjData *d, int i, const clcone_mujoco_stats *st,
+                               clcone_error *err)
+{
+    return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at row %d (%s): %s, not applied",
+                       a->label, i, clcone_mj_row_kind(d->efc_type[i]), clcone_run_status_name(st->res.status));
+}
+
+/* Whether every row fits the 3-row form (clcone_mujoco_problem). */
+static int fits_3row(const mjData *d)
+{
+    for (int i = 0; i < d->nefc; i += mj_rows(d, i))
+        if (!block_rows(d, i)) return 0;
+    return 1;
+}
+
+/* pd's keys and forces for nr entries of nb blocks (off as warm_start's),
+ * warm-started from last step's. */
+static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *first_row, const int *off,
+                                  clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+{
+    pd->key = clcone_calloc((size_t)pd->nb + 1, sizeof *pd->key, err, "block keys");
+    pd->r = clcone_calloc((size_t)pd->nr + 1, sizeof *pd->r, err, "forces");
+    if (!pd->key || !pd->r) return CLCONE_ENOMEM;
+    block_keys(d, first_row, pd->nb, pd->key);
+    st->warm_matched = warm_start(a, pd->key, off, pd->nb, pd->r);
+    return CLCONE_OK;
+}
+
 /* The constraint stage up to the solve: MuJoCo's solver first when
  * comparing (its forces and qacc kept in pd), then clcone's problem and
- * its warm start. */
+ * its warm start: the soft model on the 3-row form when every row fits it,
+ * else on the general-block form; coulomb on the 3-row form only. */
 static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                        clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
 {
@@ -533,18 +451,23 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
     }
     t0 = clcone_now_ms();
     if (a->o.model == CLCONE_MODEL_COULOMB) coulomb_depth(d);
-    if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R, &pd->aref,
-                                   &pd->row, err)))
-        return s;
-    st->blocks = pd->p.n;
-    pd->nr = 3 * pd->p.n;
-    pd->key = clcone_calloc((size_t)pd->p.n, sizeof *pd->key, err, "block keys");
-    pd->r = clcone_calloc((size_t)pd->nr, sizeof *pd->r, err, "forces");
-    if (!pd->key || !pd->r) return CLCONE_ENOMEM;
-    block_keys(d, pd->row, pd->p.n, pd->key);
-    st->warm_matched = warm_start(a, pd->key, pd->p.n, pd->r);
+    if (a->o.model == CLCONE_MODEL_SOFT && !fits_3row(d)) {
+        if ((s = clcone_mujoco_bproblem(m, d, a->label, &pd->bp, err))) return s;
+        pd->general = 1;
+        pd->nb = pd->bp.nb;
+        pd->nr = pd->bp.m;
+        s = warm_pending(a, d, pd->bp.off, pd->bp.off, pd, st, err);
+    } else {
+        if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R,
+                                       &pd->aref, &pd->row, err)))
+            return s;
+        pd->nb = pd->p.n;
+        pd->nr = 3 * pd->p.n;
+        s = warm_pending(a, d, pd->row, NULL, pd, st, err);
+    }
+    st->blocks = pd->nb;
     st->setup_ms = clcone_now_ms() - t0;
-    return CLCONE_OK;
+    return s;
 }
 
 /* The constraint stage after the solve: clcone's forces (pd->r) written
@@ -553,21 +476,18 @@ static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData 
                                      clcone_mujoco_stats *st, clcone_error *err)
 {
     const double *r = pd->r;
-    if (pd->p.n == 0) return CLCONE_OK;
+    if (pd->nb == 0) return CLCONE_OK;
     for (int i = 0; i < pd->nr; ++i)
-        if (!isfinite(r[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at block %d (%s, row %d): "
-                                                   "%s, not applied",
-                               a->label, i / 3, row_kind(d->efc_type[pd->row[i / 3]]), pd->row[i / 3],
-                               clcone_run_status_name(st->res.status));
-    write_back(m, d, &pd->p, pd->row, r);
+        if (!isfinite(r[i])) return bad_force(a, d, pd->general ? i : pd->row[i / 3], st, err);
+    if (pd->general) clcone_mujoco_bproblem_write(m, d, &pd->bp, r);
+    else write_back(m, d, &pd->p, pd->row, r);
     if (pd->fmj) {
         /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
          * constraint: measured against the larger of the two terms */
         st->force_rel_diff = rel_diff(d->efc_force, pd->fmj, pd->fmj, d->nefc);
         st->qacc_rel_diff = rel_diff(d->qacc, pd->amj, d->qacc_smooth, (int)m->nv);
     }
-    return remember(a, pd->key, r, pd->p.n, err);
+    return remember(a, pd->key, r, pd->general ? pd->bp.off : NULL, pd->nb, err);
 }
 
 /* The arguments of a step's half, run under the MuJoCo error guard. */
@@ -701,10 +621,8 @@ clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, c
     return guarded(second_half, &h);
 }
 
-/* pd's problem alone on a plan of the adapter's backend: its forces in
- * pd->r, the plan's set-up added to st->setup_ms. */
-static clcone_status solve_alone(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
-                                 clcone_error *err)
+clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                         clcone_error *err)
 {
     clcone_plan *plan = NULL;
     clcone_result res = {0};
@@ -712,6 +630,10 @@ static clcone_status solve_alone(clcone_mujoco *a, clcone_mujoco_pending *pd, cl
     clcone_status s;
     double t0 = clcone_now_ms();
     clcone_mujoco_solve_options(a, pd->R, pd->aref, &o);
+    if (pd->general) {
+        if ((s = clcone_solve_blocks(a->ctx, &pd->bp, &o, pd->r, &st->res, err))) clcone_error_prefix(err, "%s", a->label);
+        return s;
+    }
     if ((s = clcone_plan_create(a->ctx, &pd->p, &o, &plan, err))) return s;
     st->setup_ms += clcone_now_ms() - t0;
     if (!(s = clcone_plan_solve(plan, pd->r, &res, err))) st->res = res.items[0];
@@ -725,7 +647,7 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
 {
     clcone_mujoco_pending pd;
     clcone_status s = clcone_mujoco_begin(a, m, d, compare, &pd, st, err);
-    if (!s && pd.p.n) s = solve_alone(a, &pd, st, err);
+    if (!s && pd.nb) s = clcone_mujoco_solve_pending(a, &pd, st, err);
     if (!s) s = clcone_mujoco_end(a, m, d, &pd, st, err);
     clcone_mujoco_pending_free(&pd);
     return s;

@@ -12,11 +12,14 @@
 #include <clcone/clcone.h>
 #include <mujoco/mujoco.h>
 
+#include "core/blocks.h"
+
 /* What one step solved. */
 typedef struct clcone_mujoco_stats {
     int nefc;                /* MuJoCo's constraint rows */
     int ncon;                /* MuJoCo's contacts */
-    int blocks;              /* clcone's blocks (a contact or a 1-row limit) */
+    int blocks;              /* clcone's blocks (a contact, a limit, a friction-loss
+                                row, an equality constraint's rows) */
     int warm_matched;        /* blocks started from last step's forces */
     clcone_prob_result res;  /* clcone's solve (status, iters, error, time) */
     double setup_ms;         /* forming A and the plan, outside res.time_ms */
@@ -43,10 +46,15 @@ void clcone_mujoco_free(clcone_mujoco *a);
 /* One mj_step of (m, d) with clcone as the constraint solver, warm-started
  * from the forces of the blocks that were there last step. compare, when
  * not NULL, is a copy of m whose solver options MuJoCo's own solver runs
- * with at the same state first (st's differences). Rows clcone does not
- * solve yet (equality, friction loss, pyramidal contacts, elliptic
- * contacts of condim 4 or 6) are CLCONE_ENOTSUP naming the kinds and their
- * counts; non-finite MuJoCo data CLCONE_EINVAL naming the row; d is then
+ * with at the same state first (st's differences). The soft model solves
+ * every row kind: on the 3-row form (clcone_mujoco_problem) when every
+ * row fits it, else on the general-block form (clcone_mujoco_bproblem,
+ * solve/blocks_solve.h: apgd, or pgs on the reference; another solver is
+ * CLCONE_ENOTSUP). coulomb solves the 3-row form only: rows it does not
+ * hold (equality, friction loss, pyramidal contacts, elliptic contacts of
+ * condim 4 or 6 or with two friction coefficients) are CLCONE_ENOTSUP
+ * naming the kinds and their counts. Non-finite MuJoCo data are
+ * CLCONE_EINVAL naming the row; d is then
  * left after the smooth acceleration, not stepped. A qpos or qvel that
  * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. An
  * error inside MuJoCo (mju_error, e.g. its arena too small for the
@@ -57,20 +65,25 @@ clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, 
 
 /* A step in two halves around its solve, for a caller that solves many
  * models' problems together (mujoco/worlds.c, one batch): clcone_mujoco_step
- * is clcone_mujoco_begin, pd's problem solved on a plan of the adapter's
- * options (clcone_mujoco_solve_options) from the warm start in pd->r, then
+ * is clcone_mujoco_begin, clcone_mujoco_solve_pending, then
  * clcone_mujoco_end. begin runs mj_step's stages up to the constraint
  * solve (MuJoCo's own solver first when compare is given) and builds the
- * problem with its warm start; p.n 0 is a step without rows (MuJoCo's
- * own shortcut already ran: solve nothing). end takes the forces in pd->r
- * and the solve's result in st->res, writes them back and finishes the
- * step. Both return as clcone_mujoco_step does; free pd after either. */
+ * problem with its warm start, in the 3-row form (p, R, aref, row) or the
+ * general-block form (general, bp); nb 0 is a step without rows (MuJoCo's
+ * own shortcut already ran: solve nothing). A caller batching 3-row
+ * problems solves them on a plan of clcone_mujoco_solve_options. end takes
+ * the forces in pd->r and the solve's result in st->res, writes them back
+ * and finishes the step. Both return as clcone_mujoco_step does; free pd
+ * after either. */
 typedef struct clcone_mujoco_pending {
-    clcone_problem p;     /* the step's problem (p.n 0: no rows) */
-    int nr;               /* entries of R, aref and r (3 p.n: 3 a block) */
-    double *R, *aref;     /* soft's R and a_ref */
+    int general;          /* 1: the general-block form, bp */
+    int nb;               /* blocks (0: no rows) */
+    int nr;               /* entries of r (and of the 3-row form's R, aref) */
+    clcone_problem p;     /* the 3-row form's problem */
+    clcone_bproblem bp;   /* the general-block form's */
+    double *R, *aref;     /* soft's R and a_ref (3-row form; 3 a block) */
     double *r;            /* the warm start, then the forces */
-    int *row;             /* each block's first efc row */
+    int *row;             /* each 3-row block's first efc row */
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
 } clcone_mujoco_pending;
@@ -80,6 +93,10 @@ clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d,
 clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
                                 clcone_mujoco_stats *st, clcone_error *err);
 void clcone_mujoco_pending_free(clcone_mujoco_pending *pd);
+/* pd's problem alone on the adapter's backend: its forces in pd->r, its
+ * result in st->res (a plan's set-up added to st->setup_ms). */
+clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                         clcone_error *err);
 /* The options pd's problem is solved with: the adapter's, warm-started,
  * soft's R and a_ref (3 per block, for the whole batch) when soft. */
 void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o);
@@ -102,5 +119,17 @@ void clcone_mujoco_release_errors(clcone_mujoco_handler outer);
  * first efc row. The caller frees p, R, aref and row (free()). */
 clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
                                     double **R, double **aref, int **row, clcone_error *err);
+
+/* MuJoCo's whole dual at d's current stage (after mj_fwdAcceleration) as
+ * a general-block problem (mujoco/general.c says how each row kind
+ * maps): rows are MuJoCo's efc rows in order, W = J M^-1 J' + R (efc_AR),
+ * q = J qacc_smooth - efc_aref (efc_b). Non-finite data, or rows that
+ * make no block, are CLCONE_EINVAL naming the row. The caller frees p. */
+clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *label, clcone_bproblem *p,
+                                     clcone_error *err);
+/* Writes the forces f of p (MuJoCo's rows) back as MuJoCo's outputs:
+ * efc_force, efc_state (as MuJoCo's dual solvers set it), efc_b,
+ * qfrc_constraint and qacc. */
+void clcone_mujoco_bproblem_write(const mjModel *m, mjData *d, const clcone_bproblem *p, const double *f);
 
 #endif

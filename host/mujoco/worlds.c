@@ -106,10 +106,33 @@ static clcone_status in_world(clcone_status s, int k, clcone_error *err)
     return clcone_fail(err, s, "world %d: %.*s", k, (int)sizeof msg - 24, msg);
 }
 
-/* The batch of the worlds with rows, in world order: their problems
- * concatenated, with their R, a_ref and warm starts; solved on one plan,
- * the forces handed back to each world's pd->r and its result to its
- * st->res. */
+/* Whether world pd's problem joins the batch: it has rows, in the 3-row
+ * form. The general-block form (mujoco/general.c) has no batch solve yet:
+ * such a world is solved alone (solve_general_worlds). */
+static int in_batch(const clcone_mujoco_pending *pd) { return pd->nb && !pd->general; }
+
+/* The worlds on the general-block form, one after another, in world order,
+ * into ws's totals. */
+static clcone_status solve_general_worlds(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+{
+    for (int k = 0; k < w->n; ++k) {
+        const clcone_prob_result *pr = &w->st[k].res;
+        clcone_status s;
+        if (!w->pd[k].general || !w->pd[k].nb) continue;
+        if ((s = clcone_mujoco_solve_pending(w->ad[k], &w->pd[k], &w->st[k], err))) return in_world(s, k, err);
+        ws->solved++;
+        ws->solve_ms += pr->time_ms;
+        if (pr->status > ws->status) ws->status = pr->status;
+        if (pr->error > ws->error) ws->error = pr->error;
+        if (pr->iters > ws->iters) ws->iters = pr->iters;
+    }
+    return CLCONE_OK;
+}
+
+/* The batch of the worlds with 3-row problems, in world order: their
+ * problems concatenated, with their R, a_ref and warm starts; solved on
+ * one plan, the forces handed back to each world's pd->r and its result
+ * to its st->res. */
 static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
 {
     const clcone_problem **parts = NULL;
@@ -121,7 +144,8 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
     int np = 0, nb = 0, nr = 0;
     clcone_status s = CLCONE_ENOMEM;
     for (int k = 0; k < w->n; ++k) {
-        nb += w->pd[k].p.n;
+        if (!in_batch(&w->pd[k])) continue;
+        nb += w->pd[k].nb;
         nr += w->pd[k].nr;
     }
     parts = clcone_calloc((size_t)w->n, sizeof *parts, err, "the batch's parts");
@@ -132,7 +156,7 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
     for (int k = 0, at = 0; k < w->n; ++k) {
         const clcone_mujoco_pending *pd = &w->pd[k];
         size_t len = (size_t)pd->nr * sizeof *r;
-        if (!pd->p.n) continue;
+        if (!in_batch(pd)) continue;
         parts[np++] = &pd->p;
         memcpy(R + at, pd->R, len);
         memcpy(aref + at, pd->aref, len);
@@ -153,7 +177,7 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
     for (int k = 0, j = 0, at = 0; k < w->n; ++k) {
         clcone_mujoco_pending *pd = &w->pd[k];
         const clcone_prob_result *pr;
-        if (!pd->p.n) continue;
+        if (!in_batch(pd)) continue;
         pr = &res.items[j++];
         memcpy(pd->r, r + at, (size_t)pd->nr * sizeof *r);
         at += pd->nr;
@@ -251,6 +275,7 @@ clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clco
         ws->build_ms += w->st[k].setup_ms;
     }
     if (!s) s = solve_batch(w, ws, err);
+    if (!s) s = solve_general_worlds(w, ws, err);
     ws->host_ms = t1 - t0;
     t0 = clcone_now_ms();
     if (!s) s = each_world(w, 1, err);

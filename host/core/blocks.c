@@ -1,0 +1,298 @@
+/* The general-block problem (core/blocks.h): storage, checks, the scaled
+ * problem the solvers see, W x and the error measure. */
+#include "core/blocks.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const KIND_NAMES[BLK_KINDS] = {"free", "box", "nonnegative", "cone"};
+
+clcone_status clcone_bproblem_alloc(clcone_bproblem *p, int nb, int m, int nnzb, clcone_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->nb = nb;
+    p->m = m;
+    p->nnzb = nnzb;
+    p->off = clcone_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
+    p->kind = clcone_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
+    p->bound = clcone_calloc((size_t)m + 1, sizeof *p->bound, err, "row bounds");
+    p->q = clcone_calloc((size_t)m + 1, sizeof *p->q, err, "q");
+    p->row_ptr = clcone_calloc((size_t)nb + 1, sizeof *p->row_ptr, err, "W block rows");
+    p->col = clcone_calloc((size_t)nnzb + 1, sizeof *p->col, err, "W block columns");
+    p->val_off = clcone_calloc((size_t)nnzb + 1, sizeof *p->val_off, err, "W block offsets");
+    if (p->off && p->kind && p->bound && p->q && p->row_ptr && p->col && p->val_off) return CLCONE_OK;
+    clcone_bproblem_free(p);
+    return CLCONE_ENOMEM;
+}
+
+clcone_status clcone_bproblem_layout(clcone_bproblem *p, clcone_error *err)
+{
+    size_t n = 0;
+    for (int b = 0; b < p->nb; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            p->val_off[k] = (int)n;
+            n += (size_t)clcone_bproblem_rows(p, b) * (size_t)clcone_bproblem_rows(p, p->col[k]);
+            if (n > (size_t)0x7fffffff)
+                return clcone_fail(err, CLCONE_EINVAL, "W has more than 2^31 stored entries");
+        }
+    p->val_off[p->nnzb] = (int)n;
+    free(p->val);
+    p->val = clcone_calloc(n + 1, sizeof *p->val, err, "W values");
+    return p->val ? CLCONE_OK : CLCONE_ENOMEM;
+}
+
+void clcone_bproblem_free(clcone_bproblem *p)
+{
+    if (!p) return;
+    free(p->off);
+    free(p->kind);
+    free(p->bound);
+    free(p->q);
+    free(p->row_ptr);
+    free(p->col);
+    free(p->val_off);
+    free(p->val);
+    memset(p, 0, sizeof *p);
+}
+
+/* The stored block (b, c), or -1. */
+static int find(const clcone_bproblem *p, int b, int c)
+{
+    for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k)
+        if (p->col[k] == c) return k;
+    return -1;
+}
+
+static clcone_status check_blocks(const clcone_bproblem *p, clcone_error *err)
+{
+    if (p->nb < 1 || p->m < 1 || p->nnzb < p->nb)
+        return clcone_fail(err, CLCONE_EINVAL, "%d blocks, %d rows and %d stored blocks of W: need at least one block",
+                           p->nb, p->m, p->nnzb);
+    if (p->off[0] != 0 || p->off[p->nb] != p->m)
+        return clcone_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
+                           p->off[p->nb], p->m);
+    for (int b = 0; b < p->nb; ++b) {
+        int n = clcone_bproblem_rows(p, b);
+        if (p->kind[b] < 0 || p->kind[b] >= BLK_KINDS)
+            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d is not one of 0 free, 1 box, "
+                                                   "2 nonnegative, 3 cone", b, p->off[b], p->kind[b]);
+        if (n < (p->kind[b] == BLK_CONE ? 2 : 1) || n > BLK_MAX_ROWS)
+            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): %d rows; a %s block has %d to %d", b,
+                               p->off[b], n, KIND_NAMES[p->kind[b]], p->kind[b] == BLK_CONE ? 2 : 1, BLK_MAX_ROWS);
+        if (p->row_ptr[b + 1] < p->row_ptr[b] || p->row_ptr[b + 1] > p->nnzb || p->row_ptr[0] != 0)
+            return clcone_fail(err, CLCONE_EINVAL, "block row %d of W: pointers %d..%d out of order or range", b,
+                               p->row_ptr[b], p->row_ptr[b + 1]);
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k)
+            if (p->col[k] < 0 || p->col[k] >= p->nb || (k > p->row_ptr[b] && p->col[k] <= p->col[k - 1]))
+                return clcone_fail(err, CLCONE_EINVAL, "block row %d of W: column %d out of range or order", b,
+                                   p->col[k]);
+        if (find(p, b, b) < 0) return clcone_fail(err, CLCONE_EINVAL, "block %d: no diagonal block in W", b);
+    }
+    if (p->row_ptr[p->nb] != p->nnzb)
+        return clcone_fail(err, CLCONE_EINVAL, "W's block rows hold %d blocks, not %d", p->row_ptr[p->nb], p->nnzb);
+    return CLCONE_OK;
+}
+
+/* Rows: finite q and bounds in their range, W_ii > 0. */
+static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
+{
+    for (int b = 0; b < p->nb; ++b) {
+        const double *D = p->val + p->val_off[find(p, b, b)];
+        int n = clcone_bproblem_rows(p, b);
+        for (int x = 0; x < n; ++x) {
+            int i = p->off[b] + x;
+            double w = p->bound[i];
+            if (!isfinite(p->q[i])) return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): q is %g", i, b, p->q[i]);
+            if (p->kind[b] == BLK_BOX && !(w >= 0 && isfinite(w)))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, box): bound %g, not finite and >= 0", i, b, w);
+            if (p->kind[b] == BLK_CONE && x > 0 && !(w > 0 && isfinite(w)))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, cone): friction %g, not finite and > 0", i,
+                                   b, w);
+            if (!(D[x * n + x] > 0))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): W_ii = %g, not > 0", i, b, D[x * n + x]);
+        }
+    }
+    return CLCONE_OK;
+}
+
+/* W finite and symmetric: every stored (b, c) has its (c, b) transposed. */
+static clcone_status check_values(const clcone_bproblem *p, clcone_error *err)
+{
+    for (int b = 0; b < p->nb; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], t = find(p, c, b), nb = clcone_bproblem_rows(p, b), nc = clcone_bproblem_rows(p, c);
+            const double *B = p->val + p->val_off[k];
+            if (t < 0)
+                return clcone_fail(err, CLCONE_EINVAL, "W block (%d, %d) is stored but (%d, %d) is not: W is "
+                                                       "not symmetric", b, c, c, b);
+            for (int x = 0; x < nb; ++x)
+                for (int y = 0; y < nc; ++y) {
+                    double v = B[x * nc + y], w = p->val[p->val_off[t] + y * nb + x];
+                    if (!isfinite(v))
+                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) is %g", p->off[b] + x,
+                                           p->off[c] + y, v);
+                    if (fabs(v - w) > 1e-9 * fmax(fabs(v), fabs(w)))
+                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %.17g but its transpose "
+                                                               "%.17g: W is not symmetric", p->off[b] + x,
+                                           p->off[c] + y, v, w);
+                }
+        }
+    return CLCONE_OK;
+}
+
+clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *err)
+{
+    clcone_status s;
+    if ((s = check_blocks(p, err)) || (s = check_values(p, err))) return s;
+    return check_rows(p, err);
+}
+
+void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, int add_q)
+{
+    for (int b = 0; b < p->nb; ++b) {
+        int n = clcone_bproblem_rows(p, b);
+        double *yb = y + p->off[b];
+        for (int i = 0; i < n; ++i) yb[i] = add_q ? p->q[p->off[b] + i] : 0;
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
+            const double *B = p->val + p->val_off[k], *xc = x + p->off[c];
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < nc; ++j) yb[i] += B[i * nc + j] * xc[j];
+        }
+    }
+}
+
+/* m_i: a cone's tangential rows' friction, 1 elsewhere. */
+static double friction_scale(const clcone_bproblem *p, int b, int x)
+{
+    return p->kind[b] == BLK_CONE && x > 0 ? p->bound[p->off[b] + x] : 1.0;
+}
+
+clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err)
+{
+    clcone_status s = clcone_bproblem_alloc(out, p->nb, p->m, p->nnzb, err);
+    if (s) return s;
+    memcpy(out->off, p->off, sizeof *p->off * ((size_t)p->nb + 1));
+    memcpy(out->kind, p->kind, sizeof *p->kind * (size_t)p->nb);
+    memcpy(out->row_ptr, p->row_ptr, sizeof *p->row_ptr * ((size_t)p->nb + 1));
+    memcpy(out->col, p->col, sizeof *p->col * (size_t)p->nnzb);
+    if ((s = clcone_bproblem_layout(out, err))) {
+        clcone_bproblem_free(out);
+        return s;
+    }
+    for (int b = 0; b < p->nb; ++b) {
+        const double *D = p->val + p->val_off[find(p, b, b)];
+        int n = clcone_bproblem_rows(p, b);
+        double dmax = 0;
+        for (int x = 0; x < n; ++x) {
+            double mi = friction_scale(p, b, x);
+            dmax = fmax(dmax, mi * mi * D[x * n + x]);
+        }
+        for (int x = 0; x < n; ++x) {
+            int i = p->off[b] + x;
+            S[i] = friction_scale(p, b, x) / sqrt(dmax);
+            out->q[i] = S[i] * p->q[i];
+            out->bound[i] = p->kind[b] == BLK_BOX ? p->bound[i] / S[i] : 0;
+        }
+    }
+    for (int b = 0; b < p->nb; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], nc = clcone_bproblem_rows(p, c), n = clcone_bproblem_rows(p, b);
+            for (int x = 0; x < n; ++x)
+                for (int y = 0; y < nc; ++y)
+                    out->val[p->val_off[k] + x * nc + y] =
+                        S[p->off[b] + x] * p->val[p->val_off[k] + x * nc + y] * S[p->off[c] + y];
+        }
+    return CLCONE_OK;
+}
+
+void clcone_bproblem_start(const clcone_bproblem *s, const double *S, const double *f, double *g)
+{
+    for (int i = 0; i < s->m; ++i) g[i] = f ? f[i] / S[i] : 0;
+    for (int b = 0; b < s->nb; ++b)
+        blk_project_step(s->kind[b], clcone_bproblem_rows(s, b), s->bound + s->off[b], g + s->off[b], g + s->off[b], 0,
+                         g + s->off[b]);
+}
+
+double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const double *u)
+{
+    double *g = malloc(sizeof *g * 3 * (size_t)p->m), f2 = 0, q2 = 0, r2 = 0, u2 = 0;
+    double *v, *w;
+    if (!g) return NAN;
+    v = g + p->m;
+    w = v + p->m;
+    if (u) memcpy(w, u, sizeof *w * (size_t)p->m);
+    else clcone_bproblem_mul(p, f, w, 1);
+    for (int b = 0; b < p->nb; ++b)
+        for (int x = 0; x < clcone_bproblem_rows(p, b); ++x) {
+            int i = p->off[b] + x;
+            double mi = friction_scale(p, b, x), qi = mi * p->q[i];
+            g[i] = f[i] / mi;
+            v[i] = mi * w[i];
+            q2 += qi * qi;
+            r2 += g[i] * g[i];
+            u2 += v[i] * v[i];
+        }
+    for (int b = 0; b < p->nb; ++b)
+        f2 += blk_natural_map2(p->kind[b], clcone_bproblem_rows(p, b), p->bound + p->off[b], g + p->off[b],
+                               v + p->off[b]);
+    free(g);
+    return clcone_scaled_error(f2, q2, r2, u2);
+}
+
+double clcone_bproblem_cost(const clcone_bproblem *p, const double *f)
+{
+    double *u = malloc(sizeof *u * (size_t)p->m), c = 0;
+    if (!u) return NAN;
+    clcone_bproblem_mul(p, f, u, 0);
+    for (int i = 0; i < p->m; ++i) c += f[i] * (0.5 * u[i] + p->q[i]);
+    free(u);
+    return c;
+}
+
+double clcone_bproblem_error_scaled(const clcone_bproblem *p, const double *S, const double *g, const double *us)
+{
+    double *f = malloc(sizeof *f * 2 * (size_t)p->m), e;
+    if (!f) return NAN;
+    for (int i = 0; i < p->m; ++i) {
+        f[i] = S[i] * g[i];
+        f[p->m + i] = us[i] / S[i];
+    }
+    e = clcone_bproblem_error(p, f, f + p->m);
+    free(f);
+    return e;
+}
+
+double clcone_bproblem_lipschitz(const clcone_bproblem *p)
+{
+    double *x = malloc(sizeof *x * 2 * (size_t)p->m), *y, lam = 0, gersh = 0;
+    if (!x) return NAN;
+    y = x + p->m;
+    for (int i = 0; i < p->m; ++i) x[i] = 1;
+    for (int it = 0; it < 100; ++it) {
+        double nrm = 0;
+        clcone_bproblem_mul(p, x, y, 0);
+        for (int i = 0; i < p->m; ++i) nrm += y[i] * y[i];
+        nrm = sqrt(nrm);
+        if (!(nrm > 0)) break;
+        lam = 0;
+        for (int i = 0; i < p->m; ++i) lam += x[i] * y[i];
+        for (int i = 0; i < p->m; ++i) x[i] = y[i] / nrm;
+    }
+    for (int b = 0; b < p->nb; ++b) {
+        int n = clcone_bproblem_rows(p, b);
+        for (int i = 0; i < n; ++i) y[p->off[b] + i] = 0;
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int nc = clcone_bproblem_rows(p, p->col[k]);
+            for (int i = 0; i < n; ++i)
+                for (int j = 0; j < nc; ++j) y[p->off[b] + i] += fabs(p->val[p->val_off[k] + i * nc + j]);
+        }
+    }
+    for (int i = 0; i < p->m; ++i) gersh = fmax(gersh, y[i]);
+    free(x);
+    return fmin(1.05 * lam, gersh);
+}

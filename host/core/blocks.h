@@ -1,0 +1,85 @@
+/* The general-block problem: MuJoCo's dual and any problem of its kind.
+ *
+ *   min 1/2 f'Wf + q'f   over f in S_1 x ... x S_nb
+ *
+ * Block b is rows off[b] .. off[b+1]-1 (1 to BLK_MAX_ROWS rows) and its
+ * set S_b is of kind[b] (kernels/block_sets.h): free; a box |f_i| <= bound_i;
+ * f_i >= 0; or an elliptic cone { f : sum_i (f_i / bound_i)^2 <= f_0^2,
+ * f_0 >= 0 }, i >= 1, whose tangential rows carry their own friction
+ * coefficient in bound (the normal row's bound is 1). W is symmetric
+ * positive semidefinite in block-CSR of dense row-major blocks of
+ * variable size: stored block k, at (b, col[k]), is n_b x n_col[k] reals
+ * from val + val_off[k]. Beside clcone_problem (3-row blocks, one mu per
+ * contact), which it leaves as it is.
+ *
+ * The solvers see the scaled problem g = f / S (clcone_bproblem_scaled):
+ * S_i = s_b m_i, m_i the row's friction coefficient in a cone's
+ * tangential rows (1 elsewhere), which turns the elliptic cone into the
+ * standard second-order cone, and s_b = 1 / sqrt(max_i m_i^2 W_ii) over
+ * the block, one factor a block so that its set keeps its shape, which
+ * brings every block's diagonal to at most 1 (the rows of MuJoCo's
+ * problems differ in scale by orders of magnitude).
+ *
+ * The error measure (clcone_bproblem_error) is docs/formats.md section 2's
+ * natural map and scaling on the problem with m alone (the standard cone;
+ * s_b left out so that the measure does not depend on the solver's
+ * preconditioning): g_i = f_i / m_i, u_i = m_i (W f + q)_i. */
+#ifndef CLCONE_CORE_BLOCKS_H
+#define CLCONE_CORE_BLOCKS_H
+
+#include <clcone/clcone.h>
+
+typedef struct clcone_bproblem {
+    int nb;       /* blocks */
+    int m;        /* rows */
+    int nnzb;     /* stored blocks of W */
+    int *off;     /* nb + 1 row offsets */
+    int *kind;    /* nb, BLK_* */
+    double *bound; /* m: box bounds, a cone's friction coefficients */
+    double *q;    /* m */
+    int *row_ptr; /* nb + 1 */
+    int *col;     /* nnzb, increasing in a block row, the diagonal present */
+    int *val_off; /* nnzb + 1 */
+    double *val;  /* val_off[nnzb] */
+} clcone_bproblem;
+
+/* Allocates off, kind, bound, q, row_ptr (nb blocks, m rows) and col
+ * (nnzb), zeroed; clcone_bproblem_layout allocates the values once off,
+ * row_ptr and col are filled. */
+clcone_status clcone_bproblem_alloc(clcone_bproblem *p, int nb, int m, int nnzb, clcone_error *err);
+clcone_status clcone_bproblem_layout(clcone_bproblem *p, clcone_error *err);
+void clcone_bproblem_free(clcone_bproblem *p);
+
+/* Rows of block b. */
+static inline int clcone_bproblem_rows(const clcone_bproblem *p, int b) { return p->off[b + 1] - p->off[b]; }
+
+/* Checks structure and values, naming the block, row or stored block:
+ * sizes 1..BLK_MAX_ROWS (a cone 2..), kinds, sorted in-range columns,
+ * diagonal blocks present, finite W, q and bounds, box bounds >= 0, cone
+ * friction > 0, W_ii > 0 and W symmetric up to 1e-9 relative. */
+clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *err);
+
+/* y = W x (+ q when add_q). */
+void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, int add_q);
+
+/* The scaled problem out (allocated) and S (m) as the header says: f = S g. */
+clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err);
+
+/* The solvers' start on the scaled problem s: g = P(f / S), f NULL: 0. */
+void clcone_bproblem_start(const clcone_bproblem *s, const double *S, const double *f, double *g);
+
+/* The error measure of f with u = W f + q (NULL: computed here). */
+double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const double *u);
+
+/* The error measure of the scaled problem's iterate g (f = S g) with us
+ * = W' g + q' of the scaled problem. */
+double clcone_bproblem_error_scaled(const clcone_bproblem *p, const double *S, const double *g, const double *us);
+
+/* An upper estimate of W's largest eigenvalue: 100 power iterations from
+ * ones, raised by 5%, held to Gershgorin's bound (max row sum of |W|). */
+double clcone_bproblem_lipschitz(const clcone_bproblem *p);
+
+/* 1/2 f'Wf + q'f. */
+double clcone_bproblem_cost(const clcone_bproblem *p, const double *f);
+
+#endif

@@ -1,0 +1,321 @@
+/* The general-block problem (core/blocks.h): every row kind on a small
+ * case checked by hand, on the reference (pgs, apgd) and the device
+ * (double, float); the checks of bad problems; the text format. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <clcone/clcone.h>
+#include "testutil.h"
+#include "core/blocks.h"
+#include "io/blocks_file.h"
+#include "solve/blocks_solve.h"
+#include "cone.h"
+#include "block_sets.h"
+
+/* A problem of nb blocks (kinds, sizes, bounds per row) with a dense W
+ * (m x m, row-major): a block pair is stored when it holds a non-zero. */
+static void make(clcone_bproblem *p, int nb, const int *kind, const int *rows, const double *bound, const double *W,
+                 const double *q)
+{
+    clcone_error e;
+    int m = 0, nnzb = 0;
+    for (int b = 0; b < nb; ++b) m += rows[b];
+    ck_assert_int_eq(clcone_bproblem_alloc(p, nb, m, nb * nb, &e), CLCONE_OK);
+    for (int b = 0; b < nb; ++b) {
+        p->off[b + 1] = p->off[b] + rows[b];
+        p->kind[b] = kind[b];
+    }
+    memcpy(p->bound, bound, sizeof *bound * (size_t)m);
+    memcpy(p->q, q, sizeof *q * (size_t)m);
+    for (int b = 0; b < nb; ++b) {
+        p->row_ptr[b] = nnzb;
+        for (int c = 0; c < nb; ++c) {
+            int any = b == c;
+            for (int i = p->off[b]; i < p->off[b + 1]; ++i)
+                for (int j = p->off[c]; j < p->off[c + 1]; ++j) any |= W[i * m + j] != 0;
+            if (any) p->col[nnzb++] = c;
+        }
+    }
+    p->row_ptr[nb] = p->nnzb = nnzb;
+    ck_assert_int_eq(clcone_bproblem_layout(p, &e), CLCONE_OK);
+    for (int b = 0; b < nb; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], nc = rows[c];
+            for (int x = 0; x < rows[b]; ++x)
+                for (int y = 0; y < nc; ++y) p->val[p->val_off[k] + x * nc + y] = W[(p->off[b] + x) * m + p->off[c] + y];
+        }
+    ck_assert_msg(clcone_bproblem_validate(p, &e) == CLCONE_OK, "%s", e.msg);
+}
+
+/* Solves p on ctx with solver to tol and checks f against want (|.| <=
+ * close, relative to max |want|). */
+static void solves_to(clcone_context *ctx, const clcone_bproblem *p, clcone_solver solver, double tol,
+                      const double *want, double close)
+{
+    clcone_options o;
+    clcone_prob_result r;
+    clcone_error e;
+    double *f = calloc((size_t)p->m, sizeof *f), scale = 0;
+    clcone_options_default(&o);
+    o.solver = solver;
+    o.tol = tol;
+    ck_assert_msg(clcone_solve_blocks(ctx, p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(r.status == CLCONE_CONVERGED, "%s: %s", clcone_solver_name(solver), r.reason);
+    for (int i = 0; i < p->m; ++i) scale = fmax(scale, fabs(want[i]));
+    for (int i = 0; i < p->m; ++i)
+        ck_assert_msg(fabs(f[i] - want[i]) <= close * scale, "%s row %d: %.17g, want %.17g",
+                      clcone_solver_name(solver), i, f[i], want[i]);
+    free(f);
+}
+
+/* Every backend and solver on one hand-checked case. */
+static void all_backends(const clcone_bproblem *p, const double *want)
+{
+    clcone_context *cd = test_context(CLCONE_DOUBLE), *cf = test_context(CLCONE_FLOAT);
+    solves_to(NULL, p, CLCONE_SOLVER_PGS, 1e-12, want, 1e-9);
+    solves_to(NULL, p, CLCONE_SOLVER_APGD, 1e-12, want, 1e-9);
+    solves_to(cd, p, CLCONE_SOLVER_APGD, 1e-12, want, 1e-9);
+    solves_to(cf, p, CLCONE_SOLVER_APGD, 1e-5, want, 1e-4);
+    clcone_context_free(cd);
+    clcone_context_free(cf);
+}
+
+/* A hand-checked case (make's arguments) solved to want everywhere. */
+static void hand_case(int nb, const int *kind, const int *rows, const double *bound, const double *W, const double *q,
+                      const double *want)
+{
+    clcone_bproblem p;
+    make(&p, nb, kind, rows, bound, W, q);
+    all_backends(&p, want);
+    clcone_bproblem_free(&p);
+}
+
+/* Free rows (MuJoCo's equality): the linear solve W f = -q. W = [2 1; 1 2],
+ * q = (-1, 0): f = (2/3, -1/3). */
+START_TEST(free_block)
+{
+    const int kind[] = {BLK_FREE}, rows[] = {2};
+    const double W[] = {2, 1, 1, 2}, q[] = {-1, 0}, bound[] = {0, 0}, want[] = {2.0 / 3, -1.0 / 3};
+    hand_case(1, kind, rows, bound, W, q, want);
+}
+END_TEST
+
+/* Box rows (friction loss) |f_i| <= 1, W = 2 I: the unconstrained -q/2 =
+ * (5, -5, 0.5) clamped to (1, -1, 0.5). */
+START_TEST(box_block)
+{
+    const int kind[] = {BLK_BOX}, rows[] = {3};
+    const double W[] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q[] = {-10, 10, -1}, bound[] = {1, 1, 1}, want[] = {1, -1, 0.5};
+    hand_case(1, kind, rows, bound, W, q, want);
+}
+END_TEST
+
+/* Nonnegative rows (limits, frictionless and pyramidal contacts): two
+ * blocks coupled by W's off-diagonal 0.5; the second row is pushed out
+ * (f = 0, its velocity 2 + 0.5 * 3 > 0), the first takes f = 3. */
+START_TEST(nonneg_blocks)
+{
+    const int kind[] = {BLK_NONNEG, BLK_NONNEG}, rows[] = {1, 1};
+    const double W[] = {1, 0.5, 0.5, 1}, q[] = {-3, 2}, bound[] = {0, 0}, want[] = {3, 0};
+    hand_case(2, kind, rows, bound, W, q, want);
+}
+END_TEST
+
+/* Elliptic cones with a friction coefficient per component: with W =
+ * diag(1, 1/mu_i^2) the scaled problem is the identity and q' = (-2, -1,
+ * -2, -2, -4, 0) (condim 6, mu = 0.5 0.25 0.1 0.05 0.05), so g is the
+ * projection of (2, 1, 2, 2, 4, 0) onto the standard cone: |g_t| = 5 > 2,
+ * g_0 = (2 + 5) / 2 = 3.5, g_t = 0.7 (1, 2, 2, 4, 0), and f = g mu. A
+ * condim-3 contact beside it (mu = 0.5 0.25, q' = (-1, -3, -4): g = (3,
+ * 1.8, 2.4)) and a condim-4 one inside its cone (f = -q). */
+START_TEST(cone_blocks)
+{
+    enum { M = 13 };
+    const int kind[] = {BLK_CONE, BLK_CONE, BLK_CONE}, rows[] = {6, 3, 4};
+    const double mu6[] = {0.5, 0.25, 0.1, 0.05, 0.05}, g6[] = {2, 1, 2, 2, 4, 0}, mu3[] = {0.5, 0.25};
+    const double g3[] = {1, 3, 4};
+    double W[M * M] = {0}, q[M], bound[M], want[M];
+    for (int i = 0; i < M; ++i) W[i * M + i] = 1;
+    bound[0] = 1;
+    q[0] = -g6[0];
+    want[0] = 3.5;
+    for (int x = 1; x < 6; ++x) {
+        bound[x] = mu6[x - 1];
+        W[x * M + x] = 1 / (mu6[x - 1] * mu6[x - 1]);
+        q[x] = -g6[x] / mu6[x - 1];
+        want[x] = 0.7 * g6[x] * mu6[x - 1];
+    }
+    bound[6] = 1;
+    q[6] = -g3[0];
+    want[6] = 3;
+    for (int x = 1; x < 3; ++x) {
+        bound[6 + x] = mu3[x - 1];
+        W[(6 + x) * M + 6 + x] = 1 / (mu3[x - 1] * mu3[x - 1]);
+        q[6 + x] = -g3[x] / mu3[x - 1];
+        want[6 + x] = 0.6 * g3[x] * mu3[x - 1];
+    }
+    /* inside: |(0.1, 0.05) / (0.3, 0.3)| < 1 */
+    for (int x = 0; x < 4; ++x) bound[9 + x] = x ? 0.3 : 1;
+    q[9] = -1;
+    q[10] = -0.1;
+    q[11] = 0.05;
+    q[12] = 0;
+    for (int x = 0; x < 4; ++x) want[9 + x] = -q[9 + x];
+    hand_case(3, kind, rows, bound, W, q, want);
+}
+END_TEST
+
+/* All four kinds coupled through W: pgs, apgd and the device agree, and
+ * the error measure of the answer is below the tolerance. */
+START_TEST(coupled_kinds_agree)
+{
+    enum { M = 7 };
+    clcone_bproblem p;
+    const int kind[] = {BLK_FREE, BLK_BOX, BLK_NONNEG, BLK_CONE}, rows[] = {2, 1, 1, 3};
+    const double bound[] = {0, 0, 0.3, 0, 1, 0.4, 0.6}, q[] = {-1, 0.5, -2, -1, -3, 1, 0.5};
+    double W[M * M], f[M];
+    clcone_options o;
+    clcone_prob_result r;
+    clcone_error e;
+    /* W = B B' + I/2 with B fixed: symmetric positive definite, dense */
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < M; ++j) {
+            double s = i == j ? 0.5 : 0;
+            for (int k = 0; k < M; ++k) s += sin(1.0 + i + 3 * k) * sin(1.0 + j + 3 * k) / M;
+            W[i * M + j] = s;
+        }
+    make(&p, 4, kind, rows, bound, W, q);
+    clcone_options_default(&o);
+    o.tol = 1e-12;
+    memset(f, 0, sizeof f);
+    o.solver = CLCONE_SOLVER_PGS;
+    ck_assert_int_eq(clcone_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_OK);
+    ck_assert_int_eq(r.status, CLCONE_CONVERGED);
+    ck_assert_double_le(clcone_bproblem_error(&p, f, NULL), 1e-12);
+    ck_assert_double_le(fabs(f[2]), 0.3 * (1 + 1e-12));
+    ck_assert_double_ge(f[3], 0);
+    ck_assert_double_ge(f[4] * f[4], (f[5] / 0.4) * (f[5] / 0.4) + (f[6] / 0.6) * (f[6] / 0.6) - 1e-12);
+    {
+        double want[M];
+        clcone_context *cd = test_context(CLCONE_DOUBLE);
+        memcpy(want, f, sizeof want);
+        solves_to(NULL, &p, CLCONE_SOLVER_APGD, 1e-12, want, 1e-9);
+        solves_to(cd, &p, CLCONE_SOLVER_APGD, 1e-12, want, 1e-9);
+        clcone_context_free(cd);
+    }
+    clcone_bproblem_free(&p);
+}
+END_TEST
+
+/* Bad problems are errors naming the row or block, never a solve. */
+START_TEST(bad_problems_named)
+{
+    clcone_bproblem p;
+    const int kind[] = {BLK_BOX, BLK_CONE}, rows[] = {1, 3};
+    const double W[16] = {2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, q[] = {1, 2, 3, 4}, bound[] = {1, 1, 0.5, 0.5};
+    clcone_error e;
+    clcone_options o;
+    clcone_prob_result r;
+    double f[4] = {0};
+    clcone_options_default(&o);
+    make(&p, 2, kind, rows, bound, W, q);
+    p.q[2] = NAN;
+    ck_assert_int_eq(clcone_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 2 (block 1)") && strstr(e.msg, "q is nan"), "%s", e.msg);
+    p.q[2] = 3;
+    p.kind[1] = 7;
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "block 1 (row 1): kind 7"), "%s", e.msg);
+    p.kind[1] = BLK_CONE;
+    p.bound[0] = -1;
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 0 (block 0, box): bound -1"), "%s", e.msg);
+    p.bound[0] = 1;
+    p.bound[3] = 0;
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 3 (block 1, cone): friction 0"), "%s", e.msg);
+    p.bound[3] = 0.5;
+    p.val[p.val_off[1] + 1] = 0.25; /* (1, 2) without its transpose */
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "W (row 1, column 2)") && strstr(e.msg, "not symmetric"), "%s", e.msg);
+    p.val[p.val_off[1] + 1] = 0;
+    p.off[1] = 0; /* a block of 0 rows, then one of 4 (a cone needs 2 to 10) */
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "block 0 (row 0): 0 rows; a box block has 1 to 10"), "%s", e.msg);
+    clcone_bproblem_free(&p);
+}
+END_TEST
+
+/* The text format: written and read back bit for bit; every malformed
+ * input names its line. */
+START_TEST(file_round_trip_and_errors)
+{
+    clcone_bproblem p, r;
+    const int kind[] = {BLK_FREE, BLK_BOX, BLK_CONE}, rows[] = {1, 1, 3};
+    const double W[25] = {2, 0.1, 0, 0, 0.3, 0.1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0.3, 0, 0, 0, 1};
+    const double q[] = {1.0 / 3, -2, 3e-300, 4, 5}, bound[] = {0, 0.7, 1, 0.9, 1.0 / 7};
+    char path[64], *text;
+    clcone_error e;
+    size_t len;
+    FILE *fp;
+    static const struct {
+        const char *text, *want;
+    } bad[] = {
+        {"clcone-blocks 2\n", ":1: expected the format version"},
+        {"clcone-blocks 1\nblocks 1 rows 2\nbox 1 0.5\nq 1 2\nW 0\n", ":3: the 1 blocks hold 1 rows, not the 2"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nwedge 1\n", ":3: expected block 0's kind"},
+        {"clcone-blocks 1\nblocks 1 rows 11\nfree 11\nq 1 2 3 4 5 6 7 8 9 10 11\n", ":3: expected block 0's rows"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 2\n0 0 1\n0 0 2\n", ":7: W entry (0, 0) given again (first on line 6)"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 1 1\n", ":6: expected W entry 0's column"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq nan\n", ":4: expected a finite real number for q[0]"},
+        {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 0 -1\n", "row 0 (block 0): W_ii = -1"},
+    };
+    make(&p, 3, kind, rows, bound, W, q);
+    snprintf(path, sizeof path, "%s", test_write_temp("", 0));
+    ck_assert_msg(clcone_write_blocks(path, &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_blocks(path, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(r.nb, p.nb);
+    ck_assert_int_eq(r.nnzb, p.nnzb);
+    ck_assert_mem_eq(r.off, p.off, sizeof *p.off * 4);
+    ck_assert_mem_eq(r.kind, p.kind, sizeof *p.kind * 3);
+    ck_assert_mem_eq(r.col, p.col, sizeof *p.col * (size_t)p.nnzb);
+    ck_assert_mem_eq(r.q, p.q, sizeof q);
+    ck_assert_mem_eq(r.bound, p.bound, sizeof bound);
+    ck_assert_mem_eq(r.val, p.val, sizeof *p.val * (size_t)p.val_off[p.nnzb]);
+    clcone_bproblem_free(&r);
+    fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    fseek(fp, 0, SEEK_END);
+    len = (size_t)ftell(fp);
+    fclose(fp);
+    ck_assert_int_gt((int)len, 50);
+    unlink(path);
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
+        text = (char *)bad[k].text;
+        ck_assert_int_ne(clcone_parse_blocks("b.txt", text, strlen(text), &r, &e), CLCONE_OK);
+        ck_assert_msg(strstr(e.msg, "b.txt") && strstr(e.msg, bad[k].want), "case %zu: %s", k, e.msg);
+    }
+    clcone_bproblem_free(&p);
+}
+END_TEST
+
+Suite *suite_blocks(void)
+{
+    Suite *s = suite_create("blocks");
+    TCase *tc = tcase_create("blocks");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, free_block);
+    tcase_add_test(tc, box_block);
+    tcase_add_test(tc, nonneg_blocks);
+    tcase_add_test(tc, cone_blocks);
+    tcase_add_test(tc, coupled_kinds_agree);
+    tcase_add_test(tc, bad_problems_named);
+    tcase_add_test(tc, file_round_trip_and_errors);
+    suite_add_tcase(s, tc);
+    return s;
+}
