@@ -412,7 +412,7 @@ static void mj_clcone_config(mj_run *R, int j, FILE *t_cc)
     bench *b = R->b;
     const char *eng = cfgs[j].dev ? b->dev_short : "CPU reference", *prec = cfgs[j].dev == 1 ? "float" : "double";
     const char *sname = clcone_solver_name(cfgs[j].solver), *form = cfgs[j].body ? "body" : "local";
-    const double target = R->amj[CG], floor = cfgs[j].dev == 1 ? 1e-7 : 1e-13;
+    const double target = R->amj[CG], tol_floor = cfgs[j].dev == 1 ? 1e-7 : 1e-13;
     char buf[64], why[64] = "";
     probe first = {0}, pr = {0};
     int k, met = 0, solves;
@@ -439,8 +439,8 @@ static void mj_clcone_config(mj_run *R, int j, FILE *t_cc)
         if ((met = pr.acc <= target)) break;
         missed = o.tol;
         o.tol *= fmax(0.01, fmin(0.7, 0.7 * target / pr.acc));
-        if (o.tol < floor) {
-            snprintf(why, sizeof why, "tolerance below %s's %.0e", prec, floor);
+        if (o.tol < tol_floor) {
+            snprintf(why, sizeof why, "tolerance below %s's %.0e", prec, tol_floor);
             break;
         }
     }
