@@ -591,7 +591,7 @@ void bench_section_mujoco(bench *b, FILE *f)
     static const mj_scene quick[] = {{0, 512}, {1, 8}};
     const mj_scene *sc = b->quick ? quick : full;
     int nsc = b->quick ? (int)(sizeof quick / sizeof *quick) : (int)(sizeof full / sizeof *full);
-    mj_settings S = {10, b->quick ? 0.2 : 0.5, b->quick ? 0.5 : 3.0, b->quick ? 40 : 600, 0, 0, 6, 30};
+    mj_settings S = {10, b->quick ? 0.2 : 0.5, b->quick ? 1.0 : 3.0, b->quick ? 40 : 600, 0, 0, 6, 30};
     char *txt[5] = {NULL};
     size_t len[5];
     FILE *t[5];
