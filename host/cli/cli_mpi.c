@@ -5,18 +5,48 @@
  * for the exit code, which every rank returns, so that mpirun's is the
  * command's. Rank 0 tells them either way, so a command that stops
  * early leaves no rank waiting. */
+#define _POSIX_C_SOURCE 200809L
 #include <clcone/mpi/ranks.h>
 #include "cli/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Rank 0's messages to the others: MSG_SOLVE with whether there are
  * problem files and how many scene files, or MSG_END with the exit code. */
 enum { MSG_SOLVE = 1, MSG_END };
 
 static int cli_rank;
+/* A rank's own stderr (the ranks but 0 print nothing else) */
+static int cli_stderr = 2;
+
+/* One scene alone over the ranks (domain decomposition): rank 0's
+ * options with the scene's time step and, unless given, no time cap;
+ * what went over the wire on stdout. A rank that failed during the
+ * iterations leaves the others in an exchange: it says why on its own
+ * stderr and ends the job. */
+static clcone_status solve_domain(cli_args *a, const clcone_scene *sc, const double *dt, double *rs,
+                                  clcone_result *rsc, clcone_context *ctx, clcone_error *e)
+{
+    clcone_options od = a->o;
+    clcone_mpi_domain_stats ds;
+    clcone_status st;
+    od.soft_dt = dt ? dt[0] : od.soft_dt;
+    if (!cli_given(a, "--max-seconds")) od.max_seconds = 0;
+    st = clcone_mpi_solve_domain(MPI_COMM_WORLD, 0, ctx, sc, cli_rank == 0 ? &od : NULL, rs, rsc, &ds, e);
+    if (st && ds.stranded) {
+        dprintf(cli_stderr, "clcone: rank %d: %s\n", cli_rank, e->msg);
+        MPI_Abort(MPI_COMM_WORLD, EXIT_USAGE);
+    }
+    if (!st && cli_rank == 0)
+        printf("ranks:    %d, the most contacts on one %lld, %lld shared by two; %lld ghost bodies, %lld bytes an "
+               "exchange (the most from one rank %lld), %lld exchanges, %lld sums\n",
+               ds.ranks, ds.contacts_max, ds.shared, ds.ghosts, ds.halo_bytes, ds.halo_bytes_max, ds.exchanges,
+               ds.sums);
+    return st;
+}
 
 static void tell_ranks(int msg[3])
 {
@@ -35,6 +65,7 @@ static clcone_status solve_over_ranks(cli_args *a, cli_mpi_batch *b, const int m
     if (st) return st;
     cli_on_compile(*ctx);
     clcone_options_resolve(&a->o, *ctx);
+    if (!msg[1] && msg[2] == 1) return solve_domain(a, sc, dt, rs, rsc, *ctx, e);
     if (msg[1]
         && (st = clcone_mpi_solve_batch(MPI_COMM_WORLD, 0, *ctx, b ? b->batch : NULL, o, b ? b->r : NULL,
                                         b ? b->res : NULL, e)))
@@ -144,6 +175,7 @@ int cli_mpi_main(int argc, char **argv, int (*run)(int, char **))
     if (cli_rank != 0) {
         /* what goes wrong on a rank reaches rank 0 (clcone_mpi_agree),
          * which says it once */
+        cli_stderr = dup(2);
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return EXIT_USAGE;
         rc = serve(argc, argv);
     } else {
