@@ -130,9 +130,10 @@ out:
     return st;
 }
 
-/* Root: the arguments, the scene and its parts, before any rank goes on. */
+/* Root: the arguments, the scene and its parts (owner: each body's
+ * rank, NULL: not wanted), before any rank goes on. */
 static clcone_status root_parts(int size, const clcone_scene *scene, const clcone_options *o, const double *r,
-                                const clcone_result *res, clcone_mpi_part *parts, clcone_error *err)
+                                const clcone_result *res, clcone_mpi_part *parts, int *owner, clcone_error *err)
 {
     clcone_status st;
     if (!scene || !o || !r || !res)
@@ -142,7 +143,7 @@ static clcone_status root_parts(int size, const clcone_scene *scene, const clcon
     if ((long long)scene->ncontacts * 3 > INT_MAX)
         return clcone_mpi_fail(err, CLCONE_ENOTSUP, "a scene of %d contacts: more reactions than MPI messages of "
                                "this size carry", scene->ncontacts);
-    return clcone_mpi_partition(scene, size, o->warm_start ? r : NULL, parts, err);
+    return clcone_mpi_partition(scene, size, o->warm_start ? r : NULL, parts, owner, err);
 }
 
 /* Root: what every rank's part and exchanges came to. */
@@ -183,9 +184,9 @@ out:
     return st;
 }
 
-clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
+clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
                                       const clcone_options *o, double *r, clcone_result *res,
-                                      clcone_mpi_domain_stats *stats, clcone_error *err)
+                                      clcone_mpi_domain_stats *stats, int *owner, clcone_error *err)
 {
     int rank, size, total = 0, stranded = 0;
     clcone_mpi_part *parts = NULL, mine;
@@ -205,7 +206,7 @@ clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone_context *c
     if (rank == root) {
         if (!(parts = calloc((size_t)size, sizeof *parts)))
             st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d parts", size);
-        else st = root_parts(size, scene, o, r, res, parts, err);
+        else st = root_parts(size, scene, o, r, res, parts, owner, err);
         if (!st) total = scene->ncontacts;
     }
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
@@ -237,4 +238,11 @@ out:
     domain_close(&D);
     free(rl);
     return st;
+}
+
+clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
+                                      const clcone_options *o, double *r, clcone_result *res,
+                                      clcone_mpi_domain_stats *stats, clcone_error *err)
+{
+    return clcone_mpi_domain_solve(comm, root, ctx, scene, o, r, res, stats, NULL, err);
 }

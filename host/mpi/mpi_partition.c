@@ -265,7 +265,7 @@ out:
 }
 
 clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const double *r0, clcone_mpi_part *parts,
-                                   clcone_error *err)
+                                   int *owner, clcone_error *err)
 {
     int n = s->nbodies, m = s->ncontacts, *cl = malloc(((size_t)m + 1) * sizeof *cl);
     cut C = {s, malloc(((size_t)n + 1) * sizeof(int)), calloc((size_t)n + 1, sizeof(int)),
@@ -274,6 +274,7 @@ clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const doub
     if (!cl || !C.owner || !C.cnt || !C.boundary || !C.loc)
         st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
     if (!st) st = cut_make(&C, nranks, err);
+    if (!st && owner) memcpy(owner, C.owner, (size_t)n * sizeof *owner);
     for (int q = 0; !st && q < nranks; ++q) {
         parts[q].nc = 0;
         for (int c = 0; c < m; ++c)

@@ -56,13 +56,20 @@ typedef struct clcone_mpi_part {
 void clcone_mpi_part_free(clcone_mpi_part *p);
 /* Root: the scene's parts for nranks ranks (parts[q], zeroed by the
  * caller), bodies split by recursive coordinate bisection of their
- * centres, balanced by contacts; r0 (NULL: none) the warm start. */
+ * centres, balanced by contacts; r0 (NULL: none) the warm start; owner
+ * (NULL: not wanted) each body's rank, -1 for static ones. */
 clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const double *r0, clcone_mpi_part *parts,
-                                   clcone_error *err);
+                                   int *owner, clcone_error *err);
 /* Root sends part q to rank q (send), or a rank receives its own from
  * root; sizes first, agreed, so that no rank waits on one that could not
  * make room. Collective. */
 clcone_status clcone_mpi_part_transfer(MPI_Comm comm, int root, clcone_mpi_part *parts, clcone_mpi_part *mine,
                                        int warm, clcone_error *err);
+
+/* clcone_mpi_solve_domain, with each body's rank into owner on root
+ * (NULL: not wanted; -1 for static bodies). */
+clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
+                                      const clcone_options *o, double *r, clcone_result *res,
+                                      clcone_mpi_domain_stats *stats, int *owner, clcone_error *err);
 
 #endif

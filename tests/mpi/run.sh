@@ -146,6 +146,28 @@ slowd=("$mpicli" solve --mpi "$tmp/pile10k.scene" --solver jacobi --tol 1e-12 --
 fails "domain-rank-killed-mid-solve" "non-zero" \
     "${mpirun[@]}" -np 1 "${slowd[@]}" : -np 1 sh -c "${slowd[*]} & sleep 3; kill -9 \$!; wait \$!"
 
+# stepping with each step's solve over ranks: 50 steps of a 2,000-sphere
+# pile on 2 ranks write one process's final scene bit for bit and the
+# same per-step log (but its times), with bodies changing ranks as the
+# cut follows them
+"$cli" gen pile --n 2000 --seed 2 -o "$tmp/pile2k.scene" > /dev/null || bad "gen pile 2000"
+simo=(--steps 50 --solver jacobi --device cpu --precision double --max-iter 40)
+"$cli" simulate "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim1.scene" --csv "$tmp/sim1.csv" > "$tmp/sim1.txt" 2>&1
+"${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim2.scene" \
+    --csv "$tmp/sim2.csv" > "$tmp/sim2.txt" 2>&1
+moved=$(sed -n 's/^ranks: .*next: \([0-9]*\)$/\1/p' "$tmp/sim2.txt")
+if ! cmp "$tmp/sim1.scene" "$tmp/sim2.scene" >> "$tmp/sim2.txt" 2>&1; then
+    bad "simulate-50-steps-2-ranks (final scenes differ)" "$tmp/sim2.txt"
+elif ! diff <(cut -d, -f1-4,6-11 "$tmp/sim1.csv") <(cut -d, -f1-4,6-11 "$tmp/sim2.csv") >> "$tmp/sim2.txt"; then
+    bad "simulate-50-steps-2-ranks (logs differ)" "$tmp/sim2.txt"
+elif ! [ "${moved:-0}" -gt 0 ]; then
+    bad "simulate-50-steps-2-ranks (no body changed rank)" "$tmp/sim2.txt"
+else
+    ok "simulate-50-steps-2-ranks ($moved times a body changed rank)"
+fi
+EXPECT_RC=2 fails "simulate-refuses-acgs" "a scene in parts runs jacobi or apgd" \
+    "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/wall40.scene" --steps 2
+
 # the library's own calls (tests/mpi/api.c), over 3 ranks
 "${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
     ok "library calls ($(tail -1 "$tmp/api.txt"))" || bad "library calls" "$tmp/api.txt"
@@ -169,7 +191,7 @@ fails "rank-killed-mid-solve" "non-zero" \
 echo 'clcone-scene 1' > "$tmp/bad.scene"
 EXPECT_RC=2 fails "bad-scene-names-it" "$tmp/bad.scene" \
     "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/g1.scene" "$tmp/bad.scene"
-EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
+EXPECT_RC=2 fails "check-refuses-mpi" "only solve and simulate run over MPI ranks" \
     "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
 EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"
 

@@ -108,6 +108,32 @@ CLCONE_API clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone
                                                  clcone_result *res, clcone_mpi_domain_stats *stats,
                                                  clcone_error *err);
 
+/* Time stepping with each step's contact solve over the ranks of comm:
+ * root runs the stepper (detection, the update, the outputs) on its
+ * world; after clcone_mpi_sim_attach (root alone) each of sim's solves
+ * is clcone_mpi_solve_domain over the ranks, cut again from the bodies'
+ * positions at every step, while the other ranks are in
+ * clcone_mpi_sim_serve (ctx: their own devices) until root calls
+ * clcone_mpi_sim_end (also when it stops early; st NULL when attach was
+ * never reached). The steps are one process's, bit for bit, as long as
+ * no solve falls back (the fallbacks, Gauss-Seidel, are refused over
+ * ranks: the step fails with that message). The options must suit
+ * clcone_mpi_solve_domain (jacobi or apgd; soft, whose stepper hands it
+ * per-contact velocities, is refused). */
+typedef struct clcone_mpi_stepper clcone_mpi_stepper;
+CLCONE_API clcone_status clcone_mpi_sim_attach(MPI_Comm comm, int root, clcone_context *ctx, clcone_sim *sim,
+                                               clcone_mpi_stepper **st, clcone_error *err);
+/* Bodies that changed rank from one step's cut to the next, summed over
+ * the run so far. */
+CLCONE_API long long clcone_mpi_sim_moved(const clcone_mpi_stepper *st);
+/* Whether the last solve failed on root during its iterations (the other
+ * ranks wait in an exchange: end the job, as clcone_mpi_solve_domain
+ * says); serve says the same of its rank in *stranded. */
+CLCONE_API int clcone_mpi_sim_stranded(const clcone_mpi_stepper *st);
+CLCONE_API void clcone_mpi_sim_end(MPI_Comm comm, int root, clcone_mpi_stepper *st);
+CLCONE_API clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx, int *stranded,
+                                              clcone_error *err);
+
 #ifdef __cplusplus
 }
 #endif
