@@ -140,6 +140,8 @@ static clcone_status root_parts(int size, const clcone_scene *scene, const clcon
         return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root needs the scene, options, r and res");
     if ((st = clcone_mpi_refuse_pointers(o, "clcone_mpi_solve_domain", err)) || (st = clcone_scene_validate(scene, err)))
         return st;
+    if (scene->ncontacts == 0)
+        return clcone_mpi_fail(err, CLCONE_EINVAL, "the scene has no contacts: nothing to solve over ranks");
     if ((long long)scene->ncontacts * 3 > INT_MAX)
         return clcone_mpi_fail(err, CLCONE_ENOTSUP, "a scene of %d contacts: more reactions than MPI messages of "
                                "this size carry", scene->ncontacts);
