@@ -97,10 +97,13 @@ batch "mixed-soft-double-4" 4 "${shared[@]:0:4}" "$tmp/g1.scene" "$tmp/wall.scen
 # ranks writes one process's reactions file, bit for bit, and stops at
 # the same iteration with the same status and error
 # domain NAME RANKS SCENE OPTIONS...: one process (once per NAME's
-# scene and options), then RANKS ranks
+# scene and options), then RANKS ranks; with FLOAT_ERROR=1 the errors
+# printed are left out of the comparison (a float device sums in float,
+# the ranks exactly: README "One scene over ranks")
 domain() {
-    local name=$1 np=$2 scene=$3 key
+    local name=$1 np=$2 scene=$3 key strip='s/ time_ms=[^ ]*//'
     shift 3
+    [ -n "${FLOAT_ERROR:-}" ] && strip='s/ time_ms=[^ ]*//; s/ error=[^ ]*//'
     key=$(echo "$scene $*" | md5sum | cut -c1-12)
     mkdir -p "$tmp/$name"
     [ -f "$tmp/one-$key.r" ] || "$cli" solve "$scene" "$@" -o "$tmp/one-$key.r" > "$tmp/one-$key.txt" 2>&1
@@ -109,11 +112,11 @@ domain() {
         bad "$name (not over ranks)" "$tmp/$name.txt"
     elif ! cmp "$tmp/one-$key.r" "$tmp/$name/$(basename "$scene").r" >> "$tmp/$name.txt" 2>&1; then
         bad "$name (reactions differ)" "$tmp/$name.txt"
-    elif ! diff <(grep ^status= "$tmp/one-$key.txt" | sed 's/ time_ms=[^ ]*//') \
-                <(grep ^status= "$tmp/$name.txt" | sed 's/ time_ms=[^ ]*//') >> "$tmp/$name.txt"; then
+    elif ! diff <(grep ^status= "$tmp/one-$key.txt" | sed "$strip") \
+                <(grep ^status= "$tmp/$name.txt" | sed "$strip") >> "$tmp/$name.txt"; then
         bad "$name (last lines differ)" "$tmp/$name.txt"
     else
-        ok "$name ($(grep ^status= "$tmp/$name.txt" | sed 's/ time_ms=[^ ]*//'))"
+        ok "$name ($(grep ^status= "$tmp/$name.txt" | sed "$strip"))"
     fi
 }
 "$cli" gen pile --n 3400 -o "$tmp/pile10k.scene" > /dev/null || bad "gen pile 10^4 contacts"
@@ -121,12 +124,12 @@ domain() {
 dd=(--device cpu --precision double --max-seconds 0)
 for np in 1 2 4; do
     domain "pile10k-apgd-ccp-$np" $np "$tmp/pile10k.scene" "${dd[@]}" --model ccp --solver apgd --tol 1e-2
-    domain "wall-jacobi-coulomb-$np" $np "$tmp/wall40.scene" "${dd[@]}" --model coulomb --solver jacobi --max-iter 300
+    domain "wall-jacobi-coulomb-$np" $np "$tmp/wall40.scene" "${dd[@]}" --model coulomb --solver jacobi --max-iter 150
 done
-domain "pile10k-jacobi-coulomb-2" 2 "$tmp/pile10k.scene" "${dd[@]}" --model coulomb --solver jacobi --tol 1e-1
+domain "pile10k-jacobi-coulomb-2" 2 "$tmp/pile10k.scene" "${dd[@]}" --model coulomb --solver jacobi --max-iter 150
 domain "wall-apgd-soft-4" 4 "$tmp/wall40.scene" "${dd[@]}" --model soft --solver apgd --max-iter 300
-domain "wall-jacobi-ccp-float-3" 3 "$tmp/wall40.scene" --device cpu --max-seconds 0 --model ccp --solver jacobi \
-    --max-iter 200
+FLOAT_ERROR=1 domain "wall-jacobi-ccp-float-3" 3 "$tmp/wall40.scene" --device cpu --max-seconds 0 --model ccp \
+    --solver jacobi --max-iter 100
 # what a scene over ranks refuses, on every rank, without a hang
 EXPECT_RC=2 fails "domain-refuses-cgs" "a scene in parts runs jacobi or apgd" \
     "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/wall40.scene" --model ccp --solver cgs
@@ -151,7 +154,7 @@ fails "domain-rank-killed-mid-solve" "non-zero" \
 # same per-step log (but its times), with bodies changing ranks as the
 # cut follows them
 "$cli" gen pile --n 2000 --seed 2 -o "$tmp/pile2k.scene" > /dev/null || bad "gen pile 2000"
-simo=(--steps 50 --solver jacobi --device cpu --precision double --max-iter 40)
+simo=(--steps 50 --solver jacobi --device cpu --precision double --max-iter 25)
 "$cli" simulate "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim1.scene" --csv "$tmp/sim1.csv" > "$tmp/sim1.txt" 2>&1
 "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim2.scene" \
     --csv "$tmp/sim2.csv" > "$tmp/sim2.txt" 2>&1
