@@ -7,7 +7,11 @@
 #  2. weak scaling 1 -> 2 ranks: U generated problems on one rank, 2U on
 #     two, each rank's OpenCL device held to one thread (POCL);
 #  3. loopback latency and bandwidth (bench/mpi/pingpong.c);
-#  4. a projection model fed with 2. and 3. (stated as a projection).
+#  5. one scene over ranks (domain decomposition): reactions of 1, 2
+#     and 4 ranks against one process, bytes sent per rank per
+#     iteration and the halo fraction against scene size, weak scaling
+#     1 -> 2 ranks;
+#  4. a projection model fed with 2., 3. and 5. (stated as a projection).
 # Usage: bench/mpi/run.sh BUILD [OUT]
 set -u
 build=${1:?usage: run.sh BUILD [OUT]}
@@ -130,13 +134,17 @@ done
 lat_us=$(awk '$1 == 8 { print $2 }' "$tmp/pp.txt")
 bw=$(awk 'NF == 3 && $3 > m { m = $3 } END { print m }' "$tmp/pp.txt")
 
+# ------------------------------------------------------------------ 5
+. "$(dirname "$0")/domain.sh"
+
 # ------------------------------------------------------------------ 4
 "$cli" gen pile --n 3500 --seed 1 -o "$tmp/pile.scene" > /dev/null
 "$cli" solve "$tmp/pile.scene" --model ccp --solver jacobi --precision double --max-iter 200 --max-seconds 0 \
     > "$tmp/pile.txt" 2>&1
 pile_ms=$(field "$tmp/pile.txt" time_ms)
 pile_n=$(field "$tmp/pile.txt" contacts)
-awk -v lat="$lat_us" -v bw="$bw" -v s1="$s1" -v c1="$contacts1" -v b1="$blocks1" -v unit="$unit" -v pms="$pile_ms" -v pn="$pile_n" '
+awk -v lat="$lat_us" -v bw="$bw" -v s1="$s1" -v c1="$contacts1" -v b1="$blocks1" -v unit="$unit" -v pms="$pile_ms" \
+    -v pn="$pile_n" -v alpha="$dd_alpha" -v xpi="$dd_xpi" -v spi="$dd_spi" -v nneigh="$dd_neigh" '
 function batch_eff(K,   bytes, comm) {
     # a rank share of the weak-scaling batch: its W blocks (9 doubles
     # and a column each), q, mu, row pointers down; reactions and
@@ -150,9 +158,11 @@ function dd_eff(K, N,   n, t_it, b, halo, t_halo, t_red) {
     n = N / K                          # contacts per rank
     t_it = pms / 200 * n / pn          # measured ms per iteration, linear in contacts
     b = n / 3                          # bodies per rank (a pile: ~3 contacts a body)
-    halo = 6 * b ^ (2 / 3)             # boundary bodies of a cube of b bodies
-    t_halo = 6 * lat * 1e-3 + halo * 6 * 8 / bw * 1e-3 * 2    # 6 neighbours, 6 doubles a body, both ways
-    t_red = log(K) / log(2) * lat * 1e-3 / 10                # residual allreduce every 10th iteration
+    halo = alpha * b ^ (2 / 3)         # bodies a rank sends: the measured surface law (section 5)
+    # per exchange: a message to each neighbour, 6 doubles a body, sent
+    # and received; xpi exchanges an iteration (measured)
+    t_halo = xpi * (nneigh * lat * 1e-3 + halo * 6 * 8 / bw * 1e-3 * 2)
+    t_red = spi * log(K) / log(2) * lat * 1e-3               # the exact sums: spi allreduces an iteration (measured)
     return t_it / (t_it + t_halo + t_red)
 }
 BEGIN {
@@ -166,12 +176,14 @@ BEGIN {
     printf "the files on root, which also grows with K, is left out.\n\n"
     printf "| ranks | projected batch efficiency |\n|---|---|\n"
     printf "| 2 | %.3f |\n| 64 | %.3f |\n| 1024 | %.3f |\n\n", batch_eff(2), batch_eff(64), batch_eff(1024)
-    printf "**One 10^8-contact pile over ranks** (domain decomposition, item 3 of issue 22: NOT built;\n"
-    printf "this is what its halo exchange would cost). Assumptions: cubic subdomains of n/3 bodies each,\n"
-    printf "6 face neighbours, 6 b^(2/3) boundary bodies whose 6 velocity changes (doubles) go both ways\n"
-    printf "every iteration, an allreduce of the residual (log2 K latencies) every 10th iteration, the\n"
-    printf "per-contact iteration time above on every rank, no overlap of communication with compute,\n"
-    printf "this machine'"'"'s loopback latency and bandwidth for the network.\n\n"
+    printf "**One 10^8-contact pile over ranks** (domain decomposition, built: section 5). Fed with\n"
+    printf "section 5'"'"'s measured figures: a rank sends %.2f b^(2/3) bodies an exchange for b bodies\n", alpha
+    printf "(fitted on the largest pile over 4 ranks), %.3f exchanges and %.3f exact sums an iteration\n", xpi, spi
+    printf "(Jacobi and its checks).\n"
+    printf "Assumed: %d face neighbours a rank, n/3 bodies a rank, that surface law holding at 10^8/K contacts\n", nneigh
+    printf "a rank, 6 doubles a body each way, an exact sum costing log2 K latencies (its 600 bytes\n"
+    printf "left out), the per-contact iteration time above on every rank, no overlap of\n"
+    printf "communication with compute, this machine'"'"'s loopback latency and bandwidth for the network.\n\n"
     printf "| ranks | contacts per rank | projected efficiency per iteration |\n|---|---|---|\n"
     printf "| 64 | %.3g | %.3f |\n| 1024 | %.3g | %.3f |\n", 1e8 / 64, dd_eff(64, 1e8), 1e8 / 1024, dd_eff(1024, 1e8)
 }' >> "$report"

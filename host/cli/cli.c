@@ -84,7 +84,9 @@ static const char *const USAGE_SOLVE =
     "                                tolerance and precision in their header\n"
     "  --mpi                         the files as a batch over the ranks of\n"
     "                                `mpirun -np K clcone-mpi` (each rank its own\n"
-    "                                device; the same results as one process)\n"
+    "                                device; the same results as one process);\n"
+    "                                one scene file alone: that scene cut over\n"
+    "                                the ranks (jacobi or apgd, no time cap)\n"
     "  --plot FILE.png               error against iteration and against time\n"
     "                                (log axes) with the tolerance; with\n"
     "                                --compare both backends on one plot\n"
@@ -360,7 +362,8 @@ static int cmd_solve(int argc, char **argv)
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
     {
-        const cli_output outs[] = {{"--out", a.out, a.npos > 1}, {"--plot", a.plot, 0}};
+        /* solve --mpi is a batch even of one file: --out names a directory */
+        const cli_output outs[] = {{"--out", a.out, a.npos > 1 || a.mpi}, {"--plot", a.plot, 0}};
         if ((rc = cli_check_outputs(outs, 2))) return rc;
     }
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;

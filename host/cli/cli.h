@@ -93,6 +93,14 @@ typedef struct cli_mpi_batch {
  * --precision into *ctx, a->o resolved, the problems then the scenes
  * solved over the ranks. 0, or the exit code after saying why. */
 int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx);
+/* `simulate --mpi` on rank 0: the other ranks told, every rank's device
+ * (a's --device, --precision) opened, rank 0's into *ctx; 0, or the exit
+ * code after saying why. Then sim's solves go over the ranks
+ * (cli_mpi_sim_attach) until cli_mpi_sim_close, which every path after
+ * a successful open calls. */
+int cli_mpi_sim_open(const cli_args *a, clcone_context **ctx);
+int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx);
+void cli_mpi_sim_close(void);
 #endif
 
 /* host/cli/outputs.c */

@@ -5,18 +5,54 @@
  * for the exit code, which every rank returns, so that mpirun's is the
  * command's. Rank 0 tells them either way, so a command that stops
  * early leaves no rank waiting. */
+#define _POSIX_C_SOURCE 200809L
 #include <clcone/mpi/ranks.h>
 #include "cli/cli.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Rank 0's messages to the others: MSG_SOLVE with whether there are
- * problem files and how many scene files, or MSG_END with the exit code. */
-enum { MSG_SOLVE = 1, MSG_END };
+ * problem files and how many scene files, MSG_SIMULATE with the
+ * precision (the device spec follows), or MSG_END with the exit code. */
+enum { MSG_SOLVE = 1, MSG_END, MSG_SIMULATE };
 
 static int cli_rank;
+/* A rank's own stderr (the ranks but 0 print nothing else) */
+static int cli_stderr = 2;
+
+/* A rank's failure inside the exchanges, where the others wait for it:
+ * said on its own stderr, then the job ended. */
+static void end_stranded(const clcone_error *e)
+{
+    dprintf(cli_stderr, "clcone: rank %d: %s\n", cli_rank, e->msg);
+    MPI_Abort(MPI_COMM_WORLD, EXIT_USAGE);
+}
+
+/* One scene alone over the ranks (domain decomposition): rank 0's
+ * options with the scene's time step and, unless given, no time cap;
+ * what went over the wire on stdout. A rank that failed during the
+ * iterations leaves the others in an exchange: it says why on its own
+ * stderr and ends the job. */
+static clcone_status solve_domain(cli_args *a, const clcone_scene *sc, const double *dt, double *rs,
+                                  clcone_result *rsc, clcone_context *ctx, clcone_error *e)
+{
+    clcone_options od = a->o;
+    clcone_mpi_domain_stats ds;
+    clcone_status st;
+    od.soft_dt = dt ? dt[0] : od.soft_dt;
+    if (!cli_given(a, "--max-seconds")) od.max_seconds = 0;
+    st = clcone_mpi_solve_domain(MPI_COMM_WORLD, 0, ctx, sc, cli_rank == 0 ? &od : NULL, rs, rsc, &ds, e);
+    if (st && ds.stranded) end_stranded(e);
+    if (!st && cli_rank == 0)
+        printf("ranks:    %d, the most contacts on one %lld, %lld shared by two; %lld ghost bodies, %lld bytes an "
+               "exchange (the most from one rank %lld), %lld exchanges, %lld sums\n",
+               ds.ranks, ds.contacts_max, ds.shared, ds.ghosts, ds.halo_bytes, ds.halo_bytes_max, ds.exchanges,
+               ds.sums);
+    return st;
+}
 
 static void tell_ranks(int msg[3])
 {
@@ -35,6 +71,7 @@ static clcone_status solve_over_ranks(cli_args *a, cli_mpi_batch *b, const int m
     if (st) return st;
     cli_on_compile(*ctx);
     clcone_options_resolve(&a->o, *ctx);
+    if (!msg[1] && msg[2] == 1) return solve_domain(a, sc, dt, rs, rsc, *ctx, e);
     if (msg[1]
         && (st = clcone_mpi_solve_batch(MPI_COMM_WORLD, 0, *ctx, b ? b->batch : NULL, o, b ? b->r : NULL,
                                         b ? b->res : NULL, e)))
@@ -119,6 +156,61 @@ int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx)
     return rc;
 }
 
+/* Rank 0's device spec (empty: none) to the others, into spec. */
+static void share_device(char spec[256])
+{
+    MPI_Bcast(spec, 256, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
+static clcone_mpi_stepper *cli_stepper;
+
+int cli_mpi_sim_open(const cli_args *a, clcone_context **ctx)
+{
+    int msg[3] = {MSG_SIMULATE, (int)a->prec, 0};
+    char spec[256] = "";
+    clcone_error e;
+    if (a->device) snprintf(spec, sizeof spec, "%s", a->device);
+    tell_ranks(msg);
+    share_device(spec);
+    if (clcone_mpi_context_create(MPI_COMM_WORLD, spec[0] ? spec : NULL, a->prec, ctx, &e)) return lib_error(&e);
+    cli_on_compile(*ctx);
+    return 0;
+}
+
+int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx)
+{
+    clcone_error e;
+    return clcone_mpi_sim_attach(MPI_COMM_WORLD, 0, ctx, sim, &cli_stepper, &e) ? lib_error(&e) : 0;
+}
+
+void cli_mpi_sim_close(void)
+{
+    clcone_error e;
+    if (clcone_mpi_sim_stranded(cli_stepper)) {
+        snprintf(e.msg, sizeof e.msg, "a solve failed during its iterations: the other ranks wait for this one");
+        end_stranded(&e);
+    }
+    if (cli_stepper) printf("ranks:    bodies that changed rank from one step's cut to the next: %lld\n",
+                            clcone_mpi_sim_moved(cli_stepper));
+    clcone_mpi_sim_end(MPI_COMM_WORLD, 0, cli_stepper);
+    cli_stepper = NULL;
+}
+
+/* A rank other than 0 in `simulate --mpi`: its device, then each of rank
+ * 0's solves until the run ends. */
+static void serve_simulate(const int msg[3])
+{
+    char spec[256];
+    clcone_context *ctx = NULL;
+    clcone_error e;
+    int stranded;
+    share_device(spec);
+    if (clcone_mpi_context_create(MPI_COMM_WORLD, spec[0] ? spec : NULL, (clcone_precision)msg[1], &ctx, &e))
+        return;
+    if (clcone_mpi_sim_serve(MPI_COMM_WORLD, 0, ctx, &stranded, &e) && stranded) end_stranded(&e);
+    clcone_context_free(ctx);
+}
+
 /* A rank other than 0: each MSG_SOLVE is rank 0 in `solve --mpi` of the
  * command line this rank was started with too. */
 static int serve(int argc, char **argv)
@@ -130,6 +222,10 @@ static int serve(int argc, char **argv)
         clcone_error e;
         tell_ranks(msg);
         if (msg[0] == MSG_END) return msg[1];
+        if (msg[0] == MSG_SIMULATE) {
+            serve_simulate(msg);
+            continue;
+        }
         parse_args(argc - 2, argv + 2, "--mpi", CLI_MAX_FILES, &a);
         solve_over_ranks(&a, NULL, msg, NULL, NULL, NULL, NULL, &ctx, &e);
         clcone_context_free(ctx);
@@ -144,6 +240,7 @@ int cli_mpi_main(int argc, char **argv, int (*run)(int, char **))
     if (cli_rank != 0) {
         /* what goes wrong on a rank reaches rank 0 (clcone_mpi_agree),
          * which says it once */
+        cli_stderr = dup(2);
         if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr)) return EXIT_USAGE;
         rc = serve(argc, argv);
     } else {

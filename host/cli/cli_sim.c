@@ -17,7 +17,7 @@ static const char *const USAGE_SIMULATE =
     "                       [--device D] [--precision float|double] [--tol T]\n"
     "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
     "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
-    "                       [--out SCENE_OUT] [--progress]\n"
+    "                       [--out SCENE_OUT] [--progress] [--mpi]\n"
     "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
@@ -36,6 +36,8 @@ static const char *const USAGE_SIMULATE =
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
+    "  --mpi          under `mpirun -np K clcone-mpi`: each step's contact solve\n"
+    "                 cut over the ranks (jacobi or apgd; README \"Over MPI ranks\")\n"
     "Outputs are checked before the first step (their directories must exist, no\n"
     "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
     "writes the outputs of the finished steps and exits 130.\n"
@@ -372,6 +374,30 @@ static int report_run(const sim_totals *T, int steps, const sim_outputs *out)
     return stop_signal ? report_interrupted(T->steps, steps) : T->all_converged && !T->failed ? 0 : EXIT_NOTCONV;
 }
 
+/* The run's device: under `--mpi` every rank's (rank 0's into *ctx);
+ * 0, or the exit code after saying why. */
+static int sim_open_device(const cli_args *a, clcone_context **ctx)
+{
+    clcone_error e;
+#ifdef CLCONE_MPI
+    if (a->mpi) return cli_mpi_sim_open(a, ctx);
+#endif
+    return !is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e) ? lib_error(&e) : 0;
+}
+
+/* Under `--mpi`: sim's solves over the ranks (attach), the ranks let go
+ * (attach 0), after a successful sim_open_device. */
+static int sim_over_ranks(const cli_args *a, clcone_sim *sim, clcone_context *ctx, int attach)
+{
+#ifdef CLCONE_MPI
+    if (a->mpi && attach) return cli_mpi_sim_attach(sim, ctx);
+    if (a->mpi) cli_mpi_sim_close();
+#else
+    (void)a, (void)sim, (void)ctx, (void)attach;
+#endif
+    return 0;
+}
+
 int cmd_simulate(int argc, char **argv)
 {
     sim_outputs out;
@@ -417,17 +443,19 @@ int cmd_simulate(int argc, char **argv)
     }
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
-    if (!is_ref(a.device) && cli_open_device(a.device, a.prec, &ctx, &e)) {
+    if ((rc = sim_open_device(&a, &ctx))) {
         clcone_world_free(&w);
-        return lib_error(&e);
+        return rc;
     }
     describe_backend(ctx, backend, sizeof backend);
     clcone_sim_options_resolve(&a.o, ctx);
     so.solve = a.o;
-    if (clcone_sim_create(&w, ctx, &so, &sim, &e)) {
+    if ((rc = clcone_sim_create(&w, ctx, &so, &sim, &e) ? lib_error(&e) : sim_over_ranks(&a, sim, ctx, 1))) {
+        sim_over_ranks(&a, sim, ctx, 0);
+        clcone_sim_free(sim);
         clcone_context_free(ctx);
         clcone_world_free(&w);
-        return lib_error(&e);
+        return rc;
     }
     printf("scene:    %s (%d bodies, %d planes), %d steps of %g s\n", a.positional[0], w.s.nbodies, w.nplanes, steps,
            w.dt);
@@ -442,6 +470,7 @@ int cmd_simulate(int argc, char **argv)
     out.plot = a.plot;
     out.tol = so.solve.tol;
     rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);
+    sim_over_ranks(&a, sim, ctx, 0);
     if (rc == 0) rc = report_run(&T, steps, &out);
     clcone_sim_free(sim);
     clcone_context_free(ctx);

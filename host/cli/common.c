@@ -108,9 +108,10 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             continue;
         }
         if (strcmp(opt, "--mpi") == 0) {
-            /* solve's usage is the one that names it: no other command runs over ranks */
+            /* the usages of solve and simulate name it: no other command runs over ranks */
 #ifdef CLCONE_MPI
-            if (!strstr(usage, "--mpi")) return usage_error(usage, "%s: only solve runs over MPI ranks", opt);
+            if (!strstr(usage, "--mpi"))
+                return usage_error(usage, "%s: only solve and simulate run over MPI ranks", opt);
             a->mpi = 1;
             continue;
 #else

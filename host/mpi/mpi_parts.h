@@ -31,4 +31,45 @@ clcone_status clcone_mpi_gather(MPI_Comm comm, int root, int nitems, const int *
                                 const int *off, const clcone_prob_result *items, const double *rmine, double ms,
                                 double *r, clcone_result *res, clcone_error *err);
 
+/* sums[k], k < K, over every rank of terms[K c + k] for this rank's n
+ * contacts with counted[c]: exact, then rounded once, so the same on any
+ * number of ranks (mpi_exact.c). Collective. */
+clcone_status clcone_mpi_exact_sums(MPI_Comm comm, const double *terms, const int *counted, int n, int K,
+                                    double *sums, clcone_error *err);
+
+/* One rank's part of a scene over ranks (mpi_partition.c): its scene
+ * (bodies in the order clcone_dev_part names: own, of which [send, own)
+ * are copied by other ranks, then ghosts by owning rank and index, then
+ * static bodies; the contacts that touch its own bodies, in the scene's
+ * order, their bodies as local indices), each contact's index in the
+ * scene and whether this rank counts it (each contact on exactly one
+ * rank), each body's contacts in the whole scene, and its neighbours:
+ * for neighbour k, rank neigh[k] sends nrecv[k] ghosts (in the ghosts'
+ * order) and is sent bodies send_idx[send_ptr[k] .. send_ptr[k + 1]). */
+typedef struct clcone_mpi_part {
+    int nb, nc, own, send, ghosts, nneigh;
+    clcone_body *bodies;
+    clcone_contact *contacts;
+    int *gid, *counted, *body_contacts, *neigh, *nrecv, *send_ptr, *send_idx;
+    double *r0; /* the warm start of its contacts (NULL: none) */
+} clcone_mpi_part;
+void clcone_mpi_part_free(clcone_mpi_part *p);
+/* Root: the scene's parts for nranks ranks (parts[q], zeroed by the
+ * caller), bodies split by recursive coordinate bisection of their
+ * centres, balanced by contacts; r0 (NULL: none) the warm start; owner
+ * (NULL: not wanted) each body's rank, -1 for static ones. */
+clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const double *r0, clcone_mpi_part *parts,
+                                   int *owner, clcone_error *err);
+/* Root sends part q to rank q (send), or a rank receives its own from
+ * root; sizes first, agreed, so that no rank waits on one that could not
+ * make room. Collective. */
+clcone_status clcone_mpi_part_transfer(MPI_Comm comm, int root, clcone_mpi_part *parts, clcone_mpi_part *mine,
+                                       int warm, clcone_error *err);
+
+/* clcone_mpi_solve_domain, with each body's rank into owner on root
+ * (NULL: not wanted; -1 for static bodies). */
+clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
+                                      const clcone_options *o, double *r, clcone_result *res,
+                                      clcone_mpi_domain_stats *stats, int *owner, clcone_error *err);
+
 #endif

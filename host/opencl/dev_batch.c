@@ -32,6 +32,7 @@ void clcone_dev_close(clcone_dev_batch *d)
     free(d->active_h);
     free(d->sums_h);
     free(d->stage);
+    free(d->body.halo);
     free(d->h.omega_j);
     free(d->h.omega_gs);
     free(d->h.Lmax);
@@ -39,12 +40,36 @@ void clcone_dev_close(clcone_dev_batch *d)
     free(d->h.order);
 }
 
+/* A part's ghosts' dv: the gather leaves them partial (the part holds
+ * only the contacts its own bodies touch), the parts that own them send
+ * them whole; through host memory, in the device's precision. */
+clcone_status clcone_dev_halo(clcone_dev_batch *d, clcone_error *err)
+{
+    const clcone_dev_part *P = d->body.part;
+    size_t body = 6 * d->c->real_size, nsend, nrecv;
+    char *h = d->body.halo;
+    cl_int e;
+    clcone_status s;
+    if (!P) return CLCONE_OK;
+    nsend = (size_t)(P->own - P->send) * body;
+    nrecv = (size_t)P->ghosts * body;
+    e = nsend ? clEnqueueReadBuffer(d->c->queue, d->body.dv, CL_TRUE, (size_t)P->send * body, nsend, h, 0, NULL, NULL)
+              : clFinish(d->c->queue);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueReadBuffer(halo)");
+    if ((s = P->exchange(P->ctx, h, h + nsend, d->c->real_size, err))) return s;
+    e = nrecv ? clEnqueueWriteBuffer(d->c->queue, d->body.dv, CL_TRUE, (size_t)P->own * body, nrecv, h + nsend, 0, NULL,
+                                     NULL)
+              : CL_SUCCESS;
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(halo)");
+}
+
 /* Body form: dv = M^-1 J^T x. */
 clcone_status clcone_dev_body_dv(clcone_dev_batch *d, cl_mem x, clcone_error *err)
 {
     clcone_status s = SET_ARGS(d->body.k_gather, "body_gather", err, KI(d->body.nb), KM(d->body.bptr), KM(d->body.bc), KM(d->body.bs),
                                KM(d->body.frame), KM(d->body.arm), KM(d->body.inv_mass), KM(d->body.inv_inertia), KM(x), KM(d->body.dv));
-    return s ? s : clcone_run(d->c, d->body.k_gather, (size_t)d->body.nb, 0, "body_gather", err);
+    if (!s) s = clcone_run(d->c, d->body.k_gather, (size_t)d->body.nb, 0, "body_gather", err);
+    return s ? s : clcone_dev_halo(d, err);
 }
 
 /* w = W x with the form's operator. */
@@ -104,11 +129,37 @@ clcone_status clcone_dev_begin(clcone_dev_batch *d, const double *r0, clcone_err
     return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(start)");
 }
 
+/* A part's K sums over the whole scene (part->sum), into sums and host. */
+static clcone_status part_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
+                                 clcone_error *err)
+{
+    const clcone_dev_part *P = d->body.part;
+    double *t = clcone_calloc((size_t)K * (size_t)d->n + 1, sizeof *t, err, "part terms"), v[8];
+    float f[8];
+    clcone_status s;
+    cl_int e;
+    if (!t) return CLCONE_ENOMEM;
+    s = clcone_read_reals(d->c, terms, t, (size_t)K * (size_t)d->n, err);
+    if (!s) s = P->sum(P->ctx, t, d->n, K, v, err);
+    free(t);
+    if (s) return s;
+    /* in the device's precision as its own sums are, without a range
+     * check: a float sum that underflows is what the device would have */
+    for (int k = 0; k < K; ++k) f[k] = (float)v[k];
+    e = clEnqueueWriteBuffer(d->c->queue, sums, CL_TRUE, 0, (size_t)K * d->c->real_size,
+                             d->c->prec == CLCONE_DOUBLE ? (void *)v : (void *)f, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(sums)");
+    if (host) memcpy(host, v, sizeof *v * (size_t)K);
+    return CLCONE_OK;
+}
+
 /* Sums K per-contact terms per problem into d->sums_h (read back). */
 clcone_status clcone_dev_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err)
 {
-    clcone_status s = clcone_reduce_rows(d->c, d->k_reduce, d->nprob, d->prob_off, K, terms, sums, err);
+    clcone_status s;
+    if (d->body.part) return part_reduce(d, terms, K, sums, host, err);
+    s = clcone_reduce_rows(d->c, d->k_reduce, d->nprob, d->prob_off, K, terms, sums, err);
     if (s) return s;
     return host ? clcone_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
 }

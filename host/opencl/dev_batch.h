@@ -28,11 +28,14 @@ typedef struct clcone_dev_host {
  * its bodies, frame, lever arms, W_cc and the soft model's R; per body
  * the contact list with signs, the inverse mass and inertia, and dv =
  * M^-1 J^T x; the gather and contact-apply kernels. nb = 0: the batch is
- * in local form. */
+ * in local form. part: the scene is a part of a larger one (NULL: whole),
+ * halo the host copy of the dv it exchanges. */
 typedef struct clcone_dev_body {
     int nb;
     cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
     cl_kernel k_gather, k_capply;
+    const clcone_dev_part *part;
+    void *halo;
 } clcone_dev_body;
 
 /* One batch on the device: the options it runs, the per-contact vectors
@@ -75,13 +78,16 @@ clcone_status clcone_dev_open(clcone_dev_batch *d, clcone_context *c, int nprob,
                               clcone_error *err);
 /* Body form: dv = M^-1 J^T x. */
 clcone_status clcone_dev_body_dv(clcone_dev_batch *d, cl_mem x, clcone_error *err);
+/* A part's ghost bodies' dv from the parts that own them, after a gather
+ * (nothing for a whole scene). */
+clcone_status clcone_dev_halo(clcone_dev_batch *d, clcone_error *err);
 /* w = W x with the form's operator. */
 clcone_status clcone_dev_apply(clcone_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err);
 /* Starts a solve from r0 with every problem active (d->res is the solve's
  * result); the clock starts here. */
 clcone_status clcone_dev_begin(clcone_dev_batch *d, const double *r0, clcone_error *err);
 /* Sums K per-contact terms per problem into sums, read back into host
- * when it is not NULL. */
+ * when it is not NULL; a part's over the whole scene (part->sum). */
 clcone_status clcone_dev_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err);
 /* A multi-launch solver's iteration (or its work after a check). */
@@ -135,13 +141,16 @@ typedef struct clcone_body_host {
 } clcone_body_host;
 void clcone_body_host_free(clcone_body_host *b);
 /* Per contact the frame, arms, q = J v* (- a_ref), W_cc (+ R) and the
- * step sizes into b and h. */
-clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const clcone_options *o,
-                                  clcone_body_host *b, clcone_dev_host *h, clcone_error *err);
+ * step sizes into b and h; the mass splitting counts each body's contacts
+ * from L, or from counts (per body) when not NULL. */
+clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const int *counts,
+                                  const clcone_options *o, clcone_body_host *b, clcone_dev_host *h,
+                                  clcone_error *err);
 /* The colouring by shared moving bodies into h. */
 clcone_status clcone_body_colors(const clcone_scene *s, const clcone_body_csr *L, const clcone_body_host *b,
                                  clcone_dev_host *h, clcone_error *err);
-/* 1/2 r'(W + R)r + q'r from one more operator product on the device. */
+/* 1/2 r'(W + R)r + q'r from one more operator product on the device (a
+ * part's over the whole scene). */
 clcone_status clcone_body_cost(clcone_dev_batch *d, const double *r, const double *q, double *cost,
                                clcone_error *err);
 

@@ -34,8 +34,9 @@ void clcone_body_host_free(clcone_body_host *b)
  * stacks and piles, where one body carries many contacts; this D makes
  * the ccp iteration a convergent projected gradient method and keeps the
  * coulomb one stable, without forming W. */
-clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const clcone_options *o,
-                                  clcone_body_host *b, clcone_dev_host *h, clcone_error *err)
+clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const int *counts,
+                                  const clcone_options *o, clcone_body_host *b, clcone_dev_host *h,
+                                  clcone_error *err)
 {
     int n = s->ncontacts;
     memset(h, 0, sizeof *h);
@@ -79,7 +80,7 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
             *(side == 0 ? &b->ca[c] : &b->cb[c]) = bi;
             memcpy(b->arm + 6 * c + 3 * side, cs.arm + 3 * side, 3 * sizeof(double));
             clcone_sym3_eig_range(cs.A + 9 * side, &lo, &hi);
-            D += (double)(L->ptr[bi + 1] - L->ptr[bi]) * hi;
+            D += (double)(counts ? counts[bi] : L->ptr[bi + 1] - L->ptr[bi]) * hi;
         }
         if (!(D > 0))
             return clcone_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
@@ -161,7 +162,17 @@ clcone_status clcone_body_cost(clcone_dev_batch *d, const double *r, const doubl
     s = clcone_dev_apply(d, d->r, d->w, err);
     if (!s) s = clcone_read_reals(d->c, d->w, w, 3 * (size_t)d->n, err);
     *cost = 0;
-    for (int i = 0; !s && i < 3 * d->n; ++i) *cost += r[i] * (0.5 * w[i] + q[i]);
+    if (!s && d->body.part) {
+        /* per contact, for the sum over the parts */
+        for (int c = 0; c < d->n; ++c) {
+            double t = 0;
+            for (int i = 3 * c; i < 3 * c + 3; ++i) t += r[i] * (0.5 * w[i] + q[i]);
+            w[c] = t;
+        }
+        s = d->body.part->sum(d->body.part->ctx, w, d->n, 1, cost, err);
+    } else {
+        for (int i = 0; !s && i < 3 * d->n; ++i) *cost += r[i] * (0.5 * w[i] + q[i]);
+    }
     free(w);
     return s;
 }

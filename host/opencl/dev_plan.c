@@ -244,11 +244,15 @@ static clcone_status scene_upload(clcone_dev_plan *pl, const clcone_scene *sc, c
     clcone_dev_host h;
     size_t n = (size_t)sc->ncontacts, on = (size_t)d->n, nb = (size_t)sc->nbodies, onb = (size_t)d->body.nb, nl, onl;
     int fresh;
+    const clcone_dev_part *part = d->body.part;
     clcone_status s;
     memset(&L, 0, sizeof L);
     memset(&b, 0, sizeof b);
     memset(&h, 0, sizeof h);
-    if ((s = clcone_body_csr_build(sc, &L, err)) || (s = clcone_body_prepare(sc, &L, &pl->given, &b, &h, err))) goto out;
+    if ((s = clcone_body_csr_build(sc, &L, err))
+        || (s = clcone_body_prepare(sc, &L, part ? part->body_contacts : NULL, &pl->given, &b, &h, err))
+        || (part && (s = part->max(part->ctx, &h.Lmax[0], err))))
+        goto out;
     nl = (size_t)L.ptr[nb];
     onl = oL->ptr ? (size_t)oL->ptr[onb] : 0;
     if (oL->ptr && n == on && nb == onb && nl == onl && !memcmp(L.ptr, oL->ptr, (nb + 1) * sizeof *L.ptr)
@@ -280,6 +284,15 @@ static clcone_status scene_upload(clcone_dev_plan *pl, const clcone_scene *sc, c
         goto out;
     clcone_body_host_free(&pl->b);
     clcone_body_csr_free(&pl->L);
+    if (part) {
+        free(d->body.halo);
+        d->body.halo = clcone_calloc((size_t)(part->own - part->send + part->ghosts) * 6 + 1, c->real_size, err,
+                                     "halo");
+        if (!d->body.halo) {
+            s = CLCONE_ENOMEM;
+            goto out;
+        }
+    }
     pl->b = b;
     pl->L = L;
     d->h.prob_off = pl->b.prob_off;
@@ -297,7 +310,8 @@ out:
  * lists on the device (matrix-free W). The soft model is solved as a ccp
  * on W + R, q - a_ref. */
 clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *sc, const clcone_options *o,
-                                    clcone_dev_fn *entry, clcone_dev_plan **out, clcone_error *err)
+                                    clcone_dev_fn *entry, const clcone_dev_part *part, clcone_dev_plan **out,
+                                    clcone_error *err)
 {
     clcone_dev_plan *pl;
     clcone_status s;
@@ -306,6 +320,7 @@ clcone_status clcone_dev_plan_scene(clcone_context *c, const clcone_scene *sc, c
     pl->o = pl->given = *o;
     pl->o.model = clcone_model_solved_as(o->model);
     pl->entry = entry;
+    pl->d.body.part = part;
     if ((s = clcone_dev_open(&pl->d, c, 1, &pl->o, err)) || (s = clcone_kernel(c, "body_gather", &pl->d.body.k_gather, err))
         || (s = clcone_kernel(c, "body_contact_apply", &pl->d.body.k_capply, err)) || (s = scene_upload(pl, sc, err))) {
         plan_release(pl);

@@ -30,7 +30,7 @@ static clcone_status jacobi_step(clcone_dev_batch *d, void *state, int it, clcon
     clcone_status s;
     (void)it;
     if ((s = clcone_run(d->c, J->kw[J->cur], (size_t)(d->body.nb ? d->body.nb : d->n), 0, J->wname, err))
-        || (s = clcone_run(d->c, J->ks[J->cur], (size_t)d->n, 0, J->sname, err)))
+        || (s = clcone_dev_halo(d, err)) || (s = clcone_run(d->c, J->ks[J->cur], (size_t)d->n, 0, J->sname, err)))
         return s;
     J->cur ^= 1;
     d->r = J->it_buf[J->cur];

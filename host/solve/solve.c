@@ -28,6 +28,7 @@ struct clcone_plan {
     int bodies_cap, contacts_cap; /* of s's arrays */
     clcone_dev_plan *dev; /* device: NULL while a scene has no contacts */
     int warm_up;          /* the device side runs its kernels once when made */
+    const clcone_dev_part *part; /* the scene is a part of a larger one (NULL: whole) */
 };
 
 /* What a backend does for a plan; set_q comes after pl->p (and pl->soft)
@@ -124,7 +125,7 @@ static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
     clcone_status s;
     if (plan_contacts(pl) == 0) return CLCONE_OK;
     if (pl->is_scene) {
-        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, &pl->dev, err);
+        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, pl->part, &pl->dev, err);
     } else {
         clcone_options oc = pl->o;
         oc.model = clcone_model_solved_as(pl->o.model);
@@ -320,6 +321,41 @@ clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *
     CLCONE_REQUIRE(err, o);
     CLCONE_REQUIRE(err, out);
     return create_scene(ctx, sc, o, 1, out, err);
+}
+
+clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
+                                      const clcone_dev_part *part, clcone_plan **out, clcone_error *err)
+{
+    clcone_options r;
+    clcone_plan *pl;
+    clcone_status s;
+    CLCONE_REQUIRE(err, sc);
+    CLCONE_REQUIRE(err, o);
+    CLCONE_REQUIRE(err, part);
+    CLCONE_REQUIRE(err, out);
+    *out = NULL;
+    r = *o;
+    clcone_options_resolve(&r, ctx);
+    if (!ctx || r.model == CLCONE_MODEL_SAP || (r.solver != CLCONE_SOLVER_JACOBI && r.solver != CLCONE_SOLVER_APGD))
+        return clcone_fail(err, CLCONE_ENOTSUP,
+                           "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
+                           "other parts between exchanges)");
+    if (r.max_seconds > 0)
+        return clcone_fail(err, CLCONE_ENOTSUP,
+                           "a scene in parts takes no time cap: each part's clock would stop it at another iteration");
+    if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
+    pl->part = part;
+    if ((s = clcone_scene_validate(sc, err))) {
+        clcone_plan_free(pl);
+        return s;
+    }
+    return plan_finish(pl, scene_copy(pl, sc, err), out, err);
+}
+
+clcone_status clcone_plan_warm_up(clcone_plan *pl, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, pl);
+    return pl->dev ? clcone_dev_plan_warm_up(pl->dev, err) : CLCONE_OK;
 }
 
 clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)

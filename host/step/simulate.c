@@ -20,6 +20,7 @@
 #include "core/body_form.h"
 #include "world/world_parts.h"
 #include "solve/solve_entries.h"
+#include "step/sim_hook.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,7 +47,15 @@ struct clcone_sim {
     clcone_plan *plan;
     double *vn;         /* soft model: normal velocities, vn_cap contacts */
     int vn_cap;
+    clcone_sim_solve_fn *solve; /* instead of the plan (clcone_sim_set_solve) */
+    void *solve_ctx;
 };
+
+void clcone_sim_set_solve(clcone_sim *sim, clcone_sim_solve_fn *fn, void *ctx)
+{
+    sim->solve = fn;
+    sim->solve_ctx = ctx;
+}
 
 void clcone_sim_options_default(clcone_sim_options *o)
 {
@@ -206,13 +215,15 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     clcone_status st;
     size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
     double t0 = clcone_now_ms();
-    if (!sim->plan) {
+    if (sim->solve) {
+        st = sim->solve(sim->solve_ctx, sc, so, r, &res, err);
+    } else if (!sim->plan) {
         st = clcone_plan_create_scene(sim->ctx, sc, so, &sim->plan, err);
     } else {
         clcone_plan_set_start(sim->plan, so->warm_start, so->soft_v0);
         st = clcone_plan_set_scene(sim->plan, sc, err);
     }
-    if (st || (st = clcone_plan_solve(sim->plan, r, &res, err))) return st;
+    if (st || (!sim->solve && (st = clcone_plan_solve(sim->plan, r, &res, err)))) return st;
     info->solve = res.items[0];
     info->setup_ms = clcone_now_ms() - t0 - info->solve.time_ms;
     clcone_result_free(&res);
@@ -224,7 +235,8 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     info->failed = info->solve;
     info->fallback = fo.solver;
     memcpy(r, sim->last_r0, m);
-    if ((st = clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err))) return st;
+    st = sim->solve ? sim->solve(sim->solve_ctx, sc, &fo, r, &res, err) : clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err);
+    if (st) return st;
     info->solve = res.items[0];
     info->solve.time_ms += info->failed.time_ms;
     info->solve.iters += info->failed.iters;

@@ -197,6 +197,70 @@ static void test_warm_scenes(clcone_context *ctx)
     free(rk);
 }
 
+/* One scene over the ranks, warm-started (the CLI takes no --warm over
+ * ranks): the reactions and iterations of clcone_solve_scene, bitwise;
+ * its error, from exact sums, the same bits on 1 rank (root alone, a
+ * communicator of its own) and on all; what went over the wire. */
+static void test_warm_domain(clcone_context *ctx)
+{
+    clcone_scene sc;
+    clcone_world w;
+    clcone_gen_params gp;
+    clcone_options o;
+    clcone_result over, alone, one;
+    clcone_mpi_domain_stats ds;
+    clcone_error e;
+    MPI_Comm solo;
+    double *r0 = NULL, *rk = NULL, *r1 = NULL;
+    int st, same = 1;
+    memset(&sc, 0, sizeof sc);
+    memset(&over, 0, sizeof over);
+    memset(&alone, 0, sizeof alone);
+    memset(&one, 0, sizeof one);
+    resolved(ctx, CLCONE_MODEL_CCP, 150, &o);
+    o.solver = CLCONE_SOLVER_APGD;
+    o.max_seconds = 0;
+    o.warm_start = 1;
+    if (rank == 0) {
+        clcone_gen_params_default(&gp);
+        gp.n = 600;
+        if (clcone_world_generate("pile", &gp, &w, &e) || clcone_world_contact_scene(&w, &sc, &e)) exit(2);
+        clcone_world_free(&w);
+        r0 = calloc(3 * (size_t)sc.ncontacts, sizeof *r0);
+        rk = calloc(3 * (size_t)sc.ncontacts, sizeof *rk);
+        r1 = calloc(3 * (size_t)sc.ncontacts, sizeof *r1);
+        for (int i = 0; i < 3 * sc.ncontacts; ++i) r0[i] = i % 3 == 0 ? 0.01 * (1 + i % 7) : 0;
+        memcpy(rk, r0, 3 * (size_t)sc.ncontacts * sizeof *rk);
+        memcpy(r1, r0, 3 * (size_t)sc.ncontacts * sizeof *r1);
+    }
+    st = clcone_mpi_solve_domain(MPI_COMM_WORLD, 0, ctx, rank == 0 ? &sc : NULL, rank == 0 ? &o : NULL, rk,
+                                 rank == 0 ? &over : NULL, rank == 0 ? &ds : NULL, &e);
+    if (st && rank == 0) fprintf(stderr, "%s\n", e.msg);
+    MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? 0 : MPI_UNDEFINED, 0, &solo);
+    if (rank == 0 && !st) {
+        same = clcone_mpi_solve_domain(solo, 0, ctx, &sc, &o, r1, &alone, NULL, &e) == CLCONE_OK
+               && alone.items[0].error == over.items[0].error && alone.items[0].iters == over.items[0].iters;
+        same = same && clcone_solve_scene(ctx, &sc, &o, r0, &one, &e) == CLCONE_OK;
+        same = same && one.items[0].iters == over.items[0].iters && one.items[0].status == over.items[0].status
+               && memcmp(r0, rk, 3 * (size_t)sc.ncontacts * sizeof *rk) == 0
+               && memcmp(r0, r1, 3 * (size_t)sc.ncontacts * sizeof *rk) == 0;
+        MPI_Comm_free(&solo);
+    }
+    check(st == CLCONE_OK && same,
+          "solve_domain: a warm-started scene over the ranks equals clcone_solve_scene, bitwise; its error is "
+          "the same bits on 1 rank and on all");
+    check(st == CLCONE_OK && (rank != 0 || size == 1 || (ds.ghosts > 0 && ds.shared > 0 && ds.exchanges > 0 &&
+                                                         ds.halo_bytes >= ds.halo_bytes_max && ds.ranks == size)),
+          "solve_domain: the stats count ghosts, shared contacts and exchanges");
+    clcone_scene_free(&sc);
+    clcone_result_free(&over);
+    clcone_result_free(&alone);
+    clcone_result_free(&one);
+    free(r0);
+    free(rk);
+    free(r1);
+}
+
 int main(int argc, char **argv)
 {
     clcone_context *ctx = NULL;
@@ -211,6 +275,7 @@ int main(int argc, char **argv)
           "context_create: each rank opens the node's device by its local rank");
     if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "../shared/problems");
     if (ctx) test_warm_scenes(ctx);
+    if (ctx) test_warm_domain(ctx);
     clcone_context_free(ctx);
     if (rank == 0) printf("%d passed, %d failed\n", passed, failed);
     MPI_Finalize();

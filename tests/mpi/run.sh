@@ -93,6 +93,84 @@ batch "generated-256-scenes-over-3" 3 "${gen[@]}" -- --model ccp --max-iter 100 
 batch "mixed-soft-double-4" 4 "${shared[@]:0:4}" "$tmp/g1.scene" "$tmp/wall.scene" "$tmp/g2.scene" -- \
     --model soft --precision double --max-iter 500 --max-seconds 0
 
+# one scene over ranks (domain decomposition): `solve --mpi SCENE` on K
+# ranks writes one process's reactions file, bit for bit, and stops at
+# the same iteration with the same status and error
+# domain NAME RANKS SCENE OPTIONS...: one process (once per NAME's
+# scene and options), then RANKS ranks; with FLOAT_ERROR=1 the errors
+# printed are left out of the comparison (a float device sums in float,
+# the ranks exactly: README "One scene over ranks")
+domain() {
+    local name=$1 np=$2 scene=$3 key strip='s/ time_ms=[^ ]*//'
+    shift 3
+    [ -n "${FLOAT_ERROR:-}" ] && strip='s/ time_ms=[^ ]*//; s/ error=[^ ]*//'
+    key=$(echo "$scene $*" | md5sum | cut -c1-12)
+    mkdir -p "$tmp/$name"
+    [ -f "$tmp/one-$key.r" ] || "$cli" solve "$scene" "$@" -o "$tmp/one-$key.r" > "$tmp/one-$key.txt" 2>&1
+    "${mpirun[@]}" -np "$np" "$mpicli" solve --mpi "$scene" "$@" --out "$tmp/$name" > "$tmp/$name.txt" 2>&1
+    if ! grep -q '^ranks: ' "$tmp/$name.txt"; then
+        bad "$name (not over ranks)" "$tmp/$name.txt"
+    elif ! cmp "$tmp/one-$key.r" "$tmp/$name/$(basename "$scene").r" >> "$tmp/$name.txt" 2>&1; then
+        bad "$name (reactions differ)" "$tmp/$name.txt"
+    elif ! diff <(grep ^status= "$tmp/one-$key.txt" | sed "$strip") \
+                <(grep ^status= "$tmp/$name.txt" | sed "$strip") >> "$tmp/$name.txt"; then
+        bad "$name (last lines differ)" "$tmp/$name.txt"
+    else
+        ok "$name ($(grep ^status= "$tmp/$name.txt" | sed "$strip"))"
+    fi
+}
+"$cli" gen pile --n 3400 -o "$tmp/pile10k.scene" > /dev/null || bad "gen pile 10^4 contacts"
+"$cli" gen wall --n 40 -o "$tmp/wall40.scene" > /dev/null || bad "gen wall 40"
+dd=(--device cpu --precision double --max-seconds 0)
+for np in 1 2 4; do
+    domain "pile10k-apgd-ccp-$np" $np "$tmp/pile10k.scene" "${dd[@]}" --model ccp --solver apgd --tol 1e-2
+    domain "wall-jacobi-coulomb-$np" $np "$tmp/wall40.scene" "${dd[@]}" --model coulomb --solver jacobi --max-iter 150
+done
+domain "pile10k-jacobi-coulomb-2" 2 "$tmp/pile10k.scene" "${dd[@]}" --model coulomb --solver jacobi --max-iter 150
+domain "wall-apgd-soft-4" 4 "$tmp/wall40.scene" "${dd[@]}" --model soft --solver apgd --max-iter 300
+FLOAT_ERROR=1 domain "wall-jacobi-ccp-float-3" 3 "$tmp/wall40.scene" --device cpu --max-seconds 0 --model ccp \
+    --solver jacobi --max-iter 100
+# what a scene over ranks refuses, on every rank, without a hang
+EXPECT_RC=2 fails "domain-refuses-cgs" "a scene in parts runs jacobi or apgd" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/wall40.scene" --model ccp --solver cgs
+EXPECT_RC=2 fails "domain-refuses-ref" "a scene in parts runs jacobi or apgd on a device" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/wall40.scene" --device ref --model ccp --solver jacobi
+EXPECT_RC=2 fails "domain-refuses-time-cap" "takes no time cap" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/wall40.scene" --model ccp --solver jacobi --max-seconds 5
+"$cli" gen stack --n 2 -o "$tmp/stack2.scene" > /dev/null || bad "gen stack 2"
+EXPECT_RC=2 fails "domain-too-many-ranks" "use fewer ranks" \
+    "${mpirun[@]}" -np 4 "$mpicli" solve --mpi "$tmp/stack2.scene" --model ccp --solver jacobi
+EXPECT_RC=2 fails "domain-rank-without-device" "rank 1 of 2: no OpenCL device matches 'no-such-device'" \
+    "${mpirun[@]}" -np 1 -x CLCONE_DEVICE=cpu "$mpicli" solve --mpi "$tmp/wall40.scene" --solver jacobi : \
+    -np 1 -x CLCONE_DEVICE=no-such-device "$mpicli" solve --mpi "$tmp/wall40.scene" --solver jacobi
+# rank 1 killed 3 s into a solve of 10^6 iterations: mpirun ends rank 0,
+# which waits in an exchange with it, too
+slowd=("$mpicli" solve --mpi "$tmp/pile10k.scene" --solver jacobi --tol 1e-12 --max-seconds 0)
+fails "domain-rank-killed-mid-solve" "non-zero" \
+    "${mpirun[@]}" -np 1 "${slowd[@]}" : -np 1 sh -c "${slowd[*]} & sleep 3; kill -9 \$!; wait \$!"
+
+# stepping with each step's solve over ranks: 50 steps of a 2,000-sphere
+# pile on 2 ranks write one process's final scene bit for bit and the
+# same per-step log (but its times), with bodies changing ranks as the
+# cut follows them
+"$cli" gen pile --n 2000 --seed 2 -o "$tmp/pile2k.scene" > /dev/null || bad "gen pile 2000"
+simo=(--steps 50 --solver jacobi --device cpu --precision double --max-iter 25)
+"$cli" simulate "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim1.scene" --csv "$tmp/sim1.csv" > "$tmp/sim1.txt" 2>&1
+"${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim2.scene" \
+    --csv "$tmp/sim2.csv" > "$tmp/sim2.txt" 2>&1
+moved=$(sed -n 's/^ranks: .*next: \([0-9]*\)$/\1/p' "$tmp/sim2.txt")
+if ! cmp "$tmp/sim1.scene" "$tmp/sim2.scene" >> "$tmp/sim2.txt" 2>&1; then
+    bad "simulate-50-steps-2-ranks (final scenes differ)" "$tmp/sim2.txt"
+elif ! diff <(cut -d, -f1-4,6-11 "$tmp/sim1.csv") <(cut -d, -f1-4,6-11 "$tmp/sim2.csv") >> "$tmp/sim2.txt"; then
+    bad "simulate-50-steps-2-ranks (logs differ)" "$tmp/sim2.txt"
+elif ! [ "${moved:-0}" -gt 0 ]; then
+    bad "simulate-50-steps-2-ranks (no body changed rank)" "$tmp/sim2.txt"
+else
+    ok "simulate-50-steps-2-ranks ($moved times a body changed rank)"
+fi
+EXPECT_RC=2 fails "simulate-refuses-acgs" "a scene in parts runs jacobi or apgd" \
+    "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/wall40.scene" --steps 2
+
 # the library's own calls (tests/mpi/api.c), over 3 ranks
 "${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
     ok "library calls ($(tail -1 "$tmp/api.txt"))" || bad "library calls" "$tmp/api.txt"
@@ -116,7 +194,7 @@ fails "rank-killed-mid-solve" "non-zero" \
 echo 'clcone-scene 1' > "$tmp/bad.scene"
 EXPECT_RC=2 fails "bad-scene-names-it" "$tmp/bad.scene" \
     "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/g1.scene" "$tmp/bad.scene"
-EXPECT_RC=2 fails "check-refuses-mpi" "only solve runs over MPI ranks" \
+EXPECT_RC=2 fails "check-refuses-mpi" "only solve and simulate run over MPI ranks" \
     "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
 EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"
 

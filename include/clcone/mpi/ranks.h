@@ -70,6 +70,70 @@ CLCONE_API clcone_status clcone_mpi_solve_scenes(MPI_Comm comm, int root, clcone
                                                  const clcone_options *o, double *r, clcone_result *res,
                                                  clcone_error *err);
 
+/* What one scene over ranks (clcone_mpi_solve_domain) exchanged, for
+ * measuring it: on root, over every rank. */
+typedef struct clcone_mpi_domain_stats {
+    int ranks;
+    long long contacts_max;   /* the most contacts one rank holds (its own and those it shares) */
+    long long shared;         /* contacts held by two ranks */
+    long long ghosts;         /* ghost bodies, summed over the ranks */
+    long long halo_bytes_max; /* the most bytes one rank sends in one exchange */
+    long long halo_bytes;     /* bytes all ranks send in one exchange */
+    long long exchanges;      /* exchanges of the solve (each rank the same) */
+    long long sums;           /* global sums of the solve (each a reduction of all ranks) */
+    int stranded;             /* this rank's: it failed during the iterations (below) */
+} clcone_mpi_domain_stats;
+
+/* One body-form scene over the ranks of comm (domain decomposition), on
+ * root as clcone_solve_scene solves it alone on one device of the same
+ * kind, bit for bit: the moving bodies split by recursive coordinate
+ * bisection of their centres, balanced by contacts; each rank holds its
+ * bodies, copies of the neighbours' bodies that its contacts touch, and
+ * every contact touching its bodies, and solves them on its own device
+ * (ctx, not the reference); after each gather of the velocity changes
+ * the ranks send their bodies' changes to the neighbours that copy them,
+ * and the sums that decide (the error, APGD's step tests, the cost) are
+ * exact over the ranks, the same whatever their number. Options are
+ * root's: jacobi or apgd, no time cap (ranks' clocks differ), none of
+ * the pointers of clcone_mpi_solve_batch; soft reads o->soft_dt. root
+ * holds scene, o, r (3 per contact, the start with o->warm_start) and
+ * res (res->items[0], res->time_ms the longest rank's solve); the others
+ * pass NULL. stats (NULL: none) says on root what went over the wire.
+ * A failure before the iterations ends every rank with root's message;
+ * one during them (a device lost) leaves the other ranks waiting in an
+ * exchange: the rank that failed returns it with stats->stranded set,
+ * and its caller must end the job (MPI_Abort), as clcone-mpi does. */
+CLCONE_API clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone_context *ctx,
+                                                 const clcone_scene *scene, const clcone_options *o, double *r,
+                                                 clcone_result *res, clcone_mpi_domain_stats *stats,
+                                                 clcone_error *err);
+
+/* Time stepping with each step's contact solve over the ranks of comm:
+ * root runs the stepper (detection, the update, the outputs) on its
+ * world; after clcone_mpi_sim_attach (root alone) each of sim's solves
+ * is clcone_mpi_solve_domain over the ranks, cut again from the bodies'
+ * positions at every step, while the other ranks are in
+ * clcone_mpi_sim_serve (ctx: their own devices) until root calls
+ * clcone_mpi_sim_end (also when it stops early; st NULL when attach was
+ * never reached). The steps are one process's, bit for bit, as long as
+ * no solve falls back (the fallbacks, Gauss-Seidel, are refused over
+ * ranks: the step fails with that message). The options must suit
+ * clcone_mpi_solve_domain (jacobi or apgd; soft, whose stepper hands it
+ * per-contact velocities, is refused). */
+typedef struct clcone_mpi_stepper clcone_mpi_stepper;
+CLCONE_API clcone_status clcone_mpi_sim_attach(MPI_Comm comm, int root, clcone_context *ctx, clcone_sim *sim,
+                                               clcone_mpi_stepper **st, clcone_error *err);
+/* Bodies that changed rank from one step's cut to the next, summed over
+ * the run so far. */
+CLCONE_API long long clcone_mpi_sim_moved(const clcone_mpi_stepper *st);
+/* Whether the last solve failed on root during its iterations (the other
+ * ranks wait in an exchange: end the job, as clcone_mpi_solve_domain
+ * says); serve says the same of its rank in *stranded. */
+CLCONE_API int clcone_mpi_sim_stranded(const clcone_mpi_stepper *st);
+CLCONE_API void clcone_mpi_sim_end(MPI_Comm comm, int root, clcone_mpi_stepper *st);
+CLCONE_API clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx, int *stranded,
+                                              clcone_error *err);
+
 #ifdef __cplusplus
 }
 #endif
