@@ -40,22 +40,38 @@ static const char RK4_XML[] =
     "</mujoco>\n";
 
 typedef struct worlds_fixture {
-    char path[64];
+    char path[4096];
+    int temp; /* path is a temporary file of ours */
     mjModel *m;
 } worlds_fixture;
 
-static void open_model(worlds_fixture *f, const char *xml)
+static void load_model(worlds_fixture *f)
 {
     char err[1000];
-    snprintf(f->path, sizeof f->path, "%s", test_write_temp(xml, strlen(xml)));
     f->m = mj_loadXML(f->path, NULL, err, sizeof err);
-    ck_assert_msg(f->m != NULL, "MuJoCo cannot load the test model: %s", err);
+    ck_assert_msg(f->m != NULL, "MuJoCo cannot load %s: %s", f->path, err);
+}
+
+static void open_model(worlds_fixture *f, const char *xml)
+{
+    snprintf(f->path, sizeof f->path, "%s", test_write_temp(xml, strlen(xml)));
+    f->temp = 1;
+    load_model(f);
+}
+
+/* A shared model (../shared/models/mujoco/REL); missing is a failure. */
+static void open_shared_model(worlds_fixture *f, const char *rel)
+{
+    snprintf(f->path, sizeof f->path, "%s/../models/mujoco/%s", test_problems_dir(), rel);
+    ck_assert_msg(access(f->path, R_OK) == 0, "required model missing: %s", f->path);
+    f->temp = 0;
+    load_model(f);
 }
 
 static void close_model(worlds_fixture *f)
 {
     mj_deleteModel(f->m);
-    unlink(f->path);
+    if (f->temp) unlink(f->path);
 }
 
 static void soft_options(clcone_options *o, double tol)
@@ -73,16 +89,16 @@ static void lift(const mjModel *m, mjData *d)
         if (m->jnt_type[j] == mjJNT_FREE) d->qpos[m->jnt_qposadr[j] + 2] += 0.5;
 }
 
-/* n worlds stepped K times in one batch a step on ctx (MuJoCo's stages
- * on `threads` threads), against n separate
+/* n worlds of f's model stepped K times in one batch a step on ctx
+ * (MuJoCo's stages on `threads` threads), against n separate
  * adapters on the same perturbed states stepping alone: every step, the
  * largest relative difference of efc_force and of qpos, qvel (over the
  * largest |value|, or absolute below 1); returns it, and checks that the
  * batch held worlds with and without rows and that rows and iterations
  * agree world by world. */
-static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, int threads, int K, double tol)
+static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f, int n, int threads, int K,
+                                   double tol)
 {
-    worlds_fixture f;
     clcone_worlds *w;
     clcone_worlds_stats ws;
     clcone_mujoco **ad = calloc((size_t)n, sizeof *ad);
@@ -93,15 +109,14 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
     int partial = 0, full = 0;
     ck_assert_ptr_nonnull(ad);
     ck_assert_ptr_nonnull(d);
-    open_model(&f, xml);
     soft_options(&o, tol);
-    ck_assert_msg(clcone_worlds_create(ctx, &o, f.path, f.m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
-    lift(f.m, clcone_worlds_data(w, 1));
+    ck_assert_msg(clcone_worlds_create(ctx, &o, f->path, f->m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
+    lift(f->m, clcone_worlds_data(w, 1));
     for (int k = 0; k < n; ++k) {
-        ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f.path, &ad[k], &e), CLCONE_OK);
-        d[k] = mj_makeData(f.m);
-        clcone_worlds_perturb(f.m, d[k], 7, k, 0.05);
-        if (k == 1) lift(f.m, d[k]);
+        ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f->path, &ad[k], &e), CLCONE_OK);
+        d[k] = mj_makeData(f->m);
+        clcone_worlds_perturb(f->m, d[k], 7, k, 0.05);
+        if (k == 1) lift(f->m, d[k]);
     }
     for (int s = 0; s < K; ++s) {
         ck_assert_msg(clcone_worlds_step(w, &ws, &e) == CLCONE_OK, "step %d: %s", s, e.msg);
@@ -111,15 +126,15 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
             clcone_mujoco_stats st;
             const clcone_mujoco_stats *wst = clcone_worlds_stats_of(w, k);
             mjData *dw = clcone_worlds_data(w, k);
-            ck_assert_msg(clcone_mujoco_step(ad[k], f.m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clcone_mujoco_step(ad[k], f->m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
             ck_assert_int_eq(dw->nefc, d[k]->nefc);
             ck_assert_int_eq(wst->blocks, st.blocks);
             ck_assert_int_eq(wst->warm_matched, st.warm_matched);
             if (st.blocks) ck_assert_int_eq(wst->res.status, CLCONE_CONVERGED);
             if (ctx == NULL) ck_assert_int_eq(wst->res.iters, st.res.iters);
             worst = fmax(worst, test_rel_diff(dw->efc_force, d[k]->efc_force, (size_t)d[k]->nefc));
-            worst = fmax(worst, test_rel_diff(dw->qpos, d[k]->qpos, (size_t)f.m->nq));
-            worst = fmax(worst, test_rel_diff(dw->qvel, d[k]->qvel, (size_t)f.m->nv));
+            worst = fmax(worst, test_rel_diff(dw->qpos, d[k]->qpos, (size_t)f->m->nq));
+            worst = fmax(worst, test_rel_diff(dw->qvel, d[k]->qvel, (size_t)f->m->nv));
         }
     }
     ck_assert_msg(partial > 0 && full > 0, "the batch never mixed worlds with and without rows (%d, %d)", partial,
@@ -131,6 +146,16 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
     free(ad);
     free(d);
     clcone_worlds_free(w);
+    return worst;
+}
+
+/* worlds_against_alone on the test's own model (WORLDS_XML). */
+static double own_worlds_against_alone(clcone_context *ctx, int n, int threads, int K)
+{
+    worlds_fixture f;
+    double worst;
+    open_model(&f, WORLDS_XML);
+    worst = worlds_against_alone(ctx, &f, n, threads, K, 1e-10);
     close_model(&f);
     return worst;
 }
@@ -139,7 +164,7 @@ static double worlds_against_alone(clcone_context *ctx, const char *xml, int n, 
  * each as alone: every world bitwise its separate run. */
 START_TEST(worlds_are_separate_runs_on_reference)
 {
-    ck_assert_double_eq(worlds_against_alone(NULL, WORLDS_XML, 4, 1, 80, 1e-10), 0);
+    ck_assert_double_eq(own_worlds_against_alone(NULL, 4, 1, 80), 0);
 }
 END_TEST
 
@@ -147,7 +172,7 @@ END_TEST
  * with one): the same bits, whatever the threads. */
 START_TEST(threads_change_nothing)
 {
-    ck_assert_double_eq(worlds_against_alone(NULL, WORLDS_XML, 5, 3, 60, 1e-10), 0);
+    ck_assert_double_eq(own_worlds_against_alone(NULL, 5, 3, 60), 0);
 }
 END_TEST
 
@@ -159,8 +184,23 @@ END_TEST
 START_TEST(worlds_are_separate_runs_on_device)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    ck_assert_double_eq(worlds_against_alone(ctx, WORLDS_XML, 3, 1, 60, 1e-10), 0);
+    ck_assert_double_eq(own_worlds_against_alone(ctx, 3, 1, 60), 0);
     clcone_context_free(ctx);
+}
+END_TEST
+
+/* The shared humanoid (pyramidal contacts, joint limits: the
+ * general-block form, whose worlds are solved one after another) as 3
+ * worlds, world 1 falling free at first: each world bitwise its
+ * separate run, on the reference and on POCL in double. */
+START_TEST(general_form_worlds_are_separate_runs)
+{
+    worlds_fixture f;
+    clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
+    open_shared_model(&f, "humanoid/humanoid.xml");
+    ck_assert_double_eq(worlds_against_alone(ctx, &f, 3, 1, 80, 1e-10), 0);
+    close_model(&f);
+    if (ctx) clcone_context_free(ctx);
 }
 END_TEST
 
@@ -348,6 +388,7 @@ Suite *suite_mujoco_worlds(void)
     tcase_add_test(tc, worlds_are_separate_runs_on_reference);
     tcase_add_test(tc, threads_change_nothing);
     tcase_add_test(tc, worlds_are_separate_runs_on_device);
+    tcase_add_loop_test(tc, general_form_worlds_are_separate_runs, 0, 2);
     tcase_add_test(tc, perturbation_is_seeded);
     tcase_add_test(tc, errors_name_the_world);
     tcase_add_test(tc, mujoco_error_on_threads);
