@@ -140,7 +140,7 @@ static clcone_status structure(const mjModel *m, const clcone_mj_rows *J, int nb
     return s;
 }
 
-static void fill_w(const mjModel *m, const clcone_mj_rows *J, const int *row, const int *nrow, clcone_problem *p)
+static void fill_w(const clcone_mj_rows *J, const int *row, const int *nrow, clcone_problem *p)
 {
     for (int b = 0; b < p->n; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
@@ -149,7 +149,7 @@ static void fill_w(const mjModel *m, const clcone_mj_rows *J, const int *row, co
             t = find_block(p, c, b);
             for (int x = 0; x < nrow[b]; ++x)
                 for (int y = 0; y < nrow[c]; ++y) {
-                    double s = clcone_mj_dot(m, J, row[b] + x, row[c] + y);
+                    double s = clcone_mj_dot(J, row[b] + x, row[c] + y);
                     p->blocks[9 * (size_t)k + 3 * x + y] = s;
                     p->blocks[9 * (size_t)t + 3 * y + x] = s;
                 }
@@ -178,7 +178,7 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
     count_blocks(d, *row, nrow);
     if ((s = clcone_mj_rows_build(m, d, label, &J, err))) goto out;
     if ((s = structure(m, &J, nb, *row, nrow, p, err))) goto out;
-    fill_w(m, &J, *row, nrow, p);
+    fill_w(&J, *row, nrow, p);
     for (int b = 0; b < nb; ++b) {
         int r0 = (*row)[b], contact = d->efc_type[r0] >= mjCNSTR_CONTACT_FRICTIONLESS;
         p->mu[b] = nrow[b] == 3 ? d->contact[d->efc_id[r0]].friction[0] : 0.0;

@@ -73,7 +73,7 @@ static clcone_status gen_blocks(const mjData *d, const char *label, int *off, in
 }
 
 /* Kinds, bounds and q of p's blocks; W's values A + R. */
-static void gen_fill(const mjModel *m, const mjData *d, const clcone_mj_rows *J, clcone_bproblem *p)
+static void gen_fill(const mjData *d, const clcone_mj_rows *J, clcone_bproblem *p)
 {
     for (int b = 0; b < p->nb; ++b) {
         int r0 = p->off[b], n = clcone_bproblem_rows(p, b);
@@ -92,7 +92,7 @@ static void gen_fill(const mjModel *m, const mjData *d, const clcone_mj_rows *J,
             /* each entry once, mirrored: W symmetric to the bit */
             for (int x = 0; x < n; ++x)
                 for (int y = c == b ? x : 0; y < nc; ++y) {
-                    double v = clcone_mj_dot(m, J, r0 + x, p->off[c] + y);
+                    double v = clcone_mj_dot(J, r0 + x, p->off[c] + y);
                     if (c == b && x == y) v += d->efc_R[r0 + x];
                     B[x * nc + y] = v;
                     if (c == b) B[y * nc + x] = v;
@@ -134,7 +134,7 @@ clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *la
     memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
     memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
     if ((s = clcone_bproblem_layout(p, err))) goto out;
-    gen_fill(m, d, &J, p);
+    gen_fill(d, &J, p);
     if ((s = clcone_bproblem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(off);

@@ -65,26 +65,32 @@ static clcone_status sparse_rows(const mjModel *m, const mjData *d, clcone_mj_ro
     return CLCONE_OK;
 }
 
-/* Each row's trees and where X's values on them go (*nx in all). */
+/* Each row's trees and where X's values on them go (*nx in all). A
+ * tree's dofs are contiguous (tree_dofadr, tree_dofnum), so in a row's
+ * ascending columns each tree is one run: its nonzeros, whose columns
+ * become the tree's own (from its first dof). */
 static clcone_status row_trees(const mjModel *m, int nefc, clcone_mj_rows *J, size_t *nx, clcone_error *err)
 {
     int n = 0;
     J->tp = clcone_calloc((size_t)nefc + 1, sizeof *J->tp, err, "row trees");
     J->tt = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tt, err, "row trees");
+    J->tb = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tb, err, "row trees");
     J->xo = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->xo, err, "M^-1 J' offsets");
-    if (!J->tp || !J->tt || !J->xo) return CLCONE_ENOMEM;
+    if (!J->tp || !J->tt || !J->tb || !J->xo) return CLCONE_ENOMEM;
     *nx = 0;
     for (int i = 0; i < nefc; ++i) {
         for (int e = J->jp[i]; e < J->jp[i + 1]; ++e) {
-            int t = m->dof_treeid[J->jc[e]], k = J->tp[i];
-            while (k < n && J->tt[k] != t) ++k;
-            if (k < n) continue;
+            int t = m->dof_treeid[J->jc[e]];
+            J->jc[e] -= m->tree_dofadr[t];
+            if (n > J->tp[i] && J->tt[n - 1] == t) continue;
             J->tt[n] = t;
+            J->tb[n] = e;
             J->xo[n++] = *nx;
             *nx += (size_t)m->tree_dofnum[t];
         }
         J->tp[i + 1] = n;
     }
+    J->tb[n] = J->jp[nefc];
     return CLCONE_OK;
 }
 
@@ -151,11 +157,9 @@ clcone_status clcone_mj_rows_build(const mjModel *m, mjData *d, const char *labe
     if ((s = check_finite(d, J, label, err))) return s;
     for (int i = 0; i < nefc; ++i)
         for (int k = J->tp[i]; k < J->tp[i + 1]; ++k) {
-            int t = J->tt[k], a = m->tree_dofadr[t];
             double *x = J->xv + J->xo[k];
-            for (int e = J->jp[i]; e < J->jp[i + 1]; ++e)
-                if (m->dof_treeid[J->jc[e]] == t) x[J->jc[e] - a] = J->jv[e];
-            solve_tree(m, d, t, x);
+            for (int e = J->tb[k]; e < J->tb[k + 1]; ++e) x[J->jc[e]] = J->jv[e];
+            solve_tree(m, d, J->tt[k], x);
         }
     return CLCONE_OK;
 }
@@ -167,6 +171,7 @@ void clcone_mj_rows_free(clcone_mj_rows *J)
     free(J->jv);
     free(J->tp);
     free(J->tt);
+    free(J->tb);
     free(J->xo);
     free(J->xv);
     free(J->jqs);
@@ -261,18 +266,12 @@ static const double *tree_x(const clcone_mj_rows *J, int s, int t)
     return NULL;
 }
 
-double clcone_mj_dot(const mjModel *m, const clcone_mj_rows *J, int r, int s)
+double clcone_mj_dot(const clcone_mj_rows *J, int r, int s)
 {
-    const double *x = NULL;
     double v = 0;
-    int t = -1;
-    for (int e = J->jp[r]; e < J->jp[r + 1]; ++e) {
-        int c = J->jc[e];
-        if (m->dof_treeid[c] != t) {
-            t = m->dof_treeid[c];
-            x = tree_x(J, s, t);
-        }
-        if (x) v += J->jv[e] * x[c - m->tree_dofadr[t]];
+    for (int k = J->tp[r]; k < J->tp[r + 1]; ++k) {
+        const double *x = tree_x(J, s, J->tt[k]);
+        for (int e = J->tb[k]; x && e < J->tb[k + 1]; ++e) v += J->jv[e] * x[J->jc[e]];
     }
     return v;
 }

@@ -15,9 +15,11 @@ const char *clcone_mj_row_kind(int type);
  * trees only: M is block-diagonal over the trees, so X's row is zero
  * elsewhere, and forming it costs the trees' share of M's factor, not nv. */
 typedef struct clcone_mj_rows {
-    int *jp, *jc; /* row i's nonzeros: columns jc[jp[i] .. jp[i+1]), ascending */
-    double *jv;   /* and their values */
+    int *jp;      /* row i's nonzeros jp[i] .. jp[i+1], columns ascending */
+    int *jc;      /* their columns, counted from their tree's first dof */
+    double *jv;   /* and values */
     int *tp, *tt; /* row i's trees tt[tp[i] .. tp[i+1]) */
+    int *tb;      /* its nonzeros on tree tt[k]: tb[k] .. tb[k+1] */
     size_t *xo;   /* X's values on tree tt[k] (its tree_dofnum dofs) at xv + xo[k] */
     double *xv;
     double *jqs;  /* J qacc_smooth */
@@ -39,7 +41,7 @@ clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int
 
 /* A_rs = J_r . X_s over row r's nonzero columns, in ascending order (the
  * columns off s's trees, where X_s is zero, left out). */
-double clcone_mj_dot(const mjModel *m, const clcone_mj_rows *J, int r, int s);
+double clcone_mj_dot(const clcone_mj_rows *J, int r, int s);
 
 /* s (a failed check of the problem built, its message in err) said of
  * MuJoCo's problem at this state of the model label. */
