@@ -142,7 +142,7 @@ static void solve_tree(const mjModel *m, const mjData *d, int t, double *x)
         if (nnz[i] > 1) x[i - a] -= dot_sparse(L + adr[i], x, nnz[i] - 1, col + adr[i], a);
 }
 
-clcone_status clcone_mj_rows_build(const mjModel *m, mjData *d, const char *label, clcone_mj_rows *J,
+clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_rows *J,
                                    clcone_error *err)
 {
     int nefc = d->nefc;

@@ -29,7 +29,7 @@ typedef struct clcone_mj_rows {
  * finite (R, aref, J qacc_smooth, J: EINVAL naming the row), and X by
  * MuJoCo's factor of M (qLD) on each row's trees, the arithmetic of
  * mj_solveM. */
-clcone_status clcone_mj_rows_build(const mjModel *m, mjData *d, const char *label, clcone_mj_rows *J,
+clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_rows *J,
                                    clcone_error *err);
 void clcone_mj_rows_free(clcone_mj_rows *J);
 
