@@ -200,6 +200,81 @@ START_TEST(problem_is_mujocos_dual)
 }
 END_TEST
 
+/* A = J M^-1 J' as the adapter formed it with J made dense: mj_solveM over
+ * all dofs, A_rs summed over J_r's nonzero columns in ascending order. */
+static double *dense_a(const mjModel *m, mjData *d)
+{
+    int nv = (int)m->nv, n = d->nefc;
+    double *J = calloc((size_t)n * nv, sizeof *J), *X = calloc((size_t)n * nv, sizeof *X);
+    double *A = calloc((size_t)n * n, sizeof *A);
+    ck_assert(J && X && A);
+    if (mj_isSparse(m)) mju_sparse2dense(J, d->efc_J, n, nv, d->efc_J_rownnz, d->efc_J_rowadr, d->efc_J_colind);
+    else memcpy(J, d->efc_J, sizeof *J * (size_t)n * nv);
+    mj_solveM(m, d, X, J, n);
+    for (int r = 0; r < n; ++r)
+        for (int s = 0; s < n; ++s)
+            for (int c = 0; c < nv; ++c)
+                if (J[(size_t)r * nv + c] != 0) A[(size_t)r * n + s] += J[(size_t)r * nv + c] * X[(size_t)s * nv + c];
+    free(J), free(X);
+    return A;
+}
+
+/* A built from J's sparse rows and M's factor on each row's kinematic
+ * trees is the dense J M^-1 J' to the bit (W = A + R on the diagonal),
+ * from MuJoCo's sparse and dense J, on both forms; A is exactly zero
+ * between the blocks it leaves out (no common tree). Each form sums a
+ * symmetric pair once, in either order. */
+START_TEST(a_on_trees_is_dense_a)
+{
+    static const char all[] = ALL_KINDS_XML("elliptic");
+    for (int k = 0; k < 4; ++k) {
+        mj_fixture f = {{0}, 0, 0, 0};
+        clcone_bproblem bp;
+        clcone_problem p;
+        clcone_error e;
+        double *A, *R, *aref;
+        char *in;
+        int *row, n, general = k & 1;
+        mj_open(&f, general ? all : CONTACT_XML, 0);
+        f.m->opt.jacobian = k & 2 ? mjJAC_SPARSE : mjJAC_DENSE;
+        for (int t = 0; t < 40; ++t) mj_step(f.m, f.d);
+        mj_forward(f.m, f.d);
+        n = f.d->nefc;
+        A = dense_a(f.m, f.d);
+        ck_assert_ptr_nonnull(in = calloc((size_t)n * n, 1));
+        if (general) ck_assert_msg(clcone_mujoco_bproblem(f.m, f.d, f.path, &bp, &e) == CLCONE_OK, "%s", e.msg);
+        else ck_assert_msg(clcone_mujoco_problem(f.m, f.d, 0, f.path, &p, &R, &aref, &row, &e) == CLCONE_OK, "%s", e.msg);
+        for (int b = 0; b < (general ? bp.nb : p.n); ++b)
+            for (int t = general ? bp.row_ptr[b] : p.row_ptr[b]; t < (general ? bp.row_ptr[b + 1] : p.row_ptr[b + 1]); ++t) {
+                int c = general ? bp.col[t] : p.col[t], r0 = general ? bp.off[b] : row[b], s0 = general ? bp.off[c] : row[c];
+                int nr = general ? clcone_bproblem_rows(&bp, b) : (b + 1 < p.n ? row[b + 1] : n) - r0;
+                int nc = general ? clcone_bproblem_rows(&bp, c) : (c + 1 < p.n ? row[c + 1] : n) - s0;
+                for (int x = 0; x < nr; ++x)
+                    for (int y = 0; y < nc; ++y) {
+                        size_t rs = (size_t)(r0 + x) * n + s0 + y, sr = (size_t)(s0 + y) * n + r0 + x;
+                        double w = general ? bp.val[bp.val_off[t] + x * nc + y] : p.blocks[9 * t + 3 * x + y];
+                        double Rd = general && rs == sr ? f.d->efc_R[r0 + x] : 0, a = A[rs] + Rd, at = A[sr] + Rd;
+                        ck_assert_msg(!memcmp(&w, &a, sizeof w) || !memcmp(&w, &at, sizeof w),
+                                      "form %d, jacobian %d, A (%zu, %zu): %.17g, dense %.17g", general, k >> 1,
+                                      rs / n, rs % n, w, a);
+                        in[rs] = 1;
+                    }
+            }
+        for (size_t i = 0; i < (size_t)n * n; ++i) ck_assert_msg(in[i] || A[i] == 0, "A (%zu, %zu) left out", i / n, i % n);
+        if (general) clcone_bproblem_free(&bp);
+        else {
+            clcone_problem_free(&p);
+            free(R);
+            free(aref);
+            free(row);
+        }
+        free(A);
+        free(in);
+        mj_close(&f);
+    }
+}
+END_TEST
+
 /* K steps of xml (keyframe key, or -1) with clcone soft (on ctx, tol
  * 1e-10) against MuJoCo Newton at tolerance mj_tol: forces and qacc
  * within 1e-6 at every state (the issue's bound). Both solve one strictly convex problem to 1e-10, so
@@ -679,6 +754,7 @@ Suite *suite_mujoco(void)
     TCase *tc = tcase_create("mujoco");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, problem_is_mujocos_dual);
+    tcase_add_test(tc, a_on_trees_is_dense_a);
     tcase_add_test(tc, contacts_match_mujoco_newton);
     tcase_add_test(tc, contacts_match_on_device);
     tcase_add_test(tc, limits_match_mujoco_newton);

@@ -126,11 +126,11 @@ static int find_block(const clcone_problem *p, int i, int j)
  * idle row's diagonal is its block's normal diagonal (W_nn > 0 and the
  * step sizes of the normal row). */
 /* The 3-row form's structure: A's block-CSR copied into p. */
-static clcone_status structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
-                               const int *nrow, clcone_problem *p, clcone_error *err)
+static clcone_status structure(const mjModel *m, const clcone_mj_rows *J, int nb, const int *row, const int *nrow,
+                               clcone_problem *p, clcone_error *err)
 {
     int *rp, *cl, nnzb;
-    clcone_status s = clcone_mj_structure(m, jp, jc, nb, row, nrow, &rp, &cl, &nnzb, err);
+    clcone_status s = clcone_mj_structure(m, J, nb, row, nrow, &rp, &cl, &nnzb, err);
     if (!s && !(s = clcone_problem_alloc(p, nb, nnzb, err))) {
         memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
         memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
@@ -140,10 +140,8 @@ static clcone_status structure(const mjModel *m, const int *jp, const int *jc, i
     return s;
 }
 
-static void fill_w(const mjModel *m, const double *X, const double *Jd, const int *jp, const int *jc,
-                   const int *row, const int *nrow, clcone_problem *p)
+static void fill_w(const clcone_mj_rows *J, const int *row, const int *nrow, clcone_problem *p)
 {
-    size_t nv = (size_t)m->nv;
     for (int b = 0; b < p->n; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
             int c = p->col[k], t;
@@ -151,7 +149,7 @@ static void fill_w(const mjModel *m, const double *X, const double *Jd, const in
             t = find_block(p, c, b);
             for (int x = 0; x < nrow[b]; ++x)
                 for (int y = 0; y < nrow[c]; ++y) {
-                    double s = clcone_mj_dot(Jd, X, jp, jc, nv, row[b] + x, row[c] + y);
+                    double s = clcone_mj_dot(J, row[b] + x, row[c] + y);
                     p->blocks[9 * (size_t)k + 3 * x + y] = s;
                     p->blocks[9 * (size_t)t + 3 * y + x] = s;
                 }
@@ -162,9 +160,8 @@ static void fill_w(const mjModel *m, const double *X, const double *Jd, const in
 clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
                                     double **R, double **aref, int **row, clcone_error *err)
 {
-    int nefc = d->nefc, nb, *nrow = NULL, *jp = NULL, *jc = NULL;
-    size_t nv = (size_t)m->nv;
-    double *Jd = NULL, *X = NULL, *Jqs = NULL;
+    int nefc = d->nefc, nb, *nrow = NULL;
+    clcone_mj_rows J = {0};
     clcone_status s;
     memset(p, 0, sizeof *p);
     *R = *aref = NULL;
@@ -177,23 +174,17 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
     nrow = clcone_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
     *R = clcone_calloc(3 * (size_t)nb, sizeof **R, err, "R");
     *aref = clcone_calloc(3 * (size_t)nb, sizeof **aref, err, "a_ref");
-    Jd = clcone_calloc((size_t)nefc * nv, sizeof *Jd, err, "dense Jacobian");
-    X = clcone_calloc((size_t)nefc * nv, sizeof *X, err, "M^-1 J'");
-    Jqs = clcone_calloc((size_t)nefc, sizeof *Jqs, err, "J qacc_smooth");
-    if (!*row || !nrow || !*R || !*aref || !Jd || !X || !Jqs) goto out;
+    if (!*row || !nrow || !*R || !*aref) goto out;
     count_blocks(d, *row, nrow);
-    if ((s = clcone_mj_jacobian(m, d, Jd, &jp, &jc, err))) goto out;
-    mj_mulJacVec(m, d, Jqs, d->qacc_smooth);
-    if ((s = clcone_mj_check_finite(m, d, Jd, Jqs, label, err))) goto out;
-    mj_solveM(m, d, X, Jd, nefc);
-    if ((s = structure(m, jp, jc, nb, *row, nrow, p, err))) goto out;
-    fill_w(m, X, Jd, jp, jc, *row, nrow, p);
+    if ((s = clcone_mj_rows_build(m, d, label, &J, err))) goto out;
+    if ((s = structure(m, &J, nb, *row, nrow, p, err))) goto out;
+    fill_w(&J, *row, nrow, p);
     for (int b = 0; b < nb; ++b) {
         int r0 = (*row)[b], contact = d->efc_type[r0] >= mjCNSTR_CONTACT_FRICTIONLESS;
         p->mu[b] = nrow[b] == 3 ? d->contact[d->efc_id[r0]].friction[0] : 0.0;
         for (int x = 0; x < nrow[b]; ++x) {
             double Ri = d->efc_R[r0 + x], ai = d->efc_aref[r0 + x];
-            p->q[3 * b + x] = Jqs[r0 + x];
+            p->q[3 * b + x] = J.jqs[r0 + x];
             if (!coulomb) {
                 (*R)[3 * b + x] = Ri;
                 (*aref)[3 * b + x] = ai;
@@ -207,11 +198,7 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
     if ((s = clcone_problem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(nrow);
-    free(jp);
-    free(jc);
-    free(Jd);
-    free(X);
-    free(Jqs);
+    clcone_mj_rows_free(&J);
     if (s) {
         clcone_problem_free(p);
         free(*R);

@@ -73,15 +73,14 @@ static clcone_status gen_blocks(const mjData *d, const char *label, int *off, in
 }
 
 /* Kinds, bounds and q of p's blocks; W's values A + R. */
-static void gen_fill(const mjModel *m, const mjData *d, const double *Jd, const double *X, const int *jp,
-                     const int *jc, const double *Jqs, clcone_bproblem *p)
+static void gen_fill(const mjData *d, const clcone_mj_rows *J, clcone_bproblem *p)
 {
     for (int b = 0; b < p->nb; ++b) {
         int r0 = p->off[b], n = clcone_bproblem_rows(p, b);
         p->kind[b] = gen_kind(d->efc_type[r0]);
         for (int x = 0; x < n; ++x) {
             int i = r0 + x;
-            p->q[i] = Jqs[i] - d->efc_aref[i];
+            p->q[i] = J->jqs[i] - d->efc_aref[i];
             p->bound[i] = p->kind[b] == BLK_BOX ? d->efc_frictionloss[i]
                           : p->kind[b] == BLK_CONE ? (x ? d->contact[d->efc_id[r0]].friction[x - 1] : 1.0)
                                                    : 0.0;
@@ -93,7 +92,7 @@ static void gen_fill(const mjModel *m, const mjData *d, const double *Jd, const 
             /* each entry once, mirrored: W symmetric to the bit */
             for (int x = 0; x < n; ++x)
                 for (int y = c == b ? x : 0; y < nc; ++y) {
-                    double v = clcone_mj_dot(Jd, X, jp, jc, (size_t)m->nv, r0 + x, p->off[c] + y);
+                    double v = clcone_mj_dot(J, r0 + x, p->off[c] + y);
                     if (c == b && x == y) v += d->efc_R[r0 + x];
                     B[x * nc + y] = v;
                     if (c == b) B[y * nc + x] = v;
@@ -110,9 +109,8 @@ static void gen_fill(const mjModel *m, const mjData *d, const double *Jd, const 
 clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *label, clcone_bproblem *p,
                                      clcone_error *err)
 {
-    int nefc = d->nefc, nb, *nrow = NULL, *jp = NULL, *jc = NULL, *off = NULL, *rp = NULL, *cl = NULL, nnzb = 0;
-    size_t nv = (size_t)m->nv;
-    double *Jd = NULL, *X = NULL, *Jqs = NULL;
+    int nefc = d->nefc, nb, *nrow = NULL, *off = NULL, *rp = NULL, *cl = NULL, nnzb = 0;
+    clcone_mj_rows J = {0};
     clcone_status s;
     memset(p, 0, sizeof *p);
     if (nefc == 0) return clcone_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
@@ -120,40 +118,30 @@ clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *la
     s = CLCONE_ENOMEM;
     off = clcone_calloc((size_t)nb + 1, sizeof *off, err, "block offsets");
     nrow = clcone_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
-    Jd = clcone_calloc((size_t)nefc * nv, sizeof *Jd, err, "dense Jacobian");
-    X = clcone_calloc((size_t)nefc * nv, sizeof *X, err, "M^-1 J'");
-    Jqs = clcone_calloc((size_t)nefc, sizeof *Jqs, err, "J qacc_smooth");
-    if (!off || !nrow || !Jd || !X || !Jqs) goto out;
+    if (!off || !nrow) goto out;
     gen_blocks(d, label, off, &nb, err);
     for (int b = 0; b < nb; ++b) nrow[b] = off[b + 1] - off[b];
-    if ((s = clcone_mj_jacobian(m, d, Jd, &jp, &jc, err))) goto out;
-    mj_mulJacVec(m, d, Jqs, d->qacc_smooth);
-    if ((s = clcone_mj_check_finite(m, d, Jd, Jqs, label, err))) goto out;
+    if ((s = clcone_mj_rows_build(m, d, label, &J, err))) goto out;
     for (int i = 0; i < nefc; ++i)
         if (!isfinite(d->efc_frictionloss[i])) {
             s = clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite frictionloss", label, i,
                             clcone_mj_row_kind(d->efc_type[i]));
             goto out;
         }
-    mj_solveM(m, d, X, Jd, nefc);
-    if ((s = clcone_mj_structure(m, jp, jc, nb, off, nrow, &rp, &cl, &nnzb, err))) goto out;
+    if ((s = clcone_mj_structure(m, &J, nb, off, nrow, &rp, &cl, &nnzb, err))) goto out;
     if ((s = clcone_bproblem_alloc(p, nb, nefc, nnzb, err))) goto out;
     memcpy(p->off, off, sizeof *off * ((size_t)nb + 1));
     memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
     memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
     if ((s = clcone_bproblem_layout(p, err))) goto out;
-    gen_fill(m, d, Jd, X, jp, jc, Jqs, p);
+    gen_fill(d, &J, p);
     if ((s = clcone_bproblem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(off);
     free(nrow);
-    free(jp);
-    free(jc);
     free(rp);
     free(cl);
-    free(Jd);
-    free(X);
-    free(Jqs);
+    clcone_mj_rows_free(&J);
     if (s) clcone_bproblem_free(p);
     return s;
 }

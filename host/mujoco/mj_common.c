@@ -29,36 +29,78 @@ int clcone_mj_cmp_int(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-clcone_status clcone_mj_jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err)
+/* J's nonzeros, row by row, columns ascending (an insertion sort: MuJoCo's
+ * sparse rows come sorted, so it only checks); a NaN is a nonzero, kept
+ * for the finiteness check. */
+static clcone_status sparse_rows(const mjModel *m, const mjData *d, clcone_mj_rows *J, clcone_error *err)
 {
-    int nv = (int)m->nv, nefc = d->nefc, nnz = 0;
-    if (mj_isSparse(m)) {
-        for (int i = 0; i < nefc; ++i)
-            for (int k = 0; k < d->efc_J_rownnz[i]; ++k) {
-                int a = d->efc_J_rowadr[i] + k;
-                Jd[(size_t)i * nv + d->efc_J_colind[a]] = d->efc_J[a];
+    int nv = (int)m->nv, nefc = d->nefc, sparse = mj_isSparse(m), n = 0;
+    size_t cap = 0;
+    if (sparse)
+        for (int i = 0; i < nefc; ++i) cap += (size_t)d->efc_J_rownnz[i];
+    else
+        for (size_t k = 0; k < (size_t)nefc * (size_t)nv; ++k) cap += d->efc_J[k] != 0;
+    J->jp = clcone_calloc((size_t)nefc + 1, sizeof *J->jp, err, "MuJoCo Jacobian rows");
+    J->jc = clcone_calloc(cap + 1, sizeof *J->jc, err, "MuJoCo Jacobian columns");
+    J->jv = clcone_calloc(cap + 1, sizeof *J->jv, err, "MuJoCo Jacobian values");
+    if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
+    for (int i = 0; i < nefc; ++i) {
+        int len = sparse ? d->efc_J_rownnz[i] : nv, row0 = n;
+        for (int k = 0; k < len; ++k) {
+            int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k, c = sparse ? d->efc_J_colind[a] : k, p = n++;
+            double v = d->efc_J[a];
+            if (v == 0) {
+                --n;
+                continue;
             }
-    } else memcpy(Jd, d->efc_J, sizeof(double) * (size_t)nefc * (size_t)nv);
-    for (size_t k = 0; k < (size_t)nefc * (size_t)nv; ++k) nnz += Jd[k] != 0;
-    *jp = clcone_calloc((size_t)nefc + 1, sizeof **jp, err, "MuJoCo Jacobian rows");
-    *jc = clcone_calloc((size_t)nnz + 1, sizeof **jc, err, "MuJoCo Jacobian columns");
-    if (!*jp || !*jc) return CLCONE_ENOMEM;
-    for (int i = 0, n = 0; i < nefc; ++i) {
-        for (int v = 0; v < nv; ++v)
-            if (Jd[(size_t)i * nv + v] != 0) (*jc)[n++] = v;
-        (*jp)[i + 1] = n;
+            for (; p > row0 && J->jc[p - 1] > c; --p) {
+                J->jc[p] = J->jc[p - 1];
+                J->jv[p] = J->jv[p - 1];
+            }
+            J->jc[p] = c;
+            J->jv[p] = v;
+        }
+        J->jp[i + 1] = n;
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_mj_check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
-                                  const char *label, clcone_error *err)
+/* Each row's trees and where X's values on them go (*nx in all). A
+ * tree's dofs are contiguous (tree_dofadr, tree_dofnum), so in a row's
+ * ascending columns each tree is one run: its nonzeros, whose columns
+ * become the tree's own (from its first dof). */
+static clcone_status row_trees(const mjModel *m, int nefc, clcone_mj_rows *J, size_t *nx, clcone_error *err)
+{
+    int n = 0;
+    J->tp = clcone_calloc((size_t)nefc + 1, sizeof *J->tp, err, "row trees");
+    J->tt = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tt, err, "row trees");
+    J->tb = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tb, err, "row trees");
+    J->xo = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->xo, err, "M^-1 J' offsets");
+    if (!J->tp || !J->tt || !J->tb || !J->xo) return CLCONE_ENOMEM;
+    *nx = 0;
+    for (int i = 0; i < nefc; ++i) {
+        for (int e = J->jp[i]; e < J->jp[i + 1]; ++e) {
+            int t = m->dof_treeid[J->jc[e]];
+            J->jc[e] -= m->tree_dofadr[t];
+            if (n > J->tp[i] && J->tt[n - 1] == t) continue;
+            J->tt[n] = t;
+            J->tb[n] = e;
+            J->xo[n++] = *nx;
+            *nx += (size_t)m->tree_dofnum[t];
+        }
+        J->tp[i + 1] = n;
+    }
+    J->tb[n] = J->jp[nefc];
+    return CLCONE_OK;
+}
+
+static clcone_status check_finite(const mjData *d, const clcone_mj_rows *J, const char *label, clcone_error *err)
 {
     for (int i = 0; i < d->nefc; ++i) {
         const char *what = !isfinite(d->efc_R[i]) ? "R" : !isfinite(d->efc_aref[i]) ? "aref"
-                           : !isfinite(Jqs[i])    ? "J qacc_smooth" : NULL;
-        for (int v = 0; !what && v < (int)m->nv; ++v)
-            if (!isfinite(Jd[(size_t)i * m->nv + v])) what = "J";
+                           : !isfinite(J->jqs[i]) ? "J qacc_smooth" : NULL;
+        for (int e = J->jp[i]; !what && e < J->jp[i + 1]; ++e)
+            if (!isfinite(J->jv[e])) what = "J";
         if (what)
             return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
                                clcone_mj_row_kind(d->efc_type[i]), what);
@@ -66,8 +108,78 @@ clcone_status clcone_mj_check_finite(const mjModel *m, const mjData *d, const do
     return CLCONE_OK;
 }
 
+/* MuJoCo's mju_dotSparse: four partial sums, then the rest. */
+static double dot_sparse(const double *v, const double *x, int n, const int *ind, int shift)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s;
+    int i = 0;
+    for (; i <= n - 4; i += 4) {
+        s0 += v[i] * x[ind[i] - shift];
+        s1 += v[i + 1] * x[ind[i + 1] - shift];
+        s2 += v[i + 2] * x[ind[i + 2] - shift];
+        s3 += v[i + 3] * x[ind[i + 3] - shift];
+    }
+    s = (s0 + s2) + (s1 + s3);
+    for (; i < n; ++i) s += v[i] * x[ind[i] - shift];
+    return s;
+}
+
+/* x <- M^-1 x on tree t's dofs (x holds those only): mj_solveLD's steps
+ * and order on MuJoCo's factor L'DL, whose rows of a tree's dofs reach
+ * only that tree's dofs (their ancestors). */
+static void solve_tree(const mjModel *m, const mjData *d, int t, double *x)
+{
+    const int *nnz = m->M_rownnz, *adr = m->M_rowadr, *col = m->M_colind;
+    const double *L = d->qLD;
+    int a = m->tree_dofadr[t], n = m->tree_dofnum[t];
+    for (int i = a + n - 1; i >= a; --i) {
+        double xi = x[i - a];
+        if (nnz[i] == 1 || !xi) continue;
+        for (int k = adr[i]; k < adr[i] + nnz[i] - 1; ++k) x[col[k] - a] -= L[k] * xi;
+    }
+    for (int i = 0; i < n; ++i) x[i] *= d->qLDiagInv[a + i];
+    for (int i = a; i < a + n; ++i)
+        if (nnz[i] > 1) x[i - a] -= dot_sparse(L + adr[i], x, nnz[i] - 1, col + adr[i], a);
+}
+
+clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_rows *J,
+                                   clcone_error *err)
+{
+    int nefc = d->nefc;
+    size_t nx;
+    clcone_status s;
+    memset(J, 0, sizeof *J);
+    if ((s = sparse_rows(m, d, J, err)) || (s = row_trees(m, nefc, J, &nx, err))) return s;
+    J->jqs = clcone_calloc((size_t)nefc + 1, sizeof *J->jqs, err, "J qacc_smooth");
+    J->xv = clcone_calloc(nx + 1, sizeof *J->xv, err, "M^-1 J'");
+    if (!J->jqs || !J->xv) return CLCONE_ENOMEM;
+    mj_mulJacVec(m, d, J->jqs, d->qacc_smooth);
+    if ((s = check_finite(d, J, label, err))) return s;
+    for (int i = 0; i < nefc; ++i)
+        for (int k = J->tp[i]; k < J->tp[i + 1]; ++k) {
+            double *x = J->xv + J->xo[k];
+            for (int e = J->tb[k]; e < J->tb[k + 1]; ++e) x[J->jc[e]] = J->jv[e];
+            solve_tree(m, d, J->tt[k], x);
+        }
+    return CLCONE_OK;
+}
+
+void clcone_mj_rows_free(clcone_mj_rows *J)
+{
+    free(J->jp);
+    free(J->jc);
+    free(J->jv);
+    free(J->tp);
+    free(J->tt);
+    free(J->tb);
+    free(J->xo);
+    free(J->xv);
+    free(J->jqs);
+    memset(J, 0, sizeof *J);
+}
+
 /* Per block its trees (a mark per tree), then per tree the blocks on it. */
-clcone_status clcone_mj_structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int nb, const int *row,
                                   const int *nrow, int **row_ptr, int **col, int *nnzb, clcone_error *err)
 {
     int nt = (int)m->ntree, *tp = NULL, *tb = NULL, *mark = NULL, *cols = NULL, *bt = NULL, *btp = NULL, nbt = 0;
@@ -77,13 +189,13 @@ clcone_status clcone_mj_structure(const mjModel *m, const int *jp, const int *jc
     mark = clcone_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
     cols = clcone_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
     btp = clcone_calloc((size_t)nb + 1, sizeof *btp, err, "block trees");
-    bt = clcone_calloc((size_t)jp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
+    bt = clcone_calloc((size_t)J->tp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
     if (!tp || !mark || !cols || !btp || !bt) goto out;
     for (int t = 0; t < nt; ++t) mark[t] = -1;
     for (int b = 0; b < nb; ++b) {
         for (int i = row[b]; i < row[b] + nrow[b]; ++i)
-            for (int k = jp[i]; k < jp[i + 1]; ++k) {
-                int t = m->dof_treeid[jc[k]];
+            for (int k = J->tp[i]; k < J->tp[i + 1]; ++k) {
+                int t = J->tt[k];
                 if (mark[t] != b) {
                     mark[t] = b;
                     bt[nbt++] = t;
@@ -146,10 +258,21 @@ out:
     return s;
 }
 
-double clcone_mj_dot(const double *Jd, const double *X, const int *jp, const int *jc, size_t nv, int r, int s)
+/* Row s's X on tree t, or NULL when s is off t (there X is zero). */
+static const double *tree_x(const clcone_mj_rows *J, int s, int t)
+{
+    for (int k = J->tp[s]; k < J->tp[s + 1]; ++k)
+        if (J->tt[k] == t) return J->xv + J->xo[k];
+    return NULL;
+}
+
+double clcone_mj_dot(const clcone_mj_rows *J, int r, int s)
 {
     double v = 0;
-    for (int e = jp[r]; e < jp[r + 1]; ++e) v += Jd[r * nv + jc[e]] * X[s * nv + jc[e]];
+    for (int k = J->tp[r]; k < J->tp[r + 1]; ++k) {
+        const double *x = tree_x(J, s, J->tt[k]);
+        for (int e = J->tb[k]; x && e < J->tb[k + 1]; ++e) v += J->jv[e] * x[J->jc[e]];
+    }
     return v;
 }
 

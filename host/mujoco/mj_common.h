@@ -11,25 +11,37 @@ int clcone_mj_cmp_int(const void *x, const void *y);
 /* A constraint type's name in messages ("joint limit"). */
 const char *clcone_mj_row_kind(int type);
 
-/* The nonzero columns of each row of J (CSR: jp, jc, allocated) and J
- * as dense rows (nefc x nv, zeroed by the caller), from MuJoCo's sparse
- * or dense layout. */
-clcone_status clcone_mj_jacobian(const mjModel *m, const mjData *d, double *Jd, int **jp, int **jc, clcone_error *err);
+/* MuJoCo's J as sparse rows and X = M^-1 J' on each row's kinematic
+ * trees only: M is block-diagonal over the trees, so X's row is zero
+ * elsewhere, and forming it costs the trees' share of M's factor, not nv. */
+typedef struct clcone_mj_rows {
+    int *jp;      /* row i's nonzeros jp[i] .. jp[i+1], columns ascending */
+    int *jc;      /* their columns, counted from their tree's first dof */
+    double *jv;   /* and values */
+    int *tp, *tt; /* row i's trees tt[tp[i] .. tp[i+1]) */
+    int *tb;      /* its nonzeros on tree tt[k]: tb[k] .. tb[k+1] */
+    size_t *xo;   /* X's values on tree tt[k] (its tree_dofnum dofs) at xv + xo[k] */
+    double *xv;
+    double *jqs;  /* J qacc_smooth */
+} clcone_mj_rows;
 
-/* Every MuJoCo input of the problem is finite (R, aref, J qacc_smooth in
- * Jqs, J), else EINVAL naming the row. */
-clcone_status clcone_mj_check_finite(const mjModel *m, const mjData *d, const double *Jd, const double *Jqs,
-                                     const char *label, clcone_error *err);
+/* d's rows from MuJoCo's sparse or dense J, J qacc_smooth, each checked
+ * finite (R, aref, J qacc_smooth, J: EINVAL naming the row), and X by
+ * MuJoCo's factor of M (qLD) on each row's trees, the arithmetic of
+ * mj_solveM. */
+clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_rows *J,
+                                   clcone_error *err);
+void clcone_mj_rows_free(clcone_mj_rows *J);
 
 /* The block-CSR structure of A = J M^-1 J' over nb blocks (block b is
  * rows row[b] .. row[b] + nrow[b] - 1): b and c are coupled when they
  * share a kinematic tree. row_ptr (nb + 1) and col (*nnzb) allocated. */
-clcone_status clcone_mj_structure(const mjModel *m, const int *jp, const int *jc, int nb, const int *row,
+clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int nb, const int *row,
                                   const int *nrow, int **row_ptr, int **col, int *nnzb, clcone_error *err);
 
-/* A_rs = J_r . (M^-1 J_s')_r over row r's nonzero columns (X = M^-1 J',
- * rows of nv). */
-double clcone_mj_dot(const double *Jd, const double *X, const int *jp, const int *jc, size_t nv, int r, int s);
+/* A_rs = J_r . X_s over row r's nonzero columns, in ascending order (the
+ * columns off s's trees, where X_s is zero, left out). */
+double clcone_mj_dot(const clcone_mj_rows *J, int r, int s);
 
 /* s (a failed check of the problem built, its message in err) said of
  * MuJoCo's problem at this state of the model label. */
