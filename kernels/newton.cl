@@ -33,14 +33,13 @@
  * it: none); vecs holds u, phi, the trial point, the best iterate (by
  * contact) and the gradient and direction (by problem); ints the pivots
  * (by problem), then per problem the last mark's iteration, the rescue's
- * length and the phase; ns per problem the best error and the mark's
+ * length and the iteration at which Newton took over (-1 while the
+ * sweeps run), which the host reads; ns per problem the best error and the mark's
  * error. The last five arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
 #define NEWTON_NS 2
 #define NEWTON_NI 3
-#define NEWTON_PHASE_SWEEPS 0
-#define NEWTON_PHASE_NEWTON 1
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
 static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
@@ -320,7 +319,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global real_t *pns = ns + NEWTON_NS * p;
     newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int mark_it = pint[0], burst = pint[1], phase = pint[2];
+    int mark_it = pint[0], burst = pint[1], switched = pint[2];
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
@@ -331,13 +330,13 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         best_e = mark_e = INFINITY;
         mark_it = 0;
         burst = NEWTON_GS_SWEEPS;
-        phase = hybrid ? NEWTON_PHASE_SWEEPS : NEWTON_PHASE_NEWTON;
+        switched = hybrid ? -1 : 0;
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
     /* one call site per function with barriers: POCL copies the code
      * between barriers for each, and its compile time grows with them */
     for (;;) {
-        int ok = 0, stalled, newton = phase == NEWTON_PHASE_NEWTON;
+        int ok = 0, stalled, newton = switched >= 0;
         real_t e;
         if (!newton && it >= it_end) break;
         it += !newton;
@@ -347,7 +346,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         if (newton || cone_is_check(it, check_every, max_iter)) {
             status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
             if (!newton && dense && newton_hybrid_stalled(it, e, tol, price, &mark_it, &mark_e)) {
-                phase = NEWTON_PHASE_NEWTON;
+                switched = it;
                 newton = 1;
                 mark_e = INFINITY;
             }
@@ -389,7 +388,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         state[2 * p + 1] = status;
         pint[0] = mark_it;
         pint[1] = burst;
-        pint[2] = phase;
+        pint[2] = switched;
         pns[0] = best_e;
         pns[1] = mark_e;
     }

@@ -13,7 +13,8 @@
 #include <stdlib.h>
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
- * problem (best error, mark error; mark iteration, rescue length, phase),
+ * problem (best error, mark error; mark iteration, rescue length, the
+ * iteration Newton took over at),
  * as kernels/newton.cl lays them out. */
 #define NEWTON_VECS 18
 #define NEWTON_NS 2
@@ -100,13 +101,33 @@ out:
     return s;
 }
 
+/* The hybrid's sweeps per problem into inner_iters, as the reference
+ * counts them: the iterations before Newton took over, or all of them
+ * (the rescues' sweeps, which the reference adds, are not counted). */
+static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
+{
+    size_t np = (size_t)d->nprob;
+    int *ints = clcone_calloc(NEWTON_NI * np, sizeof *ints, err, "Newton states");
+    cl_int e;
+    if (!ints) return CLCONE_ENOMEM;
+    e = clEnqueueReadBuffer(d->c->queue, d->g_mem[3], CL_TRUE, 3 * (size_t)d->n * sizeof *ints,
+                            NEWTON_NI * np * sizeof *ints, ints, 0, NULL, NULL);
+    for (size_t p = 0; e == CL_SUCCESS && p < np; ++p) {
+        clcone_prob_result *out = &d->res->items[p];
+        out->inner_iters = ints[NEWTON_NI * p + 2] >= 0 ? ints[NEWTON_NI * p + 2] : out->iters;
+    }
+    free(ints);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "reading the hybrid's sweeps");
+}
+
 static clcone_status newton_solve(clcone_dev_batch *d, int hybrid, double *r, clcone_error *err)
 {
     clcone_status s;
     if ((s = clcone_dev_begin(d, r, err))) return s;
     if (!d->k_group && (s = newton_make(d, hybrid, err))) return s;
-    if ((s = clcone_group_set_limits(d, err))) return s;
-    return clcone_group_loop(d, d->k_group, "newton_local", r, err);
+    if ((s = clcone_group_set_limits(d, err)) || (s = clcone_group_loop(d, d->k_group, "newton_local", r, err)))
+        return s;
+    return hybrid ? hybrid_sweeps(d, err) : CLCONE_OK;
 }
 
 clcone_status clcone_dev_newton(clcone_dev_batch *d, double *r, clcone_error *err)
