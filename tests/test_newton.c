@@ -307,6 +307,48 @@ START_TEST(newton_device_solves_every_shared_problem)
 }
 END_TEST
 
+/* Problems parts[0..nb) as one batch on ctx by solver v (tol, max_iter),
+ * twice: each gets the status, iterations, inner iterations, error and
+ * bits it got alone (alone, r), and the runs the same bits. Frees r and
+ * parts. */
+static void batch_is_alone(clcone_context *ctx, clcone_problem *parts, int nb, clcone_solver v, double tol,
+                           int max_iter, const clcone_prob_result *alone, double **r)
+{
+    const clcone_problem *ptr[8];
+    clcone_problem batch;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb[2];
+    ck_assert_int_le(nb, 8);
+    for (int i = 0; i < nb; ++i) ptr[i] = &parts[i];
+    ck_assert(clcone_batch_concat(ptr, nb, &batch, &e) == CLCONE_OK);
+    clcone_options_default(&o);
+    o.solver = v;
+    o.tol = tol;
+    o.max_iter = max_iter;
+    for (int run = 0; run < 2; ++run) {
+        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
+        for (int i = 0; i < nb; ++i) {
+            ck_assert_int_eq(res.items[i].status, alone[i].status);
+            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+            ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
+            ck_assert_double_eq(res.items[i].error, alone[i].error);
+            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        }
+        clcone_result_free(&res);
+    }
+    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+    for (int i = 0; i < nb; ++i) {
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    free(rb[0]);
+    free(rb[1]);
+    clcone_problem_free(&batch);
+}
+
 /* Problems of a batch converge each on its own work-group: the same
  * steps and the same bits as alone, and a second solve repeats them. */
 START_TEST(newton_device_batch_is_alone_and_repeats)
@@ -314,40 +356,14 @@ START_TEST(newton_device_batch_is_alone_and_repeats)
     static const char *const names[3] = {"BoxesStack1-i100000-32.hdf5.dat", "Rover1040.dat",
                                          "OneObject-i100000-499.hdf5.dat"};
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    clcone_problem parts[3], batch;
-    const clcone_problem *ptr[3] = {&parts[0], &parts[1], &parts[2]};
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    double *rb[2], *r[3];
+    clcone_problem parts[3];
+    double *r[3];
     clcone_prob_result alone[3];
-    for (int i = 0; i < 3; ++i)
-        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
-    ck_assert(clcone_batch_concat(ptr, 3, &batch, &e) == CLCONE_OK);
-    clcone_options_default(&o);
-    o.solver = CLCONE_SOLVER_NEWTON;
-    o.tol = 1e-8;
-    o.max_iter = NEWTON_STEP_CAP;
-    for (int run = 0; run < 2; ++run) {
-        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
-        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
-        for (int i = 0; i < 3; ++i) {
-            ck_assert_int_eq(alone[i].status, CLCONE_CONVERGED);
-            ck_assert_int_eq(res.items[i].status, CLCONE_CONVERGED);
-            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
-            ck_assert_double_eq(res.items[i].error, alone[i].error);
-            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
-        }
-        clcone_result_free(&res);
-    }
-    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
     for (int i = 0; i < 3; ++i) {
-        free(r[i]);
-        clcone_problem_free(&parts[i]);
+        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
+        ck_assert_int_eq(alone[i].status, CLCONE_CONVERGED);
     }
-    free(rb[0]);
-    free(rb[1]);
-    clcone_problem_free(&batch);
+    batch_is_alone(ctx, parts, 3, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -481,12 +497,8 @@ START_TEST(hybrid_device_batch_switches_per_problem)
     static const char *const names[2] = {"BoxesStack1-i100000-32.hdf5.dat", "Capsules-i125-1213.hdf5"};
     enum { NB = 3, CAP = 3000 }; /* Capsules-i125-1213 takes 2,360 sweeps */
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    clcone_problem parts[NB], batch;
-    const clcone_problem *ptr[NB] = {&parts[0], &parts[1], &parts[2]};
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    double *rb[2], *r[NB], *rc;
+    clcone_problem parts[NB];
+    double *r[NB], *rc;
     clcone_prob_result alone[NB], cgs;
     for (int i = 0; i < 2; ++i)
         alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_DEFAULT, 1e-8, CAP, &parts[i], &r[i]);
@@ -504,30 +516,32 @@ START_TEST(hybrid_device_batch_switches_per_problem)
     ck_assert_int_eq(alone[2].status, cgs.status);
     ck_assert(memcmp(r[2], rc, sizeof(double) * 3 * (size_t)parts[2].n) == 0);
     assert_finite(r[2], 3 * parts[2].n);
-    ck_assert(clcone_batch_concat(ptr, NB, &batch, &e) == CLCONE_OK);
-    clcone_options_default(&o);
-    o.tol = 1e-8;
-    o.max_iter = CAP;
-    for (int run = 0; run < 2; ++run) {
-        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
-        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
-        for (int i = 0; i < NB; ++i) {
-            ck_assert_int_eq(res.items[i].status, alone[i].status);
-            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
-            ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
-            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
-        }
-        clcone_result_free(&res);
-    }
-    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
-    for (int i = 0; i < NB; ++i) {
-        free(r[i]);
-        clcone_problem_free(&parts[i]);
-    }
     free(rc);
-    free(rb[0]);
-    free(rb[1]);
-    clcone_problem_free(&batch);
+    batch_is_alone(ctx, parts, NB, CLCONE_SOLVER_DEFAULT, 1e-8, CAP, alone, r);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* In float the hybrid switches too, below 1e-6: OneObject-i100000-499
+ * hands over to Newton after its sweeps and reaches 1e-7 (cgs alone:
+ * 1,960 sweeps to 1e-8 in double), Confeti-ex03 finishes with the
+ * sweeps; in a batch each as alone. */
+START_TEST(hybrid_device_float_switches)
+{
+    static const char *const names[2] = {"OneObject-i100000-499.hdf5.dat", "Confeti-ex03-Fc3D-SBM.dat"};
+    enum { CAP = 3000 };
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_problem parts[2];
+    double *r[2];
+    clcone_prob_result alone[2];
+    for (int i = 0; i < 2; ++i) {
+        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_DEFAULT, 1e-7, CAP, &parts[i], &r[i]);
+        ck_assert_msg(alone[i].status == CLCONE_CONVERGED, "%s: %s", names[i], alone[i].reason);
+        ck_assert_double_le(clcone_error_coulomb(&parts[i], r[i], 0, parts[i].n, NULL), 1e-7);
+    }
+    ck_assert_int_lt(alone[0].inner_iters, alone[0].iters);
+    ck_assert_int_eq(alone[1].inner_iters, alone[1].iters);
+    batch_is_alone(ctx, parts, 2, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -554,6 +568,7 @@ Suite *suite_newton(void)
     tcase_add_loop_test(t, hybrid_device_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
     tcase_add_test(t, hybrid_device_is_cgs_where_cgs_suffices);
     tcase_add_test(t, hybrid_device_batch_switches_per_problem);
+    tcase_add_test(t, hybrid_device_float_switches);
     suite_add_tcase(s, t);
     return s;
 }
