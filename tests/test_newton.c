@@ -349,6 +349,19 @@ static void batch_is_alone(clcone_context *ctx, clcone_problem *parts, int nb, c
     clcone_problem_free(&batch);
 }
 
+/* Shared problems names[0..n) alone on ctx by solver v (tol, cap) into
+ * parts, r and alone; each must converge, to tol by clcone's own measure
+ * in double too. */
+static void solve_each(clcone_context *ctx, const char *const *names, int n, clcone_solver v, double tol, int cap,
+                       clcone_problem *parts, double **r, clcone_prob_result *alone)
+{
+    for (int i = 0; i < n; ++i) {
+        alone[i] = solve_shared(ctx, names[i], v, tol, cap, &parts[i], &r[i]);
+        ck_assert_msg(alone[i].status == CLCONE_CONVERGED, "%s: %s", names[i], alone[i].reason);
+        ck_assert_double_le(clcone_error_coulomb(&parts[i], r[i], 0, parts[i].n, NULL), tol);
+    }
+}
+
 /* Problems of a batch converge each on its own work-group: the same
  * steps and the same bits as alone, and a second solve repeats them. */
 START_TEST(newton_device_batch_is_alone_and_repeats)
@@ -359,10 +372,7 @@ START_TEST(newton_device_batch_is_alone_and_repeats)
     clcone_problem parts[3];
     double *r[3];
     clcone_prob_result alone[3];
-    for (int i = 0; i < 3; ++i) {
-        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, &parts[i], &r[i]);
-        ck_assert_int_eq(alone[i].status, CLCONE_CONVERGED);
-    }
+    solve_each(ctx, names, 3, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, parts, r, alone);
     batch_is_alone(ctx, parts, 3, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, alone, r);
     clcone_context_free(ctx);
 }
@@ -534,11 +544,7 @@ START_TEST(hybrid_device_float_switches)
     clcone_problem parts[2];
     double *r[2];
     clcone_prob_result alone[2];
-    for (int i = 0; i < 2; ++i) {
-        alone[i] = solve_shared(ctx, names[i], CLCONE_SOLVER_DEFAULT, 1e-7, CAP, &parts[i], &r[i]);
-        ck_assert_msg(alone[i].status == CLCONE_CONVERGED, "%s: %s", names[i], alone[i].reason);
-        ck_assert_double_le(clcone_error_coulomb(&parts[i], r[i], 0, parts[i].n, NULL), 1e-7);
-    }
+    solve_each(ctx, names, 2, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, parts, r, alone);
     ck_assert_int_lt(alone[0].inner_iters, alone[0].iters);
     ck_assert_int_eq(alone[1].inner_iters, alone[1].iters);
     batch_is_alone(ctx, parts, 2, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, alone, r);
