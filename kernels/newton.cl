@@ -20,28 +20,26 @@
  * whole-problem kernels' check (group_check), after every Newton step,
  * iteration 0 being the start, as on the reference.
  *
+ * The hybrid (`hybrid` set, the device's default for coulomb below
+ * 1e-6) first runs coloured Gauss-Seidel sweeps, CGS's own (group_solve.cl,
+ * the same bits), checked on the solver schedule, and hands a problem
+ * over to Newton when the reference's stall rule says so
+ * (newton_hybrid_stalled); each work-group decides for its problem. A
+ * problem the host gave no dense scratch (too large) stays with the
+ * sweeps.
+ *
  * Scratch: problem p's J, F (factors) and J'J, m x m each (m = 3 n_p),
- * lie one after another in mats from the sum of the earlier problems'
- * 3 m^2; vecs holds u, phi, the trial point, the best iterate (by
+ * lie one after another in mats from mat_off[p] (mat_off[p + 1] equal to
+ * it: none); vecs holds u, phi, the trial point, the best iterate (by
  * contact) and the gradient and direction (by problem); ints the pivots
- * (by problem), then per problem the last mark's iteration and the
- * rescue's length; ns per problem the best error and the mark's error.
- * The last five arguments are those of group_solve_local; check_every is
- * unused, as every Newton step is checked. */
+ * (by problem), then per problem the last mark's iteration, the rescue's
+ * length and the iteration at which Newton took over (-1 while the
+ * sweeps run), which the host reads; ns per problem the best error and the mark's
+ * error. The last five arguments are those of group_solve_local;
+ * check_every is the sweeps' schedule, as every Newton step is checked. */
 
 #define NEWTON_NS 2
-#define NEWTON_NI 2
-
-/* Problem p's offset in mats: 3 m^2 per earlier problem. */
-static ulong newton_mats_offset(__global const int *prob_off, int p)
-{
-    ulong off = 0;
-    for (int k = 0; k < p; ++k) {
-        ulong m = 3 * (ulong)(prob_off[k + 1] - prob_off[k]);
-        off += 3 * m * m;
-    }
-    return off;
-}
+#define NEWTON_NI 3
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
 static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
@@ -241,6 +239,20 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
     group_barrier();
 }
 
+/* The Gauss-Seidel update of contact c in r, the exact one-contact solve
+ * of NSGS at sweep `sweep` (local_gs_contact without the step, which
+ * coulomb does not use). */
+static void newton_gs_contact(const newton_in *P, __global real_t *r, int c, int sweep)
+{
+    real_t D[9], b[3], x[3];
+    cone_load9(P->W + 9 * P->diag[c], D);
+    cone_load3(P->q + 3 * c, b);
+    row_product(P->row_ptr, P->col, P->W, r, c, 1, b);
+    cone_load3(r + 3 * c, x);
+    cone_gs_update(CONE_MODEL_COULOMB, 0, 0, P->mu[c], 0, sweep, D, b, x);
+    cone_store3(r + 3 * c, x);
+}
+
 /* `len` Gauss-Seidel sweeps of NSGS over the problem by lane 0, in
  * contact order (a rescue, rare enough that its order matters more than
  * its lanes). */
@@ -248,16 +260,23 @@ static void newton_rescue(const newton_in *P, __global real_t *r, int len)
 {
     if (get_local_id(0) == 0)
         for (int s = 1; s <= len; ++s)
-            for (int c = P->c0; c < P->c1; ++c) {
-                real_t D[9], b[3], x[3];
-                cone_load9(P->W + 9 * P->diag[c], D);
-                cone_load3(P->q + 3 * c, b);
-                row_product(P->row_ptr, P->col, P->W, r, c, 1, b);
-                cone_load3(r + 3 * c, x);
-                cone_gs_update(CONE_MODEL_COULOMB, 0, 0, P->mu[c], 0, s, D, b, x);
-                cone_store3(r + 3 * c, x);
-            }
+            for (int c = P->c0; c < P->c1; ++c) newton_gs_contact(P, r, c, s);
     group_barrier();
+}
+
+/* `sweeps` (0 or 1) coloured Gauss-Seidel sweeps, number `it`, over
+ * problem p: the contacts of a colour share no W block, so the lanes
+ * update them at once, as CGS does (group_sweep in group_solve.cl). */
+static void newton_cgs_sweep(const newton_in *P, int p, __global const int *prob_colors,
+                             __global const int *color_ptr, __global const int *order, __global real_t *r,
+                             int sweeps, int it)
+{
+    int l = get_local_id(0), nl = get_local_size(0);
+    for (int s = 0; s < sweeps; ++s)
+        for (int k = prob_colors[p]; k < prob_colors[p + 1]; ++k) {
+            for (int i = color_ptr[k] + l; i < color_ptr[k + 1]; i += nl) newton_gs_contact(P, r, order[i], it);
+            group_barrier();
+        }
 }
 
 /* The error at iteration it (group_check) into *e, read before the last
@@ -278,28 +297,31 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
     return status;
 }
 
-__kernel void newton_local(__global const int *prob_off, __global const int *row_ptr, __global const int *col,
-                           __global const real_t *W, __global const int *diag, __global const real_t *q,
-                           __global const real_t *mu, __global real_t *r, __global real_t *mats,
+__kernel void newton_local(__global const int *prob_off, __global const ulong *mat_off,
+                           __global const int *row_ptr, __global const int *col, __global const real_t *W,
+                           __global const int *diag, __global const real_t *q, __global const real_t *mu,
+                           __global const int *prob_colors, __global const int *color_ptr,
+                           __global const int *order, __global real_t *r, __global real_t *mats,
                            __global real_t *vecs, __global int *ints, __global real_t *ns,
-                           __global int *state, __global real_t *error, int max_iter, int check_every,
-                           real_t tol, int restart, int budget)
+                           __global int *state, __global real_t *error, int hybrid, int max_iter,
+                           int check_every, real_t tol, int restart, int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG], scal;
     __local int verdict, flag;
     int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int N = prob_off[get_num_groups(0)], c0 = prob_off[p], c1 = prob_off[p + 1], m = 3 * (c1 - c0);
+    int dense = mat_off[p + 1] > mat_off[p];
     ulong mm = (ulong)m * (ulong)m;
-    __global real_t *J = mats + newton_mats_offset(prob_off, p), *F = J + mm, *JtJ = F + mm;
+    __global real_t *J = mats + mat_off[p], *F = J + mm, *JtJ = F + mm;
     __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
     __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0;
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
     __global real_t *pns = ns + NEWTON_NS * p;
     newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int mark_it = pint[0], burst = pint[1];
+    int mark_it = pint[0], burst = pint[1], switched = pint[2];
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
-    (void)check_every;
+    real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
     if (restart) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
@@ -308,21 +330,34 @@ __kernel void newton_local(__global const int *prob_off, __global const int *row
         best_e = mark_e = INFINITY;
         mark_it = 0;
         burst = NEWTON_GS_SWEEPS;
+        switched = hybrid ? -1 : 0;
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
     /* one call site per function with barriers: POCL copies the code
      * between barriers for each, and its compile time grows with them */
     for (;;) {
-        int ok = 0, stalled;
+        int ok = 0, stalled, newton = switched >= 0;
         real_t e;
+        if (!newton && it >= it_end) break;
+        it += !newton;
+        newton_cgs_sweep(&P, p, prob_colors, color_ptr, order, r, !newton, it);
         /* a launch after the first measures again the iterate the last
          * one measured: the same error, and no new mark */
-        status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
-        if (e <= (real_t)0.5 * mark_e) {
-            mark_e = e;
-            mark_it = it;
+        if (newton || cone_is_check(it, check_every, max_iter)) {
+            status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
+            if (!newton && dense && newton_hybrid_stalled(it, e, tol, price, &mark_it, &mark_e)) {
+                switched = it;
+                newton = 1;
+                mark_e = INFINITY;
+            }
+            if (newton && e <= (real_t)0.5 * mark_e) {
+                mark_e = e;
+                mark_it = it;
+            }
+            if (status != CONE_GROUP_RUNNING) break;
         }
-        if (status != CONE_GROUP_RUNNING || it >= it_end) break;
+        if (!newton) continue;
+        if (it >= it_end) break;
         psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
         tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
         /* Newton's direction, then Levenberg-Marquardt's */
@@ -353,6 +388,7 @@ __kernel void newton_local(__global const int *prob_off, __global const int *row
         state[2 * p + 1] = status;
         pint[0] = mark_it;
         pint[1] = burst;
+        pint[2] = switched;
         pns[0] = best_e;
         pns[1] = mark_e;
     }

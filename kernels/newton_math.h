@@ -21,6 +21,45 @@
 #define NEWTON_GS_SWEEPS 50
 #define NEWTON_GS_MAX_SWEEPS (1 << 20)
 
+/* The hybrid (first-order sweeps, then Newton): the Newton steps it
+ * expects to need (the shared problems took 1-51), to price Newton in
+ * sweeps. */
+#define NEWTON_EXPECTED_STEPS 30
+
+/* The hybrid's price of Newton in Gauss-Seidel sweeps, for m unknowns and
+ * `blocks` stored W blocks: NEWTON_EXPECTED_STEPS factorisations of m^3/3
+ * multiply-adds against a sweep's 9 per stored W entry. On a device the
+ * lanes share both alike (the rows below a pivot, the contacts of a
+ * colour), and one lane (a CPU device) runs both as the reference does,
+ * so the price is the reference's there too. */
+CONE_FN real_t newton_hybrid_budget(int m, int blocks)
+{
+    real_t mr = (real_t)m;
+    return (real_t)NEWTON_EXPECTED_STEPS * (mr * mr * mr / 3) / (81 * (real_t)blocks + 1);
+}
+
+/* The hybrid's stall rule at a check of its first phase (iteration it,
+ * error e), marks at each doubling of the iterations (*mark_it, *mark_e;
+ * 0 and anything at the start): once the sweeps have spent the budget,
+ * progress counts as stalled when, at the pace of the last doubling,
+ * reaching tol would cost another budget. Spending the budget first (as
+ * in ski rental) keeps the sweeps where a plateau ends by itself
+ * (Capsules-i100-1090 sits at 1.1e-7 from sweep 400 to 3,200 and
+ * converges at 4,730; switching at the plateau cost 10x). */
+CONE_FN int newton_hybrid_stalled(int it, real_t e, real_t tol, real_t budget, CONE_PRIV int *mark_it,
+                                  CONE_PRIV real_t *mark_e)
+{
+    int stalled = 0;
+    if (it < 2 * *mark_it) return 0;
+    if (*mark_it > 0) {
+        real_t pace = log(*mark_e / e) / (it - *mark_it); /* decades (base e) a sweep */
+        stalled = it >= budget && (!(pace > 0) || log(e / tol) / pace > budget);
+    }
+    *mark_it = it;
+    *mark_e = e;
+    return stalled;
+}
+
 /* rho (normal, tangential) of a contact from its diagonal W entries:
  * 2 / W_nn and 2 / the mean tangential diagonal, 1 where that is not
  * positive (a contact W leaves unconstrained). */

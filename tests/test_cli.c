@@ -255,13 +255,13 @@ START_TEST(library_and_cli_share_defaults)
     ck_assert(res.items[0].error <= 1e-5);
     clcone_result_free(&res);
     clcone_options_resolve(&o, c);
-    ck_assert(o.solver == CLCONE_SOLVER_CGS && o.tol == 1e-5);
+    ck_assert(o.solver == CLCONE_SOLVER_HYBRID && o.tol == 1e-5);
     clcone_options_default(&o);
     clcone_options_resolve(&o, NULL);
     ck_assert(o.solver == CLCONE_SOLVER_HYBRID && o.tol == 1e-8);
     snprintf(args, sizeof args, "solve '%s'", test_problem_path("Rover4396.dat"));
     ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
-    ck_assert(strstr(out_buf, "solver cgs") && strstr(out_buf, "tol 1.0e-05"));
+    ck_assert(strstr(out_buf, "solver hybrid") && strstr(out_buf, "tol 1.0e-05"));
     free(r);
     clcone_problem_free(&p);
     clcone_context_free(c);

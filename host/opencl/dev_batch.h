@@ -128,6 +128,15 @@ clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group
  * buffers, the solve's stopping rule into the arguments, and its launches
  * until every problem has stopped, with the results and r filled. */
 clcone_status clcone_group_alloc_states(clcone_dev_batch *d, clcone_error *err);
+/* Whether a local-form batch is solved by the whole-problem kernels. */
+int clcone_group_fits(const clcone_dev_batch *d);
+/* Per-problem colour classes for the whole-problem kernels: the batch
+ * colouring (h->color_ptr, h->order) regrouped so that problem p's
+ * colours are slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its
+ * contacts of that colour in index order. The colouring is greedy in
+ * index order, so a problem's colours are those it gets alone. */
+clcone_status clcone_group_colors(const clcone_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+                                  clcone_error *err);
 clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err);
 clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err);
 

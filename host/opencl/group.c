@@ -18,12 +18,7 @@
 #define GROUP_MAX_CONTACTS_CPU 16384
 #define GROUP_MAX_CONTACTS_GPU 4096
 
-/* Per-problem colour classes for group_solve_local: the batch colouring
- * (h->color_ptr, h->order) regrouped so that problem p's colours are
- * slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its contacts of
- * that colour in index order. The colouring is greedy in index order, so
- * a problem's colours are those it gets alone. */
-static clcone_status group_colors(const clcone_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+clcone_status clcone_group_colors(const clcone_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err)
 {
     int n = h->n, np = h->nprob;
@@ -62,8 +57,7 @@ out:
     return s;
 }
 
-/* Whether a local-form batch is solved by the whole-problem kernels. */
-static int group_fits(const clcone_dev_batch *d)
+int clcone_group_fits(const clcone_dev_batch *d)
 {
     /* they check on the device and keep no history */
     if (d->body.nb || d->o->history) return 0;
@@ -186,7 +180,7 @@ static clcone_status group_make(clcone_dev_batch *d, enum clcone_group_kind kind
     cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
     clcone_status s;
-    if ((s = group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if ((s = clcone_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
     if ((s = clcone_dev_local_diag(d, &m[0], err))
         || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &m[1],
                                  err))
@@ -264,7 +258,7 @@ clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group
 {
     clcone_status s;
     if ((s = clcone_dev_begin(d, r, err))) return s;
-    if (group != CLCONE_GROUP_NONE && group_fits(d)) return group_solve(d, group, r, err);
+    if (group != CLCONE_GROUP_NONE && clcone_group_fits(d)) return group_solve(d, group, r, err);
     s = loop(d, err);
     if (!s) {
         cl_int e = clFinish(d->c->queue);

@@ -1,19 +1,26 @@
-/* Semismooth Newton for coulomb on the device: one work-group per problem
- * runs kernels/newton.cl (the reference's method, host/ref/newton.c), on
- * the whole-problem kernels' launches (opencl/group.c). Its dense
- * matrices live in global memory, 3 (3n)^2 reals a problem, so problems
- * are held to the reference's limit. */
+/* Semismooth Newton for coulomb on the device, alone (newton) or after
+ * coloured Gauss-Seidel sweeps (hybrid, the device's default): one
+ * work-group per problem runs kernels/newton.cl (the reference's method,
+ * host/ref/newton.c), on the whole-problem kernels' launches
+ * (opencl/group.c). Its dense matrices live in global memory, 3 (3n)^2
+ * reals a problem: newton holds problems to the reference's limit; the
+ * hybrid gives them to the problems within it while the batch's total
+ * stays within the device's largest allocation and a quarter of its
+ * memory, and lets the others finish with the sweeps. */
 #include "opencl/dev_batch.h"
 #include "ref/reference.h"
 
+#include <stdlib.h>
+
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
- * problem (best error, mark error; mark iteration, rescue length), as
- * kernels/newton.cl lays them out. */
+ * problem (best error, mark error; mark iteration, rescue length, the
+ * iteration Newton took over at),
+ * as kernels/newton.cl lays them out. */
 #define NEWTON_VECS 18
 #define NEWTON_NS 2
-#define NEWTON_NI 2
+#define NEWTON_NI 3
 
-clcone_dev_fn clcone_dev_newton;
+clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs;
 
 /* Why the batch cannot run newton on the device, or 0. */
 static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
@@ -34,36 +41,106 @@ static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* The kernel and its scratch, made at the first solve and kept. */
-static clcone_status newton_make(clcone_dev_batch *d, clcone_error *err)
+/* Each problem's offset in reals of its dense scratch (off[nprob] the
+ * total): 3 m^2 for a problem within the contact limit, in batch order
+ * while the total stays within `most` reals (newton: no cap), else none. */
+static cl_ulong *newton_scratch(const clcone_dev_batch *d, cl_ulong most, clcone_error *err)
+{
+    cl_ulong *off = clcone_calloc((size_t)d->nprob + 1, sizeof *off, err, "Newton scratch offsets");
+    for (int k = 0; off && k < d->nprob; ++k) {
+        int n = d->h.prob_off[k + 1] - d->h.prob_off[k];
+        cl_ulong m = 3 * (cl_ulong)n, need = 3 * m * m;
+        off[k + 1] = off[k] + (n <= CLCONE_NEWTON_REF_MAX_CONTACTS && off[k] + need <= most ? need : 0);
+    }
+    return off;
+}
+
+/* The kernel and its scratch, made at the first solve and kept: m[0]
+ * diagonal positions, m[1] the dense matrices, m[2] the vectors, m[3]
+ * pivots and per-problem integers, m[4] the matrices' offsets, m[5..7]
+ * the per-problem colours of the sweeps. */
+static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *err)
 {
     clcone_context *c = d->c;
-    size_t mats = 0, n = (size_t)d->n, np = (size_t)d->nprob;
-    int budget = 0, check = 1, max_iter = 0;
+    size_t n = (size_t)d->n, np = (size_t)d->nprob;
+    int budget = 0, check = 1, max_iter = 0, *pcol = NULL, *gptr = NULL, *gorder = NULL;
+    cl_ulong cap = c->info.global_mem / 4 < c->info.max_alloc ? c->info.global_mem / 4 : c->info.max_alloc;
+    cl_ulong *off = newton_scratch(d, hybrid ? cap / c->real_size : (cl_ulong)-1, err);
     kreal tol = KREAL(0);
     cl_mem *m = d->g_mem;
-    clcone_status s;
-    for (int k = 0; k < d->nprob; ++k) {
-        size_t dim = 3 * (size_t)(d->h.prob_off[k + 1] - d->h.prob_off[k]);
-        mats += 3 * dim * dim;
-    }
-    if ((s = clcone_dev_local_diag(d, &m[0], err)) || (s = clcone_buf_alloc(c, mats * c->real_size, &m[1], err))
+    clcone_status s = CLCONE_ENOMEM;
+    cl_int e;
+    if (!off || (s = clcone_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    /* one real at least: a batch of sweeps only has no matrices */
+    if ((s = clcone_dev_local_diag(d, &m[0], err))
+        || (s = clcone_buf_alloc(c, (off[np] + 1) * c->real_size, &m[1], err))
         || (s = clcone_buf_alloc(c, NEWTON_VECS * n * c->real_size, &m[2], err))
         || (s = clcone_buf_alloc(c, (3 * n + NEWTON_NI * np) * sizeof(int), &m[3], err))
+        || (s = clcone_buf_alloc(c, (np + 1) * sizeof *off, &m[4], err))
+        || (s = clcone_buf_ints(c, pcol, np + 1, &m[5], err))
+        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[6], err))
+        || (s = clcone_buf_ints(c, gorder, n, &m[7], err))
         || (s = clcone_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
         || (s = clcone_group_alloc_states(d, err)) || (s = clcone_kernel(c, "newton_local", &d->k_group, err)))
-        return s;
+        goto out;
+    e = clEnqueueWriteBuffer(c->queue, m[4], CL_TRUE, 0, (np + 1) * sizeof *off, off, 0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+        s = clcone_cl_fail(err, e, "writing the Newton scratch offsets");
+        goto out;
+    }
     /* the stopping rule, restart and budget are set per solve and launch */
-    return SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
-                    KM(m[0]), KM(d->q), KM(d->mu), KM(d->r), KM(m[1]), KM(m[2]), KM(m[3]), KM(d->g_theta),
-                    KM(d->g_state), KM(d->g_err), KI(max_iter), KI(check), KR(c, tol), KI(budget), KI(budget));
+    s = SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
+                 KM(m[0]), KM(d->q), KM(d->mu), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]), KM(m[2]),
+                 KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(hybrid), KI(max_iter), KI(check),
+                 KR(c, tol), KI(budget), KI(budget));
+out:
+    free(off);
+    free(pcol);
+    free(gptr);
+    free(gorder);
+    return s;
+}
+
+/* The hybrid's sweeps per problem into inner_iters, as the reference
+ * counts them: the iterations before Newton took over, or all of them
+ * (the rescues' sweeps, which the reference adds, are not counted). */
+static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
+{
+    size_t np = (size_t)d->nprob;
+    int *ints = clcone_calloc(NEWTON_NI * np, sizeof *ints, err, "Newton states");
+    cl_int e;
+    if (!ints) return CLCONE_ENOMEM;
+    e = clEnqueueReadBuffer(d->c->queue, d->g_mem[3], CL_TRUE, 3 * (size_t)d->n * sizeof *ints,
+                            NEWTON_NI * np * sizeof *ints, ints, 0, NULL, NULL);
+    for (size_t p = 0; e == CL_SUCCESS && p < np; ++p) {
+        clcone_prob_result *out = &d->res->items[p];
+        out->inner_iters = ints[NEWTON_NI * p + 2] >= 0 ? ints[NEWTON_NI * p + 2] : out->iters;
+    }
+    free(ints);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "reading the hybrid's sweeps");
+}
+
+static clcone_status newton_solve(clcone_dev_batch *d, int hybrid, double *r, clcone_error *err)
+{
+    clcone_status s;
+    if ((s = clcone_dev_begin(d, r, err))) return s;
+    if (!d->k_group && (s = newton_make(d, hybrid, err))) return s;
+    if ((s = clcone_group_set_limits(d, err)) || (s = clcone_group_loop(d, d->k_group, "newton_local", r, err)))
+        return s;
+    return hybrid ? hybrid_sweeps(d, err) : CLCONE_OK;
 }
 
 clcone_status clcone_dev_newton(clcone_dev_batch *d, double *r, clcone_error *err)
 {
-    clcone_status s;
-    if ((s = newton_refuse(d, err)) || (s = clcone_dev_begin(d, r, err))) return s;
-    if (!d->k_group && (s = newton_make(d, err))) return s;
-    if ((s = clcone_group_set_limits(d, err))) return s;
-    return clcone_group_loop(d, d->k_group, "newton_local", r, err);
+    clcone_status s = newton_refuse(d, err);
+    return s ? s : newton_solve(d, 0, r, err);
+}
+
+/* The hybrid is CGS where Newton has nothing to add (tol >= 1e-6, as on
+ * the reference) or where the batch does not run on the whole-problem
+ * kernels (scenes, --plot, problems beyond their size), bit for bit. */
+clcone_status clcone_dev_hybrid(clcone_dev_batch *d, double *r, clcone_error *err)
+{
+    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clcone_group_fits(d)) return clcone_dev_cgs(d, r, err);
+    return newton_solve(d, 1, r, err);
 }

@@ -64,10 +64,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Newton steps the hybrid expects to need (the shared problems took
- * 1-51), to price Newton in sweeps. */
-#define NEWTON_EXPECTED_STEPS 30
-
 typedef struct newton {
     const clcone_problem *p;
     int c0, n, m;
@@ -350,14 +346,9 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
     return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
 }
 
-/* The hybrid's first phase: NSGS watched at its checks. Once it has spent
- * Newton's expected cost in sweeps (budget), progress counts as stalled
- * when, at the pace of the last doubling of sweeps, reaching the tolerance
- * would cost another budget; then stop is raised, which the sweeps' loop
- * reads as its cancel flag. Spending the budget first (as in ski rental)
- * keeps NSGS where a plateau ends by itself (Capsules-i100-1090 sits at
- * 1.1e-7 from sweep 400 to 3,200 and converges at 4,730; switching at
- * the plateau cost 10x) and costs BoxesStack1 and OneObject little. */
+/* The hybrid's first phase: NSGS watched at its checks by the stall
+ * rule (newton_hybrid_stalled, kernels/newton_math.h); a stall raises
+ * stop, which the sweeps' loop reads as its cancel flag. */
 typedef struct hybrid {
     const clcone_options *o;
     double budget, mark_e;
@@ -369,30 +360,22 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
 {
     hybrid *H = state;
     (void)err;
-    if (clcone_cancelled(H->o)) H->stop = 1;
-    if (it < 2 * H->mark_it) return CLCONE_OK;
-    if (H->mark_it > 0) {
-        double pace = log(H->mark_e / e) / (it - H->mark_it); /* decades (base e) a sweep */
-        if (it >= H->budget && (!(pace > 0) || log(e / H->o->tol) / pace > H->budget)) H->stop = 1;
-    }
-    H->mark_it = it;
-    H->mark_e = e;
+    if (clcone_cancelled(H->o) || newton_hybrid_stalled(it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e))
+        H->stop = 1;
     return CLCONE_OK;
 }
 
 clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                         double *r, clcone_prob_result *out, clcone_error *err)
 {
-    int m = 3 * (c1 - c0);
-    double blocks = p->row_ptr[c1] - p->row_ptr[c0], t0 = clcone_now_ms();
+    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0];
+    double t0 = clcone_now_ms();
     hybrid H = {o, 0, INFINITY, 0, 0};
     clcone_options first = *o;
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
         return clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err);
-    /* Newton's cost in sweeps: NEWTON_EXPECTED_STEPS factorisations of
-     * m^3/3 multiply-adds against a sweep's 9 per stored W entry */
-    H.budget = NEWTON_EXPECTED_STEPS * ((double)m * m * m / 3) / (9 * 9 * blocks + 1);
+    H.budget = newton_hybrid_budget(m, blocks);
     first.cancel = &H.stop;
     if ((s = clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err))) return s;
     out->inner_iters = out->iters;

@@ -24,7 +24,7 @@ _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clc
 /* The device entries (opencl/multi_launch.c, opencl/newton_device.c),
  * each declared with its type so that the compiler checks it against its
  * definition. */
-clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd, clcone_dev_newton;
+clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd, clcone_dev_newton, clcone_dev_hybrid;
 
 enum { REF = 1, DEV = 2 };
 
@@ -43,11 +43,12 @@ enum { REF = 1, DEV = 2 };
  * Newton on body velocities and takes no solver: its row's solver is
  * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
 static const clcone_contract_row ROWS[] = {
-    ROW(COULOMB, HYBRID, REF, REF, clcone_ref_hybrid_coulomb, NULL, GS_COULOMB,
-        "nsgs until its pace stalls, then newton to polish (nsgs alone at tol >= 1e-6)"),
+    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid_coulomb, clcone_dev_hybrid, GS_COULOMB,
+        "nsgs (cgs on devices) until its pace stalls, then newton to polish; the sweeps alone at tol >= 1e-6 "
+        "and where newton cannot go"),
     ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
-    ROW(COULOMB, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
+    ROW(COULOMB, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
         "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
     ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_COULOMB,
         "projected Jacobi with steps from a bound on W"),
