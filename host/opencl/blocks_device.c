@@ -244,9 +244,3 @@ out:
     bdev_free(&D);
     return s;
 }
-
-clcone_status clcone_dev_blocks(clcone_context *c, const clcone_bproblem *p, const clcone_options *o, double *f,
-                                clcone_prob_result *res, clcone_error *err)
-{
-    return clcone_dev_blocks_batch(c, 1, &p, o, &f, res, err);
-}

@@ -50,12 +50,12 @@ clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone
     CLCONE_REQUIRE(err, res);
     if (K < 1) return clcone_fail(err, CLCONE_EINVAL, "a batch of %d general-block problems: need at least one", K);
     memset(res, 0, sizeof *res * (size_t)K);
-    if ((s = resolve_options(ctx, o, &oo, err))) return s;
     for (int k = 0; k < K; ++k) {
         CLCONE_REQUIRE(err, p[k]);
         CLCONE_REQUIRE(err, f[k]);
         if ((s = clcone_bproblem_validate(p[k], err))) return problem_failed(s, K, k, failed, err);
     }
+    if ((s = resolve_options(ctx, o, &oo, err))) return s;
     if (ctx) return clcone_dev_blocks_batch(ctx, K, p, &oo, f, res, err);
     for (int k = 0; k < K; ++k)
         if ((s = clcone_ref_blocks(p[k], &oo, f[k], &res[k], err))) return problem_failed(s, K, k, failed, err);
