@@ -1,9 +1,12 @@
 /* needs: cone.h block_sets.h */
 /* APGD on the general-block problem's scaled problem (core/blocks.h), as
- * the reference runs it (ref/blocks_ref.c), a launch per stage: W x + q
- * and the projected step one work-item per block, the momentum one per
- * row. Kernels read and write the blocks' rows in global memory
- * (block_sets.h says why). */
+ * the reference runs it (ref/blocks_ref.c), a launch per stage over a
+ * batch of problems concatenated block-diagonally (clcone_bproblem_concat):
+ * W x + q, the momentum and the projected step one work-item per block,
+ * with each problem's own beta and step (prob[b] is block b's problem);
+ * the projection leaves the blocks of the problems that have stopped
+ * (active 0) as they are. Kernels read and write the blocks' rows in
+ * global memory (block_sets.h says why). */
 
 /* y = W x + q over block rows. */
 __kernel void blk_mul(int nb, __global const int *off, __global const int *row_ptr, __global const int *col,
@@ -24,27 +27,30 @@ __kernel void blk_mul(int nb, __global const int *off, __global const int *row_p
     }
 }
 
-/* y = g + beta (g - prev), row by row. */
-__kernel void blk_momentum(int m, real_t beta, __global const real_t *g, __global const real_t *prev,
-                           __global real_t *y)
-{
-    int i = get_global_id(0);
-    if (i >= m) return;
-    y[i] = g[i] + beta * (g[i] - prev[i]);
-}
-
-/* prev = g; g = P(y - step u) per block; up[b] = u . (g - prev) over the
- * block's rows, for the restart test (summed by reduce_rows). */
-__kernel void blk_project(int nb, __global const int *off, __global const int *kind, __global const real_t *bound,
-                          __global const real_t *y, __global const real_t *u, real_t step, __global real_t *g,
-                          __global real_t *prev, __global real_t *up)
+/* y = g + beta (g - prev) over the block's rows, beta its problem's. */
+__kernel void blk_momentum(int nb, __global const int *off, __global const int *prob, __global const real_t *beta,
+                           __global const real_t *g, __global const real_t *prev, __global real_t *y)
 {
     int b = get_global_id(0);
     if (b >= nb) return;
+    real_t be = beta[prob[b]];
+    for (int i = off[b]; i < off[b + 1]; ++i) y[i] = g[i] + be * (g[i] - prev[i]);
+}
+
+/* prev = g; g = P(y - step u) per block of an active problem; up[b] =
+ * u . (g - prev) over the block's rows, for the restart test (summed per
+ * problem by reduce_rows). */
+__kernel void blk_project(int nb, __global const int *off, __global const int *kind, __global const int *prob,
+                          __global const int *active, __global const real_t *step, __global const real_t *bound,
+                          __global const real_t *y, __global const real_t *u, __global real_t *g,
+                          __global real_t *prev, __global real_t *up)
+{
+    int b = get_global_id(0);
+    if (b >= nb || !active[prob[b]]) return;
     int r0 = off[b], n = off[b + 1] - r0;
     real_t s = 0;
     for (int i = 0; i < n; ++i) prev[r0 + i] = g[r0 + i];
-    blk_project_step(kind[b], n, bound + r0, y + r0, u + r0, step, g + r0);
+    blk_project_step(kind[b], n, bound + r0, y + r0, u + r0, step[prob[b]], g + r0);
     for (int i = 0; i < n; ++i) s += u[r0 + i] * (g[r0 + i] - prev[r0 + i]);
     up[b] = s;
 }

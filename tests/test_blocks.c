@@ -1,6 +1,7 @@
 /* The general-block problem (core/blocks.h): every row kind on a small
  * case checked by hand, on the reference (pgs, apgd) and the device
- * (double, float); the checks of bad problems; the text format. */
+ * (double, float); a batch against each problem alone; the checks of
+ * bad problems; the text format. */
 #define _POSIX_C_SOURCE 200809L
 #include <check.h>
 #include <math.h>
@@ -170,26 +171,38 @@ START_TEST(cone_blocks)
 }
 END_TEST
 
+enum { COUPLED_M = 7 };
+
+/* All four kinds coupled through a dense W = B B' + d I (symmetric
+ * positive definite), B's entries sin(phase + i + 3k); q scaled by qs. */
+static void coupled(clcone_bproblem *p, double phase, double d, double qs)
+{
+    enum { M = COUPLED_M };
+    const int kind[] = {BLK_FREE, BLK_BOX, BLK_NONNEG, BLK_CONE}, rows[] = {2, 1, 1, 3};
+    const double bound[] = {0, 0, 0.3, 0, 1, 0.4, 0.6}, q0[] = {-1, 0.5, -2, -1, -3, 1, 0.5};
+    double W[M * M], q[M];
+    for (int i = 0; i < M; ++i) {
+        q[i] = qs * q0[i];
+        for (int j = 0; j < M; ++j) {
+            double s = i == j ? d : 0;
+            for (int k = 0; k < M; ++k) s += sin(phase + i + 3 * k) * sin(phase + j + 3 * k) / M;
+            W[i * M + j] = s;
+        }
+    }
+    make(p, 4, kind, rows, bound, W, q);
+}
+
 /* All four kinds coupled through W: pgs, apgd and the device agree, and
  * the error measure of the answer is below the tolerance. */
 START_TEST(coupled_kinds_agree)
 {
-    enum { M = 7 };
+    enum { M = COUPLED_M };
     clcone_bproblem p;
-    const int kind[] = {BLK_FREE, BLK_BOX, BLK_NONNEG, BLK_CONE}, rows[] = {2, 1, 1, 3};
-    const double bound[] = {0, 0, 0.3, 0, 1, 0.4, 0.6}, q[] = {-1, 0.5, -2, -1, -3, 1, 0.5};
-    double W[M * M], f[M];
+    double f[M];
     clcone_options o;
     clcone_prob_result r;
     clcone_error e;
-    /* W = B B' + I/2 with B fixed: symmetric positive definite, dense */
-    for (int i = 0; i < M; ++i)
-        for (int j = 0; j < M; ++j) {
-            double s = i == j ? 0.5 : 0;
-            for (int k = 0; k < M; ++k) s += sin(1.0 + i + 3 * k) * sin(1.0 + j + 3 * k) / M;
-            W[i * M + j] = s;
-        }
-    make(&p, 4, kind, rows, bound, W, q);
+    coupled(&p, 1.0, 0.5, 1);
     clcone_options_default(&o);
     o.tol = 1e-12;
     memset(f, 0, sizeof f);
@@ -209,6 +222,60 @@ START_TEST(coupled_kinds_agree)
         clcone_context_free(cd);
     }
     clcone_bproblem_free(&p);
+}
+END_TEST
+
+/* A batch of 4 different problems (sizes, conditioning, warm starts, so
+ * iteration counts and stops differ) solved together equals each solved
+ * alone to the bit: forces, iterations, error, status. On the reference
+ * (apgd and pgs) and on the device in double and float (loop index i:
+ * ref, double, float). */
+START_TEST(batch_equals_each_alone)
+{
+    enum { K = 4, M = COUPLED_M };
+    clcone_context *ctx = _i ? test_context(_i == 1 ? CLCONE_DOUBLE : CLCONE_FLOAT) : NULL;
+    clcone_bproblem p[K];
+    const clcone_bproblem *pp[K];
+    const int kind[] = {BLK_BOX}, rows[] = {3};
+    const double W3[] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q3[] = {-10, 10, -1}, b3[] = {1, 1, 1};
+    double alone[K][M], batch[K][M], *fb[K];
+    clcone_prob_result ra[K], rb[K];
+    clcone_options o;
+    clcone_error e;
+    int failed;
+    coupled(&p[0], 1.0, 0.5, 1);
+    coupled(&p[1], 2.0, 0.05, 3); /* worse conditioned: more iterations */
+    make(&p[2], 1, kind, rows, b3, W3, q3);
+    coupled(&p[3], 0.3, 0.01, -0.5);
+    clcone_options_default(&o);
+    o.tol = _i == 2 ? 1e-5 : 1e-10;
+    o.warm_start = 1;
+    for (int solver = 0; solver < (_i ? 1 : 2); ++solver) {
+        o.solver = solver ? CLCONE_SOLVER_PGS : CLCONE_SOLVER_APGD;
+        for (int k = 0; k < K; ++k) {
+            pp[k] = &p[k];
+            fb[k] = batch[k];
+            for (int i = 0; i < M; ++i) alone[k][i] = batch[k][i] = k == 3 ? 0.1 * i : 0;
+            ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone[k], &ra[k], &e) == CLCONE_OK, "%s", e.msg);
+        }
+        ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
+        for (int k = 0; k < K; ++k) {
+            ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(rb[k].iters, ra[k].iters);
+            ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
+            ck_assert_mem_eq(batch[k], alone[k], sizeof *alone[k] * (size_t)p[k].m);
+        }
+        /* the stops differ, so the batch froze problems while others ran */
+        ck_assert_int_ne(ra[1].iters, ra[2].iters);
+    }
+    p[2].q[1] = NAN;
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(failed, 2);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "problem 2: ") && strstr(e.msg, "row 1"), "%s", e.msg);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, 0, pp, &o, fb, rb, &failed, &e), CLCONE_EINVAL);
+    for (int k = 0; k < K; ++k) clcone_bproblem_free(&p[k]);
+    if (ctx) clcone_context_free(ctx);
 }
 END_TEST
 
@@ -314,6 +381,7 @@ Suite *suite_blocks(void)
     tcase_add_test(tc, nonneg_blocks);
     tcase_add_test(tc, cone_blocks);
     tcase_add_test(tc, coupled_kinds_agree);
+    tcase_add_loop_test(tc, batch_equals_each_alone, 0, 3);
     tcase_add_test(tc, bad_problems_named);
     tcase_add_test(tc, file_round_trip_and_errors);
     suite_add_tcase(s, tc);

@@ -190,7 +190,7 @@ START_TEST(worlds_are_separate_runs_on_device)
 END_TEST
 
 /* The shared humanoid (pyramidal contacts, joint limits: the
- * general-block form, whose worlds are solved one after another) as 3
+ * general-block form, whose worlds make their own batch) as 3
  * worlds, world 1 falling free at first: each world bitwise its
  * separate run, on the reference and on POCL in double. */
 START_TEST(general_form_worlds_are_separate_runs)

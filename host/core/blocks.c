@@ -59,6 +59,46 @@ void clcone_bproblem_free(clcone_bproblem *p)
     memset(p, 0, sizeof *p);
 }
 
+clcone_status clcone_bproblem_concat(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
+                                     clcone_error *err)
+{
+    long long nb = 0, m = 0, nnzb = 0;
+    clcone_status s;
+    for (int k = 0; k < K; ++k) {
+        nb += parts[k]->nb;
+        m += parts[k]->m;
+        nnzb += parts[k]->nnzb;
+    }
+    if (nnzb > 0x7fffffff || m > 0x7fffffff)
+        return clcone_fail(err, CLCONE_EINVAL, "%d problems hold %lld rows and %lld stored blocks: over 2^31", K, m,
+                           nnzb);
+    if ((s = clcone_bproblem_alloc(out, (int)nb, (int)m, (int)nnzb, err))) return s;
+    nb = m = nnzb = 0;
+    for (int k = 0; k < K; ++k) {
+        const clcone_bproblem *p = parts[k];
+        for (int b = 0; b < p->nb; ++b) {
+            out->off[nb + b + 1] = (int)m + p->off[b + 1];
+            out->kind[nb + b] = p->kind[b];
+            out->row_ptr[nb + b + 1] = (int)nnzb + p->row_ptr[b + 1];
+        }
+        for (int j = 0; j < p->nnzb; ++j) out->col[nnzb + j] = (int)nb + p->col[j];
+        memcpy(out->bound + m, p->bound, sizeof *p->bound * (size_t)p->m);
+        memcpy(out->q + m, p->q, sizeof *p->q * (size_t)p->m);
+        nb += p->nb;
+        m += p->m;
+        nnzb += p->nnzb;
+    }
+    if ((s = clcone_bproblem_layout(out, err))) {
+        clcone_bproblem_free(out);
+        return s;
+    }
+    for (int k = 0, j0 = 0; k < K; j0 += parts[k++]->nnzb)
+        for (int j = 0; j < parts[k]->nnzb; ++j)
+            memcpy(out->val + out->val_off[j0 + j], parts[k]->val + parts[k]->val_off[j],
+                   sizeof *out->val * (size_t)(out->val_off[j0 + j + 1] - out->val_off[j0 + j]));
+    return CLCONE_OK;
+}
+
 /* The stored block (b, c), or -1. */
 static int find(const clcone_bproblem *p, int b, int c)
 {

@@ -50,6 +50,13 @@ clcone_status clcone_bproblem_alloc(clcone_bproblem *p, int nb, int m, int nnzb,
 clcone_status clcone_bproblem_layout(clcone_bproblem *p, clcone_error *err);
 void clcone_bproblem_free(clcone_bproblem *p);
 
+/* The K problems parts[k] as one (allocated into out), block-diagonal:
+ * part k's blocks and rows after those of parts 0..k-1, each block's
+ * stored W blocks, values and order as in its part, so that a block's
+ * W x is summed in the same order as in its part alone. */
+clcone_status clcone_bproblem_concat(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
+                                     clcone_error *err);
+
 /* Rows of block b. */
 static inline int clcone_bproblem_rows(const clcone_bproblem *p, int b) { return p->off[b + 1] - p->off[b]; }
 

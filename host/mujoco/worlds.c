@@ -2,6 +2,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/worlds.h"
 #include "core/internal.h"
+#include "solve/blocks_solve.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -106,27 +107,58 @@ static clcone_status in_world(clcone_status s, int k, clcone_error *err)
     return clcone_fail(err, s, "world %d: %.*s", k, (int)sizeof msg - 24, msg);
 }
 
-/* Whether world pd's problem joins the batch: it has rows, in the 3-row
- * form. The general-block form (mujoco/general.c) has no batch solve yet:
- * such a world is solved alone (solve_general_worlds). */
+/* Whether world pd's problem joins the 3-row batch (solve_batch): it has
+ * rows, in the 3-row form; those on the general-block form
+ * (mujoco/general.c) make the general batch (solve_general_batch). */
 static int in_batch(const clcone_mujoco_pending *pd) { return pd->nb && !pd->general; }
 
-/* The worlds on the general-block form, one after another, in world order,
- * into ws's totals. */
-static clcone_status solve_general_worlds(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+/* The worlds on the general-block form as one batch
+ * (clcone_solve_blocks_batch), in world order, each solved as it would be
+ * alone; their forces in pd->r, results in st->res, into ws's totals. */
+static clcone_status solve_general_batch(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
 {
-    for (int k = 0; k < w->n; ++k) {
-        const clcone_prob_result *pr = &w->st[k].res;
-        clcone_status s;
-        if (!w->pd[k].general || !w->pd[k].nb) continue;
-        if ((s = clcone_mujoco_solve_pending(w->ad[k], &w->pd[k], &w->st[k], err))) return in_world(s, k, err);
-        ws->solved++;
-        ws->solve_ms += pr->time_ms;
+    const clcone_bproblem **p = clcone_calloc((size_t)w->n, sizeof *p, err, "the general batch's problems");
+    double **f = clcone_calloc((size_t)w->n, sizeof *f, err, "the general batch's forces");
+    clcone_prob_result *res = clcone_calloc((size_t)w->n, sizeof *res, err, "the general batch's results");
+    int *world = clcone_calloc((size_t)w->n, sizeof *world, err, "the general batch's worlds");
+    int np = 0, failed = -1;
+    double last_ms = 0;
+    clcone_options o;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!p || !f || !res || !world) goto out;
+    for (int k = 0; k < w->n; ++k)
+        if (w->pd[k].general && w->pd[k].nb) {
+            p[np] = &w->pd[k].bp;
+            f[np] = w->pd[k].r;
+            world[np++] = k;
+        }
+    s = CLCONE_OK;
+    if (!np) goto out;
+    clcone_mujoco_solve_options(w->ad[0], NULL, NULL, &o);
+    if ((s = clcone_solve_blocks_batch(w->ctx, np, p, &o, f, res, &failed, err))) {
+        if (failed >= 0) s = in_world(s, world[failed], err);
+        else clcone_error_prefix(err, "the batch of %d worlds' general-block problems", np);
+        goto out;
+    }
+    ws->solved += np;
+    for (int j = 0; j < np; ++j) {
+        const clcone_prob_result *pr = &res[j];
+        w->st[world[j]].res = *pr;
+        /* a device batch's clock is the batch's: its time is the last
+         * stop; the reference's problems run one after another */
+        if (!w->ctx) ws->solve_ms += pr->time_ms;
+        else if (pr->time_ms > last_ms) last_ms = pr->time_ms;
         if (pr->status > ws->status) ws->status = pr->status;
         if (pr->error > ws->error) ws->error = pr->error;
         if (pr->iters > ws->iters) ws->iters = pr->iters;
     }
-    return CLCONE_OK;
+    ws->solve_ms += last_ms;
+out:
+    free(p);
+    free(f);
+    free(res);
+    free(world);
+    return s;
 }
 
 /* The batch of the worlds with 3-row problems, in world order: their
@@ -275,7 +307,7 @@ clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clco
         ws->build_ms += w->st[k].setup_ms;
     }
     if (!s) s = solve_batch(w, ws, err);
-    if (!s) s = solve_general_worlds(w, ws, err);
+    if (!s) s = solve_general_batch(w, ws, err);
     ws->host_ms = t1 - t0;
     t0 = clcone_now_ms();
     if (!s) s = each_world(w, 1, err);

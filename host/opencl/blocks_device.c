@@ -1,9 +1,17 @@
 /* APGD for the general-block problem on a device (kernels/blocks.cl): the
  * reference's iteration (ref/blocks_ref.c) as launches, through the one
- * iteration loop (core/iterate.c). Each iteration reads back one real, the
- * restart test's sum; a check reads g and W g + q and measures the error
- * on the host in double (clcone_bproblem_error_scaled), so both backends
- * measure alike. */
+ * iteration loop (core/iterate.c), for a batch of K problems at once: their
+ * scaled problems concatenated block-diagonally, each with its own step
+ * 1/L, momentum and restart (kept on the host in double, as the
+ * reference keeps them, its beta and step handed over as reals), and its
+ * own stop: the loop's checks freeze a stopped problem's blocks. Each
+ * iteration writes the K betas, runs one launch per stage for the whole
+ * batch and reads back the K restart sums; a check reads g and W g + q
+ * and measures each active problem's error on the host in double
+ * (clcone_bproblem_error_scaled), so both backends measure alike. A
+ * problem's blocks see only its own rows, values, beta and step, in the
+ * order they have alone, so each problem's iterates, stop and forces are
+ * bitwise those of its solve alone (a batch of one). */
 #include "opencl/blocks_device.h"
 #include "opencl/opencl.h"
 #include "core/internal.h"
@@ -12,16 +20,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { B_OFF, B_KIND, B_RP, B_COL, B_VOFF, B_POFF, B_VAL, B_Q, B_BOUND, B_G, B_PREV, B_Y, B_U, B_UP, B_SUM, B_COUNT };
+enum {
+    B_OFF, B_KIND, B_RP, B_COL, B_VOFF, B_PROB, B_POFF, B_ACT, B_VAL, B_Q, B_BOUND, B_G, B_PREV, B_Y, B_U, B_UP,
+    B_SUM, B_BETA, B_STEP, B_COUNT
+};
 
 typedef struct bdev {
     clcone_context *c;
-    const clcone_bproblem *p;
-    clcone_bproblem s;
-    double *S, *g, *u, L, t;
+    int K;
+    const clcone_bproblem *const *p;
+    clcone_bproblem *s;  /* K scaled problems */
+    clcone_bproblem all; /* them concatenated */
+    int *roff, *boff;    /* K + 1 row and block offsets of the problems in all */
+    int *prob, *act;     /* per block of all: its problem; per problem: still iterating */
+    double *S, *g, *u;   /* all.m each */
+    double *L, *t, *tn, *beta, *sum, *step; /* K each */
     cl_mem mem[B_COUNT];
     cl_kernel k_mul, k_mom, k_proj, k_red;
-    kreal beta, step;
 } bdev;
 
 static void bdev_free(bdev *D)
@@ -31,35 +46,90 @@ static void bdev_free(bdev *D)
     if (D->k_mom) clReleaseKernel(D->k_mom);
     if (D->k_proj) clReleaseKernel(D->k_proj);
     if (D->k_red) clReleaseKernel(D->k_red);
-    clcone_bproblem_free(&D->s);
+    for (int k = 0; D->s && k < D->K; ++k) clcone_bproblem_free(&D->s[k]);
+    clcone_bproblem_free(&D->all);
+    free(D->s);
+    free(D->roff);
     free(D->S);
+    free(D->L);
 }
 
-/* The scaled problem and start on the host, then on the device. */
-static clcone_status bdev_upload(bdev *D, const double *f, clcone_error *err)
+/* Host arrays, each problem's scaled problem, step and start, and the
+ * concatenation. */
+static clcone_status bdev_scale(bdev *D, const clcone_options *o, double *const *f, clcone_error *err)
 {
-    const clcone_bproblem *s = &D->s;
+    const clcone_bproblem **parts;
+    size_t K = (size_t)D->K, m = 0, nb = 0;
+    clcone_status s;
+    for (int k = 0; k < D->K; ++k) {
+        m += (size_t)D->p[k]->m;
+        nb += (size_t)D->p[k]->nb;
+    }
+    D->s = clcone_calloc(K, sizeof *D->s, err, "the scaled problems");
+    D->roff = clcone_calloc(4 * K + 2 + nb, sizeof *D->roff, err, "the batch's offsets");
+    D->S = clcone_calloc(3 * m, sizeof *D->S, err, "the scaled iterate");
+    D->L = clcone_calloc(6 * K, sizeof *D->L, err, "the problems' steps");
+    if (!D->s || !D->roff || !D->S || !D->L) return CLCONE_ENOMEM;
+    D->boff = D->roff + K + 1;
+    D->act = D->boff + K + 1;
+    D->prob = D->act + K;
+    D->g = D->S + m;
+    D->u = D->g + m;
+    D->t = D->L + K;
+    D->tn = D->t + K;
+    D->beta = D->tn + K;
+    D->sum = D->beta + K;
+    D->step = D->sum + K;
+    for (int k = 0; k < D->K; ++k) {
+        int r0 = D->roff[k];
+        if ((s = clcone_bproblem_scaled(D->p[k], &D->s[k], D->S + r0, err))) return s;
+        D->L[k] = clcone_bproblem_lipschitz(&D->s[k]);
+        if (!(D->L[k] > 0))
+            return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)",
+                               k, D->L[k]);
+        clcone_bproblem_start(&D->s[k], D->S + r0, o->warm_start ? f[k] : NULL, D->g + r0);
+        D->roff[k + 1] = r0 + D->p[k]->m;
+        D->boff[k + 1] = D->boff[k] + D->p[k]->nb;
+        for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
+        D->act[k] = 1;
+        D->t[k] = 1;
+        D->step[k] = 1 / D->L[k];
+    }
+    parts = clcone_calloc(K, sizeof *parts, err, "the batch's parts");
+    if (!parts) return CLCONE_ENOMEM;
+    for (int k = 0; k < D->K; ++k) parts[k] = &D->s[k];
+    s = clcone_bproblem_concat(parts, D->K, &D->all, err);
+    free(parts);
+    return s;
+}
+
+/* The concatenated scaled problem, starts, steps and flags on the device. */
+static clcone_status bdev_upload(bdev *D, clcone_error *err)
+{
+    const clcone_bproblem *s = &D->all;
     clcone_context *c = D->c;
     cl_mem *m = D->mem;
-    int poff[2] = {0, s->nb};
-    size_t nr = (size_t)s->m;
+    size_t nr = (size_t)s->m, K = (size_t)D->K;
     clcone_status st;
-    clcone_bproblem_start(s, D->S, f, D->g);
     if ((st = clcone_buf_ints(c, s->off, (size_t)s->nb + 1, &m[B_OFF], err))
         || (st = clcone_buf_ints(c, s->kind, (size_t)s->nb, &m[B_KIND], err))
         || (st = clcone_buf_ints(c, s->row_ptr, (size_t)s->nb + 1, &m[B_RP], err))
         || (st = clcone_buf_ints(c, s->col, (size_t)s->nnzb, &m[B_COL], err))
         || (st = clcone_buf_ints(c, s->val_off, (size_t)s->nnzb + 1, &m[B_VOFF], err))
-        || (st = clcone_buf_ints(c, poff, 2, &m[B_POFF], err))
+        || (st = clcone_buf_ints(c, D->prob, (size_t)s->nb, &m[B_PROB], err))
+        || (st = clcone_buf_ints(c, D->boff, K + 1, &m[B_POFF], err))
+        || (st = clcone_buf_ints(c, D->act, K, &m[B_ACT], err))
         || (st = clcone_buf_reals(c, "scaled W entry", 1, s->val, (size_t)s->val_off[s->nnzb], &m[B_VAL], err))
         || (st = clcone_buf_reals(c, "scaled q row", 1, s->q, nr, &m[B_Q], err))
         || (st = clcone_buf_reals(c, "scaled bound row", 1, s->bound, nr, &m[B_BOUND], err))
         || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_G], err))
         || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_PREV], err))
+        || (st = clcone_buf_reals(c, "problem step", 1, D->step, K, &m[B_STEP], err))
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_Y], err))
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_U], err))
         || (st = clcone_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err))
-        || (st = clcone_buf_alloc(c, c->real_size, &m[B_SUM], err)))
+        || (st = clcone_buf_alloc(c, K * c->real_size, &m[B_BETA], err))
+        || (st = clcone_buf_alloc(c, K * c->real_size, &m[B_SUM], err)))
         return st;
     return CLCONE_OK;
 }
@@ -68,39 +138,44 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
     cl_mem *m = D->mem;
-    int nb = D->s.nb, nr = D->s.m;
+    int nb = D->all.nb;
     clcone_status s;
     if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
         || (s = clcone_kernel(c, "blk_project", &D->k_proj, err)) || (s = clcone_kernel(c, "reduce_rows", &D->k_red, err)))
         return s;
-    D->step = KREAL(1 / D->L);
-    D->beta = KREAL(0.0);
     if ((s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
                       KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
-        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(nr), KR(c, D->beta), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y])))
-        || (s = SET_ARGS(D->k_proj, "blk_project", err, KI(nb), KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_BOUND]), KM(m[B_Y]),
-                         KM(m[B_U]), KR(c, D->step), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_UP]))))
+        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(nb), KM(m[B_OFF]), KM(m[B_PROB]), KM(m[B_BETA]),
+                         KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y])))
+        || (s = SET_ARGS(D->k_proj, "blk_project", err, KI(nb), KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_PROB]),
+                         KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_Y]), KM(m[B_U]), KM(m[B_G]),
+                         KM(m[B_PREV]), KM(m[B_UP]))))
         return s;
     return CLCONE_OK;
 }
 
-/* One APGD iteration, as apgd_step in ref/blocks_ref.c. */
+/* One APGD iteration of every active problem, as apgd_step in
+ * ref/blocks_ref.c. */
 static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
-    double tn = (1 + sqrt(1 + 4 * D->t * D->t)) / 2, up;
+    size_t nb = (size_t)D->all.nb;
     clcone_status s;
     (void)it;
-    D->beta = KREAL((D->t - 1) / tn);
-    if ((s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->s.m), KR(c, D->beta)))
-        || (s = clcone_run(c, D->k_mom, (size_t)D->s.m, 0, "blk_momentum", err))
-        || (s = clcone_run(c, D->k_mul, (size_t)D->s.nb, 0, "blk_mul", err))
-        || (s = clcone_run(c, D->k_proj, (size_t)D->s.nb, 0, "blk_project", err))
-        || (s = clcone_reduce_rows(c, D->k_red, 1, D->mem[B_POFF], 1, D->mem[B_UP], D->mem[B_SUM], err))
-        || (s = clcone_read_reals(c, D->mem[B_SUM], &up, 1, err)))
+    for (int k = 0; k < D->K; ++k) {
+        D->tn[k] = (1 + sqrt(1 + 4 * D->t[k] * D->t[k])) / 2;
+        D->beta[k] = (D->t[k] - 1) / D->tn[k];
+    }
+    if ((s = clcone_write_reals(c, "momentum", 1, D->mem[B_BETA], D->beta, (size_t)D->K, err))
+        || (s = clcone_run(c, D->k_mom, nb, 0, "blk_momentum", err))
+        || (s = clcone_run(c, D->k_mul, nb, 0, "blk_mul", err))
+        || (s = clcone_run(c, D->k_proj, nb, 0, "blk_project", err))
+        || (s = clcone_reduce_rows(c, D->k_red, D->K, D->mem[B_POFF], 1, D->mem[B_UP], D->mem[B_SUM], err))
+        || (s = clcone_read_reals(c, D->mem[B_SUM], D->sum, (size_t)D->K, err)))
         return s;
-    D->t = up > 0 ? 1 : tn;
+    for (int k = 0; k < D->K; ++k)
+        if (D->act[k]) D->t[k] = D->sum[k] > 0 ? 1 : D->tn[k];
     return CLCONE_OK;
 }
 
@@ -109,50 +184,62 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
-    size_t bytes = (size_t)D->s.m * c->real_size;
+    size_t bytes = (size_t)D->all.m * c->real_size;
     cl_int e;
     clcone_status s;
     (void)it;
-    (void)active;
     e = clEnqueueCopyBuffer(c->queue, D->mem[B_G], D->mem[B_Y], 0, 0, bytes, 0, NULL, NULL);
     if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "copying the iterate");
-    if ((s = clcone_run(c, D->k_mul, (size_t)D->s.nb, 0, "blk_mul", err))
-        || (s = clcone_read_reals(c, D->mem[B_G], D->g, (size_t)D->s.m, err))
-        || (s = clcone_read_reals(c, D->mem[B_U], D->u, (size_t)D->s.m, err)))
+    if ((s = clcone_run(c, D->k_mul, (size_t)D->all.nb, 0, "blk_mul", err))
+        || (s = clcone_read_reals(c, D->mem[B_G], D->g, (size_t)D->all.m, err))
+        || (s = clcone_read_reals(c, D->mem[B_U], D->u, (size_t)D->all.m, err)))
         return s;
-    errors[0] = clcone_bproblem_error_scaled(D->p, D->S, D->g, D->u);
-    for (int i = 0; i < D->s.m; ++i)
-        if (!isfinite(D->g[i])) errors[0] = INFINITY;
+    for (int k = 0; k < D->K; ++k) {
+        int r0 = D->roff[k];
+        if (!active[k]) continue;
+        errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
+        for (int i = r0; i < D->roff[k + 1]; ++i)
+            if (!isfinite(D->g[i])) errors[k] = INFINITY;
+    }
     return CLCONE_OK;
 }
 
-clcone_status clcone_dev_blocks(clcone_context *c, const clcone_bproblem *p, const clcone_options *o, double *f,
-                                clcone_prob_result *res, clcone_error *err)
+/* The problems the loop stopped at this check: frozen from here on. */
+static clcone_status bdev_checked(void *ctx, int it, const int *active, const double *errors, int changed,
+                                  clcone_error *err)
+{
+    bdev *D = ctx;
+    cl_int e;
+    (void)it;
+    (void)errors;
+    if (!changed) return CLCONE_OK;
+    memcpy(D->act, active, sizeof *D->act * (size_t)D->K);
+    e = clEnqueueWriteBuffer(D->c->queue, D->mem[B_ACT], CL_TRUE, 0, sizeof *D->act * (size_t)D->K, D->act, 0, NULL,
+                             NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "writing the active problems");
+}
+
+clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
+                                      const clcone_options *o, double *const *f, clcone_prob_result *res,
+                                      clcone_error *err)
 {
     bdev D;
-    clcone_iter_ops ops = {&D, 1, 0, 0, bdev_step, bdev_measure, NULL};
+    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked};
     clcone_status s;
     memset(&D, 0, sizeof D);
     D.c = c;
+    D.K = K;
     D.p = p;
-    D.t = 1;
     ops.t0_ms = clcone_now_ms();
-    D.S = clcone_calloc(3 * (size_t)p->m, sizeof *D.S, err, "the scaled iterate");
-    if (!D.S) return CLCONE_ENOMEM;
-    D.g = D.S + p->m;
-    D.u = D.g + p->m;
-    if ((s = clcone_bproblem_scaled(p, &D.s, D.S, err))) goto out;
-    D.L = clcone_bproblem_lipschitz(&D.s);
-    if (!(D.L > 0)) {
-        s = clcone_fail(err, CLCONE_EINVAL, "the scaled W has no positive eigenvalue estimate (%g)", D.L);
+    if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
+        || (s = clcone_iterate(&ops, o, res, err)))
         goto out;
+    /* the last check measured the final iterates (core/iterate.c) */
+    if ((s = clcone_read_reals(c, D.mem[B_G], D.g, (size_t)D.all.m, err))) goto out;
+    for (int k = 0; k < K; ++k) {
+        for (int i = 0; i < p[k]->m; ++i) f[k][i] = D.S[D.roff[k] + i] * D.g[D.roff[k] + i];
+        res[k].cost = clcone_bproblem_cost(p[k], f[k]);
     }
-    if ((s = bdev_upload(&D, o->warm_start ? f : NULL, err)) || (s = bdev_kernels(&D, err))) goto out;
-    if ((s = clcone_iterate(&ops, o, res, err))) goto out;
-    /* the last check measured the final iterate (core/iterate.c) */
-    if ((s = clcone_read_reals(c, D.mem[B_G], D.g, (size_t)p->m, err))) goto out;
-    for (int i = 0; i < p->m; ++i) f[i] = D.S[i] * D.g[i];
-    res->cost = clcone_bproblem_cost(p, f);
 out:
     bdev_free(&D);
     return s;

@@ -5,9 +5,14 @@
 #include "core/blocks.h"
 
 /* APGD on c (kernels/blocks.cl), the reference's method (ref/blocks_ref.c)
- * in c's precision, errors measured on the host in double at o's checks;
- * f, res as clcone_ref_blocks. */
-clcone_status clcone_dev_blocks(clcone_context *c, const clcone_bproblem *p, const clcone_options *o, double *f,
-                                clcone_prob_result *res, clcone_error *err);
+ * in c's precision, errors measured on the host in double at o's checks,
+ * for the K problems p[k] (validated) as one batch, one launch a stage an
+ * iteration for them all; problem k's forces in f[k] (its start when
+ * o->warm_start), its result in res[k], as clcone_ref_blocks gives them.
+ * Each problem's are those of a batch of it alone, bitwise, but time_ms
+ * and a time cap, which read the batch's clock. */
+clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
+                                      const clcone_options *o, double *const *f, clcone_prob_result *res,
+                                      clcone_error *err);
 
 #endif
