@@ -30,35 +30,6 @@ static void mjcf_head(FILE *x, const char *model, double mu, double dt, int ncon
             ((long long)ARENA_BYTES_PER_CONTACT * ncon_est + ARENA_BYTES_FIXED) >> 10);
 #else
     fprintf(x, "  <size njmax=\"%d\" nconmax=\"%d\"/>\n", 3 * ncon_est, ncon_est);
-int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err)
-{
-    char errbuf[1000] = "";
-    *d = NULL;
-    if (!(*m = mj_loadXML(path, NULL, errbuf, sizeof errbuf))) {
-        snprintf(err->msg, sizeof err->msg, "MuJoCo cannot load %s: %.900s", path, errbuf);
-        return -1;
-    }
-    if (!(*d = mj_makeData(*m))) {
-        snprintf(err->msg, sizeof err->msg, "mj_makeData failed on %s", path);
-        return -1;
-    }
-    for (int k = 0; k < steps; ++k) mj_step(*m, *d);
-    /* the state's problem; under PGS MuJoCo sizes AR in d, which its dual
-     * solvers read (mj_fwdConstraint with PGS on a d forward under Newton
-     * reads AR that was never made) */
-    (*m)->opt.solver = mjSOL_PGS;
-    mj_forward(*m, *d);
-    mj_projectConstraint(*m, *d);
-    if ((*d)->warning[mjWARN_CONTACTFULL].number || (*d)->warning[mjWARN_CNSTRFULL].number ||
-        (*d)->warning[mjWARN_BADQACC].number) {
-        snprintf(err->msg, sizeof err->msg, "%s: MuJoCo warned while stepping (contacts full %d, constraints full %d, "
-                 "bad qacc %d)", path, (*d)->warning[mjWARN_CONTACTFULL].number,
-                 (*d)->warning[mjWARN_CNSTRFULL].number, (*d)->warning[mjWARN_BADQACC].number);
-        return -1;
-    }
-    return clcone_mujoco_bproblem(*m, *d, path, p, err) ? -1 : 0;
-}
-
 #endif
     fprintf(x, "  <default><geom condim=\"3\" friction=\"%.17g 0.005 0.0001\" margin=\"1e-6\"/></default>\n"
                "  <worldbody>\n"
@@ -77,35 +48,6 @@ double mj_dense_ar_bytes(int ncon_est)
 #else
     double nj = 3.0 * ncon_est;
     return nj * nj * (double)(sizeof(mjtNum) + sizeof(int));
-int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err)
-{
-    char errbuf[1000] = "";
-    *d = NULL;
-    if (!(*m = mj_loadXML(path, NULL, errbuf, sizeof errbuf))) {
-        snprintf(err->msg, sizeof err->msg, "MuJoCo cannot load %s: %.900s", path, errbuf);
-        return -1;
-    }
-    if (!(*d = mj_makeData(*m))) {
-        snprintf(err->msg, sizeof err->msg, "mj_makeData failed on %s", path);
-        return -1;
-    }
-    for (int k = 0; k < steps; ++k) mj_step(*m, *d);
-    /* the state's problem; under PGS MuJoCo sizes AR in d, which its dual
-     * solvers read (mj_fwdConstraint with PGS on a d forward under Newton
-     * reads AR that was never made) */
-    (*m)->opt.solver = mjSOL_PGS;
-    mj_forward(*m, *d);
-    mj_projectConstraint(*m, *d);
-    if ((*d)->warning[mjWARN_CONTACTFULL].number || (*d)->warning[mjWARN_CNSTRFULL].number ||
-        (*d)->warning[mjWARN_BADQACC].number) {
-        snprintf(err->msg, sizeof err->msg, "%s: MuJoCo warned while stepping (contacts full %d, constraints full %d, "
-                 "bad qacc %d)", path, (*d)->warning[mjWARN_CONTACTFULL].number,
-                 (*d)->warning[mjWARN_CNSTRFULL].number, (*d)->warning[mjWARN_BADQACC].number);
-        return -1;
-    }
-    return clcone_mujoco_bproblem(*m, *d, path, p, err) ? -1 : 0;
-}
-
 #endif
 }
 
