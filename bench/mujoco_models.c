@@ -1,10 +1,13 @@
 /* MuJoCo's side of bench section 5 (sec_mujoco.c): piles of spheres and
  * of cubes written as MuJoCo models, the memory MuJoCo will size for
- * them, and MuJoCo's constraint problem at a state read as clcone's local
- * form or body form. Built only with -DBENCH_MUJOCO, as the section is. */
+ * them, MuJoCo's constraint problem at a state read as clcone's local
+ * form or body form, and the shared models stepped by MuJoCo to a state
+ * whose problem is read in the general-block form. Built only with
+ * -DBENCH_MUJOCO, as the section is. */
 #ifdef BENCH_MUJOCO
 #include "mujoco_models.h"
 #include "cone.h"
+#include "mujoco/adapter.h"
 
 #include <math.h>
 #include <mujoco/mujoco.h>
@@ -337,6 +340,35 @@ void mj_rows_from_body(int nc, const double *map, const double *r, double *f)
             for (int k = 0; k < 3; ++k) v += map[9 * (size_t)i + 3 * a + k] * r[3 * i + k];
             f[3 * i + a] = v;
         }
+}
+
+int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err)
+{
+    char errbuf[1000] = "";
+    *d = NULL;
+    if (!(*m = mj_loadXML(path, NULL, errbuf, sizeof errbuf))) {
+        snprintf(err->msg, sizeof err->msg, "MuJoCo cannot load %s: %.900s", path, errbuf);
+        return -1;
+    }
+    if (!(*d = mj_makeData(*m))) {
+        snprintf(err->msg, sizeof err->msg, "mj_makeData failed on %s", path);
+        return -1;
+    }
+    for (int k = 0; k < steps; ++k) mj_step(*m, *d);
+    /* the state's problem; under PGS MuJoCo sizes AR in d, which its dual
+     * solvers read (mj_fwdConstraint with PGS on a d forward under Newton
+     * reads AR that was never made) */
+    (*m)->opt.solver = mjSOL_PGS;
+    mj_forward(*m, *d);
+    mj_projectConstraint(*m, *d);
+    if ((*d)->warning[mjWARN_CONTACTFULL].number || (*d)->warning[mjWARN_CNSTRFULL].number ||
+        (*d)->warning[mjWARN_BADQACC].number) {
+        snprintf(err->msg, sizeof err->msg, "%s: MuJoCo warned while stepping (contacts full %d, constraints full %d, "
+                 "bad qacc %d)", path, (*d)->warning[mjWARN_CONTACTFULL].number,
+                 (*d)->warning[mjWARN_CNSTRFULL].number, (*d)->warning[mjWARN_BADQACC].number);
+        return -1;
+    }
+    return clcone_mujoco_bproblem(*m, *d, path, p, err) ? -1 : 0;
 }
 
 #endif

@@ -5,6 +5,8 @@
 #include <clcone/clcone.h>
 #include <mujoco/mujoco.h>
 
+#include "core/blocks.h"
+
 /* The pile of clcone_gen_pile as free spheres on a floor inside planes;
  * 0 on success, *nbodies the bodies written. */
 int write_spheres(const char *path, const clcone_scene *s, double mu, double dt, int ncon_est, int *nbodies);
@@ -23,5 +25,10 @@ int mj_body_form(const mjModel *m, const mjData *d, clcone_scene *s, double *R, 
                  clcone_error *err);
 /* MuJoCo's rows f = map r from clcone's body-form reactions r. */
 void mj_rows_from_body(int nc, const double *map, const double *r, double *f);
+/* The model at path after `steps` of MuJoCo's own mj_step (its solver,
+ * warm-started), then mj_forward: d holds MuJoCo's problem at that state
+ * and p its general-block form (clcone_mujoco_bproblem). 0, or -1 with
+ * err filled; the caller frees *m, *d (when set) and p. */
+int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err);
 
 #endif

@@ -10,10 +10,14 @@
  * clcone (model ccp on W, or soft on the bodies; reference and device) is
  * timed to CG's force accuracy. The natural-map error is shown, not used
  * as the target: at CG's natural-map error clcone's forces are 20-60x
- * further from the solution than CG's on these piles. */
+ * further from the solution than CG's on these piles. The shared models
+ * (Stonehenge, 100 humanoids) are stepped by MuJoCo to a state whose
+ * whole problem, every row kind, clcone solves in the general-block form
+ * (clcone_solve_blocks), measured the same way. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "cone.h"
+#include "solve/blocks_solve.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -55,7 +59,11 @@ static const int sol_id[NSOL + 1] = {mjSOL_PGS, mjSOL_CG, mjSOL_NEWTON, mjSOL_NE
 typedef struct mj_scene {
     int cubes; /* 0: spheres of clcone_gen_pile, 1: a lattice pile of cubes */
     int n;     /* spheres asked of clcone_gen_pile, or cubes along an edge */
+    const char *file, *label; /* else a shared model, stepped MJ_STEPS by MuJoCo */
 } mj_scene;
+
+#define MJ_STEPS 200
+#define MJ_MODELS "../shared/models/mujoco/"
 
 /* clcone's side: the reference (dev 0) and the device in float (1) and
  * double (2), on MuJoCo's W as it is, or (body) on the same problem in
@@ -77,6 +85,11 @@ static const ccfg cfgs[] = {
     {1, CLCONE_SOLVER_APGD, 1, 1}, {1, CLCONE_SOLVER_CGS, 1, 0},  {1, CLCONE_SOLVER_ACGS, 1, 0},
     {2, CLCONE_SOLVER_APGD, 1, 0}, {2, CLCONE_SOLVER_CGS, 1, 0},  {2, CLCONE_SOLVER_ACGS, 1, 0}};
 #define NCFG ((int)(sizeof cfgs / sizeof *cfgs))
+
+/* The shared models' general-block form: what clcone_solve_blocks runs. */
+static const ccfg gcfgs[] = {
+    {0, CLCONE_SOLVER_APGD, 0, 1}, {0, CLCONE_SOLVER_PGS, 0, 1}, {1, CLCONE_SOLVER_APGD, 0, 1}, {2, CLCONE_SOLVER_APGD, 0, 1}};
+#define NGCFG ((int)(sizeof gcfgs / sizeof *gcfgs))
 
 /* Seconds of CPU time of the whole process, every thread (POCL's
  * workers are threads of it): unlike wall time, hardly moved by other
@@ -156,9 +169,14 @@ static int mj_islands(const mjData *d)
 #endif
 }
 
+/* A clcone solve from r = 0 (m rows): on a plan, or the general-block
+ * problem bp on ctx with o (no plan: each call sets itself up). */
 typedef struct cc_call {
     clcone_plan *plan;
-    int n;
+    const clcone_bproblem *bp;
+    clcone_context *ctx;
+    const clcone_options *o;
+    int m;
     double *r;
     clcone_prob_result res;
     clcone_error err;
@@ -168,10 +186,14 @@ static int cc_once(void *arg)
 {
     cc_call *c = arg;
     clcone_result res;
-    memset(c->r, 0, sizeof(double) * 3 * (size_t)c->n);
-    if (clcone_plan_solve(c->plan, c->r, &res, &c->err)) return -1;
-    c->res = res.items[0];
-    clcone_result_free(&res);
+    memset(c->r, 0, sizeof(double) * (size_t)c->m);
+    if (c->bp) {
+        if (clcone_solve_blocks(c->ctx, c->bp, c->o, c->r, &c->res, &c->err)) return -1;
+    } else {
+        if (clcone_plan_solve(c->plan, c->r, &res, &c->err)) return -1;
+        c->res = res.items[0];
+        clcone_result_free(&res);
+    }
     return c->res.status == CLCONE_CONVERGED ? 0 : 1;
 }
 
@@ -219,6 +241,7 @@ typedef struct mj_run {
     mj_settings *S;
     char path[4096], label[64];
     int nbodies, nc, nefc, body_state; /* body form: 0 not built, 1 built, -1 failed */
+    int general;                       /* a shared model: bp, not p */
     int runs[NSOL + 1], iters[NSOL + 1];
     timing tmj[NSOL + 1];
     double emj[NSOL + 1], amj[NSOL + 1], *fmj[NSOL + 1], *r, *rmj, *bR, *baref, *bmap;
@@ -226,6 +249,7 @@ typedef struct mj_run {
     char best_cfg[2][96];
     clcone_scene s, bs;
     clcone_problem p;
+    clcone_bproblem bp;
     mjModel *m;
     mjData *d;
 } mj_run;
@@ -239,7 +263,17 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
     char errbuf[1000] = "";
     clcone_error err;
     int ncon_est;
-    if (sc->cubes) {
+    if (sc->file) {
+        snprintf(R->path, sizeof R->path, "%s", sc->file);
+        snprintf(R->label, sizeof R->label, "%s", sc->label);
+        fprintf(stderr, "bench: mujoco: %s\n", R->label);
+        if (mj_load_stepped(sc->file, MJ_STEPS, &R->m, &R->d, &R->bp, &err)) {
+            bench_fail(b, f, "%s", err.msg);
+            return -1;
+        }
+        R->general = 1;
+        R->nbodies = R->m->nbody - 1;
+    } else if (sc->cubes) {
         /* up to four cubes below and four above, four corners each */
         ncon_est = 20 * sc->n * sc->n * sc->n;
         snprintf(R->path, sizeof R->path, "%s/mujoco_cubes_%d.xml", b->out, sc->n * sc->n * sc->n);
@@ -264,14 +298,12 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
         }
         snprintf(R->label, sizeof R->label, "%d spheres", R->nbodies);
     }
-    fprintf(stderr, "bench: mujoco: %s\n", R->label);
-    R->m = mj_loadXML(R->path, NULL, errbuf, sizeof errbuf);
-    if (!R->m) {
+    if (!R->general) fprintf(stderr, "bench: mujoco: %s\n", R->label);
+    if (!R->general && !(R->m = mj_loadXML(R->path, NULL, errbuf, sizeof errbuf))) {
         bench_fail(b, f, "MuJoCo could not load %s: %s", R->path, errbuf);
         return -1;
     }
-    R->d = mj_makeData(R->m);
-    if (!R->d) {
+    if (!R->general && !(R->d = mj_makeData(R->m))) {
         bench_fail(b, f, "mj_makeData failed on %s", R->path);
         return -1;
     }
@@ -279,6 +311,11 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
     R->m->opt.disableflags |= mjDSBL_WARMSTART;
     R->S->iterations = R->m->opt.iterations;
     R->S->tolerance = R->m->opt.tolerance;
+    if (R->general) {
+        R->nc = R->d->ncon;
+        R->nefc = R->d->nefc;
+        return 0;
+    }
     if (mj_read_dual(R->m, R->d, &R->p, &err)) {
         bench_fail(b, f, "%s: %s", R->label, err.msg);
         return -1;
@@ -286,6 +323,14 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
     R->nc = R->p.n;
     R->nefc = 3 * R->nc;
     return 0;
+}
+
+/* The natural-map error of forces f in MuJoCo's rows: clcone's ccp error
+ * on the piles' (W, q, mu), the general-block measure on a shared model's. */
+static double nat_err(const mj_run *R, const double *f)
+{
+    if (R->general) return clcone_bproblem_error(&R->bp, f, NULL);
+    return clcone_error_of(&R->p, &(clcone_options){.model = CLCONE_MODEL_CCP}, f, 0, R->nc);
 }
 
 /* MuJoCo's solvers on the scene: Newton run tight first (the forces every
@@ -317,7 +362,7 @@ static int mj_solvers(mj_run *R, FILE *t_mj)
         R->tmj[k] = best_ms(mj_once, &c, !tight, tight ? 1 : R->S->max_runs, R->S->tmin, &R->runs[k]);
         R->iters[k] = mj_iterations(R->d);
         memcpy(R->fmj[k], R->d->efc_force, sizeof(double) * (size_t)R->nefc);
-        R->emj[k] = clcone_error_of(&R->p, &(clcone_options){.model = CLCONE_MODEL_CCP}, R->fmj[k], 0, R->nc);
+        R->emj[k] = nat_err(R, R->fmj[k]);
         R->amj[k] = force_acc(R->fmj[k], R->fmj[TIGHT], R->nefc);
         if (tight && R->iters[k] >= TIGHT_ITERS)
             bench_fail(R->b, R->f, "%s: MuJoCo Newton did not reach tolerance %g in %d iterations", R->label, TIGHT_TOL,
@@ -350,26 +395,46 @@ static void mj_body_form_once(mj_run *R)
 typedef struct probe {
     double tol, err, acc; /* err: ccp natural-map error on MuJoCo's (W, q, mu) */
     timing t;
+    double setup_ms; /* general form: its best 1-iteration solve, the set-up's cost; else 0 */
     int iters, runs;
     clcone_run_status status;
 } probe;
 
-/* A solve of configuration j at o->tol from r = 0, on a plan made for it
- * untimed (upload, colouring, first launches): its time, its forces in
+/* The general form's set-up (validation, scaling, the Lipschitz estimate,
+ * upload), which a plan would leave out of the solve: the best of three
+ * solves stopped after one iteration, or NaN when one fails. */
+static double setup_ms(cc_call *c)
+{
+    const clcone_options *o = c->o;
+    clcone_options one = *o;
+    double best = INFINITY;
+    one.max_iter = 1;
+    c->o = &one;
+    for (int k = 0; k < 3 && best == best; ++k) {
+        double t = bench_now();
+        best = cc_once(c) < 0 ? NAN : fmin(best, (bench_now() - t) * 1e3);
+    }
+    c->o = o;
+    return best;
+}
+
+/* A solve of configuration cf at o->tol from r = 0, on a plan made for it
+ * untimed (upload, colouring, first launches; a shared model's general
+ * form has no plan: its set-up is timed with it): its time, its forces in
  * MuJoCo's rows (R->rmj), their natural-map error and force accuracy.
  * When the forces are within target, the best of more solves on the plan
  * is its time (the first one their warm-up). 0, or -1 after a failure. */
-static int cc_probe(mj_run *R, int j, const clcone_options *o, double target, probe *pr)
+static int cc_probe(mj_run *R, const ccfg *cf, const clcone_options *o, double target, probe *pr)
 {
     bench *b = R->b;
-    clcone_context *ctx = cfgs[j].dev == 0 ? NULL : cfgs[j].dev == 1 ? b->fctx : b->dctx;
-    cc_call c = {NULL, R->p.n, R->r, {0}, {0}};
+    clcone_context *ctx = cf->dev == 0 ? NULL : cf->dev == 1 ? b->fctx : b->dctx;
+    cc_call c = {NULL, R->general ? &R->bp : NULL, ctx, o, R->nefc, R->r, {0}, {0}};
     double t0, c0;
     int rc;
-    if (cfgs[j].body ? clcone_plan_create_scene(ctx, &R->bs, o, &c.plan, &c.err)
-                     : clcone_plan_create(ctx, &R->p, o, &c.plan, &c.err)) {
-        bench_fail(b, R->f, "%s: %s %s (set-up): %s", R->label, cfgs[j].dev ? b->dev_short : "reference",
-                   clcone_solver_name(cfgs[j].solver), c.err.msg);
+    if (!R->general && (cf->body ? clcone_plan_create_scene(ctx, &R->bs, o, &c.plan, &c.err)
+                                 : clcone_plan_create(ctx, &R->p, o, &c.plan, &c.err))) {
+        bench_fail(b, R->f, "%s: %s %s (set-up): %s", R->label, cf->dev ? b->dev_short : "reference",
+                   clcone_solver_name(cf->solver), c.err.msg);
         return -1;
     }
     t0 = bench_now();
@@ -378,28 +443,29 @@ static int cc_probe(mj_run *R, int j, const clcone_options *o, double target, pr
     pr->t = (timing){(bench_now() - t0) * 1e3, (cpu_now() - c0) * 1e3};
     pr->runs = 1;
     if (rc >= 0) {
-        if (cfgs[j].body) mj_rows_from_body(R->nc, R->bmap, R->r, R->rmj);
+        if (cf->body) mj_rows_from_body(R->nc, R->bmap, R->r, R->rmj);
         else memcpy(R->rmj, R->r, sizeof(double) * (size_t)R->nefc);
         pr->tol = o->tol;
         pr->iters = c.res.iters;
         pr->status = c.res.status;
-        pr->err = clcone_error_of(&R->p, &(clcone_options){.model = CLCONE_MODEL_CCP}, R->rmj, 0, R->nc);
+        pr->err = nat_err(R, R->rmj);
         pr->acc = force_acc(R->rmj, R->fmj[TIGHT], R->nefc);
         if (rc == 0 && pr->acc <= target) {
             timing more = best_ms(cc_once, &c, 0, R->S->max_runs, R->S->tmin, &pr->runs);
             pr->t = (timing){fmin(pr->t.ms, more.ms), fmin(pr->t.cpu, more.cpu)};
+            if (R->general) pr->setup_ms = setup_ms(&c);
         }
     }
-    clcone_plan_free(c.plan);
+    if (c.plan) clcone_plan_free(c.plan);
     if (rc < 0 || !(pr->t.ms == pr->t.ms)) {
-        bench_fail(b, R->f, "%s: %s %s on MuJoCo's problem: %s", R->label, cfgs[j].dev ? b->dev_short : "reference",
-                   clcone_solver_name(cfgs[j].solver), c.err.msg);
+        bench_fail(b, R->f, "%s: %s %s on MuJoCo's problem: %s", R->label, cf->dev ? b->dev_short : "reference",
+                   clcone_solver_name(cf->solver), c.err.msg);
         return -1;
     }
     return 0;
 }
 
-/* Configuration j to CG's force accuracy. Solves from r = 0 at tolerances
+/* Configuration cf to CG's force accuracy. Solves from r = 0 at tolerances
  * tol_0 = CG's natural-map error, then tol_k+1 = tol_k * s with s = 0.7
  * target / acc_k kept in [0.01, 0.7] (near the solution the force error
  * falls about as the tolerance), until the forces are within CG's
@@ -407,30 +473,30 @@ static int cc_probe(mj_run *R, int j, const clcone_options *o, double target, pr
  * tolerance passes the precision's floor, or S->probes solves were made;
  * then one more solve halfway back towards the last miss. The clcone
  * table's row. */
-static void mj_clcone_config(mj_run *R, int j, FILE *t_cc)
+static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
 {
     bench *b = R->b;
-    const char *eng = cfgs[j].dev ? b->dev_short : "CPU reference", *prec = cfgs[j].dev == 1 ? "float" : "double";
-    const char *sname = clcone_solver_name(cfgs[j].solver), *form = cfgs[j].body ? "body" : "local";
-    const double target = R->amj[CG], tol_floor = cfgs[j].dev == 1 ? 1e-7 : 1e-13;
-    char buf[64], why[64] = "";
+    const char *eng = cf->dev ? b->dev_short : "CPU reference", *prec = cf->dev == 1 ? "float" : "double";
+    const char *sname = clcone_solver_name(cf->solver), *form = R->general ? "general" : cf->body ? "body" : "local";
+    const double target = R->amj[CG], tol_floor = cf->dev == 1 ? 1e-7 : 1e-13;
+    char buf[64], buf2[64], why[64] = "";
     probe first = {0}, pr = {0};
     int k, met = 0, solves;
     double missed = 0;
     clcone_options o;
-    if (cfgs[j].dev && !(cfgs[j].dev == 1 ? b->fctx : b->dctx)) return;
-    if (b->quick && !cfgs[j].quick) return;
-    if (cfgs[j].body) mj_body_form_once(R);
-    if (cfgs[j].body && R->body_state < 0) return;
+    if (cf->dev && !(cf->dev == 1 ? b->fctx : b->dctx)) return;
+    if (b->quick && !cf->quick) return;
+    if (cf->body) mj_body_form_once(R);
+    if (cf->body && R->body_state < 0) return;
     clcone_options_default(&o);
-    o.model = cfgs[j].body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
-    o.soft_R = cfgs[j].body ? R->bR : NULL;
-    o.soft_aref = cfgs[j].body ? R->baref : NULL;
-    o.solver = cfgs[j].solver;
+    o.model = cf->body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
+    o.soft_R = cf->body ? R->bR : NULL;
+    o.soft_aref = cf->body ? R->baref : NULL;
+    o.solver = cf->solver;
     o.max_seconds = R->S->cap;
     o.tol = R->emj[CG];
     for (k = 0; k < R->S->probes; ++k) {
-        if (cc_probe(R, j, &o, target, &pr)) return;
+        if (cc_probe(R, cf, &o, target, &pr)) return;
         if (k == 0) first = pr;
         if (pr.status != CLCONE_CONVERGED) {
             snprintf(why, sizeof why, "%s at %.1f s", clcone_run_status_name(pr.status), R->S->cap);
@@ -450,19 +516,21 @@ static void mj_clcone_config(mj_run *R, int j, FILE *t_cc)
     if (met && k > 0) {
         probe back;
         o.tol = sqrt(o.tol * missed);
-        if (cc_probe(R, j, &o, target, &back)) return;
+        if (cc_probe(R, cf, &o, target, &back)) return;
         ++solves;
         if (back.status == CLCONE_CONVERGED && back.acc <= target) pr = back;
     }
-    if (met && pr.t.ms < R->best[cfgs[j].dev != 0].ms) {
-        R->best[cfgs[j].dev != 0] = pr.t;
-        snprintf(R->best_cfg[cfgs[j].dev != 0], sizeof R->best_cfg[0], "%s %s %s", prec, form, sname);
+    if (met && pr.t.ms < R->best[cf->dev != 0].ms) {
+        R->best[cf->dev != 0] = pr.t;
+        snprintf(R->best_cfg[cf->dev != 0], sizeof R->best_cfg[0], "%s %s %s", prec, form, sname);
     }
     fprintf(t_cc, "| %s | %s | %s | %s | %s | %d, %.2e | ", R->label, eng, form, prec, sname, first.iters, first.acc);
     if (met)
-        fprintf(t_cc, "%.2e (%.2gx) | %d | %d | %.2e | %.2e | %s (best of %d) | %.3g ms | %.3g | %.3g |\n", pr.tol,
-                pr.tol / R->emj[CG], solves, pr.iters, pr.err, pr.acc, bench_fmt_ms(pr.t.ms, buf, sizeof buf), pr.runs,
-                pr.t.cpu, pr.t.ms / R->tmj[CG].ms, pr.t.cpu / R->tmj[CG].cpu);
+        fprintf(t_cc, "%.2e (%.2gx) | %d | %d | %.2e | %.2e | %s (best of %d)%s%s | %.3g ms | %.3g | %.3g |\n",
+                pr.tol, pr.tol / R->emj[CG], solves, pr.iters, pr.err, pr.acc, bench_fmt_ms(pr.t.ms, buf, sizeof buf),
+                pr.runs, R->general ? "; 1 iteration: " : "",
+                R->general ? bench_fmt_ms(pr.setup_ms, buf2, sizeof buf2) : "", pr.t.cpu,
+                pr.t.ms / R->tmj[CG].ms, pr.t.cpu / R->tmj[CG].cpu);
     else
         fprintf(t_cc, "not met: %s | %d | %d | %.2e | %.2e | %s | %.3g ms | >= %.3g | >= %.3g |\n", why, solves,
                 pr.iters, pr.err, pr.acc, bench_fmt_ms(pr.t.ms, buf, sizeof buf), pr.t.cpu, pr.t.ms / R->tmj[CG].ms,
@@ -486,10 +554,10 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
     R->S = S;
     R->best[0] = R->best[1] = (timing){INFINITY, INFINITY};
     if (mj_load(R, sc, mu, dt)) goto out;
-    if (sc->cubes) snprintf(buf, sizeof buf, "- (MuJoCo's collision only)");
+    if (sc->cubes || sc->file) snprintf(buf, sizeof buf, "- (MuJoCo's collision only)");
     else snprintf(buf, sizeof buf, "%d", R->s.ncontacts);
     fprintf(t_scene, "| %s | %d | %s | %d | %d | %d | %d | `%s` |\n", R->label, R->nbodies, buf, R->nc, R->nefc,
-            R->p.nnzb, mj_islands(R->d), strrchr(R->path, '/') + 1);
+            R->general ? R->bp.nnzb : R->p.nnzb, mj_islands(R->d), strrchr(R->path, '/') + 1);
     if (mj_solvers(R, t_mj)) goto out;
     R->r = malloc(sizeof(double) * (size_t)R->nefc);
     R->rmj = malloc(sizeof(double) * (size_t)R->nefc);
@@ -497,7 +565,7 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
         bench_fail(b, f, "out of memory");
         goto out;
     }
-    for (int j = 0; j < NCFG; ++j) mj_clcone_config(R, j, t_cc);
+    for (int j = 0; j < (R->general ? NGCFG : NCFG); ++j) mj_clcone_config(R, R->general ? &gcfgs[j] : &cfgs[j], t_cc);
     fprintf(t_sum, "| %s | %s, %.3g ms | %.2e | %.2e |", R->label, bench_fmt_ms(R->tmj[CG].ms, buf, sizeof buf),
             R->tmj[CG].cpu, R->amj[CG], R->emj[CG]);
     for (int d = 0; d < 2; ++d)
@@ -517,6 +585,7 @@ out:
     free(R->baref);
     free(R->bmap);
     clcone_problem_free(&R->p);
+    clcone_bproblem_free(&R->bp);
     clcone_scene_free(&R->s);
     clcone_scene_free(&R->bs);
     free(R);
@@ -533,15 +602,22 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "sparse layout), q = `efc_b` = J qacc_smooth - aref, min 1/2 f'Wf + q'f over the elliptic cones, "
                "whose rows (normal, tangent 1, tangent 2 at `efc_address` 3i) are clcone's local form and K_mu as "
                "they are (model **ccp**; W symmetrised, rounding only).\n\n"
+               "The shared models `stonehenge.xml` and `100_humanoids.xml` (`%s`, as they are: their own cones, "
+               "condims, solref and options) are stepped %d steps by MuJoCo's own `mj_step` (its default solver, "
+               "warm-started) and compared at that state on MuJoCo's whole problem in clcone's general-block form "
+               "(`clcone_mujoco_bproblem`: every row kind, rows in MuJoCo's order, W = J M^-1 J' + R formed by the "
+               "adapter, q = `efc_b`); its natural-map error is the general form's (`clcone_bproblem_error`).\n\n"
                "**The measure is force accuracy**: max |f - f_tight| / max |f_tight|, f_tight MuJoCo's Newton run "
                "to tolerance %g (at most %d iterations) on the same problem. The natural-map error (clcone's ccp "
                "error on that (W, q, mu)) is shown beside it: it flatters, since W + R is ill-conditioned where "
                "contacts outnumber the bodies' freedoms, and a small residual leaves forces far from the "
                "solution.%s\n\n",
-            mj_versionString(), mj_version(), BENCH_MUJOCO_FROM, 0.5, 0.01, TIGHT_TOL, TIGHT_ITERS,
+            mj_versionString(), mj_version(), BENCH_MUJOCO_FROM, 0.5, 0.01, MJ_MODELS, MJ_STEPS, TIGHT_TOL, TIGHT_ITERS,
             b->quick ? " Quick mode: the 4096-sphere pile and the configurations not marked quick are left out." : "");
-    fprintf(f, "| scene | bodies | clcone contacts (clcone_gen_pile) | MuJoCo contacts | rows nefc | W blocks (3x3) | "
-               "islands | MJCF |\n|---|---|---|---|---|---|---|---|\n%s\n",
+    fprintf(f, "| scene | bodies | clcone contacts (clcone_gen_pile) | MuJoCo contacts | rows nefc | W blocks (3x3; shared models: stored blocks) | "
+               "islands | MJCF |\n|---|---|---|---|---|---|---|---|\n%s\n(Shared models: MuJoCo's bodies but the world, its contacts, "
+               "and the general form's stored blocks of W, a block a contact, limit, friction-loss row or "
+               "equality.)\n\n",
             t[0]);
     fprintf(f, "MuJoCo `mj_fwdConstraint` on one thread of the CPU, warm start disabled (every call starts from "
                "qacc_smooth: the same problem each time), sparse Jacobian (MuJoCo's own choice at these sizes), "
@@ -568,8 +644,11 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "(centre of mass, mass, world inverse inertia, free velocity = the centres' acceleration under "
                "qacc_smooth) and contacts, the soft model with MuJoCo's R = `efc_R` and a_ref = `efc_aref`: the "
                "device applies W = J M^-1 J' + R matrix-free, the reference assembles it; the reactions, in "
-               "clcone's own tangents, are rotated back to MuJoCo's rows before they are measured. Ratio: clcone "
-               "time / CG's time.\n\n",
+               "clcone's own tangents, are rotated back to MuJoCo's rows before they are measured. General form "
+               "(the shared models): `clcone_solve_blocks`, apgd on the reference and the device, pgs on the "
+               "reference; it has no plan, so each timed solve includes its set-up (validation, scaling, the "
+               "Lipschitz estimate, upload), and the best of three solves stopped after 1 iteration is shown "
+               "beside it as that set-up's cost. Ratio: clcone time / CG's time.\n\n",
             S->probes, S->cap, S->tmin, S->max_runs);
     fprintf(f, "| scene | engine | form | precision | solver | at CG's natural-map error: iterations, force accuracy | "
                "tol to CG's force accuracy (x CG's natural-map error) | solves | iterations | natural-map error | "
@@ -587,8 +666,15 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
 void bench_section_mujoco(bench *b, FILE *f)
 {
     /* the largest last: the budget may leave it out */
-    static const mj_scene full[] = {{0, 512}, {1, 8}, {0, 4096}};
-    static const mj_scene quick[] = {{0, 512}, {1, 8}};
+    static const mj_scene full[] = {{0, 512, NULL, NULL},
+                                    {1, 8, NULL, NULL},
+                                    {0, 0, MJ_MODELS "replicate/stonehenge.xml", "Stonehenge"},
+                                    {0, 0, MJ_MODELS "humanoid/100_humanoids.xml", "100 humanoids"},
+                                    {0, 4096, NULL, NULL}};
+    static const mj_scene quick[] = {{0, 512, NULL, NULL},
+                                     {1, 8, NULL, NULL},
+                                     {0, 0, MJ_MODELS "replicate/stonehenge.xml", "Stonehenge"},
+                                     {0, 0, MJ_MODELS "humanoid/100_humanoids.xml", "100 humanoids"}};
     const mj_scene *sc = b->quick ? quick : full;
     int nsc = b->quick ? (int)(sizeof quick / sizeof *quick) : (int)(sizeof full / sizeof *full);
     mj_settings S = {10, b->quick ? 0.2 : 0.5, b->quick ? 1.0 : 3.0, b->quick ? 40 : 600, 0, 0, 6, 30};

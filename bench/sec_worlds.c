@@ -135,8 +135,8 @@ void bench_section_worlds(bench *b, FILE *f)
                "the problems (build = the building alone, J M^-1 J' per world), batch = concatenation and plan, "
                "solve = the batch's solve. Reference: the CPU reference in double, one thread; device: the "
                "default OpenCL device in double. The humanoid's elliptic copy is `humanoid.xml` with "
-               "`cone=\"elliptic\"` (the shared model's pyramidal contacts are refused until the adapter solves "
-               "them).\n\n",
+               "`cone=\"elliptic\"`, which keeps every world on the 3-row form (the shared model's pyramidal "
+               "contacts take the general-block form).\n\n",
             b->quick ? 3 : 5, b->quick ? 10 : 20);
     fprintf(f, "| model | N | backend | status | contacts (all worlds, most) | clcone worlds/s | MuJoCo worlds/s | "
                "speedup | host ms | build ms | batch ms | solve ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n");
