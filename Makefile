@@ -437,7 +437,7 @@ bench-mpi: mpi
 # promises it (tests/oclgrind/cases). OCLGRIND_JOBS runs at once.
 OCLGRIND_JOBS ?= 2
 .PHONY: oclgrind
-oclgrind: check-deps
+oclgrind: check-deps $(MUJOCO_STAMP)
 	$(call need_packages,oclgrind,clcone oclgrind)
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
 	tests/oclgrind/run.sh $(BUILD)/clcone $(OCLGRIND_JOBS)

@@ -211,28 +211,20 @@ static clcone_status acgs_loop(clcone_dev_batch *d, clcone_error *err)
     dev_sweep w;
     cl_mem y = NULL, work = NULL, th = NULL, beta = NULL, terms = NULL, sums = NULL, last = NULL, reset = NULL;
     cl_kernel k_terms = NULL, k_mom = NULL, k_upd = NULL, k_obj = NULL, k_climbed = NULL, k_reset = NULL;
-    size_t nz = (size_t)(d->n > d->nprob ? d->n : d->nprob);
     double *ones = clcone_calloc((size_t)d->nprob, sizeof *ones, err, "acgs momentum");
-    double *zeros = clcone_calloc(nz, sizeof *zeros, err, "acgs terms");
     int it0 = 0; /* acgs_checked sets the iteration */
     clcone_status s = CLCONE_ENOMEM;
     cl_int e;
     memset(&w, 0, sizeof w);
-    if (!ones || !zeros) goto out;
+    if (!ones) goto out;
     for (int p = 0; p < d->nprob; ++p) ones[p] = 1.0;
-    /* beta and terms are written by kernels before any read, yet are
-     * created from the host: Oclgrind's --uninitialized keeps a released
-     * buffer's shadow, size included, for the next buffer in its slot
-     * (only a whole-buffer host write resets it), so after a plan's
-     * warm-up, terms in the slot of the sweep's n-int buffer read its
-     * second half as unwritten in double, and beta in the int reset's. */
     if ((s = sweep_open(d, &w, err))
         || (s = clcone_buf_alloc(c, v3, &y, err)) || (s = clcone_buf_alloc(c, v3, &work, err))
         || (s = clcone_buf_reals(c, "acgs theta of problem", 1, ones, (size_t)d->nprob, &th, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &last, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * sizeof(int), &reset, err))
-        || (s = clcone_buf_reals(c, "acgs beta", 1, zeros, (size_t)d->nprob, &beta, err))
-        || (s = clcone_buf_reals(c, "acgs terms", 1, zeros, (size_t)d->n, &terms, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &beta, err))
+        || (s = clcone_buf_alloc(c, (size_t)d->n * c->real_size, &terms, err))
         || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &sums, err))
         || (s = clcone_kernel(c, "acgs_terms", &k_terms, err))
         || (s = clcone_kernel(c, "acgs_momentum", &k_mom, err))
@@ -268,7 +260,6 @@ out:
     }
     sweep_close(d, &w);
     free(ones);
-    free(zeros);
     return s;
 }
 

@@ -19,17 +19,22 @@ jobs=${2:-2}
 pattern=${3:-.}
 here=$(cd "$(dirname "$0")" && pwd)
 problems=${CLCONE_PROBLEMS:-$here/../../../shared/problems}
+models=${CLCONE_MODELS:-$here/../../../shared/models/mujoco}
 out=$(dirname "$cli")/oclgrind
 rm -rf "$out" && mkdir -p "$out"
 command -v oclgrind >/dev/null || { echo "oclgrind: not installed (make oclgrind installs it)" >&2; exit 2; }
 [ -d "$problems" ] || { echo "oclgrind: no problems at $problems" >&2; exit 2; }
+[ -d "$models" ] || { echo "oclgrind: no MuJoCo models at $models" >&2; exit 2; }
 
 # Inputs: Siconos problems and small generated scenes.
 "$cli" gen pile --n 12 --seed 1 -o "$out/pile.scene" >/dev/null &&
 "$cli" gen stack --n 3 -o "$out/stack.scene" >/dev/null &&
 "$cli" solve "$problems/Rover1040.dat" --model ccp --device ref --max-iter 5 --out "$out/warm.r" >/dev/null
 [ -s "$out/warm.r" ] || { echo "oclgrind: making the inputs failed" >&2; exit 2; }
-export P="$problems" S="$out" CLI="$cli" OUT="$out"
+# never release a buffer under Oclgrind (keep_buffers.c says why)
+cc -shared -fPIC -O2 -Wall -Wextra -Werror -o "$out/keep_buffers.so" "$here/keep_buffers.c" ||
+    { echo "oclgrind: building keep_buffers.so failed" >&2; exit 2; }
+export P="$problems" S="$out" CLI="$cli" OUT="$out" KEEP="$out/keep_buffers.so"
 # the CLI's own kernel cache, apart from the user's, and no CPU-device
 # setting from the caller's environment
 export CLCONE_CACHE_DIR="$out/cache"
@@ -80,7 +85,9 @@ one() {
     for a in "$@"; do args+=("${a//@OUT@/$dir}"); rargs+=("${a//@OUT@/$ref}"); done
     "$CLI" "${rargs[@]}" --device cpu >"$ref/stdout" 2>"$ref/stderr"
     echo $? >"$ref/status"
+    # keep_buffers.so after Oclgrind's runtime in LD_PRELOAD comes before it
     oclgrind --data-races --uninitialized --check-api --log "$dir/oclgrind.log" "${flags[@]}" \
+        sh -c 'LD_PRELOAD="$KEEP:$LD_PRELOAD" exec "$@"' sh \
         "$CLI" "${args[@]}" --device 0 >"$dir/stdout" 2>"$dir/stderr"
     echo $? >"$dir/status"
     local why="" f
@@ -113,7 +120,7 @@ configs=(default wg32 wg256 lmem16k)
     grep -E '^group-' "$out/cases" | while read -r name args; do
         for c in "${configs[@]:1}"; do echo "$c $name $args"; done
     done
-} | awk -v re="$pattern" '$2 ~ re' | sed -e "s|@P@|$P|g" -e "s|@S@|$S|g" >"$out/jobs"
+} | awk -v re="$pattern" '$2 ~ re' | sed -e "s|@P@|$P|g" -e "s|@S@|$S|g" -e "s|@M@|$models|g" >"$out/jobs"
 start=$(date +%s)
 xargs -r -P "$jobs" -L 1 bash -c 'one "$0" "$@"' <"$out/jobs" >"$out/results"
 # Oclgrind against itself: 32, 64 and 64 lanes of 256 allowed, any local
