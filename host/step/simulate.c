@@ -47,14 +47,35 @@ struct clcone_sim {
     clcone_plan *plan;
     double *vn;         /* soft model: normal velocities, vn_cap contacts */
     int vn_cap;
-    clcone_sim_solve_fn *solve; /* instead of the plan (clcone_sim_set_solve) */
-    void *solve_ctx;
+    clcone_sim_hooks h; /* clcone_sim_set_hooks */
 };
 
-void clcone_sim_set_solve(clcone_sim *sim, clcone_sim_solve_fn *fn, void *ctx)
+void clcone_sim_set_hooks(clcone_sim *sim, const clcone_sim_hooks *h)
 {
-    sim->solve = fn;
-    sim->solve_ctx = ctx;
+    memset(&sim->h, 0, sizeof sim->h);
+    if (h) sim->h = *h;
+}
+
+clcone_world *clcone_sim_world(clcone_sim *sim)
+{
+    return sim->w;
+}
+
+const clcone_sim_options *clcone_sim_get_options(const clcone_sim *sim)
+{
+    return &sim->o;
+}
+
+void clcone_sim_set_reactions(clcone_sim *sim, double *r)
+{
+    free(sim->r);
+    sim->r = r;
+}
+
+/* The step's kinetic energy at v (NULL: the bodies'), or the hook's. */
+static double energy(const clcone_sim *sim, const double *v)
+{
+    return sim->h.energy ? sim->h.energy(sim->h.ctx, sim->w, v) : clcone_world_kinetic_energy(sim->w, v);
 }
 
 void clcone_sim_options_default(clcone_sim_options *o)
@@ -161,6 +182,45 @@ static int cmp_keyed(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+int clcone_sim_warm_has(const clcone_sim *sim, unsigned long long key)
+{
+    keyed k = {key, 0};
+    return sim->o.warm_start && sim->nprev && bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof k, cmp_keyed);
+}
+
+clcone_status clcone_sim_warm_add(clcone_sim *sim, const unsigned long long *keys, const double *r, int n,
+                                  clcone_error *err)
+{
+    size_t cap = (size_t)sim->nprev + (size_t)n + 1;
+    double *rr = clcone_calloc(3 * cap, sizeof *rr, err, "warm starts");
+    keyed *kk = rr ? clcone_calloc(cap, sizeof *kk, err, "warm start keys") : NULL;
+    int m = sim->nprev, u = 0;
+    if (!kk) {
+        free(rr);
+        return CLCONE_ENOMEM;
+    }
+    if (m) {
+        memcpy(rr, sim->r, 3 * (size_t)m * sizeof *rr);
+        memcpy(kk, sim->prev, (size_t)m * sizeof *kk);
+    }
+    for (int i = 0; i < n; ++i) {
+        keyed k = {keys[i], m};
+        if (sim->nprev && bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof k, cmp_keyed)) continue;
+        memcpy(rr + 3 * (size_t)m, r + 3 * (size_t)i, 3 * sizeof *rr);
+        kk[m++] = k;
+    }
+    /* a contact of two bodies that came from two ranks comes twice, the same */
+    qsort(kk, (size_t)m, sizeof *kk, cmp_keyed);
+    for (int i = 0; i < m; ++i)
+        if (u == 0 || kk[u - 1].key != kk[i].key) kk[u++] = kk[i];
+    free(sim->r);
+    free(sim->prev);
+    sim->r = rr;
+    sim->prev = kk;
+    sim->nprev = u;
+    return CLCONE_OK;
+}
+
 /* Moves the bodies of penetrating contacts apart along the normals, by
  * `projection` of the depth beyond `slop`, shared by inverse mass. Each
  * body takes the mean of its corrections (Jacobi with averaging), so a
@@ -215,15 +275,15 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     clcone_status st;
     size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
     double t0 = clcone_now_ms();
-    if (sim->solve) {
-        st = sim->solve(sim->solve_ctx, sc, so, r, &res, err);
+    if (sim->h.solve) {
+        st = sim->h.solve(sim->h.ctx, sc, so, r, &res, err);
     } else if (!sim->plan) {
         st = clcone_plan_create_scene(sim->ctx, sc, so, &sim->plan, err);
     } else {
         clcone_plan_set_start(sim->plan, so->warm_start, so->soft_v0);
         st = clcone_plan_set_scene(sim->plan, sc, err);
     }
-    if (st || (!sim->solve && (st = clcone_plan_solve(sim->plan, r, &res, err)))) return st;
+    if (st || (!sim->h.solve && (st = clcone_plan_solve(sim->plan, r, &res, err)))) return st;
     info->solve = res.items[0];
     info->setup_ms = clcone_now_ms() - t0 - info->solve.time_ms;
     clcone_result_free(&res);
@@ -235,7 +295,8 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     info->failed = info->solve;
     info->fallback = fo.solver;
     memcpy(r, sim->last_r0, m);
-    st = sim->solve ? sim->solve(sim->solve_ctx, sc, &fo, r, &res, err) : clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err);
+    st = sim->h.solve ? sim->h.solve(sim->h.ctx, sc, &fo, r, &res, err)
+                      : clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err);
     if (st) return st;
     info->solve = res.items[0];
     info->solve.time_ms += info->failed.time_ms;
@@ -264,8 +325,9 @@ static void warm_start(const clcone_sim *sim, const unsigned long long *keys, in
 
 /* v_{n+1} = v* + dv, then x and the orientations move by h v_{n+1} (static
  * bodies stay); returns the kinetic energy at v_{n+1}. */
-static double advance(clcone_world *w, const clcone_scene *sc, const double *dv)
+static double advance(const clcone_sim *sim, const clcone_scene *sc, const double *dv)
 {
+    clcone_world *w = sim->w;
     int nb = w->s.nbodies;
     double ke;
     for (int i = 0; i < nb; ++i) {
@@ -273,7 +335,7 @@ static double advance(clcone_world *w, const clcone_scene *sc, const double *dv)
         if (w->shapes[i].mass == 0.0) continue;
         for (int k = 0; k < 6; ++k) b->v[k] = sc->bodies[i].v[k] + dv[6 * (size_t)i + k];
     }
-    ke = clcone_world_kinetic_energy(w, NULL);
+    ke = energy(sim, NULL);
     for (int i = 0; i < nb; ++i) {
         clcone_body *b = &w->s.bodies[i];
         if (w->shapes[i].mass == 0.0) continue;
@@ -288,13 +350,14 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
 {
     CLCONE_REQUIRE(err, sim);
     CLCONE_REQUIRE(err, info);
+    if (sim->h.step) return sim->h.step(sim->h.ctx, info, err);
     clcone_world *w = sim->w;
     clcone_scene sc;
     clcone_options so = sim->o.solve;
     unsigned long long *keys = NULL;
     keyed *cur = NULL;
     double *r = NULL, *dv = NULL, *x0 = NULL, t0 = clcone_now_ms();
-    int n, nb = w->s.nbodies, soft = so.model == CLCONE_MODEL_SOFT,
+    int n, nb, soft = so.model == CLCONE_MODEL_SOFT,
         projected = !soft && so.model != CLCONE_MODEL_SAP;
     clcone_status st;
 
@@ -302,8 +365,11 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     memset(&sc, 0, sizeof sc);
     info->step = sim->step + 1;
     info->fallback = CLCONE_SOLVER_DEFAULT;
-    if ((st = clcone_world_detect(w, sim->o.margin, &keys, err))) return st;
+    if ((st = sim->h.detect ? sim->h.detect(sim->h.ctx, w, sim->o.margin, &keys, err)
+                            : clcone_world_detect(w, sim->o.margin, &keys, err)))
+        return st;
     n = w->s.ncontacts;
+    nb = w->s.nbodies; /* a hook may have changed the bodies */
     info->contacts = n;
     for (int c = 0; c < n; ++c) info->max_penetration = fmax(info->max_penetration, -w->s.contacts[c].gap);
     /* positions before the projection, restored when the step is not applied */
@@ -339,7 +405,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
     if ((st = clcone_world_contact_scene(w, &sc, err))) goto done;
     /* kinetic energy at v* (dv is scratch until the solve fills it) */
     for (int i = 0; i < nb; ++i) memcpy(dv + 6 * (size_t)i, sc.bodies[i].v, 6 * sizeof *dv);
-    info->ke_free = clcone_world_kinetic_energy(w, dv);
+    info->ke_free = energy(sim, dv);
     free(sim->last_r0);
     sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "warm start copy");
     if (!sim->last_r0) {
@@ -361,7 +427,7 @@ clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_er
         memset(dv, 0, 6 * (size_t)nb * sizeof *dv);
     }
     info->applied = 1;
-    info->ke_after = advance(w, &sc, dv);
+    info->ke_after = advance(sim, &sc, dv);
     qsort(cur, (size_t)n, sizeof *cur, cmp_keyed);
     free(sim->r);
     free(sim->prev);

@@ -30,6 +30,12 @@ typedef struct cbuf {
     int n, cap;
     double mu;
     unsigned long long nother;  /* bodies + planes + 1: the key's radix */
+    const int *gid;             /* the bodies' ids in the keys (NULL: their indices) */
+    int want_order;
+    unsigned long long *order;  /* per contact (want_order): its place in a detection of all bodies */
+    unsigned long long nplanes;
+    unsigned long long block;   /* (a, other) of the last contact, and how many it has had */
+    int seq;
 } cbuf;
 
 static clcone_status push(cbuf *B, int a, int b, int plane, int feature, const double p[3], const double n[3],
@@ -46,8 +52,12 @@ static clcone_status push(cbuf *B, int a, int b, int plane, int feature, const d
         nc = realloc(B->c, (size_t)ncap * sizeof *nc);
         if (nc) B->c = nc;
         nk = nc ? realloc(B->key, (size_t)ncap * sizeof *nk) : NULL;
+        if (nk) B->key = nk;
+        if (nk && B->want_order) {
+            nk = realloc(B->order, (size_t)ncap * sizeof *nk);
+            if (nk) B->order = nk;
+        }
         if (!nk) return clcone_fail(err, CLCONE_ENOMEM, "cannot grow the contact list to %d", ncap);
-        B->key = nk;
         B->cap = ncap;
     }
     c = &B->c[B->n];
@@ -57,8 +67,19 @@ static clcone_status push(cbuf *B, int a, int b, int plane, int feature, const d
     memcpy(c->normal, n, sizeof c->normal);
     c->mu = B->mu;
     c->gap = gap;
-    other = b >= 0 ? (unsigned long long)b + 1 : B->nother - 1 - (unsigned long long)plane;
-    B->key[B->n] = ((unsigned long long)a * B->nother + other) * FEATURES + (unsigned long long)feature;
+    {
+        unsigned long long ia = (unsigned long long)(B->gid ? B->gid[a] : a),
+                           ib = b >= 0 ? (unsigned long long)(B->gid ? B->gid[b] : b) : 0;
+        other = b >= 0 ? ib + 1 : B->nother - 1 - (unsigned long long)plane;
+        B->key[B->n] = (ia * B->nother + other) * FEATURES + (unsigned long long)feature;
+        if (B->want_order) {
+            /* per body a, planes first, then bodies by id, each pair's contacts as they come */
+            unsigned long long blk = ia * B->nother + (b >= 0 ? B->nplanes + ib : (unsigned long long)plane);
+            B->seq = blk == B->block && B->n > 0 ? B->seq + 1 : 0;
+            B->block = blk;
+            B->order[B->n] = blk * FEATURES + (unsigned long long)B->seq;
+        }
+    }
     B->n++;
     return CLCONE_OK;
 }
@@ -342,6 +363,12 @@ static int cmp_int(const void *a, const void *b)
 
 clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long long **keys, clcone_error *err)
 {
+    return clcone_world_detect_ids(w, margin, NULL, 0, keys, NULL, err);
+}
+
+clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int *gid, int nglobal,
+                                      unsigned long long **keys, unsigned long long **order, clcone_error *err)
+{
     CLCONE_REQUIRE(err, w);
     int n = w->s.nbodies, *order = NULL, *cand = NULL, ncand = 0, capcand = 0;
     size_t T = 1, *start = NULL;
@@ -351,11 +378,15 @@ clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long 
     clcone_status st = CLCONE_OK;
 
     if (keys) *keys = NULL;
+    if (order) *order = NULL;
     if (!isfinite(margin) || margin < 0)
         return clcone_fail(err, CLCONE_EINVAL, "contact margin %g must be finite and >= 0", margin);
     memset(&B, 0, sizeof B);
     B.mu = w->mu;
-    B.nother = (unsigned long long)n + (unsigned long long)w->nplanes + 1;
+    B.gid = gid;
+    B.want_order = order != NULL;
+    B.nplanes = (unsigned long long)w->nplanes;
+    B.nother = (unsigned long long)(gid ? nglobal : n) + B.nplanes + 1;
     for (int i = 0; i < n; ++i) h = fmax(h, 2 * clcone_shape_bound(&w->shapes[i]));
     h += margin;
     if (!(h > 0)) h = 1;
@@ -435,9 +466,15 @@ clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long 
         B.key = NULL;
         if (!*keys) st = clcone_fail(err, CLCONE_ENOMEM, "contact keys");
     }
+    if (order && !st) {
+        *order = B.order ? B.order : calloc(1, sizeof **order);
+        B.order = NULL;
+        if (!*order) st = clcone_fail(err, CLCONE_ENOMEM, "contact order");
+    }
 done:
     free(B.c);
     free(B.key);
+    free(B.order);
     free(cell);
     free(start);
     free(order);

@@ -201,23 +201,31 @@ clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
     return CLCONE_OK;
 }
 
+void clcone_world_ke_terms(const clcone_world *w, int i, const double *v, double t[4])
+{
+    const clcone_shape *sh = &w->shapes[i];
+    double I[3], R[9];
+    memset(t, 0, 4 * sizeof *t);
+    if (sh->mass == 0.0) return;
+    clcone_shape_inertia(sh, I);
+    clcone_quat_to_mat(sh->quat, R);
+    t[0] = 0.5 * sh->mass * clcone_dot3(v, v);
+    /* angular velocity in body axes: R^T omega */
+    for (int k = 0; k < 3; ++k) {
+        double wb = R[k] * v[3] + R[3 + k] * v[4] + R[6 + k] * v[5];
+        t[1 + k] = 0.5 * I[k] * wb * wb;
+    }
+}
+
 double clcone_world_kinetic_energy(const clcone_world *w, const double *v)
 {
     if (!w) return NAN;
     double e = 0;
     for (int i = 0; i < w->s.nbodies; ++i) {
-        const clcone_shape *sh = &w->shapes[i];
-        const double *vi = v ? v + 6 * (size_t)i : w->s.bodies[i].v;
-        double I[3], R[9];
-        if (sh->mass == 0.0) continue;
-        clcone_shape_inertia(sh, I);
-        clcone_quat_to_mat(sh->quat, R);
-        e += 0.5 * sh->mass * clcone_dot3(vi, vi);
-        /* angular velocity in body axes: R^T omega */
-        for (int k = 0; k < 3; ++k) {
-            double wb = R[k] * vi[3] + R[3 + k] * vi[4] + R[6 + k] * vi[5];
-            e += 0.5 * I[k] * wb * wb;
-        }
+        double t[4];
+        if (w->shapes[i].mass == 0.0) continue;
+        clcone_world_ke_terms(w, i, v ? v + 6 * (size_t)i : w->s.bodies[i].v, t);
+        for (int k = 0; k < 4; ++k) e += t[k];
     }
     return e;
 }

@@ -67,6 +67,19 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
 
+/* clcone_world_detect over a subset of a world's bodies (host/mpi: a
+ * rank's own bodies and its copies of its neighbours'), sorted by their
+ * ids gid[i] in a world of nglobal bodies: the contacts come out in the
+ * whole world's order, their bodies as w's indices, their keys those of
+ * the whole world's, and *order (freed by the caller; NULL: not wanted)
+ * each contact's place in the whole world's detection. */
+CLCONE_API clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int *gid, int nglobal,
+                                                 unsigned long long **keys, unsigned long long **order,
+                                                 clcone_error *err);
+/* The four terms body i adds, in this order, to the kinetic energy of
+ * clcone_world_kinetic_energy (v: its 6 velocities); 0 for static ones. */
+CLCONE_API void clcone_world_ke_terms(const clcone_world *w, int i, const double *v, double t[4]);
+
 /* A scene file held in memory, read as clcone_read_world does (whether
  * bytes are one: clcone_buf_is_world, io/io.h). */
 clcone_status clcone_parse_world(const char *name, const char *buf, size_t len,
