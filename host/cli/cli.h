@@ -99,7 +99,10 @@ int cli_mpi_solve(cli_args *a, cli_mpi_batch *b, clcone_context **ctx);
  * (cli_mpi_sim_attach) until cli_mpi_sim_close, which every path after
  * a successful open calls. */
 int cli_mpi_sim_open(const cli_args *a, clcone_context **ctx);
-int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx);
+int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx, double rebalance);
+/* The ranks' bodies, contacts and reactions to rank 0's world and
+ * stepper, before it writes them; 0, or fills e. */
+int cli_mpi_sim_sync(clcone_error *e);
 void cli_mpi_sim_close(void);
 #endif
 

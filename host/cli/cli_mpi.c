@@ -177,21 +177,32 @@ int cli_mpi_sim_open(const cli_args *a, clcone_context **ctx)
     return 0;
 }
 
-int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx)
+int cli_mpi_sim_attach(clcone_sim *sim, clcone_context *ctx, double rebalance)
 {
     clcone_error e;
-    return clcone_mpi_sim_attach(MPI_COMM_WORLD, 0, ctx, sim, &cli_stepper, &e) ? lib_error(&e) : 0;
+    return clcone_mpi_sim_attach(MPI_COMM_WORLD, 0, ctx, sim, rebalance, &cli_stepper, &e) ? lib_error(&e) : 0;
+}
+
+int cli_mpi_sim_sync(clcone_error *e)
+{
+    return clcone_mpi_sim_sync(cli_stepper, e) != CLCONE_OK;
 }
 
 void cli_mpi_sim_close(void)
 {
     clcone_error e;
+    clcone_mpi_sim_figures f;
     if (clcone_mpi_sim_stranded(cli_stepper)) {
         snprintf(e.msg, sizeof e.msg, "a solve failed during its iterations: the other ranks wait for this one");
         end_stranded(&e);
     }
-    if (cli_stepper) printf("ranks:    bodies that changed rank from one step's cut to the next: %lld\n",
-                            clcone_mpi_sim_moved(cli_stepper));
+    if (cli_stepper && !clcone_mpi_sim_figures_get(cli_stepper, &f, &e) && f.steps > 0) {
+        printf("ranks:    %d steps: %lld repartitions, %.1f ghosts a step, %.0f bytes sent a step (%.0f in the "
+               "solves' halo exchanges)\n",
+               (int)f.steps, f.repartitions, (double)f.ghosts / (double)f.steps, (double)f.bytes / (double)f.steps,
+               (double)f.halo_bytes / (double)f.steps);
+        printf("ranks:    bodies that changed rank: %lld\n", f.moved);
+    }
     clcone_mpi_sim_end(MPI_COMM_WORLD, 0, cli_stepper);
     cli_stepper = NULL;
 }

@@ -17,7 +17,7 @@ static const char *const USAGE_SIMULATE =
     "                       [--device D] [--precision float|double] [--tol T]\n"
     "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
     "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
-    "                       [--out SCENE_OUT] [--progress] [--mpi]\n"
+    "                       [--out SCENE_OUT] [--progress] [--mpi [--mpi-rebalance F]]\n"
     "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
@@ -36,8 +36,10 @@ static const char *const USAGE_SIMULATE =
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
-    "  --mpi          under `mpirun -np K clcone-mpi`: each step's contact solve\n"
-    "                 cut over the ranks (jacobi or apgd; README \"Over MPI ranks\")\n"
+    "  --mpi          under `mpirun -np K clcone-mpi`: each rank steps the bodies\n"
+    "                 of its region, the solves over the ranks (jacobi or apgd;\n"
+    "                 README \"Over MPI ranks\"); --mpi-rebalance F: cut again when\n"
+    "                 the most contacts a rank has exceed the mean by F (0.25)\n"
     "Outputs are checked before the first step (their directories must exist, no\n"
     "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
     "writes the outputs of the finished steps and exits 130.\n"
@@ -82,6 +84,8 @@ typedef struct sim_outputs {
     const char *plot;      /* simulate --plot FILE.png */
     const char *label;     /* scene, model and device, for the titles */
     const char *source;    /* the scene file, named in a step's error (NULL: generated) */
+    int (*sync)(clcone_error *e); /* before the world is written (--mpi: from the ranks; NULL: none) */
+    double rebalance;      /* --mpi-rebalance (< 0: the default) */
     double tol;            /* the solves' tolerance, on the plot */
 } sim_outputs;
 
@@ -277,13 +281,14 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
             break;
         }
         T->steps = k;
-        if (out->vtk && (k % out->vtk_every == 0 || k == steps) &&
-            vtk_frame(out->vtk, k, k * w->dt, w, clcone_sim_reactions(sim), &S, &e))
+        if (out->vtk && (k % out->vtk_every == 0 || k == steps)
+            && ((out->sync && out->sync(&e)) || vtk_frame(out->vtk, k, k * w->dt, w, clcone_sim_reactions(sim), &S, &e)))
             goto libfail;
         if (show_progress) progress(k, steps, in.contacts, t0);
     }
     /* a run stopped early still ends with its last finished state */
     if (stop_signal && show_progress) fprintf(stderr, "\n");
+    if ((out->png || out->scene_out || (stop_signal && out->vtk)) && out->sync && out->sync(&e)) goto libfail;
     if (stop_signal && out->vtk && T->steps % out->vtk_every != 0
         && vtk_frame(out->vtk, T->steps, T->steps * w->dt, w, clcone_sim_reactions(sim), &S, &e))
         goto libfail;
@@ -338,6 +343,10 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
         return usage_error(USAGE_SIMULATE, "--steps needs an integer >= 1, got '%s'", v);
     if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
+    out->rebalance = -1;
+    if ((v = cli_take_opt(argc, args, "--mpi-rebalance", &missing))
+        && (!parse_double(v, &out->rebalance) || !(out->rebalance >= 0)))
+        return usage_error(USAGE_SIMULATE, "--mpi-rebalance needs a number >= 0, got '%s'", v);
     vtk_every = cli_take_opt(argc, args, "--vtk-every", &missing);
     out->csv = cli_take_opt(argc, args, "--csv", &missing);
     out->vtk = cli_take_opt(argc, args, "--vtk", &missing);
@@ -387,13 +396,16 @@ static int sim_open_device(const cli_args *a, clcone_context **ctx)
 
 /* Under `--mpi`: sim's solves over the ranks (attach), the ranks let go
  * (attach 0), after a successful sim_open_device. */
-static int sim_over_ranks(const cli_args *a, clcone_sim *sim, clcone_context *ctx, int attach)
+static int sim_over_ranks(const cli_args *a, clcone_sim *sim, clcone_context *ctx, sim_outputs *out, int attach)
 {
 #ifdef CLCONE_MPI
-    if (a->mpi && attach) return cli_mpi_sim_attach(sim, ctx);
+    if (a->mpi && attach) {
+        out->sync = cli_mpi_sim_sync;
+        return cli_mpi_sim_attach(sim, ctx, out->rebalance);
+    }
     if (a->mpi) cli_mpi_sim_close();
 #else
-    (void)a, (void)sim, (void)ctx, (void)attach;
+    (void)a, (void)sim, (void)ctx, (void)out, (void)attach;
 #endif
     return 0;
 }
@@ -432,6 +444,7 @@ int cmd_simulate(int argc, char **argv)
     if (!cli_given(&a, "--max-iter")) a.o.max_iter = so.solve.max_iter;
     if (a.npos != 1) return usage_error(USAGE_SIMULATE, "simulate needs one SCENE file%s", "");
     if (steps < 0) return usage_error(USAGE_SIMULATE, "simulate needs --steps K%s", "");
+    if (out.rebalance >= 0 && !a.mpi) return usage_error(USAGE_SIMULATE, "--mpi-rebalance does not apply: %s", "no --mpi");
     if ((rc = cli_refuse(&a, USAGE_SIMULATE, unused, "simulate starts every step from the last one"))
         || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
         return rc;
@@ -450,8 +463,8 @@ int cmd_simulate(int argc, char **argv)
     describe_backend(ctx, backend, sizeof backend);
     clcone_sim_options_resolve(&a.o, ctx);
     so.solve = a.o;
-    if ((rc = clcone_sim_create(&w, ctx, &so, &sim, &e) ? lib_error(&e) : sim_over_ranks(&a, sim, ctx, 1))) {
-        sim_over_ranks(&a, sim, ctx, 0);
+    if ((rc = clcone_sim_create(&w, ctx, &so, &sim, &e) ? lib_error(&e) : sim_over_ranks(&a, sim, ctx, &out, 1))) {
+        sim_over_ranks(&a, sim, ctx, &out, 0);
         clcone_sim_free(sim);
         clcone_context_free(ctx);
         clcone_world_free(&w);
@@ -470,7 +483,7 @@ int cmd_simulate(int argc, char **argv)
     out.plot = a.plot;
     out.tol = so.solve.tol;
     rc = run_steps(&w, sim, steps, &out, a.progress || isatty(2), &T);
-    sim_over_ranks(&a, sim, ctx, 0);
+    sim_over_ranks(&a, sim, ctx, &out, 0);
     if (rc == 0) rc = report_run(&T, steps, &out);
     clcone_sim_free(sim);
     clcone_context_free(ctx);

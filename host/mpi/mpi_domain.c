@@ -15,16 +15,7 @@
 
 enum { TAG_HALO = 16 };
 
-/* A rank's side of the exchanges: its part, where each neighbour's ghosts
- * start, the packed sends, the requests and what went out. */
-typedef struct domain {
-    MPI_Comm comm;
-    const clcone_mpi_part *P;
-    int *roff;
-    char *sbuf;
-    MPI_Request *req;
-    long long sent, exchanges, sums;
-} domain;
+typedef clcone_mpi_domain domain;
 
 static clcone_status dom_exchange(void *ctx, const void *send, void *recv, size_t real_size, clcone_error *err)
 {
@@ -62,9 +53,11 @@ static clcone_status dom_max(void *ctx, double *x, clcone_error *err)
     return rc == MPI_SUCCESS ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_EDEVICE, "MPI_Allreduce of a bound failed");
 }
 
-static clcone_status domain_open(domain *D, MPI_Comm comm, const clcone_mpi_part *P, clcone_error *err)
+clcone_status clcone_mpi_domain_open(domain *D, MPI_Comm comm, const clcone_mpi_part *P, clcone_dev_part *dp,
+                                     clcone_error *err)
 {
     int nn = P->nneigh;
+    clcone_mpi_domain_close(D);
     memset(D, 0, sizeof *D);
     D->comm = comm;
     D->P = P;
@@ -74,14 +67,18 @@ static clcone_status domain_open(domain *D, MPI_Comm comm, const clcone_mpi_part
     if (!D->roff || !D->sbuf || !D->req)
         return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the halo of %d neighbours", nn);
     for (int k = 0, o = 0; k < nn; o += P->nrecv[k++]) D->roff[k] = o;
+    *dp = (clcone_dev_part){P->own, P->send, P->ghosts, P->body_contacts, D, dom_exchange, dom_sum, dom_max};
     return CLCONE_OK;
 }
 
-static void domain_close(domain *D)
+void clcone_mpi_domain_close(domain *D)
 {
     free(D->roff);
     free(D->sbuf);
     free(D->req);
+    D->roff = NULL;
+    D->sbuf = NULL;
+    D->req = NULL;
 }
 
 /* Every rank: the reactions of the contacts it counts to root, at their
@@ -167,12 +164,13 @@ static void domain_stats(MPI_Comm comm, int root, const clcone_mpi_part *P, cons
 /* Every rank: its part's plan made (agreed), warmed up and solved from
  * rl; *stranded when it failed after the agreement. */
 static clcone_status solve_part(MPI_Comm comm, clcone_context *ctx, const clcone_options *opt, domain *D,
-                                double *rl, clcone_result *lres, int *stranded, clcone_error *err)
+                                const clcone_dev_part *dpo, double *rl, clcone_result *lres, int *stranded,
+                                clcone_error *err)
 {
     const clcone_mpi_part *P = D->P;
     clcone_scene local = {P->nb, P->nc, P->bodies, P->contacts};
-    clcone_dev_part dp = {P->own, P->send, P->ghosts, P->body_contacts, D, dom_exchange, dom_sum, dom_max};
     clcone_plan *plan = NULL;
+    clcone_dev_part dp = *dpo;
     clcone_status st = clcone_plan_create_part(ctx, &local, opt, &dp, &plan, err);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
     /* from here a failed rank leaves the others in an exchange (ranks.h) */
@@ -194,6 +192,7 @@ clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *c
     clcone_mpi_part *parts = NULL, mine;
     clcone_options opt;
     clcone_result lres;
+    clcone_dev_part dp;
     domain D;
     double *rl = NULL, ms;
     clcone_status st = CLCONE_OK;
@@ -216,10 +215,10 @@ clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *c
     if ((st = clcone_mpi_part_transfer(comm, root, parts, &mine, opt.warm_start, err))) goto out;
     if (!(rl = calloc(3 * (size_t)mine.nc + 1, sizeof *rl)))
         st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d reactions", mine.nc);
-    else if (!(st = domain_open(&D, comm, &mine, err)) && mine.r0)
+    else if (!(st = clcone_mpi_domain_open(&D, comm, &mine, &dp, err)) && mine.r0)
         memcpy(rl, mine.r0, 3 * (size_t)mine.nc * sizeof *rl);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    if ((st = solve_part(comm, ctx, &opt, &D, rl, &lres, stats ? &stats->stranded : &stranded, err))) goto out;
+    if ((st = solve_part(comm, ctx, &opt, &D, &dp, rl, &lres, stats ? &stats->stranded : &stranded, err))) goto out;
     ms = lres.time_ms;
     MPI_Reduce(rank == root ? MPI_IN_PLACE : &ms, &ms, 1, MPI_DOUBLE, MPI_MAX, root, comm);
     domain_stats(comm, root, &mine, &D, stats);
@@ -237,7 +236,7 @@ out:
     free(parts);
     clcone_mpi_part_free(&mine);
     clcone_result_free(&lres);
-    domain_close(&D);
+    clcone_mpi_domain_close(&D);
     free(rl);
     return st;
 }

@@ -10,6 +10,7 @@
 #include "mpi/mpi_parts.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,14 +51,17 @@ static int by_key(const void *pa, const void *pb)
 
 /* Bodies ids[0, n) to ranks [r0, r0 + k): cut along the axis of the
  * centres' largest extent where the weights (contacts) left of the cut
- * reach the left ranks' share. */
-static void rcb(const clcone_scene *s, const int *w, int *ids, int n, int r0, int k, int *owner, keyed *tmp)
+ * reach the left ranks' share; the cuts into c (NULL: not wanted). */
+static void rcb(const clcone_scene *s, const int *w, int *ids, int n, int r0, int k, int *owner, keyed *tmp,
+                clcone_mpi_cut *c)
 {
     double lo[3], hi[3];
     long long total = 0, acc = 0;
     int ax = 0, m = 0, kl = k / 2;
     if (k == 1 || n == 0) {
         for (int i = 0; i < n; ++i) owner[ids[i]] = r0;
+        /* no bodies: the leftmost rank takes the whole region */
+        for (int q = r0 + 1; c && q < r0 + k; ++q) c->axis[q] = 0, c->val[q] = INFINITY;
         return;
     }
     for (int d = 0; d < 3; ++d) lo[d] = hi[d] = s->bodies[ids[0]].x[d];
@@ -78,8 +82,69 @@ static void rcb(const clcone_scene *s, const int *w, int *ids, int n, int r0, in
     while (m < n && (acc + w[ids[m]]) * k <= total * kl) acc += w[ids[m++]];
     if (m == 0) m = 1;
     if (m == n && n > 1) m = n - 1;
-    rcb(s, w, ids, m, r0, kl, owner, tmp);
-    rcb(s, w, ids + m, n - m, r0 + kl, k - kl, owner, tmp);
+    if (c) {
+        c->axis[r0 + kl] = ax;
+        c->val[r0 + kl] = m < n ? 0.5 * (tmp[m - 1].key + tmp[m].key) : INFINITY;
+    }
+    rcb(s, w, ids, m, r0, kl, owner, tmp, c);
+    rcb(s, w, ids + m, n - m, r0 + kl, k - kl, owner, tmp, c);
+}
+
+/* Rank q's region box (lo xyz, hi xyz) within the ranks [r0, r0 + k). */
+static void cut_boxes(clcone_mpi_cut *c, int r0, int k, const double *lo, const double *hi)
+{
+    double l[3], h[3];
+    int s = r0 + k / 2;
+    if (k == 1) {
+        memcpy(c->box + 6 * (size_t)r0, lo, 3 * sizeof *lo);
+        memcpy(c->box + 6 * (size_t)r0 + 3, hi, 3 * sizeof *hi);
+        return;
+    }
+    memcpy(l, lo, sizeof l);
+    memcpy(h, hi, sizeof h);
+    h[c->axis[s]] = fmin(hi[c->axis[s]], c->val[s]);
+    cut_boxes(c, r0, k / 2, l, h);
+    h[c->axis[s]] = hi[c->axis[s]];
+    l[c->axis[s]] = fmax(lo[c->axis[s]], c->val[s]);
+    cut_boxes(c, s, k - k / 2, l, h);
+}
+
+void clcone_mpi_cut_free(clcone_mpi_cut *c)
+{
+    free(c->axis);
+    free(c->val);
+    free(c->box);
+    c->axis = NULL;
+    c->val = c->box = NULL;
+}
+
+clcone_status clcone_mpi_rcb(const clcone_scene *s, const int *w, int *owner, clcone_mpi_cut *c, clcone_error *err)
+{
+    int n = s->nbodies, nm = 0, *ids = malloc(((size_t)n + 1) * sizeof *ids), K = c->nranks;
+    keyed *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    const double lo[3] = {-INFINITY, -INFINITY, -INFINITY}, hi[3] = {INFINITY, INFINITY, INFINITY};
+    clcone_status st = CLCONE_OK;
+    clcone_mpi_cut_free(c);
+    c->axis = calloc((size_t)K + 1, sizeof *c->axis);
+    c->val = calloc((size_t)K + 1, sizeof *c->val);
+    c->box = calloc(6 * (size_t)K, sizeof *c->box);
+    if (!ids || !tmp || !c->axis || !c->val || !c->box) {
+        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory cutting %d bodies over %d ranks", n, K);
+        goto out;
+    }
+    for (int b = 0; b < n; ++b) {
+        owner[b] = -1;
+        if (!is_static(&s->bodies[b])) ids[nm++] = b;
+    }
+    rcb(s, w, ids, nm, 0, K, owner, tmp, c);
+    cut_boxes(c, 0, K, lo, hi);
+    /* the regions decide, also for bodies on a cut */
+    for (int b = 0; b < n; ++b)
+        if (owner[b] >= 0) owner[b] = clcone_mpi_region(c, s->bodies[b].x);
+out:
+    free(ids);
+    free(tmp);
+    return st;
 }
 
 /* A ghost: body `body` (of rank owner[body]) copied on rank `rank`. */
@@ -241,7 +306,7 @@ static clcone_status cut_make(cut *C, int nranks, clcone_error *err)
         w[b] = C->cnt[b] > 0 ? C->cnt[b] : 1;
         if (!is_static(&s->bodies[b])) ids[nm++] = b;
     }
-    rcb(s, w, ids, nm, 0, nranks, C->owner, tmp);
+    rcb(s, w, ids, nm, 0, nranks, C->owner, tmp, NULL);
     for (int c = 0; c < m; ++c) {
         const clcone_contact *k = &s->contacts[c];
         int oa = C->owner[k->a], ob = k->b >= 0 ? C->owner[k->b] : -1;

@@ -3,6 +3,7 @@
 #define CLCONE_MPI_PARTS_H
 
 #include <clcone/mpi/ranks.h>
+#include "solve/solve_entries.h"
 
 /* Message tags: a share's sizes, its arrays, its results. */
 enum { TAG_HEAD = 1, TAG_DATA, TAG_RESULT };
@@ -65,6 +66,50 @@ clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const doub
  * make room. Collective. */
 clcone_status clcone_mpi_part_transfer(MPI_Comm comm, int root, clcone_mpi_part *parts, clcone_mpi_part *mine,
                                        int warm, clcone_error *err);
+
+/* The cut of recursive coordinate bisection over nranks ranks: split s
+ * (1 <= s < nranks) of the ranks [r0, r0 + k) at s = r0 + k / 2 sends
+ * points with x[axis[s]] < val[s] to the left ranks; box[6 q..] rank q's
+ * region (lo xyz, hi xyz; empty when all its bodies went elsewhere). */
+typedef struct clcone_mpi_cut {
+    int nranks;
+    int *axis;
+    double *val, *box;
+} clcone_mpi_cut;
+void clcone_mpi_cut_free(clcone_mpi_cut *c);
+/* The bodies of s with weights w (by index) over c->nranks ranks:
+ * owner (by index; -1 static) and the cut c (its arrays made here). */
+clcone_status clcone_mpi_rcb(const clcone_scene *s, const int *w, int *owner, clcone_mpi_cut *c, clcone_error *err);
+/* The rank whose region holds x. */
+int clcone_mpi_region(const clcone_mpi_cut *c, const double x[3]);
+/* Distance from x to rank q's region (0 inside). */
+double clcone_mpi_region_dist(const clcone_mpi_cut *c, int q, const double x[3]);
+/* Ranks other than me whose regions come within h of mine, into *neigh
+ * (ascending; the caller frees it), their count into *n. */
+clcone_status clcone_mpi_neighbours(const clcone_mpi_cut *c, int me, double h, int **neigh, int *n,
+                                    clcone_error *err);
+/* Every rank: sends each neighbour neigh[k] sn[k] bytes from sbuf[k] and
+ * receives what each sends into *rbuf (malloc'd, one after another, rn[k]
+ * bytes from neighbour k); *sent grows by what went out. Collective
+ * (agreed after the sizes). */
+clcone_status clcone_mpi_swap(MPI_Comm comm, int nn, const int *neigh, char *const *sbuf, const size_t *sn,
+                              char **rbuf, size_t *rn, long long *sent, clcone_error *err);
+
+/* A rank's side of a part's exchanges in its solve (mpi_domain.c): its
+ * part, where each neighbour's ghosts start, the packed sends, the
+ * requests and what went out. */
+typedef struct clcone_mpi_domain {
+    MPI_Comm comm;
+    const clcone_mpi_part *P;
+    int *roff;
+    char *sbuf;
+    MPI_Request *req;
+    long long sent, exchanges, sums;
+} clcone_mpi_domain;
+/* D for part P (closed first when it was open); dp its plan's side. */
+clcone_status clcone_mpi_domain_open(clcone_mpi_domain *D, MPI_Comm comm, const clcone_mpi_part *P,
+                                     clcone_dev_part *dp, clcone_error *err);
+void clcone_mpi_domain_close(clcone_mpi_domain *D);
 
 /* clcone_mpi_solve_domain, with each body's rank into owner on root
  * (NULL: not wanted; -1 for static bodies). */

@@ -367,7 +367,7 @@ clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long 
 }
 
 clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int *gid, int nglobal,
-                                      unsigned long long **keys, unsigned long long **order, clcone_error *err)
+                                      unsigned long long **keys, unsigned long long **corder, clcone_error *err)
 {
     CLCONE_REQUIRE(err, w);
     int n = w->s.nbodies, *order = NULL, *cand = NULL, ncand = 0, capcand = 0;
@@ -378,13 +378,13 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     clcone_status st = CLCONE_OK;
 
     if (keys) *keys = NULL;
-    if (order) *order = NULL;
+    if (corder) *corder = NULL;
     if (!isfinite(margin) || margin < 0)
         return clcone_fail(err, CLCONE_EINVAL, "contact margin %g must be finite and >= 0", margin);
     memset(&B, 0, sizeof B);
     B.mu = w->mu;
     B.gid = gid;
-    B.want_order = order != NULL;
+    B.want_order = corder != NULL;
     B.nplanes = (unsigned long long)w->nplanes;
     B.nother = (unsigned long long)(gid ? nglobal : n) + B.nplanes + 1;
     for (int i = 0; i < n; ++i) h = fmax(h, 2 * clcone_shape_bound(&w->shapes[i]));
@@ -466,10 +466,10 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
         B.key = NULL;
         if (!*keys) st = clcone_fail(err, CLCONE_ENOMEM, "contact keys");
     }
-    if (order && !st) {
-        *order = B.order ? B.order : calloc(1, sizeof **order);
+    if (corder && !st) {
+        *corder = B.order ? B.order : calloc(1, sizeof **corder);
         B.order = NULL;
-        if (!*order) st = clcone_fail(err, CLCONE_ENOMEM, "contact order");
+        if (!*corder) st = clcone_fail(err, CLCONE_ENOMEM, "contact order");
     }
 done:
     free(B.c);

@@ -12,7 +12,7 @@ void clcone_quat_to_mat(const double q[4], double R[9]);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
 void clcone_shape_inertia(const clcone_shape *sh, double I[3]);
 /* Radius of the sphere about the centre that contains the shape. */
-double clcone_shape_bound(const clcone_shape *sh);
+CLCONE_API double clcone_shape_bound(const clcone_shape *sh);
 /* World-frame corner k (bit 0: +x, 1: +y, 2: +z) of a box body. */
 void clcone_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3]);
 

@@ -108,24 +108,46 @@ CLCONE_API clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone
                                                  clcone_result *res, clcone_mpi_domain_stats *stats,
                                                  clcone_error *err);
 
-/* Time stepping with each step's contact solve over the ranks of comm:
- * root runs the stepper (detection, the update, the outputs) on its
- * world; after clcone_mpi_sim_attach (root alone) each of sim's solves
- * is clcone_mpi_solve_domain over the ranks, cut again from the bodies'
- * positions at every step, while the other ranks are in
- * clcone_mpi_sim_serve (ctx: their own devices) until root calls
- * clcone_mpi_sim_end (also when it stops early; st NULL when attach was
- * never reached). The steps are one process's, bit for bit, as long as
- * no solve falls back (the fallbacks, Gauss-Seidel, are refused over
- * ranks: the step fails with that message). The options must suit
- * clcone_mpi_solve_domain (jacobi or apgd; soft, whose stepper hands it
- * per-contact velocities, is refused). */
+/* Time stepping of one world over the ranks of comm: each rank owns the
+ * bodies in its region of a cut (recursive coordinate bisection of the
+ * centres, balanced by contacts) and holds copies (ghosts) of its
+ * neighbours' bodies within a halo of its region (twice the largest
+ * body's bounding radius plus the contact margin); each step it takes
+ * the ghosts from its neighbours, detects the contacts of its own bodies,
+ * solves them with the other ranks (clcone_mpi_solve_domain's iterations,
+ * on one plan kept for the run), moves its own bodies, and hands those
+ * that left its region to the neighbour that holds it. The cut is made
+ * again when the most contacts one rank reports exceed the mean by more
+ * than `rebalance` (a fraction; 0.25 when < 0), when a body lands beyond
+ * the neighbours or a rank is left without contacts.
+ *
+ * Root makes a stepper of the whole world (clcone_sim_create) and calls
+ * clcone_mpi_sim_attach, then clcone_sim_step as usual (each step is the
+ * ranks' step; its info as one process's), clcone_mpi_sim_sync before it
+ * reads the world or clcone_sim_reactions (the bodies and the last
+ * step's contacts and reactions come to root, in one process's order),
+ * and clcone_mpi_sim_end (also when it stops early, st NULL when attach
+ * was never reached); the other ranks are in clcone_mpi_sim_serve (ctx:
+ * their own devices) meanwhile. The steps are one process's, bit for
+ * bit, as long as no solve falls back (the fallbacks, Gauss-Seidel, are
+ * refused over ranks: the step fails with that message). The options
+ * must suit clcone_mpi_solve_domain (jacobi or apgd; soft, whose stepper
+ * hands it per-contact velocities, is refused). */
 typedef struct clcone_mpi_stepper clcone_mpi_stepper;
 CLCONE_API clcone_status clcone_mpi_sim_attach(MPI_Comm comm, int root, clcone_context *ctx, clcone_sim *sim,
-                                               clcone_mpi_stepper **st, clcone_error *err);
-/* Bodies that changed rank from one step's cut to the next, summed over
- * the run so far. */
-CLCONE_API long long clcone_mpi_sim_moved(const clcone_mpi_stepper *st);
+                                               double rebalance, clcone_mpi_stepper **st, clcone_error *err);
+CLCONE_API clcone_status clcone_mpi_sim_sync(clcone_mpi_stepper *st, clcone_error *err);
+/* What the run so far did, summed over the ranks (root; collective). */
+typedef struct clcone_mpi_sim_figures {
+    long long steps;
+    long long moved;        /* bodies that changed rank (migrations and cuts) */
+    long long repartitions; /* cuts after the first */
+    long long ghosts;       /* ghost copies, summed over ranks and steps */
+    long long bytes;        /* bytes sent point to point and in gathers, all ranks */
+    long long halo_bytes;   /* of which in the solves' iterations */
+} clcone_mpi_sim_figures;
+CLCONE_API clcone_status clcone_mpi_sim_figures_get(clcone_mpi_stepper *st, clcone_mpi_sim_figures *f,
+                                                    clcone_error *err);
 /* Whether the last solve failed on root during its iterations (the other
  * ranks wait in an exchange: end the job, as clcone_mpi_solve_domain
  * says); serve says the same of its rank in *stranded. */
