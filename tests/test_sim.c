@@ -4,6 +4,7 @@
  * solve / simulate command lines with their outputs. */
 #include "testutil.h"
 #include "core/body_form.h"
+#include "world/world_parts.h"
 
 #include <math.h>
 #include <string.h>
@@ -279,6 +280,72 @@ START_TEST(sim_detection_matches_generators)
         ck_assert_msg(w.s.ncontacts == n0, "%s: %d detected, %d generated", names[t], w.s.ncontacts, n0);
         clcone_world_free(&w);
     }
+}
+END_TEST
+
+/* Detection over a subset of the bodies (a rank's, host/mpi) gives each
+ * contact of the subset's bodies as the whole world's detection does:
+ * the same contact, key and place in the world's order, in that order;
+ * the world's order keys rise. A wall of boxes (several contacts a pair)
+ * turned a little, so that the pairs' features differ. */
+START_TEST(sim_detection_over_a_subset_is_the_worlds)
+{
+    clcone_world w, sub;
+    clcone_error e;
+    unsigned long long *key = NULL, *ord = NULL, *skey = NULL, *sord = NULL;
+    int gid[200], ns = 0, found = 0;
+    gen("wall", 8, 0.5, 0, &w);
+    for (int i = 0; i < w.s.nbodies; ++i) w.s.bodies[i].x[0] += 0.01 * sin(i);
+    ck_assert(clcone_world_detect_ids(&w, 1e-3, NULL, 0, &key, &ord, &e) == CLCONE_OK);
+    for (int c = 1; c < w.s.ncontacts; ++c) ck_assert(ord[c - 1] < ord[c]);
+    ck_assert(clcone_world_alloc(&sub, w.s.nbodies, 0, w.nplanes, &e) == CLCONE_OK);
+    sub.dt = w.dt;
+    sub.mu = w.mu;
+    memcpy(sub.planes, w.planes, (size_t)w.nplanes * sizeof *w.planes);
+    for (int i = 0; i < w.s.nbodies && ns < 200; ++i)
+        if (w.s.bodies[i].x[2] < 2.0 || i % 3 == 0) {
+            gid[ns] = i;
+            sub.s.bodies[ns] = w.s.bodies[i];
+            sub.shapes[ns++] = w.shapes[i];
+        }
+    sub.s.nbodies = ns;
+    ck_assert_int_lt(ns, w.s.nbodies);
+    ck_assert(clcone_world_detect_ids(&sub, 1e-3, gid, w.s.nbodies, &skey, &sord, &e) == CLCONE_OK);
+    ck_assert_int_gt(sub.s.ncontacts, 0);
+    for (int c = 0, k = 0; c < sub.s.ncontacts; ++c) {
+        clcone_contact sc = sub.s.contacts[c];
+        while (k < w.s.ncontacts && ord[k] != sord[c]) ++k; /* in the world's order */
+        ck_assert_msg(k < w.s.ncontacts, "subset contact %d not in the world's order", c);
+        sc.a = gid[sc.a];
+        sc.b = sc.b >= 0 ? gid[sc.b] : -1;
+        ck_assert(skey[c] == key[k]);
+        ck_assert(memcmp(&sc, &w.s.contacts[k], sizeof sc) == 0);
+        ++found;
+    }
+    /* and every world contact between subset bodies (or a plane) is there */
+    for (int k = 0; k < w.s.ncontacts; ++k) {
+        int in_a = 0, in_b = w.s.contacts[k].b < 0;
+        for (int i = 0; i < ns; ++i) {
+            in_a |= gid[i] == w.s.contacts[k].a;
+            in_b |= gid[i] == w.s.contacts[k].b;
+        }
+        found -= in_a && in_b;
+    }
+    ck_assert_int_eq(found, 0);
+    {
+        double t[4], e0 = 0;
+        for (int i = 0; i < w.s.nbodies; ++i) {
+            clcone_world_ke_terms(&w, i, w.s.bodies[i].v, t);
+            for (int m = 0; m < 4; ++m) e0 += t[m];
+        }
+        ck_assert(e0 == clcone_world_kinetic_energy(&w, NULL));
+    }
+    free(key);
+    free(ord);
+    free(skey);
+    free(sord);
+    clcone_world_free(&sub);
+    clcone_world_free(&w);
 }
 END_TEST
 
@@ -769,6 +836,7 @@ Suite *suite_sim(void)
     tcase_add_test(t, sim_device_follows_reference);
     tcase_add_test(t, sim_kept_plan_matches_fresh_solves);
     tcase_add_test(t, sim_detection_matches_generators);
+    tcase_add_test(t, sim_detection_over_a_subset_is_the_worlds);
     tcase_add_test(t, sim_scene_file_round_trip);
     tcase_add_test(t, sim_scene_file_malformed);
     tcase_add_test(t, sim_cli_gen_solve_simulate);

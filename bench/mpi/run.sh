@@ -11,6 +11,8 @@
 #     and 4 ranks against one process, bytes sent per rank per
 #     iteration and the halo fraction against scene size, weak scaling
 #     1 -> 2 ranks;
+#  6. one world stepped over ranks (simulate --mpi): time and bytes a
+#     step on 1, 2 and 4 ranks against one process;
 #  4. a projection model fed with 2., 3. and 5. (stated as a projection).
 # Usage: bench/mpi/run.sh BUILD [OUT]
 set -u
@@ -136,6 +138,9 @@ bw=$(awk 'NF == 3 && $3 > m { m = $3 } END { print m }' "$tmp/pp.txt")
 
 # ------------------------------------------------------------------ 5
 . "$(dirname "$0")/domain.sh"
+
+# ------------------------------------------------------------------ 6
+. "$(dirname "$0")/stepping.sh"
 
 # ------------------------------------------------------------------ 4
 "$cli" gen pile --n 3500 --seed 1 -o "$tmp/pile.scene" > /dev/null

@@ -191,14 +191,14 @@ clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clco
         return st;
     local = (clcone_scene){S->part.nb, S->part.nc, S->part.bodies, S->part.contacts};
     if (!S->plan) {
-        st = clcone_plan_create_part(S->ctx, &local, &opt, &S->dp, &S->plan, err);
-        if (!(st = clcone_mpi_agree(S->comm, st, err))) st = clcone_plan_warm_up(S->plan, err);
+        /* its warm-up runs the exchanges: every rank's plan first */
+        st = clcone_mpi_agree(S->comm, clcone_plan_create_part(S->ctx, &local, &opt, &S->dp, &S->plan, err), err);
+        if (!st) st = clcone_mpi_agree(S->comm, clcone_plan_warm_up(S->plan, err), err);
         S->solver = o->solver;
     } else {
-        clcone_plan_set_start(S->plan, opt.warm_start, NULL);
-        st = clcone_plan_set_scene(S->plan, &local, err);
+        st = clcone_mpi_agree(S->comm, clcone_plan_set_scene(S->plan, &local, err), err);
     }
-    if ((st = clcone_mpi_agree(S->comm, st, err))) return st;
+    if (st) return st;
     clcone_plan_set_start(S->plan, opt.warm_start, NULL);
     S->D.sent = 0;
     /* from here a failed rank leaves the others in an exchange (ranks.h) */

@@ -149,27 +149,75 @@ slowd=("$mpicli" solve --mpi "$tmp/pile10k.scene" --solver jacobi --tol 1e-12 --
 fails "domain-rank-killed-mid-solve" "non-zero" \
     "${mpirun[@]}" -np 1 "${slowd[@]}" : -np 1 sh -c "${slowd[*]} & sleep 3; kill -9 \$!; wait \$!"
 
-# stepping with each step's solve over ranks: 50 steps of a 2,000-sphere
-# pile on 2 ranks write one process's final scene bit for bit and the
-# same per-step log (but its times), with bodies changing ranks as the
-# cut follows them
+# stepping over ranks: each rank steps its own bodies with ghosts of its
+# neighbours'. 50 steps of a 2,000-sphere pile on 2 ranks write one
+# process's final scene bit for bit and the same per-step log (but its
+# times), with ghosts exchanged and bodies migrating between ranks
 "$cli" gen pile --n 2000 --seed 2 -o "$tmp/pile2k.scene" > /dev/null || bad "gen pile 2000"
 simo=(--steps 50 --solver jacobi --device cpu --precision double --max-iter 25)
-"$cli" simulate "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim1.scene" --csv "$tmp/sim1.csv" > "$tmp/sim1.txt" 2>&1
-"${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim2.scene" \
-    --csv "$tmp/sim2.csv" > "$tmp/sim2.txt" 2>&1
-moved=$(sed -n 's/^ranks: .*next: \([0-9]*\)$/\1/p' "$tmp/sim2.txt")
-if ! cmp "$tmp/sim1.scene" "$tmp/sim2.scene" >> "$tmp/sim2.txt" 2>&1; then
-    bad "simulate-50-steps-2-ranks (final scenes differ)" "$tmp/sim2.txt"
-elif ! diff <(cut -d, -f1-4,6-11 "$tmp/sim1.csv") <(cut -d, -f1-4,6-11 "$tmp/sim2.csv") >> "$tmp/sim2.txt"; then
-    bad "simulate-50-steps-2-ranks (logs differ)" "$tmp/sim2.txt"
-elif ! [ "${moved:-0}" -gt 0 ]; then
-    bad "simulate-50-steps-2-ranks (no body changed rank)" "$tmp/sim2.txt"
-else
-    ok "simulate-50-steps-2-ranks ($moved times a body changed rank)"
+mkdir -p "$tmp/vtk1" "$tmp/vtk4"
+"$cli" simulate "$tmp/pile2k.scene" "${simo[@]}" --out "$tmp/sim1.scene" --csv "$tmp/sim1.csv" --vtk "$tmp/vtk1" \
+    --vtk-every 10 > "$tmp/sim1.txt" 2>&1
+# simulated NAME RANKS ONE OPTIONS...: RANKS ranks against one process's
+# run ONE (its .scene and .csv): final scene and log (but the times) equal
+simulated() {
+    local name=$1 np=$2 one=$3
+    shift 3
+    "${mpirun[@]}" -np "$np" "$mpicli" simulate --mpi "$@" --out "$tmp/$name.scene" --csv "$tmp/$name.csv" \
+        > "$tmp/$name.txt" 2>&1
+    if ! cmp "$one.scene" "$tmp/$name.scene" >> "$tmp/$name.txt" 2>&1; then
+        bad "$name (final scenes differ)" "$tmp/$name.txt"
+    elif ! diff <(cut -d, -f1-4,6-11 "$one.csv") <(cut -d, -f1-4,6-11 "$tmp/$name.csv") >> "$tmp/$name.txt"; then
+        bad "$name (logs differ)" "$tmp/$name.txt"
+    else
+        return 0
+    fi
+    return 1
+}
+# figure NAME WHAT: the number before WHAT on the run's "ranks:" lines
+figure() { sed -n "s/^ranks: .* \([0-9.]*\) $2.*/\1/p" "$tmp/$1.txt" | head -1; }
+if simulated simulate-50-steps-2-ranks 2 "$tmp/sim1" "$tmp/pile2k.scene" "${simo[@]}"; then
+    moved=$(sed -n 's/^ranks: .*bodies that changed rank: \([0-9]*\)$/\1/p' "$tmp/simulate-50-steps-2-ranks.txt")
+    ghosts=$(figure simulate-50-steps-2-ranks "ghosts a step")
+    if ! [ "${moved:-0}" -gt 0 ]; then
+        bad "simulate-50-steps-2-ranks (no body changed rank)" "$tmp/simulate-50-steps-2-ranks.txt"
+    elif ! awk "BEGIN { exit !(${ghosts:-0} > 0) }"; then
+        bad "simulate-50-steps-2-ranks (no ghosts)" "$tmp/simulate-50-steps-2-ranks.txt"
+    else
+        ok "simulate-50-steps-2-ranks ($moved times a body changed rank, $ghosts ghosts a step)"
+    fi
 fi
+# 4 ranks cut again at every step (any imbalance), the VTK frames too
+if simulated simulate-4-ranks-repartitioned 4 "$tmp/sim1" "$tmp/pile2k.scene" "${simo[@]}" --mpi-rebalance 0 \
+    --vtk "$tmp/vtk4" --vtk-every 10; then
+    cuts=$(figure simulate-4-ranks-repartitioned repartitions)
+    if ! diff -r "$tmp/vtk1" "$tmp/vtk4" >> "$tmp/simulate-4-ranks-repartitioned.txt" 2>&1; then
+        bad "simulate-4-ranks-repartitioned (VTK frames differ)" "$tmp/simulate-4-ranks-repartitioned.txt"
+    elif ! [ "${cuts:-0}" -gt 0 ]; then
+        bad "simulate-4-ranks-repartitioned (never cut again)" "$tmp/simulate-4-ranks-repartitioned.txt"
+    else
+        ok "simulate-4-ranks-repartitioned ($cuts repartitions)"
+    fi
+fi
+# boxes (contacts of several features a pair) with two static boxes among
+# them, apgd, on 3 ranks
+awk '/^box/ { n++; if (n == 30 || n == 50) $2 = 0 } { print }' "$tmp/wall.scene" > "$tmp/wallst.scene"
+wallo=("$tmp/wallst.scene" --steps 30 --solver apgd --model coulomb --device cpu --precision double --max-iter 50)
+"$cli" simulate "${wallo[@]}" --out "$tmp/wall1.scene" --csv "$tmp/wall1.csv" > "$tmp/wall1.txt" 2>&1
+simulated simulate-static-boxes-apgd-3-ranks 3 "$tmp/wall1" "${wallo[@]}" --mpi-rebalance 0.05 &&
+    ok "simulate-static-boxes-apgd-3-ranks ($(figure simulate-static-boxes-apgd-3-ranks repartitions) repartitions)"
 EXPECT_RC=2 fails "simulate-refuses-acgs" "a scene in parts runs jacobi or apgd" \
     "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/wall40.scene" --steps 2
+EXPECT_RC=2 fails "simulate-too-many-ranks" "use fewer ranks" \
+    "${mpirun[@]}" -np 4 "$mpicli" simulate --mpi "$tmp/stack2.scene" --steps 2 --solver jacobi
+EXPECT_RC=2 fails "simulate-rank-without-device" "rank 1 of 2: no OpenCL device matches 'no-such-device'" \
+    "${mpirun[@]}" -np 1 -x CLCONE_DEVICE=cpu "$mpicli" simulate --mpi "$tmp/wall40.scene" --steps 2 --solver jacobi : \
+    -np 1 -x CLCONE_DEVICE=no-such-device "$mpicli" simulate --mpi "$tmp/wall40.scene" --steps 2 --solver jacobi
+# rank 1 killed 3 s into a run of 5,000 steps: mpirun ends rank 0, which
+# waits in an exchange with it, too
+slows=("$mpicli" simulate --mpi "$tmp/pile2k.scene" --steps 5000 --solver jacobi --max-iter 25)
+fails "simulate-rank-killed-mid-run" "non-zero" \
+    "${mpirun[@]}" -np 1 "${slows[@]}" : -np 1 sh -c "${slows[*]} & sleep 3; kill -9 \$!; wait \$!"
 
 # the library's own calls (tests/mpi/api.c), over 3 ranks
 "${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
