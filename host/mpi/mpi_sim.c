@@ -302,6 +302,8 @@ clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx,
         int cmd;
         MPI_Bcast(&cmd, 1, MPI_INT, root, comm);
         if (cmd == CMD_END) break;
+        if (cmd != CMD_ATTACH && !S) /* root goes on only after an agreed attach */
+            return clcone_mpi_fail(err, CLCONE_EINVAL, "a stepping command before the stepper");
         if (cmd == CMD_ATTACH) st = setup(comm, root, ctx, NULL, 0, &S, err);
         else if (cmd == CMD_SYNC) st = sync_all(S, err);
         else if (cmd == CMD_FIGURES) figures(S, NULL);

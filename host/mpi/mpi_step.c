@@ -34,24 +34,21 @@ static void take_own(clcone_mpi_stepper *S)
     S->nown = n;
 }
 
-/* The last step's reactions of L's contacts that this rank reports (all
- * when every is set) and that touch a body with dest[i] >= 0 (NULL: any)
- * into *out (malloc'd), *n of them. */
-static clcone_status warm_entries(const clcone_mpi_stepper *S, const int *dest, int every, clcone_mpi_warm **out,
-                                  int *n, clcone_error *err)
+/* The warm starts of the stepper (the last step's reactions, and those
+ * that came with bodies since) of contacts that touch a body whose id is
+ * marked (NULL: all) into *out (malloc'd), *n of them. */
+static clcone_status warm_entries(const clcone_mpi_stepper *S, const char *mark, clcone_mpi_warm **out, int *n,
+                                  clcone_error *err)
 {
-    const double *r = clcone_sim_reactions(S->sim);
-    int m = r ? S->L.s.ncontacts : 0;
+    int m = clcone_sim_warm_count(S->sim);
     *n = 0;
     if (!(*out = malloc(((size_t)m + 1) * sizeof **out)))
         return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", m);
-    for (int c = 0; c < m; ++c) {
-        const clcone_contact *k = &S->L.s.contacts[c];
-        if (!every && !S->counted[c]) continue;
-        if (dest && dest[k->a] < 0 && (k->b < 0 || dest[k->b] < 0)) continue;
-        (*out)[*n] = (clcone_mpi_warm){S->keys[c], S->gid[k->a], k->b >= 0 ? S->gid[k->b] : -1,
-                                       {r[3 * c], r[3 * c + 1], r[3 * c + 2]}};
-        ++*n;
+    for (int i = 0; i < m; ++i) {
+        clcone_mpi_warm *w = &(*out)[*n];
+        clcone_sim_warm_entry(S->sim, i, &w->key, w->r);
+        clcone_world_key_bodies(w->key, S->nglobal, S->L.nplanes, &w->a, &w->b);
+        *n += !mark || mark[w->a] || (w->b >= 0 && mark[w->b]);
     }
     return CLCONE_OK;
 }
@@ -112,7 +109,7 @@ clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *e
     clcone_scene sc;
     int n = 0, nw = 0, nwall = 0, *w = NULL, *owner = NULL, kept = 0, keptw = 0;
     char *mine = NULL;
-    clcone_status st = warm_entries(S, NULL, 0, &wmine, &nw, err);
+    clcone_status st = warm_entries(S, NULL, &wmine, &nw, err);
     if ((st = clcone_mpi_agree(S->comm, st, err))
         || (st = clcone_mpi_step_gather(S, S->own, S->nown, sizeof *S->own, 0, (char **)&all, &n, err))
         || (st = clcone_mpi_step_gather(S, wmine, nw, sizeof *wmine, 0, (char **)&wall, &nwall, err)))
@@ -181,7 +178,8 @@ static int near(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b)
 static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm, char *gone, clcone_mpi_body **got,
                                  int **gfrom, int *ngot, clcone_error *err)
 {
-    int nn = S->nneigh, nl = S->L.s.nbodies, *dest = NULL, nw = 0;
+    int nn = S->nneigh, nw = 0;
+    char *mark = NULL;
     char **sb = calloc((size_t)nn + 1, sizeof *sb), *rb = NULL;
     size_t *sn = calloc(2 * (size_t)nn + 1, sizeof *sn), *rn = sn ? sn + nn : NULL, off = 0;
     clcone_mpi_warm *wl = NULL;
@@ -189,7 +187,7 @@ static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm,
     *got = NULL;
     *gfrom = NULL;
     *ngot = 0;
-    if (!sb || !sn || !(dest = malloc(((size_t)nl + 1) * sizeof *dest))) {
+    if (!sb || !sn || !(mark = malloc((size_t)S->nglobal + 1))) {
         st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d neighbours' bodies", nn);
         goto out;
     }
@@ -211,12 +209,11 @@ static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm,
         if (warm && nb > 0) {
             char *grown;
             /* the warm starts of the contacts of the bodies that leave for k */
-            for (int i = 0; i < nl; ++i) dest[i] = -1;
-            for (int i = 0, j = 0; i < nl; ++i)
-                if (S->from[i] == S->rank) dest[i] = pick(S, k, &S->own[j++]) ? 1 : -1;
+            memset(mark, 0, (size_t)S->nglobal);
+            for (int i = 0; i < S->nown; ++i) mark[S->own[i].gid] = (char)pick(S, k, &S->own[i]);
             free(wl);
             wl = NULL;
-            if ((st = warm_entries(S, dest, 1, &wl, &nw, err))) break;
+            if ((st = warm_entries(S, mark, &wl, &nw, err))) break;
             if (!(grown = realloc(sb[k], at + sizeof(int) + (size_t)nw * sizeof *wl))) {
                 st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for warm starts to rank %d", S->neigh[k]);
                 break;
@@ -262,7 +259,7 @@ out:
     free(sb);
     free(sn);
     free(rb);
-    free(dest);
+    free(mark);
     free(wl);
     return st;
 }

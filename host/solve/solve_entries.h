@@ -12,7 +12,7 @@
  * (solve/solve.c): whether r is a warm start, and the soft model's normal
  * velocities (soft_v0, read by the next clcone_plan_set_scene and by the
  * solves; it must stay valid until then). */
-void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0);
+CLCONE_API void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0);
 /* A scene plan on the device for one part of a larger scene
  * (opencl/device_solve.h, clcone_dev_part; host/mpi), solved at once
  * with the other parts' plans; the jacobi and apgd of a device, no time

@@ -37,6 +37,10 @@ CLCONE_API clcone_world *clcone_sim_world(clcone_sim *sim);
 CLCONE_API const clcone_sim_options *clcone_sim_get_options(const clcone_sim *sim);
 /* Whether the next step warm-starts a contact of this key. */
 CLCONE_API int clcone_sim_warm_has(const clcone_sim *sim, unsigned long long key);
+/* The warm starts the next step has: n of them (the return), entry i's
+ * key and reactions (3) through clcone_sim_warm_entry. */
+CLCONE_API int clcone_sim_warm_count(const clcone_sim *sim);
+CLCONE_API void clcone_sim_warm_entry(const clcone_sim *sim, int i, unsigned long long *key, double r[3]);
 /* Adds the last reactions (r + 3 i) of contacts keys[i], i < n, that sim
  * does not have (those of bodies that come from another rank). */
 CLCONE_API clcone_status clcone_sim_warm_add(clcone_sim *sim, const unsigned long long *keys, const double *r, int n,

@@ -188,6 +188,17 @@ int clcone_sim_warm_has(const clcone_sim *sim, unsigned long long key)
     return sim->o.warm_start && sim->nprev && bsearch(&k, sim->prev, (size_t)sim->nprev, sizeof k, cmp_keyed);
 }
 
+int clcone_sim_warm_count(const clcone_sim *sim)
+{
+    return sim->nprev;
+}
+
+void clcone_sim_warm_entry(const clcone_sim *sim, int i, unsigned long long *key, double r[3])
+{
+    *key = sim->prev[i].key;
+    memcpy(r, sim->r + 3 * (size_t)sim->prev[i].index, 3 * sizeof *r);
+}
+
 clcone_status clcone_sim_warm_add(clcone_sim *sim, const unsigned long long *keys, const double *r, int n,
                                   clcone_error *err)
 {

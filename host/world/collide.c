@@ -361,6 +361,14 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+void clcone_world_key_bodies(unsigned long long key, int nbodies, int nplanes, int *a, int *b)
+{
+    unsigned long long nother = (unsigned long long)nbodies + (unsigned long long)nplanes + 1, t = key / FEATURES,
+                       other = t % nother;
+    *a = (int)(t / nother);
+    *b = other >= 1 && other <= (unsigned long long)nbodies ? (int)other - 1 : -1;
+}
+
 clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long long **keys, clcone_error *err)
 {
     return clcone_world_detect_ids(w, margin, NULL, 0, keys, NULL, err);

@@ -76,6 +76,9 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
 CLCONE_API clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int *gid, int nglobal,
                                                  unsigned long long **keys, unsigned long long **order,
                                                  clcone_error *err);
+/* The bodies a and b (-1: a plane) of a contact key of a world of
+ * nbodies bodies and nplanes planes. */
+CLCONE_API void clcone_world_key_bodies(unsigned long long key, int nbodies, int nplanes, int *a, int *b);
 /* The four terms body i adds, in this order, to the kinetic energy of
  * clcone_world_kinetic_energy (v: its 6 velocities); 0 for static ones. */
 CLCONE_API void clcone_world_ke_terms(const clcone_world *w, int i, const double *v, double t[4]);
