@@ -106,7 +106,7 @@ clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *e
 {
     clcone_mpi_body *all = NULL;
     clcone_mpi_warm *wmine = NULL, *wall = NULL;
-    clcone_scene sc;
+    clcone_scene sc = {0, 0, NULL, NULL};
     int n = 0, nw = 0, nwall = 0, *w = NULL, *owner = NULL, kept = 0, keptw = 0;
     char *mine = NULL;
     clcone_status st = warm_entries(S, NULL, &wmine, &nw, err);
@@ -116,7 +116,6 @@ clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *e
         goto out;
     /* in id order, whichever rank held them: the cut is the same on every rank */
     qsort(all, (size_t)n, sizeof *all, by_gid);
-    memset(&sc, 0, sizeof sc);
     sc.nbodies = n;
     sc.bodies = malloc(((size_t)n + 1) * sizeof *sc.bodies);
     w = malloc(((size_t)n + 1) * sizeof *w);
@@ -155,10 +154,8 @@ out:
     return st;
 }
 
-/* Per neighbour k, the bodies of own[] with pick(S, k, body) and, when
- * warm, the warm starts of their contacts, packed: [nbodies | bodies |
- * nwarm | warm starts]; the bodies picked for some neighbour get leave[i]
- * set (NULL: not wanted). */
+/* Whether own body b goes to neighbour k: it entered k's region
+ * (leaving), or it lies within the halo of k's region (near). */
 typedef int pick_fn(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b);
 
 static int leaving(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b)
