@@ -236,6 +236,9 @@ test_env = CLCONE_CLI=$(1)/clcone CLCONE_ROOT=$(CURDIR) CLCONE_BUILD=$(1)
 test: check-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/tests $(BUILD)/clcone $(BUILD)/libclcone.so
 	$(call test_env,$(BUILD)) $(BUILD)/tests
+	@# the MPI suite too where Open MPI is installed (make mpi-test installs it)
+	@if command -v mpicc >/dev/null && command -v mpirun >/dev/null; then $(MAKE) --no-print-directory mpi-test; \
+	else echo "clcone: Open MPI not installed, MPI suite skipped (make mpi-test installs it and runs it)"; fi
 
 # The example is built with the sanitizers too: an instrumented library
 # needs the ASan runtime loaded first, by the program.
