@@ -1,12 +1,13 @@
-/* needs: cone.h block_sets.h */
+/* needs: cone.h schedule.h block_sets.h */
 /* APGD on the general-block problem's scaled problem (core/blocks.h), as
- * the reference runs it (ref/blocks_ref.c), a launch per stage over a
- * batch of problems concatenated block-diagonally (clcone_bproblem_concat):
- * W x + q, the momentum and the projected step one work-item per block,
- * with each problem's own beta and step (prob[b] is block b's problem);
- * the projection leaves the blocks of the problems that have stopped
- * (active 0) as they are. Kernels read and write the blocks' rows in
- * global memory (block_sets.h says why). */
+ * the reference runs it (ref/blocks_ref.c), three launches an iteration
+ * over a batch of problems concatenated block-diagonally
+ * (clcone_bproblem_concat): the momentum a work-group a problem (its
+ * restart test, t and beta stay on the device), then W x + q and the
+ * projected step a work-item a block, with each problem's own step
+ * (prob[b] is block b's problem); the projection leaves the blocks of
+ * the problems that have stopped (active 0) as they are. Kernels read and
+ * write the blocks' rows in global memory (block_sets.h says why). */
 
 /* y = W x + q over block rows. */
 __kernel void blk_mul(int nb, __global const int *off, __global const int *row_ptr, __global const int *col,
@@ -27,14 +28,47 @@ __kernel void blk_mul(int nb, __global const int *off, __global const int *row_p
     }
 }
 
-/* y = g + beta (g - prev) over the block's rows, beta its problem's. */
-__kernel void blk_momentum(int nb, __global const int *off, __global const int *prob, __global const real_t *beta,
-                           __global const real_t *g, __global const real_t *prev, __global real_t *y)
+/* Each active problem's momentum, a work-group a problem: the gradient
+ * restart of the last iteration (restart 1: t = 1 when the step pointed
+ * uphill, the sum of its blocks' up > 0, else t = t_next), then t_next
+ * and y = g + beta (g - prev), beta = (t - 1) / t_next, over its rows.
+ * state holds t and t_next per problem. The sum takes the blocks in
+ * BLK_SUM_WG fixed stripes combined by a fixed tree (as reduce_rows), so
+ * its bits depend on the problem alone, never on the batch or on the
+ * lanes the device gives (fewer than BLK_SUM_WG: a lane takes several
+ * stripes). The host reads nothing inside an iteration. */
+#define BLK_SUM_WG CONE_REDUCE_WG
+__kernel void blk_momentum(int nprob, __global const int *poff, __global const int *off,
+                           __global const int *active, int restart, __global const real_t *up,
+                           __global real_t *state, __global const real_t *g, __global const real_t *prev,
+                           __global real_t *y, __local real_t *scratch)
 {
-    int b = get_global_id(0);
-    if (b >= nb) return;
-    real_t be = beta[prob[b]];
-    for (int i = off[b]; i < off[b + 1]; ++i) y[i] = g[i] + be * (g[i] - prev[i]);
+    int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
+    int b0, b1;
+    real_t beta;
+    if (p >= nprob || !active[p]) return;
+    b0 = poff[p];
+    b1 = poff[p + 1];
+    for (int v = l; v < BLK_SUM_WG; v += nl) {
+        real_t acc = 0;
+        for (int b = b0 + v; b < b1; b += BLK_SUM_WG) acc += up[b];
+        scratch[v] = acc;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int w = BLK_SUM_WG / 2; w > 0; w /= 2) {
+        for (int v = l; v < w; v += nl) scratch[v] += scratch[v + w];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) {
+        real_t t = restart && scratch[0] > 0 ? 1 : restart ? state[2 * p + 1] : state[2 * p];
+        real_t tn = blk_apgd_next_t(t);
+        state[2 * p] = t;
+        state[2 * p + 1] = tn;
+        scratch[0] = (t - 1) / tn;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    beta = scratch[0];
+    for (int i = off[b0] + l; i < off[b1]; i += nl) y[i] = g[i] + beta * (g[i] - prev[i]);
 }
 
 /* prev = g; g = P(y - step u) per block of an active problem; up[b] =

@@ -68,7 +68,7 @@ static clcone_status bref_init(bref *R, const clcone_bproblem *p, const clcone_o
 static void apgd_step(bref *R)
 {
     const clcone_bproblem *s = &R->s;
-    double tn = (1 + sqrt(1 + 4 * R->t * R->t)) / 2, beta = (R->t - 1) / tn, up = 0;
+    double tn = blk_apgd_next_t(R->t), beta = (R->t - 1) / tn, up = 0;
     for (int i = 0; i < s->m; ++i) R->y[i] = R->g[i] + beta * (R->g[i] - R->prev[i]);
     clcone_bproblem_mul(s, R->y, R->tmp, 1);
     memcpy(R->prev, R->g, sizeof *R->g * (size_t)s->m);
