@@ -226,7 +226,7 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.p = p;
     ops.t0_ms = clcone_now_ms();
     if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
-        || (s = clcone_iterate(&ops, o, res, err)))
+        || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
     /* the last check measured the final iterates (core/iterate.c) */
     if ((s = clcone_read_reals(c, D.mem[B_G], D.g, (size_t)D.all.m, err))) goto out;

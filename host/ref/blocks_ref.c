@@ -180,7 +180,7 @@ clcone_status clcone_ref_blocks(const clcone_bproblem *p, const clcone_options *
     if ((s = bref_init(&R, p, o, f, err))) return s;
     R.pgs = o->solver == CLCONE_SOLVER_PGS;
     ops.t0_ms = t0;
-    s = clcone_iterate(&ops, o, res, err);
+    s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err);
     for (int i = 0; i < p->m; ++i) f[i] = R.S[i] * R.g[i];
     if (!s) res->cost = clcone_bproblem_cost(p, f);
     bref_free(&R);
