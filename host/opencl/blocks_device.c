@@ -36,10 +36,19 @@ typedef struct bdev {
     int *prob, *act;     /* per block of all: its problem; per problem: still iterating */
     double *S, *g, *u;   /* all.m each */
     double *L, *state, *step; /* K, 2K (t and t_next, kernels/blocks.cl), K */
-    size_t lanes;             /* of blk_momentum's work-group a problem */
+    size_t lanes, lanes_it;   /* of blk_momentum's and blk_iterate's work-group a problem */
+    int group;                /* iterations by blk_iterate (bdev_kernels says when) */
+    int enqueued;             /* the last iteration enqueued */
+    const clcone_options *o;
     cl_mem mem[B_COUNT];
-    cl_kernel k_mul, k_mom, k_proj;
+    cl_kernel k_mul, k_mom, k_proj, k_it;
 } bdev;
+
+/* blk_iterate runs the iterations when every compute unit has a problem
+ * of its own and none is so large that its one work-group would hold the
+ * others up: MuJoCo's worlds (32-row humanoids, 16-1,024 of them) then
+ * take one launch from check to check instead of three an iteration. */
+#define BDEV_GROUP_MAX_BLOCKS 256
 
 static void bdev_free(bdev *D)
 {
@@ -47,6 +56,7 @@ static void bdev_free(bdev *D)
     if (D->k_mul) clReleaseKernel(D->k_mul);
     if (D->k_mom) clReleaseKernel(D->k_mom);
     if (D->k_proj) clReleaseKernel(D->k_proj);
+    if (D->k_it) clReleaseKernel(D->k_it);
     for (int k = 0; D->s && k < D->K; ++k) clcone_bproblem_free(&D->s[k]);
     clcone_bproblem_free(&D->all);
     free(D->s);
@@ -131,40 +141,73 @@ static clcone_status bdev_upload(bdev *D, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* blk_mul (the checks' W g + q too), and blk_iterate or the three
+ * launches of an iteration. */
 static clcone_status bdev_kernels(bdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
     cl_mem *m = D->mem;
-    int nb = D->all.nb, restart = 0;
+    int nb = D->all.nb, restart = 0, most = 0;
     clcone_status s;
-    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
-        || (s = clcone_kernel(c, "blk_project", &D->k_proj, err)))
+    for (int k = 0; k < D->K; ++k)
+        if (D->boff[k + 1] - D->boff[k] > most) most = D->boff[k + 1] - D->boff[k];
+    D->group = D->K >= c->info.compute_units && most <= BDEV_GROUP_MAX_BLOCKS;
+    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err))
+        || (s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
+                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U]))))
         return s;
-    if ((s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
-                      KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
-        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->K), KM(m[B_POFF]), KM(m[B_OFF]), KM(m[B_ACT]), KI(restart),
-                         KM(m[B_UP]), KM(m[B_STATE]), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]),
+    if (D->group) {
+        if ((s = clcone_kernel(c, "blk_iterate", &D->k_it, err))
+            || (s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(restart), KI(restart), KM(m[B_POFF]),
+                             KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]), KM(m[B_VAL]),
+                             KM(m[B_Q]), KM(m[B_BOUND]), KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_UP]), KM(m[B_STATE]),
+                             KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]), KM(m[B_U]),
+                             KLOCAL((size_t)CONE_REDUCE_WG * c->real_size))))
+            return s;
+        return clcone_kernel_lanes(c, D->k_it, "blk_iterate", CONE_REDUCE_WG, &D->lanes_it, err);
+    }
+    if ((s = clcone_kernel(c, "blk_momentum", &D->k_mom, err)) || (s = clcone_kernel(c, "blk_project", &D->k_proj, err))
+        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->K), KM(m[B_POFF]), KM(m[B_OFF]), KM(m[B_ACT]),
+                         KI(restart), KM(m[B_UP]), KM(m[B_STATE]), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]),
                          KLOCAL((size_t)CONE_REDUCE_WG * c->real_size)))
         || (s = SET_ARGS(D->k_proj, "blk_project", err, KI(nb), KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_PROB]),
                          KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_Y]), KM(m[B_U]), KM(m[B_G]),
-                         KM(m[B_PREV]), KM(m[B_UP])))
-        || (s = clcone_kernel_lanes(c, D->k_mom, "blk_momentum", CONE_REDUCE_WG, &D->lanes, err)))
+                         KM(m[B_PREV]), KM(m[B_UP]))))
         return s;
+    return clcone_kernel_lanes(c, D->k_mom, "blk_momentum", CONE_REDUCE_WG, &D->lanes, err);
+}
+
+/* blk_iterate from iteration it up to the next check (up to it alone
+ * when a time cap or a cancel may stop the solve between checks), once:
+ * the loop's later steps of the span find them enqueued. */
+static clcone_status bdev_iterate_group(bdev *D, int it, clcone_error *err)
+{
+    int n = 1, restart = it > 1;
+    clcone_status s;
+    if (it <= D->enqueued) return CLCONE_OK;
+    if (!(D->o->max_seconds > 0) && !D->o->cancel)
+        while (!clcone_is_block_check_iteration(D->o, it + n - 1)) ++n;
+    if ((s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(n), KI(restart)))
+        || (s = clcone_run(D->c, D->k_it, (size_t)D->K * D->lanes_it, D->lanes_it, "blk_iterate", err)))
+        return s;
+    D->enqueued = it + n - 1;
     return CLCONE_OK;
 }
 
 /* One APGD iteration of every active problem, as apgd_step in
- * ref/blocks_ref.c, in three launches that the host only enqueues: the
- * momentum (with the last iteration's restart test), W y + q, the
- * projected step. */
+ * ref/blocks_ref.c, in launches that the host only enqueues: the momentum
+ * (with the last iteration's restart test), W y + q, the projected step;
+ * or blk_iterate's span. */
 static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
     size_t nb = (size_t)D->all.nb;
     int restart = it > 1; /* iteration 1 has no restart test: t stays 1, so y = g */
-    cl_int e = it <= 2 ? clSetKernelArg(D->k_mom, 4, sizeof restart, &restart) : CL_SUCCESS;
+    cl_int e;
     clcone_status s;
+    if (D->group) return bdev_iterate_group(D, it, err);
+    e = it <= 2 ? clSetKernelArg(D->k_mom, 4, sizeof restart, &restart) : CL_SUCCESS;
     if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "setting blk_momentum's restart flag");
     if ((s = clcone_run(c, D->k_mom, (size_t)D->K * D->lanes, D->lanes, "blk_momentum", err))
         || (s = clcone_run(c, D->k_mul, nb, 0, "blk_mul", err))
@@ -224,6 +267,7 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.c = c;
     D.K = K;
     D.p = p;
+    D.o = o;
     ops.t0_ms = clcone_now_ms();
     if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
         || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
