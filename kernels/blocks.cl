@@ -48,7 +48,8 @@ CONE_FN void blk_momentum_group(int p, __global const int *poff, __global const 
     real_t beta;
     for (int v = l; v < BLK_SUM_WG; v += nl) {
         real_t acc = 0;
-        for (int b = b0 + v; b < b1; b += BLK_SUM_WG) acc += up[b];
+        /* up is not written before the first iteration's projection */
+        for (int b = b0 + v; restart && b < b1; b += BLK_SUM_WG) acc += up[b];
         scratch[v] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
