@@ -20,14 +20,15 @@ CONE_FN void blk_mul_block(int b, __global const int *off, __global const int *r
                            __global const real_t *x, __global real_t *y)
 {
     int r0 = off[b], n = off[b + 1] - r0;
-    for (int i = 0; i < n; ++i) {
-        real_t acc = q[r0 + i];
-        for (int k = row_ptr[b]; k < row_ptr[b + 1]; ++k) {
-            int c0 = off[col[k]], nc = off[col[k] + 1] - c0;
-            __global const real_t *B = val + val_off[k] + i * nc;
-            for (int j = 0; j < nc; ++j) acc += B[j] * x[c0 + j];
+    for (int i = 0; i < n; ++i) y[r0 + i] = q[r0 + i];
+    for (int k = row_ptr[b]; k < row_ptr[b + 1]; ++k) {
+        int c0 = off[col[k]], nc = off[col[k] + 1] - c0;
+        __global const real_t *B = val + val_off[k];
+        for (int i = 0; i < n; ++i) {
+            real_t acc = y[r0 + i];
+            for (int j = 0; j < nc; ++j) acc += B[i * nc + j] * x[c0 + j];
+            y[r0 + i] = acc;
         }
-        y[r0 + i] = acc;
     }
 }
 

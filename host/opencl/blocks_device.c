@@ -41,7 +41,8 @@ typedef struct bdev {
     int enqueued;             /* the last iteration enqueued */
     const clcone_options *o;
     cl_mem mem[B_COUNT];
-    cl_kernel k_mul, k_mom, k_proj, k_it;
+    void *stage;              /* 2 all.m reals: a check's g and u as read */
+    cl_kernel k_mul, k_chk, k_mom, k_proj, k_it; /* k_chk: blk_mul on g, for the checks */
 } bdev;
 
 /* blk_iterate runs the iterations when every compute unit has a problem
@@ -50,6 +51,19 @@ typedef struct bdev {
  * take one launch from check to check instead of three an iteration. */
 #define BDEV_GROUP_MAX_BLOCKS 256
 
+/* Lanes of a work-group a problem (blk_iterate, blk_momentum): their sums
+ * give the same bits for any count (kernels/blocks.cl), so a CPU, which
+ * runs a group's lanes one after another, takes 8: with 64 the loops
+ * between the barriers cost more than a 32-row problem's work (POCL,
+ * 256 humanoid worlds: 8 lanes 0.6-0.8 s of solves over 20 steps, 64
+ * lanes 0.9 s, 1 lane 0.7-0.8 s); a GPU takes CONE_REDUCE_WG. */
+#define BDEV_CPU_LANES 8
+
+static clcone_status bdev_lanes(clcone_context *c, cl_kernel k, const char *name, size_t *lanes, clcone_error *err)
+{
+    return clcone_kernel_lanes(c, k, name, c->info.is_cpu ? BDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
+}
+
 static void bdev_free(bdev *D)
 {
     for (int i = 0; i < B_COUNT; ++i) clcone_buf_free(D->c, &D->mem[i]);
@@ -57,12 +71,14 @@ static void bdev_free(bdev *D)
     if (D->k_mom) clReleaseKernel(D->k_mom);
     if (D->k_proj) clReleaseKernel(D->k_proj);
     if (D->k_it) clReleaseKernel(D->k_it);
+    if (D->k_chk) clReleaseKernel(D->k_chk);
     for (int k = 0; D->s && k < D->K; ++k) clcone_bproblem_free(&D->s[k]);
     clcone_bproblem_free(&D->all);
     free(D->s);
     free(D->roff);
     free(D->S);
     free(D->L);
+    free(D->stage);
 }
 
 /* Host arrays, each problem's scaled problem, step and start, and the
@@ -141,8 +157,8 @@ static clcone_status bdev_upload(bdev *D, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* blk_mul (the checks' W g + q too), and blk_iterate or the three
- * launches of an iteration. */
+/* blk_mul on g for the checks, and blk_iterate or the three launches of
+ * an iteration. */
 static clcone_status bdev_kernels(bdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
@@ -152,9 +168,9 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
     for (int k = 0; k < D->K; ++k)
         if (D->boff[k + 1] - D->boff[k] > most) most = D->boff[k + 1] - D->boff[k];
     D->group = D->K >= c->info.compute_units && most <= BDEV_GROUP_MAX_BLOCKS;
-    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err))
-        || (s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
-                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U]))))
+    if ((s = clcone_kernel(c, "blk_mul", &D->k_chk, err))
+        || (s = SET_ARGS(D->k_chk, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
+                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_G]), KM(m[B_U]))))
         return s;
     if (D->group) {
         if ((s = clcone_kernel(c, "blk_iterate", &D->k_it, err))
@@ -164,9 +180,12 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
                              KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]), KM(m[B_U]),
                              KLOCAL((size_t)CONE_REDUCE_WG * c->real_size))))
             return s;
-        return clcone_kernel_lanes(c, D->k_it, "blk_iterate", CONE_REDUCE_WG, &D->lanes_it, err);
+        return bdev_lanes(c, D->k_it, "blk_iterate", &D->lanes_it, err);
     }
-    if ((s = clcone_kernel(c, "blk_momentum", &D->k_mom, err)) || (s = clcone_kernel(c, "blk_project", &D->k_proj, err))
+    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
+        || (s = clcone_kernel(c, "blk_project", &D->k_proj, err))
+        || (s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
+                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
         || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->K), KM(m[B_POFF]), KM(m[B_OFF]), KM(m[B_ACT]),
                          KI(restart), KM(m[B_UP]), KM(m[B_STATE]), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]),
                          KLOCAL((size_t)CONE_REDUCE_WG * c->real_size)))
@@ -174,7 +193,7 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
                          KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_Y]), KM(m[B_U]), KM(m[B_G]),
                          KM(m[B_PREV]), KM(m[B_UP]))))
         return s;
-    return clcone_kernel_lanes(c, D->k_mom, "blk_momentum", CONE_REDUCE_WG, &D->lanes, err);
+    return bdev_lanes(c, D->k_mom, "blk_momentum", &D->lanes, err);
 }
 
 /* blk_iterate from iteration it up to the next check (up to it alone
@@ -216,21 +235,24 @@ static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* W g + q into u (the y buffer holds g for blk_mul), both read back. */
+/* W g + q into u, and g and u read back with one wait (the queue is in
+ * order: the second read's return means both are done). */
 static clcone_status bdev_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
-    size_t bytes = (size_t)D->all.m * c->real_size;
+    size_t n = (size_t)D->all.m, bytes = n * c->real_size;
     cl_int e;
     clcone_status s;
     (void)it;
-    e = clEnqueueCopyBuffer(c->queue, D->mem[B_G], D->mem[B_Y], 0, 0, bytes, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "copying the iterate");
-    if ((s = clcone_run(c, D->k_mul, (size_t)D->all.nb, 0, "blk_mul", err))
-        || (s = clcone_read_reals(c, D->mem[B_G], D->g, (size_t)D->all.m, err))
-        || (s = clcone_read_reals(c, D->mem[B_U], D->u, (size_t)D->all.m, err)))
-        return s;
+    if (!D->stage && !(D->stage = clcone_calloc(2 * n + 1, c->real_size, err, "the checks' staging"))) return CLCONE_ENOMEM;
+    if ((s = clcone_run(c, D->k_chk, (size_t)D->all.nb, 0, "blk_mul", err))) return s;
+    e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, D->stage, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(c->queue, D->mem[B_U], CL_TRUE, 0, bytes, (char *)D->stage + bytes, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
+    clcone_unstage_reals(c, D->stage, D->g, n);
+    clcone_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if (!active[k]) continue;
@@ -272,8 +294,8 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
         || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
-    /* the last check measured the final iterates (core/iterate.c) */
-    if ((s = clcone_read_reals(c, D.mem[B_G], D.g, (size_t)D.all.m, err))) goto out;
+    /* the last check read the final iterates: the loop stops only at
+     * checks, and a stopped problem's blocks are frozen (core/iterate.c) */
     for (int k = 0; k < K; ++k) {
         for (int i = 0; i < p[k]->m; ++i) f[k][i] = D.S[D.roff[k] + i] * D.g[D.roff[k] + i];
         res[k].cost = clcone_bproblem_cost(p[k], f[k]);
