@@ -27,24 +27,6 @@
 
 #ifndef BENCH_MUJOCO
 
-/* Whether the scene is to be run: BENCH_MUJOCO_SCENES, when set, is a
- * comma-separated list of scene labels ("Stonehenge,100 humanoids") or
- * pile sizes ("512", "cubes"), so that the shared models' rows can be
- * measured before and after a change without the piles' minutes. */
-static int scene_wanted(const mj_scene *sc)
-{
-    const char *env = getenv("BENCH_MUJOCO_SCENES");
-    char name[64], list[512], *tok, *save = NULL;
-    if (!env || !*env) return 1;
-    if (sc->label) snprintf(name, sizeof name, "%s", sc->label);
-    else if (sc->cubes) snprintf(name, sizeof name, "cubes");
-    else snprintf(name, sizeof name, "%d", sc->n);
-    snprintf(list, sizeof list, "%s", env);
-    for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (strcmp(tok, name) == 0) return 1;
-    return 0;
-}
-
 void bench_section_mujoco(bench *b, FILE *f)
 {
     (void)b;
