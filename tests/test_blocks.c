@@ -279,6 +279,58 @@ START_TEST(batch_equals_each_alone)
 }
 END_TEST
 
+/* A device batch with a problem for every compute unit (twice as many,
+ * at least 4) runs blk_iterate, a work-group a problem from check to
+ * check, where each problem alone runs three launches an iteration (on a
+ * device of more than one unit): the same bits either way, in double and
+ * float (loop index). */
+START_TEST(batch_kernel_equals_launches)
+{
+    clcone_context *ctx = test_context(_i ? CLCONE_FLOAT : CLCONE_DOUBLE);
+    int K = 2 * clcone_context_device(ctx)->compute_units, failed;
+    clcone_bproblem *p;
+    const clcone_bproblem **pp;
+    double *alone, *batch, **fb;
+    clcone_prob_result *ra, *rb;
+    clcone_options o;
+    clcone_error e;
+    if (K < 4) K = 4;
+    p = calloc((size_t)K, sizeof *p);
+    pp = calloc((size_t)K, sizeof *pp);
+    fb = calloc((size_t)K, sizeof *fb);
+    ra = calloc((size_t)K, sizeof *ra);
+    rb = calloc((size_t)K, sizeof *rb);
+    alone = calloc((size_t)K * COUPLED_M, sizeof *alone);
+    batch = calloc((size_t)K * COUPLED_M, sizeof *batch);
+    ck_assert(p && pp && fb && ra && rb && alone && batch);
+    clcone_options_default(&o);
+    o.tol = _i ? 1e-5 : 1e-10;
+    o.check_every = 3;
+    for (int k = 0; k < K; ++k) {
+        coupled(&p[k], 0.7 * k, 0.02 + 0.01 * (k % 5), 1 + 0.25 * k);
+        pp[k] = &p[k];
+        fb[k] = batch + k * COUPLED_M;
+        ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone + k * COUPLED_M, &ra[k], &e) == CLCONE_OK, "%s", e.msg);
+    }
+    ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < K; ++k) {
+        ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
+        ck_assert_int_eq(rb[k].iters, ra[k].iters);
+        ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
+        ck_assert_mem_eq(batch + k * COUPLED_M, alone + k * COUPLED_M, sizeof *alone * COUPLED_M);
+        clcone_bproblem_free(&p[k]);
+    }
+    free(p);
+    free(pp);
+    free(fb);
+    free(ra);
+    free(rb);
+    free(alone);
+    free(batch);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* The Lipschitz estimate is an upper bound of W's largest eigenvalue,
  * within the 5% it is raised by: on 20 pairs [2 -1; -1 2], whose
  * eigenvector of 1 is ones (a power iteration from ones stayed at 1.05,
@@ -467,6 +519,7 @@ Suite *suite_blocks(void)
     tcase_add_test(tc, cone_blocks);
     tcase_add_test(tc, coupled_kinds_agree);
     tcase_add_loop_test(tc, batch_equals_each_alone, 0, 3);
+    tcase_add_loop_test(tc, batch_kernel_equals_launches, 0, 2);
     tcase_add_test(tc, lipschitz_bounds_the_top_eigenvalue);
     tcase_add_loop_test(tc, checks_every_k_from_the_start, 0, 2);
     tcase_add_test(tc, bad_problems_named);
