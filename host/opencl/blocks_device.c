@@ -6,7 +6,9 @@
  * where the reference keeps double), and its own stop: the loop's checks
  * freeze a stopped problem's blocks. An iteration is three launches the
  * host only enqueues (the momentum with the restart test, W y + q, the
- * projected step); a check reads g and W g + q and measures each active
+ * projected step), or a batch runs from check to check in one launch of
+ * blk_iterate (BDEV_GROUP_MAX_BLOCKS says when); a check reads g and
+ * W g + q (one wait) and measures each active
  * problem's error on the host in double (clcone_bproblem_error_scaled),
  * so both backends measure alike. A problem's blocks see only its own
  * rows, values and momentum, summed in the order they have alone, so each
