@@ -39,22 +39,27 @@ CONE_FN void blk_mul_block(int b, __global const int *off, __global const int *r
  * The sum takes the blocks in BLK_SUM_WG fixed stripes combined by a
  * fixed tree (as reduce_rows), so its bits depend on the problem alone,
  * never on the batch or on the lanes the device gives (fewer than
- * BLK_SUM_WG: a lane takes several stripes). */
+ * BLK_SUM_WG: a lane takes several stripes). A problem of fewer blocks
+ * takes as many stripes as the power of two at or above its count: the
+ * stripes left out hold zeros, which the tree's upper levels would only
+ * add (x + 0 is x), so the bits are those of all BLK_SUM_WG, with fewer
+ * steps between barriers (a 32-row humanoid has 11 blocks). */
 #define BLK_SUM_WG CONE_REDUCE_WG
 CONE_FN void blk_momentum_group(int p, __global const int *poff, __global const int *off, int restart,
                                 __global const real_t *up, __global real_t *state, __global const real_t *g,
                                 __global const real_t *prev, __global real_t *y, __local real_t *scratch)
 {
-    int l = get_local_id(0), nl = get_local_size(0), b0 = poff[p], b1 = poff[p + 1];
+    int l = get_local_id(0), nl = get_local_size(0), b0 = poff[p], b1 = poff[p + 1], stripes = 1;
     real_t beta;
-    for (int v = l; v < BLK_SUM_WG; v += nl) {
+    while (stripes < BLK_SUM_WG && stripes < b1 - b0) stripes *= 2;
+    for (int v = l; v < stripes; v += nl) {
         real_t acc = 0;
         /* up is not written before the first iteration's projection */
         for (int b = b0 + v; restart && b < b1; b += BLK_SUM_WG) acc += up[b];
         scratch[v] = acc;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int w = BLK_SUM_WG / 2; w > 0; w /= 2) {
+    for (int w = stripes / 2; w > 0; w /= 2) {
         for (int v = l; v < w; v += nl) scratch[v] += scratch[v + w];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
