@@ -42,8 +42,9 @@ CONE_FN void blk_mul_block(int b, __global const int *off, __global const int *r
  * BLK_SUM_WG: a lane takes several stripes). A problem of fewer blocks
  * takes as many stripes as the power of two at or above its count: the
  * stripes left out hold zeros, which the tree's upper levels would only
- * add (x + 0 is x), so the bits are those of all BLK_SUM_WG, with fewer
- * steps between barriers (a 32-row humanoid has 11 blocks). */
+ * add (x + 0 is x, up to a zero's sign, which the test > 0 ignores), so
+ * the outcome is that of all BLK_SUM_WG, with fewer steps between
+ * barriers (a 32-row humanoid has 11 blocks). */
 #define BLK_SUM_WG CONE_REDUCE_WG
 CONE_FN void blk_momentum_group(int p, __global const int *poff, __global const int *off, int restart,
                                 __global const real_t *up, __global real_t *state, __global const real_t *g,
