@@ -283,10 +283,11 @@ END_TEST
  * at least 4) runs blk_iterate, a work-group a problem from check to
  * check, where each problem alone runs three launches an iteration (on a
  * device of more than one unit): the same bits either way, in double and
- * float (loop index). */
+ * float (loop index bit 0), checking every 3 iterations or every 250
+ * (bit 1: spans of more than one launch, BDEV_GROUP_SPAN). */
 START_TEST(batch_kernel_equals_launches)
 {
-    clcone_context *ctx = test_context(_i ? CLCONE_FLOAT : CLCONE_DOUBLE);
+    clcone_context *ctx = test_context(_i & 1 ? CLCONE_FLOAT : CLCONE_DOUBLE);
     int K = 2 * clcone_context_device(ctx)->compute_units, failed;
     clcone_bproblem *p;
     const clcone_bproblem **pp;
@@ -304,8 +305,8 @@ START_TEST(batch_kernel_equals_launches)
     batch = calloc((size_t)K * COUPLED_M, sizeof *batch);
     ck_assert(p && pp && fb && ra && rb && alone && batch);
     clcone_options_default(&o);
-    o.tol = _i ? 1e-5 : 1e-10;
-    o.check_every = 3;
+    o.tol = _i & 1 ? 1e-5 : 1e-10;
+    o.check_every = _i & 2 ? 250 : 3;
     for (int k = 0; k < K; ++k) {
         coupled(&p[k], 0.7 * k, 0.02 + 0.01 * (k % 5), 1 + 0.25 * k);
         pp[k] = &p[k];
@@ -519,7 +520,7 @@ Suite *suite_blocks(void)
     tcase_add_test(tc, cone_blocks);
     tcase_add_test(tc, coupled_kinds_agree);
     tcase_add_loop_test(tc, batch_equals_each_alone, 0, 3);
-    tcase_add_loop_test(tc, batch_kernel_equals_launches, 0, 2);
+    tcase_add_loop_test(tc, batch_kernel_equals_launches, 0, 4);
     tcase_add_test(tc, lipschitz_bounds_the_top_eigenvalue);
     tcase_add_loop_test(tc, checks_every_k_from_the_start, 0, 2);
     tcase_add_test(tc, bad_problems_named);

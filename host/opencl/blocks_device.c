@@ -198,16 +198,19 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
     return bdev_lanes(c, D->k_mom, "blk_momentum", &D->lanes, err);
 }
 
-/* blk_iterate from iteration it up to the next check (up to it alone
- * when a time cap or a cancel may stop the solve between checks), once:
- * the loop's later steps of the span find them enqueued. */
+/* blk_iterate from iteration it up to the next check, at most
+ * BDEV_GROUP_SPAN iterations (a large check_every must not make one
+ * launch run for seconds: a GPU's watchdog), or it alone when a time cap
+ * or a cancel may stop the solve between checks; once: the loop's later
+ * steps of the span find them enqueued. */
+#define BDEV_GROUP_SPAN 100
 static clcone_status bdev_iterate_group(bdev *D, int it, clcone_error *err)
 {
     int n = 1, restart = it > 1;
     clcone_status s;
     if (it <= D->enqueued) return CLCONE_OK;
     if (!(D->o->max_seconds > 0) && !D->o->cancel)
-        while (!clcone_is_block_check_iteration(D->o, it + n - 1)) ++n;
+        while (n < BDEV_GROUP_SPAN && !clcone_is_block_check_iteration(D->o, it + n - 1)) ++n;
     if ((s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(n), KI(restart)))
         || (s = clcone_run(D->c, D->k_it, (size_t)D->K * D->lanes_it, D->lanes_it, "blk_iterate", err)))
         return s;
