@@ -663,6 +663,24 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
             t[3], t[4]);
 }
 
+/* Whether the scene is to be run: BENCH_MUJOCO_SCENES, when set, is a
+ * comma-separated list of scene labels ("Stonehenge,100 humanoids") or
+ * pile sizes ("512", "cubes"), so that the shared models' rows can be
+ * measured before and after a change without the piles' minutes. */
+static int scene_wanted(const mj_scene *sc)
+{
+    const char *env = getenv("BENCH_MUJOCO_SCENES");
+    char name[64], list[512], *tok, *save = NULL;
+    if (!env || !*env) return 1;
+    if (sc->label) snprintf(name, sizeof name, "%s", sc->label);
+    else if (sc->cubes) snprintf(name, sizeof name, "cubes");
+    else snprintf(name, sizeof name, "%d", sc->n);
+    snprintf(list, sizeof list, "%s", env);
+    for (tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (strcmp(tok, name) == 0) return 1;
+    return 0;
+}
+
 void bench_section_mujoco(bench *b, FILE *f)
 {
     /* the largest last: the budget may leave it out */
@@ -692,6 +710,10 @@ void bench_section_mujoco(bench *b, FILE *f)
         }
     }
     for (int i = 0; i < nsc; ++i) {
+        if (!scene_wanted(&sc[i])) {
+            fprintf(t[4], "Scene %d of %d skipped: not in BENCH_MUJOCO_SCENES.\n\n", i + 1, nsc);
+            continue;
+        }
         if (bench_now() - t0 > S.budget) {
             fprintf(t[4], "Scene %d of %d skipped: the section's budget of %.0f s was spent.\n\n", i + 1, nsc, S.budget);
             continue;

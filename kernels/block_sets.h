@@ -70,6 +70,11 @@ CONE_FN void blk_project_step(int kind, int n, CONE_GLOBAL const real_t *bound, 
     for (int i = 0; i < n; ++i) x[i] = blk_clamp(kind, w[i] - c * v[i], bound[i]);
 }
 
+/* APGD's momentum sequence: t_next = (1 + sqrt(1 + 4 t^2)) / 2, the
+ * extrapolation weight (t - 1) / t_next; the host reference (in double)
+ * and kernels/blocks.cl (in real_t) compute it alike. */
+CONE_FN real_t blk_apgd_next_t(real_t t) { return (1 + CONE_SQRT(1 + 4 * t * t)) / 2; }
+
 /* Sum of squares of the natural map g - P(g - u) of a block (rho = 1). */
 CONE_FN real_t blk_natural_map2(int kind, int n, CONE_GLOBAL const real_t *bound, CONE_GLOBAL const real_t *g,
                                 CONE_GLOBAL const real_t *u)

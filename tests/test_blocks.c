@@ -279,6 +279,144 @@ START_TEST(batch_equals_each_alone)
 }
 END_TEST
 
+/* A device batch with a problem for every compute unit (twice as many,
+ * at least 4) runs blk_iterate, a work-group a problem from check to
+ * check, where each problem alone runs three launches an iteration (on a
+ * device of more than one unit): the same bits either way, in double and
+ * float (loop index bit 0), checking every 3 iterations or every 250
+ * (bit 1: spans of more than one launch, BDEV_GROUP_SPAN). */
+START_TEST(batch_kernel_equals_launches)
+{
+    clcone_context *ctx = test_context(_i & 1 ? CLCONE_FLOAT : CLCONE_DOUBLE);
+    int K = 2 * clcone_context_device(ctx)->compute_units, failed;
+    clcone_bproblem *p;
+    const clcone_bproblem **pp;
+    double *alone, *batch, **fb;
+    clcone_prob_result *ra, *rb;
+    clcone_options o;
+    clcone_error e;
+    if (K < 4) K = 4;
+    p = calloc((size_t)K, sizeof *p);
+    pp = calloc((size_t)K, sizeof *pp);
+    fb = calloc((size_t)K, sizeof *fb);
+    ra = calloc((size_t)K, sizeof *ra);
+    rb = calloc((size_t)K, sizeof *rb);
+    alone = calloc((size_t)K * COUPLED_M, sizeof *alone);
+    batch = calloc((size_t)K * COUPLED_M, sizeof *batch);
+    ck_assert(p && pp && fb && ra && rb && alone && batch);
+    clcone_options_default(&o);
+    o.tol = _i & 1 ? 1e-5 : 1e-10;
+    o.check_every = _i & 2 ? 250 : 3;
+    for (int k = 0; k < K; ++k) {
+        coupled(&p[k], 0.7 * k, 0.02 + 0.01 * (k % 5), 1 + 0.25 * k);
+        pp[k] = &p[k];
+        fb[k] = batch + k * COUPLED_M;
+        ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone + k * COUPLED_M, &ra[k], &e) == CLCONE_OK, "%s", e.msg);
+    }
+    ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < K; ++k) {
+        ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
+        ck_assert_int_eq(rb[k].iters, ra[k].iters);
+        ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
+        ck_assert_mem_eq(batch + k * COUPLED_M, alone + k * COUPLED_M, sizeof *alone * COUPLED_M);
+        clcone_bproblem_free(&p[k]);
+    }
+    free(p);
+    free(pp);
+    free(fb);
+    free(ra);
+    free(rb);
+    free(alone);
+    free(batch);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* The Lipschitz estimate is an upper bound of W's largest eigenvalue,
+ * within the 5% it is raised by: on 20 pairs [2 -1; -1 2], whose
+ * eigenvector of 1 is ones (a power iteration from ones stayed at 1.05,
+ * a third of the step's bound 3), and on a random W = B'B + 0.1 I
+ * against a long power iteration from a random start. */
+START_TEST(lipschitz_bounds_the_top_eigenvalue)
+{
+    enum { P = 20, M = 2 * P, N = 30 };
+    static double W[M * M], B[N * N], V[N * N];
+    int kind[P], rows[P];
+    double bound[M] = {0}, q[M] = {0}, x[N], y[N], lam = 0;
+    clcone_bproblem p;
+    unsigned seed = 7;
+    for (int b = 0; b < P; ++b) {
+        kind[b] = BLK_BOX;
+        rows[b] = 2;
+        W[(2 * b) * M + 2 * b] = W[(2 * b + 1) * M + 2 * b + 1] = 2;
+        W[(2 * b) * M + 2 * b + 1] = W[(2 * b + 1) * M + 2 * b] = -1;
+        bound[2 * b] = bound[2 * b + 1] = 1;
+    }
+    make(&p, P, kind, rows, bound, W, q);
+    ck_assert_double_ge(clcone_bproblem_lipschitz(&p), 3 - 1e-12);
+    ck_assert_double_le(clcone_bproblem_lipschitz(&p), 3.15 + 1e-12);
+    clcone_bproblem_free(&p);
+    for (int i = 0; i < N * N; ++i) {
+        seed = seed * 1103515245u + 12345u;
+        B[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
+    }
+    for (int i = 0; i < N; ++i)
+        for (int j = 0; j < N; ++j) {
+            V[i * N + j] = i == j ? 0.1 : 0;
+            for (int k = 0; k < N; ++k) V[i * N + j] += B[k * N + i] * B[k * N + j];
+        }
+    for (int i = 0; i < N; ++i) x[i] = sin(i + 1.0);
+    for (int it = 0; it < 5000; ++it) {
+        double n = 0;
+        lam = 0;
+        for (int i = 0; i < N; ++i) {
+            y[i] = 0;
+            for (int j = 0; j < N; ++j) y[i] += V[i * N + j] * x[j];
+            n += y[i] * y[i];
+            lam += x[i] * y[i];
+        }
+        for (int i = 0; i < N; ++i) x[i] = y[i] / sqrt(n);
+    }
+    for (int b = 0; b < 3; ++b) {
+        kind[b] = BLK_FREE;
+        rows[b] = N / 3; /* blocks of at most BLK_MAX_ROWS */
+    }
+    make(&p, 3, kind, rows, q, V, q);
+    ck_assert_double_ge(clcone_bproblem_lipschitz(&p), lam * (1 - 1e-9));
+    ck_assert_double_le(clcone_bproblem_lipschitz(&p), lam * 1.05 * (1 + 1e-9));
+    clcone_bproblem_free(&p);
+}
+END_TEST
+
+/* The general-block solvers check at the first iteration, then every
+ * check_every from the start (no window of 100 checked iterations), and
+ * stop at a check; both backends alike. */
+START_TEST(checks_every_k_from_the_start)
+{
+    clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
+    clcone_bproblem p;
+    clcone_options o;
+    clcone_history h = {0};
+    clcone_prob_result r;
+    clcone_error e;
+    double f[COUPLED_M] = {0};
+    coupled(&p, 2.0, 0.05, 3);
+    clcone_options_default(&o);
+    o.tol = 1e-10;
+    o.check_every = 7;
+    o.history = &h;
+    ck_assert_msg(clcone_solve_blocks(ctx, &p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(r.status, CLCONE_CONVERGED);
+    ck_assert_int_gt(r.iters, 14);
+    ck_assert_int_eq(r.iters % 7, 0);
+    ck_assert_int_eq(h.count, 1 + r.iters / 7);
+    for (int i = 0; i < h.count; ++i) ck_assert_int_eq(h.points[i].iter, i ? 7 * i : 1);
+    clcone_history_free(&h);
+    clcone_bproblem_free(&p);
+    if (ctx) clcone_context_free(ctx);
+}
+END_TEST
+
 /* Bad problems are errors naming the row or block, never a solve. */
 START_TEST(bad_problems_named)
 {
@@ -382,6 +520,9 @@ Suite *suite_blocks(void)
     tcase_add_test(tc, cone_blocks);
     tcase_add_test(tc, coupled_kinds_agree);
     tcase_add_loop_test(tc, batch_equals_each_alone, 0, 3);
+    tcase_add_loop_test(tc, batch_kernel_equals_launches, 0, 4);
+    tcase_add_test(tc, lipschitz_bounds_the_top_eigenvalue);
+    tcase_add_loop_test(tc, checks_every_k_from_the_start, 0, 2);
     tcase_add_test(tc, bad_problems_named);
     tcase_add_test(tc, file_round_trip_and_errors);
     suite_add_tcase(s, tc);

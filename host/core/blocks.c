@@ -5,6 +5,7 @@
 #include "cone.h"
 #include "block_sets.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,22 +308,97 @@ double clcone_bproblem_error_scaled(const clcone_bproblem *p, const double *S, c
     return e;
 }
 
+/* The largest eigenvalue of the symmetric tridiagonal matrix with a[0..k)
+ * on its diagonal and b[i] at (i - 1, i), from above: bisection on
+ * Sturm counts (the eigenvalues below x are the negative pivots of
+ * T - x I) from the Gershgorin interval. */
+static double tridiag_max_eig(const double *a, const double *b, int k)
+{
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < k; ++i) {
+        double r = (i > 0 ? fabs(b[i]) : 0) + (i + 1 < k ? fabs(b[i + 1]) : 0);
+        lo = fmin(lo, a[i] - r);
+        hi = fmax(hi, a[i] + r);
+    }
+    for (int it = 0; it < 200; ++it) {
+        double x = lo + (hi - lo) / 2, d = 1;
+        int below = 0;
+        if (!(x > lo && x < hi)) break;
+        for (int i = 0; i < k; ++i) {
+            d = a[i] - x - (i > 0 ? b[i] * b[i] / d : 0);
+            if (d == 0) d = -DBL_MIN; /* x on an eigenvalue of a leading block: count it below */
+            below += d < 0;
+        }
+        if (below == k) hi = x;
+        else lo = x;
+    }
+    return hi;
+}
+
+/* Lanczos from a fixed pseudo-random start (xorshift32: the same on every
+ * platform), not power iterations from ones: ones can miss the top
+ * eigenvector (MuJoCo's pyramidal rows come in pairs of opposite
+ * directions; on one 44-row problem power iterations sat at 3.58 for 20
+ * products, the largest eigenvalue being 5.58), and the largest Ritz
+ * value converges far faster (k steps: error ~ 1/k^2 against 1/k). Each
+ * LIP_STRIDE steps the tridiagonal's largest eigenvalue is taken; the
+ * estimate stops when that rose by less than LIP_SETTLED relative, or
+ * after LIP_STEPS products, or when the Krylov space is invariant (then
+ * it is exact). The Ritz value only rises, ever faster, so what is left
+ * after a rise of 0.1% over five steps is far inside the 5% the estimate
+ * is raised by. On the shared MuJoCo models: 15 products (100 humanoids)
+ * and 20 (Stonehenge), where 100 power iterations took 8-13 ms, 80-90% of
+ * a solve's set-up on this machine, and stayed 5% low on Stonehenge. */
+#define LIP_STEPS 60
+#define LIP_STRIDE 5
+#define LIP_SETTLED 1e-3
+
 double clcone_bproblem_lipschitz(const clcone_bproblem *p)
 {
-    double *x = malloc(sizeof *x * 2 * (size_t)p->m), *y, lam = 0, gersh = 0;
-    if (!x) return NAN;
-    y = x + p->m;
-    for (int i = 0; i < p->m; ++i) x[i] = 1;
-    for (int it = 0; it < 100; ++it) {
-        double nrm = 0;
-        clcone_bproblem_mul(p, x, y, 0);
-        for (int i = 0; i < p->m; ++i) nrm += y[i] * y[i];
-        nrm = sqrt(nrm);
-        if (!(nrm > 0)) break;
-        lam = 0;
-        for (int i = 0; i < p->m; ++i) lam += x[i] * y[i];
-        for (int i = 0; i < p->m; ++i) x[i] = y[i] / nrm;
+    size_t m = (size_t)p->m;
+    double *v = malloc(sizeof *v * (3 * m + 2 * LIP_STEPS)), *y, *prev, *al, *be, lam, settled = 0, nrm = 0,
+           gersh = 0;
+    unsigned seed = 2463534242u;
+    int steps = 0;
+    if (!v) return NAN;
+    y = v + m;
+    prev = y + m;
+    al = prev + m;
+    be = al + LIP_STEPS;
+    for (size_t i = 0; i < m; ++i) {
+        seed ^= seed << 13;
+        seed ^= seed >> 17;
+        seed ^= seed << 5;
+        v[i] = (double)seed / 4294967296.0 - 0.5;
+        prev[i] = 0;
+        nrm += v[i] * v[i];
     }
+    nrm = sqrt(nrm);
+    for (size_t i = 0; i < m; ++i) v[i] /= nrm;
+    be[0] = 0;
+    while (steps < LIP_STEPS && (size_t)steps < m) {
+        double beta = 0;
+        clcone_bproblem_mul(p, v, y, 0);
+        al[steps] = 0;
+        for (size_t i = 0; i < m; ++i) al[steps] += v[i] * y[i];
+        for (size_t i = 0; i < m; ++i) {
+            y[i] -= al[steps] * v[i] + be[steps] * prev[i];
+            beta += y[i] * y[i];
+        }
+        beta = sqrt(beta);
+        if (!(beta > 1e-12 * fabs(al[steps++]))) break; /* invariant (or not finite) */
+        if (steps % LIP_STRIDE == 0) {
+            lam = tridiag_max_eig(al, be, steps);
+            if (lam <= (1 + LIP_SETTLED) * settled) break;
+            settled = lam;
+        }
+        if (steps < LIP_STEPS) be[steps] = beta;
+        for (size_t i = 0; i < m; ++i) {
+            prev[i] = v[i];
+            v[i] = y[i] / beta;
+        }
+    }
+    lam = fmax(tridiag_max_eig(al, be, steps), settled);
     for (int b = 0; b < p->nb; ++b) {
         int n = clcone_bproblem_rows(p, b);
         for (int i = 0; i < n; ++i) y[p->off[b] + i] = 0;
@@ -333,6 +409,6 @@ double clcone_bproblem_lipschitz(const clcone_bproblem *p)
         }
     }
     for (int i = 0; i < p->m; ++i) gersh = fmax(gersh, y[i]);
-    free(x);
+    free(v);
     return fmin(1.05 * lam, gersh);
 }

@@ -31,6 +31,13 @@ void *clcone_calloc(size_t n, size_t size, clcone_error *err,
  * first 100, then every o->check_every, and the last. The reference and
  * the device share it, so both stop at the same iteration. */
 int clcone_is_check_iteration(const clcone_options *o, int it);
+/* The general-block solvers' schedule (both backends): the first
+ * iteration (a warm start that is already there stops at once), then
+ * every o->check_every from the start, and the last. Without the first
+ * 100's window: a check costs about three of their iterations on a
+ * device (a product with W and a read), and their warm-started MuJoCo
+ * steps take 30-130 iterations, all inside that window. */
+int clcone_is_block_check_iteration(const clcone_options *o, int it);
 /* A public entry's check of a pointer argument it needs: CLCONE_EINVAL
  * naming the function and the argument, never a crash. */
 #define CLCONE_REQUIRE(err, arg)                                                                 \
@@ -80,8 +87,12 @@ typedef struct clcone_iter_ops {
                              clcone_error *err);
 } clcone_iter_ops;
 /* Iterates until every problem has stopped by clcone_stop_rule, checking
- * on the shared schedule (and early once the time cap has passed); fills
- * out[k] (iters, error, status, reason, time_ms) of each problem. */
+ * on the schedule is_check (and early once the time cap has passed);
+ * fills out[k] (iters, error, status, reason, time_ms) of each problem.
+ * clcone_iterate: on the shared schedule, clcone_is_check_iteration. */
+clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options *o,
+                                int (*is_check)(const clcone_options *o, int it), clcone_prob_result *out,
+                                clcone_error *err);
 clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
                              clcone_error *err);
 /* Appends one check to h (no-op when h is NULL). */

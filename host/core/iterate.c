@@ -13,6 +13,13 @@
 clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
                              clcone_error *err)
 {
+    return clcone_iterate_on(ops, o, clcone_is_check_iteration, out, err);
+}
+
+clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options *o,
+                                int (*is_check)(const clcone_options *o, int it), clcone_prob_result *out,
+                                clcone_error *err)
+{
     int n = ops->nprob, remaining = ops->nprob;
     int *active = clcone_calloc((size_t)n, sizeof *active, err, "active problems");
     double *errors = clcone_calloc((size_t)n, sizeof *errors, err, "problem errors");
@@ -27,7 +34,7 @@ clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o
         if ((s = ops->step(ops->ctx, it, err))) break;
         /* a check is due on the schedule, or early once the time cap has
          * passed (only the host clock is read) */
-        if (!clcone_is_check_iteration(o, it) && !clcone_time_is_up(o, clcone_now_ms() - t0)) continue;
+        if (!is_check(o, it) && !clcone_time_is_up(o, clcone_now_ms() - t0)) continue;
         if ((s = ops->measure(ops->ctx, it, active, errors, err))) break;
         elapsed = clcone_now_ms() - t0;
         for (int k = 0; k < n; ++k) {

@@ -62,6 +62,11 @@ int clcone_is_check_iteration(const clcone_options *o, int it)
     return cone_is_check(it, o->check_every, o->max_iter);
 }
 
+int clcone_is_block_check_iteration(const clcone_options *o, int it)
+{
+    return it == 1 || it % (o->check_every < 1 ? 1 : o->check_every) == 0 || it >= o->max_iter;
+}
+
 clcone_model clcone_model_solved_as(clcone_model m)
 {
     return m == CLCONE_MODEL_SOFT ? CLCONE_MODEL_CCP : m;

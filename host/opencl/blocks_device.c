@@ -2,19 +2,22 @@
  * reference's iteration (ref/blocks_ref.c) as launches, through the one
  * iteration loop (core/iterate.c), for a batch of K problems at once: their
  * scaled problems concatenated block-diagonally, each with its own step
- * 1/L, momentum and restart (kept on the host in double, as the
- * reference keeps them, its beta and step handed over as reals), and its
- * own stop: the loop's checks freeze a stopped problem's blocks. Each
- * iteration writes the K betas, runs one launch per stage for the whole
- * batch and reads back the K restart sums; a check reads g and W g + q
- * and measures each active problem's error on the host in double
- * (clcone_bproblem_error_scaled), so both backends measure alike. A
- * problem's blocks see only its own rows, values, beta and step, in the
- * order they have alone, so each problem's iterates, stop and forces are
- * bitwise those of its solve alone (a batch of one). */
+ * 1/L, momentum and gradient restart (its t in real_t on the device,
+ * where the reference keeps double), and its own stop: the loop's checks
+ * freeze a stopped problem's blocks. An iteration is three launches the
+ * host only enqueues (the momentum with the restart test, W y + q, the
+ * projected step), or a batch runs from check to check in one launch of
+ * blk_iterate (BDEV_GROUP_MAX_BLOCKS says when); a check reads g and
+ * W g + q (one wait) and measures each active
+ * problem's error on the host in double (clcone_bproblem_error_scaled),
+ * so both backends measure alike. A problem's blocks see only its own
+ * rows, values and momentum, summed in the order they have alone, so each
+ * problem's iterates, stop and forces are bitwise those of its solve
+ * alone (a batch of one). */
 #include "opencl/blocks_device.h"
 #include "opencl/opencl.h"
 #include "core/internal.h"
+#include "schedule.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@
 
 enum {
     B_OFF, B_KIND, B_RP, B_COL, B_VOFF, B_PROB, B_POFF, B_ACT, B_VAL, B_Q, B_BOUND, B_G, B_PREV, B_Y, B_U, B_UP,
-    B_SUM, B_BETA, B_STEP, B_COUNT
+    B_STATE, B_STEP, B_COUNT
 };
 
 typedef struct bdev {
@@ -34,10 +37,34 @@ typedef struct bdev {
     int *roff, *boff;    /* K + 1 row and block offsets of the problems in all */
     int *prob, *act;     /* per block of all: its problem; per problem: still iterating */
     double *S, *g, *u;   /* all.m each */
-    double *L, *t, *tn, *beta, *sum, *step; /* K each */
+    double *L, *state, *step; /* K, 2K (t and t_next, kernels/blocks.cl), K */
+    size_t lanes, lanes_it;   /* of blk_momentum's and blk_iterate's work-group a problem */
+    int group;                /* iterations by blk_iterate (bdev_kernels says when) */
+    int enqueued;             /* the last iteration enqueued */
+    const clcone_options *o;
     cl_mem mem[B_COUNT];
-    cl_kernel k_mul, k_mom, k_proj, k_red;
+    void *stage;              /* 2 all.m reals: a check's g and u as read */
+    cl_kernel k_mul, k_chk, k_mom, k_proj, k_it; /* k_chk: blk_mul on g, for the checks */
 } bdev;
+
+/* blk_iterate runs the iterations when every compute unit has a problem
+ * of its own and none is so large that its one work-group would hold the
+ * others up: MuJoCo's worlds (32-row humanoids, 16-1,024 of them) then
+ * take one launch from check to check instead of three an iteration. */
+#define BDEV_GROUP_MAX_BLOCKS 256
+
+/* Lanes of a work-group a problem (blk_iterate, blk_momentum): their sums
+ * give the same bits for any count (kernels/blocks.cl), so a CPU, which
+ * runs a group's lanes one after another, takes 8: with 64 the loops
+ * between the barriers cost more than a 32-row problem's work (POCL,
+ * 256 humanoid worlds: 8 lanes 0.6-0.8 s of solves over 20 steps, 64
+ * lanes 0.9 s, 1 lane 0.7-0.8 s); a GPU takes CONE_REDUCE_WG. */
+#define BDEV_CPU_LANES 8
+
+static clcone_status bdev_lanes(clcone_context *c, cl_kernel k, const char *name, size_t *lanes, clcone_error *err)
+{
+    return clcone_kernel_lanes(c, k, name, c->info.is_cpu ? BDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
+}
 
 static void bdev_free(bdev *D)
 {
@@ -45,13 +72,15 @@ static void bdev_free(bdev *D)
     if (D->k_mul) clReleaseKernel(D->k_mul);
     if (D->k_mom) clReleaseKernel(D->k_mom);
     if (D->k_proj) clReleaseKernel(D->k_proj);
-    if (D->k_red) clReleaseKernel(D->k_red);
+    if (D->k_it) clReleaseKernel(D->k_it);
+    if (D->k_chk) clReleaseKernel(D->k_chk);
     for (int k = 0; D->s && k < D->K; ++k) clcone_bproblem_free(&D->s[k]);
     clcone_bproblem_free(&D->all);
     free(D->s);
     free(D->roff);
     free(D->S);
     free(D->L);
+    free(D->stage);
 }
 
 /* Host arrays, each problem's scaled problem, step and start, and the
@@ -68,18 +97,15 @@ static clcone_status bdev_scale(bdev *D, const clcone_options *o, double *const 
     D->s = clcone_calloc(K, sizeof *D->s, err, "the scaled problems");
     D->roff = clcone_calloc(4 * K + 2 + nb, sizeof *D->roff, err, "the batch's offsets");
     D->S = clcone_calloc(3 * m, sizeof *D->S, err, "the scaled iterate");
-    D->L = clcone_calloc(6 * K, sizeof *D->L, err, "the problems' steps");
+    D->L = clcone_calloc(4 * K, sizeof *D->L, err, "the problems' steps");
     if (!D->s || !D->roff || !D->S || !D->L) return CLCONE_ENOMEM;
     D->boff = D->roff + K + 1;
     D->act = D->boff + K + 1;
     D->prob = D->act + K;
     D->g = D->S + m;
     D->u = D->g + m;
-    D->t = D->L + K;
-    D->tn = D->t + K;
-    D->beta = D->tn + K;
-    D->sum = D->beta + K;
-    D->step = D->sum + K;
+    D->state = D->L + K;
+    D->step = D->state + 2 * K;
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if ((s = clcone_bproblem_scaled(D->p[k], &D->s[k], D->S + r0, err))) return s;
@@ -92,7 +118,7 @@ static clcone_status bdev_scale(bdev *D, const clcone_options *o, double *const 
         D->boff[k + 1] = D->boff[k] + D->p[k]->nb;
         for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
         D->act[k] = 1;
-        D->t[k] = 1;
+        D->state[2 * k] = 1;
         D->step[k] = 1 / D->L[k];
     }
     parts = clcone_calloc(K, sizeof *parts, err, "the batch's parts");
@@ -125,75 +151,113 @@ static clcone_status bdev_upload(bdev *D, clcone_error *err)
         || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_G], err))
         || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_PREV], err))
         || (st = clcone_buf_reals(c, "problem step", 1, D->step, K, &m[B_STEP], err))
+        || (st = clcone_buf_reals(c, "momentum state", 1, D->state, 2 * K, &m[B_STATE], err))
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_Y], err))
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_U], err))
-        || (st = clcone_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err))
-        || (st = clcone_buf_alloc(c, K * c->real_size, &m[B_BETA], err))
-        || (st = clcone_buf_alloc(c, K * c->real_size, &m[B_SUM], err)))
+        || (st = clcone_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err)))
         return st;
     return CLCONE_OK;
 }
 
+/* blk_mul on g for the checks, and blk_iterate or the three launches of
+ * an iteration. */
 static clcone_status bdev_kernels(bdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
     cl_mem *m = D->mem;
-    int nb = D->all.nb;
+    int nb = D->all.nb, restart = 0, most = 0;
     clcone_status s;
-    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
-        || (s = clcone_kernel(c, "blk_project", &D->k_proj, err)) || (s = clcone_kernel(c, "reduce_rows", &D->k_red, err)))
+    for (int k = 0; k < D->K; ++k)
+        if (D->boff[k + 1] - D->boff[k] > most) most = D->boff[k + 1] - D->boff[k];
+    D->group = D->K >= c->info.compute_units && most <= BDEV_GROUP_MAX_BLOCKS;
+    if ((s = clcone_kernel(c, "blk_mul", &D->k_chk, err))
+        || (s = SET_ARGS(D->k_chk, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
+                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_G]), KM(m[B_U]))))
         return s;
-    if ((s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
-                      KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
-        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(nb), KM(m[B_OFF]), KM(m[B_PROB]), KM(m[B_BETA]),
-                         KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y])))
+    if (D->group) {
+        if ((s = clcone_kernel(c, "blk_iterate", &D->k_it, err))
+            || (s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(restart), KI(restart), KM(m[B_POFF]),
+                             KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]), KM(m[B_VAL]),
+                             KM(m[B_Q]), KM(m[B_BOUND]), KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_UP]), KM(m[B_STATE]),
+                             KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]), KM(m[B_U]),
+                             KLOCAL((size_t)CONE_REDUCE_WG * c->real_size))))
+            return s;
+        return bdev_lanes(c, D->k_it, "blk_iterate", &D->lanes_it, err);
+    }
+    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
+        || (s = clcone_kernel(c, "blk_project", &D->k_proj, err))
+        || (s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
+                         KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
+        || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->K), KM(m[B_POFF]), KM(m[B_OFF]), KM(m[B_ACT]),
+                         KI(restart), KM(m[B_UP]), KM(m[B_STATE]), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]),
+                         KLOCAL((size_t)CONE_REDUCE_WG * c->real_size)))
         || (s = SET_ARGS(D->k_proj, "blk_project", err, KI(nb), KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_PROB]),
                          KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_Y]), KM(m[B_U]), KM(m[B_G]),
                          KM(m[B_PREV]), KM(m[B_UP]))))
         return s;
+    return bdev_lanes(c, D->k_mom, "blk_momentum", &D->lanes, err);
+}
+
+/* blk_iterate from iteration it up to the next check, at most
+ * BDEV_GROUP_SPAN iterations (a large check_every must not make one
+ * launch run for seconds: a GPU's watchdog), or it alone when a time cap
+ * or a cancel may stop the solve between checks; once: the loop's later
+ * steps of the span find them enqueued. */
+#define BDEV_GROUP_SPAN 100
+static clcone_status bdev_iterate_group(bdev *D, int it, clcone_error *err)
+{
+    int n = 1, restart = it > 1;
+    clcone_status s;
+    if (it <= D->enqueued) return CLCONE_OK;
+    if (!(D->o->max_seconds > 0) && !D->o->cancel)
+        while (n < BDEV_GROUP_SPAN && !clcone_is_block_check_iteration(D->o, it + n - 1)) ++n;
+    if ((s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(n), KI(restart)))
+        || (s = clcone_run(D->c, D->k_it, (size_t)D->K * D->lanes_it, D->lanes_it, "blk_iterate", err)))
+        return s;
+    D->enqueued = it + n - 1;
     return CLCONE_OK;
 }
 
 /* One APGD iteration of every active problem, as apgd_step in
- * ref/blocks_ref.c. */
+ * ref/blocks_ref.c, in launches that the host only enqueues: the momentum
+ * (with the last iteration's restart test), W y + q, the projected step;
+ * or blk_iterate's span. */
 static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
     size_t nb = (size_t)D->all.nb;
+    int restart = it > 1; /* iteration 1 has no restart test: t stays 1, so y = g */
+    cl_int e;
     clcone_status s;
-    (void)it;
-    for (int k = 0; k < D->K; ++k) {
-        D->tn[k] = (1 + sqrt(1 + 4 * D->t[k] * D->t[k])) / 2;
-        D->beta[k] = (D->t[k] - 1) / D->tn[k];
-    }
-    if ((s = clcone_write_reals(c, "momentum", 1, D->mem[B_BETA], D->beta, (size_t)D->K, err))
-        || (s = clcone_run(c, D->k_mom, nb, 0, "blk_momentum", err))
+    if (D->group) return bdev_iterate_group(D, it, err);
+    e = it <= 2 ? clSetKernelArg(D->k_mom, 4, sizeof restart, &restart) : CL_SUCCESS;
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "setting blk_momentum's restart flag");
+    if ((s = clcone_run(c, D->k_mom, (size_t)D->K * D->lanes, D->lanes, "blk_momentum", err))
         || (s = clcone_run(c, D->k_mul, nb, 0, "blk_mul", err))
-        || (s = clcone_run(c, D->k_proj, nb, 0, "blk_project", err))
-        || (s = clcone_reduce_rows(c, D->k_red, D->K, D->mem[B_POFF], 1, D->mem[B_UP], D->mem[B_SUM], err))
-        || (s = clcone_read_reals(c, D->mem[B_SUM], D->sum, (size_t)D->K, err)))
+        || (s = clcone_run(c, D->k_proj, nb, 0, "blk_project", err)))
         return s;
-    for (int k = 0; k < D->K; ++k)
-        if (D->act[k]) D->t[k] = D->sum[k] > 0 ? 1 : D->tn[k];
     return CLCONE_OK;
 }
 
-/* W g + q into u (the y buffer holds g for blk_mul), both read back. */
+/* W g + q into u, and g and u read back with one wait (the queue is in
+ * order: the second read's return means both are done). */
 static clcone_status bdev_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
 {
     bdev *D = ctx;
     clcone_context *c = D->c;
-    size_t bytes = (size_t)D->all.m * c->real_size;
+    size_t n = (size_t)D->all.m, bytes = n * c->real_size;
     cl_int e;
     clcone_status s;
     (void)it;
-    e = clEnqueueCopyBuffer(c->queue, D->mem[B_G], D->mem[B_Y], 0, 0, bytes, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "copying the iterate");
-    if ((s = clcone_run(c, D->k_mul, (size_t)D->all.nb, 0, "blk_mul", err))
-        || (s = clcone_read_reals(c, D->mem[B_G], D->g, (size_t)D->all.m, err))
-        || (s = clcone_read_reals(c, D->mem[B_U], D->u, (size_t)D->all.m, err)))
-        return s;
+    if (!D->stage && !(D->stage = clcone_calloc(2 * n + 1, c->real_size, err, "the checks' staging"))) return CLCONE_ENOMEM;
+    if ((s = clcone_run(c, D->k_chk, (size_t)D->all.nb, 0, "blk_mul", err))) return s;
+    e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, D->stage, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(c->queue, D->mem[B_U], CL_TRUE, 0, bytes, (char *)D->stage + bytes, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
+    clcone_unstage_reals(c, D->stage, D->g, n);
+    clcone_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if (!active[k]) continue;
@@ -230,12 +294,13 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.c = c;
     D.K = K;
     D.p = p;
+    D.o = o;
     ops.t0_ms = clcone_now_ms();
     if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
-        || (s = clcone_iterate(&ops, o, res, err)))
+        || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
-    /* the last check measured the final iterates (core/iterate.c) */
-    if ((s = clcone_read_reals(c, D.mem[B_G], D.g, (size_t)D.all.m, err))) goto out;
+    /* the last check read the final iterates: the loop stops only at
+     * checks, and a stopped problem's blocks are frozen (core/iterate.c) */
     for (int k = 0; k < K; ++k) {
         for (int i = 0; i < p[k]->m; ++i) f[k][i] = D.S[D.roff[k] + i] * D.g[D.roff[k] + i];
         res[k].cost = clcone_bproblem_cost(p[k], f[k]);

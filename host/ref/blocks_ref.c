@@ -68,7 +68,7 @@ static clcone_status bref_init(bref *R, const clcone_bproblem *p, const clcone_o
 static void apgd_step(bref *R)
 {
     const clcone_bproblem *s = &R->s;
-    double tn = (1 + sqrt(1 + 4 * R->t * R->t)) / 2, beta = (R->t - 1) / tn, up = 0;
+    double tn = blk_apgd_next_t(R->t), beta = (R->t - 1) / tn, up = 0;
     for (int i = 0; i < s->m; ++i) R->y[i] = R->g[i] + beta * (R->g[i] - R->prev[i]);
     clcone_bproblem_mul(s, R->y, R->tmp, 1);
     memcpy(R->prev, R->g, sizeof *R->g * (size_t)s->m);
@@ -180,7 +180,7 @@ clcone_status clcone_ref_blocks(const clcone_bproblem *p, const clcone_options *
     if ((s = bref_init(&R, p, o, f, err))) return s;
     R.pgs = o->solver == CLCONE_SOLVER_PGS;
     ops.t0_ms = t0;
-    s = clcone_iterate(&ops, o, res, err);
+    s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err);
     for (int i = 0; i < p->m; ++i) f[i] = R.S[i] * R.g[i];
     if (!s) res->cost = clcone_bproblem_cost(p, f);
     bref_free(&R);

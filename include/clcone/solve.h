@@ -89,7 +89,9 @@ typedef struct clcone_options {
     int max_iter;        /* sweeps / iterations cap (default 1000000) */
     int check_every;     /* error measured at each of the first 100
                             iterations, then every K (default 10), on
-                            every backend */
+                            every backend; the general-block solvers
+                            (clcone_solve_blocks) at the first, then
+                            every K from the start */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
     /* soft: min 1/2 r'(W + R)r + r'(q - a_ref) over the cones, R diagonal.
