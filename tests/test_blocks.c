@@ -258,22 +258,38 @@ START_TEST(batch_equals_each_alone)
             for (int i = 0; i < M; ++i) alone[k][i] = batch[k][i] = k == 3 ? 0.1 * i : 0;
             ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone[k], &ra[k], &e) == CLCONE_OK, "%s", e.msg);
         }
-        ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
-        for (int k = 0; k < K; ++k) {
-            ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
-            ck_assert_int_eq(rb[k].iters, ra[k].iters);
-            ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
-            ck_assert_mem_eq(batch[k], alone[k], sizeof *alone[k] * (size_t)p[k].m);
+        /* the host's work a problem on 1, 2 and 3 threads: the same bits */
+        for (int threads = 1; threads <= 3; ++threads) {
+            for (int k = 0; k < K; ++k)
+                for (int i = 0; i < M; ++i) batch[k][i] = k == 3 ? 0.1 * i : 0;
+            ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e) == CLCONE_OK, "%s",
+                          e.msg);
+            for (int k = 0; k < K; ++k) {
+                ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
+                ck_assert_int_eq(rb[k].iters, ra[k].iters);
+                ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
+                ck_assert_mem_eq(&rb[k].cost, &ra[k].cost, sizeof ra[k].cost);
+                ck_assert_mem_eq(batch[k], alone[k], sizeof *alone[k] * (size_t)p[k].m);
+            }
         }
         /* the stops differ, so the batch froze problems while others ran */
         ck_assert_int_ne(ra[1].iters, ra[2].iters);
     }
     p[2].q[1] = NAN;
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
     ck_assert_int_eq(failed, 2);
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, NULL, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, NULL, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "problem 2: ") && strstr(e.msg, "row 1"), "%s", e.msg);
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, 0, pp, &o, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, 0, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 0, fb, rb, &failed, &e), CLCONE_EINVAL);
+    /* on 2 or 3 threads problems 2 and 3 fail on different threads (on 3
+     * the thread of 0 and 3 meets 3 first): the lowest is named, as on 1 */
+    p[3].q[0] = NAN;
+    for (int threads = 1; threads <= 3; ++threads) {
+        ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e), CLCONE_EINVAL);
+        ck_assert_int_eq(failed, 2);
+        ck_assert_msg(strstr(e.msg, "row 1"), "%s", e.msg);
+    }
     for (int k = 0; k < K; ++k) clcone_bproblem_free(&p[k]);
     if (ctx) clcone_context_free(ctx);
 }
@@ -313,7 +329,7 @@ START_TEST(batch_kernel_equals_launches)
         fb[k] = batch + k * COUPLED_M;
         ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone + k * COUPLED_M, &ra[k], &e) == CLCONE_OK, "%s", e.msg);
     }
-    ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
     for (int k = 0; k < K; ++k) {
         ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
         ck_assert_int_eq(rb[k].iters, ra[k].iters);

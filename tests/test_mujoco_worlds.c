@@ -192,13 +192,15 @@ END_TEST
 /* The shared humanoid (pyramidal contacts, joint limits: the
  * general-block form, whose worlds make their own batch) as 3
  * worlds, world 1 falling free at first: each world bitwise its
- * separate run, on the reference and on POCL in double. */
+ * separate run, on the reference and on POCL in double (loop index bit
+ * 0), on 1 thread and on 3 (bit 1: the batch's host work, and the
+ * reference's solves, a world a thread). */
 START_TEST(general_form_worlds_are_separate_runs)
 {
     worlds_fixture f;
-    clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
+    clcone_context *ctx = _i & 1 ? test_context(CLCONE_DOUBLE) : NULL;
     open_shared_model(&f, "humanoid/humanoid.xml");
-    ck_assert_double_eq(worlds_against_alone(ctx, &f, 3, 1, 80, 1e-10), 0);
+    ck_assert_double_eq(worlds_against_alone(ctx, &f, 3, _i & 2 ? 3 : 1, 80, 1e-10), 0);
     close_model(&f);
     if (ctx) clcone_context_free(ctx);
 }
@@ -388,7 +390,7 @@ Suite *suite_mujoco_worlds(void)
     tcase_add_test(tc, worlds_are_separate_runs_on_reference);
     tcase_add_test(tc, threads_change_nothing);
     tcase_add_test(tc, worlds_are_separate_runs_on_device);
-    tcase_add_loop_test(tc, general_form_worlds_are_separate_runs, 0, 2);
+    tcase_add_loop_test(tc, general_form_worlds_are_separate_runs, 0, 4);
     tcase_add_test(tc, perturbation_is_seeded);
     tcase_add_test(tc, errors_name_the_world);
     tcase_add_test(tc, mujoco_error_on_threads);

@@ -60,7 +60,7 @@ void clcone_bproblem_free(clcone_bproblem *p)
     memset(p, 0, sizeof *p);
 }
 
-clcone_status clcone_bproblem_concat(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
+clcone_status clcone_bproblem_concat_layout(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
                                      clcone_error *err)
 {
     long long nb = 0, m = 0, nnzb = 0;
@@ -83,21 +83,12 @@ clcone_status clcone_bproblem_concat(const clcone_bproblem *const *parts, int K,
             out->row_ptr[nb + b + 1] = (int)nnzb + p->row_ptr[b + 1];
         }
         for (int j = 0; j < p->nnzb; ++j) out->col[nnzb + j] = (int)nb + p->col[j];
-        memcpy(out->bound + m, p->bound, sizeof *p->bound * (size_t)p->m);
-        memcpy(out->q + m, p->q, sizeof *p->q * (size_t)p->m);
         nb += p->nb;
         m += p->m;
         nnzb += p->nnzb;
     }
-    if ((s = clcone_bproblem_layout(out, err))) {
-        clcone_bproblem_free(out);
-        return s;
-    }
-    for (int k = 0, j0 = 0; k < K; j0 += parts[k++]->nnzb)
-        for (int j = 0; j < parts[k]->nnzb; ++j)
-            memcpy(out->val + out->val_off[j0 + j], parts[k]->val + parts[k]->val_off[j],
-                   sizeof *out->val * (size_t)(out->val_off[j0 + j + 1] - out->val_off[j0 + j]));
-    return CLCONE_OK;
+    if ((s = clcone_bproblem_layout(out, err))) clcone_bproblem_free(out);
+    return s;
 }
 
 /* The stored block (b, c), or -1. */
@@ -213,6 +204,32 @@ static double friction_scale(const clcone_bproblem *p, int b, int x)
     return p->kind[b] == BLK_CONE && x > 0 ? p->bound[p->off[b] + x] : 1.0;
 }
 
+void clcone_bproblem_scale(const clcone_bproblem *p, double *S, double *q, double *bound, double *val)
+{
+    for (int b = 0; b < p->nb; ++b) {
+        const double *D = p->val + p->val_off[find(p, b, b)];
+        int n = clcone_bproblem_rows(p, b);
+        double dmax = 0;
+        for (int x = 0; x < n; ++x) {
+            double mi = friction_scale(p, b, x);
+            dmax = fmax(dmax, mi * mi * D[x * n + x]);
+        }
+        for (int x = 0; x < n; ++x) {
+            int i = p->off[b] + x;
+            S[i] = friction_scale(p, b, x) / sqrt(dmax);
+            q[i] = S[i] * p->q[i];
+            bound[i] = p->kind[b] == BLK_BOX ? p->bound[i] / S[i] : 0;
+        }
+    }
+    for (int b = 0; b < p->nb; ++b)
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], nc = clcone_bproblem_rows(p, c), n = clcone_bproblem_rows(p, b);
+            for (int x = 0; x < n; ++x)
+                for (int y = 0; y < nc; ++y)
+                    val[p->val_off[k] + x * nc + y] = S[p->off[b] + x] * p->val[p->val_off[k] + x * nc + y] * S[p->off[c] + y];
+        }
+}
+
 clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err)
 {
     clcone_status s = clcone_bproblem_alloc(out, p->nb, p->m, p->nnzb, err);
@@ -225,29 +242,7 @@ clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *
         clcone_bproblem_free(out);
         return s;
     }
-    for (int b = 0; b < p->nb; ++b) {
-        const double *D = p->val + p->val_off[find(p, b, b)];
-        int n = clcone_bproblem_rows(p, b);
-        double dmax = 0;
-        for (int x = 0; x < n; ++x) {
-            double mi = friction_scale(p, b, x);
-            dmax = fmax(dmax, mi * mi * D[x * n + x]);
-        }
-        for (int x = 0; x < n; ++x) {
-            int i = p->off[b] + x;
-            S[i] = friction_scale(p, b, x) / sqrt(dmax);
-            out->q[i] = S[i] * p->q[i];
-            out->bound[i] = p->kind[b] == BLK_BOX ? p->bound[i] / S[i] : 0;
-        }
-    }
-    for (int b = 0; b < p->nb; ++b)
-        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c), n = clcone_bproblem_rows(p, b);
-            for (int x = 0; x < n; ++x)
-                for (int y = 0; y < nc; ++y)
-                    out->val[p->val_off[k] + x * nc + y] =
-                        S[p->off[b] + x] * p->val[p->val_off[k] + x * nc + y] * S[p->off[c] + y];
-        }
+    clcone_bproblem_scale(p, S, out->q, out->bound, out->val);
     return CLCONE_OK;
 }
 

@@ -50,11 +50,15 @@ clcone_status clcone_bproblem_alloc(clcone_bproblem *p, int nb, int m, int nnzb,
 clcone_status clcone_bproblem_layout(clcone_bproblem *p, clcone_error *err);
 void clcone_bproblem_free(clcone_bproblem *p);
 
-/* The K problems parts[k] as one (allocated into out), block-diagonal:
- * part k's blocks and rows after those of parts 0..k-1, each block's
- * stored W blocks, values and order as in its part, so that a block's
- * W x is summed in the same order as in its part alone. */
-clcone_status clcone_bproblem_concat(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
+/* The structure of the K problems parts[k] as one (allocated into out),
+ * block-diagonal: part k's blocks and rows after those of parts 0..k-1,
+ * each block's stored W blocks and order as in its part, so that a
+ * block's W x is summed in the same order as in its part alone. Its q,
+ * bound and val are allocated, not filled: part k's rows start at the
+ * rows of parts 0..k-1, its values at out->val_off of their stored
+ * blocks, each laid out as in the part (clcone_bproblem_layout), so that
+ * they can be written there in place (clcone_bproblem_scale). */
+clcone_status clcone_bproblem_concat_layout(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
                                      clcone_error *err);
 
 /* Rows of block b. */
@@ -68,6 +72,10 @@ clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *e
 
 /* y = W x (+ q when add_q). */
 void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, int add_q);
+
+/* The scaled problem's q, bounds and W values (in p's layout) and S (m)
+ * as the header says: f = S g. */
+void clcone_bproblem_scale(const clcone_bproblem *p, double *S, double *q, double *bound, double *val);
 
 /* The scaled problem out (allocated) and S (m) as the header says: f = S g. */
 clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err);

@@ -3,8 +3,8 @@
 #include "mujoco/worlds.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
+#include "core/parallel.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -135,7 +135,7 @@ static clcone_status solve_general_batch(clcone_worlds *w, clcone_worlds_stats *
     s = CLCONE_OK;
     if (!np) goto out;
     clcone_mujoco_solve_options(w->ad[0], NULL, NULL, &o);
-    if ((s = clcone_solve_blocks_batch(w->ctx, np, p, &o, f, res, &failed, err))) {
+    if ((s = clcone_solve_blocks_batch(w->ctx, np, p, &o, w->threads, f, res, &failed, err))) {
         if (failed >= 0) s = in_world(s, world[failed], err);
         else clcone_error_prefix(err, "the batch of %d worlds' general-block problems", np);
         goto out;
@@ -234,62 +234,31 @@ out:
     return s;
 }
 
-/* One half of the step for the worlds t, t + T, ... of thread t, in
- * order, up to the first that fails (world, its status and message). */
+/* One half of world k's step. */
 typedef struct half_job {
     clcone_worlds *w;
-    int t, second, world;
-    clcone_status s;
-    clcone_error err;
+    int second;
 } half_job;
 
-static void *run_half(void *arg)
+static clcone_status run_half(void *arg, int k, clcone_error *err)
 {
     half_job *j = arg;
     clcone_worlds *w = j->w;
-    for (int k = j->t; k < w->n && !j->s; k += w->threads) {
-        j->s = j->second ? clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], &j->err)
-                         : clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], &j->err);
-        if (j->s) j->s = in_world(j->s, j->world = k, &j->err);
-    }
-    return NULL;
+    clcone_status s = j->second ? clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], err)
+                                : clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], err);
+    return s ? in_world(s, k, err) : s;
 }
 
-/* A half of every world's step on the worlds' threads (the calling one
- * and threads - 1 more; a thread that cannot be started has its worlds
- * run here after). Each world's half touches only that world, so the
- * worlds end the same whatever the threads; the error is the lowest
- * failing world's, the one a single thread stops at. */
+/* A half of every world's step on the worlds' threads. Each world's half
+ * touches only that world, so the worlds end the same whatever the
+ * threads; the error is the lowest failing world's, the one a single
+ * thread stops at. */
 static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
 {
-    half_job *job = clcone_calloc((size_t)w->threads, sizeof *job, err, "the worlds' jobs");
-    pthread_t *tid = clcone_calloc((size_t)w->threads, sizeof *tid, err, "the worlds' threads");
-    char *started = clcone_calloc((size_t)w->threads, 1, err, "the worlds' threads");
-    clcone_mujoco_handler outer;
-    const half_job *bad = NULL;
-    clcone_status s = CLCONE_OK;
-    if (!job || !tid || !started) {
-        s = CLCONE_ENOMEM;
-        goto out;
-    }
-    outer = clcone_mujoco_hold_errors();
-    for (int t = 0; t < w->threads; ++t) job[t] = (half_job){w, t, second, -1, CLCONE_OK, {0}};
-    for (int t = 1; t < w->threads; ++t) started[t] = pthread_create(&tid[t], NULL, run_half, &job[t]) == 0;
-    run_half(&job[0]);
-    for (int t = 1; t < w->threads; ++t)
-        if (started[t]) pthread_join(tid[t], NULL);
-        else run_half(&job[t]);
+    half_job job = {w, second};
+    clcone_mujoco_handler outer = clcone_mujoco_hold_errors();
+    clcone_status s = clcone_each_item(w->threads, w->n, run_half, &job, NULL, err);
     clcone_mujoco_release_errors(outer);
-    for (int t = 0; t < w->threads; ++t)
-        if (job[t].s && (!bad || job[t].world < bad->world)) bad = &job[t];
-    if (bad) {
-        *err = bad->err;
-        s = bad->s;
-    }
-out:
-    free(job);
-    free(tid);
-    free(started);
     return s;
 }
 

@@ -15,6 +15,7 @@
  * problem's iterates, stop and forces are bitwise those of its solve
  * alone (a batch of one). */
 #include "opencl/blocks_device.h"
+#include "core/parallel.h"
 #include "opencl/opencl.h"
 #include "core/internal.h"
 #include "schedule.h"
@@ -32,8 +33,10 @@ typedef struct bdev {
     clcone_context *c;
     int K;
     const clcone_bproblem *const *p;
-    clcone_bproblem *s;  /* K scaled problems */
-    clcone_bproblem all; /* them concatenated */
+    double *const *f;    /* K: the starts, and the forces on return */
+    clcone_prob_result *res;
+    int threads;         /* the host's work a problem on these */
+    clcone_bproblem all; /* the scaled problems concatenated */
     int *roff, *boff;    /* K + 1 row and block offsets of the problems in all */
     int *prob, *act;     /* per block of all: its problem; per problem: still iterating */
     double *S, *g, *u;   /* all.m each */
@@ -74,31 +77,48 @@ static void bdev_free(bdev *D)
     if (D->k_proj) clReleaseKernel(D->k_proj);
     if (D->k_it) clReleaseKernel(D->k_it);
     if (D->k_chk) clReleaseKernel(D->k_chk);
-    for (int k = 0; D->s && k < D->K; ++k) clcone_bproblem_free(&D->s[k]);
     clcone_bproblem_free(&D->all);
-    free(D->s);
     free(D->roff);
     free(D->S);
     free(D->L);
     free(D->stage);
 }
 
-/* Host arrays, each problem's scaled problem, step and start, and the
- * concatenation. */
-static clcone_status bdev_scale(bdev *D, const clcone_options *o, double *const *f, clcone_error *err)
+/* Problem k scaled in place in D->all (no copy of its own to
+ * concatenate), its step and its start. */
+static clcone_status scale_item(void *job, int k, clcone_error *err)
 {
-    const clcone_bproblem **parts;
+    bdev *D = job;
+    int r0 = D->roff[k];
+    clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
+    s.q = D->all.q + r0;
+    s.bound = D->all.bound + r0;
+    s.val = D->all.val + D->all.val_off[D->all.row_ptr[D->boff[k]]];
+    clcone_bproblem_scale(D->p[k], D->S + r0, s.q, s.bound, s.val);
+    D->L[k] = clcone_bproblem_lipschitz(&s);
+    if (!(D->L[k] > 0))
+        return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)", k,
+                           D->L[k]);
+    clcone_bproblem_start(&s, D->S + r0, D->o->warm_start ? D->f[k] : NULL, D->g + r0);
+    D->act[k] = 1;
+    D->state[2 * k] = 1;
+    D->step[k] = 1 / D->L[k];
+    return CLCONE_OK;
+}
+
+/* Host arrays, the batch's layout, and each problem scaled into it. */
+static clcone_status bdev_scale(bdev *D, clcone_error *err)
+{
     size_t K = (size_t)D->K, m = 0, nb = 0;
     clcone_status s;
     for (int k = 0; k < D->K; ++k) {
         m += (size_t)D->p[k]->m;
         nb += (size_t)D->p[k]->nb;
     }
-    D->s = clcone_calloc(K, sizeof *D->s, err, "the scaled problems");
     D->roff = clcone_calloc(4 * K + 2 + nb, sizeof *D->roff, err, "the batch's offsets");
     D->S = clcone_calloc(3 * m, sizeof *D->S, err, "the scaled iterate");
     D->L = clcone_calloc(4 * K, sizeof *D->L, err, "the problems' steps");
-    if (!D->s || !D->roff || !D->S || !D->L) return CLCONE_ENOMEM;
+    if (!D->roff || !D->S || !D->L) return CLCONE_ENOMEM;
     D->boff = D->roff + K + 1;
     D->act = D->boff + K + 1;
     D->prob = D->act + K;
@@ -107,26 +127,12 @@ static clcone_status bdev_scale(bdev *D, const clcone_options *o, double *const 
     D->state = D->L + K;
     D->step = D->state + 2 * K;
     for (int k = 0; k < D->K; ++k) {
-        int r0 = D->roff[k];
-        if ((s = clcone_bproblem_scaled(D->p[k], &D->s[k], D->S + r0, err))) return s;
-        D->L[k] = clcone_bproblem_lipschitz(&D->s[k]);
-        if (!(D->L[k] > 0))
-            return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)",
-                               k, D->L[k]);
-        clcone_bproblem_start(&D->s[k], D->S + r0, o->warm_start ? f[k] : NULL, D->g + r0);
-        D->roff[k + 1] = r0 + D->p[k]->m;
+        D->roff[k + 1] = D->roff[k] + D->p[k]->m;
         D->boff[k + 1] = D->boff[k] + D->p[k]->nb;
         for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
-        D->act[k] = 1;
-        D->state[2 * k] = 1;
-        D->step[k] = 1 / D->L[k];
     }
-    parts = clcone_calloc(K, sizeof *parts, err, "the batch's parts");
-    if (!parts) return CLCONE_ENOMEM;
-    for (int k = 0; k < D->K; ++k) parts[k] = &D->s[k];
-    s = clcone_bproblem_concat(parts, D->K, &D->all, err);
-    free(parts);
-    return s;
+    if ((s = clcone_bproblem_concat_layout(D->p, D->K, &D->all, err))) return s;
+    return clcone_each_item(D->threads, D->K, scale_item, D, NULL, err);
 }
 
 /* The concatenated scaled problem, starts, steps and flags on the device. */
@@ -240,6 +246,37 @@ static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* A check's error of problem k (when active), from D->g and D->u. */
+typedef struct check_job {
+    const bdev *D;
+    const int *active;
+    double *errors;
+} check_job;
+
+static clcone_status error_item(void *job, int k, clcone_error *err)
+{
+    const check_job *j = job;
+    const bdev *D = j->D;
+    int r0 = D->roff[k];
+    (void)err;
+    if (!j->active[k]) return CLCONE_OK;
+    j->errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
+    for (int i = r0; i < D->roff[k + 1]; ++i)
+        if (!isfinite(D->g[i])) j->errors[k] = INFINITY;
+    return CLCONE_OK;
+}
+
+/* Problem k's forces f = S g and its result's cost. */
+static clcone_status forces_item(void *job, int k, clcone_error *err)
+{
+    bdev *D = job;
+    double *f = D->f[k];
+    (void)err;
+    for (int i = 0; i < D->p[k]->m; ++i) f[i] = D->S[D->roff[k] + i] * D->g[D->roff[k] + i];
+    D->res[k].cost = clcone_bproblem_cost(D->p[k], f);
+    return CLCONE_OK;
+}
+
 /* W g + q into u, and g and u read back with one wait (the queue is in
  * order: the second read's return means both are done). */
 static clcone_status bdev_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
@@ -247,6 +284,7 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     bdev *D = ctx;
     clcone_context *c = D->c;
     size_t n = (size_t)D->all.m, bytes = n * c->real_size;
+    check_job chk;
     cl_int e;
     clcone_status s;
     (void)it;
@@ -258,14 +296,10 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
     clcone_unstage_reals(c, D->stage, D->g, n);
     clcone_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
-    for (int k = 0; k < D->K; ++k) {
-        int r0 = D->roff[k];
-        if (!active[k]) continue;
-        errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
-        for (int i = r0; i < D->roff[k + 1]; ++i)
-            if (!isfinite(D->g[i])) errors[k] = INFINITY;
-    }
-    return CLCONE_OK;
+    chk.D = D;
+    chk.active = active;
+    chk.errors = errors;
+    return clcone_each_item(D->threads, D->K, error_item, &chk, NULL, err);
 }
 
 /* The problems the loop stopped at this check: frozen from here on. */
@@ -284,8 +318,8 @@ static clcone_status bdev_checked(void *ctx, int it, const int *active, const do
 }
 
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
-                                      const clcone_options *o, double *const *f, clcone_prob_result *res,
-                                      clcone_error *err)
+                                      const clcone_options *o, int threads, double *const *f,
+                                      clcone_prob_result *res, clcone_error *err)
 {
     bdev D;
     clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked};
@@ -294,17 +328,17 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.c = c;
     D.K = K;
     D.p = p;
+    D.f = f;
+    D.res = res;
+    D.threads = threads;
     D.o = o;
     ops.t0_ms = clcone_now_ms();
-    if ((s = bdev_scale(&D, o, f, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
+    if ((s = bdev_scale(&D, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
         || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
     /* the last check read the final iterates: the loop stops only at
      * checks, and a stopped problem's blocks are frozen (core/iterate.c) */
-    for (int k = 0; k < K; ++k) {
-        for (int i = 0; i < p[k]->m; ++i) f[k][i] = D.S[D.roff[k] + i] * D.g[D.roff[k] + i];
-        res[k].cost = clcone_bproblem_cost(p[k], f[k]);
-    }
+    s = clcone_each_item(threads, K, forces_item, &D, NULL, err);
 out:
     bdev_free(&D);
     return s;

@@ -10,9 +10,10 @@
  * iteration for them all; problem k's forces in f[k] (its start when
  * o->warm_start), its result in res[k], as clcone_ref_blocks gives them.
  * Each problem's are those of a batch of it alone, bitwise, but time_ms
- * and a time cap, which read the batch's clock. */
+ * and a time cap, which read the batch's clock. The host's work a
+ * problem runs on `threads` threads, the same bits for any. */
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
-                                      const clcone_options *o, double *const *f, clcone_prob_result *res,
-                                      clcone_error *err);
+                                      const clcone_options *o, int threads, double *const *f,
+                                      clcone_prob_result *res, clcone_error *err);
 
 #endif

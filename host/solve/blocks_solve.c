@@ -5,6 +5,7 @@
 #include "core/internal.h"
 #include "ref/blocks_ref.h"
 #include "opencl/blocks_device.h"
+#include "core/parallel.h"
 
 #include <string.h>
 
@@ -34,30 +35,52 @@ static clcone_status problem_failed(clcone_status s, int K, int k, int *failed, 
 clcone_status clcone_solve_blocks(clcone_context *ctx, const clcone_bproblem *p, const clcone_options *o, double *f,
                                   clcone_prob_result *res, clcone_error *err)
 {
-    return clcone_solve_blocks_batch(ctx, 1, &p, o, &f, res, NULL, err);
+    return clcone_solve_blocks_batch(ctx, 1, &p, o, 1, &f, res, NULL, err);
+}
+
+/* A batch's problems, for its items on threads: validated, or solved on
+ * the reference. */
+typedef struct batch_job {
+    const clcone_bproblem *const *p;
+    const clcone_options *o;
+    double *const *f;
+    clcone_prob_result *res;
+} batch_job;
+
+static clcone_status validate_item(void *job, int k, clcone_error *err)
+{
+    return clcone_bproblem_validate(((const batch_job *)job)->p[k], err);
+}
+
+static clcone_status solve_item(void *job, int k, clcone_error *err)
+{
+    const batch_job *j = job;
+    return clcone_ref_blocks(j->p[k], j->o, j->f[k], &j->res[k], err);
 }
 
 clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone_bproblem *const *p,
-                                        const clcone_options *o, double *const *f, clcone_prob_result *res,
-                                        int *failed, clcone_error *err)
+                                        const clcone_options *o, int threads, double *const *f,
+                                        clcone_prob_result *res, int *failed, clcone_error *err)
 {
     clcone_options oo;
+    batch_job job = {p, &oo, f, res};
     clcone_status s;
+    int k;
     if (failed) *failed = -1;
     CLCONE_REQUIRE(err, p);
     CLCONE_REQUIRE(err, o);
     CLCONE_REQUIRE(err, f);
     CLCONE_REQUIRE(err, res);
     if (K < 1) return clcone_fail(err, CLCONE_EINVAL, "a batch of %d general-block problems: need at least one", K);
+    if (threads < 1) return clcone_fail(err, CLCONE_EINVAL, "a batch solved on %d threads: need at least one", threads);
     memset(res, 0, sizeof *res * (size_t)K);
-    for (int k = 0; k < K; ++k) {
+    for (k = 0; k < K; ++k) {
         CLCONE_REQUIRE(err, p[k]);
         CLCONE_REQUIRE(err, f[k]);
-        if ((s = clcone_bproblem_validate(p[k], err))) return problem_failed(s, K, k, failed, err);
     }
+    if ((s = clcone_each_item(threads, K, validate_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     if ((s = resolve_options(ctx, o, &oo, err))) return s;
-    if (ctx) return clcone_dev_blocks_batch(ctx, K, p, &oo, f, res, err);
-    for (int k = 0; k < K; ++k)
-        if ((s = clcone_ref_blocks(p[k], &oo, f[k], &res[k], err))) return problem_failed(s, K, k, failed, err);
+    if (ctx) return clcone_dev_blocks_batch(ctx, K, p, &oo, threads, f, res, err);
+    if ((s = clcone_each_item(threads, K, solve_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;
 }

@@ -17,12 +17,14 @@ clcone_status clcone_solve_blocks(clcone_context *ctx, const clcone_bproblem *p,
  * iterates, iterations, status and forces (time_ms and a time cap aside:
  * on a device the clock is the batch's). On a device they are one batch,
  * each iteration one set of launches for them all; on the reference one
- * after another. When problem k fails (validation, its solve on the
+ * after another. The host's work a problem (validation, scaling, the
+ * checks' errors; on the reference the solves) runs on `threads` threads
+ * (1 or more), the results the same bits for any. When problem k fails (validation, its solve on the
  * reference), *failed is set to k for the caller to name it, or with
  * failed NULL the message starts "problem k: "; *failed is -1 when the
  * failure is the batch's. */
 clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone_bproblem *const *p,
-                                        const clcone_options *o, double *const *f, clcone_prob_result *res,
-                                        int *failed, clcone_error *err);
+                                        const clcone_options *o, int threads, double *const *f,
+                                        clcone_prob_result *res, int *failed, clcone_error *err);
 
 #endif
