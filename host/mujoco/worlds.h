@@ -43,8 +43,9 @@ typedef struct clcone_worlds clcone_worlds;
 
 /* n worlds of m (which must outlive them), solved on ctx (NULL: the CPU
  * reference) with the options o as for clcone_mujoco_create, MuJoCo's
- * stages on `threads` threads (at most n are used; the results do not
- * depend on it: each world's stages touch only that world); world k
+ * stages and the general-block batch's host work a world on `threads`
+ * threads (at most n are used; the results do not depend on it: each
+ * world's work touches only that world); world k
  * starts from the model's initial state perturbed by
  * clcone_worlds_perturb(m, d, seed, k, scale). label names the model in
  * messages. */
