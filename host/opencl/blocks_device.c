@@ -265,8 +265,9 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     clcone_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
     /* on the calling thread: a check's errors are too little work to wait,
      * at every check, for a thread that a loaded machine may not run for a
-     * time slice (on threads, 256 humanoid worlds on the 2-core VM ran
-     * 0.7-0.8x as fast as on one) */
+     * time slice (on threads, one run of 256 humanoid worlds in double
+     * on the loaded 2-core VM: 3,652 world steps a second on 2 threads,
+     * 4,575 on one) */
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if (!active[k]) continue;
