@@ -83,7 +83,8 @@ clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, in
     int *cnt = malloc(2 * (size_t)S->size * sizeof *cnt), *dsp = cnt ? cnt + S->size : NULL, nb = (int)(n * size);
     clcone_status st = CLCONE_OK;
     *all = NULL;
-    if (!cnt) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' counts", S->size);
+    /* n < 0: the caller could not make its items (out of memory) */
+    if (!cnt || n < 0) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' items", S->size);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     if (to_root) MPI_Gather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->root, S->comm);
     else MPI_Allgather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->comm);
@@ -445,7 +446,13 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
     S->fig.steps++;
     *keys = malloc(((size_t)S->L.s.ncontacts + 1) * sizeof **keys);
     if (*keys) memcpy(*keys, S->keys, (size_t)S->L.s.ncontacts * sizeof **keys);
-    return clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
+    st = clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
+    if (st) {
+        /* the stepper takes the keys only from a detection that succeeded */
+        free(*keys);
+        *keys = NULL;
+    }
+    return st;
 }
 
 void clcone_mpi_step_free(clcone_mpi_stepper *S)
