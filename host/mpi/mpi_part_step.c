@@ -180,6 +180,7 @@ clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clco
     clcone_scene local;
     clcone_status st;
     double ms;
+    int warm;
     memset(res, 0, sizeof *res);
     if (S->plan && o->solver != S->solver)
         return clcone_mpi_fail(err, CLCONE_ENOTSUP, "a scene in parts runs jacobi or apgd: the fallback %s is "
@@ -190,19 +191,19 @@ clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clco
         || (st = clcone_mpi_agree(S->comm, clcone_mpi_domain_open(&S->D, S->comm, &S->part, &S->dp, err), err)))
         return st;
     local = (clcone_scene){S->part.nb, S->part.nc, S->part.bodies, S->part.contacts};
-    if (!S->plan) {
-        /* its warm-up runs the exchanges: every rank's plan first */
-        st = clcone_mpi_agree(S->comm, clcone_plan_create_part(S->ctx, &local, &opt, &S->dp, &S->plan, err), err);
-        if (!st) st = clcone_mpi_agree(S->comm, clcone_plan_warm_up(S->plan, err), err);
-        S->solver = o->solver;
-    } else {
+    if (!(warm = !S->plan)) {
         st = clcone_mpi_agree(S->comm, clcone_plan_set_scene(S->plan, &local, err), err);
+    } else {
+        st = clcone_mpi_agree(S->comm, clcone_plan_create_part(S->ctx, &local, &opt, &S->dp, &S->plan, err), err);
+        S->solver = o->solver;
     }
     if (st) return st;
     clcone_plan_set_start(S->plan, opt.warm_start, NULL);
     S->D.sent = 0;
-    /* from here a failed rank leaves the others in an exchange (ranks.h) */
-    st = clcone_plan_solve(S->plan, r, res, err);
+    /* from here a failed rank leaves the others in an exchange (ranks.h):
+     * a new plan's warm-up runs the exchanges too, so its failure cannot
+     * be agreed */
+    if (!warm || !(st = clcone_plan_warm_up(S->plan, err))) st = clcone_plan_solve(S->plan, r, res, err);
     S->stranded = st != CLCONE_OK;
     S->fig.halo_bytes += S->D.sent;
     S->fig.bytes += S->D.sent;

@@ -24,13 +24,15 @@ static int by_gid(const void *pa, const void *pb)
     return (a > b) - (a < b);
 }
 
-/* L's own bodies, as the last step left them, into S->own. */
-static void take_own(clcone_mpi_stepper *S)
+/* L's own bodies, as the last step left them, into S->own, each weighing
+ * its contacts in L, at least `least`. */
+static void take_own(clcone_mpi_stepper *S, int least)
 {
     int n = 0;
     for (int i = 0; i < S->L.s.nbodies; ++i)
         if (S->from[i] == S->rank)
-            S->own[n++] = (clcone_mpi_body){S->gid[i], S->cnt[i] > 0 ? S->cnt[i] : 1, S->L.s.bodies[i], S->L.shapes[i]};
+            S->own[n++] = (clcone_mpi_body){S->gid[i], S->cnt[i] > least ? S->cnt[i] : least, S->L.s.bodies[i],
+                                            S->L.shapes[i]};
     S->nown = n;
 }
 
@@ -81,7 +83,8 @@ clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, in
     int *cnt = malloc(2 * (size_t)S->size * sizeof *cnt), *dsp = cnt ? cnt + S->size : NULL, nb = (int)(n * size);
     clcone_status st = CLCONE_OK;
     *all = NULL;
-    if (!cnt) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' counts", S->size);
+    /* n < 0: the caller could not make its items (out of memory) */
+    if (!cnt || n < 0) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' items", S->size);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     if (to_root) MPI_Gather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->root, S->comm);
     else MPI_Allgather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->comm);
@@ -397,6 +400,24 @@ static void step_counts(clcone_mpi_stepper *S, int *empty)
     S->due = sum[0] > 0 && (double)most * S->size > (1.0 + S->threshold) * (double)sum[0];
 }
 
+/* A body whose position, orientation or velocity is not finite (a NaN
+ * from the device) has no region: it would make the cut, the ghosts and
+ * the migrations of the other bodies wrong. Refused on every rank. */
+static clcone_status own_finite(const clcone_mpi_stepper *S, clcone_error *err)
+{
+    clcone_status st = CLCONE_OK;
+    for (int i = 0; !st && i < S->nown; ++i) {
+        const clcone_mpi_body *b = &S->own[i];
+        int ok = 1;
+        for (int k = 0; k < 6; ++k) ok &= isfinite(b->b.v[k]) && (k >= 4 || isfinite(b->sh.quat[k]));
+        for (int k = 0; k < 3; ++k) ok &= isfinite(b->b.x[k]);
+        if (!ok)
+            st = clcone_mpi_fail(err, CLCONE_EDEVICE, "body %d: position, orientation or velocity not finite after "
+                                 "the last step (over ranks every body needs a place)", b->gid);
+    }
+    return clcone_mpi_agree(S->comm, st, err);
+}
+
 clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
                                      clcone_error *err)
 {
@@ -404,15 +425,19 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
     int far = 0, empty = 0, cut = S->due;
     clcone_status st;
     (void)w; /* S->L */
-    if (!S->fresh) take_own(S);
+    if (!S->fresh) take_own(S, 1);
     S->fresh = 0;
-    if (!cut && (st = migrate(S, &far, err))) return st;
+    if ((st = own_finite(S, err)) || (!cut && (st = migrate(S, &far, err)))) return st;
     for (int tries = 0; tries < 2; ++tries) {
         if ((cut || far || empty) && (st = clcone_mpi_step_repartition(S, err))) return st;
         S->fig.repartitions += cut || far || empty;
         if ((st = ghosts_detect(S, margin, err))) return st;
         step_counts(S, &empty);
         if (!empty) break;
+        /* cut again by this step's contacts, where the bodies without any
+         * weigh nothing: the last step's counts (or a floor of 1) could
+         * give the rank that lost its contacts the same bodies again */
+        take_own(S, 0);
         cut = 1;
     }
     if (empty)
@@ -421,7 +446,13 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
     S->fig.steps++;
     *keys = malloc(((size_t)S->L.s.ncontacts + 1) * sizeof **keys);
     if (*keys) memcpy(*keys, S->keys, (size_t)S->L.s.ncontacts * sizeof **keys);
-    return clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
+    st = clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
+    if (st) {
+        /* the stepper takes the keys only from a detection that succeeded */
+        free(*keys);
+        *keys = NULL;
+    }
+    return st;
 }
 
 void clcone_mpi_step_free(clcone_mpi_stepper *S)

@@ -62,8 +62,9 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
 clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err);
 void clcone_mpi_step_free(clcone_mpi_stepper *S);
 /* n items of `size` bytes from every rank, one rank after another, into
- * *all (malloc'd) on every rank, or on root alone (to_root); *total of
- * them. Collective. */
+ * *all (malloc'd, the caller frees it, also on failure) on every rank, or
+ * on root alone (to_root); *total of them; n < 0: this rank failed (out of
+ * memory), which every rank returns. Collective. */
 clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
                                      char **all, int *total, clcone_error *err);
 /* The solve hook (mpi_part_step.c). */

@@ -10,7 +10,8 @@
 set -u
 build=${1:?usage: run.sh BUILD}
 mpi_limit=120
-. "$(dirname "$0")/common.sh"
+here=$(dirname "$0")
+. "$here/common.sh"
 pass=0 fail=0
 
 ok() { pass=$((pass + 1)); echo "PASS $1"; }
@@ -219,6 +220,51 @@ slows=("$mpicli" simulate --mpi "$tmp/pile2k.scene" --steps 5000 --solver jacobi
 fails "simulate-rank-killed-mid-run" "non-zero" \
     "${mpirun[@]}" -np 1 "${slows[@]}" : -np 1 sh -c "${slows[*]} & sleep 3; kill -9 \$!; wait \$!"
 
+# cut again at once, not at the load's next check (--mpi-rebalance 1000
+# never cuts for the load): a body that lands beyond the neighbouring
+# regions in one step (4 ranks), and a rank whose bodies all leave the
+# ground (2 ranks; cut again by that step's contacts, or it would get the
+# same bodies back)
+# at_once NAME RANKS SCENE STEPS: RANKS ranks against one process, cut again
+at_once() {
+    local name=$1 np=$2 o=("$3" --steps "$4" --solver jacobi --device cpu --precision double)
+    "$cli" simulate "${o[@]}" --out "$tmp/$name-1.scene" --csv "$tmp/$name-1.csv" > "$tmp/$name-1.txt" 2>&1
+    if simulated "$name" "$np" "$tmp/$name-1" "${o[@]}" --mpi-rebalance 1000; then
+        local cuts=$(figure "$name" repartitions)
+        [ "${cuts:-0}" -gt 0 ] && ok "$name ($cuts repartitions)" || bad "$name (never cut again)" "$tmp/$name.txt"
+    fi
+}
+at_once simulate-body-jumps-beyond-neighbours 4 "$here/jump.scene" 5
+at_once simulate-rank-loses-its-contacts 2 "$here/liftoff.scene" 20
+"$cli" gen pile --n 300 --seed 3 -o "$tmp/p300.scene" > /dev/null && "$cli" export "$tmp/p300.scene" -o "$tmp/p300.dat" > /dev/null
+# rank 0 cannot write a VTK frame mid-run (a folder in its way): every
+# rank ends, rank 0 says which file
+mkdir -p "$tmp/vtkx/bodies_000004.vtk"
+EXPECT_RC=2 fails "simulate-output-unwritable-mid-run" "bodies_000004.vtk: cannot open for writing" \
+    "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/p300.scene" --steps 6 --solver jacobi --max-iter 25 \
+    --vtk "$tmp/vtkx" --vtk-every 2
+# one rank's device fails mid-run (tests/mpi/clfail.c, preloaded into
+# that rank alone): at the first solve's set-up (agreed: every rank ends
+# with its message), in the new plan's warm-up and in the middle of a
+# later solve (the others wait in an exchange: it says why and ends the
+# job), on rank 1 and on rank 0; a NaN in rank 1's reactions at the end
+# of the first solve (the 82nd buffer read on this code) makes bodies no
+# region holds: refused on every rank at the next step
+cc -shared -fPIC -o "$tmp/clfail.so" "$here/clfail.c" -ldl || bad "build tests/mpi/clfail.c"
+devfail() {
+    local name=$1 pattern=$2 rank=$3 env=$4 pre=() post=()
+    local run=("$mpicli" simulate --mpi "$tmp/p300.scene" --steps 4 --solver jacobi --device cpu --precision double
+               --max-iter 25)
+    if [ "$rank" = 0 ]; then pre=(-x LD_PRELOAD="$tmp/clfail.so" -x "$env"); else post=(-x LD_PRELOAD="$tmp/clfail.so" -x "$env"); fi
+    EXPECT_RC=2 fails "$name" "$pattern" "${mpirun[@]}" -np 1 "${pre[@]}" "${run[@]}" : -np 1 "${post[@]}" "${run[@]}"
+}
+devfail simulate-device-fails-at-set-up "step 1: rank 1 of 2: .*CL_OUT_OF_RESOURCES" 1 CLFAIL_WRITE=1
+devfail simulate-device-fails-in-warm-up "rank 1: .*CL_OUT_OF_RESOURCES" 1 CLFAIL_LAUNCH=1
+devfail simulate-device-fails-mid-solve-rank-1 "rank 1: .*CL_OUT_OF_RESOURCES" 1 CLFAIL_LAUNCH=200
+devfail simulate-device-fails-mid-solve-rank-0 "step 2: .*CL_OUT_OF_RESOURCES" 0 CLFAIL_LAUNCH=200
+devfail simulate-nan-on-one-rank "rank 1 of 2: body [0-9]*: position, orientation or velocity not finite" 1 \
+    CLFAIL_NAN=82
+
 # the library's own calls (tests/mpi/api.c), over 3 ranks
 "${mpirun[@]}" -np 3 "$build/mpi-api-test" > "$tmp/api.txt" 2>&1 && grep -q ' 0 failed' "$tmp/api.txt" &&
     ok "library calls ($(tail -1 "$tmp/api.txt"))" || bad "library calls" "$tmp/api.txt"
@@ -234,7 +280,6 @@ fails "rank-that-dies-at-start" "non-zero" \
     "${mpirun[@]}" -np 1 "$mpicli" solve --mpi "${shared[@]:0:3}" : -np 1 false
 # rank 1 killed 3 s into solves that take 20 s (two 900-contact piles,
 # coulomb in float, which stop at the time cap): mpirun ends rank 0 too
-"$cli" gen pile --n 300 --seed 3 -o "$tmp/p300.scene" > /dev/null && "$cli" export "$tmp/p300.scene" -o "$tmp/p300.dat" > /dev/null
 cp "$tmp/p300.dat" "$tmp/p300b.dat"
 slow=("$mpicli" solve --mpi "$tmp/p300.dat" "$tmp/p300b.dat" --max-seconds 20)
 fails "rank-killed-mid-solve" "non-zero" \
