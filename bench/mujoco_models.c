@@ -368,7 +368,7 @@ int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone
                  (*d)->warning[mjWARN_CNSTRFULL].number, (*d)->warning[mjWARN_BADQACC].number);
         return -1;
     }
-    return clcone_mujoco_bproblem(*m, *d, path, p, err) ? -1 : 0;
+    return clcone_mujoco_bproblem(*m, *d, 0, path, p, err) ? -1 : 0;
 }
 
 #endif

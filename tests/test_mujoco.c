@@ -242,7 +242,7 @@ START_TEST(a_on_trees_is_dense_a)
         n = f.d->nefc;
         A = dense_a(f.m, f.d);
         ck_assert_ptr_nonnull(in = calloc((size_t)n * n, 1));
-        if (general) ck_assert_msg(clcone_mujoco_bproblem(f.m, f.d, f.path, &bp, &e) == CLCONE_OK, "%s", e.msg);
+        if (general) ck_assert_msg(clcone_mujoco_bproblem(f.m, f.d, 0, f.path, &bp, &e) == CLCONE_OK, "%s", e.msg);
         else ck_assert_msg(clcone_mujoco_problem(f.m, f.d, 0, f.path, &p, &R, &aref, &row, &e) == CLCONE_OK, "%s", e.msg);
         for (int b = 0; b < (general ? bp.nb : p.n); ++b)
             for (int t = general ? bp.row_ptr[b] : p.row_ptr[b]; t < (general ? bp.row_ptr[b + 1] : p.row_ptr[b + 1]); ++t) {
@@ -343,30 +343,106 @@ START_TEST(unsupported_rows_refused)
     clcone_mujoco *a;
     clcone_mujoco_stats st;
     clcone_error e;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_COULOMB;
+    /* an equality alone (no contact) steps on the general-block form */
+    mj_open(&f, EQUALITY_XML, -1);
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    for (int k = 0; k < 5; ++k) ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_mujoco_free(a);
+    mj_close(&f);
+    /* elliptic contacts beside an equality: coulomb's 3-row form does not
+     * hold the equality, its general-block form not the elliptic cone; the
+     * step is refused before MuJoCo's state moves */
+    mj_open(&f, ALL_KINDS_XML("elliptic"), -1);
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
+    for (int k = 0, ell = 0; !ell; ++k) {
+        ck_assert_int_lt(k, 200);
+        mj_forward(f.m, f.d);
+        for (int i = 0; i < f.d->nefc; ++i) ell |= f.d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC;
+        if (!ell) mj_step(f.m, f.d);
+    }
+    {
+        double t = f.d->time;
+        ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
+        ck_assert_msg(strstr(e.msg, "equality: 3") && strstr(e.msg, f.path) && strstr(e.msg, "no elliptic contact"),
+                      "%s", e.msg);
+        ck_assert_double_eq(f.d->time, t);
+    }
+    clcone_mujoco_free(a);
+    mj_close(&f);
+}
+END_TEST
+
+/* Coulomb on a state without elliptic contacts goes to the general-block
+ * form: W is MuJoCo's A + R with R dropped on exactly the contact rows'
+ * diagonal (the humanoid's pyramids; its limits keep R), q is the same;
+ * and the humanoid steps with it on the reference and the device, to the
+ * same trajectory within the tolerance's reach. */
+START_TEST(coulomb_on_general_form)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
     char err[1000], hum[4096];
     mjModel *m;
-    mjData *d;
+    mjData *d[2];
+    clcone_bproblem soft, hard;
+    clcone_options o;
+    clcone_mujoco *a[2];
+    clcone_mujoco_stats st;
+    clcone_error e;
+    int contact_rows = 0, kept_rows = 0;
+    double qdiff = 0;
     snprintf(hum, sizeof hum, "%s/../models/mujoco/humanoid/humanoid.xml", test_problems_dir());
     ck_assert_msg(access(hum, R_OK) == 0, "required model missing: %s", hum);
     m = mj_loadXML(hum, NULL, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
-    d = mj_makeData(m);
+    d[0] = mj_makeData(m);
+    d[1] = mj_makeData(m);
+    for (int k = 0; k < 200; ++k) mj_step(m, d[0]);
+    mj_forward(m, d[0]);
+    ck_assert_int_eq(clcone_mujoco_bproblem(m, d[0], 0, hum, &soft, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_mujoco_bproblem(m, d[0], 1, hum, &hard, &e), CLCONE_OK);
+    ck_assert_int_eq(soft.val_off[soft.nnzb], hard.val_off[hard.nnzb]);
+    ck_assert_mem_eq(soft.q, hard.q, sizeof *soft.q * (size_t)soft.m);
+    for (int b = 0; b < soft.nb; ++b)
+        for (int t = soft.row_ptr[b]; t < soft.row_ptr[b + 1]; ++t) {
+            int n = clcone_bproblem_rows(&soft, b), nc = clcone_bproblem_rows(&soft, soft.col[t]);
+            for (int x = 0; x < n; ++x)
+                for (int y = 0; y < nc; ++y) {
+                    int i = soft.off[b] + x, diag = soft.col[t] == b && x == y;
+                    double ws = soft.val[soft.val_off[t] + x * nc + y], wh = hard.val[hard.val_off[t] + x * nc + y];
+                    int contact = d[0]->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS;
+                    if (diag && contact) {
+                        ck_assert_double_le(fabs(ws - wh - d[0]->efc_R[i]), 1e-14 * fabs(ws));
+                        ++contact_rows;
+                    } else {
+                        ck_assert_mem_eq(&ws, &wh, sizeof ws);
+                        kept_rows += diag;
+                    }
+                }
+        }
+    ck_assert_int_gt(contact_rows, 0);
+    ck_assert_int_gt(kept_rows, 0); /* the limits */
+    clcone_bproblem_free(&soft);
+    clcone_bproblem_free(&hard);
+    mj_resetData(m, d[0]);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_COULOMB;
-    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, hum, &a, &e), CLCONE_OK);
-    ck_assert_int_eq(clcone_mujoco_step(a, m, d, NULL, &st, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "humanoid.xml") && strstr(e.msg, "pyramidal contact: 8"), "%s", e.msg);
-    ck_assert_double_eq(d->time, 0);
-    clcone_mujoco_free(a);
-    mj_deleteData(d);
+    for (int k = 0; k < 2; ++k) ck_assert_int_eq(clcone_mujoco_create(k ? ctx : NULL, &o, hum, &a[k], &e), CLCONE_OK);
+    for (int step = 0; step < 100; ++step)
+        for (int k = 0; k < 2; ++k) {
+            ck_assert_msg(clcone_mujoco_step(a[k], m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(st.nefc == 0 || st.res.status == CLCONE_CONVERGED, "step %d, %s: %s", step,
+                          k ? "device" : "reference", st.res.reason);
+        }
+    for (int i = 0; i < m->nq; ++i) qdiff = fmax(qdiff, fabs(d[0]->qpos[i] - d[1]->qpos[i]));
+    ck_assert_double_le(qdiff, 1e-6);
+    for (int k = 0; k < 2; ++k) {
+        clcone_mujoco_free(a[k]);
+        mj_deleteData(d[k]);
+    }
     mj_deleteModel(m);
-
-    mj_open(&f, EQUALITY_XML, -1);
-    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
-    ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "equality: 3") && strstr(e.msg, f.path), "%s", e.msg);
-    clcone_mujoco_free(a);
-    mj_close(&f);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -576,13 +652,13 @@ START_TEST(nan_frictionloss_named)
         if (f.d->efc_type[i] == mjCNSTR_FRICTION_DOF) row = i;
     ck_assert_int_ge(row, 0);
     f.d->efc_frictionloss[row] = NAN;
-    ck_assert_int_eq(clcone_mujoco_bproblem(f.m, f.d, f.path, &p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_mujoco_bproblem(f.m, f.d, 0, f.path, &p, &e), CLCONE_EINVAL);
     snprintf(want, sizeof want, "row %d ", row);
     ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "dof friction loss") && strstr(e.msg, "frictionloss"),
                   "%s", e.msg);
     f.d->efc_frictionloss[row] = 0.05;
     f.d->efc_type[row] = 99; /* a kind MuJoCo 4 does not have */
-    ck_assert_int_eq(clcone_mujoco_bproblem(f.m, f.d, f.path, &p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_mujoco_bproblem(f.m, f.d, 0, f.path, &p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "type 99, unknown"), "%s", e.msg);
     mj_close(&f);
 }
@@ -734,8 +810,9 @@ START_TEST(cli_mujoco)
     ck_assert_msg(strstr(err, "/nonexistent/m.xml: cannot open"), "%s", err);
     snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --model coulomb",
              test_problems_dir());
-    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
-    ck_assert_msg(strstr(err, "pyramidal contact: 8"), "%s", err);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "solver hybrid (apgd on the general-block form)")
+                      && strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     /* the general-block form takes apgd and pgs, and says so */
     snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --solver cgs",
              test_problems_dir());
@@ -758,6 +835,7 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, contacts_match_mujoco_newton);
     tcase_add_test(tc, contacts_match_on_device);
     tcase_add_test(tc, limits_match_mujoco_newton);
+    tcase_add_test(tc, coulomb_on_general_form);
     tcase_add_test(tc, unsupported_rows_refused);
     tcase_add_test(tc, coulomb_problem_and_steps);
     tcase_add_test(tc, pinched_capsule_holds);

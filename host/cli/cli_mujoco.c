@@ -24,9 +24,12 @@ static const char *const USAGE_MUJOCO =
     "                   pyramidal and elliptic contacts of condim 3, 4 or 6);\n"
     "                   with rows beyond elliptic condim-3 contacts, limits and\n"
     "                   frictionless contacts the solver is apgd (or pgs on ref)\n"
-    "  --model coulomb  exact Coulomb: R = 0 on the contact rows; elliptic\n"
-    "                   condim-3 contacts, limits and frictionless contacts only,\n"
-    "                   other rows are refused, naming them (exit 2)\n"
+    "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
+    "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
+    "                   limits and frictionless contacts (3-row form); without\n"
+    "                   elliptic contacts every other kind, pyramids hard (general-\n"
+    "                   block form, apgd or pgs on ref); other states are refused,\n"
+    "                   naming the rows (exit 2)\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"
     "  --worlds N       step N copies of the model (1 to 100000), all their\n"
@@ -104,20 +107,27 @@ static int load_model(const char *path, mjModel **m)
 }
 
 /* The device (ctx NULL: the reference) and the resolved options, with
- * the run's header lines; an exit code on failure. */
+ * the run's header lines; an exit code on failure. A solver not given
+ * stays the default, which each step's form resolves: coulomb's is
+ * hybrid on the 3-row form and apgd on the general-block form. */
 static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o)
 {
     char backend[400];
     clcone_error e;
+    clcone_solver shown;
     *ctx = NULL;
     *o = a->o;
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
     clcone_options_resolve(o, *ctx);
+    shown = o->solver;
+    o->solver = a->o.solver;
     describe_backend(*ctx, backend, sizeof backend);
-    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s, tol %g\n",
+    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g\n",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
-           clcone_solver_name(o->solver), o->tol);
+           clcone_solver_name(shown),
+           o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD ? " (apgd on the general-block form)" : "",
+           o->tol);
     return 0;
 }
 

@@ -97,7 +97,9 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
     return clcone_fail(err, CLCONE_ENOTSUP,
                        "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
                        "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
-                       "frictionless contacts, joint and tendon limits; --model soft solves every kind",
+                       "frictionless contacts, joint and tendon limits; coulomb takes every other kind on the "
+                       "general-block form when the state has no elliptic contact (pyramidal cones); --model soft "
+                       "solves every kind",
                        label, list, first, d->nefc);
 }
 
@@ -397,6 +399,19 @@ static int fits_3row(const mjData *d)
     return 1;
 }
 
+/* Whether d's problem goes to the general-block form: soft when a row does
+ * not fit the 3-row form; coulomb too, but only without elliptic
+ * contacts (general.c says why), else the 3-row form refuses it, naming
+ * the rows. */
+static int goes_general(const clcone_mujoco *a, const mjData *d)
+{
+    if (fits_3row(d)) return 0;
+    if (a->o.model == CLCONE_MODEL_COULOMB)
+        for (int i = 0; i < d->nefc; ++i)
+            if (d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) return 0;
+    return 1;
+}
+
 /* pd's keys and forces for nr entries of nb blocks (off as warm_start's),
  * warm-started from last step's. */
 static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *first_row, const int *off,
@@ -412,8 +427,8 @@ static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *
 
 /* The constraint stage up to the solve: MuJoCo's solver first when
  * comparing (its forces and qacc kept in pd), then clcone's problem and
- * its warm start: the soft model on the 3-row form when every row fits it,
- * else on the general-block form; coulomb on the 3-row form only. */
+ * its warm start: on the 3-row form when every row fits it, else on the
+ * general-block form (goes_general). */
 static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                        clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
 {
@@ -438,8 +453,8 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
     }
     t0 = clcone_now_ms();
     if (a->o.model == CLCONE_MODEL_COULOMB) coulomb_depth(d);
-    if (a->o.model == CLCONE_MODEL_SOFT && !fits_3row(d)) {
-        if ((s = clcone_mujoco_bproblem(m, d, a->label, &pd->bp, err))) return s;
+    if (goes_general(a, d)) {
+        if ((s = clcone_mujoco_bproblem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->bp, err))) return s;
         pd->general = 1;
         pd->nb = pd->bp.nb;
         pd->nr = pd->bp.m;

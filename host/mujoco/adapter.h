@@ -123,9 +123,11 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
 /* MuJoCo's whole dual at d's current stage (after mj_fwdAcceleration) as
  * a general-block problem (mujoco/general.c says how each row kind
  * maps): rows are MuJoCo's efc rows in order, W = J M^-1 J' + R (efc_AR),
- * q = J qacc_smooth - efc_aref (efc_b). Non-finite data, or rows that
- * make no block, are CLCONE_EINVAL naming the row. The caller frees p. */
-clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *label, clcone_bproblem *p,
+ * q = J qacc_smooth - efc_aref (efc_b); with coulomb R is 0 on the
+ * contact rows (for states without elliptic contacts: the adapter's
+ * choice). Non-finite data, or rows that make no block, are
+ * CLCONE_EINVAL naming the row. The caller frees p. */
+clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_bproblem *p,
                                      clcone_error *err);
 /* Writes the forces f of p (MuJoCo's rows) back as MuJoCo's outputs:
  * efc_force, efc_state (as MuJoCo's dual solvers set it), efc_b,

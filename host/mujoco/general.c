@@ -12,7 +12,10 @@
  *
  * W = A + R (A = J M^-1 J', R = efc_R on the diagonal) and q = J
  * qacc_smooth - efc_aref: MuJoCo's efc_AR and efc_b, MuJoCo's soft model
- * itself. */
+ * itself. Hard contact (--model coulomb) sets R = 0 on the contact rows
+ * (frictionless and pyramidal: f >= 0 on each, so the problem stays a
+ * QP; an elliptic cone with R = 0 is exact Coulomb only with De Saxce's
+ * shift, which the 3-row form has and this one does not). */
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/mj_common.h"
 #include "core/internal.h"
@@ -72,8 +75,9 @@ static clcone_status gen_blocks(const mjData *d, const char *label, int *off, in
     return CLCONE_OK;
 }
 
-/* Kinds, bounds and q of p's blocks; W's values A + R. */
-static void gen_fill(const mjData *d, const clcone_mj_rows *J, clcone_bproblem *p)
+/* Kinds, bounds and q of p's blocks; W's values A + R (with coulomb,
+ * R = 0 on the contact rows). */
+static void gen_fill(const mjData *d, const clcone_mj_rows *J, int coulomb, clcone_bproblem *p)
 {
     for (int b = 0; b < p->nb; ++b) {
         int r0 = p->off[b], n = clcone_bproblem_rows(p, b);
@@ -93,7 +97,8 @@ static void gen_fill(const mjData *d, const clcone_mj_rows *J, clcone_bproblem *
             for (int x = 0; x < n; ++x)
                 for (int y = c == b ? x : 0; y < nc; ++y) {
                     double v = clcone_mj_dot(J, r0 + x, p->off[c] + y);
-                    if (c == b && x == y) v += d->efc_R[r0 + x];
+                    if (c == b && x == y && !(coulomb && d->efc_type[r0 + x] >= mjCNSTR_CONTACT_FRICTIONLESS))
+                        v += d->efc_R[r0 + x];
                     B[x * nc + y] = v;
                     if (c == b) B[y * nc + x] = v;
                 }
@@ -106,7 +111,7 @@ static void gen_fill(const mjData *d, const clcone_mj_rows *J, clcone_bproblem *
     }
 }
 
-clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *label, clcone_bproblem *p,
+clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_bproblem *p,
                                      clcone_error *err)
 {
     int nefc = d->nefc, nb, *nrow = NULL, *off = NULL, *rp = NULL, *cl = NULL, nnzb = 0;
@@ -134,7 +139,7 @@ clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, const char *la
     memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
     memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
     if ((s = clcone_bproblem_layout(p, err))) goto out;
-    gen_fill(d, &J, p);
+    gen_fill(d, &J, coulomb, p);
     if ((s = clcone_bproblem_validate(p, err))) clcone_mj_state_error(s, label, err);
 out:
     free(off);
