@@ -289,7 +289,9 @@ clean:
 
 # ------------------------------------------------------------------ #
 # Benchmarks (bench/): `make bench` builds bench/ against the static
-# library and writes bench/results/report.md with PNG plots (gnuplot).
+# library and writes bench/results/report.md with PNG plots (gnuplot),
+# then docs/benchmarks.md: the report headed by the commit, date and
+# machine (bench/docs.sh), the one committed record of a run.
 # BENCH_QUICK=1 runs the small version. The MuJoCo sections (5, 8) link
 # against MuJoCo as the adapter does (MUJOCO_* above), section 8 with the
 # adapter itself; without MuJoCo the report says they were skipped.
@@ -351,6 +353,7 @@ bench: bench-deps $(MUJOCO_STAMP)
 	  echo "clcone bench: without $(SICONOS_PKG), section 7 (Siconos itself) is skipped" >&2
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/clcone
 	$(BUILD)/bench --out bench/results
+	sh bench/docs.sh bench/results/report.md docs/benchmarks.md
 
 # bench/gpu.sh's bundle, for a GPU machine where nothing can be installed:
 # the bench and the CLI with every shared library ldd finds for them (the
