@@ -9,8 +9,9 @@ report=$1
 out=$2
 [ -f "$report" ] || { echo "bench/docs.sh: no report at $report" >&2; exit 1; }
 commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-# A dirty tree is not the commit named: say so rather than name it alone.
-if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- 2>/dev/null; then
+# A tree whose code differs from the commit is not the commit named: say
+# so rather than name it alone (text, which no run reads, does not count).
+if [ "$commit" != unknown ] && ! git diff --quiet HEAD -- . ':(exclude)docs' ':(exclude)*.md' 2>/dev/null; then
   commit="$commit with uncommitted changes"
 fi
 model=$(lscpu 2>/dev/null | sed -n 's/^Model name: *//p' | head -n 1)
