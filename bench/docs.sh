@@ -31,9 +31,9 @@ trap 'rm -f "$tmp"' EXIT
   echo "| date | $(date -u -r "$report" '+%Y-%m-%d %H:%M UTC') (the report's end) |"
   echo "| machine | ${model:-unknown CPU}, $cores cores online |"
   echo
-  # The report's own title gives way to the one above; its sections move
-  # one level down; a plot is named by its file.
-  sed -e '1{/^# /{N;d;};}' -e 's/^#/##/' \
+  # The report's own title gives way to the one above, its sections stay
+  # at their level; a plot is named by its file.
+  sed -e '1{/^# /{N;d;};}' \
       -e 's|^!\[\([^]]*\)\](\([^)]*\))$|Plot: `bench/results/\2` (\1; in the run'"'"'s folder, not committed).|' "$report"
 } > "$tmp"
 mv "$tmp" "$out"
