@@ -168,6 +168,13 @@ check-layers: $(LIB_OBJ) $(CLI_OBJ) $(MJ_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 check-size:
 	sh tools/check-size.sh
 
+# docs/architecture.md's file map names every source file and only files
+# that exist; the README's and docs/' links lead somewhere
+# (tools/check-filemap.sh).
+.PHONY: check-filemap
+check-filemap:
+	sh tools/check-filemap.sh
+
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "Suite *suite_$$n(void);"; done; \
