@@ -378,7 +378,7 @@ gpu-bundle: check-deps
 	@du -sh $(BUILD)/gpu-bundle
 
 # ------------------------------------------------------------------ #
-# MPI (host/mpi/, include/clcone/mpi/ranks.h, README "Over MPI ranks"):
+# MPI (host/mpi/, include/clcone/mpi/ranks.h, docs/mpi.md):
 # libclcone_mpi.a/.so over the library and build/clcone-mpi, the CLI's
 # sources compiled with CLCONE_MPI (solve --mpi), against Open MPI, which
 # `make mpi` installs as the other dependencies are. The flags are read
