@@ -168,6 +168,13 @@ check-layers: $(LIB_OBJ) $(CLI_OBJ) $(MJ_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 check-size:
 	sh tools/check-size.sh
 
+# docs/architecture.md's file map names every source file and only files
+# that exist; the README's and docs/' links lead somewhere
+# (tools/check-filemap.sh).
+.PHONY: check-filemap
+check-filemap:
+	sh tools/check-filemap.sh
+
 $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	@{ for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "Suite *suite_$$n(void);"; done; \
@@ -289,7 +296,9 @@ clean:
 
 # ------------------------------------------------------------------ #
 # Benchmarks (bench/): `make bench` builds bench/ against the static
-# library and writes bench/results/report.md with PNG plots (gnuplot).
+# library and writes bench/results/report.md with PNG plots (gnuplot),
+# then docs/benchmarks.md: the report headed by the commit, date and
+# machine (bench/docs.sh), the one committed record of a run.
 # BENCH_QUICK=1 runs the small version. The MuJoCo sections (5, 8) link
 # against MuJoCo as the adapter does (MUJOCO_* above), section 8 with the
 # adapter itself; without MuJoCo the report says they were skipped.
@@ -351,6 +360,7 @@ bench: bench-deps $(MUJOCO_STAMP)
 	  echo "clcone bench: without $(SICONOS_PKG), section 7 (Siconos itself) is skipped" >&2
 	@$(MAKE) --no-print-directory $(BUILD)/bench $(BUILD)/clcone
 	$(BUILD)/bench --out bench/results
+	sh bench/docs.sh bench/results/report.md docs/benchmarks.md
 
 # bench/gpu.sh's bundle, for a GPU machine where nothing can be installed:
 # the bench and the CLI with every shared library ldd finds for them (the
@@ -368,7 +378,7 @@ gpu-bundle: check-deps
 	@du -sh $(BUILD)/gpu-bundle
 
 # ------------------------------------------------------------------ #
-# MPI (host/mpi/, include/clcone/mpi/ranks.h, README "Over MPI ranks"):
+# MPI (host/mpi/, include/clcone/mpi/ranks.h, docs/mpi.md):
 # libclcone_mpi.a/.so over the library and build/clcone-mpi, the CLI's
 # sources compiled with CLCONE_MPI (solve --mpi), against Open MPI, which
 # `make mpi` installs as the other dependencies are. The flags are read

@@ -1,7 +1,7 @@
 /* The solver contract (host/solve/contract.c): every (model, solver) pair
  * the table offers is accepted on its backends and refused elsewhere with a
  * message naming what is offered, the defaults are the table's, and the
- * README's table is the one `clcone solvers --markdown` prints. */
+ * table in docs/solvers.md is the one `clcone solvers --markdown` prints. */
 #include "testutil.h"
 
 #include "solve/solve_entries.h"
@@ -64,14 +64,14 @@ START_TEST(defaults_are_the_tables)
 }
 END_TEST
 
-START_TEST(readme_shows_the_table)
+START_TEST(docs_show_the_table)
 {
     static char out[1 << 14], err[1 << 12];
     size_t len;
-    char *readme = test_read_all("README.md", &len);
+    char *doc = test_read_all("docs/solvers.md", &len);
     ck_assert_int_eq(test_run_cli(NULL, "solvers --markdown", out, sizeof out, err, sizeof err), 0);
-    ck_assert_msg(strstr(readme, out), "README.md's solver table differs from `clcone solvers --markdown`:\n%s", out);
-    free(readme);
+    ck_assert_msg(strstr(doc, out), "docs/solvers.md's solver table differs from `clcone solvers --markdown`:\n%s", out);
+    free(doc);
 }
 END_TEST
 
@@ -134,7 +134,7 @@ Suite *suite_contract(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, every_pair_follows_the_table);
     tcase_add_test(t, defaults_are_the_tables);
-    tcase_add_test(t, readme_shows_the_table);
+    tcase_add_test(t, docs_show_the_table);
     tcase_add_test(t, fallbacks_are_the_tables);
     tcase_add_test(t, cli_lists_are_the_tables);
     suite_add_tcase(s, t);

@@ -346,7 +346,7 @@ START_TEST(scene_free_velocity_overflow_named)
 }
 END_TEST
 
-/* The README's scene example has comments after the values; a byte
+/* The scene format's example (docs/formats.md section 9) has comments after the values; a byte
  * order mark that an editor put in front does not make it a .dat. */
 START_TEST(scene_inline_comments_and_bom)
 {

@@ -868,7 +868,7 @@ Suite *suite_mujoco(void)
 {
     Suite *s = suite_create("mujoco");
     TCase *tc = tcase_create("mujoco");
-    fprintf(stderr, "mujoco suite: built without MuJoCo (`make test` installs it; see README \"MuJoCo models\"): only "
+    fprintf(stderr, "mujoco suite: built without MuJoCo (`make test` installs it; see docs/mujoco.md): only "
                     "the CLI's message is tested\n");
     tcase_add_test(tc, cli_says_how_to_get_mujoco);
     suite_add_tcase(s, tc);

@@ -144,7 +144,7 @@ static void leans_match(const traj *t)
 
 /* The dominos (elliptic contacts, impratio 10, sleeping: the 3-row form)
  * 1,000 steps on the reference, 100 on POCL in double. Their chain takes
- * about 3,700 steps to topple all 96 (both ways; README), too long for a
+ * about 3,700 steps to topple all 96 (both ways; docs/mujoco.md), too long for a
  * test: at step 1,000 the 16 dominos MuJoCo has toppled are exactly those
  * clcone has (the chain has reached the same domino) and every domino
  * leans as under MuJoCo to LEAN_BOUND_DEG. From step 600 on the

@@ -1,7 +1,9 @@
-/* The source checks CI runs (tools/check-layers.sh, tools/check-size.sh),
- * each on a small tree made here, so that what they refuse is shown to be
- * refused: a call cycle between two files of one folder, a folder the
- * layer list leaves out, a file over 800 lines, a function over 120. */
+/* The source checks CI runs (tools/check-layers.sh, tools/check-size.sh,
+ * tools/check-filemap.sh), each on a small tree made here, so that what
+ * they refuse is shown to be refused: a call cycle between two files of
+ * one folder, a folder the layer list leaves out, a file over 800 lines,
+ * a function over 120, a file the map leaves out, a name, path, call or
+ * link of the docs that leads nowhere; and the repository's own map. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +115,48 @@ START_TEST(test_size_limits)
 }
 END_TEST
 
+/* Runs check-filemap on the tree (not a git checkout: every file counts). */
+static int check_filemap(const char *dir, char *out, size_t len)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "sh %s/tools/check-filemap.sh %s", root(), dir);
+    return test_sh(cmd, out, len, NULL, 0);
+}
+
+START_TEST(test_filemap_flags_what_leads_nowhere)
+{
+    char dir[64], out[4096], cmd[256];
+    make_tree(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/docs", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    put(dir, "host/a/x.c", "int x_fn(void) { return 0; }\n");
+    put(dir, "host/a/y.c", "int y;\n");
+    put(dir, "docs/architecture.md", "# A\n\n## File map\n\n    host/a/  x.c (`x_fn()`), y.c\n\n"
+                                     "## Else\n\nSee `host/a/x.c`.\n");
+    put(dir, "README.md", "[the map](docs/architecture.md)\n");
+    ck_assert_msg(check_filemap(dir, out, sizeof out) == 0, "%s", out);
+    put(dir, "host/b/z.c", "int z;\n");
+    put(dir, "docs/architecture.md", "# A\n\n## File map\n\n    host/a/  x.c, y.c, w.c\n    host/b/  none yet\n\n"
+                                     "## Else\n\n`host/a/v.c` calls `gone_fn()`.\n");
+    put(dir, "README.md", "[the map](docs/missing.md)\n");
+    ck_assert_int_eq(check_filemap(dir, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "host/b/z.c is not named in docs/architecture.md's entry for host/b/"), "%s", out);
+    ck_assert_msg(strstr(out, "entry for host/a/ names w.c: no host/a/w.c"), "%s", out);
+    ck_assert_msg(strstr(out, "docs/architecture.md names host/a/v.c: no such path"), "%s", out);
+    ck_assert_msg(strstr(out, "names `gone_fn`, which no source file has"), "%s", out);
+    ck_assert_msg(strstr(out, "README.md links to docs/missing.md, which does not exist"), "%s", out);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The repository's own map and links, as `make check-filemap` checks them. */
+START_TEST(test_filemap_of_the_repository)
+{
+    char out[8192];
+    ck_assert_msg(check_filemap(root(), out, sizeof out) == 0, "%s", out);
+}
+END_TEST
+
 Suite *suite_tools(void)
 {
     Suite *s = suite_create("tools");
@@ -120,6 +164,8 @@ Suite *suite_tools(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_layers_cycle_in_folder);
     tcase_add_test(tc, test_size_limits);
+    tcase_add_test(tc, test_filemap_flags_what_leads_nowhere);
+    tcase_add_test(tc, test_filemap_of_the_repository);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -99,7 +99,7 @@ static const char *const USAGE_SOLVERS =
     "Prints which solver serves which model on the reference and on OpenCL\n"
     "devices, each backend's default, and what each pair does: the library's\n"
     "own table, which its defaults and option checks follow (--markdown: the\n"
-    "README's table).\n";
+    "table of docs/solvers.md).\n";
 
 static const char *const USAGE_CHECK =
     "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"

@@ -194,7 +194,7 @@ int cli_print_result(const cli_args *a, const clcone_context *ctx, const clcone_
 void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, double *r0);
 /* The library's solver table (clcone_offer_at): each model's solvers per
  * backend for help texts (SHORT), the same and each pair's line of help
- * (HELP, `clcone solvers`), or the README's markdown table. */
+ * (HELP, `clcone solvers`), or docs/solvers.md's markdown table. */
 enum cli_solvers_form { CLI_SOLVERS_SHORT, CLI_SOLVERS_MARKDOWN, CLI_SOLVERS_HELP };
 void cli_print_solvers(FILE *f, enum cli_solvers_form form);
 /* Largest |a_i| and largest |a_i - b_i| over n values. */

@@ -18,7 +18,7 @@ static const char *const USAGE_GEN =
     "--n is required (but for incline, which takes none); --seed and --spread are\n"
     "pile's, --theta is incline's, and refused elsewhere. Defaults: --mu 0.5,\n"
     "--seed 1, --dt 0.01, --spread 0.1, --theta 0.3. An option given twice takes\n"
-    "the last value. The file is a clcone scene (README \"Scene files\"), bodies\n"
+    "the last value. The file is a clcone scene (docs/formats.md section 9), bodies\n"
     "at rest with their contacts.\n";
 
 int cli_want_help(int argc, char **argv, const char *usage)

@@ -38,7 +38,7 @@ static const char *const USAGE_SIMULATE =
     "  --progress     progress bar on stderr even when it is not a terminal\n"
     "  --mpi          under `mpirun -np K clcone-mpi`: each rank steps the bodies\n"
     "                 of its region, the solves over the ranks (jacobi or apgd;\n"
-    "                 README \"Over MPI ranks\"); --mpi-rebalance F: cut again when\n"
+    "                 docs/mpi.md); --mpi-rebalance F: cut again when\n"
     "                 the most contacts a rank has exceed the mean by F (0.25)\n"
     "Outputs are checked before the first step (their directories must exist, no\n"
     "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"

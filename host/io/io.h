@@ -96,7 +96,7 @@ clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t 
 clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
                                    clcone_problem *p, clcone_error *err);
 
-/* Scene files (README "Scene files") are the world layer's to parse; io/
+/* Scene files (docs/formats.md section 9) are the world layer's to parse; io/
  * only tells them apart: their first line that is neither blank nor a
  * comment starts with the signature, after an optional UTF-8 byte order
  * mark (clcone_bom_len bytes). */

@@ -3,8 +3,8 @@
  * which backend, which is the default, the reference and device entries
  * that run it, the solver a failed time step falls back to, and a line of
  * help. Defaults, option checks, error messages, the CLI's help and
- * option lists, `clcone solvers` and the README's table (`clcone solvers
- * --markdown`) are all read from it; docs/architecture.md, "Adding a
+ * option lists, `clcone solvers` and docs/solvers.md's table (`clcone
+ * solvers --markdown`) are all read from it; docs/architecture.md, "Adding a
  * solver", says what else a new solver needs. */
 #include "core/internal.h"
 #include "ref/reference.h"

@@ -1,5 +1,5 @@
 /* Scene files ("clcone-scene 1"): a line-oriented text format, one item a
- * line, so that every error can name its line. See README "Scene files".
+ * line, so that every error can name its line. See docs/formats.md section 9.
  * Values are written with %.17g, which round-trips doubles exactly. */
 #define _POSIX_C_SOURCE 200809L
 #include "io/io.h"
@@ -349,7 +349,7 @@ static int write_world(void *file, const void *ctx)
     FILE *f = file;
     const clcone_world *w = ctx;
     fprintf(f, "%s %d\n", SIGNATURE, VERSION);
-    fprintf(f, "# %d bodies, %d planes, %d contacts; format: README \"Scene files\"\n", w->s.nbodies, w->nplanes,
+    fprintf(f, "# %d bodies, %d planes, %d contacts; format: docs/formats.md section 9\n", w->s.nbodies, w->nplanes,
             w->s.ncontacts);
     fprintf(f, "dt %.17g\ngravity %.17g %.17g %.17g\nmu %.17g\n", w->dt, w->gravity[0], w->gravity[1],
             w->gravity[2], w->mu);

@@ -100,7 +100,7 @@ batch "mixed-soft-double-4" 4 "${shared[@]:0:4}" "$tmp/g1.scene" "$tmp/wall.scen
 # domain NAME RANKS SCENE OPTIONS...: one process (once per NAME's
 # scene and options), then RANKS ranks; with FLOAT_ERROR=1 the errors
 # printed are left out of the comparison (a float device sums in float,
-# the ranks exactly: README "One scene over ranks")
+# the ranks exactly: docs/mpi.md, "One scene over ranks")
 domain() {
     local name=$1 np=$2 scene=$3 key strip='s/ time_ms=[^ ]*//'
     shift 3
