@@ -59,7 +59,16 @@ void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, d
 
 clcone_reactions_info cli_reactions_info(const cli_args *a, const clcone_context *ctx)
 {
-    clcone_reactions_info info = {a->o.tol, ctx ? clcone_context_precision(ctx) : CLCONE_DOUBLE};
+    clcone_reactions_info info;
+    memset(&info, 0, sizeof info);
+    info.tol = a->o.tol;
+    info.precision = ctx ? clcone_context_precision(ctx) : CLCONE_DOUBLE;
+    snprintf(info.model, sizeof info.model, "%s", clcone_model_name(a->o.model));
+    snprintf(info.solver, sizeof info.solver, "%s", clcone_solver_name(a->o.solver));
+    if (a->o.model == CLCONE_MODEL_PYRAMID) {
+        info.facets = a->o.facets;
+        snprintf(info.fit, sizeof info.fit, "%s", a->o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
+    }
     return info;
 }
 

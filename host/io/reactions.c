@@ -36,6 +36,19 @@ clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t l
  * on that line records the solve (write_reactions). */
 static const char HEADER[] = "# clcone reactions:";
 
+/* The value of " key=" in line, a word of letters and digits, into out
+ * (len bytes); "" when absent or not such a word. */
+static void header_word(const char *line, const char *key, char *out, size_t len)
+{
+    const char *v = strstr(line, key);
+    size_t n = v ? strspn(v += strlen(key), "abcdefghijklmnopqrstuvwxyz0123456789") : 0;
+    out[0] = 0;
+    if (n > 0 && n < len && (v[n] == 0 || v[n] == ' ')) {
+        memcpy(out, v, n);
+        out[n] = 0;
+    }
+}
+
 /* info from the header line of buf (the first line), when it is ours and
  * records a tolerance; the rest of the file is the parser's to judge. */
 static void parse_header(const char *buf, size_t len, clcone_reactions_info *info)
@@ -43,7 +56,7 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
     const char *eol = memchr(buf, '\n', len), *tol, *prec;
     size_t n = eol ? (size_t)(eol - buf) : len;
     char line[256], num[64];
-    info->tol = 0;
+    memset(info, 0, sizeof *info);
     info->precision = CLCONE_DOUBLE;
     if (n >= sizeof line || strncmp(buf, HEADER, sizeof HEADER - 1) != 0) return;
     memcpy(line, buf, n);
@@ -54,6 +67,11 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
         return;
     }
     if ((prec = strstr(line, " precision=")) && strncmp(prec + 11, "float", 5) == 0) info->precision = CLCONE_FLOAT;
+    header_word(line, " model=", info->model, sizeof info->model);
+    header_word(line, " solver=", info->solver, sizeof info->solver);
+    header_word(line, " fit=", info->fit, sizeof info->fit);
+    header_word(line, " facets=", num, sizeof num);
+    if (num[0] && (sscanf(num, "%d", &info->facets) != 1 || info->facets < 3)) info->facets = 0;
 }
 
 clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clcone_reactions_info *info,
@@ -86,15 +104,29 @@ typedef struct reactions {
     const clcone_reactions_info *info;
 } reactions;
 
+/* Whether s (of size len) is a word header_word reads back. */
+static int word_ok(const char *s, size_t len)
+{
+    const char *end = memchr(s, 0, len);
+    size_t n = end ? (size_t)(end - s) : len;
+    return n > 0 && n < len && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
 static int write_reactions(void *file, const void *ctx)
 {
     FILE *f = file;
     const reactions *x = ctx;
     int c;
     fprintf(f, "%s %d contacts, r_n r_t1 r_t2 per contact", HEADER, x->n);
-    if (x->info && x->info->tol > 0)
-        fprintf(f, "; solved to tol=%.17g precision=%s", x->info->tol,
-                x->info->precision == CLCONE_FLOAT ? "float" : "double");
+    if (x->info && x->info->tol > 0) {
+        const clcone_reactions_info *in = x->info;
+        fprintf(f, "; solved to tol=%.17g precision=%s", in->tol, in->precision == CLCONE_FLOAT ? "float" : "double");
+        /* the words the reader takes (header_word); a word that is not one is left out */
+        if (word_ok(in->model, sizeof in->model)) fprintf(f, " model=%s", in->model);
+        if (in->facets >= 3) fprintf(f, " facets=%d", in->facets);
+        if (word_ok(in->fit, sizeof in->fit)) fprintf(f, " fit=%s", in->fit);
+        if (word_ok(in->solver, sizeof in->solver)) fprintf(f, " solver=%s", in->solver);
+    }
     fprintf(f, "\n");
     for (c = 0; c < x->n; ++c)
         fprintf(f, "%.17g %.17g %.17g\n", x->r[3 * c], x->r[3 * c + 1], x->r[3 * c + 2]);
