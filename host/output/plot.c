@@ -64,30 +64,16 @@ clcone_status clcone_draw_begin(const char *path, int width, int height, cairo_s
     return s;
 }
 
-/* The PNG's stream: the file and the errno of its first failed write,
- * which cairo and libpng may change before they return. */
-typedef struct png_sink {
-    FILE *f;
-    int err;
-} png_sink;
-
-static cairo_status_t to_file(void *sink, const unsigned char *data, unsigned int len)
+static cairo_status_t to_file(void *file, const unsigned char *data, unsigned int len)
 {
-    png_sink *s = sink;
-    if (fwrite(data, 1, len, s->f) == len) return CAIRO_STATUS_SUCCESS;
-    if (!s->err) s->err = errno ? errno : EIO;
-    return CAIRO_STATUS_WRITE_ERROR;
+    return fwrite(data, 1, len, file) == len ? CAIRO_STATUS_SUCCESS : CAIRO_STATUS_WRITE_ERROR;
 }
 
 static int write_surface(void *file, const void *surface)
 {
-    png_sink sink = {file, 0};
     /* cairo takes a non-const surface but only reads it here */
-    if (cairo_surface_write_to_png_stream((cairo_surface_t *)surface, to_file, &sink) == CAIRO_STATUS_SUCCESS)
-        return 0;
-    /* the writer's caller names errno: a full disk, not "I/O error" */
-    errno = sink.err;
-    return -1;
+    return cairo_surface_write_to_png_stream((cairo_surface_t *)surface, to_file, file) == CAIRO_STATUS_SUCCESS ? 0
+                                                                                                                 : -1;
 }
 
 clcone_status clcone_draw_finish(const char *path, cairo_surface_t *surface, cairo_t *cr, clcone_error *err)
