@@ -48,7 +48,10 @@ static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
     "       clcone solve FILE FILE... [options]   (a batch)\n"
     "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
-    "(`clcone gen`), whose contact problem at its current state is solved.\n"
+    "(`clcone gen`), whose contact problem at its current state is solved, or a\n"
+    "general-block problem (clcone-blocks 1, docs/formats.md section 7), solved\n"
+    "alone by apgd (pgs on ref) with --out/--warm its forces, one a row, and\n"
+    "contacts= its blocks.\n"
     "Several problem files are solved as one batch on the chosen backend (on\n"
     "ref one after another; a scene file each as alone, after them): a line\n"
     "per file, then the last line for the\n"
@@ -108,7 +111,8 @@ static const char *const USAGE_SOLVERS =
 static const char *const USAGE_CHECK =
     "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
     "FILE: anything `solve` takes (for a scene file, its contact problem at its\n"
-    "state, whose reactions `solve SCENE --out R.txt` writes).\n"
+    "state, whose reactions `solve SCENE --out R.txt` writes; for a general-block\n"
+    "problem, the forces `solve FILE --out F.txt` writes, under its own sets).\n"
     "Prints the model's error of the given reactions (Siconos's current measure;\n"
     "for coulomb also the old ||q||+1 normalisation). The model is --model,\n"
     "else the one R.txt's header records (`solve --out` writes it, with a\n"
@@ -311,10 +315,7 @@ static int solve_batch(cli_args *a)
     }
     for (; nread < nf; ++nread) {
         clcone_input in;
-        if (clcone_read_input(a->positional[nread], &in, &e)) {
-            lib_error(&e);
-            goto out;
-        }
+        if (cli_read_input(a, a->positional[nread], USAGE_SOLVE, CLI_BLOCKS_REFUSE, &in, NULL)) goto out;
         if (in.is_world) {
             worlds[nread] = in.world;
         } else {
@@ -400,15 +401,14 @@ static int cmd_solve(int argc, char **argv)
     cli_progress prog;
     clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
     static const char *const no_dir[] = {"--dir", NULL};
-    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
+    int scene, blocks = 0, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
     memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
     if ((rc = check_solve_files(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
     if (a.npos > 1 || a.mpi) return solve_batch(&a);
-    /* one read of the file, so that a pipe works */
-    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    if ((rc = cli_read_input(&a, a.positional[0], USAGE_SOLVE, CLI_BLOCKS_SOLVE, &in, &blocks)) || blocks) return rc;
     scene = in.is_world;
     if ((rc = cli_check_applicable(&a, USAGE_SOLVE, scene))
         || (rc = cli_refuse(&a, USAGE_SOLVE, no_dir, "solve takes one FILE"))) {
@@ -563,9 +563,9 @@ static int cmd_check(int argc, char **argv)
     clcone_problem sp, *p;
     clcone_error e;
     clcone_reactions_info info;
-    clcone_run_status status;
     double *r = NULL, error, q1 = 0, t0 = cli_now_ms();
     char note[600];
+    int blocks = 0;
     int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 2) return usage_error(USAGE_CHECK, "check needs a problem FILE and a reactions file%s", "");
@@ -573,7 +573,7 @@ static int cmd_check(int argc, char **argv)
         || (cli_given(&a, "--model") && (rc = cli_check_applicable(&a, USAGE_CHECK, 0))))
         return rc;
     memset(&sp, 0, sizeof sp);
-    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    if ((rc = cli_read_input(&a, a.positional[0], USAGE_CHECK, CLI_BLOCKS_CHECK, &in, &blocks)) || blocks) return rc;
     p = &in.problem;
     if (in.is_world) {
         if (scene_problem(&in.world, &sp, &e)) {
@@ -599,17 +599,7 @@ static int cmd_check(int argc, char **argv)
         printf("pyramid:   %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
     printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
     if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
-    if (cli_given(&a, "--tol")) printf("tolerance: %.3g (--tol)\n", a.o.tol);
-    else if (info.tol > 0) {
-        a.o.tol = info.tol;
-        printf("tolerance: %.3g (from %s's header: the %s solve's; --tol T sets another)\n", a.o.tol,
-               a.positional[1], info.precision == CLCONE_FLOAT ? "float" : "double");
-    } else printf("tolerance: %.3g (the default; --tol T sets another)\n", a.o.tol);
-    /* the stopping rule's words: over the tolerance is what a solve stopped
-     * at its cap reports, a non-finite error what a diverged one does */
-    status = !isfinite(error) ? CLCONE_DIVERGED : error <= a.o.tol ? CLCONE_CONVERGED : CLCONE_MAXITER;
-    print_last_line(clcone_run_status_name(status), error, 0, cli_now_ms() - t0, p->n);
-    rc = status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+    rc = cli_check_verdict(&a, &info, a.positional[1], error, p->n, t0);
 done:
     clcone_problem_free(&sp);
     clcone_input_free(&in);

@@ -184,12 +184,34 @@ int cmd_mujoco(int argc, char **argv);
  * EXIT_USAGE after saying which was wrong. */
 int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h);
 /* solve --plot: h[0] the solve's history, h[1] the reference's (used with
- * --compare on a device); prints the file's name. Returns 0 or an exit
- * code after printing why. */
-int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts);
+ * --compare on a device), titled with the file and what ("ccp, apgd, 286
+ * contacts"); prints the file's name. Returns 0 or an exit code after
+ * printing why. */
+int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], const char *what);
 /* simulate --plot: per step (n) iterations, error and solve time. */
 clcone_status cli_plot_steps(const char *path, const char *title, int n, const double *iters, const double *errors,
                              const double *ms, double tol, clcone_error *e);
+
+/* Where `solve` or `check` takes a general-block problem file
+ * (clcone-blocks): solved or measured (host/cli/cli_blocks.c), or
+ * refused (a batch's file). */
+enum cli_blocks_use { CLI_BLOCKS_REFUSE, CLI_BLOCKS_SOLVE, CLI_BLOCKS_CHECK };
+/* Reads the command's input file path (one read, so that a pipe works)
+ * into in; a general-block problem is instead solved or measured as use
+ * says, with a's options (usage for its errors), *handled set and its
+ * exit code returned. 0, or the exit code after saying why. */
+int cli_read_input(cli_args *a, const char *path, const char *usage, enum cli_blocks_use use, clcone_input *in,
+                   int *handled);
+/* check's verdict on reactions of error over n contacts (blocks for a
+ * general-block problem), read from rfile with info: the tolerance line
+ * (--tol, else the recorded one, else the default), then the last line
+ * with the time since t0; the exit code. */
+int cli_check_verdict(cli_args *a, const clcone_reactions_info *info, const char *rfile, double error, int n,
+                      double t0);
+/* --compare's table: the device's and the reference's result (dev, ref)
+ * and their m values (r_dev, r_ref). */
+void cli_print_comparison(const clcone_prob_result *dev, const clcone_prob_result *ref, const double *r_dev,
+                          const double *r_ref, size_t m);
 
 /* Monotonic clock in milliseconds, for the figures the commands print. */
 double cli_now_ms(void);
