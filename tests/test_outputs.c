@@ -158,6 +158,20 @@ START_TEST(option_twice_or_without_value_named)
         ck_assert_msg(run_in(dir, cases[c].args) == 2, "%s: %s%s", cases[c].args, out_buf, err_buf);
         ck_assert_msg(strstr(err_buf, cases[c].expect), "%s: %s", cases[c].args, err_buf);
     }
+    /* mujoco's own options go through the same parser (a CLI built
+     * without MuJoCo says only that: `make mujoco` builds it) */
+    static const struct {
+        const char *args, *expect;
+    } mujoco[] = {
+        {"mujoco m.xml --steps 1 --steps 2", "--steps given twice"},
+        {"mujoco m.xml --steps 1 --compare", "option --compare is missing its value"},
+        {"mujoco m.xml --steps 1 --tol 1 --tol 2", "--tol given twice"},
+    };
+    for (size_t c = 0; c < sizeof mujoco / sizeof mujoco[0]; ++c) {
+        ck_assert_msg(run_in(dir, mujoco[c].args) == 2, "%s: %s%s", mujoco[c].args, out_buf, err_buf);
+        ck_assert_msg(strstr(err_buf, mujoco[c].expect) || strstr(err_buf, "built without MuJoCo"), "%s: %s",
+                      mujoco[c].args, err_buf);
+    }
     static const char *const unwritten[] = {"x.r", "y.r", "x.csv", "y.csv", "x.scene", "y.scene", "x.dat", "y.dat"};
     for (size_t k = 0; k < sizeof unwritten / sizeof unwritten[0]; ++k) {
         snprintf(path, sizeof path, "%s/%s", dir, unwritten[k]);
