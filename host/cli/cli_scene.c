@@ -204,7 +204,9 @@ int cmd_gen(int argc, char **argv)
     if (cli_want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
     for (int i = 0; i < argc; ++i) {
+        /* gen's options, a bit of seen each (-o is --out) */
         static const char *const opts[] = {"--out", "--n", "--seed", "--mu", "--theta", "--spread", "--dt"};
+        enum { NOPTS = sizeof opts / sizeof opts[0] };
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
         int k;
@@ -216,10 +218,10 @@ int cmd_gen(int argc, char **argv)
         if (!val) return usage_error(USAGE_GEN, "option %s is missing its value", opt);
         ++i;
         /* an option given twice is refused, as everywhere */
-        for (k = 0; k < 7 && strcmp(strcmp(opt, "-o") == 0 ? "--out" : opt, opts[k]) != 0; ++k) continue;
-        if (k < 7 && (seen >> k & 1u))
+        for (k = 0; k < NOPTS && strcmp(strcmp(opt, "-o") == 0 ? "--out" : opt, opts[k]) != 0; ++k) continue;
+        if (k < NOPTS && (seen >> k & 1u))
             return usage_error(USAGE_GEN, k == 0 ? "-o/--out given twice%s" : "%s given twice", k == 0 ? "" : opt);
-        seen |= k < 7 ? 1u << k : 0;
+        seen |= k < NOPTS ? 1u << k : 0;
         if (strcmp(opt, "-o") == 0 || strcmp(opt, "--out") == 0) out = val;
         else if (strcmp(opt, "--n") == 0) {
             if (!parse_int(val, &k) || k < 1) return usage_error(USAGE_GEN, "--n needs an integer >= 1, got '%s'", val);

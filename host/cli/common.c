@@ -132,6 +132,7 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
 #ifdef CLCONE_MPI
             if (!strstr(usage, "--mpi"))
                 return usage_error(usage, "%s: only solve and simulate run over MPI ranks", opt);
+            if (a->mpi) return usage_error(usage, "%s given twice", opt);
             a->mpi = 1;
             continue;
 #else
