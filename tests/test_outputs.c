@@ -273,6 +273,58 @@ START_TEST(check_takes_the_recorded_model)
 }
 END_TEST
 
+/* The reactions file's record of its solve through the library: written
+ * and read back word for word; a header of an older clcone (tolerance
+ * only) reads with none recorded; a word the reader cannot take (too
+ * long, not a word) is not written, and one in a file is not read. */
+START_TEST(reactions_record_round_trip)
+{
+    static const double r[6] = {1, 0.1, -0.2, 2, 0, 0.5};
+    clcone_reactions_info in, out;
+    clcone_error e;
+    double got[6];
+    const char *path = test_write_temp("", 0);
+    memset(&in, 0, sizeof in);
+    in.tol = 1e-6;
+    in.precision = CLCONE_FLOAT;
+    snprintf(in.model, sizeof in.model, "pyramid");
+    snprintf(in.solver, sizeof in.solver, "lemke");
+    snprintf(in.fit, sizeof in.fit, "inner");
+    in.facets = 12;
+    ck_assert_msg(clcone_write_reactions_info(path, 2, r, &in, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_reactions_info(path, 2, got, &out, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_mem_eq(got, r, sizeof r);
+    ck_assert(out.tol == in.tol && out.precision == CLCONE_FLOAT && out.facets == 12);
+    ck_assert_str_eq(out.model, "pyramid");
+    ck_assert_str_eq(out.solver, "lemke");
+    ck_assert_str_eq(out.fit, "inner");
+    /* an older file: tolerance and precision only */
+    {
+        static const char old[] = "# clcone reactions: 2 contacts, r_n r_t1 r_t2 per contact; solved to tol=1e-05 "
+                                  "precision=double\n1 0 0\n2 0 0\n";
+        const char *op = test_write_temp(old, sizeof old - 1);
+        ck_assert_msg(clcone_read_reactions_info(op, 2, got, &out, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert(out.tol == 1e-5 && out.model[0] == 0 && out.solver[0] == 0 && out.facets == 0);
+        unlink(op);
+    }
+    /* what is not a word the reader takes is neither written nor read */
+    snprintf(in.model, sizeof in.model, "Two words");
+    ck_assert_msg(clcone_write_reactions_info(path, 2, r, &in, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_reactions_info(path, 2, got, &out, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(out.model[0] == 0);
+    ck_assert_str_eq(out.solver, "lemke");
+    {
+        static const char odd[] = "# clcone reactions: 2 contacts; solved to tol=1e-05 precision=double "
+                                  "model=averyveryverylongmodelname facets=2\n1 0 0\n2 0 0\n";
+        const char *op = test_write_temp(odd, sizeof odd - 1);
+        ck_assert_msg(clcone_read_reactions_info(op, 2, got, &out, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert(out.model[0] == 0 && out.facets == 0);
+        unlink(op);
+    }
+    unlink(path);
+}
+END_TEST
+
 /* demo --siconos names the reference solver it runs (the library's
  * default for coulomb on the reference), not a fixed "NSGS". */
 START_TEST(demo_siconos_names_its_solvers)
@@ -300,6 +352,7 @@ Suite *suite_outputs(void)
     tcase_add_test(t, usage_error_is_reason_and_hint);
     tcase_add_test(t, help_states_the_rules);
     tcase_add_test(t, check_takes_the_recorded_model);
+    tcase_add_test(t, reactions_record_round_trip);
     tcase_add_test(t, demo_siconos_names_its_solvers);
     suite_add_tcase(s, t);
     return s;
