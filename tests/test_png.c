@@ -255,6 +255,27 @@ START_TEST(png_bad_size_and_directory)
 }
 END_TEST
 
+/* A picture or plot on a full disk (/dev/full) says so, as every other
+ * output does, not "I/O error". */
+START_TEST(png_on_full_disk_names_the_error)
+{
+    static const double x[2] = {1, 2}, y[2] = {1, 0.5};
+    clcone_plot_series s = {"s", 2, x, y};
+    clcone_plot_panel p;
+    clcone_world w;
+    clcone_error e;
+    sphere_world(1, &w);
+    ck_assert_int_eq(clcone_render_png("/dev/full", &w, NULL, 400, 300, "full", &e), CLCONE_EIO);
+    ck_assert_msg(strstr(e.msg, "/dev/full: write failed: No space left on device"), "%s", e.msg);
+    clcone_world_free(&w);
+    memset(&p, 0, sizeof p);
+    p.nseries = 1;
+    p.series = &s;
+    ck_assert_int_eq(clcone_plot_png("/dev/full", "full", &p, 1, 1, 400, 300, &e), CLCONE_EIO);
+    ck_assert_msg(strstr(e.msg, "/dev/full: write failed: No space left on device"), "%s", e.msg);
+}
+END_TEST
+
 START_TEST(plot_is_valid_png)
 {
     static const double x[6] = {1, 2, 3, 4, 5, 6}, y1[6] = {1, 0.1, NAN, 1e-3, -1, 1e-5},
@@ -424,6 +445,7 @@ Suite *suite_png(void)
     tcase_add_test(t, png_compressed_with_colour_bar);
     tcase_add_test(t, png_colour_bar_label_fits);
     tcase_add_test(t, png_bad_size_and_directory);
+    tcase_add_test(t, png_on_full_disk_names_the_error);
     tcase_add_test(t, plot_is_valid_png);
     tcase_add_test(t, history_reference_and_device);
     tcase_add_test(t, cli_solve_plot_compare);

@@ -39,13 +39,19 @@ static const char *const USAGE_MAIN =
     "  help         this text; `clcone <command> --help` for a command\n"
     "  --version    the library's version\n"
     "\n"
+    "No output may name an input (by any path: a link, ./x, a path through ..)\n"
+    "or another output, and no option may be given twice: such a run is\n"
+    "refused before anything is read (exit 2).\n"
     "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
 
 static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
     "       clcone solve FILE FILE... [options]   (a batch)\n"
     "FILE: a Siconos .dat or FCLib .hdf5 local problem, or a clcone scene file\n"
-    "(`clcone gen`), whose contact problem at its current state is solved.\n"
+    "(`clcone gen`), whose contact problem at its current state is solved, or a\n"
+    "general-block problem (clcone-blocks 1, docs/formats.md section 7), solved\n"
+    "alone by apgd (pgs on ref) with --out/--warm its forces, one a row, and\n"
+    "contacts= its blocks.\n"
     "Several problem files are solved as one batch on the chosen backend (on\n"
     "ref one after another; a scene file each as alone, after them): a line\n"
     "per file, then the last line for the\n"
@@ -81,7 +87,8 @@ static const char *const USAGE_SOLVE =
     "                                solve even when stderr is not a terminal\n"
     "  --warm R0.txt                 start from these reactions\n"
     "  --out R.txt, -o R.txt         write the reactions (atomically), with the\n"
-    "                                tolerance and precision in their header\n"
+    "                                model, solver, tolerance and precision in\n"
+    "                                their header; never over an input\n"
     "  --mpi                         the files as a batch over the ranks of\n"
     "                                `mpirun -np K clcone-mpi` (each rank its own\n"
     "                                device; the same results as one process);\n"
@@ -104,9 +111,13 @@ static const char *const USAGE_SOLVERS =
 static const char *const USAGE_CHECK =
     "usage: clcone check FILE R.txt [--model coulomb|ccp|pyramid] [--facets N] [--fit outer|inner] [--tol T]\n"
     "FILE: anything `solve` takes (for a scene file, its contact problem at its\n"
-    "state, whose reactions `solve SCENE --out R.txt` writes).\n"
-    "Prints the model's error of the given reactions (default: the Coulomb law\n"
-    "with Siconos's current measure, and the old ||q||+1 normalisation). T is\n"
+    "state, whose reactions `solve SCENE --out R.txt` writes; for a general-block\n"
+    "problem, the forces `solve FILE --out F.txt` writes, under its own sets).\n"
+    "Prints the model's error of the given reactions (Siconos's current measure;\n"
+    "for coulomb also the old ||q||+1 normalisation). The model is --model,\n"
+    "else the one R.txt's header records (`solve --out` writes it, with a\n"
+    "pyramid's facets and fit), else coulomb; a --model other than the recorded\n"
+    "one measures the reactions under the law it names, and says so. T is\n"
     "--tol, else the tolerance R.txt's header records (`solve --out` writes it),\n"
     "else 1e-8. The last line is status=converged when error <= T, maxiter when\n"
     "it is over T, diverged when it is not finite; exit code 0 or 1 accordingly.\n";
@@ -114,9 +125,10 @@ static const char *const USAGE_CHECK =
 static const char *const USAGE_DEMO =
     "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
     "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
-    "../shared/problems) with the NSGS reference (to T, default 1e-8) and with\n"
-    "coloured Gauss-Seidel on the OpenCL device (double to 1e-6 where the device\n"
-    "has fp64, else float to 1e-5), and prints both side by side.\n";
+    "../shared/problems) with the reference's default Coulomb solver (to T,\n"
+    "default 1e-8; `clcone solvers` names it) and with coloured Gauss-Seidel\n"
+    "(cgs) on the OpenCL device (double to 1e-6 where the device has fp64, else\n"
+    "float to 1e-5), and prints both side by side, each named as run.\n";
 
 /* The file name without its directories. */
 static const char *base_name(const char *path)
@@ -153,6 +165,41 @@ static int check_batch_outputs(const cli_args *a)
             }
     }
     return 0;
+}
+
+/* Whether the batch's --out DIR writes a file of this name: <file
+ * name>.r of one of its files (a is the cli_args). */
+static int batch_writes(const char *name, const void *a)
+{
+    const cli_args *args = a;
+    size_t n = strlen(name);
+    if (n < 2 || strcmp(name + n - 2, ".r") != 0) return 0;
+    for (int k = 0; k < args->npos; ++k) {
+        const char *b = base_name(args->positional[k]);
+        if (strlen(b) == n - 2 && strncmp(b, name, n - 2) == 0) return 1;
+    }
+    return 0;
+}
+
+/* solve's outputs against each other and its inputs (the files and
+ * --warm), before any is read; 0 or EXIT_USAGE after saying why. */
+static int check_solve_files(const cli_args *a)
+{
+    /* solve --mpi is a batch even of one file: --out names a directory */
+    const int batch = a->npos > 1 || a->mpi;
+    const cli_output outs[] = {{"--out", a->out, batch, batch ? batch_writes : NULL, a},
+                               {"--plot", a->plot, 0, NULL, NULL}};
+    cli_input *ins = calloc((size_t)a->npos + 1, sizeof *ins);
+    int rc;
+    if (!ins) {
+        fprintf(stderr, "clcone: out of memory for %d files\n", a->npos);
+        return EXIT_USAGE;
+    }
+    for (int k = 0; k < a->npos; ++k) ins[k] = (cli_input){"FILE", a->positional[k]};
+    ins[a->npos] = (cli_input){"--warm", a->warm};
+    rc = cli_check_outputs(outs, 2, ins, a->npos + 1);
+    free(ins);
+    return rc;
 }
 
 /* Reactions of each file of the batch (n[k] contacts, r[k]) into
@@ -268,10 +315,7 @@ static int solve_batch(cli_args *a)
     }
     for (; nread < nf; ++nread) {
         clcone_input in;
-        if (clcone_read_input(a->positional[nread], &in, &e)) {
-            lib_error(&e);
-            goto out;
-        }
+        if (cli_read_input(a, a->positional[nread], USAGE_SOLVE, CLI_BLOCKS_REFUSE, &in, NULL)) goto out;
         if (in.is_world) {
             worlds[nread] = in.world;
         } else {
@@ -357,19 +401,14 @@ static int cmd_solve(int argc, char **argv)
     cli_progress prog;
     clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
     static const char *const no_dir[] = {"--dir", NULL};
-    int scene, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
+    int scene, blocks = 0, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
     memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
-    {
-        /* solve --mpi is a batch even of one file: --out names a directory */
-        const cli_output outs[] = {{"--out", a.out, a.npos > 1 || a.mpi}, {"--plot", a.plot, 0}};
-        if ((rc = cli_check_outputs(outs, 2))) return rc;
-    }
+    if ((rc = check_solve_files(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
     if (a.npos > 1 || a.mpi) return solve_batch(&a);
-    /* one read of the file, so that a pipe works */
-    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    if ((rc = cli_read_input(&a, a.positional[0], USAGE_SOLVE, CLI_BLOCKS_SOLVE, &in, &blocks)) || blocks) return rc;
     scene = in.is_world;
     if ((rc = cli_check_applicable(&a, USAGE_SOLVE, scene))
         || (rc = cli_refuse(&a, USAGE_SOLVE, no_dir, "solve takes one FILE"))) {
@@ -473,6 +512,46 @@ static clcone_status scene_problem(const clcone_world *w, clcone_problem *sp, cl
     return st;
 }
 
+/* check's model: --model, else the one R's header records (rfile; with
+ * the pyramid's facets and fit unless given), else coulomb; a->o.model
+ * set and the options checked against it, what it came from in note.
+ * 0, or EXIT_USAGE after saying why. */
+static int check_model(cli_args *a, const clcone_reactions_info *info, const char *rfile, char *note, size_t len)
+{
+    clcone_error e;
+    clcone_model recorded = CLCONE_MODEL_COULOMB;
+    int rc;
+    if (info->model[0] && clcone_parse_model(info->model, &recorded, &e)) {
+        fprintf(stderr, "clcone: %s: its header records model '%s', which this clcone does not know; "
+                "--model M measures the reactions under M\n", rfile, info->model);
+        return EXIT_USAGE;
+    }
+    if (cli_given(a, "--model") && info->model[0])
+        snprintf(note, len, "--model; %s records %s", rfile, info->model);
+    else if (cli_given(a, "--model"))
+        snprintf(note, len, "--model");
+    else if (info->model[0]) {
+        a->o.model = recorded;
+        snprintf(note, len, "recorded in %s's header; --model M measures under another", rfile);
+    } else snprintf(note, len, "the default: %s records none; --model M sets another", rfile);
+    if (info->model[0] && recorded == a->o.model) {
+        if (!cli_given(a, "--facets") && info->facets >= 3) a->o.facets = info->facets;
+        if (!cli_given(a, "--fit") && info->fit[0]) a->o.fit = strcmp(info->fit, "inner") == 0 ? CLCONE_FIT_INNER
+                                                                                              : CLCONE_FIT_OUTER;
+    }
+    if ((rc = cli_check_applicable(a, USAGE_CHECK, 0))) return rc;
+    if (a->o.model == CLCONE_MODEL_SOFT || a->o.model == CLCONE_MODEL_SAP) {
+        fprintf(stderr, "clcone: check measures the coulomb, ccp and pyramid laws of a (W, q) problem; %s solves "
+                "another problem (see solve's own error)%s\n", clcone_model_name(a->o.model),
+                cli_given(a, "--model") ? "" : " and is what the reactions' header records: --model M measures "
+                "them under M");
+        cli_usage_hint(USAGE_CHECK);
+        return EXIT_USAGE;
+    }
+    clcone_options_resolve(&a->o, NULL);
+    return 0;
+}
+
 static int cmd_check(int argc, char **argv)
 {
     static const char *const unused[] = {"--solver", "--device", "--precision", "--max-iter", "--check-every",
@@ -484,55 +563,44 @@ static int cmd_check(int argc, char **argv)
     clcone_problem sp, *p;
     clcone_error e;
     clcone_reactions_info info;
-    clcone_run_status status;
-    double *r, error, q1 = 0, t0 = cli_now_ms();
+    double *r = NULL, error, q1 = 0, t0 = cli_now_ms();
+    char note[600];
+    int blocks = 0;
     int rc = parse_args(argc, argv, USAGE_CHECK, 2, &a);
     if (rc) return rc < 0 ? 0 : rc;
     if (a.npos != 2) return usage_error(USAGE_CHECK, "check needs a problem FILE and a reactions file%s", "");
     if ((rc = cli_refuse(&a, USAGE_CHECK, unused, "check measures given reactions, it solves nothing"))
-        || (rc = cli_check_applicable(&a, USAGE_CHECK, 0)))
+        || (cli_given(&a, "--model") && (rc = cli_check_applicable(&a, USAGE_CHECK, 0))))
         return rc;
-    if (a.o.model == CLCONE_MODEL_SOFT || a.o.model == CLCONE_MODEL_SAP)
-        return usage_error(USAGE_CHECK, "check measures the coulomb, ccp and pyramid laws of a (W, q) problem; "
-                           "%s solves another problem (see solve's own error)", clcone_model_name(a.o.model));
-    clcone_options_resolve(&a.o, NULL);
     memset(&sp, 0, sizeof sp);
-    if (clcone_read_input(a.positional[0], &in, &e)) return lib_error(&e);
+    if ((rc = cli_read_input(&a, a.positional[0], USAGE_CHECK, CLI_BLOCKS_CHECK, &in, &blocks)) || blocks) return rc;
     p = &in.problem;
     if (in.is_world) {
         if (scene_problem(&in.world, &sp, &e)) {
-            clcone_input_free(&in);
-            return lib_error(&e);
+            rc = lib_error(&e);
+            goto done;
         }
         p = &sp;
     }
     r = calloc((size_t)p->n * 3 + 1, sizeof *r);
     if (!r || clcone_read_reactions_info(a.positional[1], p->n, r, &info, &e)) {
         if (!r) snprintf(e.msg, sizeof e.msg, "out of memory");
-        clcone_problem_free(&sp);
-        clcone_input_free(&in);
-        free(r);
-        return lib_error(&e);
+        rc = lib_error(&e);
+        goto done;
     }
+    if ((rc = check_model(&a, &info, a.positional[1], note, sizeof note))) goto done;
     error = a.o.model == CLCONE_MODEL_COULOMB ? clcone_error_coulomb(p, r, 0, p->n, &q1)
                                                : clcone_error_of(p, &a.o, r, 0, p->n);
     printf("problem:   %s (%d contacts%s)\n", a.positional[0], p->n,
            in.is_world ? ", the scene's contact problem at its state" : "");
     printf("reactions: %s\n", a.positional[1]);
-    printf("model:     %s\n", clcone_model_name(a.o.model));
+    printf("model:     %s (%s)\n", clcone_model_name(a.o.model), note);
+    if (a.o.model == CLCONE_MODEL_PYRAMID)
+        printf("pyramid:   %d facets, %s fit\n", a.o.facets, a.o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
     printf("error:     %.6e (Siconos current measure, ||F||/max(||q||,||r||,||u||))\n", error);
     if (a.o.model == CLCONE_MODEL_COULOMB) printf("err_q1:    %.6e (old measure ||F||/(||q||+1))\n", q1);
-    if (cli_given(&a, "--tol")) printf("tolerance: %.3g (--tol)\n", a.o.tol);
-    else if (info.tol > 0) {
-        a.o.tol = info.tol;
-        printf("tolerance: %.3g (from %s's header: the %s solve's; --tol T sets another)\n", a.o.tol,
-               a.positional[1], info.precision == CLCONE_FLOAT ? "float" : "double");
-    } else printf("tolerance: %.3g (the default; --tol T sets another)\n", a.o.tol);
-    /* the stopping rule's words: over the tolerance is what a solve stopped
-     * at its cap reports, a non-finite error what a diverged one does */
-    status = !isfinite(error) ? CLCONE_DIVERGED : error <= a.o.tol ? CLCONE_CONVERGED : CLCONE_MAXITER;
-    print_last_line(clcone_run_status_name(status), error, 0, cli_now_ms() - t0, p->n);
-    rc = status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+    rc = cli_check_verdict(&a, &info, a.positional[1], error, p->n, t0);
+done:
     clcone_problem_free(&sp);
     clcone_input_free(&in);
     free(r);
@@ -590,8 +658,9 @@ static int cmd_demo_siconos(int argc, char **argv)
     od.tol = ctx && clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-6 : 1e-5;
     describe_backend(ctx, backend, sizeof backend);
     printf("clcone demo: the %d Siconos problems in %s\n", NSHARED_PROBLEMS, dir);
-    printf("reference: NSGS, double, 1 thread, tol %.0e | device: CGS on %s, tol %.0e\n", a.o.tol,
-           ctx ? backend : "(none)", od.tol);
+    /* the solvers' names as run: the reference's default is the library's to choose */
+    printf("reference: %s, double, 1 thread, tol %.0e | device: %s on %s, tol %.0e\n", clcone_solver_name(a.o.solver),
+           a.o.tol, clcone_solver_name(od.solver), ctx ? backend : "(none)", od.tol);
     printf("%-34s %5s | %9s %8s %9s | %9s %8s %9s\n", "file", "n", "ref err", "sweeps", "ref ms", "dev err", "sweeps",
            "dev ms");
     for (int i = 0; i < NSHARED_PROBLEMS; ++i) {
@@ -673,7 +742,8 @@ static int run_command(int argc, char **argv)
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
     if (strcmp(cmd, "mujoco") == 0) return cmd_mujoco(argc - 2, argv + 2);
-    fprintf(stderr, "clcone: unknown command '%s'\n%s", cmd, USAGE_MAIN);
+    fprintf(stderr, "clcone: unknown command '%s'\n", cmd);
+    cli_usage_hint(USAGE_MAIN);
     return EXIT_USAGE;
 }
 

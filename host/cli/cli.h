@@ -28,8 +28,12 @@ typedef struct cli_args {
     clcone_options o;
 } cli_args;
 
-/* Prints "clcone: <fmt with arg>" and the usage; returns EXIT_USAGE. */
+/* Prints "clcone: <fmt with arg>" and the line that says how to get the
+ * usage (cli_usage_hint); returns EXIT_USAGE. */
 int usage_error(const char *usage, const char *fmt, const char *arg);
+/* "Run 'clcone solve --help' for its options.", the command read from
+ * the usage text's first line, on stderr. */
+void cli_usage_hint(const char *usage);
 /* Prints a library error; returns EXIT_USAGE. */
 int lib_error(const clcone_error *e);
 /* Puts "FILE: " in front of a message found after FILE was read (a value
@@ -109,17 +113,29 @@ void cli_mpi_sim_close(void);
 /* host/cli/outputs.c */
 /* One output of a command: the option that names it (for messages), its
  * path (NULL: not given) and whether it names a directory (--vtk DIR, a
- * batch's --out DIR) rather than a file. */
+ * batch's --out DIR) rather than a file; a directory output says which
+ * names it writes in it (writes(name, ctx); NULL: none to check). */
 typedef struct cli_output {
     const char *opt, *path;
     int dir;
+    int (*writes)(const char *name, const void *ctx);
+    const void *ctx;
 } cli_output;
-/* Checks every output before any work: a file's directory must exist (no
- * output creates missing directories); a directory output may be missing
- * when its parent exists (cli_make_dir creates it); a path that cannot be
- * written (a symbolic link loop) is refused; two outputs that resolve to
- * the same file are refused. Returns 0, or EXIT_USAGE after saying why. */
-int cli_check_outputs(const cli_output *outs, int n);
+/* One input of a command: what the command line calls it ("FILE",
+ * "--warm") and its path. */
+typedef struct cli_input {
+    const char *what, *path;
+} cli_input;
+/* Checks every output before any work (before an input is read): a
+ * file's directory must exist (no output creates missing directories); a
+ * directory output may be missing when its parent exists (cli_make_dir
+ * creates it); a path that cannot be written (a symbolic link loop) is
+ * refused; two outputs that resolve to the same file are refused; an
+ * output that is one of the nin inputs ins, or a directory output that
+ * writes a file that is one, by any name (a symbolic or hard link, ./x,
+ * a path through ..), is refused naming both. Returns 0, or EXIT_USAGE
+ * after saying why. */
+int cli_check_outputs(const cli_output *outs, int n, const cli_input *ins, int nin);
 /* Creates the directory output dir when missing (its parent exists after
  * cli_check_outputs); 0, or EXIT_USAGE after saying why not. */
 int cli_make_dir(const char *opt, const char *dir);
@@ -137,10 +153,19 @@ int cmd_export(int argc, char **argv);
 /* Prints usage (and the solver table when it names --solver) and returns
  * 1 when argv asks for --help or -h. */
 int cli_want_help(int argc, char **argv, const char *usage);
-/* Takes every "--name value" out of argv (argc adjusted); returns the
- * last value (an option given twice takes the last, as everywhere) or
- * NULL; *missing when the option is last without a value. */
-const char *cli_take_opt(int *argc, char **argv, const char *name, int *missing);
+/* What cli_take_opt found wrong first: an option without its value
+ * (last on the line) or given twice (opt NULL: nothing). */
+typedef struct cli_opt_fault {
+    const char *opt;
+    int twice;
+} cli_opt_fault;
+/* Takes "--name value" out of argv (argc adjusted); returns the value or
+ * NULL. An option given twice (refused, as everywhere) or last without a
+ * value is recorded in *fault unless it records one already. */
+const char *cli_take_opt(int *argc, char **argv, const char *name, cli_opt_fault *fault);
+/* 0 when fault records nothing, else EXIT_USAGE after naming the option
+ * and what is wrong with it. */
+int cli_opt_fault_error(const char *usage, const cli_opt_fault *fault);
 
 /* host/cli/cli_sim.c */
 int cmd_simulate(int argc, char **argv);
@@ -159,12 +184,34 @@ int cmd_mujoco(int argc, char **argv);
  * EXIT_USAGE after saying which was wrong. */
 int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h);
 /* solve --plot: h[0] the solve's history, h[1] the reference's (used with
- * --compare on a device); prints the file's name. Returns 0 or an exit
- * code after printing why. */
-int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts);
+ * --compare on a device), titled with the file and what ("ccp, apgd, 286
+ * contacts"); prints the file's name. Returns 0 or an exit code after
+ * printing why. */
+int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], const char *what);
 /* simulate --plot: per step (n) iterations, error and solve time. */
 clcone_status cli_plot_steps(const char *path, const char *title, int n, const double *iters, const double *errors,
                              const double *ms, double tol, clcone_error *e);
+
+/* Where `solve` or `check` takes a general-block problem file
+ * (clcone-blocks): solved or measured (host/cli/cli_blocks.c), or
+ * refused (a batch's file). */
+enum cli_blocks_use { CLI_BLOCKS_REFUSE, CLI_BLOCKS_SOLVE, CLI_BLOCKS_CHECK };
+/* Reads the command's input file path (one read, so that a pipe works)
+ * into in; a general-block problem is instead solved or measured as use
+ * says, with a's options (usage for its errors), *handled set and its
+ * exit code returned. 0, or the exit code after saying why. */
+int cli_read_input(cli_args *a, const char *path, const char *usage, enum cli_blocks_use use, clcone_input *in,
+                   int *handled);
+/* check's verdict on reactions of error over n contacts (blocks for a
+ * general-block problem), read from rfile with info: the tolerance line
+ * (--tol, else the recorded one, else the default), then the last line
+ * with the time since t0; the exit code. */
+int cli_check_verdict(cli_args *a, const clcone_reactions_info *info, const char *rfile, double error, int n,
+                      double t0);
+/* --compare's table: the device's and the reference's result (dev, ref)
+ * and their m values (r_dev, r_ref). */
+void cli_print_comparison(const clcone_prob_result *dev, const clcone_prob_result *ref, const double *r_dev,
+                          const double *r_ref, size_t m);
 
 /* Monotonic clock in milliseconds, for the figures the commands print. */
 double cli_now_ms(void);
@@ -178,8 +225,9 @@ int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, 
  * when p is NULL): --compare, --plot and the last line; the exit code. */
 int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
                      const double *r0, const double *r, const clcone_prob_result *it, clcone_history hist[2]);
-/* What a reactions file records of the solve: its tolerance and the
- * backend's precision. */
+/* What a reactions file records of the solve: its model (with the
+ * pyramid's facets and fit), solver and tolerance and the backend's
+ * precision (a->o resolved). */
 clcone_reactions_info cli_reactions_info(const cli_args *a, const clcone_context *ctx);
 /* The result lines of a one-problem solve (n contacts, the local problem
  * p, or NULL for a scene): status, iterations, the error and the

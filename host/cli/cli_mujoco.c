@@ -318,7 +318,8 @@ int cmd_mujoco(int argc, char **argv)
     const char *v, *cmp, *wv, *sv, *pv, *tv;
     char **args;
     worlds_args wa;
-    int missing = 0, steps = -1, rc;
+    cli_opt_fault missing = {NULL, 0};
+    int steps = -1, rc;
     if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
     args = malloc(((size_t)argc + 1) * sizeof *args);
     if (!args) return EXIT_USAGE;
@@ -329,7 +330,7 @@ int cmd_mujoco(int argc, char **argv)
     sv = cli_take_opt(&argc, args, "--seed", &missing);
     pv = cli_take_opt(&argc, args, "--perturb", &missing);
     tv = cli_take_opt(&argc, args, "--threads", &missing);
-    rc = missing ? usage_error(USAGE_MUJOCO, "an option is missing its value%s", "") : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
+    rc = missing.opt ? cli_opt_fault_error(USAGE_MUJOCO, &missing) : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
     if (!v) return usage_error(USAGE_MUJOCO, "mujoco needs --steps K%s", "");

@@ -88,7 +88,7 @@ done:
     return rc;
 }
 
-int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], int contacts)
+int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history h[2], const char *what)
 {
     const clcone_history *hs[2] = {&h[0], &h[1]};
     char dev[300], ref[300], title[600];
@@ -96,8 +96,7 @@ int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_hi
     int rc;
     describe_backend(ctx, dev, sizeof dev);
     describe_backend(NULL, ref, sizeof ref);
-    snprintf(title, sizeof title, "%s: %s, %s, %d contacts", a->positional[0], clcone_model_name(a->o.model),
-             clcone_solver_name(a->o.solver), contacts);
+    snprintf(title, sizeof title, "%s: %s", a->positional[0], what);
     rc = plot_histories(a->plot, title, hs, labels, a->compare && ctx ? 2 : 1, a->o.tol,
                         a->o.model == CLCONE_MODEL_SAP ? "sap's Newton" : clcone_solver_name(a->o.solver));
     if (rc == 0) printf("plot:     %s\n", a->plot);

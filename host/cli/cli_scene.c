@@ -17,8 +17,8 @@ static const char *const USAGE_GEN =
     "      incline one unit box on a plane tilted by T radians (default 0.3)\n"
     "--n is required (but for incline, which takes none); --seed and --spread are\n"
     "pile's, --theta is incline's, and refused elsewhere. Defaults: --mu 0.5,\n"
-    "--seed 1, --dt 0.01, --spread 0.1, --theta 0.3. An option given twice takes\n"
-    "the last value. The file is a clcone scene (docs/formats.md section 9), bodies\n"
+    "--seed 1, --dt 0.01, --spread 0.1, --theta 0.3. An option given twice is\n"
+    "refused. The file is a clcone scene (docs/formats.md section 9), bodies\n"
     "at rest with their contacts.\n";
 
 int cli_want_help(int argc, char **argv, const char *usage)
@@ -32,23 +32,31 @@ int cli_want_help(int argc, char **argv, const char *usage)
     return 0;
 }
 
-const char *cli_take_opt(int *argc, char **argv, const char *name, int *missing)
+const char *cli_take_opt(int *argc, char **argv, const char *name, cli_opt_fault *fault)
 {
     const char *v = NULL;
+    int seen = 0;
     for (int i = 0; i < *argc;) {
         if (strcmp(argv[i], name) != 0) {
             ++i;
             continue;
         }
-        if (i + 1 >= *argc) {
-            *missing = 1;
-            return v;
+        if ((i + 1 >= *argc || ++seen > 1) && !fault->opt) {
+            fault->opt = name;
+            fault->twice = seen > 1;
         }
+        if (i + 1 >= *argc) return v;
         v = argv[i + 1];
         for (int k = i; k + 2 < *argc; ++k) argv[k] = argv[k + 2];
         *argc -= 2;
     }
     return v;
+}
+
+int cli_opt_fault_error(const char *usage, const cli_opt_fault *fault)
+{
+    if (!fault->opt) return 0;
+    return usage_error(usage, fault->twice ? "%s given twice" : "option %s is missing its value", fault->opt);
 }
 
 /* ------------------------------------------------------------------ */
@@ -134,7 +142,8 @@ int cmd_export(int argc, char **argv)
     if (cli_want_help(argc, argv, USAGE_EXPORT)) return 0;
     for (int i = 0; i < argc; ++i) {
         if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--out") == 0) {
-            if (i + 1 >= argc) return usage_error(USAGE_EXPORT, "%s needs a file name", argv[i]);
+            if (i + 1 >= argc) return usage_error(USAGE_EXPORT, "option %s is missing its value", argv[i]);
+            if (out) return usage_error(USAGE_EXPORT, "-o/--out given twice (export writes one file)%s", "");
             out = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
             return usage_error(USAGE_EXPORT, "unknown option '%s'", argv[i]);
@@ -145,6 +154,11 @@ int cmd_export(int argc, char **argv)
         }
     }
     if (!in_path || !out) return usage_error(USAGE_EXPORT, "export needs %s", !in_path ? "a SCENE" : "-o P.dat");
+    {
+        const cli_output outs[] = {{"-o", out, 0, NULL, NULL}};
+        const cli_input ins[] = {{"SCENE", in_path}};
+        if ((rc = cli_check_outputs(outs, 1, ins, 1))) return rc;
+    }
     if (clcone_read_input(in_path, &in, &e)) return lib_error(&e);
     if (!in.is_world) {
         clcone_input_free(&in);
@@ -186,10 +200,13 @@ int cmd_gen(int argc, char **argv)
     clcone_error e;
     const char *name = NULL, *out = NULL;
     int n_given = 0, seed_given = 0, theta_given = 0, spread_given = 0, rc;
+    unsigned seen = 0; /* bit k: opts[k] given */
     if (cli_want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
-    /* an option given twice takes the last value, as everywhere */
     for (int i = 0; i < argc; ++i) {
+        /* gen's options, a bit of seen each (-o is --out) */
+        static const char *const opts[] = {"--out", "--n", "--seed", "--mu", "--theta", "--spread", "--dt"};
+        enum { NOPTS = sizeof opts / sizeof opts[0] };
         const char *opt = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         double d;
         int k;
@@ -198,8 +215,13 @@ int cmd_gen(int argc, char **argv)
             name = opt;
             continue;
         }
-        if (!val) return usage_error(USAGE_GEN, "option %s needs a value", opt);
+        if (!val) return usage_error(USAGE_GEN, "option %s is missing its value", opt);
         ++i;
+        /* an option given twice is refused, as everywhere */
+        for (k = 0; k < NOPTS && strcmp(strcmp(opt, "-o") == 0 ? "--out" : opt, opts[k]) != 0; ++k) continue;
+        if (k < NOPTS && (seen >> k & 1u))
+            return usage_error(USAGE_GEN, k == 0 ? "-o/--out given twice%s" : "%s given twice", k == 0 ? "" : opt);
+        seen |= k < NOPTS ? 1u << k : 0;
         if (strcmp(opt, "-o") == 0 || strcmp(opt, "--out") == 0) out = val;
         else if (strcmp(opt, "--n") == 0) {
             if (!parse_int(val, &k) || k < 1) return usage_error(USAGE_GEN, "--n needs an integer >= 1, got '%s'", val);
@@ -213,7 +235,8 @@ int cmd_gen(int argc, char **argv)
         } else if (strcmp(opt, "--mu") == 0 || strcmp(opt, "--theta") == 0 || strcmp(opt, "--spread") == 0 ||
                    strcmp(opt, "--dt") == 0) {
             if (!parse_double(val, &d)) {
-                fprintf(stderr, "clcone: %s needs a finite number, got '%s'\n%s", opt, val, USAGE_GEN);
+                fprintf(stderr, "clcone: %s needs a finite number, got '%s'\n", opt, val);
+                cli_usage_hint(USAGE_GEN);
                 return EXIT_USAGE;
             }
             if (opt[2] == 'm') p.mu = d;
@@ -235,8 +258,8 @@ int cmd_gen(int argc, char **argv)
         return rc;
     if (!out) return usage_error(USAGE_GEN, "gen needs an output file (-o FILE)%s", "");
     {
-        const cli_output outs[] = {{"-o", out, 0}};
-        if ((rc = cli_check_outputs(outs, 1))) return rc;
+        const cli_output outs[] = {{"-o", out, 0, NULL, NULL}};
+        if ((rc = cli_check_outputs(outs, 1, NULL, 0))) return rc;
     }
     if (clcone_world_generate(name, &p, &w, &e)) return lib_error(&e);
     if (clcone_write_world(out, &w, &e)) {

@@ -40,8 +40,8 @@ static const char *const USAGE_SIMULATE =
     "                 of its region, the solves over the ranks (jacobi or apgd;\n"
     "                 docs/mpi.md); --mpi-rebalance F: cut again when\n"
     "                 the most contacts a rank has exceed the mean by F (0.25)\n"
-    "Outputs are checked before the first step (their directories must exist, no\n"
-    "two may be one file). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
+    "Outputs are checked before the scene is read (their directories must exist,\n"
+    "no two may be one file, none may be the SCENE). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
     "writes the outputs of the finished steps and exits 130.\n"
     "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
     "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
@@ -100,6 +100,16 @@ static void series_free(vtk_series *s)
     for (int i = 0; i < 2 * s->nframes; ++i) free(s->files[i]);
     free(s->files);
     free(s->times);
+}
+
+/* Whether --vtk DIR writes a file of this name: series.pvd or a frame's
+ * bodies_K.vtk or contacts_K.vtk (vtk_frame). */
+static int vtk_writes(const char *name, const void *unused)
+{
+    const char *p = strncmp(name, "bodies_", 7) == 0 ? name + 7 : strncmp(name, "contacts_", 9) == 0 ? name + 9 : NULL;
+    size_t digits = p ? strspn(p, "0123456789") : 0;
+    (void)unused;
+    return strcmp(name, "series.pvd") == 0 || (digits >= 6 && strcmp(p + digits, ".vtk") == 0);
 }
 
 /* Writes frame k into dir (file names relative to dir go in the series). */
@@ -334,7 +344,8 @@ static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outp
 static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps, double *dt)
 {
     const char *v, *vtk_every, *png_size;
-    int missing = 0, rc;
+    cli_opt_fault missing = {NULL, 0};
+    int rc;
     memset(out, 0, sizeof *out);
     out->vtk_every = 1;
     out->png_w = 1200;
@@ -359,7 +370,7 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
                                     : usage_error(USAGE_SIMULATE, "--vtk-every does not apply: %s", "no --vtk DIR")))
         return rc;
     if (png_size && (rc = cli_png_size(USAGE_SIMULATE, out->png, png_size, &out->png_w, &out->png_h))) return rc;
-    if (missing) return usage_error(USAGE_SIMULATE, "an option is missing its value%s", "");
+    if (missing.opt) return cli_opt_fault_error(USAGE_SIMULATE, &missing);
     return 0;
 }
 
@@ -450,9 +461,11 @@ int cmd_simulate(int argc, char **argv)
         return rc;
     out.scene_out = a.out;
     {
-        const cli_output outs[] = {{"--csv", out.csv, 0}, {"--vtk", out.vtk, 1}, {"--png", out.png, 0},
-                                   {"--plot", a.plot, 0}, {"--out", a.out, 0}};
-        if ((rc = cli_check_outputs(outs, (int)(sizeof outs / sizeof outs[0])))) return rc;
+        const cli_output outs[] = {{"--csv", out.csv, 0, NULL, NULL}, {"--vtk", out.vtk, 1, vtk_writes, NULL},
+                                   {"--png", out.png, 0, NULL, NULL}, {"--plot", a.plot, 0, NULL, NULL},
+                                   {"--out", a.out, 0, NULL, NULL}};
+        const cli_input in = {"SCENE", a.positional[0]};
+        if ((rc = cli_check_outputs(outs, (int)(sizeof outs / sizeof outs[0]), &in, 1))) return rc;
     }
     if (clcone_read_world(a.positional[0], &w, &e)) return lib_error(&e);
     if (dt > 0) w.dt = dt;
@@ -503,7 +516,8 @@ typedef struct demo_options {
 static int take_demo_options(int argc, char **args, demo_options *d)
 {
     const char *v;
-    int missing = 0, rc;
+    cli_opt_fault missing = {NULL, 0};
+    int rc;
     if ((v = cli_take_opt(&argc, args, "--n", &missing)) && (!parse_int(v, &d->n) || d->n < 1))
         return usage_error(USAGE_DEMO_PILE, "--n needs an integer >= 1, got '%s'", v);
     if ((v = cli_take_opt(&argc, args, "--steps", &missing)) && (!parse_int(v, &d->steps) || d->steps < 1))
@@ -515,8 +529,8 @@ static int take_demo_options(int argc, char **args, demo_options *d)
         (rc = cli_png_size(USAGE_DEMO_PILE, d->png, v, &d->png_w, &d->png_h)))
         return rc;
     d->device = cli_take_opt(&argc, args, "--device", &missing);
-    if (missing || argc > 0)
-        return usage_error(USAGE_DEMO_PILE, "unexpected or incomplete option '%s'", argc > 0 ? args[0] : "");
+    if (missing.opt) return cli_opt_fault_error(USAGE_DEMO_PILE, &missing);
+    if (argc > 0) return usage_error(USAGE_DEMO_PILE, "unexpected argument or unknown option '%s'", args[0]);
     return 0;
 }
 
@@ -583,8 +597,8 @@ int cmd_demo_pile(int argc, char **argv)
     if (rc) return rc;
     if (strcmp(d.png, "build/demo-pile.png") == 0) (void)mkdir("build", 0777);
     {
-        const cli_output outs[] = {{"--png", d.png, 0}};
-        if ((rc = cli_check_outputs(outs, 1))) return rc;
+        const cli_output outs[] = {{"--png", d.png, 0, NULL, NULL}};
+        if ((rc = cli_check_outputs(outs, 1, NULL, 0))) return rc;
     }
 
     clcone_gen_params_default(&gp);

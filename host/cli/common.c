@@ -13,11 +13,28 @@
 #include <time.h>
 #include <unistd.h>
 
+void cli_usage_hint(const char *usage)
+{
+    const char *p = strncmp(usage, "usage: clcone ", 14) == 0 ? usage + 14 : "", *q = p, *end = p;
+    /* the command: the usage's words before its first argument (FILE,
+     * [--n N], <command>), as "demo --siconos" */
+    for (;;) {
+        size_t n = strspn(q, "abcdefghijklmnopqrstuvwxyz-");
+        if (n == 0 || (q[n] != ' ' && q[n] != '\n' && q[n] != 0)) break;
+        end = q + n;
+        if (q[n] != ' ') break;
+        q += n + 1;
+    }
+    if (end == p) fprintf(stderr, "Run 'clcone help' for the commands.\n");
+    else fprintf(stderr, "Run 'clcone %.*s --help' for its options.\n", (int)(end - p), p);
+}
+
 int usage_error(const char *usage, const char *fmt, const char *arg)
 {
     fprintf(stderr, "clcone: ");
     fprintf(stderr, fmt, arg);
-    fprintf(stderr, "\n%s", usage);
+    fprintf(stderr, "\n");
+    cli_usage_hint(usage);
     return EXIT_USAGE;
 }
 
@@ -83,8 +100,9 @@ int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, co
 {
     for (; *opts; ++opts)
         if (cli_given(a, *opts)) {
-            fprintf(stderr, "clcone: %s does not apply: %s\n%s", *opts, why, usage);
-            return EXIT_USAGE;
+            char msg[400];
+            snprintf(msg, sizeof msg, "%s does not apply: %s", *opts, why);
+            return usage_error(usage, "%s", msg);
         }
     return 0;
 }
@@ -104,7 +122,9 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             return -1;
         }
         if (strcmp(opt, "--compare") == 0 || strcmp(opt, "--progress") == 0) {
-            *(opt[3] == 'o' ? &a->compare : &a->progress) = 1;
+            int *flag = opt[3] == 'o' ? &a->compare : &a->progress;
+            if (*flag) return usage_error(usage, "%s given twice", opt);
+            *flag = 1;
             continue;
         }
         if (strcmp(opt, "--mpi") == 0) {
@@ -112,6 +132,7 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
 #ifdef CLCONE_MPI
             if (!strstr(usage, "--mpi"))
                 return usage_error(usage, "%s: only solve and simulate run over MPI ranks", opt);
+            if (a->mpi) return usage_error(usage, "%s given twice", opt);
             a->mpi = 1;
             continue;
 #else
@@ -119,7 +140,7 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
                                opt);
 #endif
         }
-        if (strcmp(opt, "-o") == 0) opt = "--out"; /* as gen takes it */
+        if (strcmp(opt, "-o") == 0) opt = "--out"; /* as gen takes it; twice with --out is twice */
         if (opt[0] != '-' || opt[1] == 0) {
             if (a->npos >= maxpos)
                 return usage_error(usage, maxpos > 2 ? "too many files from '%s' on (at most " CLI_MAX_FILES_TEXT ")"
@@ -128,7 +149,10 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             continue;
         }
         if ((k = value_opt_index(opt)) < 0) return usage_error(usage, "unknown option '%s'", opt);
-        if (!val) return usage_error(usage, "option %s needs a value", opt);
+        if (!val) return usage_error(usage, "option %s is missing its value", argv[i]);
+        /* a second value is refused rather than one silently dropped */
+        if (a->given >> k & 1u) return usage_error(usage, strcmp(opt, "--out") == 0 ? "%s given twice (-o is --out)"
+                                                                                    : "%s given twice", opt);
         a->given |= 1u << k;
         ++i;
         if (strcmp(opt, "--model") == 0) {

@@ -4,6 +4,7 @@
 #include <clcone/clcone.h>
 #include "cli/cli.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,17 +84,65 @@ static int output_key(const cli_output *o, char *key, size_t len)
     return 0;
 }
 
-int cli_check_outputs(const cli_output *outs, int n)
+/* The inputs' files (ok[i] when input i is a regular file, through its
+ * links: only those can be overwritten). */
+typedef struct input_files {
+    const cli_input *ins;
+    int n;
+    struct stat *st;
+    int *ok;
+} input_files;
+
+/* The input that path would overwrite (a regular file that is one of
+ * them, by any name or link): its index, or -1. */
+static int input_at(const input_files *in, const char *path)
 {
-    char (*keys)[KEY_LEN] = calloc((size_t)n + 1, sizeof *keys);
-    int rc = 0;
-    if (!keys) {
-        fprintf(stderr, "clcone: out of memory\n");
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    for (int i = 0; i < in->n; ++i)
+        if (in->ok[i] && in->st[i].st_dev == st.st_dev && in->st[i].st_ino == st.st_ino) return i;
+    return -1;
+}
+
+/* Refuses output o when it, or a file it writes in its directory, is an
+ * input; 0, or EXIT_USAGE after naming both. */
+static int check_not_input(const cli_output *o, const input_files *in)
+{
+    char path[KEY_LEN];
+    struct dirent *de;
+    DIR *d;
+    int i = input_at(in, o->path), rc = 0;
+    if (i >= 0) {
+        fprintf(stderr, "clcone: %s %s would overwrite the input %s %s (the same file): no output may name an input\n",
+                o->opt, o->path, in->ins[i].what, in->ins[i].path);
         return EXIT_USAGE;
     }
+    if (!o->dir || !o->writes || !(d = opendir(o->path))) return 0;
+    while (!rc && (de = readdir(d)))
+        if (o->writes(de->d_name, o->ctx) && snprintf(path, sizeof path, "%s/%s", o->path, de->d_name) < KEY_LEN
+            && (i = input_at(in, path)) >= 0) {
+            fprintf(stderr, "clcone: %s %s would overwrite the input %s %s (the same file as %s, which it writes): "
+                    "no output may name an input\n", o->opt, o->path, in->ins[i].what, in->ins[i].path, path);
+            rc = EXIT_USAGE;
+        }
+    closedir(d);
+    return rc;
+}
+
+int cli_check_outputs(const cli_output *outs, int n, const cli_input *ins, int nin)
+{
+    char (*keys)[KEY_LEN] = calloc((size_t)n + 1, sizeof *keys);
+    input_files in = {ins, nin, calloc((size_t)nin + 1, sizeof *in.st), calloc((size_t)nin + 1, sizeof *in.ok)};
+    int rc = 0;
+    if (!keys || !in.st || !in.ok) {
+        fprintf(stderr, "clcone: out of memory\n");
+        rc = EXIT_USAGE;
+    }
+    for (int i = 0; i < nin && !rc; ++i)
+        in.ok[i] = ins[i].path && stat(ins[i].path, &in.st[i]) == 0 && S_ISREG(in.st[i].st_mode);
     for (int i = 0; i < n && !rc; ++i) {
         if (!outs[i].path) continue;
-        if ((rc = output_key(&outs[i], keys[i], sizeof keys[i]))) break;
+        if ((rc = output_key(&outs[i], keys[i], sizeof keys[i])) || (rc = check_not_input(&outs[i], &in))) break;
         for (int j = 0; j < i; ++j)
             if (outs[j].path && keys[i][0] && strcmp(keys[i], keys[j]) == 0) {
                 fprintf(stderr, "clcone: %s %s and %s %s are the same file: one output would overwrite the other\n",
@@ -103,6 +152,8 @@ int cli_check_outputs(const cli_output *outs, int n)
             }
     }
     free(keys);
+    free(in.st);
+    free(in.ok);
     return rc;
 }
 

@@ -25,16 +25,47 @@ int cli_compare_with_reference(const clcone_problem *p, const clcone_scene *sc, 
         free(r);
         return lib_error(&e);
     }
-    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
-    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
-    printf("          %-10s %12.3e %10d %12.2f\n", "reference", res.items[0].error, res.items[0].iters,
-           res.items[0].time_ms);
-    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n",
-           cli_max_abs_diff(r_dev, r, m), cli_max_abs(r, m));
-    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? res.items[0].time_ms / dev->time_ms : 0.0);
+    cli_print_comparison(dev, &res.items[0], r_dev, r, m);
     clcone_result_free(&res);
     free(r);
     return 0;
+}
+
+void cli_print_comparison(const clcone_prob_result *dev, const clcone_prob_result *ref, const double *r_dev,
+                          const double *r_ref, size_t m)
+{
+    printf("compare:  %-10s %12s %10s %12s\n", "backend", "error", "iters", "time_ms");
+    printf("          %-10s %12.3e %10d %12.2f\n", "device", dev->error, dev->iters, dev->time_ms);
+    printf("          %-10s %12.3e %10d %12.2f\n", "reference", ref->error, ref->iters, ref->time_ms);
+    printf("max |r_device - r_reference| = %.3e (max |r_reference| = %.3e)\n", cli_max_abs_diff(r_dev, r_ref, m),
+           cli_max_abs(r_ref, m));
+    printf("speed ratio reference/device = %.3f\n", dev->time_ms > 0 ? ref->time_ms / dev->time_ms : 0.0);
+}
+
+int cli_check_verdict(cli_args *a, const clcone_reactions_info *info, const char *rfile, double error, int n,
+                      double t0)
+{
+    clcone_run_status status;
+    if (cli_given(a, "--tol")) printf("tolerance: %.3g (--tol)\n", a->o.tol);
+    else if (info->tol > 0) {
+        a->o.tol = info->tol;
+        printf("tolerance: %.3g (from %s's header: the %s solve's; --tol T sets another)\n", a->o.tol, rfile,
+               info->precision == CLCONE_FLOAT ? "float" : "double");
+    } else printf("tolerance: %.3g (the default; --tol T sets another)\n", a->o.tol);
+    /* the stopping rule's words: over the tolerance is what a solve stopped
+     * at its cap reports, a non-finite error what a diverged one does */
+    status = !isfinite(error) ? CLCONE_DIVERGED : error <= a->o.tol ? CLCONE_CONVERGED : CLCONE_MAXITER;
+    print_last_line(clcone_run_status_name(status), error, 0, cli_now_ms() - t0, n);
+    return status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
+}
+
+/* solve --plot of a local problem or a scene of n contacts. */
+static int plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_history hist[2], int n)
+{
+    char what[200];
+    snprintf(what, sizeof what, "%s, %s, %d contacts", clcone_model_name(a->o.model), clcone_solver_name(a->o.solver),
+             n);
+    return cli_plot_solve(a, ctx, hist, what);
 }
 
 int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_problem *p, const clcone_scene *sc,
@@ -42,7 +73,7 @@ int cli_finish_solve(const cli_args *a, const clcone_context *ctx, const clcone_
 {
     int n = p ? p->n : sc->ncontacts, rc;
     if ((a->compare && ctx && (rc = cli_compare_with_reference(p, sc, a, r0, r, it, a->plot ? &hist[1] : NULL)))
-        || (a->plot && (rc = cli_plot_solve(a, ctx, hist, n))))
+        || (a->plot && (rc = plot_solve(a, ctx, hist, n))))
         return rc;
     print_last_line(clcone_run_status_name(it->status), it->error, it->iters, it->time_ms, n);
     return it->status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
@@ -59,7 +90,16 @@ void cli_solve_release(clcone_history hist[2], clcone_context *ctx, double *r, d
 
 clcone_reactions_info cli_reactions_info(const cli_args *a, const clcone_context *ctx)
 {
-    clcone_reactions_info info = {a->o.tol, ctx ? clcone_context_precision(ctx) : CLCONE_DOUBLE};
+    clcone_reactions_info info;
+    memset(&info, 0, sizeof info);
+    info.tol = a->o.tol;
+    info.precision = ctx ? clcone_context_precision(ctx) : CLCONE_DOUBLE;
+    snprintf(info.model, sizeof info.model, "%s", clcone_model_name(a->o.model));
+    snprintf(info.solver, sizeof info.solver, "%s", clcone_solver_name(a->o.solver));
+    if (a->o.model == CLCONE_MODEL_PYRAMID) {
+        info.facets = a->o.facets;
+        snprintf(info.fit, sizeof info.fit, "%s", a->o.fit == CLCONE_FIT_INNER ? "inner" : "outer");
+    }
     return info;
 }
 

@@ -116,5 +116,14 @@ clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_
  * (n >= 0, r of 3n; r untouched on failure). */
 clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
                                      clcone_error *err);
+/* A general-block problem's forces (core/blocks.h, m rows) as a file of
+ * its own kind beside reactions files: "# clcone forces: M rows" and the
+ * record of the solve (clcone_write_reactions_info's words), then one
+ * number a line, %.17g, written atomically; read as reactions are (f
+ * untouched on failure, info from the header, NULL: not wanted). */
+clcone_status clcone_write_forces_info(const char *path, int m, const double *f, const clcone_reactions_info *info,
+                                       clcone_error *err);
+clcone_status clcone_read_forces_info(const char *path, int m, double *f, clcone_reactions_info *info,
+                                      clcone_error *err);
 
 #endif

@@ -198,8 +198,9 @@ static clcone_status write_with(const char *path, int replace, clcone_writer_fn 
     if (s) return s;
     ok = fn(o->f, ctx) == 0;
     if (!ok) {
+        int saved = errno; /* the writer's; closing sets errno afresh */
         clcone_out_close(o, 0, NULL);
-        return clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", path, errno ? strerror(errno) : "I/O error");
+        return clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", path, saved ? strerror(saved) : "I/O error");
     }
     return clcone_out_close(o, 1, err);
 }

@@ -6,35 +6,57 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
-                                     clcone_error *err)
+/* count numbers of buf into r, per a line as the file's kind names them
+ * (3: a contact's r_n r_t1 r_t2; 1: a row's force f); r untouched on
+ * failure (often a warm start). */
+static clcone_status parse_numbers(const char *name, const char *buf, size_t len, int count, int per, double *r,
+                                   clcone_error *err)
 {
     static const char *const comp[3] = {"r_n", "r_t1", "r_t2"};
     clcone_tok t;
     double *tmp;
     int i;
     clcone_status s = CLCONE_OK;
-    /* Read into a scratch copy so that a bad file leaves r (often a warm
-     * start) untouched. */
-    tmp = clcone_calloc(3 * (size_t)n, sizeof *tmp, err, "reactions");
+    tmp = clcone_calloc((size_t)count + 1, sizeof *tmp, err, per == 3 ? "reactions" : "forces");
     if (!tmp) return CLCONE_ENOMEM;
     clcone_tok_init(&t, name, buf, len, 1);
-    for (i = 0; i < 3 * n && s == CLCONE_OK; ++i)
-        s = clcone_tok_real(&t, &tmp[i], err,
-                            "%s of contact %d (the file must hold exactly %d numbers, "
-                            "3 per contact)", comp[i % 3], i / 3, 3 * n);
+    for (i = 0; i < count && s == CLCONE_OK; ++i)
+        s = per == 3 ? clcone_tok_real(&t, &tmp[i], err,
+                                       "%s of contact %d (the file must hold exactly %d numbers, "
+                                       "3 per contact)", comp[i % 3], i / 3, count)
+                     : clcone_tok_real(&t, &tmp[i], err,
+                                       "f of row %d (the file must hold exactly %d numbers, one per row)", i, count);
     if (s == CLCONE_OK && clcone_tok_next(&t))
-        s = clcone_tok_reject(&t, err,
-                              "the end of the file after %d numbers (3 per contact, "
-                              "%d contacts)", 3 * n, n);
-    if (s == CLCONE_OK && n > 0) memcpy(r, tmp, 3 * (size_t)n * sizeof *r);
+        s = per == 3 ? clcone_tok_reject(&t, err, "the end of the file after %d numbers (3 per contact, "
+                                                  "%d contacts)", count, count / 3)
+                     : clcone_tok_reject(&t, err, "the end of the file after %d numbers (one per row)", count);
+    if (s == CLCONE_OK && count > 0) memcpy(r, tmp, (size_t)count * sizeof *r);
     free(tmp);
     return s;
 }
 
-/* The first line of every reactions file clcone writes; what follows it
- * on that line records the solve (write_reactions). */
-static const char HEADER[] = "# clcone reactions:";
+clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
+                                     clcone_error *err)
+{
+    return parse_numbers(name, buf, len, 3 * n, 3, r, err);
+}
+
+/* The first line of every reactions (forces) file clcone writes; what
+ * follows it on that line records the solve (write_reactions). */
+static const char HEADER[] = "# clcone reactions:", FORCES_HEADER[] = "# clcone forces:";
+
+/* The value of " key=" in line, a word of letters and digits, into out
+ * (len bytes); "" when absent or not such a word. */
+static void header_word(const char *line, const char *key, char *out, size_t len)
+{
+    const char *v = strstr(line, key);
+    size_t n = v ? strspn(v += strlen(key), "abcdefghijklmnopqrstuvwxyz0123456789") : 0;
+    out[0] = 0;
+    if (n > 0 && n < len && (v[n] == 0 || v[n] == ' ')) {
+        memcpy(out, v, n);
+        out[n] = 0;
+    }
+}
 
 /* info from the header line of buf (the first line), when it is ours and
  * records a tolerance; the rest of the file is the parser's to judge. */
@@ -43,9 +65,11 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
     const char *eol = memchr(buf, '\n', len), *tol, *prec;
     size_t n = eol ? (size_t)(eol - buf) : len;
     char line[256], num[64];
-    info->tol = 0;
+    memset(info, 0, sizeof *info);
     info->precision = CLCONE_DOUBLE;
-    if (n >= sizeof line || strncmp(buf, HEADER, sizeof HEADER - 1) != 0) return;
+    if (n >= sizeof line
+        || (strncmp(buf, HEADER, sizeof HEADER - 1) != 0 && strncmp(buf, FORCES_HEADER, sizeof FORCES_HEADER - 1) != 0))
+        return;
     memcpy(line, buf, n);
     line[n] = 0;
     if (!(tol = strstr(line, " tol=")) || sscanf(tol + 5, "%63s", num) != 1 || !clcone_parse_real(num, &info->tol)
@@ -54,6 +78,26 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
         return;
     }
     if ((prec = strstr(line, " precision=")) && strncmp(prec + 11, "float", 5) == 0) info->precision = CLCONE_FLOAT;
+    header_word(line, " model=", info->model, sizeof info->model);
+    header_word(line, " solver=", info->solver, sizeof info->solver);
+    header_word(line, " fit=", info->fit, sizeof info->fit);
+    header_word(line, " facets=", num, sizeof num);
+    if (num[0] && (sscanf(num, "%d", &info->facets) != 1 || info->facets < 3)) info->facets = 0;
+}
+
+/* A file of count numbers, per a line (3: reactions, 1: forces), and
+ * info from its header (info NULL: not wanted). */
+static clcone_status read_numbers(const char *path, int count, int per, double *r, clcone_reactions_info *info,
+                                  clcone_error *err)
+{
+    char *buf;
+    size_t len;
+    clcone_status s;
+    if ((s = clcone_load_file(path, &buf, &len, err))) return s;
+    s = parse_numbers(path, buf, len, count, per, r, err);
+    if (!s && info) parse_header(buf, len, info);
+    free(buf);
+    return s;
 }
 
 clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clcone_reactions_info *info,
@@ -61,17 +105,18 @@ clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clc
 {
     CLCONE_REQUIRE(err, path);
     if (n > 0) CLCONE_REQUIRE(err, r);
-    char *buf;
-    size_t len;
-    clcone_status s;
     if (!path || n < 0 || (n > 0 && !r))
         return clcone_fail(err, CLCONE_EINVAL,
                            "clcone_read_reactions: invalid arguments (n = %d)", n);
-    if ((s = clcone_load_file(path, &buf, &len, err))) return s;
-    s = clcone_parse_reactions(path, buf, len, n, r, err);
-    if (!s && info) parse_header(buf, len, info);
-    free(buf);
-    return s;
+    return read_numbers(path, 3 * n, 3, r, info, err);
+}
+
+clcone_status clcone_read_forces_info(const char *path, int m, double *f, clcone_reactions_info *info,
+                                      clcone_error *err)
+{
+    if (!path || m < 0 || (m > 0 && !f))
+        return clcone_fail(err, CLCONE_EINVAL, "clcone_read_forces: invalid arguments (m = %d)", m);
+    return read_numbers(path, m, 1, f, info, err);
 }
 
 clcone_status clcone_read_reactions(const char *path, int n, double *r,
@@ -81,24 +126,50 @@ clcone_status clcone_read_reactions(const char *path, int n, double *r,
 }
 
 typedef struct reactions {
-    int n;
+    int count, per; /* numbers, and a line's: 3 a contact's reactions, 1 a row's force */
     const double *r;
     const clcone_reactions_info *info;
 } reactions;
+
+/* Whether s (of size len) is a word header_word reads back. */
+static int word_ok(const char *s, size_t len)
+{
+    const char *end = memchr(s, 0, len);
+    size_t n = end ? (size_t)(end - s) : len;
+    return n > 0 && n < len && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
 
 static int write_reactions(void *file, const void *ctx)
 {
     FILE *f = file;
     const reactions *x = ctx;
-    int c;
-    fprintf(f, "%s %d contacts, r_n r_t1 r_t2 per contact", HEADER, x->n);
-    if (x->info && x->info->tol > 0)
-        fprintf(f, "; solved to tol=%.17g precision=%s", x->info->tol,
-                x->info->precision == CLCONE_FLOAT ? "float" : "double");
+    if (x->per == 3) fprintf(f, "%s %d contacts, r_n r_t1 r_t2 per contact", HEADER, x->count / 3);
+    else fprintf(f, "%s %d rows, f per row", FORCES_HEADER, x->count);
+    if (x->info && x->info->tol > 0) {
+        const clcone_reactions_info *in = x->info;
+        fprintf(f, "; solved to tol=%.17g precision=%s", in->tol, in->precision == CLCONE_FLOAT ? "float" : "double");
+        /* the words the reader takes (header_word); a word that is not one is left out */
+        if (word_ok(in->model, sizeof in->model)) fprintf(f, " model=%s", in->model);
+        if (in->facets >= 3) fprintf(f, " facets=%d", in->facets);
+        if (word_ok(in->fit, sizeof in->fit)) fprintf(f, " fit=%s", in->fit);
+        if (word_ok(in->solver, sizeof in->solver)) fprintf(f, " solver=%s", in->solver);
+    }
     fprintf(f, "\n");
-    for (c = 0; c < x->n; ++c)
-        fprintf(f, "%.17g %.17g %.17g\n", x->r[3 * c], x->r[3 * c + 1], x->r[3 * c + 2]);
+    for (int i = 0; i < x->count; i += x->per)
+        if (x->per == 3) fprintf(f, "%.17g %.17g %.17g\n", x->r[i], x->r[i + 1], x->r[i + 2]);
+        else fprintf(f, "%.17g\n", x->r[i]);
     return ferror(f) ? -1 : 0;
+}
+
+/* count numbers of r, per a line, written atomically with info's header. */
+static clcone_status write_numbers(const char *path, int count, int per, const double *r,
+                                   const clcone_reactions_info *info, clcone_error *err)
+{
+    reactions x = {count, per, r, info};
+    /* A non-finite value would be written but could never be read back. */
+    for (int i = 0; i < count; ++i)
+        if (!isfinite(r[i])) return clcone_fail(err, CLCONE_EINVAL, "%s: r[%d] = %g is not finite", path, i, r[i]);
+    return clcone_write_atomic(path, write_reactions, &x, err);
 }
 
 clcone_status clcone_write_reactions(const char *path, int n,
@@ -112,18 +183,16 @@ clcone_status clcone_write_reactions_info(const char *path, int n, const double 
 {
     CLCONE_REQUIRE(err, path);
     if (n > 0) CLCONE_REQUIRE(err, r);
-    reactions x;
-    int i;
     if (!path || n < 0 || (n > 0 && !r))
         return clcone_fail(err, CLCONE_EINVAL,
                            "clcone_write_reactions: invalid arguments (n = %d)", n);
-    /* A non-finite value would be written but could never be read back. */
-    for (i = 0; i < 3 * n; ++i)
-        if (!isfinite(r[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "%s: r[%d] = %g is not finite", path,
-                               i, r[i]);
-    x.n = n;
-    x.r = r;
-    x.info = info;
-    return clcone_write_atomic(path, write_reactions, &x, err);
+    return write_numbers(path, 3 * n, 3, r, info, err);
+}
+
+clcone_status clcone_write_forces_info(const char *path, int m, const double *f, const clcone_reactions_info *info,
+                                       clcone_error *err)
+{
+    if (!path || m < 0 || (m > 0 && !f))
+        return clcone_fail(err, CLCONE_EINVAL, "clcone_write_forces: invalid arguments (m = %d)", m);
+    return write_numbers(path, m, 1, f, info, err);
 }

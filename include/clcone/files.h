@@ -27,12 +27,19 @@ CLCONE_API clcone_status clcone_read_reactions(const char *path, int n, double *
 CLCONE_API clcone_status clcone_write_reactions(const char *path, int n,
                                      const double *r, clcone_error *err);
 /* The solve that made a reactions file, recorded in its first comment
- * line ("# clcone reactions: ... tol=1e-05 precision=float"), so that a
- * check measures the reactions against the tolerance they were solved
- * to. tol 0: none recorded (then precision is CLCONE_DOUBLE). */
+ * line ("# clcone reactions: ... tol=1e-05 precision=float model=ccp
+ * solver=apgd"), so that a check measures the reactions under the law
+ * and against the tolerance they were solved to; a comment, so any
+ * reader of the numbers reads them as before. tol 0: none recorded (then
+ * precision is CLCONE_DOUBLE). model and solver as clcone_model_name and
+ * clcone_solver_name spell them, "" when not recorded (older files);
+ * for the pyramid its facets and fit ("outer" or "inner"; 0 and "": not
+ * recorded). Written only with a tolerance. */
 typedef struct clcone_reactions_info {
     double tol;
     clcone_precision precision;
+    char model[16], solver[16], fit[8];
+    int facets;
 } clcone_reactions_info;
 /* As clcone_write_reactions, the header recording info (NULL: none). */
 CLCONE_API clcone_status clcone_write_reactions_info(const char *path, int n, const double *r,

@@ -290,6 +290,17 @@ EXPECT_RC=2 fails "bad-scene-names-it" "$tmp/bad.scene" \
 EXPECT_RC=2 fails "check-refuses-mpi" "only solve and simulate run over MPI ranks" \
     "${mpirun[@]}" -np 2 "$mpicli" check --mpi "${shared[0]}" "$tmp/x.r"
 EXPECT_RC=2 fails "plain-clcone-refuses-mpi" "built without MPI" "$cli" solve --mpi "${shared[0]}"
+# no output may name an input (rank 0 refuses before the others are told
+# of any work): a batch's --out DIR holding, under a name it writes, a
+# link to an input, and simulate's CSV over its scene; both left whole
+mkdir -p "$tmp/over" && cp "${shared[0]}" "$tmp/in.dat" && ln -sf ../in.dat "$tmp/over/in.dat.r"
+cp "$tmp/g1.scene" "$tmp/keep.scene"
+EXPECT_RC=2 fails "batch-out-over-an-input" "would overwrite the input FILE $tmp/in.dat" \
+    "${mpirun[@]}" -np 2 "$mpicli" solve --mpi "$tmp/in.dat" --out "$tmp/over"
+EXPECT_RC=2 fails "simulate-csv-over-its-scene" "would overwrite the input SCENE $tmp/g1.scene" \
+    "${mpirun[@]}" -np 2 "$mpicli" simulate --mpi "$tmp/g1.scene" --steps 1 --csv "$tmp/./g1.scene"
+if cmp -s "${shared[0]}" "$tmp/in.dat" && cmp -s "$tmp/keep.scene" "$tmp/g1.scene"; then ok "inputs-left-whole"
+else bad "inputs-left-whole"; fi
 
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
