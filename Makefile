@@ -92,8 +92,8 @@ ifneq ($(MUJOCO_FOUND),)
 MJ_OBJ  := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(MJ_SRC))
 MJ_CFLAGS := -DCLCONE_MUJOCO '-DCLCONE_MUJOCO_FROM="$(MUJOCO_FROM)"' $(MUJOCO_INC)
 MJ_LIBS := $(MUJOCO_LIBS)
-else
-MJ_CFLAGS := '-DCLCONE_MUJOCO_MIN="$(MUJOCO_MIN_NAME)"' $(if $(MUJOCO_SKIPPED),'-DCLCONE_MUJOCO_SKIPPED="$(MUJOCO_SKIPPED)"')
+else ifneq ($(MUJOCO_SKIPPED),)
+MJ_CFLAGS := '-DCLCONE_MUJOCO_SKIPPED="$(MUJOCO_SKIPPED)"'
 endif
 
 # One folder per layer, lowest first (docs/architecture.md); cli/ is the
@@ -212,6 +212,9 @@ $(BUILD)/install/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a FORCE
 MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o $(BUILD)/tobj/test_mujoco_worlds.o \
             $(BUILD)/tobj/test_mujoco_traj.o
 $(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
+# the oldest MuJoCo the adapter takes, for the message of a CLI without it
+$(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/obj-mpi/cli/cli_mujoco.o: private ALL_CFLAGS += \
+  '-DCLCONE_MUJOCO_MIN="$(MUJOCO_MIN_NAME)"'
 $(MJ_USERS): $(MJ_STAMP)
 MJ_SKIP_MSG = clcone: building without the MuJoCo adapter: $(MUJOCO_SKIPPED), the oldest it compiles against \
   (`make mujoco` installs $(MUJOCO_PIP) from PyPI into $(MUJOCO_VENV))
@@ -309,12 +312,15 @@ test: check-deps $(MUJOCO_STAMP)
 	else echo "clcone: Open MPI not installed, MPI suite skipped (make mpi-test installs it and runs it)"; fi
 
 # The example is built with the sanitizers too: an instrumented library
-# needs the ASan runtime loaded first, by the program.
+# needs the ASan runtime loaded first, by the program. EXTRA_CFLAGS and
+# EXTRA_LDFLAGS reach the suites' own makes (the install suite's `make
+# install` builds the MPI part where Open MPI is installed) through the
+# environment, so what they build links with the instrumented library.
 SANITIZE_FLAGS := -fsanitize=address,undefined
 SAN_BUILD ?= build/sanitize
+SAN_CFLAGS := $(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 sanitize: check-deps
-	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-	  EXTRA_CFLAGS="$(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) EXTRA_CFLAGS="$(SAN_CFLAGS)" \
 	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged
 	@# files (tests/fuzz/regress/) and fails the read when refused, as the
@@ -331,7 +337,7 @@ sanitize: check-deps
 	@# device:leak_check_survives_dtls_at_page_offset_16.
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
-	  $(SAN_BUILD)/tests
+	  EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests
 
 # Valgrind runs the suites that never open an OpenCL device: under
 # memcheck every POCL kernel build (LLVM) and worker thread runs

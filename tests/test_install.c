@@ -13,6 +13,14 @@ static const char *env_or(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 
+/* Removes a test's temporary folder. */
+static void remove_tree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(install_then_build_example_with_pkg_config)
 {
     static char out[1 << 16];
@@ -63,8 +71,7 @@ START_TEST(install_then_build_example_with_pkg_config)
         ck_assert_msg(conv == 4, "%s", out);
     }
 
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -86,8 +93,7 @@ START_TEST(public_headers_alone_c99_pedantic_beside_user_headers)
              root, dir, dir, dir, root, dir);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
     ck_assert_msg(strstr(out, " headers") && atoi(out) >= 11, "%s", out);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -114,8 +120,7 @@ START_TEST(installed_prefix_runs_without_the_build_tree)
                       && strstr(out, "installed clcone solve: status=converged") && strstr(out, "installed clcone mujoco")
                       && strstr(out, "README.md's example ran: clcone " CLCONE_VERSION),
                   "%s", out);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -138,7 +143,8 @@ START_TEST(old_mujoco_left_out_of_the_build)
     ck_assert_int_eq(test_sh(cmd, out, sizeof out, NULL, 0), 0);
     /* -O0: the build is what is tested, not the code it makes */
     snprintf(cmd, sizeof cmd,
-             "MAKEFLAGS= make -C '%s' BUILD=%s/build CFLAGS=-O0 MUJOCO_SYSTEM_H=%s/include/mujoco/mujoco.h"
+             "MAKEFLAGS= make -C '%s' BUILD=%s/build CFLAGS=-O0 EXTRA_CFLAGS= EXTRA_LDFLAGS="
+             " MUJOCO_SYSTEM_H=%s/include/mujoco/mujoco.h"
              " %s/build/clcone %s/build/tests",
              root, dir, dir, dir, dir);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
@@ -155,8 +161,7 @@ START_TEST(old_mujoco_left_out_of_the_build)
     snprintf(cmd, sizeof cmd, "cd '%s' && CLCONE_CLI=%s/build/clcone %s/build/tests mujoco mujoco_traj mujoco_worlds",
              root, dir, dir);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 END_TEST
 
