@@ -526,8 +526,8 @@ oclgrind: check-deps $(MUJOCO_STAMP)
 # Fuzzing (tests/fuzz/): a libFuzzer harness per reader (.dat, HDF5,
 # scene, reactions), built with clang under ASan+UBSan by `make fuzz`;
 # `make fuzz-run` runs each for FUZZ_SECONDS on a seed corpus from the
-# Siconos problems (tests/data/problems) and generated scenes and fails on any crash, leak or
-# sanitizer report. clang and its libFuzzer runtime (libclang-rt-V-dev,
+# Siconos problems (tests/data/problems) and generated scenes and fails
+# on any crash, leak or sanitizer report. clang and its libFuzzer runtime (libclang-rt-V-dev,
 # V its major version) are installed by fuzz-deps, for these targets only.
 FUZZ_NAMES := dat hdf5 scene reactions
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
