@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # An install as a user keeps it after `make clean`: the installed files
-# refer to nothing of the build tree or the clone (no RPATH/RUNPATH, no
-# string, no pkg-config path into them), and with BUILD moved aside the
+# refer to nothing of the build tree or the clone (an RPATH/RUNPATH only
+# relative to the file, $ORIGIN; no string, no pkg-config path into
+# them), and with BUILD moved aside the
 # installed clcone (--version, solve, mujoco), clcone-mpi where installed,
 # and README.md's C example built with README.md's own pkg-config line
 # against PREFIX all run. BUILD is moved back on every exit (a trap; the
@@ -13,20 +14,29 @@
 # clcone` builds it from example.c (that line alone is run, as written;
 # CLCONE_EXAMPLE_FLAGS, the sanitizers of `make sanitize`, go after `cc`).
 #
-#   usage: tests/install-check.sh PREFIX BUILD   (run from the repository root)
+#   usage: tests/install-check.sh PREFIX BUILD   (run from the repository
+#   root; PREFIX outside the clone)
 # Exit 0 when every check passed; each failure prints a line FAIL: ...
 set -uo pipefail
 prefix=$(cd "$1" && pwd -P) || exit 2
 build=$(cd "$2" && pwd -P) || exit 2
 root=$(pwd -P)
 [ -f "$root/README.md" ] || { echo "FAIL: run from the repository root"; exit 2; }
+case $prefix/ in "$root"/*) echo "FAIL: the prefix $prefix is inside the clone"; exit 2 ;; esac
 status=0
 fail() { echo "FAIL: $*"; status=1; }
 work=$(mktemp -d)
 away=$build.away-$$
 restore() {
-    if [ -d "$away" ] && [ ! -e "$build" ]; then mv "$away" "$build" || echo "FAIL: could not move $away back to $build"; fi
+    local rc=$?
+    if [ -d "$away" ] && [ ! -e "$build" ]; then
+        mv "$away" "$build" || { echo "FAIL: could not move $away back to $build"; rc=1; }
+    elif [ -d "$away" ]; then
+        echo "FAIL: $build was made again while moved aside; the original is $away"
+        rc=1
+    fi
     rm -rf "$work"
+    exit $rc
 }
 trap restore EXIT
 trap 'exit 3' INT TERM HUP
@@ -59,7 +69,7 @@ if [ -n "${CLCONE_EXAMPLE_FLAGS:-}" ]; then line=$(printf '%s\n' "$line" | sed "
 mv "$build" "$away" || { echo "FAIL: cannot move $build aside"; exit 2; }
 echo "moved $build aside"
 bin=$prefix/bin
-t() { timeout 300 "$@"; } # no check may hang with the build tree away
+t() { timeout 120 "$@"; } # no check may hang with the build tree away
 out=$(t "$bin/clcone" --version 2>&1) && [ "$out" = "clcone $(sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' \
     include/clcone/base.h)" ] && echo "installed clcone --version: $out" || fail "clcone --version: $out"
 out=$(t "$bin/clcone" solve tests/data/problems/Rover4396.dat 2>&1) && case $out in *status=converged*) true ;; *) false ;; esac &&
