@@ -399,6 +399,7 @@ $(SICONOS_STAMP): FORCE
 
 # A failed pip is not a failed bench or test run: no stamp, the fallback
 # above, and the next `make test` or `make bench` tries again.
+MJ_FALLBACK = falling back to a system MuJoCo of $(MUJOCO_MIN_NAME) or newer, if installed
 $(MUJOCO_STAMP):
 	@rm -f $@; \
 	if python3 -m venv $(MUJOCO_VENV) && $(MUJOCO_VENV)/bin/pip install -q --disable-pip-version-check \
@@ -409,8 +410,8 @@ $(MUJOCO_STAMP):
 	  hdr=$$(echo "$$files" | grep -m1 -E '^ *[^ ]*/include/mujoco/mujoco\.h$$' | tr -d ' '); \
 	  if [ -n "$$lib" ] && [ -n "$$hdr" ]; then \
 	    printf '%s\n%s\n' "$$loc/$${hdr%/mujoco/mujoco.h}" "$$loc/$$lib" > $@; \
-	  else echo "clcone: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; falling back to libmujoco-dev, if installed" >&2; fi; \
-	else echo "clcone: pip install $(MUJOCO_PIP) failed; falling back to libmujoco-dev, if installed" >&2; fi
+	  else echo "clcone: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; $(MJ_FALLBACK)" >&2; fi; \
+	else echo "clcone: pip install $(MUJOCO_PIP) failed; $(MJ_FALLBACK)" >&2; fi
 
 .PHONY: bench-deps
 bench-deps: check-deps
