@@ -38,25 +38,50 @@ LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 # libmujoco.so and the C headers. pip installs that one into a venv under
 # $(BUILD) (without its Python dependencies, which the C library does not
 # use; about 10 s) and the stamp records where the wheel put them. When
-# pip fails: Debian's libmujoco-dev (2.2.2) if installed, else the adapter
-# is left out (the CLI says how to get it) and the bench section skipped.
+# pip fails: a system MuJoCo (MUJOCO_SYSTEM_H, its mujoco.h) if recent
+# enough, else the adapter is left out (the CLI says how to get it) and
+# the bench section skipped.
 # `make test` and `make bench` try the pip install; `make mujoco` alone.
 MUJOCO_PIP := mujoco-core==4.0.0
 MUJOCO_VENV := $(BUILD)/venv
 MUJOCO_STAMP := $(MUJOCO_VENV)/.mujoco
 MUJOCO_WHEEL_INC := $(shell sed -n 1p $(MUJOCO_STAMP) 2>/dev/null)
 MUJOCO_WHEEL_LIB := $(shell sed -n 2p $(MUJOCO_STAMP) 2>/dev/null)
-MUJOCO_H := $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
-ifneq ($(MUJOCO_WHEEL_LIB),)
+MUJOCO_SYSTEM_H ?= $(firstword $(wildcard /usr/include/mujoco/mujoco.h /usr/local/include/mujoco/mujoco.h))
+# Only a MuJoCo the adapter compiles against is used: 3.11.0 is the
+# oldest whose headers have all it reads (mjData's efm_active came in
+# 3.11; 3.3 lacks mjModel's tree_dofadr too, and 2.2.2, Debian bookworm's
+# libmujoco-dev, mjContact's geom[2] and more); 4.0.0, the wheel, is the
+# one the suites run on. An older one is left out with a message, never
+# a failed build. mjVERSION_HEADER is major*100 + minor*10 + patch up to
+# 3.4.0 (340), major*1000000 + minor*1000 + patch from 3.5.0 (3005000).
+MUJOCO_MIN := 3011000
+MUJOCO_MIN_NAME := 3.11.0
+# $(call mj_check,HEADER): ok, or why HEADER will not do.
+mj_check = $(shell h='$(1)'; v=$$(sed -n 's/^.define mjVERSION_HEADER \([0-9][0-9]*\).*/\1/p' "$$h" 2>/dev/null); \
+  if [ -z "$$v" ]; then echo "$$h has no mjVERSION_HEADER"; exit; fi; \
+  [ $$v -ge 1000 ] || v=$$((v / 100 * 1000000 + v / 10 % 10 * 1000 + v % 10)); \
+  if [ $$v -ge $(MUJOCO_MIN) ]; then echo ok; \
+  else echo "MuJoCo $$((v / 1000000)).$$((v / 1000 % 1000)).$$((v % 1000)) ($$h) is older than $(MUJOCO_MIN_NAME)"; fi)
+MUJOCO_WHEEL_CHECK := $(if $(MUJOCO_WHEEL_LIB),$(call mj_check,$(MUJOCO_WHEEL_INC)/mujoco/mujoco.h))
+MUJOCO_SYSTEM_CHECK := $(if $(MUJOCO_SYSTEM_H),$(call mj_check,$(MUJOCO_SYSTEM_H)))
+ifeq ($(MUJOCO_WHEEL_CHECK),ok)
 MUJOCO_FOUND := yes
 MUJOCO_FROM := the PyPI wheel $(MUJOCO_PIP) in $(MUJOCO_VENV)
 MUJOCO_INC := -isystem $(MUJOCO_WHEEL_INC)
 MUJOCO_LIBS := $(MUJOCO_WHEEL_LIB) -Wl,-rpath,$(dir $(MUJOCO_WHEEL_LIB))
-else ifneq ($(MUJOCO_H),)
+else ifeq ($(MUJOCO_SYSTEM_CHECK),ok)
 MUJOCO_FOUND := yes
-MUJOCO_FROM := Debian libmujoco-dev
-MUJOCO_INC := $(shell pkg-config --cflags mujoco 2>/dev/null)
+MUJOCO_FROM := the system MuJoCo, $(MUJOCO_SYSTEM_H)
+MUJOCO_SYSTEM_INC := $(patsubst %/mujoco/mujoco.h,%,$(MUJOCO_SYSTEM_H))
+MUJOCO_INC := $(or $(shell pkg-config --cflags mujoco 2>/dev/null),$(if \
+  $(filter /usr/include,$(MUJOCO_SYSTEM_INC)),,-isystem $(MUJOCO_SYSTEM_INC)))
 MUJOCO_LIBS := $(or $(shell pkg-config --libs mujoco 2>/dev/null),-lmujoco)
+else
+# what was found and why it was left out: the build's message and
+# `clcone mujoco`'s
+MUJOCO_SKIPPED := $(strip $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),,$(MUJOCO_WHEEL_CHECK)) \
+  $(if $(filter ok,$(MUJOCO_SYSTEM_CHECK)),,$(MUJOCO_SYSTEM_CHECK)))
 endif
 # The adapter's objects are linked into the CLI and the tests only, so
 # libclcone never depends on libmujoco; the stamp records whether they
@@ -67,6 +92,8 @@ ifneq ($(MUJOCO_FOUND),)
 MJ_OBJ  := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(MJ_SRC))
 MJ_CFLAGS := -DCLCONE_MUJOCO '-DCLCONE_MUJOCO_FROM="$(MUJOCO_FROM)"' $(MUJOCO_INC)
 MJ_LIBS := $(MUJOCO_LIBS)
+else ifneq ($(MUJOCO_SKIPPED),)
+MJ_CFLAGS := '-DCLCONE_MUJOCO_SKIPPED="$(MUJOCO_SKIPPED)"'
 endif
 
 # One folder per layer, lowest first (docs/architecture.md); cli/ is the
@@ -126,32 +153,75 @@ $(BUILD)/libclcone.so: $(BUILD)/libclcone.so.$(VERSION)
 	ln -sf libclcone.so.$(VERSION) $(BUILD)/libclcone.so.$(SOMAJOR)
 	ln -sf libclcone.so.$(SOMAJOR) $@
 
+# The wheel's libmujoco as installed: under its soname (what the CLI's
+# NEEDED names), with the wheel's licence files.
+MJ_SHIP := $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),$(MUJOCO_WHEEL_LIB))
+MJ_SHIP_NAME = $(or $(shell objdump -p $(MJ_SHIP) 2>/dev/null | sed -n 's/^ *SONAME *//p'),$(notdir $(MJ_SHIP)))
+MJ_SHIP_LICENSES = $(wildcard $(dir $(MJ_SHIP))../mujoco_core-*.dist-info/licenses/*)
 # Only the public headers are installed, in INCLUDEDIR/clcone; clcone.pc's
 # Cflags name INCLUDEDIR, so a program writes #include <clcone/clcone.h>.
-install: all
+# Where Open MPI is installed the MPI part too (libclcone_mpi, its header
+# <clcone/mpi/ranks.h>, clcone-mpi.pc, clcone-mpi: the MPI section below
+# adds them to the prerequisites). Nothing installed refers to the build
+# tree: the wheel's libmujoco, when the CLI uses it, is installed in
+# LIBDIR/clcone/ with its licences, and the CLI linked again to find it
+# there, relative to itself (tests/install-check.sh checks).
+install: all $(if $(MJ_SHIP),$(BUILD)/install/clcone)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/clcone $(DESTDIR)$(BINDIR)
 	install -m 644 $(BUILD)/libclcone.a $(DESTDIR)$(LIBDIR)/
-	install -m 755 $(BUILD)/libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/
-	ln -sf libclcone.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libclcone.so.$(SOMAJOR)
-	ln -sf libclcone.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libclcone.so
+	$(call install_so,libclcone)
 	install -m 644 include/clcone/*.h $(DESTDIR)$(INCLUDEDIR)/clcone/
+	$(call install_pc,clcone,$(strip $(HDF5_LIBS) $(CAIRO_LIBS)) -lOpenCL -lm)
+ifneq ($(MJ_SHIP),)
+	install -d $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses
+	install -m 755 $(MJ_SHIP) $(DESTDIR)$(LIBDIR)/clcone/$(MJ_SHIP_NAME)
+	$(if $(MJ_SHIP_LICENSES),install -m 644 $(MJ_SHIP_LICENSES) $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses/)
+	install -m 755 $(BUILD)/install/clcone $(DESTDIR)$(BINDIR)/
+else
 	install -m 755 $(BUILD)/clcone $(DESTDIR)$(BINDIR)/
-	sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
-	  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(strip $(HDF5_LIBS) $(CAIRO_LIBS)) -lOpenCL -lm|' \
-	  clcone.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/clcone.pc
+endif
+	@$(if $(HAVE_MPI),,echo 'clcone install: Open MPI is not installed: the MPI part left out (make mpi installs it)')
+	$(if $(HAVE_MPI),install -d $(DESTDIR)$(INCLUDEDIR)/clcone/mpi)
+	$(if $(HAVE_MPI),install -m 644 $(MPI_H) $(DESTDIR)$(INCLUDEDIR)/clcone/mpi/)
+	$(if $(HAVE_MPI),install -m 644 $(BUILD)/libclcone_mpi.a $(DESTDIR)$(LIBDIR)/)
+	$(if $(HAVE_MPI),$(call install_so,libclcone_mpi))
+	$(if $(HAVE_MPI),$(call install_pc,clcone-mpi,))
+	$(if $(HAVE_MPI),install -m 755 $(BUILD)/clcone-mpi $(DESTDIR)$(BINDIR)/)
+
+# $(call install_so,NAME): NAME.so.VERSION into LIBDIR, with its links.
+install_so = install -m 755 $(BUILD)/$(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/ && \
+  ln -sf $(1).so.$(VERSION) $(DESTDIR)$(LIBDIR)/$(1).so.$(SOMAJOR) && ln -sf $(1).so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/$(1).so
+# $(call install_pc,NAME,LIBS_PRIVATE): NAME.pc.in filled in, as LIBDIR/pkgconfig/NAME.pc.
+install_pc = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR@|$(INCLUDEDIR)|' \
+  -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(2)|' $(1).pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$(1).pc
 
 CLI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(CLI_SRC))
 $(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
 	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_LIBS) $(LDLIBS) -o $@
+
+# BINDIR to LIBDIR, for the installed CLI's rpath ($ORIGIN/../lib by default).
+BIN_TO_LIB = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
+# Linked at every install: the rpath follows BINDIR and LIBDIR.
+$(BUILD)/install/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a FORCE
+	@mkdir -p $(@D)
+	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_SHIP) -Wl,-rpath,'$$ORIGIN/$(BIN_TO_LIB)/clcone' \
+	  $(LDLIBS) -o $@
 
 # What includes MuJoCo's headers when found (private: not passed on to
 # prerequisites), rebuilt when that changes.
 MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o $(BUILD)/tobj/test_mujoco_worlds.o \
             $(BUILD)/tobj/test_mujoco_traj.o
 $(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
+# the oldest MuJoCo the adapter takes, for the message of a CLI without it
+$(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/obj-mpi/cli/cli_mujoco.o: private ALL_CFLAGS += \
+  '-DCLCONE_MUJOCO_MIN="$(MUJOCO_MIN_NAME)"'
 $(MJ_USERS): $(MJ_STAMP)
+MJ_SKIP_MSG = clcone: building without the MuJoCo adapter: $(MUJOCO_SKIPPED), the oldest it compiles against \
+  (`make mujoco` installs $(MUJOCO_PIP) from PyPI into $(MUJOCO_VENV))
 $(MJ_STAMP): FORCE | $(BUILD)/obj
-	@echo 'mujoco=$(or $(MUJOCO_FROM),no)' | cmp -s - $@ || echo 'mujoco=$(or $(MUJOCO_FROM),no)' > $@
+	@$(if $(MUJOCO_SKIPPED),echo '$(MJ_SKIP_MSG)' >&2)
+	@echo 'mujoco=$(or $(MUJOCO_FROM),no $(MUJOCO_SKIPPED))' | cmp -s - $@ || \
+	  echo 'mujoco=$(or $(MUJOCO_FROM),no $(MUJOCO_SKIPPED))' > $@
 
 .PHONY: mujoco
 mujoco: $(MUJOCO_STAMP)
@@ -204,7 +274,8 @@ python-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
 	rm -rf $(PYVENV)
 	$(PYTHON) -m venv $(PYVENV)
-	CLCONE_BUILD=$(BUILD) $(PYVENV)/bin/pip install -q ./python pytest numpy scipy matplotlib
+	@# the examples extra alone beside pytest: the examples' tests show that it names what they import
+	CLCONE_BUILD=$(BUILD) $(PYVENV)/bin/pip install -q './python[examples]' pytest
 	CLCONE_CLI=$(BUILD)/clcone $(PYVENV)/bin/python -m pytest -q python/tests
 
 # Checks Debian packages ($(1)) for a target named in messages ($(2));
@@ -248,12 +319,15 @@ test: check-deps $(MUJOCO_STAMP)
 	else echo "clcone: Open MPI not installed, MPI suite skipped (make mpi-test installs it and runs it)"; fi
 
 # The example is built with the sanitizers too: an instrumented library
-# needs the ASan runtime loaded first, by the program.
+# needs the ASan runtime loaded first, by the program. EXTRA_CFLAGS and
+# EXTRA_LDFLAGS reach the suites' own makes (the install suite's `make
+# install` builds the MPI part where Open MPI is installed) through the
+# environment, so what they build links with the instrumented library.
 SANITIZE_FLAGS := -fsanitize=address,undefined
 SAN_BUILD ?= build/sanitize
+SAN_CFLAGS := $(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 sanitize: check-deps
-	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
-	  EXTRA_CFLAGS="$(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) EXTRA_CFLAGS="$(SAN_CFLAGS)" \
 	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged
 	@# files (tests/fuzz/regress/) and fails the read when refused, as the
@@ -270,7 +344,7 @@ sanitize: check-deps
 	@# device:leak_check_survives_dtls_at_page_offset_16.
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
-	  $(SAN_BUILD)/tests
+	  EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests
 
 # Valgrind runs the suites that never open an OpenCL device: under
 # memcheck every POCL kernel build (LLVM) and worker thread runs
@@ -334,6 +408,7 @@ $(SICONOS_STAMP): FORCE
 
 # A failed pip is not a failed bench or test run: no stamp, the fallback
 # above, and the next `make test` or `make bench` tries again.
+MJ_FALLBACK = falling back to a system MuJoCo of $(MUJOCO_MIN_NAME) or newer, if installed
 $(MUJOCO_STAMP):
 	@rm -f $@; \
 	if python3 -m venv $(MUJOCO_VENV) && $(MUJOCO_VENV)/bin/pip install -q --disable-pip-version-check \
@@ -344,8 +419,8 @@ $(MUJOCO_STAMP):
 	  hdr=$$(echo "$$files" | grep -m1 -E '^ *[^ ]*/include/mujoco/mujoco\.h$$' | tr -d ' '); \
 	  if [ -n "$$lib" ] && [ -n "$$hdr" ]; then \
 	    printf '%s\n%s\n' "$$loc/$${hdr%/mujoco/mujoco.h}" "$$loc/$$lib" > $@; \
-	  else echo "clcone: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; falling back to libmujoco-dev, if installed" >&2; fi; \
-	else echo "clcone: pip install $(MUJOCO_PIP) failed; falling back to libmujoco-dev, if installed" >&2; fi
+	  else echo "clcone: $(MUJOCO_PIP) has no libmujoco.so or mujoco.h; $(MJ_FALLBACK)" >&2; fi; \
+	else echo "clcone: pip install $(MUJOCO_PIP) failed; $(MJ_FALLBACK)" >&2; fi
 
 .PHONY: bench-deps
 bench-deps: check-deps
@@ -412,6 +487,9 @@ $(BUILD)/obj-mpi/%.o: host/%.c $(HOST_H) $(MPI_H)
 $(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
 	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
 
+# `make install` installs the MPI part where Open MPI is installed.
+install: $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi)
+
 .PHONY: mpi mpi-deps mpi-test bench-mpi
 mpi-deps: check-deps
 	$(call need_packages,$(MPI_DEPS),clcone mpi)
@@ -459,8 +537,8 @@ oclgrind: check-deps $(MUJOCO_STAMP)
 # Fuzzing (tests/fuzz/): a libFuzzer harness per reader (.dat, HDF5,
 # scene, reactions), built with clang under ASan+UBSan by `make fuzz`;
 # `make fuzz-run` runs each for FUZZ_SECONDS on a seed corpus from the
-# shared problems and generated scenes and fails on any crash, leak or
-# sanitizer report. clang and its libFuzzer runtime (libclang-rt-V-dev,
+# Siconos problems (tests/data/problems) and generated scenes and fails
+# on any crash, leak or sanitizer report. clang and its libFuzzer runtime (libclang-rt-V-dev,
 # V its major version) are installed by fuzz-deps, for these targets only.
 FUZZ_NAMES := dat hdf5 scene reactions
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer

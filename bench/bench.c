@@ -335,7 +335,7 @@ int main(int argc, char **argv)
     B.t0 = bench_now();
     loadavg(load0, sizeof load0);
     B.out = "bench/results";
-    B.problems = getenv("CLCONE_PROBLEMS") ? getenv("CLCONE_PROBLEMS") : "../shared/problems";
+    B.problems = getenv("CLCONE_PROBLEMS") ? getenv("CLCONE_PROBLEMS") : "tests/data/problems";
     env = getenv("BENCH_QUICK");
     B.quick = env && *env && strcmp(env, "0") != 0;
     for (int i = 1; i < argc; ++i) {

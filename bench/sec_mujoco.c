@@ -63,7 +63,7 @@ typedef struct mj_scene {
 } mj_scene;
 
 #define MJ_STEPS 200
-#define MJ_MODELS "../shared/models/mujoco/"
+#define MJ_MODELS "tests/data/models/mujoco/"
 
 /* clcone's side: the reference (dev 0) and the device in float (1) and
  * double (2), on MuJoCo's W as it is, or (body) on the same problem in

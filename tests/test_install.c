@@ -13,6 +13,14 @@ static const char *env_or(const char *name, const char *fallback)
     return v && *v ? v : fallback;
 }
 
+/* Removes a test's temporary folder. */
+static void remove_tree(const char *dir)
+{
+    char cmd[4200];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
 START_TEST(install_then_build_example_with_pkg_config)
 {
     static char out[1 << 16];
@@ -63,8 +71,7 @@ START_TEST(install_then_build_example_with_pkg_config)
         ck_assert_msg(conv == 4, "%s", out);
     }
 
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -86,8 +93,75 @@ START_TEST(public_headers_alone_c99_pedantic_beside_user_headers)
              root, dir, dir, dir, root, dir);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
     ck_assert_msg(strstr(out, " headers") && atoi(out) >= 11, "%s", out);
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    remove_tree(dir);
+}
+END_TEST
+
+/* `make install PREFIX=P` into a fresh prefix, then tests/install-check.sh:
+ * nothing installed names the build tree or the clone, and with the build
+ * folder moved aside the installed clcone (--version, solve, mujoco),
+ * clcone-mpi where Open MPI is installed, and README.md's C example built
+ * with README.md's own pkg-config line run. The script runs in a session
+ * of its own (setsid) and moves the build folder back on every exit: a
+ * timeout here kills this process group, not the script. */
+START_TEST(installed_prefix_runs_without_the_build_tree)
+{
+    static char out[1 << 16];
+    const char *root = env_or("CLCONE_ROOT", "."), *build = env_or("CLCONE_BUILD", "build");
+    char dir[] = "/tmp/clcone-prefix-XXXXXX", cmd[8192];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd, "MAKEFLAGS= make -s -C '%s' BUILD='%s' install PREFIX=%s", root, build, dir);
+    ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && setsid -w bash tests/install-check.sh %s '%s'", root, dir, build);
+    ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
+    snprintf(cmd, sizeof cmd, "%s/clcone", build);
+    ck_assert_msg(access(cmd, X_OK) == 0, "the build folder %s is not back:\n%s", build, out);
+    ck_assert_msg(strstr(out, "moved ") && strstr(out, "installed clcone --version: clcone " CLCONE_VERSION "\n")
+                      && strstr(out, "installed clcone solve: status=converged") && strstr(out, "installed clcone mujoco")
+                      && strstr(out, "README.md's example ran: clcone " CLCONE_VERSION),
+                  "%s", out);
+    remove_tree(dir);
+}
+END_TEST
+
+/* A MuJoCo older than the adapter compiles against (Debian bookworm's
+ * libmujoco-dev is 2.2.2) is left out of the build with a message naming
+ * it, not a failed build: a mujoco.h saying 222 (and refusing to be
+ * compiled) as the system's, a build of the CLI and the tests in a
+ * folder of its own, whose `clcone mujoco` says what was found and how
+ * to get MuJoCo, and whose mujoco suites pass. */
+START_TEST(old_mujoco_left_out_of_the_build)
+{
+    static char out[1 << 16];
+    const char *root = env_or("CLCONE_ROOT", ".");
+    char dir[] = "/tmp/clcone-oldmj-XXXXXX", cmd[8192], err[4096];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/include/mujoco && printf '#define mjVERSION_HEADER 222\\n#error not to be compiled\\n'"
+             " > %s/include/mujoco/mujoco.h",
+             dir, dir);
+    ck_assert_int_eq(test_sh(cmd, out, sizeof out, NULL, 0), 0);
+    /* -O0: the build is what is tested, not the code it makes */
+    snprintf(cmd, sizeof cmd,
+             "MAKEFLAGS= make -C '%s' BUILD=%s/build CFLAGS=-O0 EXTRA_CFLAGS= EXTRA_LDFLAGS="
+             " MUJOCO_SYSTEM_H=%s/include/mujoco/mujoco.h"
+             " %s/build/clcone %s/build/tests",
+             root, dir, dir, dir, dir);
+    ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
+    ck_assert_msg(strstr(out, "clcone: building without the MuJoCo adapter: MuJoCo 2.2.2 (") &&
+                      strstr(out, "is older than 3.11.0"),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/build/clcone mujoco m.xml --steps 1", dir);
+    ck_assert_int_eq(test_sh(cmd, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "built without MuJoCo: MuJoCo 2.2.2 (") && strstr(err, "`make mujoco` installs"), "%s",
+                  err);
+    snprintf(cmd, sizeof cmd, "nm %s/build/clcone | grep -c -E ' (mj_|clcone_mujoco_)'", dir);
+    test_sh(cmd, out, sizeof out, NULL, 0);
+    ck_assert_msg(atoi(out) == 0, "MuJoCo's symbols in a CLI built without it: %s", out);
+    snprintf(cmd, sizeof cmd, "cd '%s' && CLCONE_CLI=%s/build/clcone %s/build/tests mujoco mujoco_traj mujoco_worlds",
+             root, dir, dir);
+    ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -98,6 +172,8 @@ Suite *suite_install(void)
     tcase_set_timeout(t, 300);
     tcase_add_test(t, install_then_build_example_with_pkg_config);
     tcase_add_test(t, public_headers_alone_c99_pedantic_beside_user_headers);
+    tcase_add_test(t, installed_prefix_runs_without_the_build_tree);
+    tcase_add_test(t, old_mujoco_left_out_of_the_build);
     suite_add_tcase(s, t);
     return s;
 }

@@ -392,8 +392,7 @@ START_TEST(coulomb_on_general_form)
     clcone_error e;
     int contact_rows = 0, kept_rows = 0;
     double qdiff = 0;
-    snprintf(hum, sizeof hum, "%s/../models/mujoco/humanoid/humanoid.xml", test_problems_dir());
-    ck_assert_msg(access(hum, R_OK) == 0, "required model missing: %s", hum);
+    snprintf(hum, sizeof hum, "%s", test_model_path("humanoid/humanoid.xml"));
     m = mj_loadXML(hum, NULL, err, sizeof err);
     ck_assert_msg(m != NULL, "%s", err);
     d[0] = mj_makeData(m);
@@ -592,8 +591,7 @@ static void shared_model_matches(const char *rel)
     char path[4096], msg[1000];
     mjModel *m, *mc;
     mjData *d0;
-    snprintf(path, sizeof path, "%s/../models/mujoco/%s", test_problems_dir(), rel);
-    ck_assert_msg(access(path, R_OK) == 0, "required model missing: %s", path);
+    snprintf(path, sizeof path, "%s", test_model_path(rel));
     m = mj_loadXML(path, NULL, msg, sizeof msg);
     ck_assert_msg(m != NULL, "%s", msg);
     d0 = mj_makeData(m);
@@ -808,14 +806,14 @@ START_TEST(cli_mujoco)
     ck_assert_double_le(fd, 1e-6);
     ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1", out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, "/nonexistent/m.xml: cannot open"), "%s", err);
-    snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --model coulomb",
-             test_problems_dir());
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --model coulomb",
+             test_model_path("humanoid/humanoid.xml"));
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strstr(out, "solver hybrid (apgd on the general-block form)")
                       && strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     /* the general-block form takes apgd and pgs, and says so */
-    snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --solver cgs",
-             test_problems_dir());
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --solver cgs",
+             test_model_path("humanoid/humanoid.xml"));
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, "humanoid.xml: the general-block problem is solved by apgd or pgs on the reference, not "
                               "cgs"), "%s", err);

@@ -66,8 +66,7 @@ static void follow(clcone_context *ctx, const char *rel, int K, traj *t)
     clcone_options o;
     clcone_mujoco *a;
     clcone_error e;
-    snprintf(path, sizeof path, "%s/../models/mujoco/%s", test_problems_dir(), rel);
-    ck_assert_msg(access(path, R_OK) == 0, "required model missing: %s", path);
+    snprintf(path, sizeof path, "%s", test_model_path(rel));
     t->m = mj_loadXML(path, NULL, msg, sizeof msg);
     ck_assert_msg(t->m != NULL, "%s", msg);
     t->dm = mj_makeData(t->m);

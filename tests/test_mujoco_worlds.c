@@ -59,11 +59,11 @@ static void open_model(worlds_fixture *f, const char *xml)
     load_model(f);
 }
 
-/* A shared model (../shared/models/mujoco/REL); missing is a failure. */
+/* One of MuJoCo's example models (tests/data/models/mujoco/REL);
+ * missing is a failure. */
 static void open_shared_model(worlds_fixture *f, const char *rel)
 {
-    snprintf(f->path, sizeof f->path, "%s/../models/mujoco/%s", test_problems_dir(), rel);
-    ck_assert_msg(access(f->path, R_OK) == 0, "required model missing: %s", f->path);
+    snprintf(f->path, sizeof f->path, "%s", test_model_path(rel));
     f->temp = 0;
     load_model(f);
 }

@@ -68,7 +68,7 @@ START_TEST(nsgs_solves_every_shared_problem)
 END_TEST
 
 /* The same sweep counts as the independent reference on the easy ones
- * (shared/problems/README.md): a check that the law and the measure are
+ * (tests/data/problems/README.md): a check that the law and the measure are
  * the same, not just some law solved. */
 START_TEST(nsgs_matches_independent_sweeps)
 {

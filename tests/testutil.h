@@ -15,24 +15,46 @@
 #include "opencl/opencl.h"
 #include "world/world_parts.h" /* the scene generators */
 
-/* Directory of the shared Siconos problems: $CLCONE_PROBLEMS, else
- * ../shared/problems relative to the repository root (tests run there). */
+/* Directory of the Siconos problems: $CLCONE_PROBLEMS, else the
+ * repository's copy, tests/data/problems (tests run at the repository
+ * root; tests/data/PROVENANCE.md). */
 static inline const char *test_problems_dir(void)
 {
     const char *d = getenv("CLCONE_PROBLEMS");
-    return d && *d ? d : "../shared/problems";
+    return d && *d ? d : "tests/data/problems";
 }
 
-/* Full path of a shared problem file; the test FAILS (not skips) when the
- * file is missing, since a silently skipped check proves nothing. */
-static inline const char *test_problem_path(const char *name)
+/* Directory of MuJoCo's example models: $CLCONE_MODELS, else the
+ * repository's copy, tests/data/models/mujoco. */
+static inline const char *test_models_dir(void)
+{
+    const char *d = getenv("CLCONE_MODELS");
+    return d && *d ? d : "tests/data/models/mujoco";
+}
+
+/* Full path of file `name` in directory dir (static buffer); the test
+ * FAILS (not skips) when the file is missing, since a silently skipped
+ * check proves nothing. what names the kind in the message. */
+static inline const char *test_data_path(const char *dir, const char *name, const char *what)
 {
     static char buf[4096];
-    snprintf(buf, sizeof buf, "%s/%s", test_problems_dir(), name);
-    ck_assert_msg(access(buf, R_OK) == 0, "required problem file missing: %s", buf);
+    snprintf(buf, sizeof buf, "%s/%s", dir, name);
+    ck_assert_msg(access(buf, R_OK) == 0, "required %s missing: %s", what, buf);
     return buf;
 }
 
+/* A Siconos problem file's path; missing fails the test. */
+static inline const char *test_problem_path(const char *name)
+{
+    return test_data_path(test_problems_dir(), name, "problem file");
+}
+
+/* A MuJoCo model's path (rel under the models directory); missing fails
+ * the test. */
+static inline const char *test_model_path(const char *rel)
+{
+    return test_data_path(test_models_dir(), rel, "model");
+}
 
 /* Writes text to a fresh temporary file and returns its path (static
  * buffer; the caller unlinks it). */

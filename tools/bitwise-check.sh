@@ -5,7 +5,7 @@
 #
 #   tools/bitwise-check.sh OUTDIR [PROBLEMS_DIR]
 #
-# Every problem file of PROBLEMS_DIR (default ../shared/problems) with every
+# Every problem file of PROBLEMS_DIR (default tests/data/problems) with every
 # (model, solver) pair that `clcone solvers` lists, on the reference and on
 # the OpenCL device (float and double; once more with --plot, which records
 # a history and so takes the multi-launch loop instead of the whole-problem
@@ -17,7 +17,7 @@
 # 0) the device.
 set -u
 out=${1:?usage: tools/bitwise-check.sh OUTDIR [PROBLEMS_DIR]}
-dir=${2:-../shared/problems}
+dir=${2:-tests/data/problems}
 cli=${CLCONE_CLI:-build/clcone}
 dev=${CLCONE_DEVICE_ARG:-0}
 iters=200

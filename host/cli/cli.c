@@ -125,10 +125,11 @@ static const char *const USAGE_CHECK =
 static const char *const USAGE_DEMO =
     "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
     "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
-    "../shared/problems) with the reference's default Coulomb solver (to T,\n"
-    "default 1e-8; `clcone solvers` names it) and with coloured Gauss-Seidel\n"
-    "(cgs) on the OpenCL device (double to 1e-6 where the device has fp64, else\n"
-    "float to 1e-5), and prints both side by side, each named as run.\n";
+    "tests/data/problems, the repository's copy, when run from its root) with\n"
+    "the reference's default Coulomb solver (to T, default 1e-8; `clcone solvers`\n"
+    "names it) and with coloured Gauss-Seidel (cgs) on the OpenCL device (double\n"
+    "to 1e-6 where the device has fp64, else float to 1e-5), and prints both side\n"
+    "by side, each named as run.\n";
 
 /* The file name without its directories. */
 static const char *base_name(const char *path)
@@ -647,7 +648,7 @@ static int cmd_demo_siconos(int argc, char **argv)
         return rc;
     clcone_options_resolve(&a.o, NULL);
     dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
-    if (!dir || !*dir) dir = "../shared/problems";
+    if (!dir || !*dir) dir = "tests/data/problems";
     /* the device part: CGS in double where the device has fp64 */
     if (cli_open_device(a.device, CLCONE_DOUBLE, &ctx, &e) && cli_open_device(a.device, CLCONE_FLOAT, &ctx, &e)) {
         fprintf(stderr, "clcone: no OpenCL device for the device columns: %s\n", e.msg);

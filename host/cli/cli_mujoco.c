@@ -56,9 +56,16 @@ static const char *const USAGE_MUJOCO =
 int cmd_mujoco(int argc, char **argv)
 {
     if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
-    fprintf(stderr, "clcone: this clcone was built without MuJoCo. `make mujoco` installs MuJoCo 4 "
-                    "(the PyPI wheel mujoco-core) into build/venv and rebuilds the CLI with it (needs "
-                    "python3-venv and network; `make test` does the same); Debian's libmujoco-dev works too.\n");
+#ifdef CLCONE_MUJOCO_SKIPPED /* what the build found, and why it was not used */
+    fprintf(stderr, "clcone: this clcone was built without MuJoCo: %s, the oldest the adapter compiles against.\n",
+            CLCONE_MUJOCO_SKIPPED);
+#else
+    fprintf(stderr, "clcone: this clcone was built without MuJoCo.\n");
+#endif
+    fprintf(stderr, "clcone: `make mujoco` installs MuJoCo 4 (the PyPI wheel mujoco-core) into build/venv and "
+                    "rebuilds the CLI with it (needs python3-venv and network; `make test` does the same); "
+                    "a system MuJoCo %s or newer works too.\n",
+            CLCONE_MUJOCO_MIN);
     return EXIT_USAGE;
 }
 

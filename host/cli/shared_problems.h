@@ -1,4 +1,4 @@
-/* The 23 Siconos problems of ../shared/problems (docs/formats.md), in the
+/* The 23 Siconos problems of tests/data/problems (docs/formats.md), in the
  * order of their README: what `clcone demo --siconos` solves and what the
  * test suites read, listed once for both. Internal: not installed. */
 #ifndef CLCONE_SHARED_PROBLEMS_H

@@ -9,7 +9,7 @@
  * the cycling. s = sigma trace(W_cc)/3 with sigma = 0.01 from sweep 101
  * on (cone_prox_sigma), chosen by measurement on the shared problems:
  * the first 100 sweeps stay plain, so the easy problems take exactly
- * the independent reference's sweeps (shared/problems/README.md); then
+ * the independent reference's sweeps (tests/data/problems/README.md); then
  * OneObject-i100000-499 reaches 1e-8 in 1,710 sweeps (plain GS: still
  * 2e-3 after 20,000) and BoxesStack1 in 261,000 (sigma 0.1: 320,400;
  * 1.0: slower everywhere). Over-relaxation (1.2..1.6) speeds BoxesStack1

@@ -1,5 +1,5 @@
 """Where the tests find the Siconos problems and the CLI they compare
-with: $CLCONE_PROBLEMS (else ../shared/problems beside the repository)
+with: $CLCONE_PROBLEMS (else the repository's copy, tests/data/problems)
 and $CLCONE_CLI (else build/clcone of the repository)."""
 import os
 from pathlib import Path
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="session")
 def problems_dir() -> Path:
-    d = Path(os.environ.get("CLCONE_PROBLEMS", ROOT.parent / "shared" / "problems"))
+    d = Path(os.environ.get("CLCONE_PROBLEMS", ROOT / "tests" / "data" / "problems"))
     assert d.is_dir(), f"{d}: the Siconos problems are missing (set CLCONE_PROBLEMS)"
     return d
 

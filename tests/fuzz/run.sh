@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer harness of tests/fuzz/ for a while on a seed corpus
-# made from the shared problems ($CLCONE_PROBLEMS, else ../shared/problems)
+# made from the Siconos problems ($CLCONE_PROBLEMS, else tests/data/problems)
 # and generated scenes; fails on the first crash, leak or sanitizer report
 # (libFuzzer's own exit status), leaving the input in DIR/artifacts/.
 #   usage: tests/fuzz/run.sh DIR CLCONE SECONDS   (DIR holds fuzz_NAME)
 set -euo pipefail
 dir=$1 cli=$2 seconds=$3
-problems=${CLCONE_PROBLEMS:-../shared/problems}
+problems=${CLCONE_PROBLEMS:-$(dirname "$0")/../data/problems}
 corpus=$dir/corpus
 rm -rf "$corpus"
 mkdir -p "$corpus"/{dat,hdf5,scene,reactions} "$dir/artifacts"

@@ -273,7 +273,7 @@ int main(int argc, char **argv)
     test_agree();
     check(clcone_mpi_context_create(MPI_COMM_WORLD, NULL, CLCONE_DOUBLE, &ctx, &e) == CLCONE_OK,
           "context_create: each rank opens the node's device by its local rank");
-    if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "../shared/problems");
+    if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "tests/data/problems");
     if (ctx) test_warm_scenes(ctx);
     if (ctx) test_warm_domain(ctx);
     clcone_context_free(ctx);

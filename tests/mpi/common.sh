@@ -2,7 +2,7 @@
 # build (the build folder) and mpi_limit (seconds a run of mpirun may take).
 cli=$build/clcone
 mpicli=$build/clcone-mpi
-problems=${CLCONE_PROBLEMS:-../shared/problems}
+problems=${CLCONE_PROBLEMS:-$(dirname "${BASH_SOURCE[0]}")/../data/problems}
 # Shared memory and loopback only: no network, as in CI. Ranks oversubscribe
 # the cores (4 ranks on 2 here), unbound; root in containers.
 export OMPI_MCA_btl=self,vader OMPI_MCA_plm=isolated OMPI_MCA_btl_vader_single_copy_mechanism=none

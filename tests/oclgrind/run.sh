@@ -18,8 +18,8 @@ cli=$(realpath "$1")
 jobs=${2:-2}
 pattern=${3:-.}
 here=$(cd "$(dirname "$0")" && pwd)
-problems=${CLCONE_PROBLEMS:-$here/../../../shared/problems}
-models=${CLCONE_MODELS:-$here/../../../shared/models/mujoco}
+problems=${CLCONE_PROBLEMS:-$here/../data/problems}
+models=${CLCONE_MODELS:-$here/../data/models/mujoco}
 out=$(dirname "$cli")/oclgrind
 rm -rf "$out" && mkdir -p "$out"
 command -v oclgrind >/dev/null || { echo "oclgrind: not installed (make oclgrind installs it)" >&2; exit 2; }
