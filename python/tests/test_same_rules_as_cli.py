@@ -11,18 +11,7 @@ import numpy as np
 import pytest
 
 import clcone
-
-
-def three_contacts():
-    blocks, rp, col = [], [0], []
-    for i in range(3):
-        for j in range(3):
-            if abs(i - j) <= 1:
-                col.append(j)
-                blocks.append(np.eye(3) * 2.0 if i == j else np.full((3, 3), 0.1))
-        rp.append(len(col))
-    return clcone.Problem(rp, col, np.array(blocks), [[-1.0, 0.2, 0.1], [-0.5, -0.3, 0.0], [-2.0, 0.0, 0.4]],
-                          [0.3, 0.5, 0.8])
+from test_problems import three_contacts
 
 
 def run_cli(cli, args):
