@@ -326,9 +326,9 @@ test: check-deps $(MUJOCO_STAMP)
 SANITIZE_FLAGS := -fsanitize=address,undefined
 SAN_BUILD ?= build/sanitize
 SAN_CFLAGS := $(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+SAN_VARS = BUILD=$(SAN_BUILD) EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)"
 sanitize: check-deps
-	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) EXTRA_CFLAGS="$(SAN_CFLAGS)" \
-	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
+	@$(MAKE) --no-print-directory $(SAN_VARS) $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged
 	@# files (tests/fuzz/regress/) and fails the read when refused, as the
 	@# system allocator refuses them; ASan's default would abort instead.
@@ -345,6 +345,24 @@ sanitize: check-deps
 	ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1:intercept_tls_get_addr=0 LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp \
 	  CLCONE_EXAMPLE_FLAGS="$(SANITIZE_FLAGS)" $(call test_env,$(SAN_BUILD)) \
 	  EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests
+
+# The Python package's thread tests under ASan+UBSan: the package is
+# installed into a fresh venv from the sanitized build (its build runs
+# `make $(SAN_BUILD)/libclcone.so` with the same variables), and since
+# Python itself is not instrumented the ASan runtime is preloaded.
+# detect_leaks=0: what the interpreter keeps at exit is not clcone's. -s:
+# a report ends the process, and pytest would drop what it captured.
+PYSAN_VENV := $(SAN_BUILD)/pyvenv
+.PHONY: python-sanitize
+python-sanitize: check-deps
+	$(call need_packages,python3-venv,clcone python)
+	@$(MAKE) --no-print-directory $(SAN_VARS) $(SAN_BUILD)/libclcone.so
+	rm -rf $(PYSAN_VENV)
+	$(PYTHON) -m venv $(PYSAN_VENV)
+	CLCONE_BUILD=$(SAN_BUILD) $(SAN_VARS) $(PYSAN_VENV)/bin/pip install -q ./python pytest numpy
+	LD_PRELOAD="$$($(CC) -print-file-name=libasan.so)" \
+	  ASAN_OPTIONS=detect_leaks=0:allocator_may_return_null=1:intercept_tls_get_addr=0 \
+	  $(PYSAN_VENV)/bin/python -m pytest -q -s -p no:cacheprovider python/tests/test_threads.py
 
 # Valgrind runs the suites that never open an OpenCL device: under
 # memcheck every POCL kernel build (LLVM) and worker thread runs

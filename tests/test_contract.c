@@ -127,6 +127,77 @@ START_TEST(cli_lists_are_the_tables)
 }
 END_TEST
 
+/* The rules for options and generator parameters given that do not
+ * apply, which the CLI and Python share: each refusal names the option,
+ * what applies passes. */
+START_TEST(given_options_are_judged_by_the_library)
+{
+    static const struct {
+        clcone_model model;
+        unsigned given;
+        int scene;
+        const char *expect; /* NULL: accepted */
+    } cases[] = {
+        {CLCONE_MODEL_COULOMB, CLCONE_GIVEN_FACETS, 0, "facets does not apply"},
+        {CLCONE_MODEL_PYRAMID, CLCONE_GIVEN_FACETS | CLCONE_GIVEN_FIT, 0, NULL},
+        {CLCONE_MODEL_CCP, CLCONE_GIVEN_SOFT_IMPEDANCE, 0, "soft_impedance does not apply"},
+        {CLCONE_MODEL_SOFT, CLCONE_GIVEN_SOFT_DT, 0, NULL},
+        {CLCONE_MODEL_SOFT, CLCONE_GIVEN_SOFT_DT, 1, "soft_dt does not apply: a scene's"},
+        {CLCONE_MODEL_COULOMB, CLCONE_GIVEN_SAP_BETA, 0, "sap_beta does not apply"},
+        {CLCONE_MODEL_SAP, CLCONE_GIVEN_SAP_BETA | CLCONE_GIVEN_TOL, 1, NULL},
+        {CLCONE_MODEL_SAP, CLCONE_GIVEN_SOLVER, 1, "solver does not apply"},
+        {CLCONE_MODEL_SAP, CLCONE_GIVEN_CHECK_EVERY, 1, "check_every does not apply"},
+        {CLCONE_MODEL_CCP, CLCONE_GIVEN_SOLVER | CLCONE_GIVEN_MAX_ITER | CLCONE_GIVEN_MAX_SECONDS, 0, NULL},
+        {CLCONE_MODEL_CCP, 1u << 20, 0, "unknown option bits"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        clcone_options o;
+        clcone_error e = {0};
+        clcone_status s;
+        clcone_options_default(&o);
+        o.model = cases[k].model;
+        o.tol = 1e-6;
+        s = clcone_options_check_given(&o, cases[k].given, cases[k].scene, &e);
+        ck_assert_msg(cases[k].expect ? s == CLCONE_EINVAL && strstr(e.msg, cases[k].expect) : s == CLCONE_OK,
+                      "case %zu: %d %s", k, (int)s, e.msg);
+    }
+    {
+        clcone_options o;
+        clcone_error e;
+        clcone_options_default(&o);
+        o.tol = 0;
+        ck_assert_int_eq(clcone_options_check_given(&o, 0, 0, &e), CLCONE_OK);
+        ck_assert_int_eq(clcone_options_check_given(&o, CLCONE_GIVEN_TOL, 0, &e), CLCONE_EINVAL);
+        ck_assert_msg(strstr(e.msg, "tol needs a number > 0"), "%s", e.msg);
+    }
+}
+END_TEST
+
+START_TEST(given_generator_parameters_are_judged_by_the_library)
+{
+    static const struct {
+        const char *name;
+        unsigned given;
+        const char *expect; /* NULL: accepted */
+    } cases[] = {
+        {"pile", CLCONE_GEN_GIVEN_N | CLCONE_GEN_GIVEN_SEED | CLCONE_GEN_GIVEN_SPREAD, NULL},
+        {"pile", CLCONE_GEN_GIVEN_SEED, "n (the size) is needed for pile"},
+        {"stack", CLCONE_GEN_GIVEN_N | CLCONE_GEN_GIVEN_SEED, "seed does not apply: only pile uses it, not stack"},
+        {"grid", CLCONE_GEN_GIVEN_N | CLCONE_GEN_GIVEN_SPREAD, "spread does not apply"},
+        {"wall", CLCONE_GEN_GIVEN_N | CLCONE_GEN_GIVEN_THETA, "theta does not apply: only incline uses it"},
+        {"incline", CLCONE_GEN_GIVEN_THETA, NULL},
+        {"incline", CLCONE_GEN_GIVEN_N, "n does not apply: only pile, stack, wall, grid use it, not incline"},
+        {"tower", CLCONE_GEN_GIVEN_N, NULL}, /* clcone_world_generate names it */
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+        clcone_error e = {0};
+        clcone_status s = clcone_gen_check_given(cases[k].name, cases[k].given, &e);
+        ck_assert_msg(cases[k].expect ? s == CLCONE_EINVAL && strstr(e.msg, cases[k].expect) : s == CLCONE_OK,
+                      "case %zu: %d %s", k, (int)s, e.msg);
+    }
+}
+END_TEST
+
 Suite *suite_contract(void)
 {
     Suite *s = suite_create("contract");
@@ -137,6 +208,8 @@ Suite *suite_contract(void)
     tcase_add_test(t, docs_show_the_table);
     tcase_add_test(t, fallbacks_are_the_tables);
     tcase_add_test(t, cli_lists_are_the_tables);
+    tcase_add_test(t, given_options_are_judged_by_the_library);
+    tcase_add_test(t, given_generator_parameters_are_judged_by_the_library);
     suite_add_tcase(s, t);
     return s;
 }

@@ -52,6 +52,10 @@ int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, co
 /* Refuses the options that the chosen model and device do not use (scene:
  * the input is a scene file, whose time step the soft model takes). */
 int cli_check_applicable(const cli_args *a, const char *usage, int scene);
+/* Prints a refusal of clcone_options_check_given or clcone_gen_check_given
+ * naming the flag ("facets does not apply" as "--facets does not apply")
+ * and the usage; returns EXIT_USAGE. */
+int cli_given_error(const char *usage, const clcone_error *e);
 /* clcone_context_create with a line on stderr before each kernel
  * program it compiles. */
 clcone_status cli_open_device(const char *device, clcone_precision prec, clcone_context **ctx, clcone_error *e);

@@ -184,23 +184,15 @@ int cmd_export(int argc, char **argv)
 
 /* ------------------------------------------------------------------ */
 
-/* gen's options that only some generators use, and which. */
-static int gen_refuse(const char *name, const char *opt, int given, const char *uses)
-{
-    char why[160];
-    if (!given || strstr(uses, name)) return 0;
-    snprintf(why, sizeof why, "only %s use%s it, not %s", uses, strchr(uses, ' ') ? "" : "s", name);
-    return usage_error(USAGE_GEN, opt, why);
-}
-
 int cmd_gen(int argc, char **argv)
 {
     clcone_gen_params p;
     clcone_world w;
     clcone_error e;
     const char *name = NULL, *out = NULL;
-    int n_given = 0, seed_given = 0, theta_given = 0, spread_given = 0, rc;
-    unsigned seen = 0; /* bit k: opts[k] given */
+    unsigned given = 0; /* CLCONE_GEN_GIVEN_*: which parameters the library judges */
+    unsigned seen = 0;  /* bit k: opts[k] given */
+    int rc;
     if (cli_want_help(argc, argv, USAGE_GEN)) return 0;
     clcone_gen_params_default(&p);
     for (int i = 0; i < argc; ++i) {
@@ -226,12 +218,12 @@ int cmd_gen(int argc, char **argv)
         else if (strcmp(opt, "--n") == 0) {
             if (!parse_int(val, &k) || k < 1) return usage_error(USAGE_GEN, "--n needs an integer >= 1, got '%s'", val);
             p.n = k;
-            n_given = 1;
+            given |= CLCONE_GEN_GIVEN_N;
         } else if (strcmp(opt, "--seed") == 0) {
             if (!parse_int(val, &k) || k < 0)
                 return usage_error(USAGE_GEN, "--seed needs an integer >= 0, got '%s'", val);
             p.seed = (unsigned)k;
-            seed_given = 1;
+            given |= CLCONE_GEN_GIVEN_SEED;
         } else if (strcmp(opt, "--mu") == 0 || strcmp(opt, "--theta") == 0 || strcmp(opt, "--spread") == 0 ||
                    strcmp(opt, "--dt") == 0) {
             if (!parse_double(val, &d)) {
@@ -240,22 +232,15 @@ int cmd_gen(int argc, char **argv)
                 return EXIT_USAGE;
             }
             if (opt[2] == 'm') p.mu = d;
-            else if (opt[2] == 't') p.theta = d, theta_given = 1;
-            else if (opt[2] == 's') p.spread = d, spread_given = 1;
+            else if (opt[2] == 't') p.theta = d, given |= CLCONE_GEN_GIVEN_THETA;
+            else if (opt[2] == 's') p.spread = d, given |= CLCONE_GEN_GIVEN_SPREAD;
             else p.dt = d;
         } else {
             return usage_error(USAGE_GEN, "unknown option '%s'", opt);
         }
     }
     if (!name) return usage_error(USAGE_GEN, "gen needs a generator NAME%s", "");
-    /* the size means something else for each generator, so no default fits them all */
-    if (!n_given && strcmp(name, "incline") != 0)
-        return usage_error(USAGE_GEN, "gen %s needs its size --n N", name);
-    if ((rc = gen_refuse(name, "--n does not apply: %s", n_given && strcmp(name, "incline") == 0, "pile stack wall grid"))
-        || (rc = gen_refuse(name, "--seed does not apply: %s", seed_given, "pile"))
-        || (rc = gen_refuse(name, "--spread does not apply: %s", spread_given, "pile"))
-        || (rc = gen_refuse(name, "--theta does not apply: %s", theta_given, "incline")))
-        return rc;
+    if (clcone_gen_check_given(name, given, &e)) return cli_given_error(USAGE_GEN, &e);
     if (!out) return usage_error(USAGE_GEN, "gen needs an output file (-o FILE)%s", "");
     {
         const cli_output outs[] = {{"-o", out, 0, NULL, NULL}};

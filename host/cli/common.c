@@ -234,26 +234,44 @@ int is_ref(const char *device)
     return device && strcmp(device, "ref") == 0;
 }
 
+int cli_given_error(const char *usage, const clcone_error *e)
+{
+    size_t name = strcspn(e->msg, " :(");
+    fprintf(stderr, "clcone: --");
+    for (size_t i = 0; i < name; ++i) fputc(e->msg[i] == '_' ? '-' : e->msg[i], stderr);
+    fprintf(stderr, "%s\n", e->msg + name);
+    cli_usage_hint(usage);
+    return EXIT_USAGE;
+}
+
 int cli_check_applicable(const cli_args *a, const char *usage, int scene)
 {
-    static const char *const pyramid[] = {"--facets", "--fit", NULL};
-    static const char *const soft[] = {"--soft-timeconst", "--soft-dampratio", "--soft-impedance", "--soft-dt", NULL};
-    static const char *const soft_dt[] = {"--soft-dt", NULL};
-    static const char *const sap[] = {"--sap-beta", NULL};
-    static const char *const sap_method[] = {"--solver", "--check-every", NULL};
+    /* the flags whose use the library judges (clcone_options_check_given) */
+    static const struct {
+        const char *opt;
+        unsigned bit;
+    } GIVEN[] = {{"--solver", CLCONE_GIVEN_SOLVER},
+                 {"--facets", CLCONE_GIVEN_FACETS},
+                 {"--fit", CLCONE_GIVEN_FIT},
+                 {"--tol", CLCONE_GIVEN_TOL},
+                 {"--max-iter", CLCONE_GIVEN_MAX_ITER},
+                 {"--check-every", CLCONE_GIVEN_CHECK_EVERY},
+                 {"--max-seconds", CLCONE_GIVEN_MAX_SECONDS},
+                 {"--soft-timeconst", CLCONE_GIVEN_SOFT_TIMECONST},
+                 {"--soft-dampratio", CLCONE_GIVEN_SOFT_DAMPRATIO},
+                 {"--soft-impedance", CLCONE_GIVEN_SOFT_IMPEDANCE},
+                 {"--soft-dt", CLCONE_GIVEN_SOFT_DT},
+                 {"--sap-beta", CLCONE_GIVEN_SAP_BETA}};
     static const char *const device[] = {"--compare", NULL};
     static const char *const precision[] = {"--precision", NULL};
-    const clcone_model m = a->o.model;
+    unsigned given = 0;
+    clcone_error e;
     int rc;
-    if ((m != CLCONE_MODEL_PYRAMID && (rc = cli_refuse(a, usage, pyramid, "only the pyramid model has facets")))
-        || (m != CLCONE_MODEL_SOFT && (rc = cli_refuse(a, usage, soft, "only for --model soft")))
-        || (m == CLCONE_MODEL_SOFT && scene
-            && (rc = cli_refuse(a, usage, soft_dt, "a scene's soft model steps with the scene's dt")))
-        || (m != CLCONE_MODEL_SAP && (rc = cli_refuse(a, usage, sap, "only for --model sap")))
-        || (m == CLCONE_MODEL_SAP
-            && (rc = cli_refuse(a, usage, sap_method, "sap has one method, Newton, its error checked every iteration")))
-        || (is_ref(a->device)
-            && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double")))
+    for (size_t k = 0; k < sizeof GIVEN / sizeof GIVEN[0]; ++k)
+        if (cli_given(a, GIVEN[k].opt)) given |= GIVEN[k].bit;
+    if (clcone_options_check_given(&a->o, given, scene, &e)) return cli_given_error(usage, &e);
+    if ((is_ref(a->device)
+         && (rc = cli_refuse(a, usage, device, "the reference (--device ref) is the CPU solver in double")))
         || (is_ref(a->device) && a->prec != CLCONE_DOUBLE
             && (rc = cli_refuse(a, usage, precision, "the reference (--device ref) runs in double only"))))
         return rc;

@@ -226,3 +226,45 @@ clcone_status clcone_options_validate(const clcone_options *o, const clcone_cont
                            o->max_seconds);
     return CLCONE_OK;
 }
+
+/* Which models use an option that not every model uses, and why the
+ * others refuse it (clcone_options_check_given). */
+#define ONLY(m) (1u << CLCONE_MODEL_##m)
+#define ALL_BUT(m) (((1u << CLCONE_MODEL_COUNT) - 1) & ~ONLY(m))
+static const struct {
+    unsigned bit;      /* CLCONE_GIVEN_* */
+    const char *name;  /* the clcone_options field */
+    unsigned models;   /* bit m: model m uses it */
+    const char *why;
+} USES[] = {
+    {CLCONE_GIVEN_FACETS, "facets", ONLY(PYRAMID), "only the pyramid model has facets"},
+    {CLCONE_GIVEN_FIT, "fit", ONLY(PYRAMID), "only the pyramid model has facets"},
+    {CLCONE_GIVEN_SOFT_TIMECONST, "soft_timeconst", ONLY(SOFT), "only for model soft"},
+    {CLCONE_GIVEN_SOFT_DAMPRATIO, "soft_dampratio", ONLY(SOFT), "only for model soft"},
+    {CLCONE_GIVEN_SOFT_IMPEDANCE, "soft_impedance", ONLY(SOFT), "only for model soft"},
+    {CLCONE_GIVEN_SOFT_DT, "soft_dt", ONLY(SOFT), "only for model soft"},
+    {CLCONE_GIVEN_SAP_BETA, "sap_beta", ONLY(SAP), "only for model sap"},
+    {CLCONE_GIVEN_SOLVER, "solver", ALL_BUT(SAP), "sap has one method, Newton, its error checked every iteration"},
+    {CLCONE_GIVEN_CHECK_EVERY, "check_every", ALL_BUT(SAP),
+     "sap has one method, Newton, its error checked every iteration"},
+};
+
+clcone_status clcone_options_check_given(const clcone_options *o, unsigned given, int scene, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, o);
+    if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
+        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+    if (given >= 2u * CLCONE_GIVEN_SAP_BETA)
+        return clcone_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
+                           given & ~(2u * CLCONE_GIVEN_SAP_BETA - 1));
+    for (int i = 0; i < COUNT(USES); ++i)
+        if ((given & USES[i].bit) && !(USES[i].models & 1u << o->model))
+            return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);
+    if (scene && o->model == CLCONE_MODEL_SOFT && (given & CLCONE_GIVEN_SOFT_DT))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "soft_dt does not apply: a scene's soft model steps with the scene's dt");
+    if ((given & CLCONE_GIVEN_TOL) && !(o->tol > 0))
+        return clcone_fail(err, CLCONE_EINVAL, "tol needs a number > 0, got %g (unset: the precision's default)",
+                           o->tol);
+    return CLCONE_OK;
+}

@@ -177,24 +177,69 @@ static clcone_status world_incline(const clcone_gen_params *p, clcone_world *w, 
     return st;
 }
 
+/* The generators, and the parameters each uses beyond mu and dt. */
+static const struct {
+    const char *name;
+    clcone_status (*fn)(const clcone_gen_params *, clcone_world *, clcone_error *);
+    unsigned uses; /* CLCONE_GEN_GIVEN_* */
+} GENS[] = {{"pile", world_pile, CLCONE_GEN_GIVEN_N | CLCONE_GEN_GIVEN_SEED | CLCONE_GEN_GIVEN_SPREAD},
+            {"stack", world_stack, CLCONE_GEN_GIVEN_N},
+            {"wall", world_wall, CLCONE_GEN_GIVEN_N},
+            {"grid", world_grid, CLCONE_GEN_GIVEN_N},
+            {"incline", world_incline, CLCONE_GEN_GIVEN_THETA}};
+#define NGENS ((int)(sizeof GENS / sizeof GENS[0]))
+
+static int gen_index(const char *name)
+{
+    for (int k = 0; k < NGENS; ++k)
+        if (strcmp(name, GENS[k].name) == 0) return k;
+    return -1;
+}
+
+clcone_status clcone_gen_check_given(const char *name, unsigned given, clcone_error *err)
+{
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } PARAMS[] = {{CLCONE_GEN_GIVEN_N, "n"}, {CLCONE_GEN_GIVEN_SEED, "seed"}, {CLCONE_GEN_GIVEN_SPREAD, "spread"},
+                  {CLCONE_GEN_GIVEN_THETA, "theta"}};
+    CLCONE_REQUIRE(err, name);
+    int k = gen_index(name);
+    if (k < 0) return CLCONE_OK; /* clcone_world_generate's to refuse */
+    if (given >= 2u * CLCONE_GEN_GIVEN_THETA)
+        return clcone_fail(err, CLCONE_EINVAL, "unknown generator parameter bits 0x%x given",
+                           given & ~(2u * CLCONE_GEN_GIVEN_THETA - 1));
+    /* the size means something else for each generator, so no default fits them all */
+    if ((GENS[k].uses & CLCONE_GEN_GIVEN_N) && !(given & CLCONE_GEN_GIVEN_N))
+        return clcone_fail(err, CLCONE_EINVAL, "n (the size) is needed for %s: what it counts differs by generator",
+                           name);
+    for (size_t i = 0; i < sizeof PARAMS / sizeof PARAMS[0]; ++i) {
+        char users[64] = "";
+        int count = 0;
+        if (!(given & PARAMS[i].bit) || (GENS[k].uses & PARAMS[i].bit)) continue;
+        for (int j = 0; j < NGENS; ++j)
+            if (GENS[j].uses & PARAMS[i].bit) {
+                if (count++) strncat(users, ", ", sizeof users - strlen(users) - 1);
+                strncat(users, GENS[j].name, sizeof users - strlen(users) - 1);
+            }
+        return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: only %s use%s it, not %s", PARAMS[i].name, users,
+                           count > 1 ? "" : "s", name);
+    }
+    return CLCONE_OK;
+}
+
 clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p, clcone_world *w,
                                     clcone_error *err)
 {
     CLCONE_REQUIRE(err, name);
     CLCONE_REQUIRE(err, p);
     CLCONE_REQUIRE(err, w);
-    static const struct {
-        const char *name;
-        clcone_status (*fn)(const clcone_gen_params *, clcone_world *, clcone_error *);
-    } gens[] = {{"pile", world_pile}, {"stack", world_stack}, {"wall", world_wall},
-                {"grid", world_grid}, {"incline", world_incline}};
     clcone_status st;
+    int k = gen_index(name);
     memset(w, 0, sizeof *w);
-    for (size_t k = 0; k < sizeof gens / sizeof gens[0]; ++k) {
-        if (strcmp(name, gens[k].name) != 0) continue;
-        if ((st = gens[k].fn(p, w, err))) return st;
-        clcone_world_update_inertia(w);
-        return CLCONE_OK;
-    }
-    return clcone_fail(err, CLCONE_EINVAL, "unknown generator '%s' (pile, stack, wall, grid, incline)", name);
+    if (k < 0)
+        return clcone_fail(err, CLCONE_EINVAL, "unknown generator '%s' (pile, stack, wall, grid, incline)", name);
+    if ((st = GENS[k].fn(p, w, err))) return st;
+    clcone_world_update_inertia(w);
+    return CLCONE_OK;
 }

@@ -45,7 +45,11 @@ typedef enum clcone_precision {
  * name contains it; anything else = first device whose name contains
  * spec. ("ref", the CPU
  * reference, is not an OpenCL device: callers pass a NULL context for
- * it.) Double precision needs cl_khr_fp64. */
+ * it.) Double precision needs cl_khr_fp64. One thread at a time uses a
+ * context and what is made on it (plans, steppers): they share its queue,
+ * its programs, built at first use, and its count of device memory (the
+ * Python package takes a lock per context). Plans on the reference share
+ * nothing: each may run on its own thread. */
 CLCONE_API clcone_status clcone_context_create(const char *spec, clcone_precision prec,
                                     clcone_context **ctx, clcone_error *err);
 CLCONE_API void clcone_context_free(clcone_context *ctx);

@@ -65,7 +65,10 @@ CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
                                 clcone_error *err);
 CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
                               clcone_error *err);
-/* Reactions (impulses, 3 per contact of w->s) of the last step's solve. */
+/* Reactions (impulses, 3 per contact) of the last step applied, as many
+ * as its contacts (clcone_step_info.contacts); NULL before the first. A
+ * step not applied (applied 0) leaves them, though w->s then holds that
+ * step's contacts: their count may differ. */
 CLCONE_API const double *clcone_sim_reactions(const clcone_sim *sim);
 /* The last step's contact problem (free velocities, contacts) and, in
  * *r0 when non-NULL, the warm start it was solved from: to solve it

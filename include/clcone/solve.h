@@ -175,6 +175,34 @@ CLCONE_API void clcone_offers_describe(clcone_model m, int device, char *buf, si
 typedef struct clcone_context clcone_context; /* an OpenCL device, device.h */
 CLCONE_API void clcone_options_resolve(clcone_options *o, const clcone_context *ctx);
 
+/* The options a caller set explicitly (the CLI's flags, Python's
+ * keywords), as bits of `given` for clcone_options_check_given. */
+enum {
+    CLCONE_GIVEN_SOLVER = 1,
+    CLCONE_GIVEN_FACETS = 2,
+    CLCONE_GIVEN_FIT = 4,
+    CLCONE_GIVEN_TOL = 8,
+    CLCONE_GIVEN_MAX_ITER = 16,
+    CLCONE_GIVEN_CHECK_EVERY = 32,
+    CLCONE_GIVEN_MAX_SECONDS = 64,
+    CLCONE_GIVEN_SOFT_TIMECONST = 128,
+    CLCONE_GIVEN_SOFT_DAMPRATIO = 256,
+    CLCONE_GIVEN_SOFT_IMPEDANCE = 512,
+    CLCONE_GIVEN_SOFT_DT = 1024,
+    CLCONE_GIVEN_SAP_BETA = 2048
+};
+/* The one rule for options set that do not apply, which the CLI and the
+ * Python package share: CLCONE_EINVAL for an option in `given` that
+ * o->model does not use (facets and fit: pyramid; soft_*: soft, and
+ * soft_dt not on a scene (scene 1), which steps with its own dt;
+ * sap_beta: sap; solver and check_every: every model but sap) and for a
+ * tol given that is not > 0 (unset, 0 means the precision's default).
+ * The message starts with the option's name as clcone_options spells it
+ * ("facets does not apply: ..."; the CLI's flag is --facets). Values are
+ * checked by the solve (clcone_plan_create). */
+CLCONE_API clcone_status clcone_options_check_given(const clcone_options *o, unsigned given, int scene,
+                                                    clcone_error *err);
+
 typedef struct clcone_prob_result {
     clcone_run_status status;
     int iters;           /* iterations (Newton iterations for sap) */

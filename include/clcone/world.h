@@ -70,7 +70,7 @@ CLCONE_API double clcone_world_kinetic_energy(const clcone_world *w, const doubl
  *  wall:    a pyramid of bricks (1 x 0.5 x 0.5) with n in the bottom row;
  *  grid:    n x n x n spheres;
  *  incline: one unit box resting on a plane tilted by theta (radians)
- *           about the y axis (n is ignored).
+ *           about the y axis (it takes no n: clcone_gen_check_given).
  * Bodies start at rest with contacts at the generated state. */
 typedef struct clcone_gen_params {
     int n;
@@ -85,6 +85,22 @@ CLCONE_API void clcone_gen_params_default(clcone_gen_params *p);
 /* name: pile, stack, wall, grid or incline. */
 CLCONE_API clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p,
                                     clcone_world *w, clcone_error *err);
+/* The generator parameters a caller set explicitly (`clcone gen`'s
+ * flags, Python's keywords), as bits of `given`; mu and dt apply to all. */
+enum {
+    CLCONE_GEN_GIVEN_N = 1,
+    CLCONE_GEN_GIVEN_SEED = 2,
+    CLCONE_GEN_GIVEN_SPREAD = 4,
+    CLCONE_GEN_GIVEN_THETA = 8
+};
+/* The one rule for generator parameters, which the CLI and the Python
+ * package share: CLCONE_EINVAL for n missing where it is the size (every
+ * generator but incline) and for a parameter given that generator `name`
+ * does not use (n: not incline; seed and spread: pile; theta: incline).
+ * The message starts with the parameter's name ("seed does not apply:
+ * only pile uses it, not stack"). Names and values are checked by
+ * clcone_world_generate (an unknown name passes here). */
+CLCONE_API clcone_status clcone_gen_check_given(const char *name, unsigned given, clcone_error *err);
 
 /* Scene files (format in README "Scene files"): text, first line
  * "clcone-scene 1", %.17g values, so a write/read round trip is exact.

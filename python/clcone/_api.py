@@ -3,16 +3,18 @@ call; this module only checks arrays, fills the C structures and turns
 results into numpy arrays and dataclasses."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import stat
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._native import (Cancel, InvalidInput, c_alloc, c_string, call_cancellable, check, copy_in, copy_out, ffi,
-                      ints, lib,
-                      new_error, reals)
+from ._native import (Cancel, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check, copy_in,
+                      copy_out, ffi, ints, lib, locked, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -58,6 +60,7 @@ def devices() -> List[DeviceInfo]:
 
 
 _PRECISIONS = {"float": 0, "double": 1}
+_UNLOCKED = contextlib.nullcontext()  # the reference's guard: made once, it is a tenth of a call's cost
 
 
 class Device:
@@ -69,7 +72,12 @@ class Device:
     reference; an int or digits an index of :func:`devices`; ``"cpu"`` /
     ``"gpu"`` the first device of that type; any other text a part of a
     device name. precision: ``"float"`` (default on devices) or
-    ``"double"`` (needs cl_khr_fp64); the reference is double only."""
+    ``"double"`` (needs cl_khr_fp64); the reference is double only.
+
+    A Device may be shared by any number of plans, simulations and
+    threads: the calls that reach its OpenCL context (plan and simulation
+    set-up, solves, steps, frees) take turns on its lock. A copy is the
+    same Device."""
 
     def __init__(self, spec: Union[None, str, int] = None, precision: Optional[str] = None) -> None:
         if isinstance(spec, bool) or not (spec is None or isinstance(spec, (str, int))):
@@ -82,6 +90,7 @@ class Device:
             raise ValueError(f"precision must be 'float' or 'double', got {precision!r}")
         ref = spec == "ref" or (spec is None and os.environ.get("CLCONE_DEVICE") == "ref")
         self._ctx = ffi.NULL
+        self._lock = threading.RLock()
         if ref:
             if precision == "float":
                 raise ValueError("precision does not apply: the reference (device 'ref') is the CPU solver in double")
@@ -100,6 +109,28 @@ class Device:
     def is_reference(self) -> bool:
         return self._ctx == ffi.NULL
 
+    def _guard(self) -> Any:
+        """The context's lock; none for the reference, whose plans share
+        nothing. Re-entrant, so that a collected plan freed (_owned) by a
+        thread already holding it does not wait for itself."""
+        return _UNLOCKED if self._ctx == ffi.NULL else self._lock
+
+    def _owned(self, handle: Any, free: Any, *keep: Any) -> Any:
+        """handle, freed by free(handle) under the device's lock when
+        released (close) or collected. The finalizer holds the device (its
+        context must outlive the handle) and keep (what the C object points
+        to: a scene's world, a history, a cancel flag) until it has run."""
+        def finalize(h: Any, dev: Device = self, _keep: tuple = keep) -> None:
+            with dev._guard():
+                free(h)
+        return ffi.gc(handle, finalize)
+
+    def __copy__(self) -> "Device":
+        return self
+
+    def __deepcopy__(self, memo: Any) -> "Device":
+        return self
+
     @property
     def name(self) -> str:
         return "ref" if self.info is None else self.info.name
@@ -109,6 +140,7 @@ class Device:
 
 
 _opened: dict = {}
+_opening = threading.Lock()  # one thread opens a missing context, the others wait for it
 
 
 def _device(device: Union[None, str, int, Device], precision: Optional[str]) -> Device:
@@ -119,9 +151,10 @@ def _device(device: Union[None, str, int, Device], precision: Optional[str]) -> 
             raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
         return device
     key = (device, precision, os.environ.get("CLCONE_DEVICE") if device is None else None)
-    if key not in _opened:
-        _opened[key] = Device(device, precision)
-    return _opened[key]
+    with _opening:
+        if key not in _opened:
+            _opened[key] = Device(device, precision)
+        return _opened[key]
 
 
 # Results -----------------------------------------------------------------
@@ -400,7 +433,12 @@ class Scene:
     (n, 4) unit quaternions (w, x, y, z), default identity; velocities and
     angular_velocities (n, 3), default 0; planes (p, 4): nx ny nz offset,
     the half-space n . x >= offset free. Contacts are detected at the
-    given state (pairs closer than margin)."""
+    given state (pairs closer than margin).
+
+    A scene may be read from several threads while a :class:`Simulation`
+    steps it in another: each accessor takes the scene's lock, as a step
+    does, so it sees the state before or after a step, never one half
+    written."""
 
     def __init__(self, kinds: Sequence[str], sizes: Any, masses: Any, positions: Any, orientations: Any = None,
                  velocities: Any = None, angular_velocities: Any = None, planes: Any = None,
@@ -427,6 +465,7 @@ class Scene:
                 raise TypeError(f"{name} must be a number")
             if not math.isfinite(val):
                 raise ValueError(f"{name} must be finite, got {val}")
+        self._lock = threading.RLock()
         wd = ffi.new("clcone_world *")
         self._w = ffi.gc(wd, lib.clcone_world_free)
         wd.s.nbodies = n
@@ -456,26 +495,42 @@ class Scene:
     @classmethod
     def _own(cls, w: Any) -> "Scene":
         self = cls.__new__(cls)
+        self._lock = threading.RLock()
         self._w = ffi.gc(w, lib.clcone_world_free)
         return self
 
     @classmethod
-    def generate(cls, name: str, n: int = 1000, mu: float = 0.5, dt: float = 0.01, spread: float = 0.1,
-                 theta: float = 0.3, seed: int = 1) -> "Scene":
+    def generate(cls, name: str, n: Optional[int] = None, mu: float = 0.5, dt: float = 0.01,
+                 spread: Optional[float] = None, theta: Optional[float] = None,
+                 seed: Optional[int] = None) -> "Scene":
         """A generated scene (`clcone gen`): pile, stack, wall, grid or
-        incline, bodies at rest with their contacts."""
-        if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        incline, bodies at rest with their contacts. As in the CLI, n (the
+        size) is needed by all but incline, which takes none; seed and
+        spread (default 1 and 0.1) are pile's, theta (default 0.3)
+        incline's; a parameter the generator does not use is refused
+        (clcone_gen_check_given)."""
+        given = 0
+        for bit, v in ((lib.CLCONE_GEN_GIVEN_N, n), (lib.CLCONE_GEN_GIVEN_SEED, seed),
+                       (lib.CLCONE_GEN_GIVEN_SPREAD, spread), (lib.CLCONE_GEN_GIVEN_THETA, theta)):
+            given |= bit if v is not None else 0
+        if n is not None and (not isinstance(n, (int, np.integer)) or isinstance(n, bool)):
             raise TypeError("n must be an int")
-        if not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32:
+        if seed is not None and (not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32):
             raise ValueError("seed must be an int in [0, 2**32)")
+        cname = c_string(name, "generator name")
+        err = new_error()
+        check(lib.clcone_gen_check_given(cname, given, err), err)
         p = ffi.new("clcone_gen_params *")
         lib.clcone_gen_params_default(p)
-        p.n, p.mu, p.dt, p.spread, p.theta, p.seed = int(n), mu, dt, spread, theta, int(seed)
+        p.mu, p.dt = mu, dt
+        for attr, v in (("n", n), ("spread", spread), ("theta", theta), ("seed", seed)):
+            if v is not None:
+                setattr(p, attr, v if attr in ("spread", "theta") else int(v))
         w = ffi.new("clcone_world *")
-        err = new_error()
-        check(lib.clcone_world_generate(c_string(name, "generator name"), p, w, err), err)
+        check(lib.clcone_world_generate(cname, p, w, err), err)
         return cls._own(w)
 
+    @locked
     def detect(self, margin: float = 1e-3) -> None:
         """Replaces the contacts by those at the current positions."""
         err = new_error()
@@ -483,29 +538,37 @@ class Scene:
 
     # bodies
     @property
+    @locked
     def nbodies(self) -> int:
         return self._w.s.nbodies
 
     @property
+    @locked
     def ncontacts(self) -> int:
         return self._w.s.ncontacts
 
     @property
+    @locked
     def dt(self) -> float:
         return self._w.dt
 
     @property
+    @locked
     def mu(self) -> float:
         return self._w.mu
 
     @property
+    @locked
     def gravity(self) -> np.ndarray:
         return np.array(list(self._w.gravity))
 
+    @locked
     def _bodies(self) -> np.ndarray:
-        return np.frombuffer(ffi.buffer(self._w.s.bodies, self.nbodies * ffi.sizeof("clcone_body")),
-                             dtype=np.float64).reshape(self.nbodies, -1)
+        """A copy of the bodies' state, a row of doubles a body."""
+        n = self._w.s.nbodies
+        return copy_out(self._w.s.bodies, np.uint8, n * ffi.sizeof("clcone_body")).view(np.float64).reshape(n, -1)
 
+    @locked
     def _shapes(self) -> np.ndarray:
         raw = copy_out(self._w.shapes, np.uint8, self.nbodies * ffi.sizeof("clcone_shape"))
         return raw.reshape(self.nbodies, -1)
@@ -544,16 +607,19 @@ class Scene:
         return self._shape_field("mass", 1).ravel()
 
     @property
+    @locked
     def kinds(self) -> List[str]:
         names = {v: k for k, v in _KINDS.items()}
         return [names[self._w.shapes[i].kind] for i in range(self.nbodies)]
 
     @property
+    @locked
     def planes(self) -> np.ndarray:
         """(p, 4): normal and offset."""
         return copy_out(self._w.planes, np.float64, 4 * self._w.nplanes).reshape(-1, 4)
 
     # contacts
+    @locked
     def _contacts(self) -> np.ndarray:
         dt = np.dtype({"names": ["a", "b", "point", "normal", "mu", "gap"],
                        "formats": [np.int32, np.int32, (np.float64, 3), (np.float64, 3), np.float64, np.float64],
@@ -582,6 +648,7 @@ class Scene:
     def contact_gaps(self) -> np.ndarray:
         return self._contacts()["gap"].copy()
 
+    @locked
     def contact_frames(self) -> np.ndarray:
         """(c, 3, 3): rows normal, t1, t2 of each contact's frame (the
         frame reactions are given in)."""
@@ -591,15 +658,18 @@ class Scene:
             lib.clcone_contact_frame(list(nrm[i]), ffi.cast("double *", ffi.from_buffer(out[i])))
         return out
 
+    @locked
     def kinetic_energy(self) -> float:
         return lib.clcone_world_kinetic_energy(self._w, ffi.NULL)
 
+    @locked
     def _contact_scene(self) -> Any:
         s = ffi.new("clcone_scene *")
         err = new_error()
         check(lib.clcone_world_contact_scene(self._w, s, err), err)
         return ffi.gc(s, lib.clcone_scene_free)
 
+    @locked
     def to_problem(self) -> Problem:
         """The local form of the contact problem at the current state
         (free velocity v + dt g): W = J M^-1 J^T, q = J v*."""
@@ -608,11 +678,13 @@ class Scene:
         check(lib.clcone_scene_to_local(self._contact_scene(), p, err), err)
         return Problem._own(p)
 
+    @locked
     def write(self, path: PathLike) -> None:
         """Scene file (text, %.17g: an exact round trip)."""
         err = new_error()
         check(lib.clcone_write_world(c_string(path, "path"), self._w, err), err)
 
+    @locked
     def write_vtk(self, bodies_path: PathLike, contacts_path: PathLike, reactions: Any = None) -> None:
         """Legacy VTK of the bodies and of the contacts (forces r / dt)."""
         r = ffi.NULL if reactions is None else _reactions(reactions, self.ncontacts, "reactions")
@@ -621,6 +693,7 @@ class Scene:
                                    self._w, ffi.NULL if r is ffi.NULL else ffi.cast("double *", ffi.from_buffer(r)),
                                    err), err)
 
+    @locked
     def render_png(self, path: PathLike, reactions: Any = None, size: Tuple[int, int] = (1200, 900),
                    title: Optional[str] = None) -> None:
         """The CLI's picture: bodies coloured by contact force."""
@@ -631,6 +704,7 @@ class Scene:
                                     ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
                                     c_string(title, "title") if title is not None else ffi.NULL, err), err)
 
+    @locked
     def __repr__(self) -> str:
         return f"<clcone.Scene bodies={self.nbodies} planes={self._w.nplanes} contacts={self.ncontacts}>"
 
@@ -670,10 +744,25 @@ def write(path: PathLike, obj: Union[Problem, Scene]) -> None:
 
 
 def read_reactions(path: PathLike, n: int) -> np.ndarray:
-    """Reactions as `clcone solve --out` writes them: (n, 3)."""
+    """Reactions as `clcone solve --out` writes them: (n, 3). A regular
+    file too short to hold 3n numbers is refused before the array is
+    made."""
+    n = _number("n", n, integer=True)
+    most = (2**31 - 1) // 3  # the library counts the 3n numbers in a C int
+    if not 0 <= n <= most:
+        raise ValueError(f"n = {n} must be in [0, {most}]")
+    cpath = c_string(path, "path")
+    try:
+        st = os.stat(cpath)
+    except OSError:
+        st = None  # the library's message names the file
+    # each number takes a character and a separator but the last
+    if st is not None and stat.S_ISREG(st.st_mode) and 3 * n > (st.st_size + 1) // 2:
+        raise FormatError(f"{os.fsdecode(cpath)}: {st.st_size} bytes hold at most {(st.st_size + 1) // 2} numbers, "
+                          f"not the {3 * n} of {n} contacts (3 per contact)")
     r = np.empty((n, 3))
     err = new_error()
-    check(lib.clcone_read_reactions(c_string(path, "path"), n, ffi.cast("double *", ffi.from_buffer(r)), err), err)
+    check(lib.clcone_read_reactions(cpath, n, ffi.cast("double *", ffi.from_buffer(r)), err), err)
     return r
 
 
@@ -699,10 +788,12 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
              max_iter: Optional[int] = None, check_every: Optional[int] = None, max_seconds: Optional[float] = None,
              facets: Optional[int] = None, fit: Optional[str] = None, soft_timeconst: Optional[float] = None,
              soft_dampratio: Optional[float] = None, soft_impedance: Optional[float] = None,
-             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None) -> Any:
+             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None, *, scene: bool = False) -> Any:
     """clcone_options from keywords; None keeps the library's default.
     The names are parsed by the library (its message lists the valid
-    ones); values are checked by the solve."""
+    ones); which keywords apply to the model (on a scene when scene) is
+    the library's rule, the CLI's too (clcone_options_check_given);
+    values are checked by the solve."""
     o = ffi.new("clcone_options *")
     lib.clcone_options_default(o)
     err = new_error()
@@ -715,6 +806,7 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
         if fit not in ("outer", "inner"):
             raise ValueError(f"fit must be 'outer' or 'inner', got {fit!r}")
         o.fit = lib.CLCONE_FIT_INNER if fit == "inner" else lib.CLCONE_FIT_OUTER
+    given = (lib.CLCONE_GIVEN_SOLVER if solver is not None else 0) | (lib.CLCONE_GIVEN_FIT if fit is not None else 0)
     for name, v, integer in (("tol", tol, False), ("max_iter", max_iter, True), ("check_every", check_every, True),
                              ("max_seconds", max_seconds, False), ("facets", facets, True),
                              ("soft_timeconst", soft_timeconst, False), ("soft_dampratio", soft_dampratio, False),
@@ -725,101 +817,113 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
             if integer and not -2**31 <= v < 2**31:
                 raise ValueError(f"{name} {v} does not fit a C int")
             setattr(o, name, v)
+            given |= getattr(lib, "CLCONE_GIVEN_" + name.upper())
+    check(lib.clcone_options_check_given(o, given, 1 if scene else 0, err), err)
     return o
 
 
 # Plans and solves --------------------------------------------------------
 
-class Plan:
+class Plan(Owner):
     """Set up once, solve many times (clcone_plan_*): on a device the
     uploaded problem or scene, step sizes, colouring and compiled kernels
     are kept, and each :meth:`solve` reports the solve alone. A plan gives
-    exactly what :func:`solve` gives. Keywords as for :func:`solve`."""
+    exactly what :func:`solve` gives. Keywords as for :func:`solve`.
+
+    Threads: calls on one plan take turns (a lock per plan), so a plan
+    shared by threads gives each call the result it gives alone; plans on
+    one OpenCL device take turns on the device's lock. :meth:`close` waits
+    for a running call; a call after it raises :class:`clcone.Error`. A
+    plan cannot be copied (make another one)."""
+
+    _what = "plan"
+    _no_copy = "it owns its solver's state (on a device, its buffers); make another Plan from the same problem"
+    _handle = None
 
     def __init__(self, problem: Union[Problem, Scene], *, model: str = "coulomb", solver: Optional[str] = None,
                  device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
                  tol: Optional[float] = None, max_iter: Optional[int] = None, check_every: Optional[int] = None,
                  max_seconds: Optional[float] = None, history: bool = False, cancel: Optional[Cancel] = None,
                  **model_options: Any) -> None:
+        self._lock = threading.Lock()
         if not isinstance(problem, (Problem, Scene)):
             raise TypeError(f"a plan is made for a clcone.Problem or clcone.Scene, got {type(problem).__name__}")
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.device = _device(device, precision)
-        self._o = _options(model, solver, tol, max_iter, check_every, max_seconds, **model_options)
+        self._guard = self.device._guard()
+        self._scene = isinstance(problem, Scene)
+        self._o = _options(model, solver, tol, max_iter, check_every, max_seconds, scene=self._scene,
+                           **model_options)
         self._o.warm_start = 1
-        self._hist = ffi.new("clcone_history *") if history else None
+        # the plan keeps the options' pointers: the history it appends to, the cancel flag
+        self._hist = ffi.gc(ffi.new("clcone_history *"), lib.clcone_history_free) if history else None
         self._o.history = self._hist if history else ffi.NULL
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         self._o.cancel = self._cancel._flag
-        self._scene = isinstance(problem, Scene)
         self._batch = not self._scene and problem.nprob > 1
         pl = ffi.new("clcone_plan **")
         err = new_error()
         if self._scene:
             s = problem._contact_scene()
             self.n = s.ncontacts
-            check(lib.clcone_plan_create_scene(self.device._ctx, s, self._o, pl, err), err)
+            with self.device._guard():
+                check(lib.clcone_plan_create_scene(self.device._ctx, s, self._o, pl, err), err)
         else:
             self.n = problem.n
-            self._nprob = problem.nprob
-            self._offsets = problem.offsets
-            check(lib.clcone_plan_create(self.device._ctx, problem._p, self._o, pl, err), err)
-        self._pl = ffi.gc(pl[0], lib.clcone_plan_free)
+            with self.device._guard():
+                check(lib.clcone_plan_create(self.device._ctx, problem._p, self._o, pl, err), err)
+        self._handle = self.device._owned(pl[0], lib.clcone_plan_free, self._hist, self._cancel)
         self._res, self._err = ffi.new("clcone_result *"), err
 
+    @locked
     def set_q(self, q: Any) -> None:
         """A new q (n, 3) for a local-form plan."""
+        pl = self._live("set_q")
         if self._scene:
             raise InvalidInput("set_q is for a plan of a problem; a scene plan takes set_scene")
         qq = reals(q, (self.n, 3) if np.ndim(q) == 2 else (3 * self.n,), "q")
         err = new_error()
-        check(lib.clcone_plan_set_q(self._pl, ffi.cast("double *", ffi.from_buffer(qq)), err), err)
+        with self.device._guard():
+            status = lib.clcone_plan_set_q(pl, ffi.cast("double *", ffi.from_buffer(qq)), err)
+        check(status, err)
 
+    @locked
     def set_scene(self, scene: Scene) -> None:
         """Another scene (new velocities, positions, contacts) for a scene
         plan, on the same device buffers."""
+        pl = self._live("set_scene")
         if not isinstance(scene, Scene):
             raise TypeError("set_scene takes a clcone.Scene")
         if not self._scene:
             raise InvalidInput("set_scene is for a plan of a scene; a problem plan takes set_q")
         s = scene._contact_scene()
         err = new_error()
-        check(lib.clcone_plan_set_scene(self._pl, s, err), err)
+        with self.device._guard():
+            status = lib.clcone_plan_set_scene(pl, s, err)
+        check(status, err)
         self.n = s.ncontacts
 
     def solve(self, warm: Any = None) -> Tuple[np.ndarray, Result]:
         """Reactions (n, 3) and the result; warm: a start (n, 3), else 0."""
-        r = np.zeros((self.n, 3)) if warm is None else _reactions(warm, self.n, "warm").copy()
-        res, err, flag = self._res, self._err, self._cancel._flag
-        if self._hist is not None:
-            lib.clcone_history_free(self._hist)
-            self._hist.count = self._hist.capacity = self._hist.truncated = 0
-        try:
-            check(call_cancellable(flag, lib.clcone_plan_solve, self._pl, ffi.from_buffer("double[]", r), res, err),
-                  err)
-            return r, _result(res, self._hist, self._batch)
-        finally:
-            lib.clcone_result_free(res)
-            if self._own_cancel and flag[0]:
-                self._cancel.clear()
-
-    def close(self) -> None:
-        """Frees the plan now (else when garbage-collected)."""
-        if self._pl is not None:
-            ffi.release(self._pl)
-            self._pl = None
-
-    def __enter__(self) -> "Plan":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_hist", None) is not None:
-            lib.clcone_history_free(self._hist)
+        with self._lock:  # not @locked: a wrapper's call is a few percent of a tiny solve
+            pl = self._live("solve")
+            r = np.zeros((self.n, 3)) if warm is None else _reactions(warm, self.n, "warm").copy()
+            res, err, flag = self._res, self._err, self._cancel._flag
+            if self._hist is not None:
+                lib.clcone_history_free(self._hist)
+                self._hist.count = self._hist.capacity = self._hist.truncated = 0
+            try:
+                with self._guard:
+                    status = call_cancellable(flag, lib.clcone_plan_solve, pl, ffi.from_buffer("double[]", r), res,
+                                              err)
+                check(status, err)
+                return r, _result(res, self._hist, self._batch)
+            finally:
+                lib.clcone_result_free(res)
+                if self._own_cancel and flag[0]:
+                    self._cancel.clear()
 
 
 def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "coulomb", solver: Optional[str] = None,
@@ -904,7 +1008,7 @@ class Step:
     positions: np.ndarray         # (bodies, 3)
     velocities: np.ndarray        # (bodies, 3)
     angular_velocities: np.ndarray
-    reactions: np.ndarray         # (contacts, 3) impulses in the contact frames
+    reactions: np.ndarray         # (contacts, 3) impulses in the contact frames (NaN: not applied)
     contact_bodies: np.ndarray    # (contacts, 2)
     contact_points: np.ndarray    # (contacts, 3)
     contact_normals: np.ndarray   # (contacts, 3)
@@ -916,12 +1020,21 @@ class Step:
         return self.reactions / self.dt
 
 
-class Simulation:
+class Simulation(Owner):
     """The time stepper (clcone_sim_*) on a scene, in place: one plan for
     the whole run. Keywords as for :func:`solve`, plus margin, projection,
     slop and warm_start of the stepper. The defaults are the stepper's,
     as in the CLI: model ccp, solved with acgs to 1e-4 a step, at most
-    1000 iterations a step (clcone_sim_options_resolve)."""
+    1000 iterations a step (clcone_sim_options_resolve).
+
+    Threads: steps take turns (a lock per simulation, then the scene's,
+    as every reader of the scene does); :meth:`close` waits for a running
+    step; a call after it raises :class:`clcone.Error`. A simulation
+    cannot be copied."""
+
+    _what = "simulation"
+    _no_copy = "it steps its scene in place; make another Simulation on another Scene"
+    _handle = None
 
     def __init__(self, scene: Scene, *, model: str = "ccp", solver: Optional[str] = None,
                  device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
@@ -929,13 +1042,14 @@ class Simulation:
                  max_seconds: Optional[float] = None, margin: Optional[float] = None,
                  projection: Optional[float] = None, slop: Optional[float] = None, warm_start: bool = True,
                  cancel: Optional[Cancel] = None, **model_options: Any) -> None:
+        self._lock = threading.Lock()
         if not isinstance(scene, Scene):
             raise TypeError(f"simulate takes a clcone.Scene, got {type(scene).__name__}")
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.scene = scene
         self.device = _device(device, precision)
-        o = _options(model, solver, tol, max_iter, check_every, max_seconds, **model_options)
+        o = _options(model, solver, tol, max_iter, check_every, max_seconds, scene=True, **model_options)
         so = ffi.new("clcone_sim_options *")
         lib.clcone_sim_options_default(so)
         so.solve = o[0]
@@ -949,31 +1063,49 @@ class Simulation:
         self.label = f"{model}/{solver or 'default'}, {self.device.name}"
         sim = ffi.new("clcone_sim **")
         err = new_error()
-        check(lib.clcone_sim_create(scene._w, self.device._ctx, so, sim, err), err)
-        self._sim = ffi.gc(sim[0], lib.clcone_sim_free)
+        with scene._lock, self.device._guard():
+            status = lib.clcone_sim_create(scene._w, self.device._ctx, so, sim, err)
+        check(status, err)
+        # the stepper keeps pointers to the scene's world and the cancel flag
+        self._handle = self.device._owned(sim[0], lib.clcone_sim_free, scene, self._cancel)
+        # contacts of the stepper's reactions: those of the last applied step
+        # (a step not applied keeps them, though the scene has new contacts)
+        self._nr = 0
 
+    @locked
     def step(self) -> Step:
         """Advances one step and returns it."""
+        sim = self._live("step")
         info = ffi.new("clcone_step_info *")
         err = new_error()
-        try:
-            check(call_cancellable(self._cancel._flag, lib.clcone_sim_step, self._sim, info, err), err)
-        finally:
-            if self._own_cancel:
-                self._cancel.clear()
         sc = self.scene
-        c = sc.ncontacts
-        r = copy_out(lib.clcone_sim_reactions(self._sim), np.float64, 3 * c).reshape(c, 3)
-        return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied), bool(info.fell_back),
-                    _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None, info.ke_free,
-                    info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms, info.setup_ms,
-                    sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies, sc.contact_points,
-                    sc.contact_normals, sc.dt)
+        with sc._lock:
+            try:
+                with self.device._guard():
+                    status = call_cancellable(self._cancel._flag, lib.clcone_sim_step, sim, info, err)
+            finally:
+                if self._own_cancel:
+                    self._cancel.clear()
+            check(status, err)
+            c = info.contacts
+            if info.applied:
+                self._nr = c
+                r = copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
+            else:
+                r = np.full((c, 3), np.nan)  # no solve was applied to these contacts
+            return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied),
+                        bool(info.fell_back), _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None,
+                        info.ke_free, info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms,
+                        info.setup_ms, sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies,
+                        sc.contact_points, sc.contact_normals, sc.dt)
 
+    @locked
     def reactions(self) -> np.ndarray:
-        """The last step's reactions (contacts, 3)."""
-        c = self.scene.ncontacts
-        return copy_out(lib.clcone_sim_reactions(self._sim), np.float64, 3 * c).reshape(c, 3)
+        """The reactions (contacts, 3) of the last step applied; (0, 3)
+        before the first."""
+        sim = self._live("reactions")
+        c = self._nr
+        return copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
 
 
 def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], Any]] = None,
@@ -997,30 +1129,34 @@ def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], An
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable")
     sim = Simulation(scene, **options)
-    frames: List[Tuple[str, str, float]] = []
-    if vtk is not None:
-        os.makedirs(vtk, exist_ok=True)
-        _vtk_frame(scene, os.fspath(vtk), 0, None, frames)
-    done: List[Step] = []
-    last = None
-    for k in range(1, steps + 1):
-        st = sim.step()
-        done.append(st)
-        if not st.applied:
-            break
-        last = st
-        if vtk is not None and (k % vtk_every == 0 or k == steps):
-            _vtk_frame(scene, os.fspath(vtk), k, st.reactions, frames)
-        if callback is not None and callback(st) is False:
-            break
-    if vtk is not None:
-        names = [ffi.new("char[]", os.fsencode(f)) for fr in frames for f in fr[:2]]
-        err = new_error()
-        check(lib.clcone_write_pvd(c_string(os.path.join(os.fspath(vtk), "series.pvd"), "vtk"), len(frames),
-                                   ffi.new("char *[]", names), [fr[2] for fr in frames], 2, err), err)
-    if png is not None:
-        scene.render_png(png, sim.reactions() if last is not None else None, png_size,
-                         f"{sim.label}, step {last.step if last else 0}, {scene.ncontacts} contacts")
+    try:
+        frames: List[Tuple[str, str, float]] = []
+        if vtk is not None:
+            os.makedirs(vtk, exist_ok=True)
+            _vtk_frame(scene, os.fspath(vtk), 0, None, frames)
+        done: List[Step] = []
+        last = None
+        for k in range(1, steps + 1):
+            st = sim.step()
+            done.append(st)
+            if not st.applied:
+                break
+            last = st
+            if vtk is not None and (k % vtk_every == 0 or k == steps):
+                _vtk_frame(scene, os.fspath(vtk), k, st.reactions, frames)
+            if callback is not None and callback(st) is False:
+                break
+        if vtk is not None:
+            names = [ffi.new("char[]", os.fsencode(f)) for fr in frames for f in fr[:2]]
+            err = new_error()
+            check(lib.clcone_write_pvd(c_string(os.path.join(os.fspath(vtk), "series.pvd"), "vtk"), len(frames),
+                                       ffi.new("char *[]", names), [fr[2] for fr in frames], 2, err), err)
+        if png is not None:
+            applied = done and done[-1].applied  # else the scene's contacts are the unapplied step's
+            scene.render_png(png, done[-1].reactions if applied else None, png_size,
+                             f"{sim.label}, step {last.step if last else 0}, {scene.ncontacts} contacts")
+    finally:
+        sim.close()
     return done
 
 

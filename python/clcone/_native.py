@@ -1,14 +1,15 @@
 """The C library through cffi (ABI mode), clcone's errors as exceptions,
-the checks every array passes before it reaches C, and Ctrl-C for long
-calls."""
+the checks every array passes before it reaches C, Ctrl-C for long
+calls, and the locks that keep objects safe across threads."""
 from __future__ import annotations
 
+import functools
 import os
 import signal
 import socket
 import threading
 from importlib import resources
-from typing import Any, Optional
+from typing import Any, Callable, Optional, TypeVar
 
 import numpy as np
 from cffi import FFI
@@ -250,3 +251,63 @@ def call_cancellable(flag: Any, fn: Any, *args: Any) -> int:
     finally:
         if armed:
             ctrl_c.disarm()
+
+
+# Threads -----------------------------------------------------------------
+#
+# Every library call releases the GIL, so two threads can be inside the
+# library at once. The C objects are not safe for that: a plan or a
+# simulation keeps its work arrays, a world is stepped in place, and an
+# OpenCL context shares its queue, lazily built programs and memory count
+# among all its plans. So each Python object that owns one takes a lock
+# around its calls, always in one order (plan or simulation, then scene,
+# then device), and a device's lock is held only around the C call itself.
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def locked(fn: F) -> F:
+    """fn(self, ...) under self._lock."""
+    @functools.wraps(fn)
+    def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return fn(self, *args, **kwargs)
+    return wrapper  # type: ignore[return-value]
+
+
+class Owner:
+    """An object owning a C handle that close() frees: calls are
+    serialised on its lock, close() waits for a running call and is
+    idempotent, a call after it raises Error naming the method, and
+    copies (copy, deepcopy, pickle) are refused, since two Python objects
+    would share the handle that one of them frees."""
+
+    _what = "object"   # noun for messages
+    _no_copy = ""      # why it cannot be copied, and what to do instead
+
+    def _live(self, method: str) -> Any:
+        """The handle, or Error when closed (call under self._lock)."""
+        h = self._handle
+        if h is None:
+            name = type(self).__name__
+            raise Error(f"{name}.{method}(): this {self._what} was closed ({name}.close()); make a new one")
+        return h
+
+    def close(self) -> None:
+        """Frees the C object now (else when garbage-collected): waits for
+        a call running in another thread to return first (set the Cancel
+        passed as cancel= to stop a long one sooner). Closing again does
+        nothing; any other call afterwards raises clcone.Error."""
+        with self._lock:
+            h, self._handle = self._handle, None
+            if h is not None:
+                ffi.release(h)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        raise Error(f"a clcone.{type(self).__name__} cannot be copied or pickled: {self._no_copy}")

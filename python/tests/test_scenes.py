@@ -71,7 +71,8 @@ def test_scene_plan_follows_new_scenes():
 
 @pytest.mark.parametrize("name", ["pile", "stack", "wall", "grid", "incline"])
 def test_generators(name):
-    s = clcone.generate(name, n=3, mu=0.4)
+    # as `clcone gen`: incline takes no size
+    s = clcone.generate(name, mu=0.4) if name == "incline" else clcone.generate(name, n=3, mu=0.4)
     assert s.nbodies >= 1 and s.ncontacts >= 1 and s.mu == 0.4
     assert np.all(np.isfinite(s.positions))
 
