@@ -146,8 +146,7 @@ $(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
 
 # What includes MuJoCo's headers when found (private: not passed on to
 # prerequisites), rebuilt when that changes.
-MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o $(BUILD)/tobj/test_mujoco_worlds.o \
-            $(BUILD)/tobj/test_mujoco_traj.o
+MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(wildcard tests/test_mujoco*.c))
 $(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
 $(MJ_USERS): $(MJ_STAMP)
 $(MJ_STAMP): FORCE | $(BUILD)/obj
