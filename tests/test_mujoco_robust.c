@@ -197,7 +197,6 @@ START_TEST(worlds_memory_checked)
 {
     robust_fixture f;
     clcone_error e;
-    char args[512], out[8192], err[8192];
     open_xml(&f, TINY_ARENA_XML, -1);
     ck_assert_int_eq(clcone_worlds_check_memory(f.m, 1LL << 40, f.path, &e), CLCONE_ENOMEM);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "GiB") && strstr(e.msg, "use fewer worlds"), "%s", e.msg);
@@ -205,6 +204,7 @@ START_TEST(worlds_memory_checked)
     close_xml(&f);
 #if !defined(__SANITIZE_ADDRESS__)
     /* (AddressSanitizer reserves terabytes of address space: no ulimit -v) */
+    char args[512], out[8192], err[8192];
     snprintf(args, sizeof args, "mujoco %s/../models/mujoco/humanoid/humanoid.xml --steps 1 --device ref --worlds 1000",
              test_problems_dir());
     ck_assert_int_eq(test_run_cli("ulimit -v 2000000;", args, out, sizeof out, err, sizeof err), 2);

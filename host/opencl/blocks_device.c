@@ -83,12 +83,32 @@ static void bdev_free(bdev *D)
     free(D->stage);
 }
 
+/* The scaled problem s and its start g in float, checked as the upload
+ * checks them (clcone_stage_reals) but a problem at a time, so that the
+ * message names the problem's own row, not the batch's (the caller names
+ * the problem). */
+static clcone_status float_range(const clcone_context *c, const clcone_bproblem *s, const double *g,
+                                 clcone_error *err)
+{
+    size_t nv = (size_t)s->val_off[s->nnzb], n = nv > (size_t)s->m ? nv : (size_t)s->m;
+    void *stage = clcone_calloc(n + 1, sizeof(float), err, "a float check");
+    clcone_status st;
+    if (!stage) return CLCONE_ENOMEM;
+    if (!(st = clcone_stage_reals(c, "scaled q row", 1, s->q, (size_t)s->m, stage, err))
+        && !(st = clcone_stage_reals(c, "scaled bound row", 1, s->bound, (size_t)s->m, stage, err))
+        && !(st = clcone_stage_reals(c, "start row", 1, g, (size_t)s->m, stage, err)))
+        st = clcone_stage_reals(c, "scaled W entry", 1, s->val, nv, stage, err);
+    free(stage);
+    return st;
+}
+
 /* Problem k scaled in place in D->all (no copy of its own to
  * concatenate), its step and its start. */
 static clcone_status scale_item(void *job, int k, clcone_error *err)
 {
     bdev *D = job;
     int r0 = D->roff[k];
+    clcone_status st;
     clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
     s.q = D->all.q + r0;
     s.bound = D->all.bound + r0;
@@ -99,6 +119,7 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
         return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)", k,
                            D->L[k]);
     clcone_bproblem_start(&s, D->S + r0, D->o->warm_start ? D->f[k] : NULL, D->g + r0);
+    if (D->c->prec != CLCONE_DOUBLE && (st = float_range(D->c, &s, D->g + r0, err))) return st;
     D->act[k] = 1;
     D->state[2 * k] = 1;
     D->step[k] = 1 / D->L[k];
@@ -106,7 +127,7 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
 }
 
 /* Host arrays, the batch's layout, and each problem scaled into it. */
-static clcone_status bdev_scale(bdev *D, clcone_error *err)
+static clcone_status bdev_scale(bdev *D, int *failed, clcone_error *err)
 {
     size_t K = (size_t)D->K, m = 0, nb = 0;
     clcone_status s;
@@ -131,7 +152,7 @@ static clcone_status bdev_scale(bdev *D, clcone_error *err)
         for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
     }
     if ((s = clcone_bproblem_concat_layout(D->p, D->K, &D->all, err))) return s;
-    return clcone_each_item(D->threads, D->K, scale_item, D, NULL, err);
+    return clcone_each_item(D->threads, D->K, scale_item, D, failed, err);
 }
 
 /* The concatenated scaled problem, starts, steps and flags on the device. */
@@ -295,7 +316,7 @@ static clcone_status bdev_checked(void *ctx, int it, const int *active, const do
 
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
                                       const clcone_options *o, int threads, double *const *f,
-                                      clcone_prob_result *res, clcone_error *err)
+                                      clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
     clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked};
@@ -308,7 +329,8 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.threads = threads;
     D.o = o;
     ops.t0_ms = clcone_now_ms();
-    if ((s = bdev_scale(&D, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
+    *failed = -1;
+    if ((s = bdev_scale(&D, failed, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
         || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
     /* the last check read the final iterates: the loop stops only at
