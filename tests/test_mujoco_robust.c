@@ -277,6 +277,53 @@ START_TEST(coulomb_zero_diagonal_explained)
 }
 END_TEST
 
+/* Three conflicting connects between two 1 cm bodies: the forces fight
+ * and grow step by step, and float's rounding of W g + q and of g stalled
+ * the device's APGD above float's tol (the old device: 10^6 iterations a
+ * step: steps 12 and 15-18 of 20 ran to a cap of 200,000 iterations; the
+ * reference converged).
+ * Each step now converges on the float device within 10^5 iterations. */
+static const char CONFLICT_XML[] =
+    "<mujoco model=\"clcone_conflict\">\n"
+    "  <worldbody>\n"
+    "    <body name=\"a\" pos=\"0 0 1\"><freejoint/><geom type=\"box\" size=\"0.01 0.01 0.01\"/></body>\n"
+    "    <body name=\"b\" pos=\"0.5 0 1\"><freejoint/><geom type=\"sphere\" size=\"0.01\"/></body>\n"
+    "  </worldbody>\n"
+    "  <equality>\n"
+    "    <connect body1=\"a\" body2=\"b\" anchor=\"0 0 0\"/>\n"
+    "    <connect body1=\"a\" body2=\"b\" anchor=\"0.5 0 0\"/>\n"
+    "    <connect body1=\"a\" anchor=\"0.2 0.1 0\"/>\n"
+    "  </equality>\n"
+    "</mujoco>\n";
+
+START_TEST(conflicting_equalities_converge_in_float)
+{
+    robust_fixture f;
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_mujoco_stats st;
+    clcone_error e;
+    int most = 0;
+    open_xml(&f, CONFLICT_XML, -1);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    o.max_iter = 100000;
+    ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f.path, &a, &e), CLCONE_OK);
+    for (int k = 0; k < 20; ++k) {
+        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_int_eq(st.nefc, 9);
+        ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s after %d iterations, error %g", k,
+                      st.res.reason, st.res.iters, st.res.error);
+        if (st.res.iters > most) most = st.res.iters;
+    }
+    fprintf(stderr, "mujoco_robust conflicting connects, float device: at most %d iterations a step\n", most);
+    clcone_mujoco_free(a);
+    clcone_context_free(ctx);
+    close_xml(&f);
+}
+END_TEST
+
 /* A solver neither form runs is refused before the model is loaded (the
  * old CLI loaded it and failed at step 0), naming what runs. */
 START_TEST(cli_solver_checked_first)
@@ -332,6 +379,7 @@ Suite *suite_mujoco_robust(void)
     tcase_add_test(tc, worlds_memory_checked);
     tcase_add_test(tc, zero_diagonal_soft_matches_mujoco);
     tcase_add_test(tc, coulomb_zero_diagonal_explained);
+    tcase_add_test(tc, conflicting_equalities_converge_in_float);
     tcase_add_test(tc, cli_solver_checked_first);
     tcase_add_test(tc, cli_lines_reach_a_pipe);
     suite_add_tcase(s, tc);
