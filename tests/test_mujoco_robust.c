@@ -18,6 +18,7 @@
 #ifdef CLCONE_MUJOCO
 #include "mujoco/worlds.h"
 #include "mujoco/guard.h"
+#include "mujoco_fixture.h"
 
 /* A sphere on the floor in a constraint arena of 1 KB: MuJoCo warns that
  * the arena is too small for the constraints and drops them all (nefc 0,
@@ -59,30 +60,6 @@ static const char BAD_QACC_XML[] =
     "  <keyframe><key qvel=\"3  0.2 0 0 0 0 0\"/></keyframe>\n"                                                     \
     "</mujoco>\n"
 
-typedef struct robust_fixture {
-    char path[64];
-    mjModel *m;
-    mjData *d;
-} robust_fixture;
-
-static void open_xml(robust_fixture *f, const char *xml, int key)
-{
-    char err[1000];
-    snprintf(f->path, sizeof f->path, "%s", test_write_temp(xml, strlen(xml)));
-    f->m = mj_loadXML(f->path, NULL, err, sizeof err);
-    ck_assert_msg(f->m != NULL, "MuJoCo cannot load the test model: %s", err);
-    f->d = mj_makeData(f->m);
-    ck_assert_ptr_nonnull(f->d);
-    if (key >= 0) mj_resetDataKeyframe(f->m, f->d, key);
-}
-
-static void close_xml(robust_fixture *f)
-{
-    mj_deleteData(f->d);
-    mj_deleteModel(f->m);
-    unlink(f->path);
-}
-
 static clcone_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, const char *label)
 {
     clcone_options o;
@@ -100,13 +77,13 @@ static clcone_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, cons
  * CLI exits 2 saying so, in one world as in many. */
 static void lost_physics(const char *xml, const char *text, const char *did)
 {
-    robust_fixture f;
+    mj_fixture f;
     clcone_mujoco *a;
     clcone_mujoco_stats st;
     clcone_error e;
     char args[256], out[8192], err[8192];
     clcone_status s = CLCONE_OK;
-    open_xml(&f, xml, -1);
+    mj_open(&f, xml, -1);
     a = soft_adapter(NULL, CLCONE_MODEL_SOFT, f.path);
     for (int k = 0; k < 3 && !s; ++k) s = clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e);
     ck_assert_int_eq(s, CLCONE_EINVAL);
@@ -122,7 +99,7 @@ static void lost_physics(const char *xml, const char *text, const char *did)
     snprintf(args, sizeof args, "mujoco %s --steps 3 --device ref --worlds 3 --threads 2", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, "world 0: ") && strstr(err, text) && !strstr(out, "WARNING"), "%s\n%s", out, err);
-    close_xml(&f);
+    mj_close(&f);
 }
 
 /* A constraint arena of 1 KB: MuJoCo drops every row (rows 0, contacts 1;
@@ -156,12 +133,12 @@ static void *failing_malloc(size_t n)
  * handlers are the caller's again. */
 START_TEST(allocation_failure_is_a_status)
 {
-    robust_fixture f;
+    mj_fixture f;
     clcone_worlds *w = NULL;
     clcone_options o;
     clcone_error e;
     mjData *d = NULL;
-    open_xml(&f, TINY_ARENA_XML, -1);
+    mj_open(&f, TINY_ARENA_XML, -1);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
     allocs = 0;
@@ -185,7 +162,7 @@ START_TEST(allocation_failure_is_a_status)
     ck_assert_msg(strstr(e.msg, "world 2: ") == e.msg && strstr(e.msg, "allocate"), "%s", e.msg);
     ck_assert_ptr_null(mju_user_error);
     ck_assert_ptr_null(mju_user_warning);
-    close_xml(&f);
+    mj_close(&f);
 }
 END_TEST
 
@@ -195,13 +172,13 @@ END_TEST
  * and in address space under ulimit -v, through the CLI (exit 2). */
 START_TEST(worlds_memory_checked)
 {
-    robust_fixture f;
+    mj_fixture f;
     clcone_error e;
-    open_xml(&f, TINY_ARENA_XML, -1);
+    mj_open(&f, TINY_ARENA_XML, -1);
     ck_assert_int_eq(clcone_worlds_check_memory(f.m, 1LL << 40, f.path, &e), CLCONE_ENOMEM);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "GiB") && strstr(e.msg, "use fewer worlds"), "%s", e.msg);
     ck_assert_int_eq(clcone_worlds_check_memory(f.m, 4, f.path, &e), CLCONE_OK);
-    close_xml(&f);
+    mj_close(&f);
 #if !defined(__SANITIZE_ADDRESS__)
     /* (AddressSanitizer reserves terabytes of address space: no ulimit -v) */
     char args[512], out[8192], err[8192];
@@ -219,19 +196,14 @@ END_TEST
  * elliptic model: "normal entry W[0][0] = 0 must be > 0"). */
 static void zero_diagonal_matches(clcone_context *ctx, const char *xml)
 {
-    robust_fixture f;
+    mj_fixture f;
     clcone_mujoco *a;
     clcone_mujoco_stats st;
     clcone_error e;
-    mjModel *mc;
-    open_xml(&f, xml, 0);
-    mc = mj_copyModel(NULL, f.m);
-    mc->opt.solver = mjSOL_NEWTON;
-    mc->opt.tolerance = 1e-12;
-    mc->opt.iterations = 1000;
+    mj_open(&f, xml, 0);
     a = soft_adapter(ctx, CLCONE_MODEL_SOFT, f.path);
     for (int k = 0; k < 40; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, f.mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
         ck_assert_int_eq(st.ncon, 2);
         ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s", k, st.res.reason);
         ck_assert_msg(st.force_rel_diff < 1e-6 && st.qacc_rel_diff < 1e-6, "step %d: force %g qacc %g", k,
@@ -240,8 +212,7 @@ static void zero_diagonal_matches(clcone_context *ctx, const char *xml)
     /* the hinge spins on, without friction about the normal (condim 3) */
     ck_assert_double_gt(f.d->qvel[0], 2.9);
     clcone_mujoco_free(a);
-    mj_deleteModel(mc);
-    close_xml(&f);
+    mj_close(&f);
 }
 
 START_TEST(zero_diagonal_soft_matches_mujoco)
@@ -261,18 +232,18 @@ START_TEST(coulomb_zero_diagonal_explained)
 {
     static const char *const xml[] = {HINGE_SPHERE_XML("elliptic"), HINGE_SPHERE_XML("pyramidal")};
     for (int i = 0; i < 2; ++i) {
-        robust_fixture f;
+        mj_fixture f;
         clcone_mujoco_stats st;
         clcone_error e;
         clcone_mujoco *a;
-        open_xml(&f, xml[i], 0);
+        mj_open(&f, xml[i], 0);
         a = soft_adapter(NULL, CLCONE_MODEL_COULOMB, f.path);
         ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
         ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, i ? "pyramidal contact 0" : "elliptic contact 0") &&
                           strstr(e.msg, "cannot move along its constraint row 0") && strstr(e.msg, "--model soft"),
                       "%s", e.msg);
         clcone_mujoco_free(a);
-        close_xml(&f);
+        mj_close(&f);
     }
 }
 END_TEST
@@ -298,14 +269,14 @@ static const char CONFLICT_XML[] =
 
 START_TEST(conflicting_equalities_converge_in_float)
 {
-    robust_fixture f;
+    mj_fixture f;
     clcone_context *ctx = test_context(CLCONE_FLOAT);
     clcone_options o;
     clcone_mujoco *a;
     clcone_mujoco_stats st;
     clcone_error e;
     int most = 0;
-    open_xml(&f, CONFLICT_XML, -1);
+    mj_open(&f, CONFLICT_XML, -1);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
     o.max_iter = 100000;
@@ -320,7 +291,7 @@ START_TEST(conflicting_equalities_converge_in_float)
     fprintf(stderr, "mujoco_robust conflicting connects, float device: at most %d iterations a step\n", most);
     clcone_mujoco_free(a);
     clcone_context_free(ctx);
-    close_xml(&f);
+    mj_close(&f);
 }
 END_TEST
 
@@ -355,16 +326,16 @@ END_TEST
  * boundary). */
 START_TEST(cli_lines_reach_a_pipe)
 {
-    robust_fixture f;
+    mj_fixture f;
     char args[512], out[8192], *last;
-    open_xml(&f, HINGE_SPHERE_XML("pyramidal"), -1);
+    mj_open(&f, HINGE_SPHERE_XML("pyramidal"), -1);
     snprintf(args, sizeof args,
              "timeout -s KILL 1 %s mujoco %s --steps 100000000 --device ref | tail -c 300 | tr -c '[:print:]\\n' '?'",
              getenv("CLCONE_CLI") && *getenv("CLCONE_CLI") ? getenv("CLCONE_CLI") : "build/clcone", f.path);
     test_sh(args, out, sizeof out, NULL, 0);
     last = strrchr(out, '\n');
     ck_assert_msg(strstr(out, "step ") && last && !last[1], "%s", out);
-    close_xml(&f);
+    mj_close(&f);
 }
 END_TEST
 

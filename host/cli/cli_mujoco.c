@@ -147,31 +147,6 @@ static int step_error(clcone_error *e, int k)
     return lib_error(e);
 }
 
-typedef struct copy_job {
-    const mjModel *m;
-    mjModel *copy;
-} copy_job;
-
-static clcone_status copy_job_run(void *arg)
-{
-    copy_job *j = arg;
-    j->copy = mj_copyModel(NULL, j->m);
-    return CLCONE_OK;
-}
-
-/* mj_copyModel(NULL, m) with MuJoCo's errors as a status. */
-static clcone_status copy_model(const mjModel *m, const char *path, mjModel **out, clcone_error *e)
-{
-    copy_job j = {m, NULL};
-    clcone_status s = clcone_mujoco_call(copy_job_run, &j, path, e);
-    *out = s ? NULL : j.copy;
-    if (!s && !*out) {
-        e->code = s = CLCONE_ENOMEM;
-        snprintf(e->msg, sizeof e->msg, "%s: out of memory for the compare model", path);
-    }
-    return s;
-}
-
 static int run(const cli_args *a, int steps, int compare)
 {
     static const double cmp_tol = 1e-10;
@@ -186,7 +161,7 @@ static int run(const cli_args *a, int steps, int compare)
     int rc = load_model(path, &m);
     if (rc) return rc;
     rc = EXIT_USAGE;
-    if (clcone_mujoco_make_data(m, path, &d, &e) || (compare && copy_model(m, path, &mc, &e))) {
+    if (clcone_mujoco_make_data(m, path, &d, &e) || (compare && clcone_mujoco_copy_model(m, path, &mc, &e))) {
         rc = lib_error(&e);
         goto out;
     }

@@ -81,25 +81,53 @@ clcone_status clcone_mujoco_call(clcone_status (*fn)(void *), void *arg, const c
     return s;
 }
 
-typedef struct make_job {
+/* One MuJoCo call of the three below, for clcone_mujoco_call. */
+typedef struct mj_job {
+    enum { MAKE_DATA, COPY_MODEL, FORWARD } what;
     const mjModel *m;
     mjData *d;
-} make_job;
+    mjModel *copy;
+} mj_job;
 
-static clcone_status make_data(void *arg)
+static clcone_status run_job(void *arg)
 {
-    make_job *j = arg;
-    j->d = mj_makeData(j->m);
+    mj_job *j = arg;
+    if (j->what == MAKE_DATA) j->d = mj_makeData(j->m);
+    else if (j->what == COPY_MODEL) j->copy = mj_copyModel(NULL, j->m);
+    else mj_forward(j->m, j->d);
     return CLCONE_OK;
+}
+
+/* A job whose result is NULL without MuJoCo's error: out of memory. */
+static clcone_status made(clcone_status s, const void *result, const char *label, const char *what,
+                          clcone_error *err)
+{
+    if (!s && !result) s = clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory for %s", label, what);
+    return s;
 }
 
 clcone_status clcone_mujoco_make_data(const mjModel *m, const char *label, mjData **d, clcone_error *err)
 {
-    make_job j = {m, NULL};
-    clcone_status s = clcone_mujoco_call(make_data, &j, label, err);
+    mj_job j = {MAKE_DATA, m, NULL, NULL};
+    clcone_status s = clcone_mujoco_call(run_job, &j, label, err);
+    s = made(s, j.d, label, "MuJoCo's data", err);
     *d = s ? NULL : j.d;
-    if (!s && !*d) s = clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory for MuJoCo's data", label);
     return s;
+}
+
+clcone_status clcone_mujoco_copy_model(const mjModel *m, const char *label, mjModel **copy, clcone_error *err)
+{
+    mj_job j = {COPY_MODEL, m, NULL, NULL};
+    clcone_status s = clcone_mujoco_call(run_job, &j, label, err);
+    s = made(s, j.copy, label, "a copy of the model", err);
+    *copy = s ? NULL : j.copy;
+    return s;
+}
+
+clcone_status clcone_mujoco_forward(const mjModel *m, mjData *d, const char *label, clcone_error *err)
+{
+    mj_job j = {FORWARD, m, d, NULL};
+    return clcone_mujoco_call(run_job, &j, label, err);
 }
 
 const char *clcone_mujoco_last_warning(void) { return warning_text; }

@@ -42,9 +42,12 @@ void clcone_mujoco_release(clcone_mujoco_handlers outer);
  * on. */
 clcone_status clcone_mujoco_call(clcone_status (*fn)(void *), void *arg, const char *label, clcone_error *err);
 
-/* mj_makeData(m) as clcone_mujoco_call runs it: *d, or NULL and the error
- * (out of memory: CLCONE_ENOMEM naming label). */
+/* mj_makeData(m), mj_copyModel(NULL, m) and mj_forward(m, d) as
+ * clcone_mujoco_call runs them: *d or *copy, or NULL and the error (out
+ * of memory: CLCONE_ENOMEM naming label). */
 clcone_status clcone_mujoco_make_data(const mjModel *m, const char *label, mjData **d, clcone_error *err);
+clcone_status clcone_mujoco_copy_model(const mjModel *m, const char *label, mjModel **copy, clcone_error *err);
+clcone_status clcone_mujoco_forward(const mjModel *m, mjData *d, const char *label, clcone_error *err);
 
 /* The last warning MuJoCo gave on this thread ("" if none). */
 const char *clcone_mujoco_last_warning(void);

@@ -99,29 +99,17 @@ static double address_left(void)
     return lim < 0 ? -1 : fmax(lim - used, 0);
 }
 
-typedef struct arena_job {
-    const mjModel *m;
-    mjData *d;
-} arena_job;
-
-static clcone_status forward(void *arg)
-{
-    arena_job *j = arg;
-    mj_forward(j->m, j->d);
-    return CLCONE_OK;
-}
-
 clcone_status clcone_worlds_check_memory(const mjModel *m, long long ndata, const char *label, clcone_error *err)
 {
-    arena_job j = {m, NULL};
+    mjData *d;
     const char *from;
     double used, need, virt, left = resident_left(&from), aleft = address_left();
-    clcone_status s = clcone_mujoco_make_data(m, label, &j.d, err);
+    clcone_status s = clcone_mujoco_make_data(m, label, &d, err);
     if (s) return s;
     /* an error of MuJoCo's there (its arena too small, say) comes again at
      * the worlds' first step, named there; its arena counts whole here */
-    used = clcone_mujoco_call(forward, &j, label, err) ? (double)m->narena : (double)j.d->maxuse_arena;
-    mj_deleteData(j.d);
+    used = clcone_mujoco_forward(m, d, label, err) ? (double)m->narena : (double)d->maxuse_arena;
+    mj_deleteData(d);
     need = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + used);
     virt = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + (double)m->narena);
     if (left >= 0 && need > left)
