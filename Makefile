@@ -174,7 +174,7 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	  for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
-$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
+$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h tests/mujoco_fixture.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
@@ -243,8 +243,10 @@ test: check-deps $(MUJOCO_STAMP)
 # needs the ASan runtime loaded first, by the program.
 SANITIZE_FLAGS := -fsanitize=address,undefined
 SAN_BUILD ?= build/sanitize
-sanitize: check-deps
-	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) \
+# MuJoCo's wheel is the one in $(MUJOCO_VENV), so that the MuJoCo suites
+# run under the sanitizers too (built there without it, they never ran).
+sanitize: check-deps $(MUJOCO_STAMP)
+	@$(MAKE) --no-print-directory BUILD=$(SAN_BUILD) MUJOCO_VENV=$(MUJOCO_VENV) \
 	  EXTRA_CFLAGS="$(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  EXTRA_LDFLAGS="$(SANITIZE_FLAGS)" $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged

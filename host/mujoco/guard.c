@@ -9,7 +9,6 @@
 
 static _Thread_local jmp_buf *guard_here;      /* the clcone_mujoco_call running on this thread */
 static _Thread_local char error_text[512];     /* MuJoCo's error, for that call's message */
-static _Thread_local char warning_text[512];   /* the thread's last warning */
 static void (*chained_warning)(const char *);  /* the caller's warning handler that clcone's replaced */
 static void (*chained_error)(const char *);    /* and error handler */
 
@@ -20,7 +19,7 @@ static void on_error(const char *msg)
          * inside one): the caller's handler, else MuJoCo's default
          * (print, log, exit), as without clcone's */
         void (*outer)(const char *) = chained_error;
-        mju_user_error = outer;
+        mju_user_error = NULL; /* a caller's handler that returns: MuJoCo's default */
         if (outer) outer(msg);
         mju_error("%s", msg);
     }
@@ -28,9 +27,10 @@ static void on_error(const char *msg)
     longjmp(*guard_here, 1);
 }
 
+/* MuJoCo's default would print to stdout and append to MUJOCO_LOG.TXT in
+ * the working directory; what a warning lost is read from the counters. */
 static void on_warning(const char *msg)
 {
-    snprintf(warning_text, sizeof warning_text, "%s", msg);
     if (chained_warning) chained_warning(msg);
 }
 
@@ -129,8 +129,6 @@ clcone_status clcone_mujoco_forward(const mjModel *m, mjData *d, const char *lab
     mj_job j = {FORWARD, m, d, NULL};
     return clcone_mujoco_call(run_job, &j, label, err);
 }
-
-const char *clcone_mujoco_last_warning(void) { return warning_text; }
 
 /* The warnings that lose physics, and what MuJoCo did on each. */
 static const struct {

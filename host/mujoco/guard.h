@@ -7,10 +7,10 @@
  * Its warnings (mju_warning) go through mju_user_warning, else to stdout
  * and the same log. clcone's error handler jumps back (longjmp) to the
  * clcone_mujoco_call running on that thread, which returns a status with
- * MuJoCo's message; its warning handler keeps the message for that thread
- * and hands it on to the handler it replaced, if any (MuJoCo's default
- * printing and logging is dropped). Whether a warning lost physics is
- * read from mjData's warning counters (clcone_mujoco_lost). */
+ * MuJoCo's message; its warning handler hands the warning on to the
+ * handler it replaced, if any (MuJoCo's default printing and logging is
+ * dropped). Whether a warning lost physics is read from mjData's warning
+ * counters (clcone_mujoco_lost). */
 #ifndef CLCONE_MUJOCO_GUARD_H
 #define CLCONE_MUJOCO_GUARD_H
 
@@ -48,9 +48,6 @@ clcone_status clcone_mujoco_call(clcone_status (*fn)(void *), void *arg, const c
 clcone_status clcone_mujoco_make_data(const mjModel *m, const char *label, mjData **d, clcone_error *err);
 clcone_status clcone_mujoco_copy_model(const mjModel *m, const char *label, mjModel **copy, clcone_error *err);
 clcone_status clcone_mujoco_forward(const mjModel *m, mjData *d, const char *label, clcone_error *err);
-
-/* The last warning MuJoCo gave on this thread ("" if none). */
-const char *clcone_mujoco_last_warning(void);
 
 /* The warnings that lose physics: a full contact list or constraint
  * arena (contacts or rows dropped), a bad qpos, qvel or qacc (the state
