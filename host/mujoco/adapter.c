@@ -402,12 +402,15 @@ static int fits_3row(const mjData *d)
 
 /* The first row that A leaves without a diagonal, which the 3-row form
  * cannot take (its W_nn must be > 0: a contact's normal row, a 1-row
- * block), or -1; all: any row (the general-block form's W_ii). */
-static int first_zero_row(const mjModel *m, const mjData *d, int all)
+ * block), or -1; all: any row (the general-block form's W_ii); contacts:
+ * contact rows only. */
+static int first_zero_row(const mjModel *m, const mjData *d, int all, int contacts)
 {
     for (int i = 0; i < d->nefc; ++i) {
         int normal = d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC || i == d->contact[d->efc_id[i]].efc_address;
-        if ((all || normal) && clcone_mj_zero_row(m, d, i)) return i;
+        if ((all || normal) && (!contacts || d->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS)
+            && clcone_mj_zero_row(m, d, i))
+            return i;
     }
     return -1;
 }
@@ -420,9 +423,9 @@ static int first_zero_row(const mjModel *m, const mjData *d, int all)
 static clcone_status coulomb_zero_row(const clcone_mujoco *a, const mjModel *m, const mjData *d, int general,
                                       clcone_error *err)
 {
-    int i = first_zero_row(m, d, general);
+    int i = first_zero_row(m, d, general, 1);
     const mjContact *c;
-    if (i < 0 || d->efc_type[i] < mjCNSTR_CONTACT_FRICTIONLESS) return CLCONE_OK;
+    if (i < 0) return CLCONE_OK;
     c = &d->contact[d->efc_id[i]];
     return clcone_fail(err, CLCONE_ENOTSUP, "%s: %s %d (geoms %d and %d) cannot move along its constraint row %d "
                                             "(a zero Jacobian row: W = J M^-1 J' has a zero diagonal there), so exact "
@@ -438,7 +441,7 @@ static clcone_status coulomb_zero_row(const clcone_mujoco *a, const mjModel *m, 
  * else the 3-row form refuses it, naming the rows. */
 static int goes_general(const clcone_mujoco *a, const mjModel *m, const mjData *d)
 {
-    if (a->o.model == CLCONE_MODEL_SOFT && first_zero_row(m, d, 0) >= 0) return 1;
+    if (a->o.model == CLCONE_MODEL_SOFT && first_zero_row(m, d, 0, 0) >= 0) return 1;
     if (fits_3row(d)) return 0;
     if (a->o.model == CLCONE_MODEL_COULOMB)
         for (int i = 0; i < d->nefc; ++i)
