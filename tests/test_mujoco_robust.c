@@ -341,6 +341,30 @@ START_TEST(cli_solver_checked_first)
 }
 END_TEST
 
+/* Each step's solve is capped at 30 s unless --max-seconds says
+ * otherwise (the old CLI had no cap: a step that could not converge ran
+ * its 10^6 iterations), and the help says so; a cap that stops the solves
+ * ends the run not converged (exit 1), its progress on stderr with
+ * --progress. */
+START_TEST(cli_solves_capped_by_default)
+{
+    mj_fixture f;
+    char args[512], out[8192], err[8192];
+    mj_open(&f, CONFLICT_XML, -1);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "tol 1e-08, at most 30 s a solve\n"), "%s", out);
+    ck_assert_int_eq(test_run_cli(NULL, "mujoco --help", out, sizeof out, NULL, 0), 0);
+    ck_assert_msg(strstr(out, "--max-seconds S  caps each step's solve") && strstr(out, "default\n                   30"),
+                  "%s", out);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --tol 1e-300 --max-iter 1000000000 --max-seconds 1.5 --progress", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 1);
+    ck_assert_msg(strstr(out, "at most 1.5 s a solve") && strstr(test_last_line(out), "status=maxiter"), "%s", out);
+    ck_assert_msg(strstr(err, "solving: iteration "), "%s", err);
+    mj_close(&f);
+}
+END_TEST
+
 /* Into a pipe, each step's line comes as it is printed: a run killed
  * after a second has left whole lines, the last one ended (block
  * buffering, the old CLI's, left nothing or a line cut at a 4 KiB
@@ -373,6 +397,7 @@ Suite *suite_mujoco_robust(void)
     tcase_add_test(tc, coulomb_zero_diagonal_explained);
     tcase_add_test(tc, conflicting_equalities_converge_in_float);
     tcase_add_test(tc, cli_solver_checked_first);
+    tcase_add_test(tc, cli_solves_capped_by_default);
     tcase_add_test(tc, cli_lines_reach_a_pipe);
     suite_add_tcase(s, tc);
     return s;

@@ -48,6 +48,10 @@ static const char *const USAGE_MUJOCO =
     "arena, a NaN or huge qpos, qvel or qacc that it resets) and an error inside\n"
     "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
     "of the problem runs on the backend is refused before the model is loaded.\n"
+    "  --max-seconds S  caps each step's solve (the batch's with --worlds): default\n"
+    "                   30, 0 = none; a capped solve ends maxiter, the run exit 1.\n"
+    "                   A long solve shows its iterations on stderr (on a\n"
+    "                   terminal, or with --progress)\n"
     "A line per step, then status=... error=... iters=... time_ms=...\n"
     "contacts=... [force_rel_diff=... qacc_rel_diff=...]: the worst status,\n"
     "the largest error, iterations and solve time summed, the most contacts,\n"
@@ -56,6 +60,11 @@ static const char *const USAGE_MUJOCO =
     "worlds=N worlds_per_s=... (world steps a second, N K over the steps'\n"
     "wall time) [mujoco_worlds_per_s=... speedup=...].\n"
     "Device, precision, solver, tolerance and caps as for `clcone solve`.\n";
+
+/* Each step's solve stops after this many seconds unless --max-seconds
+ * says otherwise (a step that cannot converge ran 10^6 iterations, 9-15 s,
+ * and a run of such steps for hours). */
+#define MUJOCO_SOLVE_MAX_SECONDS 30.0
 
 #ifndef CLCONE_MUJOCO
 
@@ -114,10 +123,13 @@ static int load_model(const char *path, mjModel **m)
 }
 
 /* The device (ctx NULL: the reference) and the resolved options, with
- * the run's header lines; an exit code on failure. A solver not given
+ * the run's header lines and prog's progress line on stderr (a long
+ * solve's iterations, on a terminal or with --progress); an exit code on
+ * failure. A solver not given
  * stays the default, which each step's form resolves: coulomb's is
  * hybrid on the 3-row form and apgd on the general-block form. */
-static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o)
+static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o,
+                        cli_progress *prog)
 {
     char backend[400];
     clcone_error e;
@@ -129,12 +141,15 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     shown = o->solver;
     o->solver = a->o.solver;
     describe_backend(*ctx, backend, sizeof backend);
-    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g\n",
+    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
            clcone_solver_name(shown),
            o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD ? " (apgd on the general-block form)" : "",
            o->tol);
+    if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
+    printf("\n");
+    cli_progress_attach(a, o, prog);
     return 0;
 }
 
@@ -153,6 +168,7 @@ static int run(const cli_args *a, int steps, int compare)
     clcone_context *ctx = NULL;
     clcone_mujoco *ad = NULL;
     clcone_mujoco_stats st, tot;
+    cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL, *mc = NULL;
     mjData *d = NULL;
@@ -170,7 +186,7 @@ static int run(const cli_args *a, int steps, int compare)
         mc->opt.tolerance = cmp_tol;
         mc->opt.iterations = 1000;
     }
-    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
+    if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     rc = EXIT_USAGE;
     if (clcone_mujoco_create(ctx, &o, path, &ad, &e)) {
         rc = lib_error(&e);
@@ -193,6 +209,7 @@ static int run(const cli_args *a, int steps, int compare)
     printf("\n");
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
+    cli_progress_end(&prog);
     clcone_mujoco_free(ad);
     if (d) mj_deleteData(d);
     if (mc) mj_deleteModel(mc);
@@ -254,6 +271,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     clcone_context *ctx = NULL;
     clcone_worlds *w = NULL;
     clcone_worlds_stats st;
+    cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL;
     clcone_options o;
@@ -261,7 +279,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     double error = 0, solve_ms = 0, t0, rate, mj_rate;
     int iters = 0, contacts = 0, rc = load_model(a->positional[0], &m);
     if (rc) return rc;
-    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
+    if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     /* MuJoCo's own run of the same worlds comes while these are held */
     if ((wa->compare && clcone_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
         || clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
@@ -302,6 +320,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     printf("\n");
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
+    cli_progress_end(&prog);
     clcone_worlds_free(w);
     if (m) mj_deleteModel(m);
     clcone_context_free(ctx);
@@ -400,6 +419,7 @@ int cmd_mujoco(int argc, char **argv)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
     if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0)) || (rc = check_solver(&a))) return rc;
+    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = MUJOCO_SOLVE_MAX_SECONDS;
     wa.steps = steps;
     wa.compare = cmp != NULL;
     /* MuJoCo's errors and warnings are clcone's from here to the end:
