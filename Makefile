@@ -209,8 +209,7 @@ $(BUILD)/install/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a FORCE
 
 # What includes MuJoCo's headers when found (private: not passed on to
 # prerequisites), rebuilt when that changes.
-MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/tobj/test_mujoco.o $(BUILD)/tobj/test_mujoco_worlds.o \
-            $(BUILD)/tobj/test_mujoco_traj.o
+MJ_USERS := $(MJ_OBJ) $(BUILD)/obj/cli/cli_mujoco.o $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(wildcard tests/test_mujoco*.c))
 $(MJ_USERS): private ALL_CFLAGS += $(MJ_CFLAGS)
 # the oldest MuJoCo the adapter takes, for the message of a CLI without it
 $(BUILD)/obj/cli/cli_mujoco.o $(BUILD)/obj-mpi/cli/cli_mujoco.o: private ALL_CFLAGS += \
@@ -252,7 +251,7 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	  for f in $(TEST_SRC); do n=$$(basename $$f .c | sed 's/^test_//'); \
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
-$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
+$(BUILD)/tobj/%.o: tests/%.c tests/testutil.h tests/mujoco_fixture.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
 	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
 $(BUILD)/tests: $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
@@ -326,8 +325,10 @@ test: check-deps $(MUJOCO_STAMP)
 SANITIZE_FLAGS := -fsanitize=address,undefined
 SAN_BUILD ?= build/sanitize
 SAN_CFLAGS := $(SANITIZE_FLAGS) -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-SAN_VARS = BUILD=$(SAN_BUILD) EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)"
-sanitize: check-deps
+# MuJoCo's wheel is the one in $(MUJOCO_VENV), so that the MuJoCo suites
+# run under the sanitizers too (built there without it, they never ran).
+SAN_VARS = BUILD=$(SAN_BUILD) MUJOCO_VENV=$(MUJOCO_VENV) EXTRA_CFLAGS="$(SAN_CFLAGS)" EXTRA_LDFLAGS="$(SANITIZE_FLAGS)"
+sanitize: check-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(SAN_VARS) $(SAN_BUILD)/tests $(SAN_BUILD)/clcone $(SAN_BUILD)/libclcone.so
 	@# allocator_may_return_null: libhdf5 asks for impossible sizes on damaged
 	@# files (tests/fuzz/regress/) and fails the read when refused, as the

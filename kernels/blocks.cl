@@ -77,16 +77,28 @@ CONE_FN void blk_momentum_group(int p, __global const int *poff, __global const 
 }
 
 /* Block b's projected step: prev = g; g = P(y - step u); up[b] = u . (g -
- * prev) over its rows, for the restart test. */
+ * prev) over its rows, for the restart test. The iterates are offsets
+ * from a centre xc (0 but in float, where the host recentres them at
+ * the checks: opencl/blocks_device.c, the float floor): a free block
+ * steps on its offsets alone, which keep their own precision; another
+ * kind projects the point xc + y and takes xc off again (a row whose xc
+ * is 0 as it is). */
 CONE_FN void blk_project_block(int b, __global const int *off, __global const int *kind, real_t step,
-                               __global const real_t *bound, __global const real_t *y, __global const real_t *u,
-                               __global real_t *g, __global real_t *prev, __global real_t *up)
+                               __global const real_t *bound, __global const real_t *xc, __global real_t *y,
+                               __global const real_t *u, __global real_t *g, __global real_t *prev,
+                               __global real_t *up)
 {
-    int r0 = off[b], n = off[b + 1] - r0;
+    int r0 = off[b], n = off[b + 1] - r0, shift = kind[b] != BLK_FREE;
     real_t s = 0;
-    for (int i = 0; i < n; ++i) prev[r0 + i] = g[r0 + i];
+    for (int i = 0; i < n; ++i) {
+        prev[r0 + i] = g[r0 + i];
+        if (shift && xc[r0 + i] != 0) y[r0 + i] += xc[r0 + i];
+    }
     blk_project_step(kind[b], n, bound + r0, y + r0, u + r0, step, g + r0);
-    for (int i = 0; i < n; ++i) s += u[r0 + i] * (g[r0 + i] - prev[r0 + i]);
+    for (int i = 0; i < n; ++i) {
+        if (shift && xc[r0 + i] != 0) g[r0 + i] -= xc[r0 + i];
+        s += u[r0 + i] * (g[r0 + i] - prev[r0 + i]);
+    }
     up[b] = s;
 }
 
@@ -112,11 +124,11 @@ __kernel void blk_momentum(int nprob, __global const int *poff, __global const i
 /* The projected step of every block of an active problem. */
 __kernel void blk_project(int nb, __global const int *off, __global const int *kind, __global const int *prob,
                           __global const int *active, __global const real_t *step, __global const real_t *bound,
-                          __global const real_t *y, __global const real_t *u, __global real_t *g,
-                          __global real_t *prev, __global real_t *up)
+                          __global const real_t *xc, __global real_t *y, __global const real_t *u,
+                          __global real_t *g, __global real_t *prev, __global real_t *up)
 {
     int b = get_global_id(0);
-    if (b < nb && active[prob[b]]) blk_project_block(b, off, kind, step[prob[b]], bound, y, u, g, prev, up);
+    if (b < nb && active[prob[b]]) blk_project_block(b, off, kind, step[prob[b]], bound, xc, y, u, g, prev, up);
 }
 
 /* iters whole iterations of each active problem, a work-group a problem,
@@ -125,7 +137,8 @@ __kernel void blk_project(int nb, __global const int *off, __global const int *k
 __kernel void blk_iterate(int nprob, int iters, int restart, __global const int *poff, __global const int *off,
                           __global const int *kind, __global const int *row_ptr, __global const int *col,
                           __global const int *val_off, __global const real_t *val, __global const real_t *q,
-                          __global const real_t *bound, __global const int *active, __global const real_t *step,
+                          __global const real_t *bound, __global const real_t *xc, __global const int *active,
+                          __global const real_t *step,
                           __global real_t *up, __global real_t *state, __global real_t *g,
                           __global real_t *prev, __global real_t *y, __global real_t *u, __local real_t *scratch)
 {
@@ -139,7 +152,7 @@ __kernel void blk_iterate(int nprob, int iters, int restart, __global const int 
         barrier(CLK_GLOBAL_MEM_FENCE);
         for (int b = b0 + l; b < b1; b += nl) blk_mul_block(b, off, row_ptr, col, val_off, val, q, y, u);
         barrier(CLK_GLOBAL_MEM_FENCE);
-        for (int b = b0 + l; b < b1; b += nl) blk_project_block(b, off, kind, step[p], bound, y, u, g, prev, up);
+        for (int b = b0 + l; b < b1; b += nl) blk_project_block(b, off, kind, step[p], bound, xc, y, u, g, prev, up);
         barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     }
 }

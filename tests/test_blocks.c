@@ -472,6 +472,63 @@ START_TEST(bad_problems_named)
 }
 END_TEST
 
+/* Values the scaled problem cannot hold, and an indefinite W, are
+ * refused by the check, naming the row (the old check passed a friction
+ * of 1e200, whose square then overflowed the scaling, "no positive
+ * eigenvalue estimate (0)"; a subnormal W_ii of 1e-320, whose solve
+ * diverged; and an indefinite W); a float batch's out-of-range value
+ * names its problem and that problem's own row, not the batch's. */
+START_TEST(scaling_and_definiteness_checked)
+{
+    clcone_bproblem p, two, big;
+    const int kind[] = {BLK_BOX, BLK_CONE}, rows[] = {1, 3}, free2[] = {BLK_FREE, BLK_FREE}, ones[] = {1, 1};
+    const double W[16] = {2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, q[] = {1, 2, 3, 4}, bound[] = {1, 1, 0.5, 0.5};
+    const double W2[4] = {1, 0.5, 0.5, 1}, q2[] = {1, -1}, b2[] = {0, 0};
+    const clcone_bproblem *batch[2];
+    clcone_context *cf = test_context(CLCONE_FLOAT);
+    clcone_options o;
+    clcone_prob_result res[2];
+    clcone_error e;
+    double f0[2] = {0}, f1[2] = {0}, *f[2] = {f0, f1};
+    int failed = -2;
+    make(&p, 2, kind, rows, bound, W, q);
+    p.bound[3] = 1e200;
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 3 (block 1, cone): friction 1e+200") && strstr(e.msg, "out of double's range"),
+                  "%s", e.msg);
+    p.bound[3] = 0.5;
+    p.val[p.val_off[p.row_ptr[1]] + 4] = 1e-320; /* row 2's W_ii: subnormal */
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 2 (block 1): W_ii = ") && strstr(e.msg, "as a normal double"), "%s", e.msg);
+    p.val[p.val_off[p.row_ptr[1]] + 4] = 1;
+    p.val[p.val_off[p.row_ptr[1]] + 1] = p.val[p.val_off[p.row_ptr[1]] + 3] = 2; /* (1, 2) in the cone's block */
+    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "block 1 (rows 1-3): its diagonal block of W is not positive semidefinite"), "%s",
+                  e.msg);
+    clcone_bproblem_free(&p);
+    /* two 1-row blocks coupled by more than their diagonals allow */
+    make(&two, 2, free2, ones, b2, W2, q2);
+    two.val[two.val_off[1]] = two.val[two.val_off[2]] = 1.5;
+    ck_assert_int_eq(clcone_bproblem_validate(&two, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "W (row 0, column 1) = 1.5 exceeds sqrt(W_ii W_jj) = 1"), "%s", e.msg);
+    two.val[two.val_off[1]] = two.val[two.val_off[2]] = 0.5;
+    /* a batch whose second problem's q is beyond float */
+    make(&big, 2, free2, ones, b2, W2, q2);
+    big.q[1] = 1e50;
+    batch[0] = &two;
+    batch[1] = &big;
+    clcone_options_default(&o);
+    ck_assert_int_eq(clcone_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_msg(strstr(e.msg, "scaled q row 1: 1e+50 is outside float range"), "%s", e.msg);
+    ck_assert_int_eq(clcone_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "problem 1: scaled q row 1: ") == e.msg, "%s", e.msg);
+    clcone_bproblem_free(&two);
+    clcone_bproblem_free(&big);
+    clcone_context_free(cf);
+}
+END_TEST
+
 /* The text format: written and read back bit for bit; every malformed
  * input names its line. */
 START_TEST(file_round_trip_and_errors)
@@ -495,6 +552,8 @@ START_TEST(file_round_trip_and_errors)
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 1 1\n", ":6: expected W entry 0's column"},
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq nan\n", ":4: expected a finite real number for q[0]"},
         {"clcone-blocks 1\nblocks 1 rows 1\nfree 1\nq 1\nW 1\n0 0 -1\n", "row 0 (block 0): W_ii = -1"},
+        {"clcone-blocks 1\nblocks 1 rows 2\ncone 2 1e-400\n", ":3: block 0 row 1's friction 1e-400 is below the "
+                                                              "smallest normal double (2.22507e-308): it reads as 0"},
     };
     make(&p, 3, kind, rows, bound, W, q);
     snprintf(path, sizeof path, "%s", test_write_temp("", 0));
@@ -540,6 +599,7 @@ Suite *suite_blocks(void)
     tcase_add_test(tc, lipschitz_bounds_the_top_eigenvalue);
     tcase_add_loop_test(tc, checks_every_k_from_the_start, 0, 2);
     tcase_add_test(tc, bad_problems_named);
+    tcase_add_test(tc, scaling_and_definiteness_checked);
     tcase_add_test(tc, file_round_trip_and_errors);
     suite_add_tcase(s, tc);
     return s;

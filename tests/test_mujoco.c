@@ -15,6 +15,7 @@
 
 #ifdef CLCONE_MUJOCO
 #include "mujoco/adapter.h"
+#include "mujoco_fixture.h"
 
 /* Contacts only: three spheres and a box dropped on a plane, elliptic
  * cones of condim 3, impratio 3 (R of the tangent rows a third of the
@@ -83,35 +84,6 @@ static const char EQUALITY_XML[] =
     "  <equality><connect body1=\"ball\" body2=\"arm\" anchor=\"0 0 0\"/></equality>\n"                             \
     "  <keyframe><key qvel=\"0  0 0 0 0 0 0  0 0 0 0 0 0  1 0 0 0 0 0  0 1 0 0 0 0  0 0 0 0 0 1\"/></keyframe>\n"     \
     "</mujoco>\n"
-
-typedef struct mj_fixture {
-    char path[64];
-    mjModel *m, *mc;
-    mjData *d;
-} mj_fixture;
-
-static void mj_open(mj_fixture *f, const char *xml, int key)
-{
-    char err[1000];
-    snprintf(f->path, sizeof f->path, "%s", test_write_temp(xml, strlen(xml)));
-    f->m = mj_loadXML(f->path, NULL, err, sizeof err);
-    ck_assert_msg(f->m != NULL, "MuJoCo cannot load the test model: %s", err);
-    f->d = mj_makeData(f->m);
-    ck_assert_ptr_nonnull(f->d);
-    if (key >= 0) mj_resetDataKeyframe(f->m, f->d, key);
-    f->mc = mj_copyModel(NULL, f->m);
-    f->mc->opt.solver = mjSOL_NEWTON;
-    f->mc->opt.tolerance = 1e-10;
-    f->mc->opt.iterations = 1000;
-}
-
-static void mj_close(mj_fixture *f)
-{
-    mj_deleteData(f->d);
-    mj_deleteModel(f->mc);
-    mj_deleteModel(f->m);
-    unlink(f->path);
-}
 
 /* Steps f's model K times with the adapter (on ctx, tol) against
  * MuJoCo's Newton at each state; the largest differences, the most

@@ -41,7 +41,17 @@ static const char *const USAGE_MUJOCO =
     "                   256, default 1; the same results for any T). With\n"
     "                   --compare mujoco, MuJoCo's mj_step (its\n"
     "                   own solver and options) then steps the same worlds one\n"
-    "                   after another\n"
+    "                   after another. N worlds whose MuJoCo data would not fit\n"
+    "                   in memory (MemAvailable, a cgroup's or ulimit's limit)\n"
+    "                   are refused before any is made (exit 2)\n"
+    "A warning of MuJoCo's that loses physics (a full contact list or constraint\n"
+    "arena, a NaN or huge qpos, qvel or qacc that it resets) and an error inside\n"
+    "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
+    "of the problem runs on the backend is refused before the model is loaded.\n"
+    "  --max-seconds S  caps each step's solve (the batch's with --worlds): default\n"
+    "                   30, 0 = none; a capped solve ends maxiter, the run exit 1.\n"
+    "                   A long solve shows its iterations on stderr (on a\n"
+    "                   terminal, or with --progress)\n"
     "A line per step, then status=... error=... iters=... time_ms=...\n"
     "contacts=... [force_rel_diff=... qacc_rel_diff=...]: the worst status,\n"
     "the largest error, iterations and solve time summed, the most contacts,\n"
@@ -50,6 +60,11 @@ static const char *const USAGE_MUJOCO =
     "worlds=N worlds_per_s=... (world steps a second, N K over the steps'\n"
     "wall time) [mujoco_worlds_per_s=... speedup=...].\n"
     "Device, precision, solver, tolerance and caps as for `clcone solve`.\n";
+
+/* Each step's solve stops after this many seconds unless --max-seconds
+ * says otherwise (a step that cannot converge ran 10^6 iterations, 9-15 s,
+ * and a run of such steps for hours). */
+#define MUJOCO_SOLVE_MAX_SECONDS 30.0
 
 #ifndef CLCONE_MUJOCO
 
@@ -72,6 +87,7 @@ int cmd_mujoco(int argc, char **argv)
 #else
 
 #include "mujoco/worlds.h"
+#include "mujoco/guard.h"
 
 /* The step's figures, and the run's totals in t (status worst, error and
  * differences largest, iterations and time summed, contacts most). */
@@ -114,10 +130,13 @@ static int load_model(const char *path, mjModel **m)
 }
 
 /* The device (ctx NULL: the reference) and the resolved options, with
- * the run's header lines; an exit code on failure. A solver not given
+ * the run's header lines and prog's progress line on stderr (a long
+ * solve's iterations, on a terminal or with --progress); an exit code on
+ * failure. A solver not given
  * stays the default, which each step's form resolves: coulomb's is
  * hybrid on the 3-row form and apgd on the general-block form. */
-static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o)
+static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o,
+                        cli_progress *prog)
 {
     char backend[400];
     clcone_error e;
@@ -129,12 +148,15 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     shown = o->solver;
     o->solver = a->o.solver;
     describe_backend(*ctx, backend, sizeof backend);
-    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g\n",
+    printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
            clcone_solver_name(shown),
            o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD ? " (apgd on the general-block form)" : "",
            o->tol);
+    if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
+    printf("\n");
+    cli_progress_attach(a, o, prog);
     return 0;
 }
 
@@ -153,6 +175,7 @@ static int run(const cli_args *a, int steps, int compare)
     clcone_context *ctx = NULL;
     clcone_mujoco *ad = NULL;
     clcone_mujoco_stats st, tot;
+    cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL, *mc = NULL;
     mjData *d = NULL;
@@ -161,10 +184,8 @@ static int run(const cli_args *a, int steps, int compare)
     int rc = load_model(path, &m);
     if (rc) return rc;
     rc = EXIT_USAGE;
-    d = mj_makeData(m);
-    if (compare) mc = mj_copyModel(NULL, m);
-    if (!d || (compare && !mc)) {
-        fprintf(stderr, "clcone: %s: out of memory for MuJoCo's data\n", path);
+    if (clcone_mujoco_make_data(m, path, &d, &e) || (compare && clcone_mujoco_copy_model(m, path, &mc, &e))) {
+        rc = lib_error(&e);
         goto out;
     }
     if (mc) {
@@ -172,7 +193,7 @@ static int run(const cli_args *a, int steps, int compare)
         mc->opt.tolerance = cmp_tol;
         mc->opt.iterations = 1000;
     }
-    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
+    if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     rc = EXIT_USAGE;
     if (clcone_mujoco_create(ctx, &o, path, &ad, &e)) {
         rc = lib_error(&e);
@@ -195,6 +216,7 @@ static int run(const cli_args *a, int steps, int compare)
     printf("\n");
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
+    cli_progress_end(&prog);
     clcone_mujoco_free(ad);
     if (d) mj_deleteData(d);
     if (mc) mj_deleteModel(mc);
@@ -203,28 +225,46 @@ out:
     return rc;
 }
 
-/* World steps a second of MuJoCo's own mj_step (the model's solver and
- * options) on the same n perturbed worlds, one after another, each step
- * of every world before the next; -1 when MuJoCo's data cannot be made. */
-static double mujoco_worlds_per_s(const mjModel *m, int n, int steps, unsigned long long seed, double scale)
+/* MuJoCo's own mj_step (the model's solver and options) on the worlds'
+ * data, one after another, each step of every world before the next. */
+typedef struct mj_steps_job {
+    const mjModel *m;
+    mjData **d;
+    int n, steps;
+} mj_steps_job;
+
+static clcone_status mj_steps(void *arg)
 {
-    mjData **d = calloc((size_t)n, sizeof *d);
-    double t0, rate = -1;
+    const mj_steps_job *j = arg;
+    for (int k = 0; k < j->steps; ++k)
+        for (int w = 0; w < j->n; ++w) mj_step(j->m, j->d[w]);
+    return CLCONE_OK;
+}
+
+/* World steps a second of mj_steps on the same n perturbed worlds in
+ * *rate, or an error (out of memory, MuJoCo's). */
+static clcone_status mujoco_worlds_per_s(const mjModel *m, const char *path, int n, int steps,
+                                         unsigned long long seed, double scale, double *rate, clcone_error *e)
+{
+    mj_steps_job j = {m, calloc((size_t)n, sizeof *j.d), n, steps};
+    double t0;
     int made = 0;
-    if (!d) return -1;
-    while (made < n && (d[made] = mj_makeData(m)) != NULL) {
-        clcone_worlds_perturb(m, d[made], seed, made, scale);
+    clcone_status s = CLCONE_OK;
+    if (!j.d) {
+        e->code = CLCONE_ENOMEM;
+        snprintf(e->msg, sizeof e->msg, "%s: out of memory for MuJoCo's data of %d worlds", path, n);
+        return CLCONE_ENOMEM;
+    }
+    while (made < n && !(s = clcone_mujoco_make_data(m, path, &j.d[made], e))) {
+        clcone_worlds_perturb(m, j.d[made], seed, made, scale);
         ++made;
     }
-    if (made == n) {
-        t0 = cli_now_ms();
-        for (int k = 0; k < steps; ++k)
-            for (int w = 0; w < n; ++w) mj_step(m, d[w]);
-        rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
-    }
-    for (int w = 0; w < made; ++w) mj_deleteData(d[w]);
-    free(d);
-    return rate;
+    t0 = cli_now_ms();
+    if (!s) s = clcone_mujoco_call(mj_steps, &j, path, e);
+    *rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
+    for (int w = 0; w < made; ++w) mj_deleteData(j.d[w]);
+    free(j.d);
+    return s;
 }
 
 typedef struct worlds_args {
@@ -238,6 +278,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     clcone_context *ctx = NULL;
     clcone_worlds *w = NULL;
     clcone_worlds_stats st;
+    cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL;
     clcone_options o;
@@ -245,8 +286,10 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     double error = 0, solve_ms = 0, t0, rate, mj_rate;
     int iters = 0, contacts = 0, rc = load_model(a->positional[0], &m);
     if (rc) return rc;
-    if ((rc = open_backend(a, m, &ctx, &o))) goto out;
-    if (clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
+    if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
+    /* MuJoCo's own run of the same worlds comes while these are held */
+    if ((wa->compare && clcone_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
+        || clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
         rc = lib_error(&e);
         goto out;
     }
@@ -275,10 +318,8 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d worlds=%d worlds_per_s=%.1f",
            clcone_run_status_name(worst), error, iters, solve_ms, contacts, wa->n, rate);
     if (wa->compare) {
-        mj_rate = mujoco_worlds_per_s(m, wa->n, wa->steps, wa->seed, wa->scale);
-        if (mj_rate < 0) {
-            fprintf(stderr, "clcone: %s: out of memory for MuJoCo's data of %d worlds\n", a->positional[0], wa->n);
-            rc = EXIT_USAGE;
+        if (mujoco_worlds_per_s(m, a->positional[0], wa->n, wa->steps, wa->seed, wa->scale, &mj_rate, &e)) {
+            rc = lib_error(&e);
             goto out;
         }
         printf(" mujoco_worlds_per_s=%.1f speedup=%.3f", mj_rate, rate / mj_rate);
@@ -286,10 +327,40 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     printf("\n");
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
+    cli_progress_end(&prog);
     clcone_worlds_free(w);
     if (m) mj_deleteModel(m);
     clcone_context_free(ctx);
     return rc;
+}
+
+/* Whether a form of MuJoCo's problem runs solver s for model m on the
+ * reference or on a device (dev): the 3-row form takes m's solvers (the
+ * library's table), the general-block form apgd, and pgs on the
+ * reference (solve/blocks_solve.h). */
+static int solver_runs(clcone_model m, clcone_solver s, int dev)
+{
+    const clcone_offer *f;
+    if (s == CLCONE_SOLVER_DEFAULT || s == CLCONE_SOLVER_APGD || (!dev && s == CLCONE_SOLVER_PGS)) return 1;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if (f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
+    return 0;
+}
+
+/* A --solver that neither form runs on the backend, refused before the
+ * model is loaded (a usage error); one that only the 3-row form runs
+ * stops at the first step with rows it does not hold, naming them. */
+static int check_solver(const cli_args *a)
+{
+    char offers[300], why[600];
+    int dev = !is_ref(a->device);
+    if (solver_runs(a->o.model, a->o.solver, dev)) return 0;
+    clcone_offers_describe(a->o.model, dev, offers, sizeof offers);
+    snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by %s on the 3-row form and "
+                              "by apgd%s on the general-block form",
+             clcone_solver_name(a->o.solver), clcone_model_name(a->o.model), dev ? "on a device" : "on the reference",
+             offers, dev ? "" : " or pgs");
+    return usage_error(USAGE_MUJOCO, "%s", why);
 }
 
 /* --worlds N, --seed S, --perturb V and --threads T (given or NULL) into
@@ -325,8 +396,11 @@ int cmd_mujoco(int argc, char **argv)
     const char *v, *cmp, *wv, *sv, *pv, *tv;
     char **args;
     worlds_args wa;
+    clcone_mujoco_handlers outer;
     cli_opt_fault missing = {NULL, 0};
     int steps = -1, rc;
+    /* a step's line as it comes, also into a pipe (a long run's progress) */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     if (cli_want_help(argc, argv, USAGE_MUJOCO)) return 0;
     args = malloc(((size_t)argc + 1) * sizeof *args);
     if (!args) return EXIT_USAGE;
@@ -352,11 +426,16 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
-    if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0))) return rc;
-    if (!wa.n) return run(&a, steps, cmp != NULL);
+    if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0)) || (rc = check_solver(&a))) return rc;
+    if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = MUJOCO_SOLVE_MAX_SECONDS;
     wa.steps = steps;
     wa.compare = cmp != NULL;
-    return run_worlds(&a, &wa);
+    /* MuJoCo's errors and warnings are clcone's from here to the end:
+     * every MuJoCo call runs under clcone_mujoco_call */
+    outer = clcone_mujoco_hold();
+    rc = wa.n ? run_worlds(&a, &wa) : run(&a, steps, cmp != NULL);
+    clcone_mujoco_release(outer);
+    return rc;
 }
 
 #endif

@@ -129,12 +129,20 @@ static clcone_status check_blocks(const clcone_bproblem *p, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* Rows: finite q and bounds in their range, W_ii > 0. */
+/* Block b's scale factor max_i m_i^2 W_ii (core/blocks.h). */
+static double block_dmax(const clcone_bproblem *p, int b);
+
+/* Rows: finite q and bounds in their range, W_ii a normal double > 0,
+ * and the scaled problem's factors finite: S_i = m_i / sqrt(dmax) over
+ * the block, S_i q_i and a box's bound / S_i (a friction of 1e200 passed
+ * the range check, then its square overflowed the scaling; a W_ii of
+ * 1e-320, subnormal, passed and the solve diverged). */
 static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
 {
     for (int b = 0; b < p->nb; ++b) {
         const double *D = p->val + p->val_off[find(p, b, b)];
         int n = clcone_bproblem_rows(p, b);
+        double dmax;
         for (int x = 0; x < n; ++x) {
             int i = p->off[b] + x;
             double w = p->bound[i];
@@ -144,8 +152,62 @@ static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
             if (p->kind[b] == BLK_CONE && x > 0 && !(w > 0 && isfinite(w)))
                 return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, cone): friction %g, not finite and > 0", i,
                                    b, w);
-            if (!(D[x * n + x] > 0))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): W_ii = %g, not > 0", i, b, D[x * n + x]);
+            if (!(D[x * n + x] >= DBL_MIN))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): W_ii = %g, not > 0%s", i, b, D[x * n + x],
+                                   D[x * n + x] > 0 ? " as a normal double (>= 2.2e-308): too small to scale" : "");
+        }
+        dmax = block_dmax(p, b);
+        for (int x = 0; x < n; ++x) {
+            int i = p->off[b] + x;
+            double mi = p->kind[b] == BLK_CONE && x > 0 ? p->bound[i] : 1.0, Si = mi / sqrt(dmax);
+            int fits = isfinite(dmax) ? Si >= DBL_MIN && isfinite(Si) && isfinite(Si * p->q[i])
+                                            && (p->kind[b] != BLK_BOX || isfinite(p->bound[i] / Si))
+                                      : isfinite(mi * mi * D[x * n + x]); /* the row whose square overflows */
+            if (!fits)
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g with W_ii %g and q %g puts the "
+                                                       "scaled problem out of double's range (its factor %g, block "
+                                                       "scale max friction^2 W_ii %g)",
+                                   i, b, KIND_NAMES[p->kind[b]], p->kind[b] == BLK_BOX ? "bound" : "friction",
+                                   p->kind[b] == BLK_BOX ? p->bound[i] : mi, D[x * n + x], p->q[i], Si, dmax);
+        }
+    }
+    return CLCONE_OK;
+}
+
+/* W positive semidefinite where it is cheap to check: each diagonal
+ * block (a Cholesky of B + tol I, tol 1e-9 of its largest diagonal: it
+ * fails when B has an eigenvalue below -tol) and every stored entry
+ * off it against its rows' diagonals (W_ij^2 <= W_ii W_jj, a 2 x 2
+ * principal minor, up to 1e-9 relative). Indefiniteness that only a
+ * larger minor shows passes. */
+static clcone_status check_semidefinite(const clcone_bproblem *p, clcone_error *err)
+{
+    for (int b = 0; b < p->nb; ++b) {
+        int n = clcone_bproblem_rows(p, b);
+        const double *D = p->val + p->val_off[find(p, b, b)];
+        double L[BLK_MAX_ROWS * BLK_MAX_ROWS], tol = 0;
+        for (int x = 0; x < n; ++x) tol = fmax(tol, 1e-9 * D[x * n + x]);
+        for (int x = 0; x < n; ++x)
+            for (int y = 0; y <= x; ++y) {
+                double v = D[x * n + y] + (x == y ? tol : 0);
+                for (int k = 0; k < y; ++k) v -= L[x * n + k] * L[y * n + k];
+                if (x == y && !(v > 0))
+                    return clcone_fail(err, CLCONE_EINVAL, "block %d (rows %d-%d): its diagonal block of W is not "
+                                                           "positive semidefinite (a pivot %g at row %d)",
+                                       b, p->off[b], p->off[b] + n - 1, v - tol, p->off[b] + x);
+                L[x * n + y] = x == y ? sqrt(v) : v / L[y * n + y];
+            }
+        for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
+            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
+            const double *E = p->val + p->val_off[find(p, c, c)], *B = p->val + p->val_off[k];
+            for (int x = 0; x < n && c != b; ++x)
+                for (int y = 0; y < nc; ++y) {
+                    double v = B[x * nc + y], lim = D[x * n + x] * E[y * nc + y];
+                    if (v * v > lim * (1 + 1e-9))
+                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %g exceeds sqrt(W_ii W_jj) "
+                                                               "= %g: W is not positive semidefinite",
+                                           p->off[b] + x, p->off[c] + y, v, sqrt(lim));
+                }
         }
     }
     return CLCONE_OK;
@@ -179,8 +241,8 @@ static clcone_status check_values(const clcone_bproblem *p, clcone_error *err)
 clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *err)
 {
     clcone_status s;
-    if ((s = check_blocks(p, err)) || (s = check_values(p, err))) return s;
-    return check_rows(p, err);
+    if ((s = check_blocks(p, err)) || (s = check_values(p, err)) || (s = check_rows(p, err))) return s;
+    return check_semidefinite(p, err);
 }
 
 void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, int add_q)
@@ -204,16 +266,23 @@ static double friction_scale(const clcone_bproblem *p, int b, int x)
     return p->kind[b] == BLK_CONE && x > 0 ? p->bound[p->off[b] + x] : 1.0;
 }
 
+static double block_dmax(const clcone_bproblem *p, int b)
+{
+    const double *D = p->val + p->val_off[find(p, b, b)];
+    int n = clcone_bproblem_rows(p, b);
+    double dmax = 0;
+    for (int x = 0; x < n; ++x) {
+        double mi = friction_scale(p, b, x);
+        dmax = fmax(dmax, mi * mi * D[x * n + x]);
+    }
+    return dmax;
+}
+
 void clcone_bproblem_scale(const clcone_bproblem *p, double *S, double *q, double *bound, double *val)
 {
     for (int b = 0; b < p->nb; ++b) {
-        const double *D = p->val + p->val_off[find(p, b, b)];
         int n = clcone_bproblem_rows(p, b);
-        double dmax = 0;
-        for (int x = 0; x < n; ++x) {
-            double mi = friction_scale(p, b, x);
-            dmax = fmax(dmax, mi * mi * D[x * n + x]);
-        }
+        double dmax = block_dmax(p, b);
         for (int x = 0; x < n; ++x) {
             int i = p->off[b] + x;
             S[i] = friction_scale(p, b, x) / sqrt(dmax);

@@ -67,7 +67,11 @@ static inline int clcone_bproblem_rows(const clcone_bproblem *p, int b) { return
 /* Checks structure and values, naming the block, row or stored block:
  * sizes 1..BLK_MAX_ROWS (a cone 2..), kinds, sorted in-range columns,
  * diagonal blocks present, finite W, q and bounds, box bounds >= 0, cone
- * friction > 0, W_ii > 0 and W symmetric up to 1e-9 relative. */
+ * friction > 0, W_ii a normal double > 0, the scaled problem's factors
+ * and values finite in double (clcone_bproblem_scale), W symmetric up to
+ * 1e-9 relative and positive semidefinite as far as its diagonal blocks
+ * and 2 x 2 principal minors tell (each diagonal block within 1e-9 of
+ * its largest diagonal, W_ij^2 <= W_ii W_jj up to 1e-9 relative). */
 clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *err);
 
 /* y = W x (+ q when add_q). */

@@ -15,6 +15,7 @@
 #include "cone.h"
 #include "block_sets.h"
 
+#include <float.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,15 @@ static clcone_status expect(clcone_tok *t, const char *word, clcone_error *err)
 {
     if (clcone_tok_next(t) && t->len == strlen(word) && memcmp(t->tok, word, t->len) == 0) return CLCONE_OK;
     return clcone_tok_reject(t, err, "'%s'", word);
+}
+
+/* Whether the last token's mantissa (before an exponent) has a digit
+ * other than 0. */
+static int nonzero_mantissa(const clcone_tok *t)
+{
+    for (size_t i = 0; i < t->len && t->tok[i] != 'e' && t->tok[i] != 'E'; ++i)
+        if (t->tok[i] >= '1' && t->tok[i] <= '9') return 1;
+    return 0;
 }
 
 static clcone_status read_block(clcone_tok *t, clcone_bproblem *p, int b, int *row, clcone_error *err)
@@ -41,10 +51,17 @@ static clcone_status read_block(clcone_tok *t, clcone_bproblem *p, int b, int *r
     p->kind[b] = kind;
     p->off[b] = *row;
     if (kind == BLK_BOX || kind == BLK_CONE)
-        for (int x = kind == BLK_CONE; x < n; ++x)
+        for (int x = kind == BLK_CONE; x < n; ++x) {
             if ((s = clcone_tok_real(t, &p->bound[*row + x], err, "block %d row %d's %s", b, *row + x,
                                      kind == BLK_BOX ? "bound" : "friction")))
                 return s;
+            /* a friction that underflows reads as 0 and would be refused as
+             * "friction 0", the number written nowhere in the file */
+            if (kind == BLK_CONE && !(p->bound[*row + x] >= DBL_MIN) && nonzero_mantissa(t))
+                return clcone_tok_fail(t, err, "block %d row %d's friction %.*s is below the smallest normal "
+                                               "double (%g): it reads as %g", b, *row + x, (int)t->len, t->tok,
+                                       DBL_MIN, p->bound[*row + x]);
+        }
     if (kind == BLK_CONE) p->bound[*row] = 1;
     *row += n;
     return CLCONE_OK;

@@ -10,13 +10,13 @@
  * general-block form (mujoco/general.c) when some row does not fit it. */
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/mj_common.h"
+#include "mujoco/guard.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
 #include "cone.h"
 #include "block_sets.h"
 
 #include <math.h>
-#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -366,6 +366,7 @@ void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
     free(pd->R);
     free(pd->aref);
     free(pd->r);
+    free(pd->fixed);
     free(pd->row);
     free(pd->key);
     free(pd->fmj);
@@ -399,12 +400,48 @@ static int fits_3row(const mjData *d)
     return 1;
 }
 
-/* Whether d's problem goes to the general-block form: soft when a row does
- * not fit the 3-row form; coulomb too, but only without elliptic
- * contacts (general.c says why), else the 3-row form refuses it, naming
- * the rows. */
-static int goes_general(const clcone_mujoco *a, const mjData *d)
+/* The first row that A leaves without a diagonal, which the 3-row form
+ * cannot take (its W_nn must be > 0: a contact's normal row, a 1-row
+ * block), or -1; all: any row (the general-block form's W_ii); contacts:
+ * contact rows only. */
+static int first_zero_row(const mjModel *m, const mjData *d, int all, int contacts)
 {
+    for (int i = 0; i < d->nefc; ++i) {
+        int normal = d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC || i == d->contact[d->efc_id[i]].efc_address;
+        if ((all || normal) && (!contacts || d->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS)
+            && clcone_mj_zero_row(m, d, i))
+            return i;
+    }
+    return -1;
+}
+
+/* CLCONE_ENOTSUP when coulomb (R = 0 on contact rows) meets a contact
+ * row of A's without a diagonal: a contact that cannot move along it, so
+ * W = A there has a zero diagonal, and exact Coulomb leaves its force
+ * undetermined (the soft model's R > 0 makes W + R's diagonal positive:
+ * soft takes it on the general-block form). */
+static clcone_status coulomb_zero_row(const clcone_mujoco *a, const mjModel *m, const mjData *d, int general,
+                                      clcone_error *err)
+{
+    int i = first_zero_row(m, d, general, 1);
+    const mjContact *c;
+    if (i < 0) return CLCONE_OK;
+    c = &d->contact[d->efc_id[i]];
+    return clcone_fail(err, CLCONE_ENOTSUP, "%s: %s %d (geoms %d and %d) cannot move along its constraint row %d "
+                                            "(a zero Jacobian row: W = J M^-1 J' has a zero diagonal there), so exact "
+                                            "Coulomb (--model coulomb, R = 0 on contact rows) leaves its force "
+                                            "undetermined; --model soft (MuJoCo's R > 0) solves it",
+                       a->label, clcone_mj_row_kind(d->efc_type[i]), d->efc_id[i], c->geom[0], c->geom[1], i);
+}
+
+/* Whether d's problem goes to the general-block form: soft when a row does
+ * not fit the 3-row form or A has a zero diagonal (the 3-row form checks
+ * W without R; the general-block form's W is A + R); coulomb when a row
+ * does not fit, but only without elliptic contacts (general.c says why),
+ * else the 3-row form refuses it, naming the rows. */
+static int goes_general(const clcone_mujoco *a, const mjModel *m, const mjData *d)
+{
+    if (a->o.model == CLCONE_MODEL_SOFT && first_zero_row(m, d, 0, 0) >= 0) return 1;
     if (fits_3row(d)) return 0;
     if (a->o.model == CLCONE_MODEL_COULOMB)
         for (int i = 0; i < d->nefc; ++i)
@@ -432,7 +469,7 @@ static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *
 static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                        clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
 {
-    int nefc = d->nefc, nv = (int)m->nv;
+    int nefc = d->nefc, nv = (int)m->nv, general;
     double t0;
     clcone_status s;
     if (nefc == 0) { /* MuJoCo's own shortcut: nothing to solve */
@@ -452,13 +489,23 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
     t0 = clcone_now_ms();
-    if (a->o.model == CLCONE_MODEL_COULOMB) coulomb_depth(d);
-    if (goes_general(a, d)) {
+    general = goes_general(a, m, d);
+    if (a->o.model == CLCONE_MODEL_COULOMB) {
+        if ((s = coulomb_zero_row(a, m, d, general, err))) return s;
+        coulomb_depth(d);
+    }
+    if (general) {
         if ((s = clcone_mujoco_bproblem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->bp, err))) return s;
         pd->general = 1;
         pd->nb = pd->bp.nb;
         pd->nr = pd->bp.m;
+        if (!(pd->fixed = clcone_calloc((size_t)pd->nr, sizeof *pd->fixed, err, "decoupled forces")))
+            return CLCONE_ENOMEM;
+        clcone_mujoco_bproblem_decouple(m, d, &pd->bp, pd->fixed);
         s = warm_pending(a, d, pd->bp.off, pd->bp.off, pd, st, err);
+        /* a decoupled row's force in the solve is 0 */
+        for (int i = 0; !s && i < pd->nr; ++i)
+            if (!isnan(pd->fixed[i])) pd->r[i] = 0;
     } else {
         if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R,
                                        &pd->aref, &pd->row, err)))
@@ -477,8 +524,10 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
 static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
                                      clcone_mujoco_stats *st, clcone_error *err)
 {
-    const double *r = pd->r;
+    double *r = pd->r;
     if (pd->nb == 0) return CLCONE_OK;
+    for (int i = 0; pd->fixed && i < pd->nr; ++i)
+        if (!isnan(pd->fixed[i])) r[i] = pd->fixed[i];
     for (int i = 0; i < pd->nr; ++i)
         if (!isfinite(r[i])) return bad_force(a, d, pd->general ? i : pd->row[i / 3], st, err);
     if (pd->general) clcone_mujoco_bproblem_write(m, d, &pd->bp, r);
@@ -489,6 +538,9 @@ static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData 
         st->force_rel_diff = rel_diff(d->efc_force, pd->fmj, pd->fmj, d->nefc);
         st->qacc_rel_diff = rel_diff(d->qacc, pd->amj, d->qacc_smooth, (int)m->nv);
     }
+    /* the next step's warm start is the solve's (0 on a decoupled row) */
+    for (int i = 0; pd->fixed && i < pd->nr; ++i)
+        if (!isnan(pd->fixed[i])) r[i] = 0;
     return remember(a, pd->key, r, pd->general ? pd->bp.off : NULL, pd->nb, err);
 }
 
@@ -503,12 +555,14 @@ typedef struct mj_half {
 } mj_half;
 
 /* mj_step's stages up to the constraint solve, and clcone's problem. */
-static clcone_status first_half(const mj_half *h)
+static clcone_status first_half(void *arg)
 {
+    const mj_half *h = arg;
     clcone_mujoco *a = h->a;
     const mjModel *m = h->m;
     mjData *d = h->d;
-    int npos, nvel;
+    clcone_mujoco_marks mk;
+    clcone_status s;
     /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
     if (m->opt.integrator == mjINT_RK4)
         return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
@@ -518,19 +572,14 @@ static clcone_status first_half(const mj_half *h)
         return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
                                                    "not done by clcone; set it to 0",
                            a->label, m->opt.noslip_iterations);
-    npos = d->warning[mjWARN_BADQPOS].number;
-    nvel = d->warning[mjWARN_BADQVEL].number;
+    clcone_mujoco_mark(d, &mk);
     mj_step1(m, d);
-    /* mj_checkPos and mj_checkVel reset a state with a NaN or a huge value
-     * to the model's initial one, with a warning: stepping on from there
-     * would be a silently different run */
-    if (d->warning[mjWARN_BADQPOS].number > npos || d->warning[mjWARN_BADQVEL].number > nvel) {
-        int w = d->warning[mjWARN_BADQPOS].number > npos ? mjWARN_BADQPOS : mjWARN_BADQVEL;
-        return clcone_fail(h->err, CLCONE_EINVAL, "%s: %s MuJoCo reset the state to the initial one; not stepped",
-                           a->label, mju_warningText(w, (size_t)d->warning[w].lastinfo));
-    }
     mj_fwdActuation(m, d);
     mj_fwdAcceleration(m, d);
+    /* a state MuJoCo reset (mj_checkPos, mj_checkVel: a NaN or a huge
+     * value), or contacts and rows its arena dropped: stepping on would be
+     * a silently different run */
+    if ((s = clcone_mujoco_lost(d, &mk, a->label, "not stepped", h->err))) return s;
     /* the effective metric (M + K) is not M: mj_solveM would be wrong */
     if (d->efm_active)
         return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is "
@@ -542,68 +591,27 @@ static clcone_status first_half(const mj_half *h)
 }
 
 /* The forces written back, then mj_step's stages after the solve. */
-static clcone_status second_half(const mj_half *h)
+static clcone_status second_half(void *arg)
 {
+    const mj_half *h = arg;
     const mjModel *m = h->m;
     mjData *d = h->d;
     clcone_status s;
+    clcone_mujoco_marks mk;
+    char what[160] = "the step is lost";
     if ((s = end_constraints(h->a, m, d, h->pd, h->st, h->err))) return s;
     d->flg_rnepost = 0; /* as mj_step2: sensors recompute what reads the forces */
+    if (h->pd->nb)
+        snprintf(what, sizeof what, "qacc with clcone's forces (%s, error %.3g); the step is lost",
+                 clcone_run_status_name(h->st->res.status), h->st->res.error);
+    clcone_mujoco_mark(d, &mk);
     mj_sensorAcc(m, d);
     mj_checkAcc(m, d);
+    /* a NaN or huge qacc: MuJoCo reset the state (and ran its own solver) */
+    if ((s = clcone_mujoco_lost(d, &mk, h->a->label, what, h->err))) return s;
     if (m->opt.integrator == mjINT_IMPLICIT || m->opt.integrator == mjINT_IMPLICITFAST) mj_implicit(m, d);
     else mj_Euler(m, d);
     return CLCONE_OK;
-}
-
-/* MuJoCo's errors (mju_error: a stack overflow of its arena, say) call
- * mju_user_error, which must not return; without one MuJoCo prints and
- * exits the process. The step turns them into a status: the handler
- * jumps back to the step that is running on this thread. What the step
- * had allocated when MuJoCo stopped it is not freed, and d is left
- * mid-step: MuJoCo's own data are not to be trusted after its error. */
-static _Thread_local jmp_buf *mujoco_guard;
-static _Thread_local char mujoco_message[512];
-
-static void on_mujoco_error(const char *msg)
-{
-    snprintf(mujoco_message, sizeof mujoco_message, "%s", msg);
-    longjmp(*mujoco_guard, 1);
-}
-
-clcone_mujoco_handler clcone_mujoco_hold_errors(void)
-{
-    clcone_mujoco_handler outer = mju_user_error;
-    mju_user_error = on_mujoco_error;
-    return outer;
-}
-
-void clcone_mujoco_release_errors(clcone_mujoco_handler outer) { mju_user_error = outer; }
-
-/* A half run so that MuJoCo's error jumps back here. */
-static clcone_status jump_back(clcone_status (*half)(const mj_half *), const mj_half *h)
-{
-    jmp_buf *const outer_guard = mujoco_guard;
-    jmp_buf here;
-    volatile clcone_status s;
-    mujoco_guard = &here;
-    if (setjmp(here) == 0) s = half(h);
-    else s = clcone_fail(h->err, CLCONE_EINVAL, "%s: MuJoCo stopped with an error: %s", h->a->label, mujoco_message);
-    mujoco_guard = outer_guard;
-    return s;
-}
-
-/* A half with the handler installed, unless a caller holds it already
- * (steps on several threads: the global is then only read). */
-static clcone_status guarded(clcone_status (*half)(const mj_half *), const mj_half *h)
-{
-    clcone_mujoco_handler outer;
-    clcone_status s;
-    if (mju_user_error == on_mujoco_error) return jump_back(half, h);
-    outer = clcone_mujoco_hold_errors();
-    s = jump_back(half, h);
-    clcone_mujoco_release_errors(outer);
-    return s;
 }
 
 clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
@@ -613,14 +621,14 @@ clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d,
     memset(st, 0, sizeof *st);
     memset(pd, 0, sizeof *pd);
     st->force_rel_diff = st->qacc_rel_diff = -1;
-    return guarded(first_half, &h);
+    return clcone_mujoco_call(first_half, &h, a->label, err);
 }
 
 clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
                                 clcone_mujoco_stats *st, clcone_error *err)
 {
     mj_half h = {a, m, NULL, d, pd, st, err};
-    return guarded(second_half, &h);
+    return clcone_mujoco_call(second_half, &h, a->label, err);
 }
 
 clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,

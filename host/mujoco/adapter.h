@@ -55,11 +55,13 @@ void clcone_mujoco_free(clcone_mujoco *a);
  * condim 4 or 6 or with two friction coefficients) are CLCONE_ENOTSUP
  * naming the kinds and their counts. Non-finite MuJoCo data are
  * CLCONE_EINVAL naming the row; d is then
- * left after the smooth acceleration, not stepped. A qpos or qvel that
- * MuJoCo's checks reset (NaN, huge) is CLCONE_EINVAL with its warning. An
- * error inside MuJoCo (mju_error, e.g. its arena too small for the
- * contacts) is CLCONE_EINVAL with MuJoCo's message instead of MuJoCo ending
- * the process; d is then not to be stepped on. */
+ * left after the smooth acceleration, not stepped. A warning of MuJoCo's
+ * that loses physics (mujoco/guard.h: a qpos, qvel or qacc it reset, a
+ * contact list or constraint arena it found full) is CLCONE_EINVAL with
+ * its text. An error inside MuJoCo (mju_error, e.g. its arena too small
+ * for the contacts) is CLCONE_EINVAL with MuJoCo's message instead of
+ * MuJoCo ending the process (clcone_mujoco_call); d is then not to be
+ * stepped on. */
 clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
                                  clcone_mujoco_stats *st, clcone_error *err);
 
@@ -83,6 +85,8 @@ typedef struct clcone_mujoco_pending {
     clcone_bproblem bp;   /* the general-block form's */
     double *R, *aref;     /* soft's R and a_ref (3-row form; 3 a block) */
     double *r;            /* the warm start, then the forces */
+    double *fixed;        /* the general-block form's decoupled rows' forces, NaN
+                             elsewhere (clcone_mujoco_bproblem_decouple) */
     int *row;             /* each 3-row block's first efc row */
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
@@ -100,15 +104,6 @@ clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pendin
 /* The options pd's problem is solved with: the adapter's, warm-started,
  * soft's R and a_ref (3 per block, for the whole batch) when soft. */
 void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o);
-
-/* MuJoCo's error handler (mju_user_error) is one global, which each step
- * sets to the adapter's and puts back. A caller running steps on several
- * threads holds the adapter's installed from before they start (the steps
- * then only read the global) and releases it, giving the returned
- * handler back, after they end. */
-typedef void (*clcone_mujoco_handler)(const char *);
-clcone_mujoco_handler clcone_mujoco_hold_errors(void);
-void clcone_mujoco_release_errors(clcone_mujoco_handler outer);
 
 /* MuJoCo's dual at d's current stage (after mj_fwdAcceleration) as a
  * clcone problem: one block per elliptic condim-3 contact (its three rows)
@@ -129,6 +124,18 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
  * CLCONE_EINVAL naming the row. The caller frees p. */
 clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_bproblem *p,
                                      clcone_error *err);
+/* p's blocks that no Jacobian row reaches (each of their rows zero: a
+ * contact that cannot move along any of its directions) are decoupled:
+ * W there is R's diagonal alone, so their forces are known in closed form
+ * (free -q/R, a box that clamped, f >= 0 max(0, -q/R), a cone whose
+ * tangential q is 0, as it is with J = 0: its normal so, tangents 0).
+ * With R as small as MuJoCo makes it there (1e-15) those forces are
+ * huge (1e15) and would swamp the relative error measure of the whole
+ * problem, the coupled blocks' errors unseen. So p keeps the rows as a
+ * trivial block (W = I, q = 0: force 0) and fixed[i] (p->m, NaN where
+ * the solve decides) holds their forces, to write back instead. */
+void clcone_mujoco_bproblem_decouple(const mjModel *m, const mjData *d, clcone_bproblem *p, double *fixed);
+
 /* Writes the forces f of p (MuJoCo's rows) back as MuJoCo's outputs:
  * efc_force, efc_state (as MuJoCo's dual solvers set it), efc_b,
  * qfrc_constraint and qacc. */

@@ -151,6 +151,40 @@ out:
     return s;
 }
 
+/* Whether block b is decoupled (clcone_mujoco_bproblem_decouple): no
+ * Jacobian row, W its own diagonal alone, and a cone's tangential q 0. */
+static int decoupled(const mjModel *m, const mjData *d, const clcone_bproblem *p, int b)
+{
+    int n = clcone_bproblem_rows(p, b), r0 = p->off[b];
+    if (p->row_ptr[b + 1] - p->row_ptr[b] != 1) return 0;
+    for (int x = 0; x < n; ++x) {
+        if (!clcone_mj_zero_row(m, d, r0 + x) || (p->kind[b] == BLK_CONE && x > 0 && p->q[r0 + x] != 0)) return 0;
+        for (int y = 0; y < n; ++y)
+            if (y != x && p->val[p->val_off[p->row_ptr[b]] + x * n + y] != 0) return 0;
+    }
+    return 1;
+}
+
+void clcone_mujoco_bproblem_decouple(const mjModel *m, const mjData *d, clcone_bproblem *p, double *fixed)
+{
+    for (int i = 0; i < p->m; ++i) fixed[i] = NAN;
+    for (int b = 0; b < p->nb; ++b) {
+        int n = clcone_bproblem_rows(p, b), r0 = p->off[b];
+        double *W = p->val + p->val_off[p->row_ptr[b]];
+        if (!decoupled(m, d, p, b)) continue;
+        for (int x = 0; x < n; ++x) {
+            int i = r0 + x;
+            double f = -p->q[i] / W[x * n + x];
+            fixed[i] = p->kind[b] == BLK_FREE ? f
+                       : p->kind[b] == BLK_BOX ? fmin(fmax(f, -p->bound[i]), p->bound[i])
+                       : p->kind[b] == BLK_NONNEG || x == 0 ? fmax(f, 0.0)
+                                                             : 0.0;
+            p->q[i] = 0;
+            W[x * n + x] = 1;
+        }
+    }
+}
+
 /* MuJoCo's dual state of block b's rows with forces f (mj_solPGS's
  * dualState): an elliptic contact CONE on the cone's surface, QUADRATIC
  * inside it, SATISFIED when its normal force is 0. */

@@ -276,6 +276,15 @@ double clcone_mj_dot(const clcone_mj_rows *J, int r, int s)
     return v;
 }
 
+int clcone_mj_zero_row(const mjModel *m, const mjData *d, int i)
+{
+    int sparse = mj_isSparse(m), n = sparse ? d->efc_J_rownnz[i] : (int)m->nv;
+    const double *J = d->efc_J + (sparse ? d->efc_J_rowadr[i] : i * (int)m->nv);
+    for (int k = 0; k < n; ++k)
+        if (J[k] != 0) return 0;
+    return 1;
+}
+
 void clcone_mj_finish(const mjModel *m, mjData *d)
 {
     int nv = (int)m->nv;

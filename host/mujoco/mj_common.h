@@ -47,6 +47,10 @@ double clcone_mj_dot(const clcone_mj_rows *J, int r, int s);
  * MuJoCo's problem at this state of the model label. */
 clcone_status clcone_mj_state_error(clcone_status s, const char *label, clcone_error *err);
 
+/* Whether efc row i's Jacobian row is zero: A = J M^-1 J' (M positive
+ * definite) then has a zero diagonal there and no entry off it. */
+int clcone_mj_zero_row(const mjModel *m, const mjData *d, int i);
+
 /* MuJoCo's outputs after efc_force and efc_state are set: efc_b,
  * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
 void clcone_mj_finish(const mjModel *m, mjData *d);

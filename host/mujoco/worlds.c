@@ -1,13 +1,17 @@
 /* Many worlds of one MuJoCo model in one batch a step (mujoco/worlds.h). */
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/worlds.h"
+#include "mujoco/guard.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
 #include "core/parallel.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 struct clcone_worlds {
     clcone_context *ctx;
@@ -35,6 +39,90 @@ void clcone_worlds_perturb(const mjModel *m, mjData *d, unsigned long long seed,
         double u = (double)(splitmix64(&x) >> 11) * 0x1.0p-53; /* the top 53 bits: exact in [0, 1) */
         d->qvel[i] += scale * (2 * u - 1);
     }
+}
+
+static clcone_status in_world(clcone_status s, int k, clcone_error *err);
+
+/* A limit in bytes from the first number in file path (or "max": none),
+ * less the usage in file used when given; -1 when there is none. */
+static double file_limit(const char *path, const char *used)
+{
+    FILE *f = fopen(path, "r");
+    double lim = -1, u = 0;
+    if (!f) return -1;
+    if (fscanf(f, "%lf", &lim) != 1) lim = -1;
+    fclose(f);
+    if (lim >= 0 && used && (f = fopen(used, "r"))) {
+        if (fscanf(f, "%lf", &u) != 1) u = 0;
+        fclose(f);
+    }
+    /* cgroup v1 writes "no limit" as about 2^63 */
+    return lim >= 0 && lim < 0x1p60 ? fmax(lim - u, 0) : -1;
+}
+
+/* The smaller of a and b, a limit of -1 being none. */
+static double tighter(double a, double b) { return a < 0 ? b : b < 0 ? a : fmin(a, b); }
+
+/* Bytes this process can still commit (MemAvailable, a cgroup's limit
+ * less its usage), or -1 when none is known; *from names the source. */
+static double resident_left(const char **from)
+{
+    char line[256];
+    double avail = -1, cg;
+    FILE *f = fopen("/proc/meminfo", "r");
+    *from = "MemAvailable";
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "MemAvailable: %lf kB", &avail) == 1) {
+            avail *= 1024;
+            break;
+        }
+    if (f) fclose(f);
+    cg = tighter(file_limit("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"),
+                 file_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+    if (cg >= 0 && (avail < 0 || cg < avail)) *from = "the cgroup's memory limit less its usage";
+    return tighter(avail, cg);
+}
+
+/* Bytes of address space left under RLIMIT_AS and RLIMIT_DATA (ulimit -v,
+ * -d), or -1 when unlimited. */
+static double address_left(void)
+{
+    struct rlimit as, data;
+    double lim = -1, used = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f) {
+        if (fscanf(f, "%lf", &used) == 1) used *= (double)sysconf(_SC_PAGESIZE);
+        fclose(f);
+    }
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) lim = (double)as.rlim_cur;
+    if (getrlimit(RLIMIT_DATA, &data) == 0 && data.rlim_cur != RLIM_INFINITY) lim = tighter(lim, (double)data.rlim_cur);
+    return lim < 0 ? -1 : fmax(lim - used, 0);
+}
+
+clcone_status clcone_worlds_check_memory(const mjModel *m, long long ndata, const char *label, clcone_error *err)
+{
+    mjData *d;
+    const char *from;
+    double used, need, virt, left = resident_left(&from), aleft = address_left();
+    clcone_status s = clcone_mujoco_make_data(m, label, &d, err);
+    if (s) return s;
+    /* an error of MuJoCo's there (its arena too small, say) comes again at
+     * the worlds' first step, named there; its arena counts whole here */
+    used = clcone_mujoco_forward(m, d, label, err) ? (double)m->narena : (double)d->maxuse_arena;
+    mj_deleteData(d);
+    need = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + used);
+    virt = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + (double)m->narena);
+    if (left >= 0 && need > left)
+        return clcone_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data need about %.3g GiB (%.3g MiB each: its buffer "
+                                               "and the arena its initial state uses), more than the %.3g GiB left "
+                                               "(%s); use fewer worlds",
+                           label, ndata, need / 0x1p30, need / (double)ndata / 0x1p20, left / 0x1p30, from);
+    if (aleft >= 0 && virt > aleft)
+        return clcone_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data take %.3g GiB of address space (%.3g MiB each: "
+                                               "its buffer and its whole arena), more than the %.3g GiB the process's "
+                                               "limit (ulimit -v or -d) leaves; use fewer worlds",
+                           label, ndata, virt / 0x1p30, virt / (double)ndata / 0x1p20, aleft / 0x1p30);
+    return CLCONE_OK;
 }
 
 void clcone_worlds_free(clcone_worlds *w)
@@ -65,6 +153,7 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
     if (threads < 1 || threads > CLCONE_WORLDS_THREADS)
         return clcone_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
                            CLCONE_WORLDS_THREADS);
+    if ((s = clcone_worlds_check_memory(m, n, label, err))) return s;
     w = clcone_calloc(1, sizeof *w, err, "the worlds");
     if (!w) return CLCONE_ENOMEM;
     w->ctx = ctx;
@@ -84,10 +173,9 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
             clcone_worlds_free(w);
             return s;
         }
-        w->d[k] = mj_makeData(m);
-        if (!w->d[k]) {
+        if ((s = clcone_mujoco_make_data(m, label, &w->d[k], err))) {
             clcone_worlds_free(w);
-            return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory for world %d's MuJoCo data", label, k);
+            return in_world(s, k, err);
         }
         clcone_worlds_perturb(m, w->d[k], seed, k, scale);
     }
@@ -256,9 +344,9 @@ static clcone_status run_half(void *arg, int k, clcone_error *err)
 static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
 {
     half_job job = {w, second};
-    clcone_mujoco_handler outer = clcone_mujoco_hold_errors();
+    clcone_mujoco_handlers outer = clcone_mujoco_hold();
     clcone_status s = clcone_each_item(w->threads, w->n, run_half, &job, NULL, err);
-    clcone_mujoco_release_errors(outer);
+    clcone_mujoco_release(outer);
     return s;
 }
 

@@ -58,6 +58,16 @@ void clcone_worlds_free(clcone_worlds *w);
  * adapter, the row); the worlds are then not to be stepped on. */
 clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *st, clcone_error *err);
 
+/* Whether ndata MuJoCo data of m fit in memory, before any is made:
+ * CLCONE_ENOMEM saying how much they need and what is left, else OK.
+ * Resident, each takes about its buffer (nbuffer) and the arena that
+ * mj_forward at the initial state uses (maxuse_arena of a scratch copy),
+ * against MemAvailable and a cgroup's limit; in address space, its buffer
+ * and its whole arena (narena), against ulimit -v and -d. An estimate: a
+ * state with more contacts uses more of the arena, and a buffer's pages
+ * are not all touched. clcone_worlds_create checks its n worlds so. */
+clcone_status clcone_worlds_check_memory(const mjModel *m, long long ndata, const char *label, clcone_error *err);
+
 /* World k's MuJoCo data, and its figures of the last step. */
 mjData *clcone_worlds_data(const clcone_worlds *w, int k);
 const clcone_mujoco_stats *clcone_worlds_stats_of(const clcone_worlds *w, int k);

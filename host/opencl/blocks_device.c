@@ -26,7 +26,7 @@
 
 enum {
     B_OFF, B_KIND, B_RP, B_COL, B_VOFF, B_PROB, B_POFF, B_ACT, B_VAL, B_Q, B_BOUND, B_G, B_PREV, B_Y, B_U, B_UP,
-    B_STATE, B_STEP, B_COUNT
+    B_STATE, B_STEP, B_XC, B_COUNT
 };
 
 typedef struct bdev {
@@ -46,6 +46,8 @@ typedef struct bdev {
     const clcone_options *o;
     cl_mem mem[B_COUNT];
     void *stage;              /* 2 all.m reals: a check's g and u as read */
+    float *fx;                /* float: 4 all.m, the device's offsets g and prev, centre xc and q */
+    double *xc, *last;        /* float: the centre (all.m), each problem's last error (K) */
     cl_kernel k_mul, k_chk, k_mom, k_proj, k_it; /* k_chk: blk_mul on g, for the checks */
 } bdev;
 
@@ -81,6 +83,27 @@ static void bdev_free(bdev *D)
     free(D->S);
     free(D->L);
     free(D->stage);
+    free(D->fx);
+    free(D->xc);
+}
+
+/* The scaled problem s and its start g in float, checked as the upload
+ * checks them (clcone_stage_reals) but a problem at a time, so that the
+ * message names the problem's own row, not the batch's (the caller names
+ * the problem). */
+static clcone_status float_range(const clcone_context *c, const clcone_bproblem *s, const double *g,
+                                 clcone_error *err)
+{
+    size_t nv = (size_t)s->val_off[s->nnzb], n = nv > (size_t)s->m ? nv : (size_t)s->m;
+    void *stage = clcone_calloc(n + 1, sizeof(float), err, "a float check");
+    clcone_status st;
+    if (!stage) return CLCONE_ENOMEM;
+    if (!(st = clcone_stage_reals(c, "scaled q row", 1, s->q, (size_t)s->m, stage, err))
+        && !(st = clcone_stage_reals(c, "scaled bound row", 1, s->bound, (size_t)s->m, stage, err))
+        && !(st = clcone_stage_reals(c, "start row", 1, g, (size_t)s->m, stage, err)))
+        st = clcone_stage_reals(c, "scaled W entry", 1, s->val, nv, stage, err);
+    free(stage);
+    return st;
 }
 
 /* Problem k scaled in place in D->all (no copy of its own to
@@ -89,6 +112,7 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
 {
     bdev *D = job;
     int r0 = D->roff[k];
+    clcone_status st;
     clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
     s.q = D->all.q + r0;
     s.bound = D->all.bound + r0;
@@ -99,6 +123,7 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
         return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)", k,
                            D->L[k]);
     clcone_bproblem_start(&s, D->S + r0, D->o->warm_start ? D->f[k] : NULL, D->g + r0);
+    if (D->c->prec != CLCONE_DOUBLE && (st = float_range(D->c, &s, D->g + r0, err))) return st;
     D->act[k] = 1;
     D->state[2 * k] = 1;
     D->step[k] = 1 / D->L[k];
@@ -106,7 +131,7 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
 }
 
 /* Host arrays, the batch's layout, and each problem scaled into it. */
-static clcone_status bdev_scale(bdev *D, clcone_error *err)
+static clcone_status bdev_scale(bdev *D, int *failed, clcone_error *err)
 {
     size_t K = (size_t)D->K, m = 0, nb = 0;
     clcone_status s;
@@ -131,7 +156,7 @@ static clcone_status bdev_scale(bdev *D, clcone_error *err)
         for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
     }
     if ((s = clcone_bproblem_concat_layout(D->p, D->K, &D->all, err))) return s;
-    return clcone_each_item(D->threads, D->K, scale_item, D, NULL, err);
+    return clcone_each_item(D->threads, D->K, scale_item, D, failed, err);
 }
 
 /* The concatenated scaled problem, starts, steps and flags on the device. */
@@ -158,6 +183,7 @@ static clcone_status bdev_upload(bdev *D, clcone_error *err)
         || (st = clcone_buf_reals(c, "problem step", 1, D->step, K, &m[B_STEP], err))
         || (st = clcone_buf_reals(c, "momentum state", 1, D->state, 2 * K, &m[B_STATE], err))
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_Y], err))
+        || (st = clcone_buf_reals(c, "centre row", 1, D->u, nr, &m[B_XC], err)) /* zeros yet */
         || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_U], err))
         || (st = clcone_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err)))
         return st;
@@ -183,7 +209,8 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
         if ((s = clcone_kernel(c, "blk_iterate", &D->k_it, err))
             || (s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(restart), KI(restart), KM(m[B_POFF]),
                              KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]), KM(m[B_VAL]),
-                             KM(m[B_Q]), KM(m[B_BOUND]), KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_UP]), KM(m[B_STATE]),
+                             KM(m[B_Q]), KM(m[B_BOUND]), KM(m[B_XC]), KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_UP]),
+                             KM(m[B_STATE]),
                              KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]), KM(m[B_U]),
                              KLOCAL((size_t)CONE_REDUCE_WG * c->real_size))))
             return s;
@@ -197,7 +224,8 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
                          KI(restart), KM(m[B_UP]), KM(m[B_STATE]), KM(m[B_G]), KM(m[B_PREV]), KM(m[B_Y]),
                          KLOCAL((size_t)CONE_REDUCE_WG * c->real_size)))
         || (s = SET_ARGS(D->k_proj, "blk_project", err, KI(nb), KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_PROB]),
-                         KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_Y]), KM(m[B_U]), KM(m[B_G]),
+                         KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_BOUND]), KM(m[B_XC]), KM(m[B_Y]), KM(m[B_U]),
+                         KM(m[B_G]),
                          KM(m[B_PREV]), KM(m[B_UP]))))
         return s;
     return bdev_lanes(c, D->k_mom, "blk_momentum", &D->lanes, err);
@@ -245,8 +273,97 @@ static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* The float floor. In float, W and the sums of W x hold their values to
+ * a relative 6e-8 of the terms and an iterate g its entries to 6e-8 of
+ * themselves; where forces fight each other (conflicting equality
+ * constraints) |g| and sum |W_ij g_j| are far above |W g + q| and the
+ * error measure's scale, and the iterates stop moving (a step below
+ * their rounding) short of float's tol. Measured on three conflicting
+ * connects between two 1 cm bodies (tests/test_mujoco_robust.c): the exact
+ * solution rounded to float had an error of 1.1e-5 to 1.8e-5 with W g +
+ * q summed in float, 5e-7 to 3e-6 with it in double; the float solve
+ * stalled at 2.4e-5 (10^6 iterations a step above tol 1e-5), where the
+ * device in double converges as the reference does. So in float the
+ * device iterates offsets from a centre xc: u = W (g - xc) + c with c =
+ * W xc + q computed on the host in double, and a free block's offsets
+ * keep their own precision (kernels/blocks.cl). At a check the host
+ * takes g = xc + offset and W g + q in double for the measure, and a
+ * problem whose error did not halve since its last check is recentred:
+ * xc = g rounded to float, the offsets (g and prev) moved by the change. */
+
+/* u = W x + q of problem k in double (x, u on its rows; q: D->all's). */
+static void mul_problem(bdev *D, int k, const double *x, double *u)
+{
+    int r0 = D->roff[k];
+    clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
+    s.q = D->all.q + r0;
+    s.val = D->all.val + D->all.val_off[D->all.row_ptr[D->boff[k]]];
+    clcone_bproblem_mul(&s, x + r0, u + r0, 1);
+}
+
+/* Problem k recentred at D->g (its absolute iterate). */
+static void recentre(bdev *D, int k)
+{
+    size_t n = (size_t)D->all.m;
+    float *g = D->fx, *prev = g + n, *xc = prev + n, *c = xc + n;
+    for (int i = D->roff[k]; i < D->roff[k + 1]; ++i) {
+        float x = (float)D->g[i];
+        g[i] = (float)(D->g[i] - x);
+        prev[i] = (float)((double)prev[i] + (D->xc[i] - x));
+        xc[i] = x;
+        D->xc[i] = x;
+    }
+    mul_problem(D, k, D->xc, D->u); /* D->u is free again: the measure is done */
+    for (int i = D->roff[k]; i < D->roff[k + 1]; ++i) c[i] = (float)D->u[i];
+}
+
+/* A float check: the offsets g and prev read (one wait), g = xc + offset,
+ * u = W g + q in double, errors; then the stalled problems recentred and
+ * the four arrays written back. */
+static clcone_status measure_float(bdev *D, const int *active, double *errors, clcone_error *err)
+{
+    clcone_context *c = D->c;
+    size_t n = (size_t)D->all.m, bytes = n * sizeof(float);
+    float *fg, *fprev;
+    int moved = 0;
+    cl_int e;
+    if (!D->fx) {
+        D->fx = clcone_calloc(4 * n + 1, sizeof *D->fx, err, "the float centre");
+        D->xc = clcone_calloc(n + (size_t)D->K + 1, sizeof *D->xc, err, "the float centre");
+        if (!D->fx || !D->xc) return CLCONE_ENOMEM;
+        D->last = D->xc + n;
+        for (size_t i = 0; i < n; ++i) D->fx[3 * n + i] = (float)D->all.q[i];
+    }
+    fg = D->fx;
+    fprev = fg + n;
+    e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, fg, 0, NULL, NULL);
+    if (e == CL_SUCCESS) e = clEnqueueReadBuffer(c->queue, D->mem[B_PREV], CL_TRUE, 0, bytes, fprev, 0, NULL, NULL);
+    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
+    for (int k = 0; k < D->K; ++k) {
+        int r0 = D->roff[k];
+        if (!active[k]) continue;
+        for (int i = r0; i < D->roff[k + 1]; ++i) D->g[i] = D->xc[i] + fg[i];
+        mul_problem(D, k, D->g, D->u);
+        errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
+        for (int i = r0; i < D->roff[k + 1]; ++i)
+            if (!isfinite(D->g[i])) errors[k] = INFINITY;
+        if (isfinite(errors[k]) && D->last[k] > 0 && errors[k] > 0.5 * D->last[k]) {
+            recentre(D, k);
+            moved = 1;
+        }
+        D->last[k] = errors[k];
+    }
+    if (!moved) return CLCONE_OK;
+    for (int a = 0; a < 4 && e == CL_SUCCESS; ++a) {
+        static const int buf[4] = {B_G, B_PREV, B_XC, B_Q};
+        e = clEnqueueWriteBuffer(c->queue, D->mem[buf[a]], a == 3, 0, bytes, D->fx + (size_t)a * n, 0, NULL, NULL);
+    }
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "recentring the float iterate");
+}
+
 /* W g + q into u, and g and u read back with one wait (the queue is in
- * order: the second read's return means both are done). */
+ * order: the second read's return means both are done); in float,
+ * measure_float. */
 static clcone_status bdev_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
 {
     bdev *D = ctx;
@@ -255,6 +372,7 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     cl_int e;
     clcone_status s;
     (void)it;
+    if (c->prec != CLCONE_DOUBLE) return measure_float(D, active, errors, err);
     if (!D->stage && !(D->stage = clcone_calloc(2 * n + 1, c->real_size, err, "the checks' staging"))) return CLCONE_ENOMEM;
     if ((s = clcone_run(c, D->k_chk, (size_t)D->all.nb, 0, "blk_mul", err))) return s;
     e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, D->stage, 0, NULL, NULL);
@@ -295,7 +413,7 @@ static clcone_status bdev_checked(void *ctx, int it, const int *active, const do
 
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
                                       const clcone_options *o, int threads, double *const *f,
-                                      clcone_prob_result *res, clcone_error *err)
+                                      clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
     clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked};
@@ -308,7 +426,8 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.threads = threads;
     D.o = o;
     ops.t0_ms = clcone_now_ms();
-    if ((s = bdev_scale(&D, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
+    *failed = -1;
+    if ((s = bdev_scale(&D, failed, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
         || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
         goto out;
     /* the last check read the final iterates: the loop stops only at

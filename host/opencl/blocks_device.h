@@ -11,9 +11,11 @@
  * o->warm_start), its result in res[k], as clcone_ref_blocks gives them.
  * Each problem's are those of a batch of it alone, bitwise, but time_ms
  * and a time cap, which read the batch's clock. The host's work a
- * problem runs on `threads` threads, the same bits for any. */
+ * problem runs on `threads` threads, the same bits for any. A problem
+ * that fails by itself (its scaled values out of float's range, named by
+ * its own row) sets *failed to it, else *failed is -1. */
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
                                       const clcone_options *o, int threads, double *const *f,
-                                      clcone_prob_result *res, clcone_error *err);
+                                      clcone_prob_result *res, int *failed, clcone_error *err);
 
 #endif

@@ -80,7 +80,11 @@ clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone
     }
     if ((s = clcone_each_item(threads, K, validate_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     if ((s = resolve_options(ctx, o, &oo, err))) return s;
-    if (ctx) return clcone_dev_blocks_batch(ctx, K, p, &oo, threads, f, res, err);
+    if (ctx) {
+        if ((s = clcone_dev_blocks_batch(ctx, K, p, &oo, threads, f, res, &k, err)) && k >= 0)
+            return problem_failed(s, K, k, failed, err);
+        return s;
+    }
     if ((s = clcone_each_item(threads, K, solve_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;
 }
