@@ -222,9 +222,27 @@ $(MJ_STAMP): FORCE | $(BUILD)/obj
 	@echo 'mujoco=$(or $(MUJOCO_FROM),no $(MUJOCO_SKIPPED))' | cmp -s - $@ || \
 	  echo 'mujoco=$(or $(MUJOCO_FROM),no $(MUJOCO_SKIPPED))' > $@
 
-.PHONY: mujoco
+.PHONY: mujoco mujoco-lib
 mujoco: $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
+# the Python package's build: MuJoCo's wheel as for `make mujoco`, then
+# libclcone_mujoco (after the install, so the sub-make finds it)
+mujoco-lib: $(MUJOCO_STAMP)
+	@$(MAKE) --no-print-directory $(BUILD)/libclcone_mujoco.so
+
+# libclcone_mujoco (include/clcone/mujoco.h, mujoco/api.c): the adapter as
+# a shared library for a program that holds its own MuJoCo model and data,
+# the Python package's clcone.mujoco. It carries its own copy of the
+# library (hidden: --exclude-libs), so the adapter's internal calls need no
+# export from libclcone, and needs the libmujoco it was compiled against:
+# the one already loaded under that soname (the Python package imports
+# mujoco first), else the one beside it as the Python packages install
+# them (site-packages/mujoco, from the clcone package's folder).
+MJ_SO_LIBS := $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),$(MUJOCO_WHEEL_LIB),$(MUJOCO_LIBS))
+$(BUILD)/libclcone_mujoco.so: $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_STAMP)
+	$(if $(MUJOCO_FOUND),,@echo '$(MJ_SKIP_MSG)' >&2; exit 1)
+	$(CC) -shared -Wl,-soname,libclcone_mujoco.so -Wl,--exclude-libs,ALL -o $@ $(MJ_OBJ) $(BUILD)/libclcone.a \
+	  $(MJ_SO_LIBS) -Wl,-rpath,'$$ORIGIN/../mujoco' $(LDLIBS)
 
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'

@@ -44,8 +44,8 @@ def library_version():
     return m.group(1)
 
 
-def preprocessed_api():
-    """The public API as plain C declarations: the export macro and the
+def preprocessed(header, defines=()):
+    """A public header as plain C declarations: the export macro and the
     system headers are left out (-undef: no __GNUC__, so CLCONE_API is
     empty; empty stddef.h and stdio.h: cffi knows size_t and FILE)."""
     cc = os.environ.get("CC", "cc")
@@ -53,9 +53,31 @@ def preprocessed_api():
         for h in ("stddef.h", "stdio.h"):
             Path(fake, h).write_text("")
         return subprocess.run(
-            [cc, "-E", "-P", "-undef", "-nostdinc", "-I", fake,
-             str(repository_file(ROOT / "include" / "clcone" / "clcone.h"))],
+            [cc, "-E", "-P", "-undef", "-nostdinc", "-I", fake, *defines, str(repository_file(header))],
             check=True, capture_output=True, text=True).stdout
+
+
+def preprocessed_api():
+    return preprocessed(ROOT / "include" / "clcone" / "clcone.h")
+
+
+def preprocessed_mujoco_api():
+    """include/clcone/mujoco.h's own declarations (clcone.mujoco's): the
+    headers it includes, which _api.h holds, left out by their include
+    guards (base.h's export macro with them, so defined empty here)."""
+    guards = sorted({m for h in ROOT.joinpath("include", "clcone").glob("*.h") if h.name != "mujoco.h"
+                     for m in re.findall(r"^#define (CLCONE_API_\w+_H)$", h.read_text(), re.M)})
+    return preprocessed(ROOT / "include" / "clcone" / "mujoco.h", ["-DCLCONE_API="] + [f"-D{g}" for g in guards])
+
+
+def mujoco_pin():
+    """The mujoco package of the MuJoCo the Makefile builds against (its
+    MUJOCO_PIP, the wheel mujoco-core, which the mujoco package of the
+    same version requires), for the mujoco extra."""
+    m = re.search(r"^MUJOCO_PIP := mujoco-core==(\S+)$", repository_file(ROOT / "Makefile").read_text(), re.M)
+    if not m:
+        raise SystemExit(f"clcone: no MUJOCO_PIP := mujoco-core==VERSION in {ROOT / 'Makefile'}")
+    return f"mujoco=={m.group(1)}"
 
 
 class build_with_library(build_py):
@@ -69,6 +91,14 @@ class build_with_library(build_py):
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / build / f"libclcone.so.{version}", dest / "libclcone.so")
         (dest / "_api.h").write_text(preprocessed_api())
+        # clcone.mujoco where MuJoCo can be had (`make mujoco-lib`: its
+        # wheel from PyPI); without it the package is whole but for
+        # clcone.mujoco, whose import says why
+        if subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", "mujoco-lib"]).returncode == 0:
+            shutil.copyfile(ROOT / build / "libclcone_mujoco.so", dest / "libclcone_mujoco.so")
+            (dest / "_mujoco_api.h").write_text(preprocessed_mujoco_api())
+        else:
+            print("clcone: libclcone_mujoco not built (no MuJoCo, see above): clcone.mujoco left out")
 
 
 class with_native_library(Distribution):
@@ -88,4 +118,9 @@ class platform_wheel(bdist_wheel):
 
 
 setup(version=library_version(), distclass=with_native_library,
+      extras_require={"scipy": ["scipy"],
+                      # what python/examples/ and the READMEs' Python examples import beside numpy
+                      "examples": ["scipy", "matplotlib"],
+                      "test": ["pytest", "scipy", "matplotlib"],
+                      "mujoco": [mujoco_pin()]},
       cmdclass={"build_py": build_with_library, "bdist_wheel": platform_wheel})

@@ -17,6 +17,7 @@ struct clcone_worlds {
     clcone_context *ctx;
     const mjModel *m;
     int n, threads;
+    int borrowed;                /* d is the caller's (clcone_worlds_borrow) */
     clcone_mujoco **ad;          /* per world: its warm start */
     mjData **d;
     clcone_mujoco_pending *pd;   /* per world: this step's problem */
@@ -130,7 +131,7 @@ void clcone_worlds_free(clcone_worlds *w)
     if (!w) return;
     for (int k = 0; k < w->n; ++k) {
         if (w->ad) clcone_mujoco_free(w->ad[k]);
-        if (w->d && w->d[k]) mj_deleteData(w->d[k]);
+        if (w->d && w->d[k] && !w->borrowed) mj_deleteData(w->d[k]);
         if (w->pd) clcone_mujoco_pending_free(&w->pd[k]);
     }
     free(w->ad);
@@ -140,9 +141,9 @@ void clcone_worlds_free(clcone_worlds *w)
     free(w);
 }
 
-clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
-                                   clcone_error *err)
+/* n worlds of m with their adapters and no data yet. */
+static clcone_status worlds_alloc(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                  int n, int threads, clcone_worlds **out, clcone_error *err)
 {
     clcone_worlds *w;
     clcone_status s;
@@ -153,7 +154,6 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
     if (threads < 1 || threads > CLCONE_WORLDS_THREADS)
         return clcone_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
                            CLCONE_WORLDS_THREADS);
-    if ((s = clcone_worlds_check_memory(m, n, label, err))) return s;
     w = clcone_calloc(1, sizeof *w, err, "the worlds");
     if (!w) return CLCONE_ENOMEM;
     w->ctx = ctx;
@@ -168,11 +168,25 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
         clcone_worlds_free(w);
         return CLCONE_ENOMEM;
     }
-    for (int k = 0; k < n; ++k) {
+    for (int k = 0; k < n; ++k)
         if ((s = clcone_mujoco_create(ctx, o, label, &w->ad[k], err))) {
             clcone_worlds_free(w);
             return s;
         }
+    *out = w;
+    return CLCONE_OK;
+}
+
+clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
+                                   clcone_error *err)
+{
+    clcone_worlds *w;
+    clcone_status s;
+    *out = NULL;
+    if (n >= 1 && n <= CLCONE_WORLDS_MAX && (s = clcone_worlds_check_memory(m, n, label, err))) return s;
+    if ((s = worlds_alloc(ctx, o, label, m, n, threads, &w, err))) return s;
+    for (int k = 0; k < n; ++k) {
         if ((s = clcone_mujoco_make_data(m, label, &w->d[k], err))) {
             clcone_worlds_free(w);
             return in_world(s, k, err);
@@ -182,6 +196,16 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
     *out = w;
     return CLCONE_OK;
 }
+
+clcone_status clcone_worlds_borrow(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, clcone_worlds **out, clcone_error *err)
+{
+    clcone_status s = worlds_alloc(ctx, o, label, m, n, threads, out, err);
+    if (!s) (*out)->borrowed = 1;
+    return s;
+}
+
+int clcone_worlds_count(const clcone_worlds *w) { return w->n; }
 
 mjData *clcone_worlds_data(const clcone_worlds *w, int k) { return w->d[k]; }
 
@@ -348,6 +372,12 @@ static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
     clcone_status s = clcone_each_item(w->threads, w->n, run_half, &job, NULL, err);
     clcone_mujoco_release(outer);
     return s;
+}
+
+clcone_status clcone_worlds_step_data(clcone_worlds *w, mjData *const *d, clcone_worlds_stats *ws, clcone_error *err)
+{
+    memcpy(w->d, d, (size_t)w->n * sizeof *w->d);
+    return clcone_worlds_step(w, ws, err);
 }
 
 clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)

@@ -54,9 +54,19 @@ clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o,
                                    clcone_error *err);
 void clcone_worlds_free(clcone_worlds *w);
 
+/* n worlds as clcone_worlds_create makes them, but stepping the caller's
+ * MuJoCo data, given at each step (clcone_worlds_step_data) and never
+ * freed: world k keeps its warm start from step to step, whichever data
+ * it is handed (a program that holds its own mjData, mujoco/api.c). */
+clcone_status clcone_worlds_borrow(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, clcone_worlds **out, clcone_error *err);
+int clcone_worlds_count(const clcone_worlds *w);
+
 /* One step of every world. An error names the world (and, from the
  * adapter, the row); the worlds are then not to be stepped on. */
 clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *st, clcone_error *err);
+/* One step of every world of borrowed worlds, world k on d[k] (n of them). */
+clcone_status clcone_worlds_step_data(clcone_worlds *w, mjData *const *d, clcone_worlds_stats *st, clcone_error *err);
 
 /* Whether ndata MuJoCo data of m fit in memory, before any is made:
  * CLCONE_ENOMEM saying how much they need and what is left, else OK.

@@ -89,6 +89,7 @@ class Device:
         if precision is not None and precision not in _PRECISIONS:
             raise ValueError(f"precision must be 'float' or 'double', got {precision!r}")
         ref = spec == "ref" or (spec is None and os.environ.get("CLCONE_DEVICE") == "ref")
+        self.spec = spec  # as given (None: $CLCONE_DEVICE or the first GPU), for a library opening it again
         self._ctx = ffi.NULL
         self._lock = threading.RLock()
         if ref:
