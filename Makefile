@@ -281,7 +281,7 @@ $(BUILD)/obj $(BUILD)/tobj:
 # The Python package (python/, python/README.md): a fresh virtual
 # environment under $(BUILD), the package installed into it from the
 # working tree as a user installs it (its build runs `make
-# $(BUILD)/libclcone.so`), then its tests, which compare with the CLI. pytest
+# $(BUILD)/libclcone.so` and `make mujoco-lib`), then its tests, which compare with the CLI. pytest
 # exits 5 when it collects no test: like any non-zero exit, a failure here.
 PYTHON ?= python3
 PYVENV := $(BUILD)/pyvenv
@@ -291,8 +291,10 @@ python-test: check-deps
 	@$(MAKE) --no-print-directory $(BUILD)/clcone
 	rm -rf $(PYVENV)
 	$(PYTHON) -m venv $(PYVENV)
-	@# the examples extra alone beside pytest: the examples' tests show that it names what they import
-	CLCONE_BUILD=$(BUILD) $(PYVENV)/bin/pip install -q './python[examples]' pytest
+	@# the examples extra beside pytest (the examples' tests show that it
+	@# names what they import) and the mujoco extra: the mujoco package of
+	@# the version libclcone_mujoco is built against, the Makefile's wheel's
+	CLCONE_BUILD=$(BUILD) $(PYVENV)/bin/pip install -q './python[examples,mujoco]' pytest
 	CLCONE_CLI=$(BUILD)/clcone $(PYVENV)/bin/python -m pytest -q python/tests
 
 # Checks Debian packages ($(1)) for a target named in messages ($(2));
