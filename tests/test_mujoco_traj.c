@@ -162,6 +162,135 @@ START_TEST(dominos_follow_mujoco)
 }
 END_TEST
 
+/* The humanoid stepped k times by the library as `clcone mujoco` steps
+ * it (reference, soft, the default options), energy on: qpos after each
+ * step in q (k x nq), MuJoCo's energy of each step's start in en (k x 2),
+ * each step's start time in t. */
+static void library_run(const mjModel *m0, int k, double *q, double *en, double *t)
+{
+    mjModel *m = mj_copyModel(NULL, m0);
+    mjData *d = mj_makeData(m);
+    clcone_options o;
+    clcone_mujoco *a;
+    clcone_error e;
+    m->opt.enableflags |= mjENBL_ENERGY;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    clcone_options_resolve(&o, NULL);
+    o.solver = CLCONE_SOLVER_DEFAULT;
+    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, "humanoid", &a, &e), CLCONE_OK);
+    for (int s = 0; s < k; ++s) {
+        clcone_mujoco_stats st;
+        t[s] = d->time;
+        ck_assert_msg(clcone_mujoco_step(a, m, d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+        memcpy(q + (size_t)s * m->nq, d->qpos, (size_t)m->nq * sizeof *q);
+        en[2 * s] = d->energy[0];
+        en[2 * s + 1] = d->energy[1];
+    }
+    clcone_mujoco_free(a);
+    mj_deleteData(d);
+    mj_deleteModel(m);
+}
+
+/* `clcone mujoco --csv --qpos`: the files hold what the library's own run
+ * gives, bit for bit (the CSV's %.17g reads back exactly): the CSV a
+ * line a step (its start time and energy, its solve), qpos every K
+ * steps as .npy (numpy's format 1.0, header then rows) or CSV; the
+ * options that do not fit are refused. */
+START_TEST(cli_keeps_the_trajectory)
+{
+    enum { K = 10, EVERY = 3 };
+    char path[4096], msg[1000], args[8192], out[1 << 16], err[4096], line[8192], hdr[128];
+    char dir[] = "/tmp/clcone-traj-XXXXXX", csv[64], npy[64], qcsv[64];
+    mjModel *m;
+    double *q, en[2 * K], t[K];
+    FILE *f;
+    int nq, rows = 0;
+    snprintf(path, sizeof path, "%s", test_model_path("humanoid/humanoid.xml"));
+    m = mj_loadXML(path, NULL, msg, sizeof msg);
+    ck_assert_msg(m != NULL, "%s", msg);
+    nq = (int)m->nq;
+    q = malloc((size_t)K * nq * sizeof *q);
+    library_run(m, K, q, en, t);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(csv, sizeof csv, "%s/log.csv", dir);
+    snprintf(npy, sizeof npy, "%s/q.npy", dir);
+    snprintf(qcsv, sizeof qcsv, "%s/q.csv", dir);
+    snprintf(args, sizeof args, "mujoco %s --steps %d --device ref --csv %s --qpos %s --qpos-every %d", path, K, csv,
+             npy, EVERY);
+    ck_assert_msg(test_run_cli(NULL, args, out, sizeof out, err, sizeof err) == 0, "%s", err);
+
+    /* the log: its header, then step s's start and solve */
+    ck_assert_ptr_nonnull(f = fopen(csv, "r"));
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_str_eq(line, "step,time,potential,kinetic,energy,rows,contacts,blocks,status,iters,error,solve_ms\n");
+    for (int s = 0; s < K; ++s) {
+        int step, nefc, ncon, nb, iters;
+        double time, pot, kin, tot, error;
+        char status[32];
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq(sscanf(line, "%d,%lf,%lf,%lf,%lf,%d,%d,%d,%31[a-z],%d,%lf", &step, &time, &pot, &kin, &tot,
+                                &nefc, &ncon, &nb, status, &iters, &error),
+                         11);
+        ck_assert_int_eq(step, s);
+        ck_assert(time == t[s] && pot == en[2 * s] && kin == en[2 * s + 1] && tot == pot + kin);
+        ck_assert_str_eq(status, "converged");
+        ck_assert(nefc > 0 && ncon > 0 && nb > 0 && iters > 0 && error <= 1e-8);
+    }
+    ck_assert_ptr_null(fgets(line, sizeof line, f));
+    fclose(f);
+    /* the humanoid starts at rest, above the floor */
+    ck_assert(en[1] == 0 && en[0] > 0);
+
+    /* the .npy: rows after steps 3, 6 and 9 */
+    ck_assert_ptr_nonnull(f = fopen(npy, "rb"));
+    ck_assert_int_eq((int)fread(hdr, 1, sizeof hdr, f), 128);
+    ck_assert(memcmp(hdr, "\x93NUMPY\x01\x00", 8) == 0 && hdr[8] == 118 && hdr[9] == 0 && hdr[127] == '\n');
+    snprintf(line, sizeof line, "'shape': (%d, %d)", K / EVERY, nq);
+    ck_assert_msg(strstr(hdr + 10, line) && strstr(hdr + 10, "'descr': '<f8'"), "%.118s", hdr + 10);
+    for (double v[64]; fread(v, sizeof *v, (size_t)nq, f) == (size_t)nq; ++rows)
+        ck_assert(memcmp(v, q + (size_t)((rows + 1) * EVERY - 1) * nq, (size_t)nq * sizeof *v) == 0);
+    ck_assert_int_eq(rows, K / EVERY);
+    fclose(f);
+
+    /* qpos as CSV, every step: step, its end time, qpos */
+    snprintf(args, sizeof args, "mujoco %s --steps 4 --device ref --qpos %s", path, qcsv);
+    ck_assert_msg(test_run_cli(NULL, args, out, sizeof out, err, sizeof err) == 0, "%s", err);
+    ck_assert_ptr_nonnull(f = fopen(qcsv, "r"));
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert(strncmp(line, "step,time,qpos0,qpos1,", 22) == 0);
+    for (int s = 0; s < 4; ++s) {
+        char *p = line, *end;
+        ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+        ck_assert_int_eq((int)strtol(p, &p, 10), s + 1);
+        ck_assert(strtod(p + 1, &p) == t[s + 1]);
+        for (int i = 0; i < nq; ++i, p = end) ck_assert(strtod(p + 1, &end) == q[(size_t)s * nq + i]);
+        ck_assert_str_eq(p, "\n");
+    }
+    fclose(f);
+
+    /* what does not fit */
+    snprintf(args, sizeof args, "mujoco %s --steps 2 --qpos-every 2", path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--qpos-every does not apply: no --qpos FILE"));
+    snprintf(args, sizeof args, "mujoco %s --steps 2 --qpos %s --qpos-every 0", path, npy);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--qpos-every needs an integer >= 1, got '0'"));
+    snprintf(args, sizeof args, "mujoco %s --steps 2 --worlds 2 --csv %s", path, csv);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--csv records a run of one world, not of --worlds N"));
+    snprintf(args, sizeof args, "mujoco %s --steps 2 --csv %s/no/such/dir/log.csv", path, dir);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+
+    unlink(csv);
+    unlink(npy);
+    unlink(qcsv);
+    rmdir(dir);
+    free(q);
+    mj_deleteModel(m);
+}
+END_TEST
+
 #endif
 
 /* Without MuJoCo the suite is empty, saying so. */
@@ -173,6 +302,7 @@ Suite *suite_mujoco_traj(void)
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, humanoid_follows_mujoco, 0, 2);
     tcase_add_loop_test(tc, dominos_follow_mujoco, 0, 2);
+    tcase_add_test(tc, cli_keeps_the_trajectory);
     suite_add_tcase(s, tc);
 #else
     fprintf(stderr, "mujoco_traj suite: built without MuJoCo; nothing to test\n");

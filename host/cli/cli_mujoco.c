@@ -15,6 +15,7 @@ static const char *const USAGE_MUJOCO =
     "                     [--model soft|coulomb] [--solver S] [--tol T] [--max-iter K]\n"
     "                     [--check-every K] [--max-seconds S] [--compare mujoco]\n"
     "                     [--worlds N [--seed S] [--perturb V] [--threads T]]\n"
+    "                     [--csv LOG] [--qpos FILE [--qpos-every K]]\n"
     "Steps a MuJoCo model (MJCF) K times as mj_step does, with clcone solving\n"
     "MuJoCo's constraint problem at every step (warm-started from the last\n"
     "step's forces) and MuJoCo doing the rest (collision, dynamics, sensors,\n"
@@ -44,6 +45,12 @@ static const char *const USAGE_MUJOCO =
     "                   after another. N worlds whose MuJoCo data would not fit\n"
     "                   in memory (MemAvailable, a cgroup's or ulimit's limit)\n"
     "                   are refused before any is made (exit 2)\n"
+    "  --csv LOG        a line a step: step,time,potential,kinetic,energy (MuJoCo's\n"
+    "                   time and energy of the state the step started from),\n"
+    "                   rows,contacts,blocks,status,iters,error,solve_ms\n"
+    "  --qpos FILE      qpos after every K-th step (--qpos-every K, default 1):\n"
+    "                   FILE.npy a numpy array (rows, nq) of doubles, any other\n"
+    "                   name CSV of step,time,qpos0,... (not with --worlds)\n"
     "A warning of MuJoCo's that loses physics (a full contact list or constraint\n"
     "arena, a NaN or huge qpos, qvel or qacc that it resets) and an error inside\n"
     "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
@@ -88,6 +95,13 @@ int cmd_mujoco(int argc, char **argv)
 
 #include "mujoco/worlds.h"
 #include "mujoco/guard.h"
+#include "mujoco/traj.h"
+
+/* --csv, --qpos and --qpos-every */
+typedef struct traj_args {
+    const char *csv, *qpos;
+    int every;
+} traj_args;
 
 /* The step's figures, and the run's totals in t (status worst, error and
  * differences largest, iterations and time summed, contacts most). */
@@ -169,11 +183,12 @@ static int step_error(clcone_error *e, int k)
     return lib_error(e);
 }
 
-static int run(const cli_args *a, int steps, int compare)
+static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
 {
     static const double cmp_tol = 1e-10;
     clcone_context *ctx = NULL;
     clcone_mujoco *ad = NULL;
+    clcone_mj_traj *tr = NULL;
     clcone_mujoco_stats st, tot;
     cli_progress prog = {0};
     clcone_error e;
@@ -201,14 +216,23 @@ static int run(const cli_args *a, int steps, int compare)
     }
     if (mc) printf("compare: MuJoCo Newton, tolerance %g, at most %d iterations, at each step's state\n", cmp_tol,
                    mc->opt.iterations);
+    if ((ta->csv || ta->qpos) && clcone_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
+        rc = lib_error(&e);
+        goto out;
+    }
     memset(&tot, 0, sizeof tot);
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
     for (int k = 0; k < steps; ++k) {
+        double t0 = d->time;
         if (clcone_mujoco_step(ad, m, d, mc, &st, &e)) {
             rc = step_error(&e, k);
             goto out;
         }
         report_step(k, &st, &tot);
+        if (tr && clcone_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
+            rc = lib_error(&e);
+            goto out;
+        }
     }
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d", clcone_run_status_name(tot.res.status),
            tot.res.error, tot.res.iters, tot.res.time_ms, tot.ncon);
@@ -216,6 +240,8 @@ static int run(const cli_args *a, int steps, int compare)
     printf("\n");
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
+    /* what was recorded is kept, a failed step's run too */
+    if (clcone_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
     cli_progress_end(&prog);
     clcone_mujoco_free(ad);
     if (d) mj_deleteData(d);
@@ -363,6 +389,24 @@ static int check_solver(const cli_args *a)
     return usage_error(USAGE_MUJOCO, "%s", why);
 }
 
+/* --csv, --qpos and --qpos-every (given or NULL) into ta, checked
+ * against the model's path and --worlds (n); an exit code when one is
+ * wrong. */
+static int parse_traj(const char *csv, const char *qpos, const char *every, const char *model, int n, traj_args *ta)
+{
+    const cli_output outs[] = {{"--csv", csv, 0, NULL, NULL}, {"--qpos", qpos, 0, NULL, NULL}};
+    const cli_input in = {"MODEL.xml", model};
+    ta->csv = csv;
+    ta->qpos = qpos;
+    ta->every = 1;
+    if (every && !qpos) return usage_error(USAGE_MUJOCO, "--qpos-every does not apply: %s", "no --qpos FILE");
+    if (every && (!parse_int(every, &ta->every) || ta->every < 1))
+        return usage_error(USAGE_MUJOCO, "--qpos-every needs an integer >= 1, got '%s'", every);
+    if (n && (csv || qpos))
+        return usage_error(USAGE_MUJOCO, "%s records a run of one world, not of --worlds N", csv ? "--csv" : "--qpos");
+    return cli_check_outputs(outs, 2, &in, 1);
+}
+
 /* --worlds N, --seed S, --perturb V and --threads T (given or NULL) into
  * wa; an exit code when one is wrong. */
 static int parse_worlds(const char *wv, const char *sv, const char *pv, const char *tv, worlds_args *wa)
@@ -393,9 +437,10 @@ int cmd_mujoco(int argc, char **argv)
                                          "--facets",         "--fit",           "--soft-timeconst", "--soft-dampratio",
                                          "--soft-impedance", "--soft-dt",       "--sap-beta",      NULL};
     cli_args a;
-    const char *v, *cmp, *wv, *sv, *pv, *tv;
+    const char *v, *cmp, *wv, *sv, *pv, *tv, *csv, *qpos, *every;
     char **args;
     worlds_args wa;
+    traj_args ta;
     clcone_mujoco_handlers outer;
     cli_opt_fault missing = {NULL, 0};
     int steps = -1, rc;
@@ -411,6 +456,9 @@ int cmd_mujoco(int argc, char **argv)
     sv = cli_take_opt(&argc, args, "--seed", &missing);
     pv = cli_take_opt(&argc, args, "--perturb", &missing);
     tv = cli_take_opt(&argc, args, "--threads", &missing);
+    csv = cli_take_opt(&argc, args, "--csv", &missing);
+    qpos = cli_take_opt(&argc, args, "--qpos", &missing);
+    every = cli_take_opt(&argc, args, "--qpos-every", &missing);
     rc = missing.opt ? cli_opt_fault_error(USAGE_MUJOCO, &missing) : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
@@ -420,6 +468,7 @@ int cmd_mujoco(int argc, char **argv)
         return usage_error(USAGE_MUJOCO, "--compare takes 'mujoco' (MuJoCo's own solver), got '%s'", cmp);
     if ((rc = parse_worlds(wv, sv, pv, tv, &wa))) return rc;
     if (a.npos != 1) return usage_error(USAGE_MUJOCO, "mujoco needs one MODEL.xml%s", "");
+    if ((rc = parse_traj(csv, qpos, every, a.positional[0], wa.n, &ta))) return rc;
     if ((rc = cli_refuse(&a, USAGE_MUJOCO, unused, "the MuJoCo model gives R, a_ref and the time step")))
         return rc;
     if (!cli_given(&a, "--model")) a.o.model = CLCONE_MODEL_SOFT;
@@ -433,7 +482,7 @@ int cmd_mujoco(int argc, char **argv)
     /* MuJoCo's errors and warnings are clcone's from here to the end:
      * every MuJoCo call runs under clcone_mujoco_call */
     outer = clcone_mujoco_hold();
-    rc = wa.n ? run_worlds(&a, &wa) : run(&a, steps, cmp != NULL);
+    rc = wa.n ? run_worlds(&a, &wa) : run(&a, steps, cmp != NULL, &ta);
     clcone_mujoco_release(outer);
     return rc;
 }
