@@ -165,8 +165,10 @@ MJ_SHIP_LICENSES = $(wildcard $(dir $(MJ_SHIP))../mujoco_core-*.dist-info/licens
 # adds them to the prerequisites). Nothing installed refers to the build
 # tree: the wheel's libmujoco, when the CLI uses it, is installed in
 # LIBDIR/clcone/ with its licences, and the CLI linked again to find it
-# there, relative to itself (tests/install-check.sh checks).
-install: all $(if $(MJ_SHIP),$(BUILD)/install/clcone)
+# there, relative to itself (tests/install-check.sh checks); beside it
+# libclcone_mujoco, the API of <clcone/mujoco.h> (a header installed with
+# the others), which finds it there ($ORIGIN).
+install: all $(if $(MJ_SHIP),$(BUILD)/install/clcone $(BUILD)/libclcone_mujoco.so)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/clcone $(DESTDIR)$(BINDIR)
 	install -m 644 $(BUILD)/libclcone.a $(DESTDIR)$(LIBDIR)/
 	$(call install_so,libclcone)
@@ -176,6 +178,7 @@ ifneq ($(MJ_SHIP),)
 	install -d $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses
 	install -m 755 $(MJ_SHIP) $(DESTDIR)$(LIBDIR)/clcone/$(MJ_SHIP_NAME)
 	$(if $(MJ_SHIP_LICENSES),install -m 644 $(MJ_SHIP_LICENSES) $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses/)
+	install -m 755 $(BUILD)/libclcone_mujoco.so $(DESTDIR)$(LIBDIR)/clcone/
 	install -m 755 $(BUILD)/install/clcone $(DESTDIR)$(BINDIR)/
 else
 	install -m 755 $(BUILD)/clcone $(DESTDIR)$(BINDIR)/
@@ -237,12 +240,13 @@ mujoco-lib: $(MUJOCO_STAMP)
 # export from libclcone, and needs the libmujoco it was compiled against:
 # the one already loaded under that soname (the Python package imports
 # mujoco first), else the one beside it as the Python packages install
-# them (site-packages/mujoco, from the clcone package's folder).
+# them (site-packages/mujoco, from the clcone package's folder), or as
+# `make install` installs them (the same folder).
 MJ_SO_LIBS := $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),$(MUJOCO_WHEEL_LIB),$(MUJOCO_LIBS))
 $(BUILD)/libclcone_mujoco.so: $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_STAMP)
 	$(if $(MUJOCO_FOUND),,@echo '$(MJ_SKIP_MSG)' >&2; exit 1)
 	$(CC) -shared -Wl,-soname,libclcone_mujoco.so -Wl,--exclude-libs,ALL -o $@ $(MJ_OBJ) $(BUILD)/libclcone.a \
-	  $(MJ_SO_LIBS) -Wl,-rpath,'$$ORIGIN/../mujoco' $(LDLIBS)
+	  $(MJ_SO_LIBS) -Wl,-rpath,'$$ORIGIN/../mujoco:$$ORIGIN' $(LDLIBS)
 
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'

@@ -77,6 +77,13 @@ out=$(t "$bin/clcone" solve tests/data/problems/Rover4396.dat 2>&1) && case $out
 if readelf -d "$bin/clcone" | grep -q 'NEEDED.*libmujoco'; then
     out=$(t "$bin/clcone" mujoco tests/data/models/mujoco/humanoid/humanoid.xml --steps 2 --device ref 2>&1) &&
         echo "installed clcone mujoco (with MuJoCo): $(printf '%s\n' "$out" | tail -1)" || fail "clcone mujoco: $out"
+    # <clcone/mujoco.h> and libclcone_mujoco beside the libmujoco it finds
+    printf '%s\n' '#include <clcone/mujoco.h>' '#include <stdio.h>' \
+        'int main(void) { return puts(clcone_mj_version()) < 0; }' >"$work/mj.c"
+    out=$(cd "$work" && t cc ${CLCONE_EXAMPLE_FLAGS:-} mj.c -I"$prefix/include" -L"$prefix/lib/clcone" -lclcone_mujoco \
+        -o mj 2>&1) && out=$(cd "$work" && LD_LIBRARY_PATH=$prefix/lib/clcone t ./mj 2>&1) &&
+        echo "a program with <clcone/mujoco.h> and libclcone_mujoco ran: MuJoCo $out" ||
+        fail "a program with <clcone/mujoco.h> and libclcone_mujoco: $out"
 else
     out=$(t "$bin/clcone" mujoco m.xml --steps 1 2>&1)
     [ $? -eq 2 ] && case $out in *"make mujoco"*) true ;; *) false ;; esac &&

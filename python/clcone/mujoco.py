@@ -15,7 +15,7 @@ import os
 import threading
 from dataclasses import dataclass
 from importlib import resources
-from typing import Any, List, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
