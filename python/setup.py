@@ -6,7 +6,9 @@ library, with its flags and embedded kernels), ships that shared library
 inside the package, and ships the public headers run through the C
 preprocessor, which cffi reads as its declarations at import time. So no
 declaration, version or source is written twice, and no Python headers
-or compiler for Python extensions are needed. See README.md.
+or compiler for Python extensions are needed. clcone.mujoco's library,
+libclcone_mujoco, is built and shipped the same way (`make mujoco-lib`)
+where MuJoCo can be had. See README.md.
 """
 import os
 import re
@@ -94,7 +96,10 @@ class build_with_library(build_py):
         # clcone.mujoco where MuJoCo can be had (`make mujoco-lib`: its
         # wheel from PyPI); without it the package is whole but for
         # clcone.mujoco, whose import says why
-        if subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", "mujoco-lib"]).returncode == 0:
+        # MUJOCO_VENV as `make python-sanitize` passes it: the wheel already
+        # installed for the other build, not installed again under this one
+        venv = [f"MUJOCO_VENV={os.environ['MUJOCO_VENV']}"] if os.environ.get("MUJOCO_VENV") else []
+        if subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", *venv, "mujoco-lib"]).returncode == 0:
             shutil.copyfile(ROOT / build / "libclcone_mujoco.so", dest / "libclcone_mujoco.so")
             (dest / "_mujoco_api.h").write_text(preprocessed_mujoco_api())
         else:
