@@ -2,7 +2,8 @@
  * own (issue 21): the shared humanoid and dominos stepped from the
  * model's initial state by mj_step (the model's solver, Newton at
  * tolerance 1e-8) and by the adapter (soft model, clcone's default
- * solver and tolerance, 1e-8 in double), side by side. Built with MuJoCo
+ * solver and tolerance, 1e-8 in double), side by side; and what `clcone
+ * mujoco` keeps of a run (--csv, --qpos, --png). Built with MuJoCo
  * when the Makefile found it; without it the suite is empty (the mujoco
  * suite checks the CLI's message). */
 #define _POSIX_C_SOURCE 200809L
@@ -17,6 +18,7 @@
 #include "testutil.h"
 
 #ifdef CLCONE_MUJOCO
+#include <png.h>
 #include "mujoco/adapter.h"
 
 /* Largest |qpos - qpos_mujoco| (metres, radians, quaternion components)
@@ -291,6 +293,47 @@ START_TEST(cli_keeps_the_trajectory)
 }
 END_TEST
 
+/* `clcone mujoco --png`: the humanoid after 50 steps drawn at the size
+ * asked for, its bodies in the colour map's blue (no force) and the feet
+ * on the floor in its red end (their contact forces, the most of any
+ * body); refused with --worlds. */
+START_TEST(cli_draws_the_last_state)
+{
+    char dir[] = "/tmp/clcone-mjpng-XXXXXX", png[64], args[8192], out[1 << 16], err[4096];
+    png_image img;
+    unsigned char *rgb;
+    int blue = 0, red = 0;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(png, sizeof png, "%s/h.png", dir);
+    snprintf(args, sizeof args, "mujoco %s --steps 50 --device ref --png %s --png-size 320x240",
+             test_model_path("humanoid/humanoid.xml"), png);
+    ck_assert_msg(test_run_cli(NULL, args, out, sizeof out, err, sizeof err) == 0, "%s", err);
+    memset(&img, 0, sizeof img);
+    img.version = PNG_IMAGE_VERSION;
+    ck_assert_msg(png_image_begin_read_from_file(&img, png), "%s", img.message);
+    ck_assert_int_eq(img.width, 320);
+    ck_assert_int_eq(img.height, 240);
+    img.format = PNG_FORMAT_RGB;
+    rgb = malloc(PNG_IMAGE_SIZE(img));
+    ck_assert_msg(png_image_finish_read(&img, NULL, rgb, 0, NULL), "%s", img.message);
+    for (size_t i = 0; i < 320 * 240; ++i) {
+        const unsigned char *c = rgb + 3 * i;
+        blue += c[2] > 100 && c[2] > c[0] + 60;
+        red += c[0] > 150 && c[0] > c[2] + 80 && c[1] < 120;
+    }
+    fprintf(stderr, "mujoco --png of the humanoid: %d blue and %d red pixels of 320 x 240\n", blue, red);
+    ck_assert_int_gt(blue, 2000);
+    ck_assert_int_gt(red, 10);
+    free(rgb);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --worlds 2 --png %s", test_model_path("humanoid/humanoid.xml"),
+             png);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_ptr_nonnull(strstr(err, "--png records a run of one world"));
+    unlink(png);
+    rmdir(dir);
+}
+END_TEST
+
 #endif
 
 /* Without MuJoCo the suite is empty, saying so. */
@@ -303,6 +346,7 @@ Suite *suite_mujoco_traj(void)
     tcase_add_loop_test(tc, humanoid_follows_mujoco, 0, 2);
     tcase_add_loop_test(tc, dominos_follow_mujoco, 0, 2);
     tcase_add_test(tc, cli_keeps_the_trajectory);
+    tcase_add_test(tc, cli_draws_the_last_state);
     suite_add_tcase(s, tc);
 #else
     fprintf(stderr, "mujoco_traj suite: built without MuJoCo; nothing to test\n");

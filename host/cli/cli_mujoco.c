@@ -16,6 +16,7 @@ static const char *const USAGE_MUJOCO =
     "                     [--check-every K] [--max-seconds S] [--compare mujoco]\n"
     "                     [--worlds N [--seed S] [--perturb V] [--threads T]]\n"
     "                     [--csv LOG] [--qpos FILE [--qpos-every K]]\n"
+    "                     [--png FILE [--png-size WxH]]\n"
     "Steps a MuJoCo model (MJCF) K times as mj_step does, with clcone solving\n"
     "MuJoCo's constraint problem at every step (warm-started from the last\n"
     "step's forces) and MuJoCo doing the rest (collision, dynamics, sensors,\n"
@@ -50,7 +51,11 @@ static const char *const USAGE_MUJOCO =
     "                   rows,contacts,blocks,status,iters,error,solve_ms\n"
     "  --qpos FILE      qpos after every K-th step (--qpos-every K, default 1):\n"
     "                   FILE.npy a numpy array (rows, nq) of doubles, any other\n"
-    "                   name CSV of step,time,qpos0,... (not with --worlds)\n"
+    "                   name CSV of step,time,qpos0,...\n"
+    "  --png FILE       the last state drawn by clcone's renderer (WxH, default\n"
+    "                   1200x900): capsules as rows of spheres, cylinders,\n"
+    "                   ellipsoids and meshes as their boxes, bodies coloured by\n"
+    "                   their contact forces (--csv, --qpos, --png: not with --worlds)\n"
     "A warning of MuJoCo's that loses physics (a full contact list or constraint\n"
     "arena, a NaN or huge qpos, qvel or qacc that it resets) and an error inside\n"
     "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
@@ -96,11 +101,12 @@ int cmd_mujoco(int argc, char **argv)
 #include "mujoco/worlds.h"
 #include "mujoco/guard.h"
 #include "mujoco/traj.h"
+#include "mujoco/picture.h"
 
-/* --csv, --qpos and --qpos-every */
+/* --csv, --qpos, --qpos-every, --png and --png-size */
 typedef struct traj_args {
-    const char *csv, *qpos;
-    int every;
+    const char *csv, *qpos, *png;
+    int every, png_w, png_h;
 } traj_args;
 
 /* The step's figures, and the run's totals in t (status worst, error and
@@ -233,6 +239,15 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
             rc = lib_error(&e);
             goto out;
         }
+    }
+    if (ta->png) {
+        char title[600];
+        snprintf(title, sizeof title, "%.500s after %d steps, t = %g s", path, steps, d->time);
+        if (clcone_mj_render_png(m, d, ta->png, ta->png_w, ta->png_h, title, &e)) {
+            rc = lib_error(&e);
+            goto out;
+        }
+        printf("wrote %s\n", ta->png);
     }
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d", clcone_run_status_name(tot.res.status),
            tot.res.error, tot.res.iters, tot.res.time_ms, tot.ncon);
@@ -389,22 +404,30 @@ static int check_solver(const cli_args *a)
     return usage_error(USAGE_MUJOCO, "%s", why);
 }
 
-/* --csv, --qpos and --qpos-every (given or NULL) into ta, checked
- * against the model's path and --worlds (n); an exit code when one is
- * wrong. */
-static int parse_traj(const char *csv, const char *qpos, const char *every, const char *model, int n, traj_args *ta)
+/* --csv, --qpos, --qpos-every, --png and --png-size (v: given or NULL)
+ * into ta, checked against the model's path and --worlds (n); an exit
+ * code when one is wrong. */
+static int parse_traj(const char *const v[5], const char *model, int n, traj_args *ta)
 {
-    const cli_output outs[] = {{"--csv", csv, 0, NULL, NULL}, {"--qpos", qpos, 0, NULL, NULL}};
+    const char *csv = v[0], *qpos = v[1], *every = v[2];
+    const cli_output outs[] = {{"--csv", csv, 0, NULL, NULL}, {"--qpos", qpos, 0, NULL, NULL},
+                               {"--png", v[3], 0, NULL, NULL}};
     const cli_input in = {"MODEL.xml", model};
+    int rc;
     ta->csv = csv;
     ta->qpos = qpos;
+    ta->png = v[3];
     ta->every = 1;
+    ta->png_w = 1200;
+    ta->png_h = 900;
+    if (v[4] && (rc = cli_png_size(USAGE_MUJOCO, v[3], v[4], &ta->png_w, &ta->png_h))) return rc;
     if (every && !qpos) return usage_error(USAGE_MUJOCO, "--qpos-every does not apply: %s", "no --qpos FILE");
     if (every && (!parse_int(every, &ta->every) || ta->every < 1))
         return usage_error(USAGE_MUJOCO, "--qpos-every needs an integer >= 1, got '%s'", every);
-    if (n && (csv || qpos))
-        return usage_error(USAGE_MUJOCO, "%s records a run of one world, not of --worlds N", csv ? "--csv" : "--qpos");
-    return cli_check_outputs(outs, 2, &in, 1);
+    if (n && (csv || qpos || v[3]))
+        return usage_error(USAGE_MUJOCO, "%s records a run of one world, not of --worlds N",
+                           csv ? "--csv" : qpos ? "--qpos" : "--png");
+    return cli_check_outputs(outs, 3, &in, 1);
 }
 
 /* --worlds N, --seed S, --perturb V and --threads T (given or NULL) into
@@ -437,7 +460,7 @@ int cmd_mujoco(int argc, char **argv)
                                          "--facets",         "--fit",           "--soft-timeconst", "--soft-dampratio",
                                          "--soft-impedance", "--soft-dt",       "--sap-beta",      NULL};
     cli_args a;
-    const char *v, *cmp, *wv, *sv, *pv, *tv, *csv, *qpos, *every;
+    const char *v, *cmp, *wv, *sv, *pv, *tv, *keep[5];
     char **args;
     worlds_args wa;
     traj_args ta;
@@ -456,9 +479,11 @@ int cmd_mujoco(int argc, char **argv)
     sv = cli_take_opt(&argc, args, "--seed", &missing);
     pv = cli_take_opt(&argc, args, "--perturb", &missing);
     tv = cli_take_opt(&argc, args, "--threads", &missing);
-    csv = cli_take_opt(&argc, args, "--csv", &missing);
-    qpos = cli_take_opt(&argc, args, "--qpos", &missing);
-    every = cli_take_opt(&argc, args, "--qpos-every", &missing);
+    keep[0] = cli_take_opt(&argc, args, "--csv", &missing);
+    keep[1] = cli_take_opt(&argc, args, "--qpos", &missing);
+    keep[2] = cli_take_opt(&argc, args, "--qpos-every", &missing);
+    keep[3] = cli_take_opt(&argc, args, "--png", &missing);
+    keep[4] = cli_take_opt(&argc, args, "--png-size", &missing);
     rc = missing.opt ? cli_opt_fault_error(USAGE_MUJOCO, &missing) : parse_args(argc, args, USAGE_MUJOCO, 1, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
@@ -468,7 +493,7 @@ int cmd_mujoco(int argc, char **argv)
         return usage_error(USAGE_MUJOCO, "--compare takes 'mujoco' (MuJoCo's own solver), got '%s'", cmp);
     if ((rc = parse_worlds(wv, sv, pv, tv, &wa))) return rc;
     if (a.npos != 1) return usage_error(USAGE_MUJOCO, "mujoco needs one MODEL.xml%s", "");
-    if ((rc = parse_traj(csv, qpos, every, a.positional[0], wa.n, &ta))) return rc;
+    if ((rc = parse_traj(keep, a.positional[0], wa.n, &ta))) return rc;
     if ((rc = cli_refuse(&a, USAGE_MUJOCO, unused, "the MuJoCo model gives R, a_ref and the time step")))
         return rc;
     if (!cli_given(&a, "--model")) a.o.model = CLCONE_MODEL_SOFT;
