@@ -71,6 +71,10 @@ START_TEST(scene_newton_converges_where_sweeps_stall)
         if (ctx) ck_assert_int_lt(hy.inner_iters, hy.iters);
         ck_assert_double_le(hy.error, 1e-8);
         ck_assert_double_le(scene_error(s, r), 1.01e-8);
+        /* newton alone too (20 and 14 steps here) */
+        hy = test_solve_one(ctx, NULL, s, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 100, 0, r);
+        ck_assert_int_eq(hy.status, CLCONE_CONVERGED);
+        ck_assert_double_le(scene_error(s, r), 1.01e-8);
         free(r);
         clcone_scene_free(&w[k]);
     }
@@ -104,7 +108,7 @@ END_TEST
 
 /* Where Newton does not go, the default is the body form's cgs, bit for
  * bit: a scene past the dense limit on a double device, and a scene
- * within it on a float device. */
+ * within it on a float device, which refuses newton on scenes. */
 START_TEST(scene_newton_elsewhere_keeps_the_sweeps)
 {
     clcone_context *ctx = test_context(_i ? CLCONE_FLOAT : CLCONE_DOUBLE);
@@ -124,6 +128,15 @@ START_TEST(scene_newton_elsewhere_keeps_the_sweeps)
     ck_assert_int_eq(res[0].iters, res[1].iters);
     ck_assert_int_eq(res[0].inner_iters, res[1].inner_iters);
     ck_assert(memcmp(r[0], r[1], m * sizeof *r[0]) == 0);
+    if (_i) { /* float: newton is refused on scenes, and says where it goes */
+        clcone_options o;
+        clcone_result res;
+        clcone_error e;
+        clcone_options_default(&o);
+        o.solver = CLCONE_SOLVER_NEWTON;
+        ck_assert_int_eq(clcone_solve_scene(ctx, &w, &o, r[0], &res, &e), CLCONE_ENOTSUP);
+        ck_assert_ptr_nonnull(strstr(e.msg, "in double"));
+    }
     free(r[0]);
     free(r[1]);
     clcone_scene_free(&w);

@@ -44,10 +44,10 @@ typedef struct plan_backend {
     void (*release)(clcone_plan *pl);
 } plan_backend;
 
-/* The local form a backend solves: soft's ccp on W + R, else p. */
 /* The device sides a plan warms up, each the first time it is made. */
 enum { WARM_BODY = 1, WARM_LOCAL = 2 };
 
+/* The local form a backend solves: soft's ccp on W + R, else p. */
 static const clcone_problem *solved_problem(const clcone_plan *pl)
 {
     return pl->o.model == CLCONE_MODEL_SOFT ? &pl->soft : &pl->p;
