@@ -370,6 +370,16 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
     return pl->be->set_q(pl, err);
 }
 
+clcone_status clcone_plan_set_max_seconds(clcone_plan *pl, double seconds, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, pl);
+    if (!(seconds >= 0) || isinf(seconds))
+        return clcone_fail(err, CLCONE_EINVAL, "max_seconds=%g: a finite number >= 0 required (0 = no cap)", seconds);
+    pl->o.max_seconds = seconds;
+    if (pl->dev) clcone_dev_plan_set_max_seconds(pl->dev, seconds);
+    return CLCONE_OK;
+}
+
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
 {
     CLCONE_REQUIRE(err, pl);
