@@ -93,7 +93,7 @@ static const char *const USAGE_SOLVE =
     "                                `mpirun -np K clcone-mpi` (each rank its own\n"
     "                                device; the same results as one process);\n"
     "                                one scene file alone: that scene cut over\n"
-    "                                the ranks (jacobi or apgd, no time cap)\n"
+    "                                the ranks (jacobi or apgd)\n"
     "  --plot FILE.png               error against iteration and against time\n"
     "                                (log axes) with the tolerance; with\n"
     "                                --compare both backends on one plot\n"

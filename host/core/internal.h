@@ -91,6 +91,10 @@ typedef struct clcone_iter_ops {
                              clcone_error *err);
     /* waits for the iterations queued so far (NULL: step waits itself) */
     clcone_status (*sync)(void *ctx, clcone_error *err);
+    /* *ms, the solve's clock, made the same on every process that shares
+     * the solve (the largest), at checks only, so that they all stop at
+     * one iteration; NULL: one process */
+    clcone_status (*agree_ms)(void *ctx, double *ms, clcone_error *err);
 } clcone_iter_ops;
 /* Iterates until every problem has stopped by clcone_stop_rule, checking
  * on the schedule is_check (and early once the time cap has passed);

@@ -48,12 +48,14 @@ clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options
             queued = 0;
         }
         /* a check is due on the schedule, or early once the time cap has
-         * passed */
-        if (!is_check(o, it) && !clcone_time_is_up(o, clcone_now_ms() - t0)) continue;
+         * passed (processes that share a solve check on the schedule
+         * alone: their clocks differ) */
+        if (!is_check(o, it) && (ops->agree_ms || !clcone_time_is_up(o, clcone_now_ms() - t0))) continue;
         if ((s = ops->measure(ops->ctx, it, active, errors, err))) break;
         queued = 0;
         synced = clcone_now_ms();
         elapsed = synced - t0;
+        if (ops->agree_ms && (s = ops->agree_ms(ops->ctx, &elapsed, err))) break;
         for (int k = 0; k < n; ++k) {
             if (!active[k]) continue;
             out[k].time_ms = elapsed;

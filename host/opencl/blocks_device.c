@@ -422,7 +422,7 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
                                       clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
-    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync};
+    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL};
     clcone_status s;
     memset(&D, 0, sizeof D);
     D.c = c;

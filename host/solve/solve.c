@@ -340,9 +340,6 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
         return clcone_fail(err, CLCONE_ENOTSUP,
                            "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
                            "other parts between exchanges)");
-    if (r.max_seconds > 0)
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "a scene in parts takes no time cap: each part's clock would stop it at another iteration");
     if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {
