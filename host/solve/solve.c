@@ -366,9 +366,6 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
         return clcone_fail(err, CLCONE_ENOTSUP,
                            "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
                            "other parts between exchanges)");
-    if (r.max_seconds > 0)
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "a scene in parts takes no time cap: each part's clock would stop it at another iteration");
     if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {
@@ -394,6 +391,16 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
         if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
     return pl->be->set_q(pl, err);
+}
+
+clcone_status clcone_plan_set_max_seconds(clcone_plan *pl, double seconds, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, pl);
+    if (!(seconds >= 0) || isinf(seconds))
+        return clcone_fail(err, CLCONE_EINVAL, "max_seconds=%g: a finite number >= 0 required (0 = no cap)", seconds);
+    pl->o.max_seconds = seconds;
+    if (pl->dev) clcone_dev_plan_set_max_seconds(pl->dev, seconds);
+    return CLCONE_OK;
 }
 
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)
