@@ -43,7 +43,9 @@ LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
 # the bench section skipped.
 # `make test` and `make bench` try the pip install; `make mujoco` alone.
 MUJOCO_PIP := mujoco-core==4.0.0
-MUJOCO_VENV := $(BUILD)/venv
+# ?=: the install suite's own `make install` of a sanitized build is
+# given the venv that build was made with (test_env), not one of its own.
+MUJOCO_VENV ?= $(BUILD)/venv
 MUJOCO_STAMP := $(MUJOCO_VENV)/.mujoco
 MUJOCO_WHEEL_INC := $(shell sed -n 1p $(MUJOCO_STAMP) 2>/dev/null)
 MUJOCO_WHEEL_LIB := $(shell sed -n 2p $(MUJOCO_STAMP) 2>/dev/null)
@@ -330,7 +332,7 @@ deps:
 # Sub-make after check-deps so pkg-config flags are read once packages exist.
 # The environment of the suites built in folder $(1): the install suite
 # (tests/test_install.c) installs from it and builds examples/ against it.
-test_env = CLCONE_CLI=$(1)/clcone CLCONE_ROOT=$(CURDIR) CLCONE_BUILD=$(1)
+test_env = CLCONE_CLI=$(1)/clcone CLCONE_ROOT=$(CURDIR) CLCONE_BUILD=$(1) MUJOCO_VENV=$(MUJOCO_VENV)
 
 # MuJoCo first (a failed pip only leaves the mujoco suite skipped), so
 # that the sub-make finds it.

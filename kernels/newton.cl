@@ -319,7 +319,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global real_t *pns = ns + NEWTON_NS * p;
     newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int mark_it = pint[0], burst = pint[1], switched = pint[2];
+    int mark_it = pint[0], burst = pint[1], switched = pint[2], rescued = 0;
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
@@ -329,7 +329,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         group_barrier();
         best_e = mark_e = INFINITY;
         mark_it = 0;
-        burst = NEWTON_GS_SWEEPS;
+        burst = newton_first_burst(max_iter);
         switched = hybrid ? -1 : 0;
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
@@ -357,7 +357,9 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             if (status != CONE_GROUP_RUNNING) break;
         }
         if (!newton) continue;
-        if (it >= it_end) break;
+        /* a rescue's sweeps count against the launch's budget, so that a
+         * launch stays near the length the host sized for its time cap */
+        if (it + rescued >= it_end) break;
         psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
         tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
         /* Newton's direction, then Levenberg-Marquardt's */
@@ -373,7 +375,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         stalled = !ok || it - mark_it >= NEWTON_STALL_STEPS;
         newton_rescue(&P, r, stalled ? burst : 0);
         if (stalled) {
-            if (burst < NEWTON_GS_MAX_SWEEPS) burst *= 2;
+            rescued += burst;
+            burst = newton_next_burst(burst, max_iter);
             mark_e = INFINITY;
         }
         ++it;

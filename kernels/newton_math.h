@@ -21,6 +21,20 @@
 #define NEWTON_GS_SWEEPS 50
 #define NEWTON_GS_MAX_SWEEPS (1 << 20)
 
+/* The sweeps of the first rescue and of the next after one of `burst`
+ * (doubled): never past the iteration cap, which bounds every inner loop
+ * of a solve. */
+CONE_FN int newton_first_burst(int max_iter)
+{
+    return NEWTON_GS_SWEEPS < max_iter ? NEWTON_GS_SWEEPS : max_iter;
+}
+
+CONE_FN int newton_next_burst(int burst, int max_iter)
+{
+    int most = max_iter < NEWTON_GS_MAX_SWEEPS ? max_iter : NEWTON_GS_MAX_SWEEPS;
+    return burst < most / 2 ? 2 * burst : most;
+}
+
 /* The hybrid (first-order sweeps, then Newton): the Newton steps it
  * expects to need (the shared problems took 1-51), to price Newton in
  * sweeps. */

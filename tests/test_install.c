@@ -128,7 +128,7 @@ END_TEST
  * libmujoco-dev is 2.2.2) is left out of the build with a message naming
  * it, not a failed build: a mujoco.h saying 222 (and refusing to be
  * compiled) as the system's, a build of the CLI and the tests in a
- * folder of its own, whose `clcone mujoco` says what was found and how
+ * folder of its own (no MuJoCo wheel there either), whose `clcone mujoco` says what was found and how
  * to get MuJoCo, and whose mujoco suites pass. */
 START_TEST(old_mujoco_left_out_of_the_build)
 {
@@ -144,9 +144,9 @@ START_TEST(old_mujoco_left_out_of_the_build)
     /* -O0: the build is what is tested, not the code it makes */
     snprintf(cmd, sizeof cmd,
              "MAKEFLAGS= make -C '%s' BUILD=%s/build CFLAGS=-O0 EXTRA_CFLAGS= EXTRA_LDFLAGS="
-             " MUJOCO_SYSTEM_H=%s/include/mujoco/mujoco.h"
+             " MUJOCO_SYSTEM_H=%s/include/mujoco/mujoco.h MUJOCO_VENV=%s/build/venv"
              " %s/build/clcone %s/build/tests",
-             root, dir, dir, dir, dir);
+             root, dir, dir, dir, dir, dir);
     ck_assert_msg(test_sh(cmd, out, sizeof out, NULL, 0) == 0, "%s\n%s", cmd, out);
     ck_assert_msg(strstr(out, "clcone: building without the MuJoCo adapter: MuJoCo 2.2.2 (") &&
                       strstr(out, "is older than 3.11.0"),

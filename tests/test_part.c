@@ -2,8 +2,9 @@
  * host/mpi runs over ranks, tests/mpi/ against one process): one part
  * holding the whole scene, with plain sums for the parts' sums, gives the
  * whole scene's plan's reactions and iterations bit for bit, calling the
- * exchange after every gather and the sums at every decision; what does
- * not run in parts is refused. */
+ * exchange after every gather and the sums at every decision; a time cap
+ * is read on the clock the parts agree on; what does not run in parts is
+ * refused. */
 #include "testutil.h"
 #include "core/body_form.h"
 #include "solve/solve_entries.h"
@@ -136,13 +137,47 @@ START_TEST(part_refuses_what_does_not_run_in_parts)
     ck_assert_ptr_nonnull(strstr(e.msg, "jacobi or apgd"));
     o.solver = CLCONE_SOLVER_JACOBI;
     ck_assert_int_eq(clcone_plan_create_part(NULL, &s, &o, &part, &pl, &e), CLCONE_ENOTSUP);
-    o.max_seconds = 5;
-    ck_assert_int_eq(clcone_plan_create_part(c, &s, &o, &part, &pl, &e), CLCONE_ENOTSUP);
-    ck_assert_ptr_nonnull(strstr(e.msg, "no time cap"));
     ck_assert_ptr_null(pl);
     clcone_scene_free(&s);
     clcone_context_free(c);
     free(counts);
+}
+END_TEST
+
+/* A time cap in parts is read at the checks on the clock the parts agree
+ * on (their largest, through the part's max), so that every part stops
+ * at one iteration; it was refused before. */
+START_TEST(part_time_cap_is_agreed)
+{
+    clcone_context *c = test_context(CLCONE_DOUBLE);
+    clcone_scene s = pile(300);
+    int *counts = calloc((size_t)s.nbodies, sizeof *counts);
+    double *r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
+    calls k = {0, 0, 0};
+    clcone_dev_part part = whole_part(&s, counts, &k);
+    clcone_options o;
+    clcone_plan *pl = NULL;
+    clcone_result res;
+    clcone_error e;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    o.solver = CLCONE_SOLVER_JACOBI;
+    o.tol = 1e-300;
+    o.max_iter = 1000000000;
+    o.max_seconds = 0.2;
+    ck_assert_msg(clcone_plan_create_part(c, &s, &o, &part, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    k = (calls){0, 0, 0};
+    ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
+    ck_assert_msg(strstr(res.items[0].reason, "time cap 0.2 s"), "%s", res.items[0].reason);
+    /* the clock was agreed at the checks */
+    ck_assert_int_gt(k.maxes, 0);
+    clcone_result_free(&res);
+    clcone_plan_free(pl);
+    clcone_scene_free(&s);
+    clcone_context_free(c);
+    free(counts);
+    free(r);
 }
 END_TEST
 
@@ -154,6 +189,7 @@ Suite *suite_part(void)
     tcase_add_test(t, part_jacobi_is_the_whole_scene);
     tcase_add_test(t, part_apgd_is_the_whole_scene);
     tcase_add_test(t, part_refuses_what_does_not_run_in_parts);
+    tcase_add_test(t, part_time_cap_is_agreed);
     suite_add_tcase(s, t);
     return s;
 }

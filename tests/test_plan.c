@@ -116,7 +116,8 @@ END_TEST
 /* The launch sizing of the whole-problem kernels (clcone_next_budget):
  * without a time cap the launches double up to the most; with one, a
  * launch holds no more iterations than fit in the time left at the last
- * launch's pace. Before, the launches only doubled: 300 copies of
+ * launch's pace and no longer than a twentieth of the cap (a cancel flag:
+ * 50 ms). Before, the launches only doubled: 300 copies of
  * Capsules-i101 in double stopped at 52-56 s of a 30 s cap (measured here:
  * 40 copies, 5.30 s of a 3 s cap; now 3.00 s). */
 START_TEST(plan_batch_launches_end_at_the_time_cap)
@@ -127,10 +128,12 @@ START_TEST(plan_batch_launches_end_at_the_time_cap)
     ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 5.0, 1e9), 256);
     ck_assert_int_eq(clcone_next_budget(&o, 1 << 14, 1 << 14, 5.0, 1e9), 1 << 14);
     o.max_seconds = 30;
-    /* plenty of time: doubling */
-    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 1000.0, 10000.0), 8192);
-    /* 26 s in, 4096 iterations took 13 s: 4 s left holds 1260, not 8192 */
-    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 13000.0, 26000.0), 1260);
+    /* plenty of time: doubling, up to a launch of a twentieth of the cap
+     * (1.5 s: 6144 iterations at the last launch's pace) */
+    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 5.0, 10000.0), 256);
+    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 1000.0, 10000.0), 6144);
+    /* 29.5 s in, 4096 iterations took 13 s: 0.5 s left holds 157, not 8192 */
+    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 13000.0, 29500.0), 157);
     /* less than one iteration's time left, or none: stop */
     ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1000.0, 29995.0), 0);
     ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1.0, 30000.0), 0);

@@ -93,7 +93,7 @@ static const char *const USAGE_SOLVE =
     "                                `mpirun -np K clcone-mpi` (each rank its own\n"
     "                                device; the same results as one process);\n"
     "                                one scene file alone: that scene cut over\n"
-    "                                the ranks (jacobi or apgd, no time cap)\n"
+    "                                the ranks (jacobi or apgd)\n"
     "  --plot FILE.png               error against iteration and against time\n"
     "                                (log axes) with the tolerance; with\n"
     "                                --compare both backends on one plot\n"
@@ -223,7 +223,8 @@ static int write_batch_reactions(const cli_args *a, const int *n, double *const 
  * the body form has no batched kernels, so they take one scene plan in
  * turn (clcone_plan_set_scene keeps its device buffers and kernels; a
  * new plan where the time step, which soft and sap read, changes).
- * Fills out[k], n[k], r[k] and adds the solve times to *ms. */
+ * Fills out[k], n[k], r[k] and adds the solve times to *ms, the batch's
+ * so far on entry. */
 static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *worlds, clcone_prob_result *out,
                               int *n, double **r, double *ms)
 {
@@ -235,6 +236,7 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
         clcone_scene sc;
         clcone_result res;
         double t0;
+        int spent;
         if (!worlds[k].s.bodies) continue;
         memset(&sc, 0, sizeof sc);
         memset(&e, 0, sizeof e);
@@ -247,10 +249,19 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
             plan_dt = worlds[k].dt;
             rc = clcone_plan_create_scene(ctx, &sc, &a->o, &pl, &e);
         }
+        /* on a device the cap is the batch's, as for problem files: each
+         * scene gets what the batch has left (a scene past it runs until
+         * its first check), on the reference each its own */
+        spent = ctx && a->o.max_seconds > 0 && 1e-3 * *ms >= a->o.max_seconds;
+        if (!rc && ctx && a->o.max_seconds > 0)
+            rc = clcone_plan_set_max_seconds(pl, spent ? 1e-9 : a->o.max_seconds - 1e-3 * *ms, &e);
         t0 = cli_now_ms();
         if (!rc && !(rc = clcone_plan_solve(pl, r[k], &res, &e))) {
             *ms += cli_now_ms() - t0;
             out[k] = res.items[0];
+            if (spent)
+                snprintf(out[k].reason, sizeof out[k].reason, "the batch's time cap %g s was spent before it",
+                         a->o.max_seconds);
             clcone_result_free(&res);
         }
         n[k] = sc.ncontacts;

@@ -32,8 +32,8 @@ static void end_stranded(const clcone_error *e)
 }
 
 /* One scene alone over the ranks (domain decomposition): rank 0's
- * options with the scene's time step and, unless given, no time cap;
- * what went over the wire on stdout. A rank that failed during the
+ * options with the scene's time step, its time cap and its progress
+ * line; what went over the wire on stdout. A rank that failed during the
  * iterations leaves the others in an exchange: it says why on its own
  * stderr and ends the job. */
 static clcone_status solve_domain(cli_args *a, const clcone_scene *sc, const double *dt, double *rs,
@@ -41,10 +41,12 @@ static clcone_status solve_domain(cli_args *a, const clcone_scene *sc, const dou
 {
     clcone_options od = a->o;
     clcone_mpi_domain_stats ds;
+    cli_progress prog;
     clcone_status st;
     od.soft_dt = dt ? dt[0] : od.soft_dt;
-    if (!cli_given(a, "--max-seconds")) od.max_seconds = 0;
+    if (cli_rank == 0) cli_progress_attach(a, &od, &prog);
     st = clcone_mpi_solve_domain(MPI_COMM_WORLD, 0, ctx, sc, cli_rank == 0 ? &od : NULL, rs, rsc, &ds, e);
+    if (cli_rank == 0) cli_progress_end(&prog);
     if (st && ds.stranded) end_stranded(e);
     if (!st && cli_rank == 0)
         printf("ranks:    %d, the most contacts on one %lld, %lld shared by two; %lld ghost bodies, %lld bytes an "

@@ -66,6 +66,10 @@ int clcone_time_is_up(const clcone_options *o, double elapsed_ms);
  * near the cap, not a doubled launch past it); 0 when not one fits or
  * the caller cancelled the solve (clcone_cancelled). */
 int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms);
+/* How long a device may run queued work unseen under a time cap or a
+ * cancel flag (a twentieth of the cap, at most CLCONE_SLICE_MS), so that
+ * the solve stops within a tenth of its cap; INFINITY with neither. */
+double clcone_cap_slice_ms(const clcone_options *o);
 /* The stopping rule at a check of error e after iteration it: records
  * iters and error in out; returns 1 (status and reason set) when the solve
  * stops: non-finite, converged, time cap, iteration cap, in that order. */
@@ -85,6 +89,12 @@ typedef struct clcone_iter_ops {
      * with the errors it measured; changed: some problem stopped at it */
     clcone_status (*checked)(void *ctx, int it, const int *active, const double *errors, int changed,
                              clcone_error *err);
+    /* waits for the iterations queued so far (NULL: step waits itself) */
+    clcone_status (*sync)(void *ctx, clcone_error *err);
+    /* *ms, the solve's clock, made the same on every process that shares
+     * the solve (the largest), at checks only, so that they all stop at
+     * one iteration; NULL: one process */
+    clcone_status (*agree_ms)(void *ctx, double *ms, clcone_error *err);
 } clcone_iter_ops;
 /* Iterates until every problem has stopped by clcone_stop_rule, checking
  * on the schedule is_check (and early once the time cap has passed);

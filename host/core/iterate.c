@@ -8,6 +8,7 @@
  * kernels/group_solve.cl.) */
 #include "core/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 
 clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
@@ -20,7 +21,8 @@ clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options
                                 int (*is_check)(const clcone_options *o, int it), clcone_prob_result *out,
                                 clcone_error *err)
 {
-    int n = ops->nprob, remaining = ops->nprob;
+    int n = ops->nprob, remaining = ops->nprob, queued = 0, window = 1;
+    double slice = ops->sync ? clcone_cap_slice_ms(o) : INFINITY, synced;
     int *active = clcone_calloc((size_t)n, sizeof *active, err, "active problems");
     double *errors = clcone_calloc((size_t)n, sizeof *errors, err, "problem errors");
     double t0 = ops->t0_ms > 0 ? ops->t0_ms : clcone_now_ms();
@@ -28,15 +30,32 @@ clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options
     if (!active || !errors) goto out;
     for (int k = 0; k < n; ++k) active[k] = 1;
     s = CLCONE_OK;
+    synced = clcone_now_ms();
     for (int it = 1; remaining > 0; ++it) {
         int changed = 0;
         double elapsed;
         if ((s = ops->step(ops->ctx, it, err))) break;
+        /* under a cap a device's queue is drained every `window`
+         * iterations, grown while a window takes less than the slice, so
+         * that the host clock the cap reads is the device's */
+        if (!isinf(slice) && ++queued >= window) {
+            double now;
+            if ((s = ops->sync(ops->ctx, err))) break;
+            now = clcone_now_ms();
+            if (now - synced < 0.5 * slice && window < (1 << 20)) window *= 2;
+            else if (now - synced > slice && window > 1) window /= 2;
+            synced = now;
+            queued = 0;
+        }
         /* a check is due on the schedule, or early once the time cap has
-         * passed (only the host clock is read) */
-        if (!is_check(o, it) && !clcone_time_is_up(o, clcone_now_ms() - t0)) continue;
+         * passed (processes that share a solve check on the schedule
+         * alone: their clocks differ) */
+        if (!is_check(o, it) && (ops->agree_ms || !clcone_time_is_up(o, clcone_now_ms() - t0))) continue;
         if ((s = ops->measure(ops->ctx, it, active, errors, err))) break;
-        elapsed = clcone_now_ms() - t0;
+        queued = 0;
+        synced = clcone_now_ms();
+        elapsed = synced - t0;
+        if (ops->agree_ms && (s = ops->agree_ms(ops->ctx, &elapsed, err))) break;
         for (int k = 0; k < n; ++k) {
             if (!active[k]) continue;
             out[k].time_ms = elapsed;

@@ -40,15 +40,28 @@ int clcone_time_is_up(const clcone_options *o, double elapsed_ms)
     return clcone_cancelled(o) || (o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds);
 }
 
+/* A cancel is answered within this much device time even without a cap. */
+#define CLCONE_SLICE_MS 50.0
+
+double clcone_cap_slice_ms(const clcone_options *o)
+{
+    double slice = o->cancel ? CLCONE_SLICE_MS : INFINITY;
+    if (o->max_seconds > 0 && 50 * o->max_seconds < slice) slice = 50 * o->max_seconds;
+    return slice;
+}
+
 int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms)
 {
     int grown = last < most / 2 ? 2 * last : most;
-    double left_ms = 1e3 * o->max_seconds - elapsed_ms, fit;
+    double left_ms = o->max_seconds > 0 ? 1e3 * o->max_seconds - elapsed_ms : INFINITY, fit;
+    double slice = clcone_cap_slice_ms(o);
     if (clcone_cancelled(o)) return 0;
-    if (!(o->max_seconds > 0)) return grown;
     if (!(left_ms > 0)) return 0;
-    if (!(last_ms > 0)) return grown;
-    fit = floor(left_ms / last_ms * last);
+    if (!(last_ms > 0) || isinf(slice)) return grown;
+    /* the time left, in launches no longer than the slice: one iteration
+     * at least while time is left, so that a slow iteration still runs */
+    fit = floor((left_ms < slice ? left_ms : slice) / last_ms * last);
+    if (fit < 1) fit = left_ms >= last_ms / last ? 1 : 0;
     return fit < grown ? (int)fit : grown;
 }
 

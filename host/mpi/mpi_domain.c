@@ -132,10 +132,15 @@ out:
 static clcone_status root_parts(int size, const clcone_scene *scene, const clcone_options *o, const double *r,
                                 const clcone_result *res, clcone_mpi_part *parts, int *owner, clcone_error *err)
 {
+    clcone_options shared;
     clcone_status st;
     if (!scene || !o || !r || !res)
         return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root needs the scene, options, r and res");
-    if ((st = clcone_mpi_refuse_pointers(o, "clcone_mpi_solve_domain", err)) || (st = clcone_scene_validate(scene, err)))
+    /* root's progress stays root's: its checks are every rank's */
+    shared = *o;
+    shared.progress = NULL;
+    if ((st = clcone_mpi_refuse_pointers(&shared, "clcone_mpi_solve_domain", err))
+        || (st = clcone_scene_validate(scene, err)))
         return st;
     if (scene->ncontacts == 0)
         return clcone_mpi_fail(err, CLCONE_EINVAL, "the scene has no contacts: nothing to solve over ranks");

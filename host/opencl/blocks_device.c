@@ -411,12 +411,18 @@ static clcone_status bdev_checked(void *ctx, int it, const int *active, const do
     return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "writing the active problems");
 }
 
+static clcone_status bdev_sync(void *ctx, clcone_error *err)
+{
+    cl_int e = clFinish(((bdev *)ctx)->c->queue);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clFinish");
+}
+
 clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
                                       const clcone_options *o, int threads, double *const *f,
                                       clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
-    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked};
+    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL};
     clcone_status s;
     memset(&D, 0, sizeof D);
     D.c = c;

@@ -214,12 +214,25 @@ static clcone_status loop_checked(void *ctx, int it, const int *active, const do
     return L->checked ? L->checked(d, L->state, it, err) : CLCONE_OK;
 }
 
+static clcone_status loop_sync(void *ctx, clcone_error *err)
+{
+    cl_int e = clFinish(((dev_loop *)ctx)->d->c->queue);
+    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clFinish");
+}
+
+static clcone_status loop_agree_ms(void *ctx, double *ms, clcone_error *err)
+{
+    const clcone_dev_part *part = ((dev_loop *)ctx)->d->body.part;
+    return part->max(part->ctx, ms, err);
+}
+
 /* Runs step until every problem of the batch has stopped; checked (NULL:
  * none) runs after each check that leaves problems running. */
 clcone_status clcone_dev_iterate(clcone_dev_batch *d, clcone_dev_step_fn step, clcone_dev_step_fn checked, void *state, clcone_error *err)
 {
     dev_loop L = {d, step, checked, state};
-    clcone_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked};
+    clcone_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked, loop_sync, NULL};
+    if (d->body.part) ops.agree_ms = loop_agree_ms;
     return clcone_iterate(&ops, d->o, d->res->items, err);
 }
 

@@ -339,6 +339,11 @@ clcone_status clcone_dev_plan_set_scene(clcone_dev_plan *pl, const clcone_scene 
     return scene_upload(pl, sc, err);
 }
 
+void clcone_dev_plan_set_max_seconds(clcone_dev_plan *pl, double seconds)
+{
+    pl->o.max_seconds = pl->given.max_seconds = seconds;
+}
+
 clcone_dev_counts clcone_dev_plan_counts(const clcone_dev_plan *pl)
 {
     return pl->counts;

@@ -61,6 +61,8 @@ clcone_status clcone_dev_plan_set_q(clcone_dev_plan *pl, const double *q, clcone
 clcone_status clcone_dev_plan_set_scene(clcone_dev_plan *pl, const clcone_scene *s, const clcone_options *o,
                                         clcone_error *err);
 clcone_status clcone_dev_plan_solve(clcone_dev_plan *pl, double *r, clcone_result *res, clcone_error *err);
+/* The time cap of the next solves (clcone_plan_set_max_seconds). */
+void clcone_dev_plan_set_max_seconds(clcone_dev_plan *pl, double seconds);
 /* A one-iteration solve that leaves nothing behind: first-launch
  * compilation happens here, not in a timed solve. */
 clcone_status clcone_dev_plan_warm_up(clcone_dev_plan *pl, clcone_error *err);

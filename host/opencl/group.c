@@ -6,6 +6,7 @@
 #include "opencl/dev_batch.h"
 #include "schedule.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,7 +81,9 @@ clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *na
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
-    int np = d->nprob, budget = 128, restart = 1;
+    /* under a cap or cancel flag the first launch is one iteration, so
+     * that the next are sized from the pace it shows */
+    int np = d->nprob, budget = isinf(clcone_cap_slice_ms(o)) ? 128 : 1, restart = 1;
     /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
      * runs a work-group's items one after another, where every barrier
      * costs a pass over them, so one item per problem does the least */

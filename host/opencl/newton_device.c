@@ -27,7 +27,8 @@ static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
 {
     if (d->body.nb)
         return clcone_fail(err, CLCONE_ENOTSUP,
-                           "newton on a device solves problems in local form, not scenes: use --solver cgs");
+                           "newton on a device solves a scene in its local form, in double and within %d contacts: "
+                           "use --solver cgs", CLCONE_NEWTON_REF_MAX_CONTACTS);
     if (d->o->history)
         return clcone_fail(err, CLCONE_ENOTSUP, "newton on a device keeps no error history (--plot): use --device ref");
     for (int k = 0; k < d->nprob; ++k) {

@@ -174,7 +174,7 @@ clcone_status clcone_ref_blocks(const clcone_bproblem *p, const clcone_options *
                                 clcone_error *err)
 {
     bref R;
-    clcone_iter_ops ops = {&R, 1, 0, 0, bref_step, bref_measure, NULL};
+    clcone_iter_ops ops = {&R, 1, 0, 0, bref_step, bref_measure, NULL, NULL, NULL};
     clcone_status s;
     double t0 = clcone_now_ms();
     if ((s = bref_init(&R, p, o, f, err))) return s;

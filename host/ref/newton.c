@@ -220,10 +220,11 @@ static void contact_rho(const clcone_problem *p, int c, double rho[2])
     rho[1] = newton_rho(dt);
 }
 
-/* A rescue: `len` sweeps of NSGS from r, its sweeps added to *sweeps;
- * the caller's history and progress see Newton steps only. */
+/* A rescue: `len` sweeps of NSGS from r, its sweeps added to *sweeps,
+ * within the time the solve that started at t0 has left; the caller's
+ * history and progress see Newton steps only. */
 static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                               int len, int *sweeps, clcone_error *err)
+                               int len, double t0, int *sweeps, clcone_error *err)
 {
     clcone_options b = *o;
     clcone_prob_result res;
@@ -232,6 +233,11 @@ static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o,
     b.history = NULL;
     b.progress = NULL;
     b.max_iter = len;
+    if (o->max_seconds > 0) {
+        double left = o->max_seconds - 1e-3 * (clcone_now_ms() - t0);
+        if (!(left > 0)) return CLCONE_OK; /* the next check stops the solve */
+        b.max_seconds = left;
+    }
     s = clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err);
     *sweeps += res.iters;
     return s;
@@ -277,7 +283,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
 {
     newton N = {p, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
-    int prob = 0, mark_it = it0, rescued = 0, burst = NEWTON_GS_SWEEPS;
+    int prob = 0, mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
     clcone_status s;
     if ((s = newton_alloc(&N, err))) goto done;
     while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
@@ -317,8 +323,8 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
             break;
         }
         rescue_e = best_e;
-        if ((s = gs_rescue(p, o, c0, c1, r, burst, &out->inner_iters, err))) goto done;
-        if (burst < NEWTON_GS_MAX_SWEEPS) burst *= 2;
+        if ((s = gs_rescue(p, o, c0, c1, r, burst, t0, &out->inner_iters, err))) goto done;
+        burst = newton_next_burst(burst, o->max_iter);
         psi = ac_eval(&N, x);
         rescued = 1;
         mark_e = INFINITY;

@@ -48,7 +48,7 @@ clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *
                                  clcone_error *err)
 {
     ref_run R = {p, o, c0, c1, r, step, checked, state};
-    clcone_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked};
+    clcone_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked, NULL, NULL};
     while (ops.prob0 + 1 < p->nprob && p->prob_off[ops.prob0 + 1] <= c0) ++ops.prob0;
     return clcone_iterate(&ops, o, out, err);
 }

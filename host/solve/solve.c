@@ -27,7 +27,9 @@ struct clcone_plan {
     clcone_scene s;       /* body form (own copy) */
     int bodies_cap, contacts_cap; /* of s's arrays */
     clcone_dev_plan *dev; /* device: NULL while a scene has no contacts */
-    int warm_up;          /* the device side runs its kernels once when made */
+    int local;            /* dev solves the scene's local form, in p (solve/scene_local.c) */
+    int warm_up;          /* WARM_* bits: the device side, in the form(s)
+                             set, runs its kernels once when first made */
     const clcone_dev_part *part; /* the scene is a part of a larger one (NULL: whole) */
 };
 
@@ -41,6 +43,9 @@ typedef struct plan_backend {
     clcone_status (*solve)(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err);
     void (*release)(clcone_plan *pl);
 } plan_backend;
+
+/* The device sides a plan warms up, each the first time it is made. */
+enum { WARM_BODY = 1, WARM_LOCAL = 2 };
 
 /* The local form a backend solves: soft's ccp on W + R, else p. */
 static const clcone_problem *solved_problem(const clcone_plan *pl)
@@ -68,13 +73,11 @@ static clcone_status soft_make(clcone_plan *pl, clcone_error *err)
 static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
-    clcone_problem_free(&pl->p);
     free(pl->gap);
     pl->gap = clcone_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
     if (!pl->gap) return CLCONE_ENOMEM;
     for (int c = 0; c < pl->s.ncontacts; ++c) pl->gap[c] = pl->s.contacts[c].gap;
-    if ((s = clcone_scene_to_local(&pl->s, &pl->p, err)) || (s = clcone_problem_validate(&pl->p, err))) return s;
-    return soft_make(pl, err);
+    return (s = clcone_scene_local_assemble(&pl->s, &pl->p, err)) ? s : soft_make(pl, err);
 }
 
 static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
@@ -115,16 +118,28 @@ static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_
 /* The device                                                          */
 /* ------------------------------------------------------------------ */
 
+/* A scene within the dense Newton's limit: its local form, assembled
+ * here, on the local form's solvers (solve/scene_local.c). */
+static clcone_status dev_local(clcone_plan *pl, clcone_error *err)
+{
+    clcone_status s = clcone_scene_local_assemble(&pl->s, &pl->p, err);
+    return s ? s : clcone_dev_plan_local(pl->ctx, &pl->p, &pl->o, pl->row->dev, &pl->dev, err);
+}
+
 /* The device side from the plan's problem or scene, warmed up (each
  * kernel run once, so that first-launch compilation is never solve time)
- * the first time. A device side made again for new contacts launches the
- * same kernels with the same work-group sizes, which a device compiles
- * once. */
+ * the first time it is made in its form. A device side made again for new
+ * contacts launches the same kernels with the same work-group sizes,
+ * which a device compiles once. */
 static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
+    int form;
     if (plan_contacts(pl) == 0) return CLCONE_OK;
-    if (pl->is_scene) {
+    pl->local = pl->is_scene && clcone_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part);
+    if (pl->local) {
+        s = dev_local(pl, err);
+    } else if (pl->is_scene) {
         s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, pl->part, &pl->dev, err);
     } else {
         clcone_options oc = pl->o;
@@ -132,8 +147,9 @@ static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
         if ((s = soft_make(pl, err))) return s;
         s = clcone_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->dev, &pl->dev, err);
     }
-    if (s || !pl->warm_up) return s;
-    pl->warm_up = 0;
+    form = pl->is_scene && !pl->local ? WARM_BODY : WARM_LOCAL;
+    if (s || !(pl->warm_up & form)) return s;
+    pl->warm_up &= ~form;
     return clcone_dev_plan_warm_up(pl->dev, err);
 }
 
@@ -151,12 +167,22 @@ static clcone_status dev_set_q(clcone_plan *pl, clcone_error *err)
     return pl->dev ? clcone_dev_plan_set_q(pl->dev, solved_problem(pl)->q, err) : CLCONE_OK;
 }
 
+/* A new scene where the device side is or becomes the local form's: W
+ * moved with the bodies, so the device side is made again. */
+static clcone_status dev_local_again(clcone_plan *pl, clcone_error *err)
+{
+    clcone_dev_plan_free(pl->dev);
+    pl->dev = NULL;
+    return dev_create(pl, err);
+}
+
 static clcone_status dev_set_scene(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
     /* a scene without contacts leaves the device side as it is, for the
      * next one; solves of it need no device */
     if (!pl->dev || pl->s.ncontacts == 0) return pl->dev ? CLCONE_OK : dev_create(pl, err);
+    if (pl->local || clcone_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part)) return dev_local_again(pl, err);
     if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
         clcone_dev_plan_free(pl->dev);
         pl->dev = NULL;
@@ -257,7 +283,7 @@ static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, i
     pl->ctx = ctx;
     pl->o = o;
     pl->is_scene = is_scene;
-    pl->warm_up = warm_up;
+    pl->warm_up = warm_up ? WARM_BODY | WARM_LOCAL : 0;
     pl->row = clcone_contract_find(o.model, o.solver);
     pl->be = o.model == CLCONE_MODEL_SAP ? &SAP : ctx ? &DEVICE : &REFERENCE;
     *out = pl;
@@ -340,9 +366,6 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
         return clcone_fail(err, CLCONE_ENOTSUP,
                            "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
                            "other parts between exchanges)");
-    if (r.max_seconds > 0)
-        return clcone_fail(err, CLCONE_ENOTSUP,
-                           "a scene in parts takes no time cap: each part's clock would stop it at another iteration");
     if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {
@@ -368,6 +391,16 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
         if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
     return pl->be->set_q(pl, err);
+}
+
+clcone_status clcone_plan_set_max_seconds(clcone_plan *pl, double seconds, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, pl);
+    if (!(seconds >= 0) || isinf(seconds))
+        return clcone_fail(err, CLCONE_EINVAL, "max_seconds=%g: a finite number >= 0 required (0 = no cap)", seconds);
+    pl->o.max_seconds = seconds;
+    if (pl->dev) clcone_dev_plan_set_max_seconds(pl->dev, seconds);
+    return CLCONE_OK;
 }
 
 clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clcone_error *err)

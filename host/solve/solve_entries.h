@@ -29,6 +29,14 @@ CLCONE_API clcone_status clcone_plan_warm_up(clcone_plan *pl, clcone_error *err)
 /* The device side's clcone_dev_plan_counts; zeros without one. */
 clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl);
 
+/* A scene on the device solved in its local form (solve/scene_local.c):
+ * whether ctx and o take that path for s, the coulomb hybrid (or newton)
+ * in double on a whole scene within the dense Newton's limit; and the
+ * scene's local form, validated, into p (freed first; freed on failure). */
+int clcone_scene_local_fits(const clcone_context *ctx, const clcone_options *o, const clcone_scene *s,
+                            const clcone_dev_part *part);
+clcone_status clcone_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err);
+
 /* A row of the solver contract (solve/contract.c): the public offer, the
  * entries that run the pair on each backend (NULL where that backend does
  * not), and the solver a failed time step is solved again with, on the

@@ -268,6 +268,10 @@ CLCONE_API clcone_status clcone_plan_create_scene(clcone_context *ctx, const clc
 CLCONE_API clcone_status clcone_plan_set_q(clcone_plan *plan, const double *q, clcone_error *err);
 CLCONE_API clcone_status clcone_plan_set_scene(clcone_plan *plan, const clcone_scene *s,
                                                clcone_error *err);
+/* The plan's time cap from its next solve on (seconds, 0 = none), as
+ * o->max_seconds: a batch solved as plans in turn gives each plan what
+ * the batch's cap has left. */
+CLCONE_API clcone_status clcone_plan_set_max_seconds(clcone_plan *plan, double seconds, clcone_error *err);
 /* r: the warm start on entry when the plan's options say warm_start, the
  * reactions on exit; res as for clcone_solve. */
 CLCONE_API clcone_status clcone_plan_solve(clcone_plan *plan, double *r, clcone_result *res,

@@ -94,8 +94,10 @@ typedef struct clcone_mpi_domain_stats {
  * the ranks send their bodies' changes to the neighbours that copy them,
  * and the sums that decide (the error, APGD's step tests, the cost) are
  * exact over the ranks, the same whatever their number. Options are
- * root's: jacobi or apgd, no time cap (ranks' clocks differ), none of
- * the pointers of clcone_mpi_solve_batch; soft reads o->soft_dt. root
+ * root's: jacobi or apgd; the time cap is read at the checks on the
+ * slowest rank's clock, so that every rank stops at one iteration; of
+ * the pointers of clcone_mpi_solve_batch only progress, called on root
+ * at each check; soft reads o->soft_dt. root
  * holds scene, o, r (3 per contact, the start with o->warm_start) and
  * res (res->items[0], res->time_ms the longest rank's solve); the others
  * pass NULL. stats (NULL: none) says on root what went over the wire.

@@ -1,0 +1,32 @@
+/* A scene solved in its local form on the device. The body form's
+ * kernels are matrix-free sweeps, and sweeps alone stall on the small,
+ * badly conditioned piles and stacks a simulator meets (a 36-contact pile
+ * at 1e-3 after 30 s of cgs). Where the scene fits the dense Newton's
+ * limit, its local form W = J M^-1 J', q = J v*, mu is small enough to
+ * assemble, and the local form's coulomb hybrid (sweeps, then semismooth
+ * Newton) solves it in milliseconds. The reactions are the scene's own,
+ * contact for contact, and W r + q is the scene's u = J (v* + M^-1 J' r),
+ * so the result (error, iterations, status) is the scene's. */
+#include "solve/solve_entries.h"
+
+int clcone_scene_local_fits(const clcone_context *ctx, const clcone_options *o, const clcone_scene *s,
+                            const clcone_dev_part *part)
+{
+    /* float Newton on these problems ran into the time cap where the
+     * float sweeps end at their 1e-5; the hybrid's sweeps alone (tol >=
+     * CLCONE_HYBRID_BELOW) and its --plot stay on the body form, whose
+     * cgs they are */
+    if (!ctx || part || clcone_context_precision(ctx) != CLCONE_DOUBLE || o->model != CLCONE_MODEL_COULOMB)
+        return 0;
+    if (o->solver == CLCONE_SOLVER_HYBRID && (o->tol >= CLCONE_HYBRID_BELOW || o->history)) return 0;
+    if (o->solver != CLCONE_SOLVER_HYBRID && o->solver != CLCONE_SOLVER_NEWTON) return 0;
+    return s->ncontacts > 0 && s->ncontacts <= CLCONE_NEWTON_REF_MAX_CONTACTS;
+}
+
+clcone_status clcone_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)
+{
+    clcone_status st;
+    clcone_problem_free(p);
+    if ((st = clcone_scene_to_local(s, p, err)) || (st = clcone_problem_validate(p, err))) clcone_problem_free(p);
+    return st;
+}

@@ -1,0 +1,206 @@
+/* Every run stops: --max-iter bounds the Newton rescue's sweeps as well
+ * as the outer loop, a device's time cap holds to a slice of device time
+ * (not to a launch or to what the host queued), a plan's cap can change
+ * between solves, and a device batch of scenes shares the batch's cap.
+ * The time bounds are the cap plus a second: the paths they guard ran
+ * 1.1-2.4 s past a 0.5-1 s cap before. */
+#include "testutil.h"
+#include "core/internal.h"
+#include "world/world_parts.h"
+#include "cone.h"
+#include "newton_math.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The rescue's length never passes the iteration cap, on either backend
+ * (both take it from newton_math.h). */
+START_TEST(rescue_length_within_max_iter)
+{
+    static const int caps[] = {1, 7, 50, 51, 2000, 1000000, 2000000000};
+    for (size_t i = 0; i < sizeof caps / sizeof *caps; ++i) {
+        int burst = newton_first_burst(caps[i]);
+        ck_assert_int_le(burst, caps[i]);
+        for (int k = 0; k < 40; ++k) {
+            int next = newton_next_burst(burst, caps[i]);
+            ck_assert_int_le(next, caps[i]);
+            ck_assert_int_le(next, NEWTON_GS_MAX_SWEEPS);
+            ck_assert_int_ge(next, burst);
+            burst = next;
+        }
+    }
+    ck_assert_int_eq(newton_first_burst(1000000), NEWTON_GS_SWEEPS);
+}
+END_TEST
+
+/* Confeti-ex03 at tol 1e-300 stalls Newton on the reference at round-off
+ * and calls the rescue: with --max-iter M no rescue runs more than M
+ * sweeps (they started at 50 and doubled to 2^20 whatever M said). */
+START_TEST(reference_rescue_obeys_max_iter)
+{
+    clcone_problem p;
+    clcone_error e;
+    clcone_prob_result out;
+    double *r;
+    const int M = 20;
+    ck_assert_msg(clcone_read_problem(test_problem_path("Confeti-ex03-Fc3D-SBM.dat"), &p, &e) == CLCONE_OK,
+                  "%s", e.msg);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-300, M, 0, r);
+    ck_assert_int_eq(out.status, CLCONE_MAXITER);
+    ck_assert_int_le(out.iters, M);
+    ck_assert_msg(out.inner_iters > 0, "no rescue ran: the case no longer covers the rescue");
+    /* one rescue of the old length alone would be NEWTON_GS_SWEEPS */
+    ck_assert_msg(out.inner_iters < NEWTON_GS_SWEEPS, "%d rescue sweeps in %d Newton steps, cap %d", out.inner_iters,
+                  out.iters, M);
+    free(r);
+    clcone_problem_free(&p);
+}
+END_TEST
+
+/* The local form of a 9,000-contact pile: large enough that 128
+ * iterations of a whole-problem kernel take seconds on a CPU device. */
+static void big_pile(clcone_problem *p)
+{
+    clcone_scene s;
+    clcone_error e;
+    ck_assert_msg(clcone_gen_pile(3000, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_scene_to_local(&s, p, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_scene_free(&s);
+}
+
+/* One solve through pl from r = 0 (n contacts) that must stop at its time
+ * cap, the reason holding `reason`; returns its wall time (ms). */
+static double solve_capped(clcone_plan *pl, int n, const char *reason)
+{
+    double *r = calloc(3 * (size_t)n, sizeof *r), t0 = clcone_now_ms(), wall;
+    clcone_result res;
+    clcone_error e;
+    ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    wall = clcone_now_ms() - t0;
+    ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
+    ck_assert_msg(strstr(res.items[0].reason, reason), "%s", res.items[0].reason);
+    clcone_result_free(&res);
+    free(r);
+    return wall;
+}
+
+/* A device solve that cannot converge (tol 0) stops within a second of
+ * its 0.5 s cap, timed around the plan's solve alone (compilation is the
+ * plan's): pyramid cgs runs the whole-problem kernels, whose first launch
+ * was 128 iterations; soft apgd the multi-launch path, where the host
+ * queued launches ahead of the device. */
+START_TEST(device_time_cap_holds)
+{
+    static const struct {
+        clcone_model m;
+        clcone_solver v;
+    } cases[] = {{CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_CGS}, {CLCONE_MODEL_SOFT, CLCONE_SOLVER_APGD}};
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_problem p;
+    big_pile(&p);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        clcone_options o;
+        clcone_plan *pl;
+        clcone_error e;
+        double wall;
+        clcone_options_default(&o);
+        o.model = cases[i].m;
+        o.solver = cases[i].v;
+        o.tol = 1e-300;
+        o.max_seconds = 0.5;
+        ck_assert_msg(clcone_plan_create(c, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+        wall = solve_capped(pl, p.n, "time cap 0.5 s");
+        ck_assert_msg(wall < 1500, "%s %s: %.0f ms for a 500 ms cap", clcone_model_name(o.model),
+                      clcone_solver_name(o.solver), wall);
+        clcone_plan_free(pl);
+    }
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* clcone_plan_set_max_seconds: refused where not a cap, then obeyed by
+ * the next solve on both backends. */
+START_TEST(plan_cap_changes_between_solves)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_problem p;
+    clcone_error e;
+    const double bad[] = {-1, NAN, INFINITY};
+    ck_assert_msg(clcone_read_problem(test_problem_path("Capsules-i101-404.dat"), &p, &e) == CLCONE_OK, "%s",
+                  e.msg);
+    ck_assert_int_eq(clcone_plan_set_max_seconds(NULL, 1, &e), CLCONE_EINVAL);
+    for (int dev = 0; dev < 2; ++dev) {
+        clcone_options o;
+        clcone_plan *pl;
+        clcone_options_default(&o);
+        o.model = CLCONE_MODEL_COULOMB;
+        o.solver = CLCONE_SOLVER_CGS;
+        o.tol = 1e-300;
+        o.max_iter = 1000000000;
+        o.max_seconds = 0;
+        ck_assert_msg(clcone_plan_create(dev ? c : NULL, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+        for (size_t i = 0; i < sizeof bad / sizeof *bad; ++i) {
+            ck_assert_int_eq(clcone_plan_set_max_seconds(pl, bad[i], &e), CLCONE_EINVAL);
+            ck_assert_msg(strstr(e.msg, "max_seconds"), "%s", e.msg);
+        }
+        ck_assert_msg(clcone_plan_set_max_seconds(pl, 0.2, &e) == CLCONE_OK, "%s", e.msg);
+        solve_capped(pl, p.n, "time cap 0.2 s");
+        clcone_plan_free(pl);
+    }
+    clcone_problem_free(&p);
+    clcone_context_free(c);
+}
+END_TEST
+
+/* `clcone solve` of scenes on a device: the cap is the batch's, as the
+ * docs say, not each scene's; every scene still reports its own status,
+ * those reached after the cap saying so. */
+START_TEST(cli_scene_batch_shares_the_cap)
+{
+    static char out[1 << 14], err[1 << 12], args[1 << 12];
+    char dir[] = "/tmp/clcone-caps-XXXXXX";
+    const char *last;
+    double ms = -1;
+    int n = 0;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int k = 0; k < 4; ++k) {
+        snprintf(args, sizeof args, "gen pile --n 400 --seed %d -o %s/p%d.scene", k + 1, dir, k);
+        ck_assert_msg(test_run_cli(NULL, args, out, sizeof out, err, sizeof err) == 0, "%s", err);
+    }
+    snprintf(args, sizeof args,
+             "solve %s/p0.scene %s/p1.scene %s/p2.scene %s/p3.scene --model coulomb --tol 1e-300 --max-seconds 1",
+             dir, dir, dir, dir);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 1);
+    for (const char *s = out; (s = strstr(s, "reason=")); ++s) {
+        ck_assert_msg(!strncmp(s, "reason=time cap 1 s reached", 27)
+                          || !strncmp(s, "reason=the batch's time cap 1 s was spent before it", 51),
+                      "%s", out);
+        ++n;
+    }
+    ck_assert_msg(n == 4 && strstr(out, "was spent before it"), "%s", out);
+    last = test_last_line(out);
+    ck_assert_msg(sscanf(strstr(last, "time_ms="), "time_ms=%lf", &ms) == 1 && ms < 2000, "%s", out);
+    for (int k = 0; k < 4; ++k) {
+        snprintf(args, sizeof args, "%s/p%d.scene", dir, k);
+        unlink(args);
+    }
+    rmdir(dir);
+}
+END_TEST
+
+Suite *suite_caps(void)
+{
+    Suite *s = suite_create("caps");
+    TCase *t = tcase_create("caps");
+    tcase_set_timeout(t, 600);
+    tcase_add_test(t, rescue_length_within_max_iter);
+    tcase_add_test(t, reference_rescue_obeys_max_iter);
+    tcase_add_test(t, device_time_cap_holds);
+    tcase_add_test(t, plan_cap_changes_between_solves);
+    tcase_add_test(t, cli_scene_batch_shares_the_cap);
+    suite_add_tcase(s, t);
+    return s;
+}
