@@ -39,7 +39,7 @@
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
 #define NEWTON_NS 2
-#define NEWTON_NI 3
+#define NEWTON_NI 5
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
 static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
@@ -256,10 +256,10 @@ static void newton_gs_contact(const newton_in *P, __global real_t *r, int c, int
 /* `len` Gauss-Seidel sweeps of NSGS over the problem by lane 0, in
  * contact order (a rescue, rare enough that its order matters more than
  * its lanes). */
-static void newton_rescue(const newton_in *P, __global real_t *r, int len)
+static void newton_rescue(const newton_in *P, __global real_t *r, int done, int len)
 {
     if (get_local_id(0) == 0)
-        for (int s = 1; s <= len; ++s)
+        for (int s = done + 1; s <= done + len; ++s)
             for (int c = P->c0; c < P->c1; ++c) newton_gs_contact(P, r, c, s);
     group_barrier();
 }
@@ -319,7 +319,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global real_t *pns = ns + NEWTON_NS * p;
     newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int mark_it = pint[0], burst = pint[1], switched = pint[2], rescued = 0;
+    int mark_it = pint[0], burst = pint[1], switched = pint[2], pend = pint[3], done = pint[4], rescued = 0;
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
@@ -331,55 +331,75 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         mark_it = 0;
         burst = newton_first_burst(max_iter);
         switched = hybrid ? -1 : 0;
+        pend = done = 0;
+    }
+    if (budget == 0) {
+        /* the host's last launch, past its time cap: the best iterate
+         * measured and its error, not one part way through a rescue */
+        if (isfinite(best_e)) {
+            for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r[i] = best[i];
+            if (l == 0) error[p] = best_e;
+        }
+        return;
     }
     it_end = max_iter - it < budget ? max_iter : it + budget;
     /* one call site per function with barriers: POCL copies the code
      * between barriers for each, and its compile time grows with them */
     for (;;) {
-        int ok = 0, stalled, newton = switched >= 0;
+        int ok = 0, newton = switched >= 0, len;
         real_t e;
-        if (!newton && it >= it_end) break;
-        it += !newton;
-        newton_cgs_sweep(&P, p, prob_colors, color_ptr, order, r, !newton, it);
-        /* a launch after the first measures again the iterate the last
-         * one measured: the same error, and no new mark */
-        if (newton || cone_is_check(it, check_every, max_iter)) {
-            status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
-            if (!newton && dense && newton_hybrid_stalled(it, e, tol, price, &mark_it, &mark_e)) {
-                switched = it;
-                newton = 1;
+        if (!pend) {
+            if (!newton && it >= it_end) break;
+            it += !newton;
+            newton_cgs_sweep(&P, p, prob_colors, color_ptr, order, r, !newton, it);
+            /* a launch after the first measures again the iterate the last
+             * one measured: the same error, and no new mark */
+            if (newton || cone_is_check(it, check_every, max_iter)) {
+                status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
+                if (!newton && dense && newton_hybrid_stalled(it, e, tol, price, &mark_it, &mark_e)) {
+                    switched = it;
+                    newton = 1;
+                    mark_e = INFINITY;
+                }
+                if (newton && e <= (real_t)0.5 * mark_e) {
+                    mark_e = e;
+                    mark_it = it;
+                }
+                if (status != CONE_GROUP_RUNNING) break;
+            }
+            if (!newton) continue;
+            if (it + rescued >= it_end) break;
+            psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
+            tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
+            /* Newton's direction, then Levenberg-Marquardt's */
+            for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
+                int found;
+                newton_matrix(m, a, psi, J, JtJ, F);
+                found = newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, &flag);
+                ok = newton_line_search(&P, found, r, g, d, x, u, phi, &psi, &scal);
+            }
+            /* stalled or no descent: Gauss-Seidel moves r off the kink or
+             * stationary point of the merit */
+            if (!ok || it - mark_it >= NEWTON_STALL_STEPS) {
+                pend = burst;
+                done = 0;
+                burst = newton_next_burst(burst, max_iter);
                 mark_e = INFINITY;
             }
-            if (newton && e <= (real_t)0.5 * mark_e) {
-                mark_e = e;
-                mark_it = it;
-            }
-            if (status != CONE_GROUP_RUNNING) break;
+            ++it;
         }
-        if (!newton) continue;
-        /* a rescue's sweeps count against the launch's budget, so that a
-         * launch stays near the length the host sized for its time cap */
-        if (it + rescued >= it_end) break;
-        psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
-        tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
-        /* Newton's direction, then Levenberg-Marquardt's */
-        for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
-            int found;
-            newton_matrix(m, a, psi, J, JtJ, F);
-            found = newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, &flag);
-            ok = newton_line_search(&P, found, r, g, d, x, u, phi, &psi, &scal);
-        }
-        /* stalled or no descent: Gauss-Seidel moves r off the kink or
-         * stationary point of the merit (every lane calls it, for its
-         * barrier) */
-        stalled = !ok || it - mark_it >= NEWTON_STALL_STEPS;
-        newton_rescue(&P, r, stalled ? burst : 0);
-        if (stalled) {
-            rescued += burst;
-            burst = newton_next_burst(burst, max_iter);
-            mark_e = INFINITY;
-        }
-        ++it;
+        /* a rescue's sweeps count against the launch's budget, in pieces
+         * no longer than the launch has left (one sweep at least), so that
+         * a launch stays near the length the host sized for its time cap;
+         * the next launch goes on where a piece stopped, sweep numbers and
+         * all, with the bits of one whole rescue (every lane calls it, for
+         * its barrier) */
+        len = min(pend, max(1, it_end - it - rescued));
+        newton_rescue(&P, r, done, len);
+        done += len;
+        pend -= len;
+        rescued += len;
+        if (pend) break;
     }
     if (status != CONE_GROUP_RUNNING && status != CONE_GROUP_CONVERGED) {
         /* the best iterate seen, never a non-finite one */
@@ -392,6 +412,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         pint[0] = mark_it;
         pint[1] = burst;
         pint[2] = switched;
+        pint[3] = pend;
+        pint[4] = done;
         pns[0] = best_e;
         pns[1] = mark_e;
     }

@@ -133,14 +133,14 @@ clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *na
             else if (out->time_ms == 0) out->time_ms = now - d->t0;
             if (o->progress && state[2 * p] > 0) o->progress(o->progress_user, p, state[2 * p], errs[p]);
         }
-        if (!running) break;
-        /* the time cap is the batch's: its problems share the launches */
+        if (!running || budget == 0) break;
+        /* the time cap is the batch's: its problems share the launches;
+         * past it one launch of no iterations, in which a kernel that
+         * keeps its best iterate (newton_local) puts it back in r */
         budget = clcone_next_budget(o, budget, GROUP_MAX_BUDGET, now - launched, now - d->t0);
-        if (budget == 0) {
+        if (budget == 0)
             for (int p = 0; p < np; ++p)
                 if (state[2 * p + 1] == CONE_GROUP_RUNNING) d->res->items[p].time_ms = now - d->t0;
-            break;
-        }
     }
     clcone_unstage_reals(c, d->stage, r, m);
     for (int p = 0; p < np; ++p) {

@@ -14,11 +14,12 @@
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
  * problem (best error, mark error; mark iteration, rescue length, the
- * iteration Newton took over at),
+ * iteration Newton took over at, the sweeps of a rescue still to run and
+ * those run),
  * as kernels/newton.cl lays them out. */
 #define NEWTON_VECS 18
 #define NEWTON_NS 2
-#define NEWTON_NI 3
+#define NEWTON_NI 5
 
 clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs;
 
