@@ -664,31 +664,40 @@ static int iters_of(const char *file)
     return it;
 }
 
-/* Scenes join a batch, each solved as alone: the same reactions (bit for
- * bit) and iterations as `solve SCENE`, beside a .dat file of the same
- * batch, on the device and on the reference (before: "a scene file cannot
- * join a batch"). `export` writes a scene's local form as .dat: solving it
- * on the reference gives the scene's reactions within 1e-10. */
+/* Scenes join a batch (before: "a scene file cannot join a batch"),
+ * beside a .dat file, on the device and on the reference: a scene of at
+ * most 512 contacts as its local form in the problems' batch, with the
+ * reactions (bit for bit) and iterations of its exported .dat solved
+ * alone; a larger one (the 200-sphere pile) as `solve SCENE` solves it
+ * alone. `export` writes a scene's local form as .dat: solving it on the
+ * reference gives the scene's reactions within 1e-10. */
 START_TEST(sim_cli_scene_batch_and_export)
 {
     static const char *const devices[] = {"", "--device ref"};
+    static const char *const scenes[] = {"s.scene", "p.scene", "big.scene"};
     char dir[] = "/tmp/clcone-batch-XXXXXX", args[4096], a_path[4200], b_path[4200];
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(args, sizeof args, "gen stack --n 4 -o %s/s.scene", dir);
     ck_assert_msg(cli(args) == 0, "%s", cli_out);
     snprintf(args, sizeof args, "gen pile --n 20 --seed 4 -o %s/p.scene", dir);
     ck_assert_msg(cli(args) == 0, "%s", cli_out);
-    for (int d = 0; d < 2; ++d) {
-        static const char *const scenes[] = {"s.scene", "p.scene"};
-        int it[2];
-        snprintf(args, sizeof args, "solve %s/s.scene %s %s/p.scene %s --out %s", dir,
-                 test_problem_path("FC3D_Example1.dat"), dir, devices[d], dir);
+    snprintf(args, sizeof args, "gen pile --n 200 --seed 4 -o %s/big.scene", dir);
+    ck_assert_msg(cli(args) == 0, "%s", cli_out);
+    for (int k = 0; k < 2; ++k) {
+        snprintf(args, sizeof args, "export %s/%s -o %s/%s.dat", dir, scenes[k], dir, scenes[k]);
         ck_assert_msg(cli(args) == 0, "%s", cli_out);
-        for (int k = 0; k < 2; ++k) it[k] = iters_of(scenes[k]);
-        for (int k = 0; k < 2; ++k) {
+    }
+    for (int d = 0; d < 2; ++d) {
+        int it[3];
+        snprintf(args, sizeof args, "solve %s/s.scene %s %s/p.scene %s/big.scene %s --tol 1e-4 --out %s", dir,
+                 test_problem_path("FC3D_Example1.dat"), dir, dir, devices[d], dir);
+        ck_assert_msg(cli(args) == 0, "%s", cli_out);
+        for (int k = 0; k < 3; ++k) it[k] = iters_of(scenes[k]);
+        for (int k = 0; k < 3; ++k) {
             size_t la, lb;
             char *ra, *rb;
-            snprintf(args, sizeof args, "solve %s/%s %s --out %s/alone.r", dir, scenes[k], devices[d], dir);
+            snprintf(args, sizeof args, "solve %s/%s%s %s --tol 1e-4 --out %s/alone.r", dir, scenes[k],
+                     k < 2 ? ".dat" : "", devices[d], dir);
             ck_assert_msg(cli(args) == 0, "%s", cli_out);
             ck_assert_int_eq(iters_of(NULL), it[k]);
             snprintf(a_path, sizeof a_path, "%s/%s.r", dir, scenes[k]);
@@ -703,7 +712,6 @@ START_TEST(sim_cli_scene_batch_and_export)
     }
     /* export, then the .dat solved on the reference */
     for (int k = 0; k < 2; ++k) {
-        static const char *const scenes[] = {"s.scene", "p.scene"};
         clcone_error e;
         double *ra, *rb;
         int n;
