@@ -338,9 +338,9 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
 __kernel void newton_local(__global const int *prob_off, __global const ulong *mat_off,
                            __global const int *row_ptr, __global const int *col, __global const real_t *W,
                            __global const int *diag, __global const real_t *q, __global const real_t *mu,
-                           __global const real_t *omega, __global const int *prob_colors, __global const int *color_ptr,
-                           __global const int *order, __global real_t *r, __global real_t *mats,
-                           __global real_t *vecs, __global int *ints, __global real_t *ns,
+                           __global const real_t *omega, __global const int *prob_colors,
+                           __global const int *color_ptr, __global const int *order, __global real_t *r,
+                           __global real_t *mats, __global real_t *vecs, __global int *ints, __global real_t *ns,
                            __global int *state, __global real_t *error, int model, int hybrid, int max_iter,
                            int check_every, real_t tol, int restart, int budget)
 {
@@ -352,9 +352,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     ulong mm = (ulong)m * (ulong)m;
     __global real_t *J = mats + mat_off[p], *F = J + mm, *JtJ = F + mm;
     __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
-    __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0;
+    __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0, *pns = ns + NEWTON_NS * p;
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
-    __global real_t *pns = ns + NEWTON_NS * p;
     newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int mark_it = pint[0], burst = pint[1], switched = pint[2], pend = pint[3], done = pint[4], rescued = 0;

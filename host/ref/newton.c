@@ -52,7 +52,14 @@
  * pace stalls (hybrid_checked): on the
  * reference a Newton step costs a dense factorisation, some 10^3 sweeps
  * on Capsules, so NSGS keeps the problems it finishes in a few thousand
- * sweeps and Newton takes those it would need 10^5 for (BoxesStack1). */
+ * sweeps and Newton takes those it would need 10^5 for (BoxesStack1).
+ *
+ * ccp (and soft, solved as a ccp on W + R) runs the same method on
+ * Alart-Curnier's function at v = u - mu |u_T| e_N (newton_ccp_contact,
+ * kernels/newton_math.h, says why); its rescues and its hybrid's first
+ * phase are ACGS, not plain Gauss-Seidel, which creeps where ccp's
+ * infimum lies far out (9 of 256 tiny piles), and where Newton has no
+ * part its hybrid is APGD, ccp's default before. */
 #include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
