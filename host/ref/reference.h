@@ -8,6 +8,7 @@
 #define CLCONE_REFERENCE_H
 
 #include <clcone/clcone.h>
+#include "core/newton_limits.h"
 #include "core/sap.h"
 
 /* A solver's reference entry, as the rows of solve/contract.c name it. A
@@ -36,7 +37,6 @@ clcone_ref_fn clcone_ref_lemke_pyramid;
  * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP): at 512
  * an LU costs (3n)^3/3 = 1.2 GFlop a step and J, its factors and J'J
  * hold 19 MB each (the largest shared problem has 286 contacts). */
-#define CLCONE_NEWTON_REF_MAX_CONTACTS 512
 clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                         double *r, clcone_prob_result *out, clcone_error *err);
 /* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
@@ -44,7 +44,6 @@ clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_op
  * reaching tol above Newton's expected cost, then Newton from there.
  * iters counts the first phase's sweeps and the Newton steps, inner_iters
  * every sweep (the first phase's and the rescues'). */
-#define CLCONE_HYBRID_BELOW 1e-6
 clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                         double *r, clcone_prob_result *out, clcone_error *err);
 
