@@ -532,6 +532,14 @@ $(BUILD)/obj-mpi/%.o: host/%.c $(HOST_H) $(MPI_H)
 $(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
 	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
 
+# Every symbol the shared libraries export is declared in an installed
+# header, and host/mpi/ includes no header of the library's sources
+# (tools/check-exports.sh): no private ABI between the libraries.
+.PHONY: check-exports
+EXPORT_LIBS = $(BUILD)/libclcone.so $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.so)
+check-exports: $(EXPORT_LIBS)
+	sh tools/check-exports.sh $(EXPORT_LIBS)
+
 # `make install` installs the MPI part where Open MPI is installed.
 install: $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi)
 
