@@ -83,6 +83,16 @@ CLCONE_API void clcone_world_ke_terms(const clcone_world *w, int i, const double
 /* The radius of the sphere about a shape's centre that holds it. */
 CLCONE_API double clcone_shape_bound(const clcone_shape *sh);
 
+/* A reader of a problem file's bytes (name for messages) into p, not validated beyond the format. */
+typedef clcone_status clcone_problem_parse_fn(const char *name, const char *buf, size_t len, clcone_problem *p,
+                                              clcone_error *err);
+/* clcone_read_problem with files of the HDF5 signature read by hdf5 (NULL: refused, CLCONE_ENOTSUP). */
+CLCONE_API clcone_status clcone_read_problem_ext(const char *path, clcone_problem_parse_fn *hdf5, clcone_problem *p,
+                                                 clcone_error *err);
+/* clcone_read_input with files of the HDF5 signature read by hdf5 (NULL: refused, CLCONE_ENOTSUP). */
+CLCONE_API clcone_status clcone_read_input_ext(const char *path, clcone_problem_parse_fn *hdf5, clcone_input *in,
+                                               clcone_error *err);
+
 #ifdef __cplusplus
 }
 #endif
