@@ -9,6 +9,7 @@
 #define CLCONE_BENCH_H
 
 #include <clcone/clcone.h>
+#include <clcone/output.h>
 #include "world/world_parts.h" /* the scene generators */
 
 #include <stdio.h>

@@ -44,7 +44,7 @@ static clcone_prob_result solve_shared(clcone_context *ctx, const char *name, cl
                                        int max_iter, clcone_problem *p, double **r)
 {
     clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
     return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
 }

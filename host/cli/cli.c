@@ -724,7 +724,7 @@ static int cmd_demo_siconos(int argc, char **argv)
         clcone_prob_result rr, dr;
         const char *name = SHARED_PROBLEMS[i];
         snprintf(path, sizeof path, "%s/%s", dir, name);
-        if (clcone_read_problem(path, &p, &e)) {
+        if (clcone_read_problem_hdf5(path, &p, &e)) {
             fprintf(stderr, "clcone: %s\n", e.msg);
             worst = EXIT_USAGE;
             continue;

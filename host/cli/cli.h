@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include <clcone/clcone.h>
+#include <clcone/output.h>
 
 #define EXIT_NOTCONV 1
 #define EXIT_USAGE 2

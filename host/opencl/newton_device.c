@@ -8,8 +8,8 @@
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its
  * memory, and lets the others finish with the sweeps. */
+#include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
-#include "ref/reference.h"
 
 #include <stdlib.h>
 

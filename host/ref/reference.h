@@ -8,6 +8,7 @@
 #define CLCONE_REFERENCE_H
 
 #include <clcone/clcone.h>
+#include "core/newton_limits.h"
 #include "core/sap.h"
 
 /* A solver's reference entry, as the rows of solve/contract.c name it. A
@@ -32,12 +33,9 @@ clcone_ref_fn clcone_ref_lemke_pyramid;
 
 /* Semismooth Newton on Alart-Curnier's formulation of the exact Coulomb
  * law, or for ccp on the cone's natural map, with an Armijo line search
- * (ref/newton.c); the Newton systems are
- * factored densely, so problems have at most
- * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP): at 512
- * an LU costs (3n)^3/3 = 1.2 GFlop a step and J, its factors and J'J
- * hold 19 MB each (the largest shared problem has 286 contacts). */
-#define CLCONE_NEWTON_REF_MAX_CONTACTS 512
+ * (ref/newton.c); the Newton systems are factored densely, so problems
+ * have at most CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else
+ * CLCONE_ENOTSUP; core/newton_limits.h says why). */
 clcone_ref_fn clcone_ref_newton;
 /* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
  * (or above the dense limit); below it NSGS until its pace prices
@@ -45,7 +43,6 @@ clcone_ref_fn clcone_ref_newton;
  * iters counts the first phase's sweeps and the Newton steps, inner_iters
  * every sweep (the first phase's and the rescues'). For ccp the sweeps
  * are ACGS's, and where Newton has no part ccp's APGD runs alone. */
-#define CLCONE_HYBRID_BELOW 1e-6
 clcone_ref_fn clcone_ref_hybrid;
 
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)

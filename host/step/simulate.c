@@ -20,7 +20,7 @@
 #include "core/body_form.h"
 #include "world/world_parts.h"
 #include "solve/solve_entries.h"
-#include "step/sim_hook.h"
+#include <clcone/ext.h>
 
 #include <math.h>
 #include <stdlib.h>

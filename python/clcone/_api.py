@@ -14,7 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._native import (Cancel, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check, copy_in,
-                      copy_out, ffi, ints, lib, locked, new_error, reals)
+                      copy_out, ffi, ints, lib, lib_output, locked, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -701,9 +701,9 @@ class Scene:
         r = None if reactions is None else _reactions(reactions, self.ncontacts, "reactions")
         w, h = _png_size(size)
         err = new_error()
-        check(lib.clcone_render_png(c_string(path, "path"), self._w,
-                                    ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
-                                    c_string(title, "title") if title is not None else ffi.NULL, err), err)
+        check(lib_output.clcone_render_png(c_string(path, "path"), self._w,
+                                           ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
+                                           c_string(title, "title") if title is not None else ffi.NULL, err), err)
 
     @locked
     def __repr__(self) -> str:
@@ -727,7 +727,7 @@ def read(path: PathLike) -> Union[Problem, Scene]:
     clcone scene file (a :class:`Scene`), told apart by content."""
     inp = ffi.new("clcone_input *")
     err = new_error()
-    check(lib.clcone_read_input(c_string(path, "path"), inp, err), err)
+    check(lib_output.clcone_read_input_hdf5(c_string(path, "path"), inp, err), err)
     if inp.is_world:
         w = ffi.new("clcone_world *")
         w[0] = inp.world
