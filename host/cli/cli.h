@@ -172,6 +172,13 @@ const char *cli_take_opt(int *argc, char **argv, const char *name, cli_opt_fault
  * and what is wrong with it. */
 int cli_opt_fault_error(const char *usage, const cli_opt_fault *fault);
 
+/* host/cli/cli_batch.c: solve's outputs against each other and its
+ * inputs, before any is read (0 or EXIT_USAGE after saying why); `solve`
+ * of several files or with --mpi (usage: solve's, for its errors), the
+ * exit code. */
+int cli_check_solve_files(const cli_args *a);
+int cli_solve_batch(cli_args *a, const char *usage);
+
 /* host/cli/cli_sim.c */
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
