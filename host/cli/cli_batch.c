@@ -9,22 +9,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The file name without its directories. */
-static const char *base_name(const char *path)
-{
-    const char *b = strrchr(path, '/');
-    return b ? b + 1 : path;
-}
-
 /* Where the batch's --out DIR puts problem k's reactions: DIR/<file
  * name>.r; 0, or EXIT_USAGE after saying why not. */
 static int batch_reactions_path(const cli_args *a, int k, char *path, size_t len)
 {
-    int n = snprintf(path, len, "%s/%s.r", a->out, base_name(a->positional[k]));
+    int n = snprintf(path, len, "%s/%s.r", a->out, cli_base_name(a->positional[k]));
     if (n < 0 || (size_t)n >= len) {
         fprintf(stderr, "clcone: --out %s: path too long for %s\n", a->out, a->positional[k]);
         return EXIT_USAGE;
     }
+    return 0;
+}
+
+int cli_names_differ(const cli_args *a, const char *out, const char *what)
+{
+    for (int k = 0; k < a->npos; ++k)
+        for (int j = 0; j < k; ++j)
+            if (strcmp(cli_base_name(a->positional[j]), cli_base_name(a->positional[k])) == 0) {
+                fprintf(stderr, "clcone: %s and %s: two files have the same name, so %s cannot tell their %s apart\n",
+                        a->positional[j], a->positional[k], out, what);
+                return EXIT_USAGE;
+            }
     return 0;
 }
 
@@ -36,14 +41,8 @@ static int check_batch_outputs(const cli_args *a)
     for (int k = 0; k < a->npos; ++k) {
         int rc = batch_reactions_path(a, k, path, sizeof path);
         if (rc) return rc;
-        for (int j = 0; j < k; ++j)
-            if (strcmp(base_name(a->positional[j]), base_name(a->positional[k])) == 0) {
-                fprintf(stderr, "clcone: %s and %s: two files of the batch have the same name, so --out %s "
-                                "cannot tell their reactions apart\n", a->positional[j], a->positional[k], a->out);
-                return EXIT_USAGE;
-            }
     }
-    return 0;
+    return cli_names_differ(a, a->out, "reactions");
 }
 
 /* Whether the batch's --out DIR writes a file of this name: <file
@@ -54,7 +53,7 @@ static int batch_writes(const char *name, const void *a)
     size_t n = strlen(name);
     if (n < 2 || strcmp(name + n - 2, ".r") != 0) return 0;
     for (int k = 0; k < args->npos; ++k) {
-        const char *b = base_name(args->positional[k]);
+        const char *b = cli_base_name(args->positional[k]);
         if (strlen(b) == n - 2 && strncmp(b, name, n - 2) == 0) return 1;
     }
     return 0;

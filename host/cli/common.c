@@ -403,3 +403,9 @@ void cli_print_solvers(FILE *f, enum cli_solvers_form form)
                 o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver), o->help);
     }
 }
+
+const char *cli_base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
+}

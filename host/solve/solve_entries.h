@@ -11,6 +11,10 @@
 /* The device side's clcone_dev_plan_counts; zeros without one. */
 clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl);
 
+/* A local-form plan's problems replaced by parts (a batch of k, any
+ * sizes): the backend side made again, without a second warm-up. */
+clcone_status clcone_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err);
+
 /* A scene on the device solved in its local form (solve/scene_local.c):
  * whether ctx and o take that path for s, the coulomb hybrid (or newton)
  * in double on a whole scene within the dense Newton's limit; and the

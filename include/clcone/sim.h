@@ -65,6 +65,18 @@ CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
                                 clcone_error *err);
 CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
                               clcone_error *err);
+/* On a device, a step's contact problem of at most this many contacts
+ * (models but soft and sap) is solved in its local form W, q, mu. */
+#define CLCONE_SIM_LOCAL_MAX 512
+/* Steps n worlds at once (info: n of them), world k as clcone_sim_step
+ * steps it alone, to the bit: the steps solved in their local form
+ * (CLCONE_SIM_LOCAL_MAX) are one device batch, each problem with its own
+ * convergence test; the others are solved in turn. The worlds share one
+ * device and their solve options (model, solver, tolerance, caps; a time
+ * cap is then the batch's); none may be stepped over MPI ranks. On an
+ * error no world is stepped, though positions may have been projected. */
+CLCONE_API clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_info *info,
+                                              clcone_error *err);
 /* Reactions (impulses, 3 per contact) of the last step applied, as many
  * as its contacts (clcone_step_info.contacts); NULL before the first. A
  * step not applied (applied 0) leaves them, though w->s then holds that
