@@ -268,12 +268,12 @@ START_TEST(errors_name_the_world)
                       strstr(e.msg, "non-finite"),
                   "%s", e.msg);
     clcone_worlds_free(w);
-    /* options the batch's plan refuses (soft takes no newton): the batch's
+    /* options the batch's plan refuses (soft takes no nsgs): the batch's
      * error, not a world's */
-    o.solver = CLCONE_SOLVER_NEWTON;
+    o.solver = CLCONE_SOLVER_NSGS;
     ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
     for (int k = 0; k < 20 && clcone_worlds_step(w, &ws, &e) == CLCONE_OK; ++k) continue;
-    ck_assert_msg(strstr(e.msg, "the batch of 3 worlds' problems (") == e.msg && strstr(e.msg, "newton"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "the batch of 3 worlds' problems (") == e.msg && strstr(e.msg, "nsgs"), "%s", e.msg);
     clcone_worlds_free(w);
     o.solver = CLCONE_SOLVER_DEFAULT;
     /* two bad worlds on two threads: the lower one's error, as one
