@@ -588,7 +588,9 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
             return clcone_fail(err, CLCONE_EINVAL, "world %d: its device is not world 0's (one batch, one device)", i);
         if (!same_batch_options(&sims[i]->o.solve, &sims[0]->o.solve))
             return clcone_fail(err, CLCONE_EINVAL,
-                               "world %d: its solve options are not world 0's (one batch, one set of options)", i);
+                               "world %d: its solve options are not world 0's (one batch: one model, solver, "
+                               "tolerance, caps and cancel flag)",
+                               i);
         for (int j = 0; j < i; ++j)
             if (sims[j] == sims[i] || sims[j]->w == sims[i]->w)
                 return clcone_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world", j, i);

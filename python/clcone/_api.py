@@ -1088,17 +1088,22 @@ class Simulation(Owner):
                 if self._own_cancel:
                     self._cancel.clear()
             check(status, err)
-            c = info.contacts
-            if info.applied:
-                self._nr = c
-                r = copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
-            else:
-                r = np.full((c, 3), np.nan)  # no solve was applied to these contacts
-            return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied),
-                        bool(info.fell_back), _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None,
-                        info.ke_free, info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms,
-                        info.setup_ms, sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies,
-                        sc.contact_points, sc.contact_normals, sc.dt)
+            return self._step_of(sim, info)
+
+    def _step_of(self, sim: Any, info: Any) -> Step:
+        """The Step of a finished clcone_step_info (under the scene's lock)."""
+        sc = self.scene
+        c = info.contacts
+        if info.applied:
+            self._nr = c
+            r = copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
+        else:
+            r = np.full((c, 3), np.nan)  # no solve was applied to these contacts
+        return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied),
+                    bool(info.fell_back), _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None,
+                    info.ke_free, info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms,
+                    info.setup_ms, sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies,
+                    sc.contact_points, sc.contact_normals, sc.dt)
 
     @locked
     def reactions(self) -> np.ndarray:
@@ -1109,9 +1114,69 @@ class Simulation(Owner):
         return copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
 
 
-def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], Any]] = None,
+def step_together(sims: Sequence[Simulation]) -> List[Step]:
+    """One step of every simulation at once (clcone_sim_step_many): on a
+    device their small steps' contact problems are one batch, and each
+    world gets the bits it gets stepped alone. The simulations share one
+    device, their solve options and their cancel flag (make them with one
+    cancel=Cancel()), each on its own scene. Returns a Step per world."""
+    sims = list(sims)
+    if not sims:
+        raise ValueError("step_together needs at least one Simulation")
+    for s in sims:
+        if not isinstance(s, Simulation):
+            raise TypeError(f"step_together takes clcone.Simulation objects, got {type(s).__name__}")
+    if len({id(s.scene) for s in sims}) != len(sims):
+        raise ValueError("each Simulation of one step_together needs a scene of its own")
+    if any(s.device is not sims[0].device for s in sims):
+        raise ValueError("the simulations of one step_together share one device (pass the same device=)")
+    if any(s._cancel is not sims[0]._cancel for s in sims):
+        raise ValueError("the simulations of one step_together share one cancel flag (pass the same cancel=)")
+    with contextlib.ExitStack() as held:
+        # the order every caller takes them in: simulations, then scenes
+        for s in sorted(sims, key=id):
+            held.enter_context(s._lock)
+        for s in sorted(sims, key=lambda x: id(x.scene)):
+            held.enter_context(s.scene._lock)
+        handles = ffi.new("clcone_sim *[]", [s._live("step") for s in sims])
+        infos = ffi.new("clcone_step_info[]", len(sims))
+        err = new_error()
+        first = sims[0]
+        try:
+            with first.device._guard():
+                status = call_cancellable(first._cancel._flag, lib.clcone_sim_step_many, handles, len(sims), infos,
+                                          err)
+        finally:
+            if first._own_cancel:
+                first._cancel.clear()
+        check(status, err)
+        return [s._step_of(handles[k], infos[k]) for k, s in enumerate(sims)]
+
+
+def _simulate_worlds(scenes: List[Scene], steps: int, callback: Optional[Callable[[List[Step]], Any]],
+                     options: dict) -> List[List[Step]]:
+    """simulate() of several scenes: the worlds stepped together."""
+    options = dict(options)
+    options["device"] = _device(options.pop("device", None), options.pop("precision", None))
+    options.setdefault("cancel", Cancel())
+    sims = [Simulation(sc, **options) for sc in scenes]
+    try:
+        done: List[List[Step]] = [[] for _ in scenes]
+        for _ in range(steps):
+            now = step_together(sims)
+            for k, st in enumerate(now):
+                done[k].append(st)
+            if not all(st.applied for st in now) or (callback is not None and callback(now) is False):
+                break
+        return done
+    finally:
+        for s in sims:
+            s.close()
+
+
+def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Optional[Callable[[Any], Any]] = None,
              vtk: Optional[PathLike] = None, vtk_every: int = 1, png: Optional[PathLike] = None,
-             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> List[Step]:
+             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> Any:
     """Steps the scene (in place) `steps` times, as `clcone simulate`.
 
     callback(step) is called after every step with a :class:`Step`
@@ -1120,7 +1185,22 @@ def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], An
     (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
     last, series.pvd); png: a picture of the final state. A step that
     could not be applied ends the run (its Step has applied False).
-    Returns the steps (without callback, each with its arrays)."""
+    Returns the steps (without callback, each with its arrays).
+
+    A list of scenes is worlds stepped together (:func:`step_together`),
+    each as it is alone, to the bit: the result is a list of steps per
+    world, callback gets the list of the worlds' Steps of each step, and
+    vtk and png take one scene."""
+    if not isinstance(scene, Scene):
+        scenes = list(scene)
+        if vtk is not None or png is not None:
+            raise ValueError("vtk and png take one scene; simulate several one by one for pictures")
+        steps = _number("steps", steps, integer=True)
+        if steps < 0:
+            raise ValueError("steps must be >= 0")
+        if callback is not None and not callable(callback):
+            raise TypeError("callback must be callable")
+        return _simulate_worlds(scenes, steps, callback, options)
     steps = _number("steps", steps, integer=True)
     vtk_every = _number("vtk_every", vtk_every, integer=True)
     if steps < 0 or vtk_every < 1:
