@@ -142,7 +142,7 @@ def test_sixty_four_worlds_together_equal_each_alone():
     for k in range(64):
         alone = world(k)
         steps = clcone.simulate(alone, 10, device="cpu")
-        assert [s.solve.iters for s in steps] == [s.solve.iters for s in together[k]]
+        assert [s.solve.iterations for s in steps] == [s.solve.iterations for s in together[k]]
         assert np.array_equal(alone.positions, worlds[k].positions), k
         assert np.array_equal(alone.velocities, worlds[k].velocities), k
         assert np.array_equal(alone.angular_velocities, worlds[k].angular_velocities), k
