@@ -107,9 +107,10 @@ static void stepped_row(bench *b, FILE *f, world_kind kind, int n, int steps)
         free_worlds(wa, n);
         ok = step_worlds(b, f, NULL, kind, n, steps, 1, wa, &rw, &rc) == 0;
         if (ok)
-            fprintf(f, "| %s | %d | %.0f | %.0f | %.0f | %.2f / %.2f s | %.2f / %.2f s | %.2f / %.2f s | %.2fx | %s |\n",
+            fprintf(f, "| %s | %d | %.0f | %.0f | %.0f | %.0f / %.0f ms | %.0f / %.0f ms | %.0f / %.0f ms | %.2fx | %s |\n",
                     kind == SMALL_PILES ? "piles of 3-12" : "piles of 20", n, n * steps / tw, n * steps / aw,
-                    n * steps / rw, tw, tc, aw, ac, rw, rc, rw / tw, same ? "yes" : "**no**");
+                    n * steps / rw, 1e3 * tw, 1e3 * tc, 1e3 * aw, 1e3 * ac, 1e3 * rw, 1e3 * rc, rw / tw,
+                    same ? "yes" : "**no**");
     }
     free_worlds(wt, n);
     free_worlds(wa, n);
