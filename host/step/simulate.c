@@ -545,7 +545,10 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
         clcone_problem_free(&one);
     }
     setup = (clcone_now_ms() - t0) / k;
-    if (st || (st = clcone_plan_solve(owner->local_plan, r, &res, err))) goto out;
+    if (st || (st = clcone_plan_solve(owner->local_plan, r, &res, err))) {
+        if (n > 1) clcone_error_prefix(err, "the batch of %d worlds' steps (%zu contacts)", k, len / 3);
+        goto out;
+    }
     len = 0;
     for (int i = 0, j = 0; i < n && !st; ++i)
         if (pd[i].joins) {
