@@ -18,13 +18,14 @@ static void world(int k, clcone_world *w)
     ck_assert_msg(clcone_world_generate(k == NWORLDS - 1 ? "stack" : "pile", &gp, w, &e) == CLCONE_OK, "%s", e.msg);
 }
 
-static clcone_sim *stepper(clcone_world *w, clcone_context *c, clcone_model m)
+static clcone_sim *stepper(clcone_world *w, clcone_context *c, clcone_model m, int threads)
 {
     clcone_sim_options so;
     clcone_sim *s;
     clcone_error e;
     clcone_sim_options_default(&so);
     so.solve.model = m;
+    so.threads = threads;
     ck_assert_msg(clcone_sim_create(w, c, &so, &s, &e) == CLCONE_OK, "%s", e.msg);
     return s;
 }
@@ -41,13 +42,15 @@ static void same_state(const clcone_world *a, const clcone_world *b, int k)
 }
 
 /* ccp (the stepper's default) and coulomb on a float device, ccp on the
- * reference: every world of the batch as alone, every step applied. */
+ * reference, the worlds' host parts on 1 or 3 threads: every world of
+ * the batch as alone, every step applied. */
 START_TEST(worlds_batch_equals_each_alone)
 {
     static const struct {
         int device;
         clcone_model m;
-    } cases[] = {{1, CLCONE_MODEL_CCP}, {1, CLCONE_MODEL_COULOMB}, {0, CLCONE_MODEL_CCP}};
+        int threads;
+    } cases[] = {{1, CLCONE_MODEL_CCP, 1}, {1, CLCONE_MODEL_COULOMB, 3}, {0, CLCONE_MODEL_CCP, 2}};
     clcone_context *c = cases[_i].device ? test_context(CLCONE_FLOAT) : NULL;
     clcone_world wb[NWORLDS], wa[NWORLDS];
     clcone_sim *sb[NWORLDS], *sa[NWORLDS];
@@ -57,8 +60,8 @@ START_TEST(worlds_batch_equals_each_alone)
     for (int k = 0; k < NWORLDS; ++k) {
         world(k, &wb[k]);
         world(k, &wa[k]);
-        sb[k] = stepper(&wb[k], c, cases[_i].m);
-        sa[k] = stepper(&wa[k], c, cases[_i].m);
+        sb[k] = stepper(&wb[k], c, cases[_i].m, cases[_i].threads);
+        sa[k] = stepper(&wa[k], c, cases[_i].m, 1);
     }
     for (int t = 0; t < STEPS; ++t) {
         ck_assert_msg(clcone_sim_step_many(sb, NWORLDS, in, &e) == CLCONE_OK, "%s", e.msg);
@@ -95,9 +98,13 @@ START_TEST(worlds_batch_refuses_what_cannot_be_one)
     clcone_sim_options so;
     clcone_error e;
     for (int k = 0; k < 3; ++k) world(k, &w[k]);
-    s[0] = stepper(&w[0], c, CLCONE_MODEL_CCP);
-    s[1] = stepper(&w[1], NULL, CLCONE_MODEL_CCP);
+    s[0] = stepper(&w[0], c, CLCONE_MODEL_CCP, 1);
+    s[1] = stepper(&w[1], NULL, CLCONE_MODEL_CCP, 1);
     clcone_sim_options_default(&so);
+    so.threads = CLCONE_SIM_THREADS + 1;
+    ck_assert_int_eq(clcone_sim_create(&w[2], c, &so, &s[2], &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "threads 257"), "%s", e.msg);
+    so.threads = 1;
     so.solve.tol = 1e-3;
     ck_assert_msg(clcone_sim_create(&w[2], c, &so, &s[2], &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(clcone_sim_step_many(s, 2, in, &e), CLCONE_EINVAL);

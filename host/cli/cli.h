@@ -198,8 +198,9 @@ void cli_steps_progress(int step, int steps, int contacts, double t0);
 void cli_sim_csv_header(FILE *csv, int world_column);
 void cli_sim_csv_row(FILE *csv, int world, const clcone_step_info *in);
 /* host/cli/cli_worlds.c: `simulate SCENE SCENE...` (a parsed, checked
- * but for its outputs; csv: --csv or NULL); the exit code. */
-int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv);
+ * but for its outputs; csv: --csv or NULL; threads: --threads or 0);
+ * the exit code. */
+int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv, int threads);
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */

@@ -17,7 +17,7 @@ static const char *const USAGE_SIMULATE =
     "                       [--device D] [--precision float|double] [--tol T]\n"
     "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
     "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
-    "                       [--out SCENE_OUT] [--progress] [--mpi [--mpi-rebalance F]]\n"
+    "                       [--out SCENE_OUT] [--progress] [--threads T] [--mpi [--mpi-rebalance F]]\n"
     "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
@@ -43,7 +43,9 @@ static const char *const USAGE_SIMULATE =
     "Several SCENEs are worlds stepped together, each as it is alone to the bit:\n"
     "on a device the steps of at most 512 contacts (models but soft, sap) are one\n"
     "batch; --out DIR takes each world's final state as DIR/<file name>, --csv has\n"
-    "a world column; --vtk, --png, --plot and --mpi take one SCENE.\n"
+    "a world column, --threads T (1 to 256, default 1) runs the worlds' detection\n"
+    "and update on T threads (the same bits); --vtk, --png, --plot and --mpi take\n"
+    "one SCENE.\n"
     "Outputs are checked before the scene is read (their directories must exist,\n"
     "no two may be one file, none may be the SCENE). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
     "writes the outputs of the finished steps and exits 130.\n"
@@ -79,6 +81,7 @@ typedef struct sim_outputs {
     const char *source;    /* the scene file, named in a step's error (NULL: generated) */
     int (*sync)(clcone_error *e); /* before the world is written (--mpi: from the ranks; NULL: none) */
     double rebalance;      /* --mpi-rebalance (< 0: the default) */
+    int threads;           /* --threads, for several worlds (0: not given) */
     double tol;            /* the solves' tolerance, on the plot */
 } sim_outputs;
 
@@ -290,6 +293,9 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
     if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
     out->rebalance = -1;
+    if ((v = cli_take_opt(argc, args, "--threads", &missing))
+        && (!parse_int(v, &out->threads) || out->threads < 1 || out->threads > CLCONE_SIM_THREADS))
+        return usage_error(USAGE_SIMULATE, "--threads needs an integer from 1 to 256, got '%s'", v);
     if ((v = cli_take_opt(argc, args, "--mpi-rebalance", &missing))
         && (!parse_double(v, &out->rebalance) || !(out->rebalance >= 0)))
         return usage_error(USAGE_SIMULATE, "--mpi-rebalance needs a number >= 0, got '%s'", v);
@@ -397,8 +403,9 @@ int cmd_simulate(int argc, char **argv)
     if (a.npos > 1) {
         const char *one = out.vtk ? "--vtk" : out.png ? "--png" : a.plot ? "--plot" : a.mpi ? "--mpi" : NULL;
         if (one) return usage_error(USAGE_SIMULATE, "%s takes one SCENE (one world a run)", one);
-        return cli_simulate_worlds(&a, steps, dt, out.csv);
+        return cli_simulate_worlds(&a, steps, dt, out.csv, out.threads);
     }
+    if (out.threads) return usage_error(USAGE_SIMULATE, "--threads steps the worlds of several SCENEs%s", "");
     out.scene_out = a.out;
     {
         const cli_output outs[] = {{"--csv", out.csv, 0, NULL, NULL}, {"--vtk", out.vtk, 1, vtk_writes, NULL},

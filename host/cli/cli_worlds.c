@@ -26,12 +26,13 @@ typedef struct world_run {
 } world_run;
 
 /* The worlds' files read and their steppers made on ctx; 0, or the exit code after saying why. */
-static int open_worlds(cli_args *a, double dt, clcone_context *ctx, clcone_world *w, clcone_sim **sims)
+static int open_worlds(cli_args *a, double dt, int threads, clcone_context *ctx, clcone_world *w, clcone_sim **sims)
 {
     clcone_sim_options so;
     clcone_error e;
     clcone_sim_options_default(&so);
     so.solve = a->o;
+    so.threads = threads;
     for (int k = 0; k < a->npos; ++k) {
         if (clcone_read_world(a->positional[k], &w[k], &e)) return lib_error(&e);
         if (dt > 0) w[k].dt = dt;
@@ -119,7 +120,7 @@ static int run_worlds(const cli_args *a, clcone_context *ctx, clcone_sim **sims,
     return rc;
 }
 
-int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv)
+int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv, int threads)
 {
     const cli_output outs[] = {{"--csv", csv, 0, NULL, NULL}, {"--out", a->out, 1, worlds_write, a}};
     cli_input *ins = calloc((size_t)a->npos, sizeof *ins);
@@ -141,7 +142,7 @@ int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv)
         goto out;
     }
     clcone_sim_options_resolve(&a->o, ctx);
-    if ((rc = open_worlds(a, dt, ctx, w, sims))) goto out;
+    if ((rc = open_worlds(a, dt, threads, ctx, w, sims))) goto out;
     describe_backend(ctx, backend, sizeof backend);
     printf("worlds:   %d scene files, %d steps\n", a->npos, steps);
     printf("model:    %s, solver %s, tol %.1e, at most %d iterations a step, device %s\n",

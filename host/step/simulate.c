@@ -18,6 +18,7 @@
 #include "core/internal.h"
 #include "core/sap.h"
 #include "core/body_form.h"
+#include "core/parallel.h"
 #include "world/world_parts.h"
 #include "solve/solve_entries.h"
 #include <clcone/ext.h>
@@ -92,6 +93,7 @@ void clcone_sim_options_default(clcone_sim_options *o)
     o->projection = 0.2;
     o->slop = 1e-4;
     o->warm_start = 1;
+    o->threads = 1;
 }
 
 /* Measured on every generator's scene (pile 20-300, stack 5-20, wall 5-10,
@@ -126,6 +128,9 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
     if ((st = clcone_world_validate(w, err))
         || (st = so.model == CLCONE_MODEL_SAP ? clcone_sap_check_options(&so, err) : clcone_options_validate(&so, ctx, err)))
         return st;
+    if (o->threads < 0 || o->threads > CLCONE_SIM_THREADS)
+        return clcone_fail(err, CLCONE_EINVAL, "simulation options: threads %d: 1 to %d (0: 1)", o->threads,
+                           CLCONE_SIM_THREADS);
     if (!isfinite(o->margin) || o->margin < 0 || !isfinite(o->slop) || o->slop < 0 || !isfinite(o->projection) ||
         o->projection < 0 || o->projection > 1)
         return clcone_fail(err, CLCONE_EINVAL,
@@ -566,6 +571,28 @@ out:
     return st;
 }
 
+/* The worlds of one clcone_sim_step_many, for their host parts on
+ * threads: item i touches world i, its stepper and its pending step only. */
+typedef struct worlds_job {
+    clcone_sim *const *sims;
+    pending *pd;
+    clcone_step_info *info;
+} worlds_job;
+
+static clcone_status begin_item(void *job, int i, clcone_error *err)
+{
+    worlds_job *J = job;
+    return step_begin(J->sims[i], &J->pd[i], &J->info[i], err);
+}
+
+static clcone_status end_item(void *job, int i, clcone_error *err)
+{
+    worlds_job *J = job;
+    (void)err;
+    step_end(J->sims[i], &J->pd[i], &J->info[i]);
+    return CLCONE_OK;
+}
+
 /* Whether two worlds' solve options agree on what their steps' batch
  * reads (a world that does not join reads its own). */
 static int same_batch_options(const clcone_options *a, const clcone_options *b)
@@ -581,7 +608,9 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
     CLCONE_REQUIRE(err, sims);
     CLCONE_REQUIRE(err, info);
     pending *pd;
+    worlds_job job;
     clcone_status st = CLCONE_OK;
+    int threads, failed = -1;
     if (n < 1) return clcone_fail(err, CLCONE_EINVAL, "a step of %d worlds: at least one needed", n);
     for (int i = 0; i < n; ++i) {
         if (!sims[i]) return clcone_fail(err, CLCONE_EINVAL, "world %d: no simulation (NULL)", i);
@@ -600,14 +629,16 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
     }
     if (n == 1 && sims[0]->h.step) return sims[0]->h.step(sims[0]->h.ctx, info, err);
     if (!(pd = clcone_calloc((size_t)n, sizeof *pd, err, "steps of the worlds"))) return CLCONE_ENOMEM;
-    for (int i = 0; i < n && !st; ++i)
-        if ((st = step_begin(sims[i], &pd[i], &info[i], err)) && n > 1) clcone_error_prefix(err, "world %d", i);
+    job = (worlds_job){sims, pd, info};
+    threads = sims[0]->o.threads > 1 ? sims[0]->o.threads : 1;
+    if ((st = clcone_each_item(threads, n, begin_item, &job, &failed, err)) && n > 1)
+        clcone_error_prefix(err, "world %d", failed);
     if (!st) st = solve_joined(sims, n, pd, info, err);
     for (int i = 0; i < n && !st; ++i)
         if (!pd[i].joins && pd[i].sc.ncontacts > 0
             && (st = solve_step(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err)) && n > 1)
             clcone_error_prefix(err, "world %d", i);
-    for (int i = 0; i < n && !st; ++i) step_end(sims[i], &pd[i], &info[i]);
+    if (!st) clcone_each_item(threads, n, end_item, &job, NULL, err);
     for (int i = 0; i < n; ++i) pending_free(&pd[i]);
     free(pd);
     return st;

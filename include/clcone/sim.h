@@ -21,6 +21,9 @@ typedef struct clcone_sim_options {
                                 removed per step (default 0.2) */
     double slop;             /* penetration left alone (default 1e-4) */
     int warm_start;          /* reuse matched reactions (default 1) */
+    int threads;             /* clcone_sim_step_many: host threads for the
+                                worlds' detection and update, 1 to 256
+                                (default 1; 0 is 1); the same bits on any */
 } clcone_sim_options;
 
 CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
@@ -68,6 +71,8 @@ CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info
 /* On a device, a step's contact problem of at most this many contacts
  * (models but soft and sap) is solved in its local form W, q, mu. */
 #define CLCONE_SIM_LOCAL_MAX 512
+/* The most host threads clcone_sim_options.threads may ask for. */
+#define CLCONE_SIM_THREADS 256
 /* Steps n worlds at once (info: n of them), world k as clcone_sim_step
  * steps it alone, to the bit: the steps solved in their local form
  * (CLCONE_SIM_LOCAL_MAX) are one device batch, each problem with its own

@@ -1024,7 +1024,9 @@ class Step:
 class Simulation(Owner):
     """The time stepper (clcone_sim_*) on a scene, in place: one plan for
     the whole run. Keywords as for :func:`solve`, plus margin, projection,
-    slop and warm_start of the stepper. The defaults are the stepper's,
+    slop and warm_start of the stepper, and threads (1 to 256): the host
+    threads :func:`step_together` runs the worlds' detection and update
+    on when this simulation is its first. The defaults are the stepper's,
     as in the CLI: model ccp, solved with acgs to 1e-4 a step, at most
     1000 iterations a step (clcone_sim_options_resolve).
 
@@ -1042,7 +1044,7 @@ class Simulation(Owner):
                  tol: Optional[float] = None, max_iter: Optional[int] = 1000, check_every: Optional[int] = None,
                  max_seconds: Optional[float] = None, margin: Optional[float] = None,
                  projection: Optional[float] = None, slop: Optional[float] = None, warm_start: bool = True,
-                 cancel: Optional[Cancel] = None, **model_options: Any) -> None:
+                 cancel: Optional[Cancel] = None, threads: int = 1, **model_options: Any) -> None:
         self._lock = threading.Lock()
         if not isinstance(scene, Scene):
             raise TypeError(f"simulate takes a clcone.Scene, got {type(scene).__name__}")
@@ -1058,6 +1060,7 @@ class Simulation(Owner):
             if v is not None:
                 setattr(so, name, _number(name, v))
         so.warm_start = 1 if warm_start else 0
+        so.threads = _number("threads", threads, integer=True)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         so.solve.cancel = self._cancel._flag
