@@ -243,7 +243,9 @@ START_TEST(sim_kept_plan_matches_fresh_solves)
             o.warm_start = in.warm_matched > 0;
             ck_assert(in.applied && !in.fell_back);
             memcpy(r, r0, sizeof *r * m);
-            if (cases[i].m != CLCONE_MODEL_SOFT && last->ncontacts <= CLCONE_SIM_LOCAL_MAX) {
+            /* the rule of CLCONE_SIM_LOCAL_MAX: apgd and soft keep the body form */
+            ck_assert_int_eq(in.local, cases[i].v == CLCONE_SOLVER_CGS && in.contacts <= CLCONE_SIM_LOCAL_MAX);
+            if (in.local) {
                 /* a small step is solved in its local form (clcone_sim_step_many) */
                 clcone_problem p;
                 ck_assert_msg(clcone_scene_to_local(last, &p, &e) == CLCONE_OK, "%s", e.msg);

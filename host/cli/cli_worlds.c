@@ -47,7 +47,7 @@ static int open_worlds(cli_args *a, double dt, int threads, clcone_context *ctx,
 /* One step of every world, into run and the CSV; the step's solve time
  * (the batch's once, the others' each) added to *solve_ms. 0, or the exit
  * code after saying why (a failed world's step stops the run). */
-static int step_worlds(const cli_args *a, clcone_context *ctx, clcone_sim **sims, clcone_step_info *in, FILE *csv,
+static int step_worlds(const cli_args *a, clcone_sim **sims, clcone_step_info *in, FILE *csv,
                        world_run *run, double *solve_ms)
 {
     clcone_error e;
@@ -57,9 +57,7 @@ static int step_worlds(const cli_args *a, clcone_context *ctx, clcone_sim **sims
     for (int k = 0; k < a->npos; ++k) {
         world_run *r = &run[k];
         const clcone_step_info *s = &in[k];
-        int joined = ctx && a->o.model != CLCONE_MODEL_SOFT && a->o.model != CLCONE_MODEL_SAP && s->contacts > 0
-                     && s->contacts <= CLCONE_SIM_LOCAL_MAX && !s->fell_back;
-        if (joined) batch = fmax(batch, s->solve.time_ms);
+        if (s->local && !s->fell_back) batch = fmax(batch, s->solve.time_ms);
         else *solve_ms += s->solve.time_ms;
         r->iters += s->solve.iters;
         r->failed += s->fell_back || !s->applied;
@@ -97,7 +95,7 @@ static int write_worlds(const cli_args *a, const clcone_world *w)
 }
 
 /* The steps, with SIGINT/SIGTERM caught; *done: the steps finished. */
-static int run_worlds(const cli_args *a, clcone_context *ctx, clcone_sim **sims, int steps, clcone_out *csv_out,
+static int run_worlds(const cli_args *a, clcone_sim **sims, int steps, clcone_out *csv_out,
                       world_run *run, double *solve_ms, int *done)
 {
     FILE *csv = csv_out ? clcone_out_file(csv_out) : NULL;
@@ -109,7 +107,7 @@ static int run_worlds(const cli_args *a, clcone_context *ctx, clcone_sim **sims,
     cli_catch_stop_signals();
     for (int k = 1; k <= steps && !rc && !cli_stop_requested(); ++k) {
         int contacts = 0;
-        rc = step_worlds(a, ctx, sims, in, csv, run, solve_ms);
+        rc = step_worlds(a, sims, in, csv, run, solve_ms);
         if (!rc) *done = k;
         for (int i = 0; i < a->npos; ++i) contacts += in[i].contacts;
         if (show) cli_steps_progress(k, steps, contacts, t0);
@@ -152,7 +150,7 @@ int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv, int 
         rc = lib_error(&e);
         goto out;
     }
-    rc = run_worlds(a, ctx, sims, steps, csv_out, run, &solve_ms, &done);
+    rc = run_worlds(a, sims, steps, csv_out, run, &solve_ms, &done);
     /* the finished steps' outputs, also after a signal or a failed world */
     if (a->out && done > 0) {
         int wrc = write_worlds(a, w);

@@ -404,11 +404,15 @@ static void pending_free(pending *pd)
  * CLCONE_SIM_LOCAL_MAX contacts. Small problems spend a body-form
  * solve's time in launches; as local forms the steps of many worlds
  * share one device batch (clcone_sim_step_many), and a world stepped
- * alone takes the same path, so that it gets the same bits. */
+ * alone takes the same path, so that it gets the same bits. jacobi and
+ * apgd keep the body form: they are what a scene over MPI ranks is
+ * solved with, in parts of the body form, and a run over ranks ends
+ * where one process does. */
 static int step_joins(const clcone_sim *sim, const clcone_scene *sc, const clcone_options *so)
 {
     return sim->ctx && !sim->h.solve && so->model != CLCONE_MODEL_SOFT && so->model != CLCONE_MODEL_SAP
-           && sc->ncontacts > 0 && sc->ncontacts <= CLCONE_SIM_LOCAL_MAX;
+           && so->solver != CLCONE_SOLVER_JACOBI && so->solver != CLCONE_SOLVER_APGD && sc->ncontacts > 0
+           && sc->ncontacts <= CLCONE_SIM_LOCAL_MAX;
 }
 
 /* Detection, projection, warm start and the step's contact problem into
@@ -462,7 +466,7 @@ static clcone_status step_begin(clcone_sim *sim, pending *pd, clcone_step_info *
     free(sim->last_r0);
     if (!(sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "warm start copy"))) return CLCONE_ENOMEM;
     memcpy(sim->last_r0, pd->r, 3 * (size_t)n * sizeof *pd->r);
-    if ((pd->joins = step_joins(sim, &pd->sc, &pd->so))) {
+    if ((pd->joins = info->local = step_joins(sim, &pd->sc, &pd->so))) {
         t0 = clcone_now_ms();
         if ((st = clcone_scene_to_local(&pd->sc, &pd->local, err))) return st;
         info->setup_ms = clcone_now_ms() - t0;
