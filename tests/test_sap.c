@@ -451,6 +451,18 @@ START_TEST(sap_bad_parameters)
             ck_assert_ptr_null(res.items);
         }
     }
+    /* Drake's contact parameters: finite and >= 0 */
+    for (size_t k = 1; k < sizeof bad_beta / sizeof bad_beta[0]; ++k)
+        for (int which = 0; which < 2; ++which) {
+            sap_options(&o, 1e-8);
+            *(which ? &o.sap_dissipation : &o.sap_stiffness) = bad_beta[k];
+            ck_assert_int_eq(clcone_solve_scene(k % 2 ? c : NULL, &s, &o, r, &res, &e), CLCONE_EINVAL);
+            ck_assert_msg(strstr(e.msg, which ? "sap_dissipation" : "sap_stiffness") != NULL, "%s", e.msg);
+        }
+    sap_options(&o, 1e-8);
+    o.model = CLCONE_MODEL_COULOMB;
+    ck_assert_int_eq(clcone_options_check_given(&o, CLCONE_GIVEN_SAP_STIFFNESS, 1, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "sap_stiffness does not apply"), "%s", e.msg);
     sap_options(&o, -1);
     ck_assert_int_eq(clcone_solve_scene(NULL, &s, &o, r, &res, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "tol") != NULL, "%s", e.msg);
@@ -482,6 +494,54 @@ START_TEST(sap_bad_parameters)
 }
 END_TEST
 
+/* One unit box on the ground stepped with SAP (reference, tol 1e-10)
+ * from its generated state with stiffness k; the world is left in w. */
+static void sap_box_steps(clcone_world *w, double k, int steps, clcone_step_info *last)
+{
+    clcone_gen_params gp;
+    clcone_sim_options so;
+    clcone_sim *sim;
+    clcone_error e;
+    clcone_gen_params_default(&gp);
+    gp.n = 1;
+    ck_assert_msg(clcone_world_generate("stack", &gp, w, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_sim_options_default(&so);
+    so.solve.model = CLCONE_MODEL_SAP;
+    so.solve.tol = 1e-10;
+    so.solve.max_iter = 200;
+    so.solve.sap_stiffness = k;
+    ck_assert_msg(clcone_sim_create(w, NULL, &so, &sim, &e) == CLCONE_OK, "%s", e.msg);
+    for (int t = 0; t < steps; ++t) {
+        ck_assert_msg(clcone_sim_step(sim, last, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_int_eq(last->solve.status, CLCONE_CONVERGED);
+    }
+    clcone_sim_free(sim);
+}
+
+/* Drake's SAP contact: with a stiffness k the normal compliance is
+ * Rn = 1 / (dt k (dt + tau_d)) (above the near-rigid floor here) and
+ * v_hat = -gap / (dt + tau_d), so at rest gamma_n = dt k (-gap): a box of
+ * mass m on four corners sinks to m g / (4 k), the spring's own answer
+ * (its oscillation decays well within the 4 s). */
+START_TEST(sap_stiffness_sets_the_rest_penetration)
+{
+    static const double ks[2] = {1e3, 4e3};
+    for (int i = 0; i < 2; ++i) {
+        clcone_world w;
+        clcone_step_info in;
+        double expect;
+        sap_box_steps(&w, ks[i], 400, &in);
+        expect = w.shapes[0].mass * 9.81 / (4 * ks[i]);
+        ck_assert_int_eq(w.s.ncontacts, 4);
+        for (int c = 0; c < 4; ++c)
+            ck_assert_msg(fabs(-w.s.contacts[c].gap - expect) <= 1e-3 * expect, "k %g: corner %d sank %.9g, not %.9g",
+                          ks[i], c, -w.s.contacts[c].gap, expect);
+        ck_assert_msg(in.ke_after < 1e-12, "k %g: still moving, %g J", ks[i], in.ke_after);
+        clcone_world_free(&w);
+    }
+}
+END_TEST
+
 Suite *suite_sap(void)
 {
     Suite *s = suite_create("sap");
@@ -495,6 +555,7 @@ Suite *suite_sap(void)
     tcase_add_test(t, sap_float_default_tolerance_converges);
     tcase_add_test(t, sap_public_entry_and_warm_start);
     tcase_add_test(t, sap_bad_parameters);
+    tcase_add_test(t, sap_stiffness_sets_the_rest_penetration);
     suite_add_tcase(s, t);
     return s;
 }

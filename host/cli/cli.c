@@ -74,6 +74,10 @@ static const char *const USAGE_SOLVE =
     "                                soft model's solref/solimp (defaults 0.02, 1,\n"
     "                                0.9, 0.01)\n"
     "  --sap-beta B                  sap's near-rigid parameter (default 1)\n"
+    "  --sap-stiffness K             sap: each contact's stiffness in N/m (default:\n"
+    "                                rigid); Rn >= 1/(dt K (dt + tau_d)) as Drake's\n"
+    "  --sap-dissipation T           sap: dissipation time scale tau_d in s\n"
+    "                                (default beta dt / pi)\n"
     "  --solver S                    a solver of the model on the backend, as the\n"
     "                                table below lists them with the defaults\n"
     "  --facets N                    pyramid facets, N >= 3 (default 8)\n"
@@ -299,7 +303,8 @@ static int cmd_check(int argc, char **argv)
 {
     static const char *const unused[] = {"--solver", "--device", "--precision", "--max-iter", "--check-every",
                                          "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
-                                         "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--compare",
+                                         "--soft-dt", "--sap-beta",
+                                         "--sap-stiffness", "--sap-dissipation", "--out", "--warm", "--dir", "--compare",
                                          "--progress", "--plot", NULL};
     cli_args a;
     clcone_input in;
@@ -372,7 +377,8 @@ static int cmd_demo_siconos(int argc, char **argv)
 {
     static const char *const demo_unused[] = {"--model", "--solver", "--facets", "--fit", "--precision", "--max-iter",
                                               "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio",
-                                              "--soft-impedance", "--soft-dt", "--sap-beta", "--out", "--warm",
+                                              "--soft-impedance", "--soft-dt", "--sap-beta",
+                                              "--sap-stiffness", "--sap-dissipation", "--out", "--warm",
                                               "--compare", "--progress", NULL};
     cli_args a;
     const char *dir;

@@ -23,7 +23,8 @@
 /* Options a general-block problem has no use for: its blocks carry their
  * own sets (the law is the file's). */
 static const char *const NOT_FOR_BLOCKS[] = {"--model", "--facets", "--fit", "--soft-timeconst", "--soft-dampratio",
-                                             "--soft-impedance", "--soft-dt", "--sap-beta", "--dir", NULL};
+                                             "--soft-impedance", "--soft-dt", "--sap-beta",
+                                             "--sap-stiffness", "--sap-dissipation", "--dir", NULL};
 static const char WHY_NOT[] = "a general-block problem (clcone-blocks) carries its own sets";
 
 /* Whether buf's first token (after comments) is the general-block

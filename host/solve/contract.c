@@ -256,6 +256,8 @@ static const struct {
     {CLCONE_GIVEN_SOFT_IMPEDANCE, "soft_impedance", ONLY(SOFT), "only for model soft"},
     {CLCONE_GIVEN_SOFT_DT, "soft_dt", ONLY(SOFT), "only for model soft"},
     {CLCONE_GIVEN_SAP_BETA, "sap_beta", ONLY(SAP), "only for model sap"},
+    {CLCONE_GIVEN_SAP_STIFFNESS, "sap_stiffness", ONLY(SAP), "only for model sap"},
+    {CLCONE_GIVEN_SAP_DISSIPATION, "sap_dissipation", ONLY(SAP), "only for model sap"},
     {CLCONE_GIVEN_SOLVER, "solver", ALL_BUT(SAP), "sap has one method, Newton, its error checked every iteration"},
     {CLCONE_GIVEN_CHECK_EVERY, "check_every", ALL_BUT(SAP),
      "sap has one method, Newton, its error checked every iteration"},
@@ -266,9 +268,9 @@ clcone_status clcone_options_check_given(const clcone_options *o, unsigned given
     CLCONE_REQUIRE(err, o);
     if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
         return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
-    if (given >= 2u * CLCONE_GIVEN_SAP_BETA)
+    if (given >= 2u * CLCONE_GIVEN_SAP_DISSIPATION)
         return clcone_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
-                           given & ~(2u * CLCONE_GIVEN_SAP_BETA - 1));
+                           given & ~(2u * CLCONE_GIVEN_SAP_DISSIPATION - 1));
     for (int i = 0; i < COUNT(USES); ++i)
         if ((given & USES[i].bit) && !(USES[i].models & 1u << o->model))
             return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);

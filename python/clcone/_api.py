@@ -789,7 +789,9 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
              max_iter: Optional[int] = None, check_every: Optional[int] = None, max_seconds: Optional[float] = None,
              facets: Optional[int] = None, fit: Optional[str] = None, soft_timeconst: Optional[float] = None,
              soft_dampratio: Optional[float] = None, soft_impedance: Optional[float] = None,
-             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None, *, scene: bool = False) -> Any:
+             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None,
+             sap_stiffness: Optional[float] = None, sap_dissipation: Optional[float] = None, *,
+             scene: bool = False) -> Any:
     """clcone_options from keywords; None keeps the library's default.
     The names are parsed by the library (its message lists the valid
     ones); which keywords apply to the model (on a scene when scene) is
@@ -812,7 +814,8 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
                              ("max_seconds", max_seconds, False), ("facets", facets, True),
                              ("soft_timeconst", soft_timeconst, False), ("soft_dampratio", soft_dampratio, False),
                              ("soft_impedance", soft_impedance, False), ("soft_dt", soft_dt, False),
-                             ("sap_beta", sap_beta, False)):
+                             ("sap_beta", sap_beta, False), ("sap_stiffness", sap_stiffness, False),
+                             ("sap_dissipation", sap_dissipation, False)):
         if v is not None:
             v = _number(name, v, integer)
             if integer and not -2**31 <= v < 2**31:
@@ -942,7 +945,7 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
     stop a solve); warm: a start (n, 3); history: record every error check
     in result.history; model_options: facets, fit (pyramid),
     soft_timeconst, soft_dampratio, soft_impedance, soft_dt (soft),
-    sap_beta (sap).
+    sap_beta, sap_stiffness, sap_dissipation (sap).
 
     Returns (r, result): r the reactions (n, 3), result a :class:`Result`.
     A list of problems is solved as one batch (each exactly as alone); r
