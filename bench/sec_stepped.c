@@ -27,7 +27,7 @@ static clcone_status make_world(world_kind kind, int k, clcone_world *w, clcone_
  * into *wall and *cpu; the worlds are left in w. 0, or -1 after a
  * failure noted. */
 static int step_worlds(bench *b, FILE *f, clcone_context *ctx, world_kind kind, int n, int steps, int together,
-                       clcone_world *w, double *wall, double *cpu)
+                       clcone_world *w, double *wall, double *cpu, size_t *held)
 {
     clcone_sim **sims = calloc((size_t)n, sizeof *sims);
     clcone_step_info *in = calloc((size_t)n, sizeof *in);
@@ -62,6 +62,7 @@ static int step_worlds(bench *b, FILE *f, clcone_context *ctx, world_kind kind, 
     }
     *wall = bench_now() - t0;
     *cpu = (double)(clock() - c0) / CLOCKS_PER_SEC;
+    *held = clcone_context_memory(ctx);
     rc = 0;
 out:
     for (int k = 0; k < n && sims; ++k) clcone_sim_free(sims[k]);
@@ -93,6 +94,7 @@ static void stepped_row(bench *b, FILE *f, world_kind kind, int n, int steps)
 {
     clcone_world *wt = calloc((size_t)n, sizeof *wt), *wa = calloc((size_t)n, sizeof *wa);
     double tw = 0, tc = 0, aw = 0, ac = 0, rw = 0, rc = 0;
+    size_t held = 0, unused;
     int ok;
     if (!wt || !wa) {
         bench_fail(b, f, "out of memory for %d worlds", n);
@@ -100,17 +102,19 @@ static void stepped_row(bench *b, FILE *f, world_kind kind, int n, int steps)
         free(wa);
         return;
     }
-    ok = step_worlds(b, f, b->fctx, kind, n, steps, 1, wt, &tw, &tc) == 0
-         && step_worlds(b, f, b->fctx, kind, n, steps, 0, wa, &aw, &ac) == 0;
+    ok = step_worlds(b, f, b->fctx, kind, n, steps, 1, wt, &tw, &tc, &held) == 0
+         && step_worlds(b, f, b->fctx, kind, n, steps, 0, wa, &aw, &ac, &unused) == 0;
     if (ok) {
         int same = same_worlds(wt, wa, n);
         free_worlds(wa, n);
-        ok = step_worlds(b, f, NULL, kind, n, steps, 1, wa, &rw, &rc) == 0;
+        ok = step_worlds(b, f, NULL, kind, n, steps, 1, wa, &rw, &rc, &unused) == 0;
         if (ok)
-            fprintf(f, "| %s | %d | %.0f | %.0f | %.0f | %.0f / %.0f ms | %.0f / %.0f ms | %.0f / %.0f ms | %.2fx | %s |\n",
+            fprintf(f,
+                    "| %s | %d | %.0f | %.0f | %.0f | %.0f / %.0f ms | %.0f / %.0f ms | %.0f / %.0f ms | %.2fx | %.1f "
+                    "| %s |\n",
                     kind == SMALL_PILES ? "piles of 3-12" : "piles of 20", n, n * steps / tw, n * steps / aw,
                     n * steps / rw, 1e3 * tw, 1e3 * tc, 1e3 * aw, 1e3 * ac, 1e3 * rw, 1e3 * rc, rw / tw,
-                    same ? "yes" : "**no**");
+                    held / 1024.0 / n, same ? "yes" : "**no**");
     }
     free_worlds(wt, n);
     free_worlds(wa, n);
@@ -128,11 +132,13 @@ void bench_worlds_stepped(bench *b, FILE *f)
                "SCENE SCENE...`; ccp, acgs, tol 1e-4 a step, float) on %s: together (their steps of at most %d "
                "contacts one device batch), the same worlds one after another on the device, and on the CPU "
                "reference. World-steps per second; wall / CPU seconds; the last two columns: the reference's "
-               "time over the batch's, and whether every world of the batch ends in the state it reaches alone, "
-               "to the bit.\n\n"
+               "time over the batch's, the device memory a world's share of the batch holds after the last step "
+               "(`clcone_context_memory` over N; a batch past the device's memory is refused before it is "
+               "allocated), and whether every world of the batch ends in the state it reaches alone, to the "
+               "bit.\n\n"
                "| worlds | N | together, world-steps/s | one after another | reference | together wall / CPU "
-               "| one after another | reference | ref / together | same bits |\n"
-               "|---|---|---|---|---|---|---|---|---|---|\n",
+               "| one after another | reference | ref / together | KiB a world | same bits |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n",
             steps, b->dev_short, CLCONE_SIM_LOCAL_MAX);
     for (int kind = 0; kind < 2; ++kind)
         for (int i = 0; i < ncounts; ++i) stepped_row(b, f, (world_kind)kind, counts[i], steps);
