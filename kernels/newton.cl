@@ -24,9 +24,10 @@
  *
  * The hybrid (`hybrid` set, the device's default for coulomb below
  * 1e-6) first runs coloured Gauss-Seidel sweeps, CGS's own (group_solve.cl,
- * the same bits), checked on the solver schedule, and hands a problem
- * over to Newton when the reference's stall rule says so
- * (newton_hybrid_stalled); each work-group decides for its problem. A
+ * the same bits), checked on the solver schedule, and gives a problem
+ * to Newton, for a try or for good, when the reference's switch says so
+ * (newton_hybrid_switch); a try that gives up goes back to the sweeps
+ * from the best iterate. Each work-group decides for its problem. A
  * problem the host gave no dense scratch (too large) stays with the
  * sweeps.
  *
@@ -35,16 +36,17 @@
  * it: none); vecs holds u, phi, the trial point, the best iterate (by
  * contact) and the gradient and direction (by problem); ints the pivots
  * (by problem), then per problem the last mark's iteration, the rescue's
- * length and the iteration at which Newton took over (-1 while the
- * sweeps run), which the host reads; ns per problem the best error, the mark's
- * error and a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
+ * length, the iteration at which Newton took over (-1 while the
+ * sweeps run), a rescue's sweeps to run and run, the sweeps (which the
+ * host reads) and the iteration a try ends at (0: none); ns per problem
+ * the best error, the mark's error and a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
  * in the trial point's and u's places, which Newton rewrites before it
  * reads them). model is CONE_MODEL_COULOMB or CONE_MODEL_CCP. The last five
  * arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
 #define NEWTON_NS 4
-#define NEWTON_NI 5
+#define NEWTON_NI 7
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
 static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
@@ -319,18 +321,24 @@ static void newton_cgs_sweep(const newton_in *P, int p, __global const int *prob
 
 /* The error at iteration it (group_check) into *e, read before the last
  * barrier (lane 0 may rewrite err_out after it), and the best iterate so
- * far. */
+ * far. A hybrid's try that has not converged by trial_end (0: none) gives
+ * up here (*gave_up, r back to the best iterate), inside this function's
+ * barrier: POCL's compile time grows with the kernel's barriers. */
 static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, __global real_t *r,
                           __global real_t *best, real_t *best_e, __local real_t *sums, __local int *verdict,
-                          __global real_t *err_out, real_t *e_out)
+                          __global real_t *err_out, real_t *e_out, int trial_end, int *gave_up)
 {
     int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
                              P->model, 0, 0, sums, verdict, err_out);
     real_t e = *e_out = *err_out;
+    *gave_up = trial_end && it >= trial_end && status == CONE_GROUP_RUNNING;
     if (e < *best_e) {
         *best_e = e;
         for (int i = 3 * P->c0 + (int)get_local_id(0); i < 3 * P->c1; i += (int)get_local_size(0)) best[i] = r[i];
     }
+    /* the lanes copy back the elements they copied, so no barrier between */
+    for (int i = 3 * P->c0 + (int)get_local_id(0); *gave_up && i < 3 * P->c1; i += (int)get_local_size(0))
+        r[i] = best[i];
     group_barrier();
     return status;
 }
@@ -357,6 +365,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int mark_it = pint[0], burst = pint[1], switched = pint[2], pend = pint[3], done = pint[4], rescued = 0;
+    int sweeps = pint[5], trial_end = pint[6];
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
@@ -368,7 +377,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         mark_it = 0;
         burst = newton_first_burst(max_iter);
         switched = hybrid ? -1 : 0;
-        pend = done = 0;
+        pend = done = sweeps = trial_end = 0;
     }
     if (budget == 0) {
         /* the host's last launch, past its time cap: the best iterate
@@ -383,19 +392,30 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     /* one call site per function with barriers: POCL copies the code
      * between barriers for each, and its compile time grows with them */
     for (;;) {
-        int ok = 0, newton = switched >= 0, len;
+        int ok = 0, newton = switched >= 0, len, gave_up;
         real_t e;
         if (!pend) {
             if (!newton && it >= it_end) break;
             it += !newton;
+            sweeps += !newton;
             newton_cgs_sweep(&P, p, prob_colors, color_ptr, order, r, !newton, it);
             /* a launch after the first measures again the iterate the last
              * one measured: the same error, and no new mark */
             if (newton || cone_is_check(it, check_every, max_iter)) {
-                status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e);
-                if (!newton && dense && newton_hybrid_stalled(it, e, tol, price, &mark_it, &mark_e)) {
-                    switched = it;
-                    newton = 1;
+                status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
+                                        trial_end, &gave_up);
+                if (!newton && dense) {
+                    int to = newton_hybrid_switch(it, e, tol, price, &mark_it, &mark_e);
+                    if (to) {
+                        switched = it;
+                        newton = 1;
+                        mark_e = INFINITY;
+                        trial_end = to == 1 ? it + NEWTON_TRIAL_STEPS : 0;
+                    }
+                }
+                if (gave_up) { /* the sweeps again, the next try a doubling on */
+                    newton = trial_end = mark_it = 0;
+                    switched = -1;
                     mark_e = INFINITY;
                 }
                 if (newton && e <= (real_t)0.5 * mark_e) {
@@ -417,7 +437,9 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
-            if (!ok || it - mark_it >= NEWTON_STALL_STEPS) {
+            if (trial_end && (!ok || it - mark_it >= NEWTON_STALL_STEPS)) {
+                trial_end = it + 1; /* a try that stalls gives up at the next check */
+            } else if (!ok || it - mark_it >= NEWTON_STALL_STEPS) {
                 pend = burst;
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);
@@ -451,6 +473,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         pint[2] = switched;
         pint[3] = pend;
         pint[4] = done;
+        pint[5] = sweeps;
+        pint[6] = trial_end;
         pns[0] = best_e;
         pns[1] = mark_e;
     }

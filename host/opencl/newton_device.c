@@ -15,13 +15,13 @@
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
  * problem (best error, mark error, a ccp rescue's two momentum terms;
- * mark iteration, rescue length, the
- * iteration Newton took over at, the sweeps of a rescue still to run and
- * those run),
- * as kernels/newton.cl lays them out. */
+ * mark iteration, rescue length, the iteration
+ * Newton took over at, the sweeps of a rescue still to run and those run,
+ * the hybrid's sweeps, the iteration a try ends at), as kernels/newton.cl
+ * lays them out. */
 #define NEWTON_VECS 18
 #define NEWTON_NS 4
-#define NEWTON_NI 5
+#define NEWTON_NI 7
 
 clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs, clcone_dev_apgd;
 
@@ -107,8 +107,8 @@ out:
 }
 
 /* The hybrid's sweeps per problem into inner_iters, as the reference
- * counts them: the iterations before Newton took over, or all of them
- * (the rescues' sweeps, which the reference adds, are not counted). */
+ * counts them: those before and between Newton's tries (the rescues'
+ * sweeps, which the reference adds, are not counted). */
 static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
@@ -119,7 +119,7 @@ static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
                             NEWTON_NI * np * sizeof *ints, ints, 0, NULL, NULL);
     for (size_t p = 0; e == CL_SUCCESS && p < np; ++p) {
         clcone_prob_result *out = &d->res->items[p];
-        out->inner_iters = ints[NEWTON_NI * p + 2] >= 0 ? ints[NEWTON_NI * p + 2] : out->iters;
+        out->inner_iters = ints[NEWTON_NI * p + 5];
     }
     free(ints);
     return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "reading the hybrid's sweeps");

@@ -286,18 +286,30 @@ static clcone_status newton_alloc(newton *N, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* Newton from r, the solve's iteration it0 at clock t0 (a hybrid's first
- * phase took the iterations before). */
+/* The batch's problem that starts at contact c0. */
+static int problem_of(const clcone_problem *p, int c0)
+{
+    int prob = 0;
+    while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
+    return prob;
+}
+
+/* Newton from r, the solve's iteration it0 at clock t0 (a hybrid's sweeps
+ * took the iterations before). trial set: the hybrid's early try
+ * (NEWTON_TRIAL_STEPS, kernels/newton_math.h), which converges or gives
+ * up, leaving the best iterate in r, out->iters at its last check and
+ * *gave_up 1. */
 static clcone_status newton_run(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                                int it0, double t0, clcone_prob_result *out, clcone_error *err)
+                                int it0, double t0, int trial, int *gave_up, clcone_prob_result *out,
+                                clcone_error *err)
 {
     newton N = {p, (int)o->model, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                 NULL, NULL};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
-    int prob = 0, mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
+    int prob = problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
+    int trial_end = trial ? it0 + NEWTON_TRIAL_STEPS : 0;
     clcone_status s;
     if ((s = newton_alloc(&N, err))) goto done;
-    while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
     for (int i = 0; i < N.m; ++i)
         if (!isfinite(x[i])) x[i] = 0;
     memcpy(N.best, x, (size_t)N.m * sizeof *x);
@@ -315,12 +327,21 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
         if (it > it0) clcone_history_add(o->history, prob, it, elapsed, e);
         if (o->progress) o->progress(o->progress_user, prob, it, e);
         if (clcone_stop_rule(o, it, e, elapsed, out)) break;
+        if (trial_end && it >= trial_end) {
+            *gave_up = 1;
+            out->iters = it;
+            break;
+        }
         if (e <= 0.5 * mark_e) {
             mark_e = e;
             mark_it = it;
         }
         if (newton_step(&N, x, &psi) && it - mark_it < NEWTON_STALL_STEPS) {
             rescued = 0;
+            continue;
+        }
+        if (trial_end) { /* a try that stalls gives up at the next check */
+            trial_end = it + 1;
             continue;
         }
         /* stalled or no descent: Gauss-Seidel moves r off the kink or
@@ -340,7 +361,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
         rescued = 1;
         mark_e = INFINITY;
     }
-    if (out->status != CLCONE_CONVERGED) {
+    if (out->status != CLCONE_CONVERGED || *gave_up) {
         memcpy(x, N.best, (size_t)N.m * sizeof *x);
         out->error = best_e;
     }
@@ -359,17 +380,21 @@ static clcone_status too_large(int n, clcone_error *err)
 clcone_status clcone_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
+    int gave_up = 0;
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
-    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
+    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), 0, &gave_up, out, err);
 }
 
-/* The hybrid's first phase: NSGS (ACGS for ccp) watched at its checks
- * by the stall rule (newton_hybrid_stalled, kernels/newton_math.h); a stall raises
- * stop, which the sweeps' loop reads as its cancel flag. */
+/* The hybrid's sweeps: NSGS (ACGS for ccp) watched at their checks by
+ * its switch (newton_hybrid_switch, kernels/newton_math.h); a try or the
+ * hand-over raises stop, which the sweeps' loop reads as its cancel flag.
+ * After a failed try the sweeps start again from iteration it0 of the
+ * solve, their own count from 0: the checks go to the history and
+ * progress here, numbered as the solve's. */
 typedef struct hybrid {
     const clcone_options *o;
-    double budget, mark_e;
-    int mark_it;
+    double budget, mark_e, t0;
+    int mark_it, it0, prob, verdict;
     volatile int stop;
 } hybrid;
 
@@ -377,30 +402,63 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
 {
     hybrid *H = state;
     (void)err;
-    if (clcone_cancelled(H->o) || newton_hybrid_stalled(it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e))
-        H->stop = 1;
+    if (H->it0 > 0 && it > 0) {
+        clcone_history_add(H->o->history, H->prob, H->it0 + it, clcone_now_ms() - H->t0, e);
+        if (H->o->progress) H->o->progress(H->o->progress_user, H->prob, H->it0 + it, e);
+    }
+    H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e);
+    if (clcone_cancelled(H->o) || H->verdict) H->stop = 1;
     return CLCONE_OK;
+}
+
+/* The hybrid's sweeps from iteration H->it0 of the solve to its end or
+ * the switch's verdict, within the caps left; out counts the solve's
+ * iterations. */
+static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                   hybrid *H, clcone_prob_result *out, clcone_error *err)
+{
+    clcone_options first = *o;
+    clcone_status s;
+    first.cancel = &H->stop;
+    first.max_iter = o->max_iter - H->it0;
+    if (H->it0 > 0) {
+        first.history = NULL;
+        first.progress = NULL;
+        if (o->max_seconds > 0) first.max_seconds = fmax(o->max_seconds - 1e-3 * (clcone_now_ms() - H->t0), 1e-9);
+    }
+    H->stop = 0;
+    H->verdict = 0;
+    s = o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
+                                         : clcone_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
+    out->iters += H->it0;
+    out->time_ms = clcone_now_ms() - H->t0;
+    if (H->it0 > 0 && !H->stop) clcone_history_add(o->history, H->prob, out->iters, out->time_ms, out->error);
+    return s;
 }
 
 clcone_status clcone_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
-    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], coulomb = o->model == CLCONE_MODEL_COULOMB;
-    double t0 = clcone_now_ms();
-    hybrid H = {o, 0, INFINITY, 0, 0};
-    clcone_options first = *o;
+    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
+    hybrid H = {o, 0, INFINITY, clcone_now_ms(), 0, 0, problem_of(p, c0), 0, 0};
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return coulomb ? clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
-                       : clcone_ref_apgd(p, o, c0, c1, r, out, err);
+        return o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
+                                                : clcone_ref_apgd(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
-    first.cancel = &H.stop;
-    s = coulomb ? clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err)
-                : clcone_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err);
-    if (s) return s;
-    out->inner_iters = out->iters;
-    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
-        return CLCONE_OK;
-    out->status = CLCONE_CONVERGED; /* newton_run sets it again */
-    return newton_run(p, o, c0, c1, r, out->iters, t0, out, err);
+    for (;;) {
+        int gave_up = 0;
+        if ((s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
+        out->inner_iters = sweeps += out->iters - H.it0;
+        if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
+            return CLCONE_OK;
+        out->status = CLCONE_CONVERGED; /* newton_run sets it again */
+        s = newton_run(p, o, c0, c1, r, out->iters, H.t0, H.verdict == 1, &gave_up, out, err);
+        if (s || !gave_up) return s;
+        /* the try gave up: sweeps again, the next try a doubling on */
+        sweeps = out->inner_iters;
+        H.it0 = out->iters;
+        H.mark_it = 0;
+        H.mark_e = INFINITY;
+    }
 }
