@@ -343,6 +343,42 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
     return status;
 }
 
+/* A problem's hybrid state, kept in ints and ns between launches: the
+ * last mark (iteration, error), the iteration Newton took over at (-1
+ * while the sweeps run) and the iteration a try ends at (0: none). */
+typedef struct newton_track {
+    int mark_it, switched, trial_end;
+    real_t mark_e;
+} newton_track;
+
+/* After the check of iteration it (error e; a try given up or not): the
+ * hybrid's switch while the sweeps run (newton_hybrid_switch), back to
+ * the sweeps from a try that gave up, and Newton's mark at each halving
+ * of the error. Returns whether Newton runs. */
+static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, real_t price, int dense, int gave_up)
+{
+    int newton = T->switched >= 0;
+    if (!newton && dense) {
+        int to = newton_hybrid_switch(it, e, tol, price, &T->mark_it, &T->mark_e);
+        if (to) {
+            T->switched = it;
+            newton = 1;
+            T->mark_e = INFINITY;
+            T->trial_end = to == 1 ? it + NEWTON_TRIAL_STEPS : 0;
+        }
+    }
+    if (gave_up) { /* the sweeps again, the next try a doubling on */
+        newton = T->trial_end = T->mark_it = 0;
+        T->switched = -1;
+        T->mark_e = INFINITY;
+    }
+    if (newton && e <= (real_t)0.5 * T->mark_e) {
+        T->mark_e = e;
+        T->mark_it = it;
+    }
+    return newton;
+}
+
 __kernel void newton_local(__global const int *prob_off, __global const ulong *mat_off,
                            __global const int *row_ptr, __global const int *col, __global const real_t *W,
                            __global const int *diag, __global const real_t *q, __global const real_t *mu,
@@ -364,20 +400,19 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
     newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int mark_it = pint[0], burst = pint[1], switched = pint[2], pend = pint[3], done = pint[4], rescued = 0;
-    int sweeps = pint[5], trial_end = pint[6];
-    real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
+    int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
+    newton_track T = {pint[0], pint[2], pint[6], pns[1]};
+    real_t psi, best_e = pns[0], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
     if (restart) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
             if (!isfinite(r[i])) r[i] = 0;
         group_barrier();
-        best_e = mark_e = INFINITY;
-        mark_it = 0;
+        best_e = T.mark_e = INFINITY;
+        T.mark_it = pend = done = sweeps = T.trial_end = 0;
         burst = newton_first_burst(max_iter);
-        switched = hybrid ? -1 : 0;
-        pend = done = sweeps = trial_end = 0;
+        T.switched = hybrid ? -1 : 0;
     }
     if (budget == 0) {
         /* the host's last launch, past its time cap: the best iterate
@@ -392,7 +427,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     /* one call site per function with barriers: POCL copies the code
      * between barriers for each, and its compile time grows with them */
     for (;;) {
-        int ok = 0, newton = switched >= 0, len, gave_up;
+        int ok = 0, newton = T.switched >= 0, len, gave_up;
         real_t e;
         if (!pend) {
             if (!newton && it >= it_end) break;
@@ -403,25 +438,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
              * one measured: the same error, and no new mark */
             if (newton || cone_is_check(it, check_every, max_iter)) {
                 status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
-                                        trial_end, &gave_up);
-                if (!newton && dense) {
-                    int to = newton_hybrid_switch(it, e, tol, price, &mark_it, &mark_e);
-                    if (to) {
-                        switched = it;
-                        newton = 1;
-                        mark_e = INFINITY;
-                        trial_end = to == 1 ? it + NEWTON_TRIAL_STEPS : 0;
-                    }
-                }
-                if (gave_up) { /* the sweeps again, the next try a doubling on */
-                    newton = trial_end = mark_it = 0;
-                    switched = -1;
-                    mark_e = INFINITY;
-                }
-                if (newton && e <= (real_t)0.5 * mark_e) {
-                    mark_e = e;
-                    mark_it = it;
-                }
+                                        T.trial_end, &gave_up);
+                newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
                 if (status != CONE_GROUP_RUNNING) break;
             }
             if (!newton) continue;
@@ -437,13 +455,13 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
-            if (trial_end && (!ok || it - mark_it >= NEWTON_STALL_STEPS)) {
-                trial_end = it + 1; /* a try that stalls gives up at the next check */
-            } else if (!ok || it - mark_it >= NEWTON_STALL_STEPS) {
+            if (T.trial_end && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
+                T.trial_end = it + 1; /* a try that stalls gives up at the next check */
+            } else if (!ok || it - T.mark_it >= NEWTON_STALL_STEPS) {
                 pend = burst;
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);
-                mark_e = INFINITY;
+                T.mark_e = INFINITY;
             }
             ++it;
         }
@@ -468,14 +486,14 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
-        pint[0] = mark_it;
+        pint[0] = T.mark_it;
         pint[1] = burst;
-        pint[2] = switched;
+        pint[2] = T.switched;
         pint[3] = pend;
         pint[4] = done;
         pint[5] = sweeps;
-        pint[6] = trial_end;
+        pint[6] = T.trial_end;
         pns[0] = best_e;
-        pns[1] = mark_e;
+        pns[1] = T.mark_e;
     }
 }

@@ -60,8 +60,9 @@ CONE_FN real_t newton_hybrid_budget(int m, int blocks)
  * iterate. Newton converging from its start takes a few steps
  * (quadratic); a try kept on a gain instead (two decades in five steps)
  * kept a 20-box stack's (80 contacts) Newton in its slow global phase
- * after its first steps, and took 4x the time of its sweeps. */
-#define NEWTON_TRIAL_STEPS 8
+ * after its first steps, and took 4x the time of its sweeps. Tries of 8
+ * steps cost more than they saved on stacks of 16 and 20 boxes. */
+#define NEWTON_TRIAL_STEPS 4
 
 /* The hybrid's switch at a check of its sweeps (iteration it, error e),
  * marks at each doubling of the iterations (*mark_it, *mark_e; 0 and

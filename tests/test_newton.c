@@ -6,6 +6,9 @@
  * run to run. */
 #include "testutil.h"
 #include "ref/reference.h"
+#include "cone.h"
+#include "local_solve.h"
+#include "newton_math.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -481,20 +484,31 @@ START_TEST(hybrid_device_is_cgs_where_cgs_suffices)
 }
 END_TEST
 
-/* A pile of spheres in local form with more contacts than the dense
- * path takes (r = 0 allocated for it). */
-static void large_pile(clcone_problem *p, double **r)
+/* Generated scene `name` of size n in local form (r = 0 allocated for
+ * it): with `exported`, the contact problem `clcone export` writes
+ * (gravity in its q), else the scene's bodies at rest. */
+static void generated_local(const char *name, int n, int exported, clcone_problem *p, double **r)
 {
     clcone_gen_params gp;
     clcone_world w;
     clcone_error e;
     clcone_gen_params_default(&gp);
-    gp.n = 200;
-    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_scene_to_local(&w.s, p, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_int_gt(p->n, CLCONE_NEWTON_REF_MAX_CONTACTS);
+    gp.n = n;
+    clcone_scene sc;
+    ck_assert_msg(clcone_world_generate(name, &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    if (exported) ck_assert_msg(clcone_world_contact_scene(&w, &sc, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_scene_to_local(exported ? &sc : &w.s, p, &e) == CLCONE_OK, "%s", e.msg);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
+    if (exported) clcone_scene_free(&sc);
     clcone_world_free(&w);
+}
+
+/* A pile of spheres in local form with more contacts than the dense
+ * path takes (r = 0 allocated for it). */
+static void large_pile(clcone_problem *p, double **r)
+{
+    generated_local("pile", 200, 0, p, r);
+    ck_assert_int_gt(p->n, CLCONE_NEWTON_REF_MAX_CONTACTS);
 }
 
 /* In a device batch each problem switches on its own, and runs as it
@@ -552,6 +566,64 @@ START_TEST(hybrid_device_float_switches)
 }
 END_TEST
 
+/* The hybrid's early try (newton_hybrid_switch): where the sweeps' pace
+ * prices tol above Newton's cost, Newton gets a try once the sweeps have
+ * spent a try's share of it, not the whole: OneObject-i1028-138
+ * converges in 298 iterations on the reference and 230 on a device
+ * (522 sweeps before). A try that does not converge goes back to the
+ * sweeps and the solve still converges: a 20-box stack, whose first
+ * tries give up (more Newton steps than a try's). */
+/* The reference's history of problem p by the hybrid to 1e-8 shows a try
+ * (Newton checked at every iteration) followed by sweeps (checked every
+ * 10), its iterations rising throughout. */
+static void sweeps_after_a_try(const clcone_problem *p)
+{
+    clcone_history h = {NULL, 0, 0, 0};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *r = calloc(3 * (size_t)p->n, sizeof *r);
+    int newton = 0, back = 0;
+    clcone_options_default(&o);
+    o.tol = 1e-8;
+    o.history = &h;
+    ck_assert_msg(clcone_solve(NULL, p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
+    for (int k = 1; k < h.count; ++k) {
+        int step = h.points[k].iter - h.points[k - 1].iter;
+        ck_assert_int_gt(step, 0);
+        newton = newton || step == 1;
+        back = back || (newton && step == o.check_every);
+    }
+    ck_assert_msg(back, "no sweeps after a try (%d checks)", h.count);
+    clcone_history_free(&h);
+    clcone_result_free(&res);
+    free(r);
+}
+
+START_TEST(hybrid_tries_newton_early)
+{
+    clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out =
+        solve_shared(ctx, "OneObject-i1028-138.hdf5.dat", CLCONE_SOLVER_DEFAULT, 1e-8, 0, &p, &r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
+    ck_assert_int_lt(out.iters, 400);
+    ck_assert_int_lt(out.inner_iters, out.iters);
+    free(r);
+    clcone_problem_free(&p);
+    generated_local("stack", 20, 1, &p, &r);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_DEFAULT, 1e-8, 0, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED, "%s", out.reason);
+    ck_assert_double_le(clcone_error_coulomb(&p, r, 0, p.n, NULL), _i ? 1.1e-8 : 1e-8);
+    if (!_i) sweeps_after_a_try(&p);
+    free(r);
+    clcone_problem_free(&p);
+    if (ctx) clcone_context_free(ctx);
+}
+END_TEST
+
 Suite *suite_newton(void)
 {
     Suite *s = suite_create("newton");
@@ -575,6 +647,7 @@ Suite *suite_newton(void)
     tcase_add_test(t, hybrid_device_is_cgs_where_cgs_suffices);
     tcase_add_test(t, hybrid_device_batch_switches_per_problem);
     tcase_add_test(t, hybrid_device_float_switches);
+    tcase_add_loop_test(t, hybrid_tries_newton_early, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }
