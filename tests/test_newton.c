@@ -572,7 +572,7 @@ END_TEST
  * converges in 298 iterations on the reference and 230 on a device
  * (522 sweeps before). A try that does not converge goes back to the
  * sweeps and the solve still converges: a 20-box stack, whose first
- * tries give up (more Newton steps than a try's). */
+ * tries give up (the reference's history shows it). */
 /* The reference's history of problem p by the hybrid to 1e-8 shows a try
  * (Newton checked at every iteration) followed by sweeps (checked every
  * 10), its iterations rising throughout. */
