@@ -566,13 +566,6 @@ START_TEST(hybrid_device_float_switches)
 }
 END_TEST
 
-/* The hybrid's early try (newton_hybrid_switch): where the sweeps' pace
- * prices tol above Newton's cost, Newton gets a try once the sweeps have
- * spent a try's share of it, not the whole: OneObject-i1028-138
- * converges in 298 iterations on the reference and 230 on a device
- * (522 sweeps before). A try that does not converge goes back to the
- * sweeps and the solve still converges: a 20-box stack, whose first
- * tries give up (the reference's history shows it). */
 /* The reference's history of problem p by the hybrid to 1e-8 shows a try
  * (Newton checked at every iteration) followed by sweeps (checked every
  * 10), its iterations rising throughout. */
@@ -601,6 +594,13 @@ static void sweeps_after_a_try(const clcone_problem *p)
     free(r);
 }
 
+/* The hybrid's early try (newton_hybrid_switch): where the sweeps' pace
+ * prices tol above Newton's cost, Newton gets a try once the sweeps have
+ * spent a try's share of it, not the whole: OneObject-i1028-138
+ * converges in 298 iterations on the reference and 230 on a device
+ * (522 sweeps before). A try that does not converge goes back to the
+ * sweeps and the solve still converges: a 20-box stack, whose first
+ * tries give up (the reference's history shows it). */
 START_TEST(hybrid_tries_newton_early)
 {
     clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
