@@ -25,7 +25,9 @@ static const char *const USAGE_MUJOCO =
     "                   kind (equality, friction loss, limits, frictionless,\n"
     "                   pyramidal and elliptic contacts of condim 3, 4 or 6);\n"
     "                   with rows beyond elliptic condim-3 contacts, limits and\n"
-    "                   frictionless contacts the solver is apgd (or pgs on ref)\n"
+    "                   frictionless contacts the solver is apgd (or pgs on ref);\n"
+    "                   --solver newton: MuJoCo's Newton method on MuJoCo's\n"
+    "                   primal problem (every kind, by islands; ref only)\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
@@ -383,6 +385,7 @@ static int solver_runs(clcone_model m, clcone_solver s, int dev)
 {
     const clcone_offer *f;
     if (s == CLCONE_SOLVER_DEFAULT || s == CLCONE_SOLVER_APGD || (!dev && s == CLCONE_SOLVER_PGS)) return 1;
+    if (s == CLCONE_SOLVER_NEWTON && m == CLCONE_MODEL_SOFT) return !dev; /* MuJoCo's Newton, primal */
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
         if (f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
     return 0;
@@ -398,9 +401,12 @@ static int check_solver(const cli_args *a)
     if (solver_runs(a->o.model, a->o.solver, dev)) return 0;
     clcone_offers_describe(a->o.model, dev, offers, sizeof offers);
     snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by %s on the 3-row form and "
-                              "by apgd%s on the general-block form",
+                              "by apgd%s on the general-block form%s",
              clcone_solver_name(a->o.solver), clcone_model_name(a->o.model), dev ? "on a device" : "on the reference",
-             offers, dev ? "" : " or pgs");
+             offers, dev ? "" : " or pgs",
+             a->o.model == CLCONE_MODEL_SOFT ? (dev ? "; MuJoCo's Newton (newton) runs on the reference only"
+                                                    : ", or by MuJoCo's Newton (newton) on its primal problem")
+                                             : "");
     return usage_error(USAGE_MUJOCO, "%s", why);
 }
 

@@ -11,6 +11,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/mj_common.h"
 #include "mujoco/guard.h"
+#include "mujoco/mj_primal.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
 #include "cone.h"
@@ -371,6 +372,8 @@ void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
     free(pd->key);
     free(pd->fmj);
     free(pd->amj);
+    if (pd->primal) clcone_mj_primal_free(pd->primal);
+    free(pd->primal);
     memset(pd, 0, sizeof *pd);
 }
 
@@ -462,6 +465,22 @@ static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *
     return CLCONE_OK;
 }
 
+/* MuJoCo's primal problem for its Newton method: no A and no dual warm
+ * start (the start is MuJoCo's, qacc_warmstart). */
+static clcone_status begin_primal(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
+                                  clcone_mujoco_stats *st, double t0, clcone_error *err)
+{
+    clcone_status s;
+    a->nprev = 0;
+    if (!(pd->primal = clcone_calloc(1, sizeof *pd->primal, err, "the primal problem"))) return CLCONE_ENOMEM;
+    if ((s = clcone_mj_primal_build(m, d, a->label, pd->primal, err))) return s;
+    for (int k = 0; k < pd->primal->n; ++k) pd->nb += pd->primal->isl[k].nb;
+    pd->nr = d->nefc;
+    st->blocks = pd->nb;
+    st->setup_ms = clcone_now_ms() - t0;
+    return CLCONE_OK;
+}
+
 /* The constraint stage up to the solve: MuJoCo's solver first when
  * comparing (its forces and qacc kept in pd), then clcone's problem and
  * its warm start: on the 3-row form when every row fits it, else on the
@@ -489,6 +508,8 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
     t0 = clcone_now_ms();
+    if (a->o.model == CLCONE_MODEL_SOFT && a->o.solver == CLCONE_SOLVER_NEWTON)
+        return begin_primal(a, m, d, pd, st, t0, err);
     general = goes_general(a, m, d);
     if (a->o.model == CLCONE_MODEL_COULOMB) {
         if ((s = coulomb_zero_row(a, m, d, general, err))) return s;
@@ -519,6 +540,21 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
     return s;
 }
 
+/* After MuJoCo's Newton: its solution written back as MuJoCo's, compared. */
+static clcone_status end_primal(const clcone_mujoco *a, const mjModel *m, mjData *d, const clcone_mujoco_pending *pd,
+                                clcone_mujoco_stats *st, clcone_error *err)
+{
+    const clcone_mj_primal *pr = pd->primal;
+    for (int x = 0; x < d->nefc; ++x)
+        if (!isfinite(pr->f[x])) return bad_force(a, d, pr->row[x], st, err);
+    clcone_mj_primal_write(m, d, pr);
+    if (pd->fmj) {
+        st->force_rel_diff = rel_diff(d->efc_force, pd->fmj, pd->fmj, d->nefc);
+        st->qacc_rel_diff = rel_diff(d->qacc, pd->amj, d->qacc_smooth, (int)m->nv);
+    }
+    return CLCONE_OK;
+}
+
 /* The constraint stage after the solve: clcone's forces (pd->r) written
  * back as MuJoCo's outputs, compared, and kept for the next warm start. */
 static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
@@ -526,6 +562,7 @@ static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData 
 {
     double *r = pd->r;
     if (pd->nb == 0) return CLCONE_OK;
+    if (pd->primal) return end_primal(a, m, d, pd, st, err);
     for (int i = 0; pd->fixed && i < pd->nr; ++i)
         if (!isnan(pd->fixed[i])) r[i] = pd->fixed[i];
     for (int i = 0; i < pd->nr; ++i)
@@ -631,8 +668,60 @@ clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, c
     return clcone_mujoco_call(second_half, &h, a->label, err);
 }
 
-clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
-                                         clcone_error *err)
+/* The islands' results as one: the worst status (its reason), the most
+ * iterations, the largest error, the summed cost, the wall time. */
+static void merge_results(const clcone_prob_result *res, int n, double ms, clcone_prob_result *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < n; ++k) {
+        if (res[k].status > out->status || k == 0) {
+            out->status = res[k].status;
+            snprintf(out->reason, sizeof out->reason, "%s", res[k].reason);
+        }
+        if (res[k].iters > out->iters) out->iters = res[k].iters;
+        if (res[k].error > out->error) out->error = res[k].error;
+        out->cost += res[k].cost;
+    }
+    out->time_ms = ms;
+}
+
+/* pd's primal problem, its islands one batch (solve/blocks_solve.h). */
+static clcone_status solve_primal(const clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                  clcone_error *err)
+{
+    clcone_mj_primal *pr = pd->primal;
+    size_t n = (size_t)pr->n;
+    const clcone_pproblem **p = clcone_calloc(n + 1, sizeof *p, err, "islands");
+    double **av = clcone_calloc(2 * n + 1, sizeof *av, err, "island vectors"), t0 = clcone_now_ms();
+    int **sv = clcone_calloc(n + 1, sizeof *sv, err, "island zones"), failed;
+    clcone_prob_result *res = clcone_calloc(n + 1, sizeof *res, err, "island results");
+    clcone_options o;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!p || !av || !sv || !res) goto out;
+    for (size_t k = 0; k < n; ++k) {
+        p[k] = &pr->isl[k];
+        av[k] = pr->a + pr->dof_off[k];
+        av[n + k] = pr->f + pr->row_off[k];
+        sv[k] = pr->state + pr->row_off[k];
+    }
+    clcone_mujoco_solve_options(a, NULL, NULL, &o);
+    o.warm_start = pr->warm;
+    s = clcone_solve_primal_batch(a->ctx, pr->n, p, &o, 1, av, av + n, sv, res, &failed, err);
+    if (s) {
+        if (failed >= 0) clcone_error_prefix(err, "island %d", failed);
+        clcone_error_prefix(err, "%s", a->label);
+    } else merge_results(res, pr->n, clcone_now_ms() - t0, &st->res);
+out:
+    free(p);
+    free(av);
+    free(sv);
+    free(res);
+    return s;
+}
+
+/* pd's dual problem on its form. */
+static clcone_status solve_dual(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                clcone_error *err)
 {
     clcone_plan *plan = NULL;
     clcone_result res = {0};
@@ -650,6 +739,12 @@ clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pendin
     clcone_plan_free(plan);
     clcone_result_free(&res);
     return s;
+}
+
+clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
+                                         clcone_error *err)
+{
+    return pd->primal ? solve_primal(a, pd, st, err) : solve_dual(a, pd, st, err);
 }
 
 clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,

@@ -47,10 +47,11 @@ void clcone_mujoco_free(clcone_mujoco *a);
  * from the forces of the blocks that were there last step. compare, when
  * not NULL, is a copy of m whose solver options MuJoCo's own solver runs
  * with at the same state first (st's differences). The soft model solves
- * every row kind: on the 3-row form (clcone_mujoco_problem) when every
- * row fits it, else on the general-block form (clcone_mujoco_bproblem,
- * solve/blocks_solve.h: apgd, or pgs on the reference; another solver is
- * CLCONE_ENOTSUP). coulomb solves the 3-row form only: rows it does not
+ * every row kind: with solver newton by MuJoCo's Newton method on its
+ * primal problem (mujoco/mj_primal.h, the reference only), else on the
+ * 3-row form (clcone_mujoco_problem) when every row fits it, else on the
+ * general-block form (clcone_mujoco_bproblem, solve/blocks_solve.h: apgd,
+ * or pgs on the reference; another solver is CLCONE_ENOTSUP). coulomb solves the 3-row form only: rows it does not
  * hold (equality, friction loss, pyramidal contacts, elliptic contacts of
  * condim 4 or 6 or with two friction coefficients) are CLCONE_ENOTSUP
  * naming the kinds and their counts. Non-finite MuJoCo data are
@@ -90,6 +91,9 @@ typedef struct clcone_mujoco_pending {
     int *row;             /* each 3-row block's first efc row */
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
+    struct clcone_mj_primal *primal; /* soft with solver newton: MuJoCo's
+                             primal problem by islands (mujoco/mj_primal.h),
+                             solved by MuJoCo's Newton; NULL otherwise */
 } clcone_mujoco_pending;
 
 clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,

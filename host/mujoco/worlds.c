@@ -222,7 +222,34 @@ static clcone_status in_world(clcone_status s, int k, clcone_error *err)
 /* Whether world pd's problem joins the 3-row batch (solve_batch): it has
  * rows, in the 3-row form; those on the general-block form
  * (mujoco/general.c) make the general batch (solve_general_batch). */
-static int in_batch(const clcone_mujoco_pending *pd) { return pd->nb && !pd->general; }
+static int in_batch(const clcone_mujoco_pending *pd) { return pd->nb && !pd->general && !pd->primal; }
+
+/* World k's primal problem (MuJoCo's Newton, mujoco/mj_primal.h), if it
+ * has one, solved alone. */
+static clcone_status solve_primal_item(void *arg, int k, clcone_error *err)
+{
+    clcone_worlds *w = arg;
+    clcone_status s = CLCONE_OK;
+    if (w->pd[k].primal && w->pd[k].nb) s = clcone_mujoco_solve_pending(w->ad[k], &w->pd[k], &w->st[k], err);
+    return s ? in_world(s, k, err) : s;
+}
+
+/* The worlds' primal problems, a world a thread at a time (the same
+ * results for any number of threads), into ws's totals. */
+static clcone_status solve_primal_worlds(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+{
+    clcone_status s = clcone_each_item(w->threads, w->n, solve_primal_item, w, NULL, err);
+    for (int k = 0; !s && k < w->n; ++k) {
+        const clcone_prob_result *pr = &w->st[k].res;
+        if (!w->pd[k].primal || !w->pd[k].nb) continue;
+        ++ws->solved;
+        ws->solve_ms += pr->time_ms;
+        if (pr->status > ws->status) ws->status = pr->status;
+        if (pr->error > ws->error) ws->error = pr->error;
+        if (pr->iters > ws->iters) ws->iters = pr->iters;
+    }
+    return s;
+}
 
 /* The worlds on the general-block form as one batch
  * (clcone_solve_blocks_batch), in world order, each solved as it would be
@@ -395,6 +422,7 @@ clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clco
     }
     if (!s) s = solve_batch(w, ws, err);
     if (!s) s = solve_general_batch(w, ws, err);
+    if (!s) s = solve_primal_worlds(w, ws, err);
     ws->host_ms = t1 - t0;
     t0 = clcone_now_ms();
     if (!s) s = each_world(w, 1, err);

@@ -1,9 +1,10 @@
 /* The general-block problem's dispatch (solve/blocks_solve.h): apgd on
  * either backend (the default, as for the soft model), pgs on the
- * reference. */
+ * reference; and MuJoCo's primal problem's, Newton on the reference. */
 #include "solve/blocks_solve.h"
 #include "core/internal.h"
 #include "ref/blocks_ref.h"
+#include "ref/primal_newton.h"
 #include "opencl/blocks_device.h"
 #include "core/parallel.h"
 
@@ -86,5 +87,52 @@ clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone
         return s;
     }
     if ((s = clcone_each_item(threads, K, solve_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
+    return CLCONE_OK;
+}
+
+/* A batch of primal problems, for its items on threads. */
+typedef struct primal_job {
+    const clcone_pproblem *const *p;
+    const clcone_options *o;
+    double *const *a, *const *f;
+    int *const *state;
+    clcone_prob_result *res;
+} primal_job;
+
+static clcone_status primal_item(void *job, int k, clcone_error *err)
+{
+    const primal_job *j = job;
+    clcone_status s = clcone_pproblem_validate(j->p[k], err);
+    return s ? s : clcone_ref_primal_newton(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
+}
+
+clcone_status clcone_solve_primal_batch(clcone_context *ctx, int K, const clcone_pproblem *const *p,
+                                        const clcone_options *o, int threads, double *const *a, double *const *f,
+                                        int *const *state, clcone_prob_result *res, int *failed, clcone_error *err)
+{
+    clcone_options oo;
+    primal_job job = {p, &oo, a, f, state, res};
+    clcone_status s;
+    int k;
+    if (failed) *failed = -1;
+    CLCONE_REQUIRE(err, p);
+    CLCONE_REQUIRE(err, o);
+    CLCONE_REQUIRE(err, a);
+    CLCONE_REQUIRE(err, f);
+    CLCONE_REQUIRE(err, state);
+    CLCONE_REQUIRE(err, res);
+    if (K < 1 || threads < 1)
+        return clcone_fail(err, CLCONE_EINVAL, "a batch of %d primal problems on %d threads: need one or more of each",
+                           K, threads);
+    if (ctx)
+        return clcone_fail(err, CLCONE_ENOTSUP, "MuJoCo's Newton method runs on the reference only (the device part "
+                                                "is not built): use --device ref");
+    oo = *o;
+    if (oo.solver != CLCONE_SOLVER_DEFAULT && oo.solver != CLCONE_SOLVER_NEWTON)
+        return clcone_fail(err, CLCONE_ENOTSUP, "MuJoCo's primal problem is solved by newton, not %s",
+                           clcone_solver_name(oo.solver));
+    if (oo.tol == 0) oo.tol = 1e-8;
+    memset(res, 0, sizeof *res * (size_t)K);
+    if ((s = clcone_each_item(threads, K, primal_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;
 }

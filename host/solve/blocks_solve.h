@@ -3,6 +3,7 @@
 #define CLCONE_SOLVE_BLOCKS_SOLVE_H
 
 #include "core/blocks.h"
+#include "core/primal.h"
 
 /* Validates p and solves it on ctx (NULL: the CPU reference, pgs or apgd;
  * a device: apgd) with o's solver (a solver the backend does not run for
@@ -26,5 +27,17 @@ clcone_status clcone_solve_blocks(clcone_context *ctx, const clcone_bproblem *p,
 clcone_status clcone_solve_blocks_batch(clcone_context *ctx, int K, const clcone_bproblem *const *p,
                                         const clcone_options *o, int threads, double *const *f,
                                         clcone_prob_result *res, int *failed, clcone_error *err);
+
+/* K primal problems p[k] (core/primal.h, MuJoCo's islands) solved by
+ * MuJoCo's Newton method (ref/primal_newton.h) on the reference, each
+ * validated, on `threads` threads, the same bits for any: a[k] (p[k]->nv)
+ * the start when o->warm_start and the accelerations on return, f[k] and
+ * state[k] (p[k]->m) the forces and zones, res[k] the result. o->solver
+ * is newton (or the default); tol 0 is MuJoCo's default 1e-8. On a device
+ * CLCONE_ENOTSUP: the device part is not built. failed as
+ * clcone_solve_blocks_batch's. */
+clcone_status clcone_solve_primal_batch(clcone_context *ctx, int K, const clcone_pproblem *const *p,
+                                        const clcone_options *o, int threads, double *const *a, double *const *f,
+                                        int *const *state, clcone_prob_result *res, int *failed, clcone_error *err);
 
 #endif

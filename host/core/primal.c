@@ -1,0 +1,188 @@
+/* MuJoCo's primal problem (core/primal.h): storage, checks and the soft
+ * cost with its forces, zones and cone Hessians. */
+#include "core/primal.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, clcone_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->nv = nv;
+    p->m = m;
+    p->nb = nb;
+    p->M = clcone_calloc((size_t)nv * (size_t)nv + 1, sizeof *p->M, err, "M");
+    p->a0 = clcone_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
+    p->jp = clcone_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
+    p->jc = clcone_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
+    p->jv = clcone_calloc((size_t)nnz + 1, sizeof *p->jv, err, "J's values");
+    p->aref = clcone_calloc(3 * (size_t)m + 1, sizeof *p->aref, err, "a_ref, R and bounds");
+    p->off = clcone_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
+    p->kind = clcone_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
+    p->mu = clcone_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
+    if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu) {
+        clcone_pproblem_free(p);
+        return CLCONE_ENOMEM;
+    }
+    p->f0 = p->a0 + nv;
+    p->R = p->aref + m;
+    p->bound = p->R + m;
+    return CLCONE_OK;
+}
+
+void clcone_pproblem_free(clcone_pproblem *p)
+{
+    if (!p) return;
+    free(p->M);
+    free(p->a0);
+    free(p->jp);
+    free(p->jc);
+    free(p->jv);
+    free(p->aref);
+    free(p->off);
+    free(p->kind);
+    free(p->mu);
+    memset(p, 0, sizeof *p);
+}
+
+static clcone_status check_rows(const clcone_pproblem *p, clcone_error *err)
+{
+    for (int i = 0; i < p->m; ++i) {
+        if (!(p->R[i] > 0 && isfinite(p->R[i])) || !isfinite(p->aref[i]))
+            return clcone_fail(err, CLCONE_EINVAL, "row %d: R %g (not finite and > 0) or a_ref %g", i, p->R[i],
+                               p->aref[i]);
+        if (p->jp[i + 1] < p->jp[i])
+            return clcone_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
+                               p->jp[i + 1]);
+        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e)
+            if (p->jc[e] < 0 || p->jc[e] >= p->nv || !isfinite(p->jv[e]))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d: J's entry at column %d of %d is %g", i, p->jc[e],
+                                   p->nv, p->jv[e]);
+    }
+    return CLCONE_OK;
+}
+
+static clcone_status check_blocks(const clcone_pproblem *p, clcone_error *err)
+{
+    if (p->off[0] != 0 || p->off[p->nb] != p->m)
+        return clcone_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
+                           p->off[p->nb], p->m);
+    for (int b = 0; b < p->nb; ++b) {
+        int n = p->off[b + 1] - p->off[b], k = p->kind[b];
+        if (k < 0 || k >= BLK_KINDS || n < (k == BLK_CONE ? 2 : 1) || n > (k == BLK_CONE ? PRIMAL_CONE_MAX : p->m))
+            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d of %d rows", b, p->off[b], k, n);
+        if (k == BLK_CONE && !(p->mu[b] > 0 && isfinite(p->mu[b])))
+            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d, cone): mu %g, not finite and > 0", b,
+                               p->off[b], p->mu[b]);
+        for (int x = k == BLK_CONE ? 1 : 0; x < n && (k == BLK_CONE || k == BLK_BOX); ++x) {
+            double w = p->bound[p->off[b] + x];
+            if (!(isfinite(w) && (k == BLK_CONE ? w > 0 : w >= 0)))
+                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g", p->off[b] + x, b,
+                                   k == BLK_CONE ? "cone" : "box", k == BLK_CONE ? "friction" : "bound", w);
+        }
+    }
+    return CLCONE_OK;
+}
+
+clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *err)
+{
+    clcone_status s;
+    if (p->nv < 0 || p->m < 1 || p->nb < 1)
+        return clcone_fail(err, CLCONE_EINVAL, "%d dofs, %d rows and %d blocks: need a row and a block", p->nv,
+                           p->m, p->nb);
+    if (!(p->scale > 0 && isfinite(p->scale)) || p->ls_iterations < 1 || !(p->ls_tolerance > 0))
+        return clcone_fail(err, CLCONE_EINVAL, "scale %g, line search of %d evaluations at tolerance %g", p->scale,
+                           p->ls_iterations, p->ls_tolerance);
+    for (int v = 0; v < p->nv; ++v) {
+        if (!(p->M[(size_t)v * p->nv + v] > 0) || !isfinite(p->a0[v]) || !isfinite(p->f0[v]))
+            return clcone_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g (not > 0), a0 %g or M a0 %g", v,
+                               p->M[(size_t)v * p->nv + v], p->a0[v], p->f0[v]);
+        for (int u = 0; u < p->nv; ++u)
+            if (!isfinite(p->M[(size_t)v * p->nv + u]))
+                return clcone_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", v, u, p->M[(size_t)v * p->nv + u]);
+    }
+    if ((s = check_rows(p, err))) return s;
+    return check_blocks(p, err);
+}
+
+/* Cone block b at x (its n rows from r0): its cost, forces, zone and,
+ * with H, its Hessian in the middle zone, in the scaled space U = diag(mu,
+ * friction) x where the cone is circular. */
+static double cone_update(const clcone_pproblem *p, int b, const double *x, double *f, int *state, double *H)
+{
+    int r0 = p->off[b], n = p->off[b + 1] - r0, zone;
+    const double *fr = p->bound + r0, *Rr = p->R + r0;
+    double mu = p->mu[b], U[PRIMAL_CONE_MAX], T = 0, N, s = 0, Dm, g;
+    U[0] = mu * x[r0];
+    for (int j = 1; j < n; ++j) {
+        U[j] = fr[j] * x[r0 + j];
+        T += U[j] * U[j];
+    }
+    T = sqrt(T);
+    N = U[0];
+    zone = N >= mu * T || (T <= 0 && N >= 0) ? PRIMAL_SATISFIED
+           : mu * N + T <= 0 || T <= 0     ? PRIMAL_QUADRATIC
+                                           : PRIMAL_CONE;
+    for (int j = 0; j < n; ++j) state[r0 + j] = zone;
+    if (zone == PRIMAL_SATISFIED) {
+        for (int j = 0; j < n; ++j) f[r0 + j] = 0;
+        return 0;
+    }
+    if (zone == PRIMAL_QUADRATIC) {
+        for (int j = 0; j < n; ++j) {
+            f[r0 + j] = -x[r0 + j] / Rr[j];
+            s += 0.5 * x[r0 + j] * x[r0 + j] / Rr[j];
+        }
+        return s;
+    }
+    Dm = 1 / (Rr[0] * mu * mu * (1 + mu * mu));
+    g = N - mu * T;
+    f[r0] = -Dm * g * mu;
+    for (int j = 1; j < n; ++j) f[r0 + j] = -f[r0] * U[j] * fr[j] / T;
+    if (H) {
+        /* 1/2 Dm g^2's Hessian in U: Dm (grad g grad g' + g Hess g), then
+         * diag(mu, friction) on both sides */
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < n; ++k) {
+                double h = j == 0 && k == 0 ? 1
+                           : j == 0         ? -mu * U[k] / T
+                           : k == 0         ? -mu * U[j] / T
+                                            : mu * N * U[j] * U[k] / (T * T * T) + (j == k ? mu * mu - mu * N / T : 0);
+                H[j * n + k] = Dm * h * (j ? fr[j] : mu) * (k ? fr[k] : mu);
+            }
+    }
+    return 0.5 * Dm * g * g;
+}
+
+double clcone_pproblem_update(const clcone_pproblem *p, const double *x, double *f, int *state, double *Hc)
+{
+    double s = 0;
+    for (int b = 0; b < p->nb; ++b) {
+        int k = p->kind[b];
+        if (k == BLK_CONE) {
+            s += cone_update(p, b, x, f, state, Hc ? Hc + (size_t)b * PRIMAL_CONE_MAX * PRIMAL_CONE_MAX : NULL);
+            continue;
+        }
+        for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
+            double R = p->R[i], w = p->bound[i];
+            if (k == BLK_BOX && (x[i] <= -R * w || x[i] >= R * w)) {
+                int neg = x[i] <= -R * w;
+                f[i] = neg ? w : -w;
+                state[i] = neg ? PRIMAL_LINEARNEG : PRIMAL_LINEARPOS;
+                s += w * fabs(x[i]) - 0.5 * R * w * w;
+            } else if (k == BLK_NONNEG && x[i] >= 0) {
+                f[i] = 0;
+                state[i] = PRIMAL_SATISFIED;
+            } else {
+                f[i] = -x[i] / R;
+                state[i] = PRIMAL_QUADRATIC;
+                s += 0.5 * x[i] * x[i] / R;
+            }
+        }
+    }
+    return s;
+}

@@ -1,0 +1,232 @@
+/* MuJoCo's primal problem at a state, as islands (mujoco/mj_primal.h).
+ * Where the dual forms (mujoco/adapter.c, general.c) need A = J M^-1 J',
+ * M^-1 on every row's trees, this takes M and J as MuJoCo has them. */
+#define _POSIX_C_SOURCE 200809L
+#include "mujoco/mj_primal.h"
+#include "mujoco/mj_common.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Row i's nonzero Jacobian entries, from MuJoCo's sparse or dense J: the
+ * k-th of len candidates at column *c with value *v (0: skip it). */
+static int row_len(const mjModel *m, const mjData *d, int i)
+{
+    return mj_isSparse(m) ? d->efc_J_rownnz[i] : (int)m->nv;
+}
+
+static double row_entry(const mjModel *m, const mjData *d, int i, int k, int *c)
+{
+    if (mj_isSparse(m)) {
+        int a = d->efc_J_rowadr[i] + k;
+        *c = d->efc_J_colind[a];
+        return d->efc_J[a];
+    }
+    *c = k;
+    return d->efc_J[(size_t)i * m->nv + k];
+}
+
+/* Rows of the block that starts at row i: an elliptic contact's dim, else
+ * 1 (every other row's cost is its own). */
+static int block_rows(const mjData *d, int i)
+{
+    return d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC ? d->contact[d->efc_id[i]].dim : 1;
+}
+
+static int root(int *up, int t)
+{
+    while (up[t] != t) t = up[t] = up[up[t]];
+    return t;
+}
+
+/* Each row's island (isl[i]; *n islands, the dofless one last) from the
+ * trees the blocks' rows reach, joined; each tree's island in tisl (-1:
+ * none). */
+static void islands(const mjModel *m, const mjData *d, int *up, int *isl, int *tisl, int *n)
+{
+    int nt = (int)m->ntree, dofless = 0;
+    for (int t = 0; t < nt; ++t) {
+        up[t] = t;
+        tisl[t] = -1;
+    }
+    for (int i = 0; i < d->nefc; i += block_rows(d, i)) {
+        int t0 = -1;
+        for (int r = i; r < i + block_rows(d, i); ++r)
+            for (int k = 0; k < row_len(m, d, r); ++k) {
+                int c;
+                if (row_entry(m, d, r, k, &c) == 0) continue;
+                if (t0 < 0) t0 = root(up, m->dof_treeid[c]);
+                else up[root(up, m->dof_treeid[c])] = root(up, t0);
+            }
+        for (int r = i; r < i + block_rows(d, i); ++r) isl[r] = t0; /* a tree for now */
+    }
+    *n = 0;
+    for (int i = 0; i < d->nefc; ++i) {
+        int t = isl[i] < 0 ? -1 : root(up, isl[i]);
+        if (t >= 0 && tisl[t] < 0) tisl[t] = (*n)++;
+        isl[i] = t >= 0 ? tisl[t] : -1;
+        dofless |= t < 0;
+    }
+    for (int i = 0; i < d->nefc; ++i)
+        if (isl[i] < 0) isl[i] = *n;
+    *n += dofless;
+    for (int t = 0; t < nt; ++t) tisl[t] = tisl[root(up, t)];
+}
+
+/* Island k's problem from its dofs and rows (loc: a dof's local index). */
+static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone_mj_primal *pr, int k,
+                                 const int *loc, clcone_error *err)
+{
+    clcone_pproblem *p = &pr->isl[k];
+    const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
+    int nv = pr->dof_off[k + 1] - pr->dof_off[k], nr = pr->row_off[k + 1] - pr->row_off[k], nb = 0, nnz = 0;
+    double inertia = 0;
+    clcone_status s;
+    for (int x = 0; x < nr; x += block_rows(d, row[x])) ++nb;
+    for (int x = 0; x < nr; ++x)
+        for (int e = 0; e < row_len(m, d, row[x]); ++e) {
+            int c;
+            nnz += row_entry(m, d, row[x], e, &c) != 0;
+        }
+    if ((s = clcone_pproblem_alloc(p, nv, nr, nb, nnz, err))) return s;
+    for (int j = 0; j < nv; ++j) {
+        int g = dof[j];
+        for (int e = m->M_rowadr[g]; e < m->M_rowadr[g] + m->M_rownnz[g]; ++e) {
+            int c = loc[m->M_colind[e]];
+            p->M[(size_t)j * nv + c] = p->M[(size_t)c * nv + j] = d->M[e];
+        }
+        inertia += p->M[(size_t)j * nv + j];
+        p->a0[j] = d->qacc_smooth[g];
+        p->f0[j] = d->qfrc_smooth[g];
+        pr->a[pr->dof_off[k] + j] = d->qacc_warmstart[g];
+    }
+    nnz = nb = 0;
+    for (int x = 0; x < nr; ++x) {
+        int i = row[x], t = d->efc_type[i];
+        const mjContact *con = t == mjCNSTR_CONTACT_ELLIPTIC ? &d->contact[d->efc_id[i]] : NULL;
+        for (int e = 0; e < row_len(m, d, i); ++e) {
+            int c;
+            double v = row_entry(m, d, i, e, &c);
+            if (v == 0) continue;
+            p->jc[nnz] = loc[c];
+            p->jv[nnz++] = v;
+        }
+        p->jp[x + 1] = nnz;
+        p->aref[x] = d->efc_aref[i];
+        p->R[x] = d->efc_R[i];
+        if (con && i != con->efc_address) {
+            p->bound[x] = con->friction[i - con->efc_address - 1];
+            continue;
+        }
+        p->off[nb] = x;
+        p->kind[nb] = t == mjCNSTR_EQUALITY ? BLK_FREE
+                      : t == mjCNSTR_FRICTION_DOF || t == mjCNSTR_FRICTION_TENDON ? BLK_BOX
+                      : con ? BLK_CONE : BLK_NONNEG;
+        p->mu[nb++] = con ? con->mu : 0;
+        p->bound[x] = p->kind[nb - 1] == BLK_BOX ? d->efc_frictionloss[i] : 0;
+    }
+    p->off[nb] = nr;
+    p->scale = nv ? 1 / inertia : 1;
+    p->ls_iterations = m->opt.ls_iterations;
+    p->ls_tolerance = m->opt.ls_tolerance;
+    if ((s = clcone_pproblem_validate(p, err)))
+        return clcone_fail(err, s, "island %d (MuJoCo's rows from %d, %s): %.900s", k, row[0],
+                           clcone_mj_row_kind(d->efc_type[row[0]]), err->msg);
+    return CLCONE_OK;
+}
+
+/* pr's dof and row lists by island (k's from dof_off[k], row_off[k]). */
+static void lists(const mjModel *m, const mjData *d, clcone_mj_primal *pr, const int *isl, const int *tisl,
+                  int *loc, int *fill)
+{
+    int nt = (int)m->ntree;
+    for (int t = 0; t < nt; ++t)
+        if (tisl[t] >= 0) pr->dof_off[tisl[t] + 1] += m->tree_dofnum[t];
+    for (int i = 0; i < d->nefc; ++i) ++pr->row_off[isl[i] + 1];
+    for (int k = 0; k < pr->n; ++k) {
+        pr->dof_off[k + 1] += pr->dof_off[k];
+        pr->row_off[k + 1] += pr->row_off[k];
+        fill[k] = 0;
+    }
+    for (int t = 0; t < nt; ++t)
+        for (int j = 0; tisl[t] >= 0 && j < m->tree_dofnum[t]; ++j) {
+            int k = tisl[t], g = m->tree_dofadr[t] + j;
+            loc[g] = fill[k]++;
+            pr->dof[pr->dof_off[k] + loc[g]] = g;
+        }
+    for (int k = 0; k < pr->n; ++k) fill[k] = 0;
+    for (int i = 0; i < d->nefc; ++i) pr->row[pr->row_off[isl[i]] + fill[isl[i]]++] = i;
+}
+
+clcone_status clcone_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_primal *pr,
+                                     clcone_error *err)
+{
+    int nt = (int)m->ntree, nv = (int)m->nv, nefc = d->nefc;
+    int *up = clcone_calloc((size_t)nt + 1, sizeof *up, err, "tree sets");
+    int *tisl = clcone_calloc((size_t)nt + 1, sizeof *tisl, err, "tree islands");
+    int *isl = clcone_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
+    int *loc = clcone_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
+    int *fill = NULL;
+    clcone_status s = CLCONE_ENOMEM;
+    memset(pr, 0, sizeof *pr);
+    if (!up || !tisl || !isl || !loc) goto out;
+    islands(m, d, up, isl, tisl, &pr->n);
+    fill = clcone_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
+    pr->isl = clcone_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
+    pr->dof_off = clcone_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
+    pr->row_off = clcone_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
+    pr->dof = clcone_calloc((size_t)nv + 1, sizeof *pr->dof, err, "island dofs");
+    pr->row = clcone_calloc((size_t)nefc + 1, sizeof *pr->row, err, "island rows");
+    pr->a = clcone_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
+    pr->f = clcone_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
+    pr->state = clcone_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
+    if (!fill || !pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
+        goto out;
+    lists(m, d, pr, isl, tisl, loc, fill);
+    pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
+    s = CLCONE_OK;
+    for (int k = 0; k < pr->n && !s; ++k)
+        if ((s = fill_island(m, d, pr, k, loc, err))) clcone_mj_state_error(s, label, err);
+out:
+    free(up);
+    free(tisl);
+    free(isl);
+    free(loc);
+    free(fill);
+    if (s) clcone_mj_primal_free(pr);
+    return s;
+}
+
+void clcone_mj_primal_free(clcone_mj_primal *pr)
+{
+    for (int k = 0; pr->isl && k < pr->n; ++k) clcone_pproblem_free(&pr->isl[k]);
+    free(pr->isl);
+    free(pr->dof_off);
+    free(pr->dof);
+    free(pr->row_off);
+    free(pr->row);
+    free(pr->a);
+    free(pr->f);
+    free(pr->state);
+    memset(pr, 0, sizeof *pr);
+}
+
+void clcone_mj_primal_write(const mjModel *m, mjData *d, const clcone_mj_primal *pr)
+{
+    static const int zone[] = {mjCNSTRSTATE_SATISFIED, mjCNSTRSTATE_QUADRATIC, mjCNSTRSTATE_LINEARNEG,
+                               mjCNSTRSTATE_LINEARPOS, mjCNSTRSTATE_CONE};
+    memcpy(d->qacc, d->qacc_smooth, sizeof *d->qacc * (size_t)m->nv);
+    for (int j = 0; j < pr->dof_off[pr->n]; ++j) d->qacc[pr->dof[j]] = pr->a[j];
+    for (int x = 0; x < d->nefc; ++x) {
+        d->efc_force[pr->row[x]] = pr->f[x];
+        d->efc_state[pr->row[x]] = zone[pr->state[x]];
+    }
+    mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
+    for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
+    mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
+}
