@@ -57,34 +57,6 @@ static const char EQUALITY_XML[] =
     "  <equality><connect body1=\"a\" anchor=\"0 0 0\"/></equality>\n"
     "</mujoco>\n";
 
-/* Every row kind of MuJoCo's in one model: an arm on a hinge with
- * friction loss (a box row) and a limit it swings into, a ball held to
- * its tip by a connect equality (3 free rows), and on a floor spheres and
- * a box with contacts of condim 1, 3 (two friction coefficients, by an
- * explicit pair), 4 and 6; CONE_MARK is the cone, elliptic or pyramidal
- * (2 (condim - 1) rows f >= 0: up to 10 for condim 6). */
-#define ALL_KINDS_XML(CONE_MARK)                                                                                      \
-    "<mujoco model=\"clcone_all_kinds\">\n"                                                                            \
-    "  <option timestep=\"0.005\" cone=\"" CONE_MARK "\" impratio=\"2\"/>\n"                                         \
-    "  <worldbody>\n"                                                                                                  \
-    "    <geom name=\"floor\" type=\"plane\" size=\"5 5 0.1\" condim=\"1\" friction=\"0.5 0.005 0.0001\"/>\n"          \
-    "    <body name=\"arm\" pos=\"0 0 1\"><joint type=\"hinge\" axis=\"0 1 0\" limited=\"true\" range=\"-20 20\"\n"   \
-    "        frictionloss=\"0.05\"/>\n"                                                                                \
-    "      <geom type=\"capsule\" fromto=\"0 0 0 0.5 0 0\" size=\"0.05\" contype=\"0\" conaffinity=\"0\"/></body>\n"  \
-    "    <body name=\"ball\" pos=\"0.5 0 1\"><freejoint/>\n"                                                           \
-    "      <geom type=\"sphere\" size=\"0.05\" contype=\"0\" conaffinity=\"0\"/></body>\n"                             \
-    "    <body pos=\"1 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" condim=\"1\"/></body>\n"                \
-    "    <body pos=\"1.5 0 0.1\"><freejoint/><geom name=\"s3\" type=\"sphere\" size=\"0.1\" condim=\"3\"/></body>\n"  \
-    "    <body pos=\"2 0 0.1\"><freejoint/><geom type=\"box\" size=\"0.1 0.1 0.1\" condim=\"4\"\n"                    \
-    "        friction=\"0.6 0.02 0.0001\"/></body>\n"                                                                  \
-    "    <body pos=\"2.5 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" condim=\"6\"\n"                       \
-    "        friction=\"0.7 0.01 0.002\"/></body>\n"                                                                   \
-    "  </worldbody>\n"                                                                                                 \
-    "  <contact><pair geom1=\"floor\" geom2=\"s3\" condim=\"3\" friction=\"0.8 0.4 0.005 0.0001 0.0001\"/></contact>\n" \
-    "  <equality><connect body1=\"ball\" body2=\"arm\" anchor=\"0 0 0\"/></equality>\n"                             \
-    "  <keyframe><key qvel=\"0  0 0 0 0 0 0  0 0 0 0 0 0  1 0 0 0 0 0  0 1 0 0 0 0  0 0 0 0 0 1\"/></keyframe>\n"     \
-    "</mujoco>\n"
-
 /* Steps f's model K times with the adapter (on ctx, tol) against
  * MuJoCo's Newton at each state; the largest differences, the most
  * contacts and the most 1-row constraints (limits, frictionless contacts)

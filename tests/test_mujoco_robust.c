@@ -44,22 +44,6 @@ static const char BAD_QACC_XML[] =
     "  </worldbody>\n"
     "</mujoco>\n";
 
-/* A sphere on a hinge about the contact normal, spinning, beside a free
- * sphere: the hinged sphere's contact rows have zero Jacobian rows (it
- * cannot move along the normal or the tangents), so A = J M^-1 J' has a
- * zero diagonal there; with MuJoCo's R > 0 the soft problem is well
- * posed, and MuJoCo steps it. CONE_MARK: elliptic or pyramidal. */
-#define HINGE_SPHERE_XML(CONE_MARK)                                                                                    \
-    "<mujoco model=\"clcone_hinge_sphere\">\n"                                                                         \
-    "  <option cone=\"" CONE_MARK "\"/>\n"                                                                            \
-    "  <worldbody>\n"                                                                                                  \
-    "    <geom type=\"plane\" size=\"5 5 1\"/>\n"                                                                      \
-    "    <body pos=\"0 0 0.099\"><joint type=\"hinge\" axis=\"0 0 1\"/><geom type=\"sphere\" size=\"0.1\"/></body>\n" \
-    "    <body pos=\"0.5 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"                         \
-    "  </worldbody>\n"                                                                                                 \
-    "  <keyframe><key qvel=\"3  0.2 0 0 0 0 0\"/></keyframe>\n"                                                     \
-    "</mujoco>\n"
-
 static clcone_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, const char *label)
 {
     clcone_options o;
