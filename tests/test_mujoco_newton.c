@@ -266,6 +266,19 @@ START_TEST(bad_cases_are_a_status)
 }
 END_TEST
 
+/* `clcone mujoco --solver newton` without a device runs on the reference,
+ * converged, and says so. */
+START_TEST(cli_newton_on_reference)
+{
+    char args[4200], out[16384], err[4096];
+    snprintf(args, sizeof args, "mujoco %s --steps 5 --solver newton --compare mujoco",
+             test_model_path("humanoid/humanoid.xml"));
+    ck_assert_int_eq(test_run_cli("env -u CLCONE_DEVICE", args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "backend: ref") && strstr(out, "solver newton"), "%s", out);
+    ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
+}
+END_TEST
+
 /* A step that the iteration cap stops says so (maxiter, its reason) and
  * MuJoCo still steps on its iterate. */
 START_TEST(iteration_cap_is_a_status)
@@ -307,6 +320,7 @@ Suite *suite_mujoco_newton(void)
     tcase_add_test(tc, islands_hold_mujocos_m_and_j);
     tcase_add_test(tc, bad_cases_are_a_status);
     tcase_add_test(tc, iteration_cap_is_a_status);
+    tcase_add_test(tc, cli_newton_on_reference);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -27,7 +27,8 @@ static const char *const USAGE_MUJOCO =
     "                   with rows beyond elliptic condim-3 contacts, limits and\n"
     "                   frictionless contacts the solver is apgd (or pgs on ref);\n"
     "                   --solver newton: MuJoCo's Newton method on MuJoCo's\n"
-    "                   primal problem (every kind, by islands; ref only)\n"
+    "                   primal problem (every kind, by islands), on the\n"
+    "                   reference (the default device then)\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
@@ -506,6 +507,12 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
+    /* MuJoCo's Newton runs on the reference: there without a device given */
+    if (a.o.solver == CLCONE_SOLVER_NEWTON && a.o.model == CLCONE_MODEL_SOFT && !cli_given(&a, "--device") &&
+        !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
+        a.device = "ref";
+        if (!cli_given(&a, "--precision")) a.prec = CLCONE_DOUBLE;
+    }
     if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0)) || (rc = check_solver(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = MUJOCO_SOLVE_MAX_SECONDS;
     wa.steps = steps;
