@@ -143,8 +143,8 @@ START_TEST(newton_converges_where_apgd_iterates)
 END_TEST
 
 /* Each island holds MuJoCo's M (mj_fullM's entries, to the bit) on its
- * dofs and J's rows on its rows; the islands partition the rows, and
- * their dofs are whole trees. */
+ * dofs, by trees (a group a tree; M is zero between two), and J's rows
+ * on its rows; the islands partition the rows. */
 START_TEST(islands_hold_mujocos_m_and_j)
 {
     mj_fixture f;
@@ -167,14 +167,19 @@ START_TEST(islands_hold_mujocos_m_and_j)
         const clcone_pproblem *p = &pr.isl[k];
         const int *dof = pr.dof + pr.dof_off[k], *row = pr.row + pr.row_off[k];
         double inertia = 0;
-        for (int a = 0; a < p->nv; ++a) {
-            for (int b = 0; b < p->nv; ++b) {
-                double want = M[(size_t)dof[a] * nv + dof[b]];
-                ck_assert_msg(!memcmp(&p->M[(size_t)a * p->nv + b], &want, sizeof want), "island %d M (%d, %d)", k,
-                              dof[a], dof[b]);
+        for (int g = 0; g < p->ng; ++g)
+            for (int a = p->goff[g]; a < p->goff[g + 1]; ++a) {
+                int n = p->goff[g + 1] - p->goff[g];
+                for (int b = 0; b < p->nv; ++b) {
+                    double want = M[(size_t)dof[a] * nv + dof[b]];
+                    int in = b >= p->goff[g] && b < p->goff[g + 1];
+                    const double *have = in ? &p->M[p->moff[g] + (a - p->goff[g]) * n + b - p->goff[g]] : NULL;
+                    ck_assert_msg(in ? !memcmp(have, &want, sizeof want) : want == 0, "island %d M (%d, %d)", k,
+                                  dof[a], dof[b]);
+                }
+                ck_assert_int_eq(f.m->dof_treeid[dof[a]], f.m->dof_treeid[dof[p->goff[g]]]);
+                inertia += M[(size_t)dof[a] * nv + dof[a]];
             }
-            inertia += M[(size_t)dof[a] * nv + dof[a]];
-        }
         ck_assert_double_eq(p->scale, p->nv ? 1 / inertia : 1);
         for (int x = 0; x < p->m; ++x) {
             double row_sum = 0, want_sum = 0;
@@ -199,7 +204,8 @@ END_TEST
 static void tiny(clcone_pproblem *p, int nv, int kind)
 {
     clcone_error e;
-    ck_assert_int_eq(clcone_pproblem_alloc(p, nv, 1, 1, nv, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_pproblem_alloc(p, nv, 1, 1, nv, (size_t)nv * nv, &e), CLCONE_OK);
+    p->moff[1] = nv * nv;
     for (int v = 0; v < nv; ++v) {
         p->M[(size_t)v * nv + v] = 1;
         p->jc[v] = v;
@@ -207,6 +213,8 @@ static void tiny(clcone_pproblem *p, int nv, int kind)
         p->a0[v] = p->f0[v] = -1;
     }
     p->jp[1] = nv;
+    p->ng = 1;
+    p->goff[1] = nv;
     p->aref[0] = 0;
     p->R[0] = 1;
     p->kind[0] = kind;

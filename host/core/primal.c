@@ -9,13 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, clcone_error *err)
+clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
+                                    clcone_error *err)
 {
     memset(p, 0, sizeof *p);
     p->nv = nv;
     p->m = m;
     p->nb = nb;
-    p->M = clcone_calloc((size_t)nv * (size_t)nv + 1, sizeof *p->M, err, "M");
+    p->M = clcone_calloc(nm + 1, sizeof *p->M, err, "M");
     p->a0 = clcone_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
     p->jp = clcone_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
     p->jc = clcone_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
@@ -24,11 +25,13 @@ clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, i
     p->off = clcone_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
     p->kind = clcone_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
     p->mu = clcone_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
-    if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu) {
+    p->goff = clcone_calloc(2 * (size_t)nv + 4, sizeof *p->goff, err, "dof groups");
+    if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu || !p->goff) {
         clcone_pproblem_free(p);
         return CLCONE_ENOMEM;
     }
     p->f0 = p->a0 + nv;
+    p->moff = p->goff + nv + 2;
     p->R = p->aref + m;
     p->bound = p->R + m;
     return CLCONE_OK;
@@ -46,6 +49,7 @@ void clcone_pproblem_free(clcone_pproblem *p)
     free(p->off);
     free(p->kind);
     free(p->mu);
+    free(p->goff);
     memset(p, 0, sizeof *p);
 }
 
@@ -88,6 +92,31 @@ static clcone_status check_blocks(const clcone_pproblem *p, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* Groups cover the dofs in order, M's blocks their sizes, with positive
+ * diagonals and finite entries. */
+static clcone_status check_groups(const clcone_pproblem *p, clcone_error *err)
+{
+    if (p->ng < (p->nv > 0) || p->ng > p->nv || p->goff[0] != 0 || p->goff[p->ng] != p->nv || p->moff[0] != 0)
+        return clcone_fail(err, CLCONE_EINVAL, "%d dof groups from %d to %d: not a cover of the %d dofs", p->ng,
+                           p->goff[0], p->goff[p->ng], p->nv);
+    for (int g = 0; g < p->ng; ++g) {
+        int n = p->goff[g + 1] - p->goff[g];
+        const double *B = p->M + p->moff[g];
+        if (n < 1 || p->moff[g + 1] - p->moff[g] != n * n)
+            return clcone_fail(err, CLCONE_EINVAL, "dof group %d: dofs %d..%d, %d entries of M", g, p->goff[g],
+                               p->goff[g + 1] - 1, p->moff[g + 1] - p->moff[g]);
+        for (int i = 0; i < n; ++i) {
+            if (!(B[i * n + i] > 0))
+                return clcone_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g, not > 0", p->goff[g] + i, B[i * n + i]);
+            for (int j = 0; j < n; ++j)
+                if (!isfinite(B[i * n + j]))
+                    return clcone_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", p->goff[g] + i, p->goff[g] + j,
+                                       B[i * n + j]);
+        }
+    }
+    return CLCONE_OK;
+}
+
 clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *err)
 {
     clcone_status s;
@@ -97,15 +126,10 @@ clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *e
     if (!(p->scale > 0 && isfinite(p->scale)) || p->ls_iterations < 1 || !(p->ls_tolerance > 0))
         return clcone_fail(err, CLCONE_EINVAL, "scale %g, line search of %d evaluations at tolerance %g", p->scale,
                            p->ls_iterations, p->ls_tolerance);
-    for (int v = 0; v < p->nv; ++v) {
-        if (!(p->M[(size_t)v * p->nv + v] > 0) || !isfinite(p->a0[v]) || !isfinite(p->f0[v]))
-            return clcone_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g (not > 0), a0 %g or M a0 %g", v,
-                               p->M[(size_t)v * p->nv + v], p->a0[v], p->f0[v]);
-        for (int u = 0; u < p->nv; ++u)
-            if (!isfinite(p->M[(size_t)v * p->nv + u]))
-                return clcone_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", v, u, p->M[(size_t)v * p->nv + u]);
-    }
-    if ((s = check_rows(p, err))) return s;
+    for (int v = 0; v < p->nv; ++v)
+        if (!isfinite(p->a0[v]) || !isfinite(p->f0[v]))
+            return clcone_fail(err, CLCONE_EINVAL, "dof %d: a0 %g or M a0 %g", v, p->a0[v], p->f0[v]);
+    if ((s = check_groups(p, err)) || (s = check_rows(p, err))) return s;
     return check_blocks(p, err);
 }
 

@@ -36,7 +36,11 @@ typedef struct clcone_pproblem {
     int nv;          /* dofs */
     int m;           /* rows */
     int nb;          /* blocks */
-    double *M;       /* nv x nv, row-major, symmetric positive definite */
+    int ng;          /* dof groups (kinematic trees): M is zero between two */
+    int *goff;       /* ng + 1: group g's dofs goff[g] .. goff[g+1]-1 */
+    int *moff;       /* ng + 1: group g's block of M at M + moff[g] */
+    double *M;       /* M's diagonal blocks, n_g x n_g row-major each,
+                        symmetric positive definite */
     double *a0;      /* nv: the unconstrained acceleration */
     double *f0;      /* nv: M a0 (MuJoCo's qfrc_smooth) */
     int *jp;         /* m + 1: row i's entries of J at jp[i] .. jp[i+1] */
@@ -54,14 +58,16 @@ typedef struct clcone_pproblem {
     double ls_tolerance; /* its slope tolerance, relative to the solve's */
 } clcone_pproblem;
 
-/* Allocates every array for nv dofs, m rows, nb blocks and nnz entries of
- * J, zeroed. */
-clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, clcone_error *err);
+/* Allocates every array for nv dofs, m rows, nb blocks, nnz entries of J
+ * and nm of M's blocks (goff and moff for up to nv groups), zeroed. */
+clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
+                                    clcone_error *err);
 void clcone_pproblem_free(clcone_pproblem *p);
 
-/* Checks sizes, kinds (a cone of 2 to PRIMAL_CONE_MAX rows), columns in
- * range, finite values, M's diagonal, R, a cone's mu and friction > 0, a
- * box's bound >= 0, scale > 0; names the row or block. */
+/* Checks sizes, the groups (covering the dofs in order, M's blocks
+ * their sizes), kinds (a cone of 2 to PRIMAL_CONE_MAX rows), columns in range,
+ * finite values, M's diagonal, R, a cone's mu and friction > 0, a box's
+ * bound >= 0, scale > 0; names the row, block, dof or group. */
 clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *err);
 
 /* s(x) (the return), the forces f = -ds/dx (m), each row's zone (m) and,

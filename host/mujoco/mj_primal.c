@@ -85,6 +85,7 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone
     clcone_pproblem *p = &pr->isl[k];
     const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
     int nv = pr->dof_off[k + 1] - pr->dof_off[k], nr = pr->row_off[k + 1] - pr->row_off[k], nb = 0, nnz = 0;
+    size_t nm = 0;
     double inertia = 0;
     clcone_status s;
     for (int x = 0; x < nr; x += block_rows(d, row[x])) ++nb;
@@ -93,14 +94,25 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone
             int c;
             nnz += row_entry(m, d, row[x], e, &c) != 0;
         }
-    if ((s = clcone_pproblem_alloc(p, nv, nr, nb, nnz, err))) return s;
-    for (int j = 0; j < nv; ++j) {
+    for (int j = 0; j < nv; j += m->tree_dofnum[m->dof_treeid[dof[j]]])
+        nm += (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]] * (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]];
+    if ((s = clcone_pproblem_alloc(p, nv, nr, nb, nnz, nm, err))) return s;
+    for (int j = 0, g0 = 0, n = 0; j < nv; ++j) {
         int g = dof[j];
-        for (int e = m->M_rowadr[g]; e < m->M_rowadr[g] + m->M_rownnz[g]; ++e) {
-            int c = loc[m->M_colind[e]];
-            p->M[(size_t)j * nv + c] = p->M[(size_t)c * nv + j] = d->M[e];
+        double *B;
+        if (j == 0 || m->dof_treeid[g] != m->dof_treeid[dof[j - 1]]) { /* a tree's dofs: a group */
+            g0 = j;
+            n = m->tree_dofnum[m->dof_treeid[g]];
+            p->goff[p->ng] = j;
+            p->moff[p->ng + 1] = p->moff[p->ng] + n * n;
+            ++p->ng;
         }
-        inertia += p->M[(size_t)j * nv + j];
+        B = p->M + p->moff[p->ng - 1];
+        for (int e = m->M_rowadr[g]; e < m->M_rowadr[g] + m->M_rownnz[g]; ++e) {
+            int c = loc[m->M_colind[e]] - g0;
+            B[(j - g0) * n + c] = B[c * n + j - g0] = d->M[e];
+        }
+        inertia += B[(j - g0) * n + j - g0];
         p->a0[j] = d->qacc_smooth[g];
         p->f0[j] = d->qfrc_smooth[g];
         pr->a[pr->dof_off[k] + j] = d->qacc_warmstart[g];
@@ -131,6 +143,7 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone
         p->bound[x] = p->kind[nb - 1] == BLK_BOX ? d->efc_frictionloss[i] : 0;
     }
     p->off[nb] = nr;
+    p->goff[p->ng] = nv;
     p->scale = nv ? 1 / inertia : 1;
     p->ls_iterations = m->opt.ls_iterations;
     p->ls_tolerance = m->opt.ls_tolerance;

@@ -2,6 +2,7 @@
  * after MuJoCo's engine_solver.c (its cost, line search and stopping
  * rule; docs/mujoco.md says where this differs). */
 #include "ref/primal_newton.h"
+#include "ref/primal_chol.h"
 #include "core/internal.h"
 #include "cone.h"
 #include "block_sets.h"
@@ -17,7 +18,8 @@
 
 typedef struct pn {
     const clcone_pproblem *p;
-    double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *Jv, *H, *Hc, *quad, *cq;
+    pchol ch; /* the Hessian's factor */
+    double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
     int *state;
     double cost, qg[3];
 } pn;
@@ -27,13 +29,17 @@ typedef struct pn_pt {
     double alpha, cost, d1, d2;
 } pn_pt;
 
+/* out = M v by M's group blocks. */
 static void mul_m(const clcone_pproblem *p, const double *v, double *out)
 {
-    for (int i = 0; i < p->nv; ++i) {
-        const double *row = p->M + (size_t)i * p->nv;
-        double t = 0;
-        for (int j = 0; j < p->nv; ++j) t += row[j] * v[j];
-        out[i] = t;
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        const double *B = p->M + p->moff[g];
+        for (int i = 0; i < n; ++i) {
+            double t = 0;
+            for (int j = 0; j < n; ++j) t += B[i * n + j] * v[g0 + j];
+            out[g0 + i] = t;
+        }
     }
 }
 
@@ -63,63 +69,42 @@ static void pn_update(pn *w)
         for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) w->grad[p->jc[e]] -= p->jv[e] * w->f[i];
 }
 
-/* H += c J_r' J_s over the two rows' entries (the lower triangle). */
-static void add_outer(const clcone_pproblem *p, int r, int s, double c, double *H)
+/* H += c J_r' J_s over the two rows' entries, each (u, v) that is in the
+ * factor's lower triangle (clcone_pchol_add). */
+static void add_outer(const clcone_pproblem *p, int r, int s, double c, pchol *ch)
 {
     for (int e = p->jp[r]; e < p->jp[r + 1]; ++e)
         for (int k = p->jp[s]; k < p->jp[s + 1]; ++k)
-            if (p->jc[k] <= p->jc[e]) H[(size_t)p->jc[e] * p->nv + p->jc[k]] += c * p->jv[e] * p->jv[k];
+            if (ch->pd[p->jc[e]] >= ch->pd[p->jc[k]]) clcone_pchol_add(ch, p->jc[e], p->jc[k], c * p->jv[e] * p->jv[k]);
 }
 
 /* H = M + J'DJ over the quadratic rows + each middle-zone cone's J'HcJ,
- * factored in place (lower Cholesky); CLCONE_EINVAL at a pivot that is
- * not positive. */
+ * factored (ref/primal_chol.h); CLCONE_EINVAL at a pivot that is not
+ * positive. */
 static clcone_status pn_factor(pn *w, clcone_error *err)
 {
     const clcone_pproblem *p = w->p;
-    int nv = p->nv;
-    memcpy(w->H, p->M, sizeof *w->H * (size_t)nv * nv);
+    clcone_pchol_zero(&w->ch);
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (w->ch.pd[g0 + i] >= w->ch.pd[g0 + j]) clcone_pchol_add(&w->ch, g0 + i, g0 + j, p->M[p->moff[g] + i * n + j]);
+    }
     for (int b = 0; b < p->nb; ++b) {
         int r0 = p->off[b], n = p->off[b + 1] - r0;
         for (int j = 0; j < n; ++j) {
             int st = w->state[r0 + j];
-            if (st == PRIMAL_QUADRATIC) add_outer(p, r0 + j, r0 + j, 1 / p->R[r0 + j], w->H);
+            if (st == PRIMAL_QUADRATIC) add_outer(p, r0 + j, r0 + j, 1 / p->R[r0 + j], &w->ch);
             for (int k = 0; st == PRIMAL_CONE && k < n; ++k)
-                add_outer(p, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], w->H);
+                add_outer(p, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
         }
     }
-    for (int j = 0; j < nv; ++j) {
-        double *Lj = w->H + (size_t)j * nv, d = Lj[j];
-        for (int k = 0; k < j; ++k) d -= Lj[k] * Lj[k];
-        if (!(d > 0) || !isfinite(d))
-            return clcone_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite "
-                                                   "(pivot %g at dof %d of %d)", d, j, nv);
-        Lj[j] = sqrt(d);
-        for (int i = j + 1; i < nv; ++i) {
-            double *Li = w->H + (size_t)i * nv, t = Li[j];
-            for (int k = 0; k < j; ++k) t -= Li[k] * Lj[k];
-            Li[j] = t / Lj[j];
-        }
-    }
-    return CLCONE_OK;
+    return clcone_pchol_factor(&w->ch, err);
 }
 
 /* w->Mg = H^-1 grad by the factor. */
-static void pn_solve(pn *w)
-{
-    int nv = w->p->nv;
-    for (int i = 0; i < nv; ++i) {
-        const double *Li = w->H + (size_t)i * nv;
-        double t = w->grad[i];
-        for (int k = 0; k < i; ++k) t -= Li[k] * w->Mg[k];
-        w->Mg[i] = t / Li[i];
-    }
-    for (int i = nv - 1; i >= 0; --i) {
-        double t = w->Mg[i];
-        for (int k = i + 1; k < nv; ++k) t -= w->H[(size_t)k * nv + i] * w->Mg[k];
-        w->Mg[i] = t / w->H[(size_t)i * nv + i];
-    }
-}
+static void pn_solve(pn *w) { clcone_pchol_solve(&w->ch, w->grad, w->Mg, w->tmp); }
 
 /* The line search's polynomials along w->s: Gauss's, each row's quadratic
  * (1/2 D x^2 as c0 + c1 alpha + c2 alpha^2) and each cone's U0, V0, UU,
@@ -295,35 +280,35 @@ static void pn_free(pn *w)
 {
     free(w->Ma);
     free(w->x);
-    free(w->H);
+    free(w->Hc);
+    clcone_pchol_free(&w->ch);
 }
 
 static clcone_status pn_init(pn *w, const clcone_pproblem *p, double *a, double *f, int *state, clcone_error *err)
 {
     size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb;
+    clcone_status s;
     memset(w, 0, sizeof *w);
     w->p = p;
     w->a = a;
     w->f = f;
     w->state = state;
+    if ((s = clcone_pchol_init(&w->ch, p, err))) return s;
     w->Ma = clcone_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clcone_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
-    w->H = clcone_calloc(nv * nv + nb * (CONE2 + 6) + 1, sizeof *w->H, err, "Newton's Hessian");
-    if (!w->Ma || !w->x || !w->H) {
-        free(w->Ma);
-        free(w->x);
-        free(w->H);
+    w->Hc = clcone_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
+    if (!w->Ma || !w->x || !w->Hc) {
+        pn_free(w);
         return CLCONE_ENOMEM;
     }
     w->grad = w->Ma + nv;
     w->Mg = w->grad + nv;
     w->s = w->Mg + nv;
     w->Mv = w->s + nv;
+    w->tmp = w->Mv + nv;
     w->Jv = w->x + m;
     w->quad = w->Jv + m;
-    w->Hc = w->H + nv * nv;
     w->cq = w->Hc + nb * CONE2;
-    w->state = state;
     return CLCONE_OK;
 }
 
