@@ -13,22 +13,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Row i's nonzero Jacobian entries, from MuJoCo's sparse or dense J: the
- * k-th of len candidates at column *c with value *v (0: skip it). */
-static int row_len(const mjModel *m, const mjData *d, int i)
+/* MuJoCo's J (sparse or dense) as its rows' nonzero entries: row i's at
+ * jp[i] .. jp[i+1]. */
+typedef struct jrows {
+    int *jp, *jc;
+    double *jv;
+} jrows;
+
+static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clcone_error *err)
 {
-    return mj_isSparse(m) ? d->efc_J_rownnz[i] : (int)m->nv;
+    int sparse = mj_isSparse(m), nv = (int)m->nv, n = 0;
+    size_t cap = !d->nefc ? 0
+                 : sparse ? (size_t)d->efc_J_rowadr[d->nefc - 1] + (size_t)d->efc_J_rownnz[d->nefc - 1]
+                        : (size_t)d->nefc * (size_t)nv;
+    J->jp = clcone_calloc((size_t)d->nefc + 1, sizeof *J->jp, err, "J's rows");
+    J->jc = clcone_calloc(cap + 1, sizeof *J->jc, err, "J's columns");
+    J->jv = clcone_calloc(cap + 1, sizeof *J->jv, err, "J's values");
+    if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
+    for (int i = 0; i < d->nefc; ++i) {
+        int len = sparse ? d->efc_J_rownnz[i] : nv;
+        for (int k = 0; k < len; ++k) {
+            int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k;
+            if (d->efc_J[a] == 0) continue;
+            J->jc[n] = sparse ? d->efc_J_colind[a] : k;
+            J->jv[n++] = d->efc_J[a];
+        }
+        J->jp[i + 1] = n;
+    }
+    return CLCONE_OK;
 }
 
-static double row_entry(const mjModel *m, const mjData *d, int i, int k, int *c)
+static void jrows_free(jrows *J)
 {
-    if (mj_isSparse(m)) {
-        int a = d->efc_J_rowadr[i] + k;
-        *c = d->efc_J_colind[a];
-        return d->efc_J[a];
-    }
-    *c = k;
-    return d->efc_J[(size_t)i * m->nv + k];
+    free(J->jp);
+    free(J->jc);
+    free(J->jv);
 }
 
 /* Rows of the block that starts at row i: an elliptic contact's dim, else
@@ -47,7 +66,7 @@ static int root(int *up, int t)
 /* Each row's island (isl[i]; *n islands, the dofless one last) from the
  * trees the blocks' rows reach, joined; each tree's island in tisl (-1:
  * none). */
-static void islands(const mjModel *m, const mjData *d, int *up, int *isl, int *tisl, int *n)
+static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, int *isl, int *tisl, int *n)
 {
     int nt = (int)m->ntree, dofless = 0;
     for (int t = 0; t < nt; ++t) {
@@ -57,9 +76,8 @@ static void islands(const mjModel *m, const mjData *d, int *up, int *isl, int *t
     for (int i = 0; i < d->nefc; i += block_rows(d, i)) {
         int t0 = -1;
         for (int r = i; r < i + block_rows(d, i); ++r)
-            for (int k = 0; k < row_len(m, d, r); ++k) {
-                int c;
-                if (row_entry(m, d, r, k, &c) == 0) continue;
+            for (int k = J->jp[r]; k < J->jp[r + 1]; ++k) {
+                int c = J->jc[k];
                 if (t0 < 0) t0 = root(up, m->dof_treeid[c]);
                 else up[root(up, m->dof_treeid[c])] = root(up, t0);
             }
@@ -79,8 +97,8 @@ static void islands(const mjModel *m, const mjData *d, int *up, int *isl, int *t
 }
 
 /* Island k's problem from its dofs and rows (loc: a dof's local index). */
-static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone_mj_primal *pr, int k,
-                                 const int *loc, clcone_error *err)
+static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows *J, const clcone_mj_primal *pr,
+                                 int k, const int *loc, clcone_error *err)
 {
     clcone_pproblem *p = &pr->isl[k];
     const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
@@ -89,11 +107,7 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone
     double inertia = 0;
     clcone_status s;
     for (int x = 0; x < nr; x += block_rows(d, row[x])) ++nb;
-    for (int x = 0; x < nr; ++x)
-        for (int e = 0; e < row_len(m, d, row[x]); ++e) {
-            int c;
-            nnz += row_entry(m, d, row[x], e, &c) != 0;
-        }
+    for (int x = 0; x < nr; ++x) nnz += J->jp[row[x] + 1] - J->jp[row[x]];
     for (int j = 0; j < nv; j += m->tree_dofnum[m->dof_treeid[dof[j]]])
         nm += (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]] * (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]];
     if ((s = clcone_pproblem_alloc(p, nv, nr, nb, nnz, nm, err))) return s;
@@ -121,12 +135,9 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const clcone
     for (int x = 0; x < nr; ++x) {
         int i = row[x], t = d->efc_type[i];
         const mjContact *con = t == mjCNSTR_CONTACT_ELLIPTIC ? &d->contact[d->efc_id[i]] : NULL;
-        for (int e = 0; e < row_len(m, d, i); ++e) {
-            int c;
-            double v = row_entry(m, d, i, e, &c);
-            if (v == 0) continue;
-            p->jc[nnz] = loc[c];
-            p->jv[nnz++] = v;
+        for (int e = J->jp[i]; e < J->jp[i + 1]; ++e) {
+            p->jc[nnz] = loc[J->jc[e]];
+            p->jv[nnz++] = J->jv[e];
         }
         p->jp[x + 1] = nnz;
         p->aref[x] = d->efc_aref[i];
@@ -185,10 +196,11 @@ clcone_status clcone_mj_primal_build(const mjModel *m, const mjData *d, const ch
     int *isl = clcone_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
     int *loc = clcone_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
     int *fill = NULL;
+    jrows J = {0};
     clcone_status s = CLCONE_ENOMEM;
     memset(pr, 0, sizeof *pr);
-    if (!up || !tisl || !isl || !loc) goto out;
-    islands(m, d, up, isl, tisl, &pr->n);
+    if (!up || !tisl || !isl || !loc || jrows_make(m, d, &J, err)) goto out;
+    islands(m, d, &J, up, isl, tisl, &pr->n);
     fill = clcone_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
     pr->isl = clcone_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
     pr->dof_off = clcone_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
@@ -204,8 +216,9 @@ clcone_status clcone_mj_primal_build(const mjModel *m, const mjData *d, const ch
     pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
     s = CLCONE_OK;
     for (int k = 0; k < pr->n && !s; ++k)
-        if ((s = fill_island(m, d, pr, k, loc, err))) clcone_mj_state_error(s, label, err);
+        if ((s = fill_island(m, d, &J, pr, k, loc, err))) clcone_mj_state_error(s, label, err);
 out:
+    jrows_free(&J);
     free(up);
     free(tisl);
     free(isl);

@@ -69,13 +69,30 @@ static void pn_update(pn *w)
         for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) w->grad[p->jc[e]] -= p->jv[e] * w->f[i];
 }
 
-/* H += c J_r' J_s over the two rows' entries, each (u, v) that is in the
- * factor's lower triangle (clcone_pchol_add). */
+/* H += c J_r' J_s over the two rows' entries in the factor's lower
+ * triangle, a run of one group's entries (consecutive: a row's columns
+ * ascend and a group's dofs are consecutive) against another's at a
+ * time, each pair of runs one block of the factor. */
 static void add_outer(const clcone_pproblem *p, int r, int s, double c, pchol *ch)
 {
-    for (int e = p->jp[r]; e < p->jp[r + 1]; ++e)
-        for (int k = p->jp[s]; k < p->jp[s + 1]; ++k)
-            if (ch->pd[p->jc[e]] >= ch->pd[p->jc[k]]) clcone_pchol_add(ch, p->jc[e], p->jc[k], c * p->jv[e] * p->jv[k]);
+    int ng = ch->ng;
+    for (int e = p->jp[r], e2; e < p->jp[r + 1]; e = e2) {
+        int P = ch->gp[ch->pd[p->jc[e]]], p0 = ch->gs[P];
+        for (e2 = e + 1; e2 < p->jp[r + 1] && ch->gp[ch->pd[p->jc[e2]]] == P;) ++e2;
+        for (int k = p->jp[s], k2; k < p->jp[s + 1]; k = k2) {
+            int Q = ch->gp[ch->pd[p->jc[k]]], q0 = ch->gs[Q], nq = ch->gs[Q + 1] - q0;
+            double *B = P >= Q ? ch->blk[(size_t)P * ng + Q] : NULL;
+            for (k2 = k + 1; k2 < p->jp[s + 1] && ch->gp[ch->pd[p->jc[k2]]] == Q;) ++k2;
+            for (int x = e; B && x < e2; ++x) {
+                int a = ch->pd[p->jc[x]] - p0;
+                double cx = c * p->jv[x];
+                for (int y = k; y < k2; ++y) {
+                    int b = ch->pd[p->jc[y]] - q0;
+                    if (P > Q || a >= b) B[a * nq + b] += cx * p->jv[y];
+                }
+            }
+        }
+    }
 }
 
 /* H = M + J'DJ over the quadratic rows + each middle-zone cone's J'HcJ,
