@@ -566,7 +566,7 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
             info[i].solve = res.items[j++];
             info[i].setup_ms += setup;
             st = fall_back(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err);
-            if (st) clcone_error_prefix(err, "world %d", i);
+            if (st && n > 1) clcone_error_prefix(err, "world %d", i);
         }
 out:
     clcone_result_free(&res);
