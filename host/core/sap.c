@@ -122,10 +122,12 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options
             if (bi >= 0 && !S->moving[bi])
                 cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, S->u0 + 3 * c);
         }
-        /* u0 - v_hat: only penetration (gap < 0) has a v_hat; a contact
-         * within the margin but not touching acts as touching, as in
-         * every other model */
-        if (s->contacts[c].gap < 0) S->u0[3 * c] += s->contacts[c].gap / relax;
+        /* u0 - v_hat for every contact, as Drake builds it from phi0: a
+         * contact that is not touching yet lets the bodies close the gap
+         * within the step before it pushes, which is what lets a sliding
+         * contact (whose convex impulse lifts at mu |v_t|) settle at a
+         * steady height instead of hopping */
+        S->u0[3 * c] += s->contacts[c].gap / relax;
         sap_regularisation(beta, cs.Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
         S->R[2 * c] = fmax(S->R[2 * c], rn_floor);
         if (!(S->R[2 * c] > 0) || !(S->R[2 * c + 1] > 0)) {
