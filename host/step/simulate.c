@@ -24,6 +24,7 @@
 #include <clcone/ext.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -607,6 +608,26 @@ static int same_batch_options(const clcone_options *a, const clcone_options *b)
            && a->progress_user == b->progress_user && a->cancel == b->cancel;
 }
 
+/* CLCONE_EINVAL when two of the n steppers step one world (the same
+ * stepper twice, or two on one world): the worlds sorted by address, in
+ * O(n log n), since a batch may hold thousands. */
+static clcone_status distinct_worlds(clcone_sim *const *sims, int n, clcone_error *err)
+{
+    keyed *k;
+    clcone_status st = CLCONE_OK;
+    if (n < 2) return CLCONE_OK;
+    if (!(k = clcone_calloc((size_t)n, sizeof *k, err, "worlds of the batch"))) return CLCONE_ENOMEM;
+    for (int i = 0; i < n; ++i) k[i] = (keyed){(unsigned long long)(uintptr_t)sims[i]->w, i};
+    qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+    for (int i = 1; i < n && !st; ++i)
+        if (k[i].key == k[i - 1].key)
+            st = clcone_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world",
+                             k[i].index < k[i - 1].index ? k[i].index : k[i - 1].index,
+                             k[i].index > k[i - 1].index ? k[i].index : k[i - 1].index);
+    free(k);
+    return st;
+}
+
 clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_info *info, clcone_error *err)
 {
     CLCONE_REQUIRE(err, sims);
@@ -627,10 +648,8 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
                                "world %d: its solve options are not world 0's (one batch: one model, solver, "
                                "tolerance, caps and cancel flag)",
                                i);
-        for (int j = 0; j < i; ++j)
-            if (sims[j] == sims[i] || sims[j]->w == sims[i]->w)
-                return clcone_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world", j, i);
     }
+    if ((st = distinct_worlds(sims, n, err))) return st;
     if (n == 1 && sims[0]->h.step) return sims[0]->h.step(sims[0]->h.ctx, info, err);
     if (!(pd = clcone_calloc((size_t)n, sizeof *pd, err, "steps of the worlds"))) return CLCONE_ENOMEM;
     job = (worlds_job){sims, pd, info};
