@@ -527,8 +527,10 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
     memset(&res, 0, sizeof res);
     for (int i = 0; i < n && !st; ++i)
         if (pd[i].joins) {
-            owner = owner ? owner : sims[i];
-            so = pd[i].so;
+            if (!owner) { /* the batch's plan and options are its first world's */
+                owner = sims[i];
+                so = pd[i].so;
+            }
             parts[k++] = &pd[i].local;
             len += 3 * (size_t)pd[i].local.n;
         }
