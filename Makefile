@@ -29,8 +29,12 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Iinclude -Ihost -Ikernels -I$(BUILD) \
-	-DCL_TARGET_OPENCL_VERSION=120 $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
-LDLIBS  := $(HDF5_LIBS) $(CAIRO_LIBS) -lOpenCL -lm $(EXTRA_LDFLAGS)
+	-DCL_TARGET_OPENCL_VERSION=120
+# libclcone links what a solver needs; cairo and HDF5, with the
+# desktop and network libraries they bring (X11, curl, ssl, ...), are
+# libclcone_output's alone (host/output/, OUT_LIBS below).
+LDLIBS  := -lOpenCL -lm $(EXTRA_LDFLAGS)
+OUT_LIBS := $(HDF5_LIBS) $(CAIRO_LIBS)
 
 # MuJoCo, for the adapter (host/mujoco/, `clcone mujoco`, the mujoco
 # suite) and the bench's section 5: MuJoCo 4 from PyPI. Since 4.0 the
@@ -107,7 +111,11 @@ CLI_SRC := $(filter-out host/cli/cli_mpi.c,$(wildcard host/cli/*.c))
 # mpi/ is a library part of its own (libclcone_mpi, `make mpi`): the
 # single-process library and CLI never link MPI.
 MPI_SRC := $(wildcard host/mpi/*.c)
-LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC) $(MJ_SRC),$(wildcard host/*/*.c))
+# output/ is a library of its own too (libclcone_output: pictures, plots,
+# FCLib HDF5), so that libclcone does not link cairo and HDF5.
+OUT_SRC := $(wildcard host/output/*.c)
+OUT_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(OUT_SRC))
+LIB_SRC := $(filter-out host/cli/%.c $(MPI_SRC) $(MJ_SRC) $(OUT_SRC),$(wildcard host/*/*.c))
 HOST_H  := $(wildcard include/clcone/*.h host/*/*.h)
 LIB_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(LIB_SRC)) $(BUILD)/obj/kernels_embedded.o
 KERNEL_SRC := $(wildcard kernels/*.h kernels/*.cl)
@@ -115,7 +123,7 @@ TEST_SRC := $(wildcard tests/test_*.c)
 TEST_OBJ := $(patsubst tests/%.c,$(BUILD)/tobj/%.o,$(TEST_SRC)) $(BUILD)/tobj/main.o
 
 .PHONY: all test sanitize valgrind deps check-deps demo bench clean install
-all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/clcone
+all: $(BUILD)/libclcone.a $(BUILD)/libclcone.so $(BUILD)/libclcone_output.a $(BUILD)/libclcone_output.so $(BUILD)/clcone
 
 # Library objects hide every symbol not marked CLCONE_API
 # (include/clcone/base.h), so the shared library exports only the public
@@ -155,6 +163,24 @@ $(BUILD)/libclcone.so: $(BUILD)/libclcone.so.$(VERSION)
 	ln -sf libclcone.so.$(VERSION) $(BUILD)/libclcone.so.$(SOMAJOR)
 	ln -sf libclcone.so.$(SOMAJOR) $@
 
+# libclcone_output (include/clcone/output.h, clcone-output.pc) over
+# libclcone.so: the public API from there, and its own hidden copies of
+# the few internal helpers it shares with libclcone's sources (errors,
+# allocation, atomic files, rotations; --exclude-libs), so that neither
+# library exports anything an installed header does not declare.
+$(OUT_OBJ): private ALL_CFLAGS += $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
+$(BUILD)/libclcone_output.a: $(OUT_OBJ)
+	rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libclcone_output.so.$(VERSION): $(OUT_OBJ) $(BUILD)/libclcone.so $(BUILD)/libclcone.a
+	$(CC) -shared -Wl,-soname,libclcone_output.so.$(SOMAJOR) -o $@ $(OUT_OBJ) -L$(BUILD) -lclcone \
+	  $(BUILD)/libclcone.a -Wl,--exclude-libs,ALL $(OUT_LIBS) $(LDLIBS)
+
+$(BUILD)/libclcone_output.so: $(BUILD)/libclcone_output.so.$(VERSION)
+	ln -sf libclcone_output.so.$(VERSION) $(BUILD)/libclcone_output.so.$(SOMAJOR)
+	ln -sf libclcone_output.so.$(SOMAJOR) $@
+
 # The wheel's libmujoco as installed: under its soname (what the CLI's
 # NEEDED names), with the wheel's licence files.
 MJ_SHIP := $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),$(MUJOCO_WHEEL_LIB))
@@ -172,10 +198,12 @@ MJ_SHIP_LICENSES = $(wildcard $(dir $(MJ_SHIP))../mujoco_core-*.dist-info/licens
 # the others), which finds it there ($ORIGIN).
 install: all $(if $(MJ_SHIP),$(BUILD)/install/clcone $(BUILD)/libclcone_mujoco.so)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)/clcone $(DESTDIR)$(BINDIR)
-	install -m 644 $(BUILD)/libclcone.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/libclcone.a $(BUILD)/libclcone_output.a $(DESTDIR)$(LIBDIR)/
 	$(call install_so,libclcone)
+	$(call install_so,libclcone_output)
 	install -m 644 include/clcone/*.h $(DESTDIR)$(INCLUDEDIR)/clcone/
-	$(call install_pc,clcone,$(strip $(HDF5_LIBS) $(CAIRO_LIBS)) -lOpenCL -lm)
+	$(call install_pc,clcone,-lOpenCL -lm)
+	$(call install_pc,clcone-output,$(strip $(OUT_LIBS)))
 ifneq ($(MJ_SHIP),)
 	install -d $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses
 	install -m 755 $(MJ_SHIP) $(DESTDIR)$(LIBDIR)/clcone/$(MJ_SHIP_NAME)
@@ -201,16 +229,18 @@ install_pc = sed -e 's|@PREFIX@|$(PREFIX)|; s|@LIBDIR@|$(LIBDIR)|; s|@INCLUDEDIR
   -e 's|@VERSION@|$(VERSION)|; s|@LIBS_PRIVATE@|$(2)|' $(1).pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/$(1).pc
 
 CLI_OBJ := $(patsubst host/%.c,$(BUILD)/obj/%.o,$(CLI_SRC))
-$(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
-	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_LIBS) $(LDLIBS) -o $@
+# What links both archives: the CLI, the tests, the bench, the MPI CLI.
+FULL_LIBS := $(BUILD)/libclcone_output.a $(BUILD)/libclcone.a
+$(BUILD)/clcone: $(CLI_OBJ) $(MJ_OBJ) $(FULL_LIBS)
+	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(FULL_LIBS) $(MJ_LIBS) $(OUT_LIBS) $(LDLIBS) -o $@
 
 # BINDIR to LIBDIR, for the installed CLI's rpath ($ORIGIN/../lib by default).
 BIN_TO_LIB = $(shell realpath -m --relative-to='$(BINDIR)' '$(LIBDIR)')
 # Linked at every install: the rpath follows BINDIR and LIBDIR.
-$(BUILD)/install/clcone: $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a FORCE
+$(BUILD)/install/clcone: $(CLI_OBJ) $(MJ_OBJ) $(FULL_LIBS) FORCE
 	@mkdir -p $(@D)
-	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_SHIP) -Wl,-rpath,'$$ORIGIN/$(BIN_TO_LIB)/clcone' \
-	  $(LDLIBS) -o $@
+	$(CC) $(CLI_OBJ) $(MJ_OBJ) $(FULL_LIBS) $(MJ_SHIP) -Wl,-rpath,'$$ORIGIN/$(BIN_TO_LIB)/clcone' \
+	  $(OUT_LIBS) $(LDLIBS) -o $@
 
 # What includes MuJoCo's headers when found (private: not passed on to
 # prerequisites), rebuilt when that changes.
@@ -245,16 +275,16 @@ mujoco-lib: $(MUJOCO_STAMP)
 # them (site-packages/mujoco, from the clcone package's folder), or as
 # `make install` installs them (the same folder).
 MJ_SO_LIBS := $(if $(filter ok,$(MUJOCO_WHEEL_CHECK)),$(MUJOCO_WHEEL_LIB),$(MUJOCO_LIBS))
-$(BUILD)/libclcone_mujoco.so: $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_STAMP)
+$(BUILD)/libclcone_mujoco.so: $(MJ_OBJ) $(FULL_LIBS) $(MJ_STAMP)
 	$(if $(MUJOCO_FOUND),,@echo '$(MJ_SKIP_MSG)' >&2; exit 1)
-	$(CC) -shared -Wl,-soname,libclcone_mujoco.so -Wl,--exclude-libs,ALL -o $@ $(MJ_OBJ) $(BUILD)/libclcone.a \
-	  $(MJ_SO_LIBS) -Wl,-rpath,'$$ORIGIN/../mujoco:$$ORIGIN' $(LDLIBS)
+	$(CC) -shared -Wl,-soname,libclcone_mujoco.so -Wl,--exclude-libs,ALL -o $@ $(MJ_OBJ) $(FULL_LIBS) \
+	  $(MJ_SO_LIBS) -Wl,-rpath,'$$ORIGIN/../mujoco:$$ORIGIN' $(OUT_LIBS) $(LDLIBS)
 
 # No include or call from a lower layer to a higher one, and no cycle
 # between files (tools/check-layers.sh reads the includes and the objects'
 # symbols).
 .PHONY: check-layers check-size
-check-layers: $(LIB_OBJ) $(CLI_OBJ) $(MJ_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
+check-layers: $(LIB_OBJ) $(OUT_OBJ) $(CLI_OBJ) $(MJ_OBJ) $(if $(HAVE_MPI),$(MPI_OBJ))
 	sh tools/check-layers.sh $(BUILD)/obj "$(LAYERS)"
 
 # No source file over 800 lines, no function over 120 (tools/check-size.sh).
@@ -276,10 +306,10 @@ $(BUILD)/suites.h: $(TEST_SRC) Makefile | $(BUILD)/tobj
 	    echo "  {\"$$n\", suite_$$n},"; done; echo '};'; } > $@
 
 $(BUILD)/tobj/%.o: tests/%.c tests/testutil.h tests/mujoco_fixture.h $(HOST_H) $(BUILD)/suites.h $(KERNEL_SRC) | $(BUILD)/tobj
-	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
+	$(CC) $(ALL_CFLAGS) $(CHECK_CFLAGS) $(PNG_CFLAGS) $(HDF5_CFLAGS) -D_DEFAULT_SOURCE -Wno-shadow -Wno-format-truncation -c $< -o $@
 
-$(BUILD)/tests: $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(MJ_OBJ) $(BUILD)/libclcone.a $(MJ_LIBS) $(CHECK_LIBS) $(PNG_LIBS) $(LDLIBS) -o $@
+$(BUILD)/tests: $(TEST_OBJ) $(MJ_OBJ) $(FULL_LIBS)
+	$(CC) $(ALL_CFLAGS) $(TEST_OBJ) $(MJ_OBJ) $(FULL_LIBS) $(MJ_LIBS) $(CHECK_LIBS) $(PNG_LIBS) $(OUT_LIBS) $(LDLIBS) -o $@
 
 $(BUILD)/obj $(BUILD)/tobj:
 	mkdir -p $@
@@ -471,9 +501,9 @@ $(MUJOCO_STAMP):
 bench-deps: check-deps
 	$(call need_packages,$(BENCH_DEPS),clcone bench)
 
-$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(BUILD)/libclcone.a $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP) $(MJ_SRC)
-	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(if $(MUJOCO_FOUND),$(MJ_SRC)) $(BUILD)/libclcone.a $(MUJOCO_LIBS) \
-	  $(SICONOS_LIBS) $(LDLIBS) -o $@
+$(BUILD)/bench: $(BENCH_SRC) $(wildcard bench/*.h) $(HOST_H) $(FULL_LIBS) $(wildcard $(MUJOCO_STAMP)) $(SICONOS_STAMP) $(MJ_SRC)
+	$(CC) $(ALL_CFLAGS) $(MUJOCO_CFLAGS) $(SICONOS_CFLAGS) $(BENCH_SRC) $(if $(MUJOCO_FOUND),$(MJ_SRC)) $(FULL_LIBS) $(MUJOCO_LIBS) \
+	  $(SICONOS_LIBS) $(OUT_LIBS) $(LDLIBS) -o $@
 
 bench: bench-deps $(MUJOCO_STAMP)
 	@$(MAKE) --no-print-directory bench-siconos-deps || \
@@ -529,8 +559,16 @@ $(BUILD)/obj-mpi/%.o: host/%.c $(HOST_H) $(MPI_H)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MPI_CFLAGS) -DCLCONE_MPI -c $< -o $@
 
-$(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a
-	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(BUILD)/libclcone.a $(MPI_LIBS) $(LDLIBS) -o $@
+$(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(FULL_LIBS)
+	$(CC) $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(FULL_LIBS) $(MPI_LIBS) $(OUT_LIBS) $(LDLIBS) -o $@
+
+# Every symbol the shared libraries export is declared in an installed
+# header, and host/mpi/ includes no header of the library's sources
+# (tools/check-exports.sh): no private ABI between the libraries.
+.PHONY: check-exports
+EXPORT_LIBS = $(BUILD)/libclcone.so $(BUILD)/libclcone_output.so $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.so)
+check-exports: $(EXPORT_LIBS)
+	sh tools/check-exports.sh $(EXPORT_LIBS)
 
 # `make install` installs the MPI part where Open MPI is installed.
 install: $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.a $(BUILD)/libclcone_mpi.so $(BUILD)/clcone-mpi)
@@ -605,8 +643,8 @@ fuzz: fuzz-deps
 	  EXTRA_CFLAGS="$(FUZZ_SAN) -fsanitize=fuzzer-no-link" EXTRA_LDFLAGS="$(FUZZ_SAN)" \
 	  $(patsubst %,$(BUILD)/fuzz/fuzz_%,$(FUZZ_NAMES))
 
-$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(BUILD)/libclcone.a
-	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(BUILD)/libclcone.a $(LDLIBS) -o $@
+$(BUILD)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FULL_LIBS)
+	$(CC) $(ALL_CFLAGS) -fsanitize=fuzzer $< $(FULL_LIBS) $(OUT_LIBS) $(LDLIBS) -o $@
 
 fuzz-run: fuzz
 	@$(MAKE) --no-print-directory $(BUILD)/clcone

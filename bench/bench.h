@@ -9,6 +9,7 @@
 #define CLCONE_BENCH_H
 
 #include <clcone/clcone.h>
+#include <clcone/output.h>
 #include "world/world_parts.h" /* the scene generators */
 
 #include <stdio.h>
@@ -61,6 +62,7 @@ const char *bench_fmt_ms(double ms, char *buf, size_t len);
 void bench_section_scaling(bench *b, FILE *f);     /* 1 */
 void bench_section_bandwidth(bench *b, FILE *f);   /* 2 */
 void bench_section_batches(bench *b, FILE *f);     /* 3 */
+void bench_worlds_stepped(bench *b, FILE *f);      /* 3, its second part (sec_stepped.c) */
 void bench_section_siconos(bench *b, FILE *f);     /* 4 */
 void bench_section_mujoco(bench *b, FILE *f);      /* 5 */
 void bench_section_bias(bench *b, FILE *f);        /* 6 */

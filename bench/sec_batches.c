@@ -289,4 +289,5 @@ void bench_section_batches(bench *b, FILE *f)
                 S.unconv[0], S.nk, S.unconv[1], S.nk, S.nk, S.warm_s);
     }
     for (int k = 0; k < S.nk; ++k) clcone_problem_free(&S.kinds[k]);
+    bench_worlds_stepped(b, f);
 }

@@ -414,7 +414,7 @@ static void peer_solve_all(bench *b, FILE *f, char *const *files, int nf, const 
         const char *why = NULL;
         nctc[i] = 0;
         if (bench_now() - t0 > budget) why = "skipped (section budget)";
-        else if (clcone_read_problem(path, &p, &err)) {
+        else if (clcone_read_problem_hdf5(path, &p, &err)) {
             bench_fail(b, f, "%s: %s", files[i], err.msg);
             why = "clcone cannot read it";
         }

@@ -153,7 +153,7 @@ static void siconos_batch(bench *b, FILE *f, char **files, int nf)
     for (int i = 0; i < nf; ++i) {
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", b->problems, files[i]);
-        if (clcone_read_problem(path, &probs[np], &err)) continue; /* named in the table above */
+        if (clcone_read_problem_hdf5(path, &probs[np], &err)) continue; /* named in the table above */
         parts[np] = &probs[np];
         n += probs[np++].n;
     }
@@ -342,7 +342,7 @@ void bench_section_siconos(bench *b, FILE *f)
         bench_fail(b, f, "out of memory");
         goto out;
     }
-    fprintf(f, "The %d problem files of `%s` (clcone_read_problem), model **coulomb**. Tolerances: 1e-8 for the "
+    fprintf(f, "The %d problem files of `%s` (clcone_read_problem_hdf5), model **coulomb**. Tolerances: 1e-8 for the "
                "reference NSGS (double) and the device in double; 1e-5 for the device in float (float rounds at "
                "about 1e-7 relative, 1e-8 is out of its reach), where the reference NSGS is also run to 1e-5 so that "
                "the float profile compares like with like. Each run is capped at %.1f s (`max_seconds`); a capped "
@@ -358,7 +358,7 @@ void bench_section_siconos(bench *b, FILE *f)
         clcone_error err;
         snprintf(path, sizeof path, "%s/%s", b->problems, files[i]);
         nctc[i] = 0;
-        if (clcone_read_problem(path, &p, &err)) {
+        if (clcone_read_problem_hdf5(path, &p, &err)) {
             bench_fail(b, f, "%s: %s", files[i], err.msg);
             for (int k = 0; k < NCONF; ++k) snprintf(runs[i][k].note, sizeof runs[i][k].note, "unreadable");
             continue;

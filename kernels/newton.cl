@@ -1,14 +1,16 @@
 /* needs: cone.h local_solve.h schedule.h contact.h newton_math.h */
-/* Semismooth Newton for the exact Coulomb law (local form), one
- * work-group per problem of the batch: the reference's method
+/* Semismooth Newton for the exact Coulomb law and for ccp (local form),
+ * one work-group per problem of the batch: the reference's method
  * (host/ref/newton.c) on the device. Per Newton step the lanes build
- * Alart-Curnier's residual and generalised Jacobian J = A + B W (a lane
+ * the model's residual (newton_contact: Alart-Curnier's, for ccp at
+ * the shifted velocity) and generalised Jacobian J = A + B W (a lane
  * per contact row), factor the dense J by LU with partial pivoting (a lane
  * per row below the pivot, a barrier between elimination steps), fall
  * back to Levenberg-Marquardt when J is singular or its direction does
  * not descend, and backtrack (Armijo) on 1/2 ||phi||^2; when no direction
  * decreases it, or the error has not halved in NEWTON_STALL_STEPS steps,
- * Gauss-Seidel sweeps (the exact one-contact solve of NSGS) rescue it.
+ * Gauss-Seidel sweeps (the exact one-contact solve of NSGS; ccp: PGS's
+ * projected step, with CGS's step sizes omega) rescue it.
  * Unlike the reference, a rescue that does not help is followed by a
  * longer one, not a failure: the iteration cap or the host's time cap
  * ends the solve, with the best iterate.
@@ -34,11 +36,14 @@
  * contact) and the gradient and direction (by problem); ints the pivots
  * (by problem), then per problem the last mark's iteration, the rescue's
  * length and the iteration at which Newton took over (-1 while the
- * sweeps run), which the host reads; ns per problem the best error and the mark's
- * error. The last five arguments are those of group_solve_local;
+ * sweeps run), which the host reads; ns per problem the best error, the mark's
+ * error and a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
+ * in the trial point's and u's places, which Newton rewrites before it
+ * reads them). model is CONE_MODEL_COULOMB or CONE_MODEL_CCP. The last five
+ * arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
-#define NEWTON_NS 2
+#define NEWTON_NS 4
 #define NEWTON_NI 5
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
@@ -51,7 +56,7 @@ static void newton_contact_rho(__global const real_t *W, __global const int *dia
 
 /* u = W x + q and phi at x (by contact) over [c0, c1); returns
  * 1/2 ||phi||^2, summed by lane 0 in index order. Every lane returns it. */
-static real_t newton_eval(int c0, int c1, __global const int *row_ptr, __global const int *col,
+static real_t newton_eval(int model, int c0, int c1, __global const int *row_ptr, __global const int *col,
                           __global const real_t *W, __global const int *diag, __global const real_t *q,
                           __global const real_t *mu, __global const real_t *x, __global real_t *u,
                           __global real_t *phi, __local real_t *scal)
@@ -64,7 +69,7 @@ static real_t newton_eval(int c0, int c1, __global const int *row_ptr, __global 
         uc[2] += q[3 * c + 2];
         cone_load3(x + 3 * c, xc);
         newton_contact_rho(W, diag, c, &rn, &rt);
-        newton_ac_contact(mu[c], rn, rt, xc, uc, ph, 0, A, B);
+        newton_contact(model, mu[c], rn, rt, xc, uc, ph, 0, A, B);
         cone_store3(u + 3 * c, uc);
         cone_store3(phi + 3 * c, ph);
     }
@@ -80,7 +85,7 @@ static real_t newton_eval(int c0, int c1, __global const int *row_ptr, __global 
 
 /* J = A + B W at r (u as newton_eval left it there), g = J' phi, and
  * the pivot threshold, which every lane returns. */
-static real_t newton_jacobian(int c0, int c1, __global const int *row_ptr, __global const int *col,
+static real_t newton_jacobian(int model, int c0, int c1, __global const int *row_ptr, __global const int *col,
                               __global const real_t *W, __global const int *diag, __global const real_t *mu,
                               __global const real_t *r, __global const real_t *u, __global const real_t *phi,
                               __global real_t *J, __global real_t *g, __local real_t *sums)
@@ -96,7 +101,7 @@ static real_t newton_jacobian(int c0, int c1, __global const int *row_ptr, __glo
         cone_load3(r + 3 * c, xc);
         cone_load3(u + 3 * c, uc);
         newton_contact_rho(W, diag, c, &rn, &rt);
-        newton_ac_contact(mu[c], rn, rt, xc, uc, ph, 1, A, B);
+        newton_contact(model, mu[c], rn, rt, xc, uc, ph, 1, A, B);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) Jr[(ulong)a * m + 3 * i + b] += A[3 * a + b];
         for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
@@ -168,9 +173,9 @@ static int newton_lu(__global real_t *F, int m, __global int *piv, __global cons
 
 /* The problem's constant inputs, which every step reads. */
 typedef struct newton_in {
-    int c0, c1;
+    int model, c0, c1;
     __global const int *row_ptr, *col, *diag;
-    __global const real_t *W, *q, *mu;
+    __global const real_t *W, *q, *mu, *omega;
 } newton_in;
 
 /* Armijo backtracking along d from r (by contact; g and d by problem):
@@ -194,7 +199,8 @@ static int newton_line_search(const newton_in *P, int found, __global real_t *r,
         real_t trial;
         for (int i = b + l; i < e; i += nl) x[i] = r[i] + t * d[i - b];
         group_barrier();
-        trial = newton_eval(P->c0, P->c1, P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, x, u, phi, scal);
+        trial = newton_eval(P->model, P->c0, P->c1, P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, x, u, phi,
+                            scal);
         accepted = trial <= *psi + (real_t)NEWTON_ARMIJO * t * slope;
     }
     if (accepted) {
@@ -239,28 +245,60 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
     group_barrier();
 }
 
-/* The Gauss-Seidel update of contact c in r, the exact one-contact solve
- * of NSGS at sweep `sweep` (local_gs_contact without the step, which
- * coulomb does not use). */
+/* The Gauss-Seidel update of contact c in r at sweep `sweep`: the
+ * exact one-contact solve of NSGS (coulomb) or PGS's projected step
+ * (ccp), as CGS makes it. */
 static void newton_gs_contact(const newton_in *P, __global real_t *r, int c, int sweep)
 {
-    real_t D[9], b[3], x[3];
-    cone_load9(P->W + 9 * P->diag[c], D);
-    cone_load3(P->q + 3 * c, b);
-    row_product(P->row_ptr, P->col, P->W, r, c, 1, b);
-    cone_load3(r + 3 * c, x);
-    cone_gs_update(CONE_MODEL_COULOMB, 0, 0, P->mu[c], 0, sweep, D, b, x);
-    cone_store3(r + 3 * c, x);
+    local_gs_contact(P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, P->omega, r, c, P->model, 0, 0, sweep);
 }
 
-/* `len` Gauss-Seidel sweeps of NSGS over the problem by lane 0, in
- * contact order (a rescue, rare enough that its order matters more than
- * its lanes). */
-static void newton_rescue(const newton_in *P, __global real_t *r, int done, int len)
+/* Sweeps done + 1 .. done + len of a rescue over the problem by lane 0,
+ * in contact order (a rescue, rare enough that its order matters more
+ * than its lanes): NSGS's for coulomb; for ccp accelerated Gauss-Seidel,
+ * ACGS's extrapolation and gradient restart (cone_acgs_*, without its
+ * function restart) with x_{k-1} in xo, the sweep's start y in ys and
+ * the momentum in mom[0] (theta) and mom[1] (beta), which carry it from
+ * one launch to the next. Plain PGS sweeps creep where ccp's infimum
+ * lies far out (reactions that grow as the error falls: 8 of the 256
+ * tiny piles), where the reference's rescue, ACGS, gets there. */
+static void newton_rescue(const newton_in *P, __global real_t *r, __global real_t *xo, __global real_t *ys,
+                          __global real_t *mom, int done, int len)
 {
+    int acc = P->model != CONE_MODEL_COULOMB;
     if (get_local_id(0) == 0)
-        for (int s = done + 1; s <= done + len; ++s)
+        for (int s = done + 1; s <= done + len; ++s) {
+            real_t t = 0, a[3], b[3], o[3];
+            if (acc && s == 1) {
+                mom[0] = 1;
+                mom[1] = 0;
+            }
+            for (int c = P->c0; acc && c < P->c1; ++c) {
+                cone_load3(r + 3 * c, a);
+                cone_load3(xo + 3 * c, o);
+                if (s == 1) {
+                    cone_store3(xo + 3 * c, a);
+                    cone_store3(ys + 3 * c, a);
+                    continue;
+                }
+                cone_acgs_extrapolate(P->mu[c], mom[1], a, o, b);
+                cone_store3(xo + 3 * c, a);
+                cone_store3(ys + 3 * c, b);
+                cone_store3(r + 3 * c, b);
+            }
             for (int c = P->c0; c < P->c1; ++c) newton_gs_contact(P, r, c, s);
+            for (int c = P->c0; acc && c < P->c1; ++c) {
+                cone_load3(ys + 3 * c, b);
+                cone_load3(r + 3 * c, a);
+                cone_load3(xo + 3 * c, o);
+                t += cone_acgs_term(b, a, o);
+            }
+            if (acc) {
+                real_t th = mom[0];
+                mom[1] = cone_apgd_momentum(&th, t);
+                mom[0] = th;
+            }
+        }
     group_barrier();
 }
 
@@ -287,7 +325,7 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
                           __global real_t *err_out, real_t *e_out)
 {
     int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
-                             CONE_MODEL_COULOMB, 0, 0, sums, verdict, err_out);
+                             P->model, 0, 0, sums, verdict, err_out);
     real_t e = *e_out = *err_out;
     if (e < *best_e) {
         *best_e = e;
@@ -300,10 +338,10 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
 __kernel void newton_local(__global const int *prob_off, __global const ulong *mat_off,
                            __global const int *row_ptr, __global const int *col, __global const real_t *W,
                            __global const int *diag, __global const real_t *q, __global const real_t *mu,
-                           __global const int *prob_colors, __global const int *color_ptr,
-                           __global const int *order, __global real_t *r, __global real_t *mats,
-                           __global real_t *vecs, __global int *ints, __global real_t *ns,
-                           __global int *state, __global real_t *error, int hybrid, int max_iter,
+                           __global const real_t *omega, __global const int *prob_colors,
+                           __global const int *color_ptr, __global const int *order, __global real_t *r,
+                           __global real_t *mats, __global real_t *vecs, __global int *ints, __global real_t *ns,
+                           __global int *state, __global real_t *error, int model, int hybrid, int max_iter,
                            int check_every, real_t tol, int restart, int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG], scal;
@@ -314,10 +352,9 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     ulong mm = (ulong)m * (ulong)m;
     __global real_t *J = mats + mat_off[p], *F = J + mm, *JtJ = F + mm;
     __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
-    __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0;
+    __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0, *pns = ns + NEWTON_NS * p;
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
-    __global real_t *pns = ns + NEWTON_NS * p;
-    newton_in P = {c0, c1, row_ptr, col, diag, W, q, mu};
+    newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int mark_it = pint[0], burst = pint[1], switched = pint[2], pend = pint[3], done = pint[4], rescued = 0;
     real_t psi, best_e = pns[0], mark_e = pns[1], tiny;
@@ -369,8 +406,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             if (!newton) continue;
             if (it + rescued >= it_end) break;
-            psi = newton_eval(c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
-            tiny = newton_jacobian(c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
+            psi = newton_eval(model, c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
+            tiny = newton_jacobian(model, c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
             /* Newton's direction, then Levenberg-Marquardt's */
             for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
                 int found;
@@ -395,7 +432,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
          * all, with the bits of one whole rescue (every lane calls it, for
          * its barrier) */
         len = min(pend, max(1, it_end - it - rescued));
-        newton_rescue(&P, r, done, len);
+        newton_rescue(&P, r, x, u, pns + 2, done, len);
         done += len;
         pend -= len;
         rescued += len;

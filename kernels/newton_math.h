@@ -3,7 +3,9 @@
  * (host/ref/newton.c, double) and the device kernel (kernels/newton.cl,
  * float or double), so that both solve the same equations with the same
  * globalisation. Requires cone.h first. host/ref/newton.c says why this
- * formulation and these constants. */
+ * formulation and these constants; ccp (and soft, a ccp on W + R) is
+ * solved by the same method on its own residual. Requires local_solve.h
+ * (the model numbers) too. */
 #ifndef CLCONE_NEWTON_MATH_H
 #define CLCONE_NEWTON_MATH_H
 
@@ -121,6 +123,43 @@ CONE_FN void newton_ac_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const 
             B[6] = mu * rn * n2, B[7] = s * rt * g12, B[8] = s * rt * g22;
         }
     }
+}
+
+/* ccp's residual and Jacobian row: Alart-Curnier's on the velocity
+ * v = (u_N - mu |u_T|, u_T). ccp asks u in the dual cone, u_N >= mu
+ * |u_T|, where Coulomb asks u_N >= 0 of the normal velocity and leaves
+ * De Saxce's u_N + mu |u_T| in that cone: so ccp is the Coulomb law of
+ * v (v + mu |v_T| e_N = u), and its solutions are the zeros of
+ * Alart-Curnier's function at v. d v = D du with D = I - mu e_N (0, t')
+ * (t = u_T / |u_T|, 0 at u_T = 0, an element of the norm's generalised
+ * gradient), so B becomes B D. The cone's own natural map r - P_K(r -
+ * rho u) was tried first: its pieces couple the normal and tangential
+ * parts, and on a 33-contact pile (singular W) its Newton and
+ * Levenberg-Marquardt steps crept at 6e-5 where this form converges. */
+CONE_FN void newton_ccp_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
+                                CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac, CONE_PRIV real_t *A,
+                                CONE_PRIV real_t *B)
+{
+    real_t v[3], nt = cone_hypot2(u[1], u[2]);
+    v[0] = u[0] - mu * nt;
+    v[1] = u[1];
+    v[2] = u[2];
+    newton_ac_contact(mu, rn, rt, r, v, phi, jac, A, B);
+    if (jac && nt > 0) {
+        real_t t1 = -mu * u[1] / nt, t2 = -mu * u[2] / nt;
+        B[1] += B[0] * t1, B[2] += B[0] * t2;
+        B[4] += B[3] * t1, B[5] += B[3] * t2;
+        B[7] += B[6] * t1, B[8] += B[6] * t2;
+    }
+}
+
+/* The model's residual and Jacobian row for one contact (coulomb or ccp). */
+CONE_FN void newton_contact(int model, real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
+                            CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac, CONE_PRIV real_t *A,
+                            CONE_PRIV real_t *B)
+{
+    if (model == CONE_MODEL_COULOMB) newton_ac_contact(mu, rn, rt, r, u, phi, jac, A, B);
+    else newton_ccp_contact(mu, rn, rt, r, u, phi, jac, A, B);
 }
 
 /* The substitutions of an LU solve F d = -rhs, F holding the unit lower

@@ -1,9 +1,9 @@
 """Builds the clcone package from the repository's own C sources.
 
 The package is the C library plus a cffi binding in ABI mode: the build
-runs the repository's `make build/libclcone.so` (the one build of the
-library, with its flags and embedded kernels), ships that shared library
-inside the package, and ships the public headers run through the C
+runs the repository's `make build/libclcone.so build/libclcone_output.so`
+(the one build of the libraries, with their flags and embedded kernels),
+ships those shared libraries inside the package, and ships the public headers run through the C
 preprocessor, which cffi reads as its declarations at import time. So no
 declaration, version or source is written twice, and no Python headers
 or compiler for Python extensions are needed. clcone.mujoco's library,
@@ -60,7 +60,8 @@ def preprocessed(header, defines=()):
 
 
 def preprocessed_api():
-    return preprocessed(ROOT / "include" / "clcone" / "clcone.h")
+    """clcone.h's declarations and libclcone_output's (output.h includes clcone.h)."""
+    return preprocessed(ROOT / "include" / "clcone" / "output.h")
 
 
 def preprocessed_mujoco_api():
@@ -88,10 +89,12 @@ class build_with_library(build_py):
         version = library_version()
         make = os.environ.get("MAKE", "make")
         build = os.environ.get("CLCONE_BUILD", "build")  # the Makefile's BUILD
-        subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", f"{build}/libclcone.so"], check=True)
+        subprocess.run([make, "-C", str(ROOT), f"BUILD={build}", f"{build}/libclcone.so", f"{build}/libclcone_output.so"],
+                       check=True)
         dest = Path(self.build_lib) / "clcone"
         dest.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(ROOT / build / f"libclcone.so.{version}", dest / "libclcone.so")
+        shutil.copyfile(ROOT / build / f"libclcone_output.so.{version}", dest / "libclcone_output.so")
         (dest / "_api.h").write_text(preprocessed_api())
         # clcone.mujoco where MuJoCo can be had (`make mujoco-lib`: its
         # wheel from PyPI); without it the package is whole but for

@@ -110,6 +110,22 @@ if [ -x "$bin/clcone-mpi" ]; then
         out=$(cd "$work" && LD_LIBRARY_PATH=$prefix/lib t ./mpi 2>&1) &&
         echo "a program built with clcone-mpi.pc ran" || fail "a program with <clcone/mpi/ranks.h> and clcone-mpi.pc: $out"
 fi
+# libclcone links no picture or HDF5 library; libclcone_output, through
+# clcone-output.pc, reads an FCLib HDF5 problem and draws a plot
+hits=$(readelf -d "$prefix/lib/libclcone.so" | grep -E 'NEEDED.*(cairo|png|hdf5|X11|curl)')
+[ -z "$hits" ] && echo "installed libclcone.so needs no cairo or HDF5" || fail "libclcone.so needs $hits"
+printf '%s\n' '#include <clcone/output.h>' 'int main(int argc, char **argv)' \
+    '{ clcone_problem p; clcone_error e; double x[2] = {1, 2}, y[2] = {1, 0.5};' \
+    '  clcone_plot_series s = {"error", 2, x, y}; clcone_plot_panel pn = {0};' \
+    '  pn.nseries = 1; pn.series = &s; (void)argc;' \
+    '  if (clcone_read_problem_hdf5(argv[1], &p, &e)) return 1;' \
+    '  clcone_problem_free(&p); return clcone_plot_png("plot.png", NULL, &pn, 1, 1, 320, 240, &e) != CLCONE_OK; }' \
+    >"$work/out.c"
+out=$(cd "$work" && PKG_CONFIG_PATH=$prefix/lib/pkgconfig t sh -c \
+    "cc ${CLCONE_EXAMPLE_FLAGS:-} out.c \$(pkg-config --cflags --libs clcone-output) -o out" 2>&1) &&
+    out=$(cd "$work" && LD_LIBRARY_PATH=$prefix/lib t ./out "$root/tests/data/problems/Capsules-i125-1213.hdf5" 2>&1) &&
+    [ -s "$work/plot.png" ] && echo "a program built with clcone-output.pc read HDF5 and drew a plot" ||
+    fail "a program with <clcone/output.h> and clcone-output.pc: $out"
 if [ -s "$work/example.c" ] && [ -n "$line" ]; then
     echo "README.md's build line: $line"
     out=$(cd "$work" && PKG_CONFIG_PATH=$prefix/lib/pkgconfig t sh -c "$line" 2>&1) || fail "README.md's build line: $out"

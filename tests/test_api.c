@@ -226,6 +226,22 @@ static clcone_status c_read_input(fixture *f, int nul, clcone_error *e)
 {
     return clcone_read_input(ARG(1, NOPATH), ARG(2, &f->in), e);
 }
+static clcone_status c_read_input_hdf5(fixture *f, int nul, clcone_error *e)
+{
+    return clcone_read_input_hdf5(ARG(1, NOPATH), ARG(2, &f->in), e);
+}
+static clcone_status c_read_input_ext(fixture *f, int nul, clcone_error *e)
+{
+    return clcone_read_input_ext(ARG(1, NOPATH), NULL, ARG(2, &f->in), e);
+}
+static clcone_status c_read_problem_hdf5(fixture *f, int nul, clcone_error *e)
+{
+    return clcone_read_problem_hdf5(ARG(1, NOPATH), ARG(2, &f->p), e);
+}
+static clcone_status c_read_problem_ext(fixture *f, int nul, clcone_error *e)
+{
+    return clcone_read_problem_ext(ARG(1, NOPATH), NULL, ARG(2, &f->p), e);
+}
 static clcone_status c_world_detect(fixture *f, int nul, clcone_error *e)
 {
     (void)f;
@@ -276,6 +292,10 @@ static const struct {
     {"clcone_read_world", 2, c_read_world},
     {"clcone_write_world", 2, c_write_world},
     {"clcone_read_input", 2, c_read_input},
+    {"clcone_read_input_hdf5", 2, c_read_input_hdf5},
+    {"clcone_read_input_ext", 2, c_read_input_ext},
+    {"clcone_read_problem_hdf5", 2, c_read_problem_hdf5},
+    {"clcone_read_problem_ext", 2, c_read_problem_ext},
     {"clcone_world_detect", 1, c_world_detect},
 };
 

@@ -8,6 +8,7 @@
 #include "core/internal.h"
 #include "world/world_parts.h"
 #include "cone.h"
+#include "local_solve.h"
 #include "newton_math.h"
 
 #include <math.h>

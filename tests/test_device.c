@@ -14,7 +14,7 @@
 static void read_problem(const char *name, clcone_problem *p)
 {
     clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 static int check_every = 10;

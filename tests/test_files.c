@@ -282,9 +282,9 @@ START_TEST(input_from_pipe)
         size_t len;
         char *text = test_read_all(test_problem_path(files[k]), &len);
         clcone_problem a, b;
-        ck_assert_msg(clcone_read_problem(test_problem_path(files[k]), &a, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(files[k]), &a, &e) == CLCONE_OK, "%s", e.msg);
         pipe_of(text, len, path, sizeof path, &child);
-        ck_assert_msg(clcone_read_problem(path, &b, &e) == CLCONE_OK, "%s: %s", files[k], e.msg);
+        ck_assert_msg(clcone_read_problem_hdf5(path, &b, &e) == CLCONE_OK, "%s: %s", files[k], e.msg);
         pipe_done(path, child);
         ck_assert_int_eq(a.n, b.n);
         ck_assert_int_eq(a.nnzb, b.nnzb);

@@ -100,8 +100,9 @@ END_TEST
 /* `make install PREFIX=P` into a fresh prefix, then tests/install-check.sh:
  * nothing installed names the build tree or the clone, and with the build
  * folder moved aside the installed clcone (--version, solve, mujoco),
- * clcone-mpi where Open MPI is installed, and README.md's C example built
- * with README.md's own pkg-config line run. The script runs in a session
+ * clcone-mpi where Open MPI is installed, a program on clcone-output.pc
+ * and README.md's C example built with README.md's own pkg-config line
+ * run. The script runs in a session
  * of its own (setsid) and moves the build folder back on every exit: a
  * timeout here kills this process group, not the script. */
 START_TEST(installed_prefix_runs_without_the_build_tree)
@@ -118,7 +119,9 @@ START_TEST(installed_prefix_runs_without_the_build_tree)
     ck_assert_msg(access(cmd, X_OK) == 0, "the build folder %s is not back:\n%s", build, out);
     ck_assert_msg(strstr(out, "moved ") && strstr(out, "installed clcone --version: clcone " CLCONE_VERSION "\n")
                       && strstr(out, "installed clcone solve: status=converged") && strstr(out, "installed clcone mujoco")
-                      && strstr(out, "README.md's example ran: converged: r = ("),
+                      && strstr(out, "README.md's example ran: converged: r = (")
+                      && strstr(out, "installed libclcone.so needs no cairo or HDF5")
+                      && strstr(out, "clcone-output.pc read HDF5 and drew a plot"),
                   "%s", out);
     remove_tree(dir);
 }

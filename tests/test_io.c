@@ -57,7 +57,7 @@ static void assert_same_problem(const clcone_problem *a, const clcone_problem *b
 static void read_ok(const char *path, clcone_problem *p)
 {
     clcone_error err = {0};
-    clcone_status s = clcone_read_problem(path, p, &err);
+    clcone_status s = clcone_read_problem_hdf5(path, p, &err);
     ck_assert_msg(s == CLCONE_OK, "%s: %s", path, err.msg);
 }
 
@@ -442,7 +442,7 @@ START_TEST(test_hdf5_malformed)
     if (_i == 10) { /* signature kept, the rest cut off */
         ck_assert_int_eq(truncate(path, 100), 0);
     }
-    ck_assert_int_eq(clcone_read_problem(path, &p, &err), CLCONE_EFORMAT);
+    ck_assert_int_eq(clcone_read_problem_hdf5(path, &p, &err), CLCONE_EFORMAT);
     ck_assert_int_eq(err.code, CLCONE_EFORMAT);
     ck_assert_msg(strstr(err.msg, H5BAD[_i].needle) && strstr(err.msg, path),
                   "message '%s' lacks '%s'", err.msg, H5BAD[_i].needle);
@@ -461,7 +461,7 @@ START_TEST(test_hdf5_fuzz_regression)
     clcone_problem p;
     clcone_error err = {0};
     const char *path = "tests/fuzz/regress/hdf5-silly-realloc.hdf5";
-    ck_assert_int_eq(clcone_read_problem(path, &p, &err), CLCONE_EFORMAT);
+    ck_assert_int_eq(clcone_read_problem_hdf5(path, &p, &err), CLCONE_EFORMAT);
     ck_assert_msg(strstr(err.msg, path) != NULL, "message '%s' does not name the file", err.msg);
     ck_assert_ptr_null(p.row_ptr);
 }
@@ -756,21 +756,44 @@ START_TEST(test_input_scene_hook)
     clcone_error err = {0};
     const char *tmp;
     scene_calls = 0;
-    ck_assert_msg(clcone_read_input_with(test_problem_path("FC3D_Example1.dat"), &in, count_scene, &err) ==
+    ck_assert_msg(clcone_read_input_with(test_problem_path("FC3D_Example1.dat"), &in, count_scene, NULL, &err) ==
                       CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(scene_calls, 0);
     ck_assert(!in.is_world);
     ck_assert_int_eq(in.problem.n, 3);
     clcone_problem_free(&in.problem);
     tmp = test_write_temp(scene, sizeof scene - 1);
-    ck_assert_int_eq(clcone_read_input_with(tmp, &in, count_scene, &err), CLCONE_OK);
+    ck_assert_int_eq(clcone_read_input_with(tmp, &in, count_scene, NULL, &err), CLCONE_OK);
     ck_assert_int_eq(scene_calls, 1);
     ck_assert_uint_eq(scene_len, sizeof scene - 1);
     ck_assert(in.is_world);
     ck_assert_int_eq(clcone_is_world_file(tmp), 1);
     unlink(tmp);
-    ck_assert_int_eq(clcone_read_input_with("/nonexistent/x.dat", &in, count_scene, &err), CLCONE_EIO);
+    ck_assert_int_eq(clcone_read_input_with("/nonexistent/x.dat", &in, count_scene, NULL, &err), CLCONE_EIO);
     ck_assert_int_eq(scene_calls, 1);
+}
+END_TEST
+
+/* libclcone alone (clcone_read_problem, clcone_read_input) links no
+ * HDF5: an FCLib file is refused, saying which library reads it, and the
+ * HDF5 variants of libclcone_output read the same file. */
+START_TEST(test_hdf5_only_through_output)
+{
+    const char *path = test_problem_path("Capsules-i125-1213.hdf5");
+    clcone_problem p;
+    clcone_input in;
+    clcone_error err = {0};
+    ck_assert_int_eq(clcone_read_problem(path, &p, &err), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "libclcone_output") &&
+                      strstr(err.msg, "clcone_read_problem_hdf5"), "message '%s'", err.msg);
+    ck_assert_ptr_null(p.row_ptr);
+    ck_assert_int_eq(clcone_read_input(path, &in, &err), CLCONE_ENOTSUP);
+    ck_assert_msg(clcone_read_input_hdf5(path, &in, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert(!in.is_world);
+    read_ok(path, &p);
+    assert_same_problem(&p, &in.problem);
+    clcone_problem_free(&p);
+    clcone_input_free(&in);
 }
 END_TEST
 
@@ -790,6 +813,7 @@ Suite *suite_io(void)
     tcase_add_loop_test(tc, test_hdf5_encodings, 0, 4);
     tcase_add_loop_test(tc, test_hdf5_malformed, 0, (int)(sizeof H5BAD / sizeof H5BAD[0]));
     tcase_add_test(tc, test_hdf5_fuzz_regression);
+    tcase_add_test(tc, test_hdf5_only_through_output);
     tcase_add_loop_test(tc, test_dat_malformed, 0, (int)(sizeof DATBAD / sizeof DATBAD[0]));
     tcase_add_test(tc, test_missing_file);
     tcase_add_test(tc, test_input_scene_hook);

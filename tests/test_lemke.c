@@ -423,7 +423,7 @@ START_TEST(shared_problems)
         clcone_options o = pyr_options(runs[k].N, (clcone_fit)runs[k].fit);
         clcone_prob_result res;
         double *r;
-        ck_assert_msg(clcone_read_problem(test_problem_path(runs[k].file), &p, &err) == CLCONE_OK,
+        ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(runs[k].file), &p, &err) == CLCONE_OK,
                       "%s", err.msg);
         r = calloc(3 * (size_t)p.n, sizeof(double));
         ck_assert_ptr_nonnull(r);

@@ -44,7 +44,7 @@ static clcone_prob_result solve_shared(clcone_context *ctx, const char *name, cl
                                        int max_iter, clcone_problem *p, double **r)
 {
     clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
     return test_solve_one(ctx, p, NULL, CLCONE_MODEL_COULOMB, v, tol, max_iter, 0, *r);
 }
@@ -206,7 +206,7 @@ START_TEST(hybrid_is_the_default)
     clcone_options_resolve(&o, NULL);
     ck_assert_int_eq(o.solver, CLCONE_SOLVER_NSGS);
     clcone_options_default(&o);
-    o.model = CLCONE_MODEL_CCP;
+    o.model = CLCONE_MODEL_SOFT;
     clcone_options_resolve(&o, NULL);
     ck_assert_int_eq(o.solver, CLCONE_SOLVER_APGD);
 }
@@ -290,14 +290,12 @@ START_TEST(hybrid_batch_switches_per_problem)
 }
 END_TEST
 
-/* newton is offered for coulomb only. */
+/* newton is offered for coulomb (and ccp, tests/test_newton_ccp.c). */
 START_TEST(newton_offered_for_coulomb)
 {
     char buf[256];
     clcone_offers_describe(CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "newton"), "%s", buf);
-    clcone_offers_describe(CLCONE_MODEL_CCP, 0, buf, sizeof buf);
-    ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
 }
 END_TEST
 

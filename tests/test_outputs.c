@@ -244,7 +244,7 @@ START_TEST(check_takes_the_recorded_model)
     ck_assert(sscanf(strstr(test_last_line(out_buf), "error="), "error=%lf", &solved) == 1);
     snprintf(args, sizeof args, "%s/ccp.r", dir);
     test_slurp(args, header, sizeof header);
-    ck_assert_msg(strstr(header, " model=ccp solver=apgd\n"), "%s", header);
+    ck_assert_msg(strstr(header, " model=ccp solver=hybrid\n"), "%s", header);
     snprintf(args, sizeof args, "check '%s' ccp.r", problem("Capsules-i125-1213.hdf5"));
     ck_assert_msg(run_in(dir, args) == 0, "%s%s", out_buf, err_buf);
     ck_assert_msg(strstr(out_buf, "model:     ccp (recorded in ccp.r's header"), "%s", out_buf);

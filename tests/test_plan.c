@@ -47,7 +47,7 @@ static void expect_same(clcone_plan *pl, clcone_context *c, const clcone_problem
 static void read_problem(const char *name, clcone_problem *p)
 {
     clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(name), p, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 START_TEST(plan_local_matches_solve_after_new_q)

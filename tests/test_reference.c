@@ -56,7 +56,7 @@ START_TEST(nsgs_solves_every_shared_problem)
     clcone_error e;
     clcone_prob_result out;
     double *r;
-    ck_assert_msg(clcone_read_problem(test_problem_path(name), &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_read_problem_hdf5(test_problem_path(name), &p, &e) == CLCONE_OK, "%s", e.msg);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     solve_with(&p, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NSGS, 1e-8, r, &out);
     ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d sweeps, error %g", name,
@@ -80,7 +80,7 @@ START_TEST(nsgs_matches_independent_sweeps)
         clcone_error e;
         clcone_prob_result out;
         double *r;
-        ck_assert(clcone_read_problem(test_problem_path(known[i].name), &p, &e) == CLCONE_OK);
+        ck_assert(clcone_read_problem_hdf5(test_problem_path(known[i].name), &p, &e) == CLCONE_OK);
         r = calloc(3 * (size_t)p.n, sizeof *r);
         solve_with(&p, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NSGS, 1e-8, r, &out);
         /* within one sweep: the proximal term may shift the crossing */
@@ -172,7 +172,7 @@ START_TEST(coulomb_iterative_solvers_converge)
                                             CLCONE_SOLVER_APGD};
     clcone_problem p;
     clcone_error e;
-    ck_assert(clcone_read_problem(test_problem_path("Rover1040.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("Rover1040.dat"), &p, &e) == CLCONE_OK);
     for (size_t i = 0; i < sizeof solvers / sizeof solvers[0]; ++i) {
         clcone_prob_result out;
         double *r = calloc(3 * (size_t)p.n, sizeof *r);
@@ -235,7 +235,7 @@ START_TEST(warm_start_from_solution_converges_at_once)
     clcone_options o;
     clcone_result res;
     double *r;
-    ck_assert(clcone_read_problem(test_problem_path("Capsules-i125-1213.hdf5"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("Capsules-i125-1213.hdf5"), &p, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     clcone_options_default(&o);
     ck_assert(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK);
@@ -258,7 +258,7 @@ START_TEST(iteration_cap_and_time_cap_reported)
     clcone_options o;
     clcone_result res;
     double *r;
-    ck_assert(clcone_read_problem(test_problem_path("BoxesStack1-i100000-32.hdf5.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("BoxesStack1-i100000-32.hdf5.dat"), &p, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     clcone_options_default(&o);
     /* nsgs, which needs 261,000 sweeps here: the default (the hybrid)
@@ -362,7 +362,7 @@ START_TEST(error_measures_match_formats_md)
     double r[3] = {0, 0, 0}, q1, err;
     double t = sqrt(13.0), wn = 1 - 0.1 * t, pn = (0.1 * t + wn) / 1.01;
     double F = sqrt(pn * pn + (0.1 * pn) * (0.1 * pn));
-    ck_assert(clcone_read_problem(test_problem_path("FrictionContact3D_1c.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("FrictionContact3D_1c.dat"), &p, &e) == CLCONE_OK);
     err = clcone_error_coulomb(&p, r, 0, 1, &q1);
     ck_assert_double_eq_tol(err, F / sqrt(14.0), 1e-14); /* scale = ||q|| */
     ck_assert_double_eq_tol(q1, F / (sqrt(14.0) + 1), 1e-14);

@@ -451,6 +451,18 @@ START_TEST(sap_bad_parameters)
             ck_assert_ptr_null(res.items);
         }
     }
+    /* Drake's contact parameters: finite and >= 0 */
+    for (size_t k = 1; k < sizeof bad_beta / sizeof bad_beta[0]; ++k)
+        for (int which = 0; which < 2; ++which) {
+            sap_options(&o, 1e-8);
+            *(which ? &o.sap_dissipation : &o.sap_stiffness) = bad_beta[k];
+            ck_assert_int_eq(clcone_solve_scene(k % 2 ? c : NULL, &s, &o, r, &res, &e), CLCONE_EINVAL);
+            ck_assert_msg(strstr(e.msg, which ? "sap_dissipation" : "sap_stiffness") != NULL, "%s", e.msg);
+        }
+    sap_options(&o, 1e-8);
+    o.model = CLCONE_MODEL_COULOMB;
+    ck_assert_int_eq(clcone_options_check_given(&o, CLCONE_GIVEN_SAP_STIFFNESS, 1, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "sap_stiffness does not apply"), "%s", e.msg);
     sap_options(&o, -1);
     ck_assert_int_eq(clcone_solve_scene(NULL, &s, &o, r, &res, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "tol") != NULL, "%s", e.msg);
@@ -482,6 +494,179 @@ START_TEST(sap_bad_parameters)
 }
 END_TEST
 
+/* A generated world stepped with SAP (reference, tol 1e-10) at stiffness
+ * k and detection margin `margin`; every step must converge. The world is
+ * left in w, the stepper in *sim (its last step in *last). */
+static clcone_sim *sap_steps(clcone_world *w, const char *gen, const clcone_gen_params *gp, double k, double margin,
+                             int steps, clcone_step_info *last)
+{
+    clcone_sim_options so;
+    clcone_sim *sim;
+    clcone_error e;
+    ck_assert_msg(clcone_world_generate(gen, gp, w, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_sim_options_default(&so);
+    so.solve.model = CLCONE_MODEL_SAP;
+    so.solve.tol = 1e-10;
+    so.solve.max_iter = 200;
+    so.solve.sap_stiffness = k;
+    so.margin = margin;
+    ck_assert_msg(clcone_sim_create(w, NULL, &so, &sim, &e) == CLCONE_OK, "%s", e.msg);
+    for (int t = 0; t < steps; ++t) {
+        ck_assert_msg(clcone_sim_step(sim, last, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_int_eq(last->solve.status, CLCONE_CONVERGED);
+    }
+    return sim;
+}
+
+/* One unit box on the ground stepped with SAP from its generated state
+ * with stiffness k. */
+static void sap_box_steps(clcone_world *w, double k, int steps, clcone_step_info *last)
+{
+    clcone_gen_params gp;
+    clcone_gen_params_default(&gp);
+    gp.n = 1;
+    clcone_sim_free(sap_steps(w, "stack", &gp, k, 1e-3, steps, last));
+}
+
+/* Drake's SAP contact: with a stiffness k the normal compliance is
+ * Rn = 1 / (dt k (dt + tau_d)) (above the near-rigid floor here) and
+ * v_hat = -gap / (dt + tau_d), so at rest gamma_n = dt k (-gap): a box of
+ * mass m on four corners sinks to m g / (4 k), the spring's own answer
+ * (its oscillation decays well within the 4 s). */
+START_TEST(sap_stiffness_sets_the_rest_penetration)
+{
+    static const double ks[2] = {1e3, 4e3};
+    for (int i = 0; i < 2; ++i) {
+        clcone_world w;
+        clcone_step_info in;
+        double expect;
+        sap_box_steps(&w, ks[i], 400, &in);
+        expect = w.shapes[0].mass * 9.81 / (4 * ks[i]);
+        ck_assert_int_eq(w.s.ncontacts, 4);
+        for (int c = 0; c < 4; ++c)
+            ck_assert_msg(fabs(-w.s.contacts[c].gap - expect) <= 1e-3 * expect, "k %g: corner %d sank %.9g, not %.9g",
+                          ks[i], c, -w.s.contacts[c].gap, expect);
+        ck_assert_msg(in.ke_after < 1e-12, "k %g: still moving, %g J", ks[i], in.ke_after);
+        clcone_world_free(&w);
+    }
+}
+END_TEST
+
+/* A 5-box stack at rest (2 s of SAP's default near-rigid contact). At
+ * rest v = 0 for two steps running, so M (v - v*) = J' gamma says each
+ * box's bottom contacts carry, summed, the weight above them times dt,
+ * whatever R is; and in stiction gamma_n = -(u_n - v_hat_n) / Rn with
+ * u_n = 0 and v_hat_n = -gap / (dt + tau_d), so the regularisation
+ * predicts each contact's rest penetration: gap = -(dt + tau_d) Rn
+ * gamma_n, tau_d = beta dt / pi. Both to 1e-6 relative: what is left of
+ * the motion (kinetic energy below 1e-20 J) and the solve's 1e-10. */
+START_TEST(sap_stack_at_rest_carries_the_weights)
+{
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_step_info in;
+    clcone_sim *sim;
+    clcone_options o;
+    clcone_sap_setup S;
+    clcone_error e;
+    const clcone_scene *ls;
+    const double *r;
+    double relax, g;
+    clcone_gen_params_default(&gp);
+    gp.n = 5;
+    sim = sap_steps(&w, "stack", &gp, 0, 1e-3, 200, &in);
+    ls = clcone_sim_last_scene(sim, NULL);
+    r = clcone_sim_reactions(sim);
+    ck_assert_msg(in.ke_after < 1e-20, "still moving: %g J", in.ke_after);
+    ck_assert_int_eq(ls->ncontacts, in.contacts);
+    sap_options(&o, 1e-10);
+    o.soft_dt = w.dt;
+    ck_assert_msg(clcone_sap_setup_build(ls, &o, &S, &e) == CLCONE_OK, "%s", e.msg);
+    relax = w.dt * (1 + 1 / CONE_PI);
+    g = -w.gravity[2];
+    for (int i = 0; i < w.s.nbodies; ++i) {
+        double above = 0, carried = 0, zi = w.s.bodies[i].x[2];
+        for (int j = 0; j < w.s.nbodies; ++j)
+            if (w.s.bodies[j].x[2] >= zi) above += w.shapes[j].mass;
+        for (int c = 0; c < ls->ncontacts; ++c) {
+            int a = ls->contacts[c].a, b = ls->contacts[c].b;
+            double za = a >= 0 ? w.s.bodies[a].x[2] : -HUGE_VAL, zb = b >= 0 ? w.s.bodies[b].x[2] : -HUGE_VAL;
+            if ((za > zb ? a : b) == i) carried += r[3 * c];
+        }
+        ck_assert_msg(fabs(carried - above * g * w.dt) <= 1e-6 * above * g * w.dt,
+                      "box %d carries %.12g N s, not %.12g", i, carried, above * g * w.dt);
+    }
+    for (int c = 0; c < ls->ncontacts; ++c) {
+        double predicted = -relax * S.R[2 * c] * r[3 * c];
+        ck_assert_msg(fabs(ls->contacts[c].gap - predicted) <= 1e-6 * fabs(predicted),
+                      "contact %d: gap %.12g, Rn predicts %.12g", c, ls->contacts[c].gap, predicted);
+    }
+    clcone_sap_setup_free(&S);
+    clcone_sim_free(sim);
+    clcone_world_free(&w);
+}
+END_TEST
+
+/* A unit box sliding down a slope (theta 0.4, mu 0.2 < tan theta), rigid
+ * (k = 0) and with k = 1e5. SAP's sliding impulse is the R-norm projection
+ * onto the cone, on its boundary: gamma_t = mu gamma_n exactly, whatever
+ * Rt (Rt only sets how far a sticking contact creeps, Rt |gamma_t| a
+ * step, and the contact slides once |v_t| exceeds that). Its normal part
+ * carries mu |v_t| / Rn, so the box lifts to the steady height where
+ * v_hat_n = -gap / (dt + tau_d) balances it (gap = (dt + tau_d) mu |v_t|
+ * less the compliance's share, 14 mm at 5 m/s: the margin is 5 cm so
+ * that the lifted contacts stay detected); there v_n = 0 and gamma_n =
+ * m g cos(theta) dt, so the box accelerates at Coulomb's g (sin(theta) -
+ * mu cos(theta)). The lift settles by a factor tau_d / (dt + tau_d) = 0.24
+ * a step, below 1e-10 after 20 steps; from then on the acceleration is
+ * checked every step to 1e-7 relative (the solve's tolerance of 1e-10 on a
+ * momentum of order m v, divided by m g dt), over 280 steps. */
+START_TEST(sap_sliding_box_follows_coulomb)
+{
+    static const double ks[2] = {0, 1e5};
+    const double th = 0.4, mu = 0.2;
+    for (int i = 0; i < 2; ++i) {
+        clcone_gen_params gp;
+        clcone_world w;
+        clcone_step_info in;
+        clcone_sim *sim;
+        clcone_error e;
+        double down[3] = {-cos(th), 0, -sin(th)}, g, expect, vprev = 0;
+        clcone_gen_params_default(&gp);
+        gp.theta = th;
+        gp.mu = mu;
+        sim = sap_steps(&w, "incline", &gp, ks[i], 0.05, 20, &in);
+        g = -w.gravity[2];
+        expect = g * (sin(th) - mu * cos(th));
+        for (int t = 0; t <= 280; ++t) {
+            const double *v = w.s.bodies[0].v, *r;
+            double vd = v[0] * down[0] + v[2] * down[2], sn = 0, st = 0;
+            if (t > 0) {
+                ck_assert_msg(fabs((vd - vprev) / w.dt - expect) <= 1e-7 * expect,
+                              "k %g, step %d: acceleration %.12g, Coulomb %.12g", ks[i], t, (vd - vprev) / w.dt, expect);
+                r = clcone_sim_reactions(sim);
+                ck_assert_int_eq(in.contacts, 4);
+                for (int c = 0; c < in.contacts; ++c) {
+                    sn += r[3 * c];
+                    st += hypot(r[3 * c + 1], r[3 * c + 2]);
+                }
+                ck_assert_msg(fabs(st - mu * sn) <= 1e-12 * sn, "k %g, step %d: gamma_t %.15g, mu gamma_n %.15g",
+                              ks[i], t, st, mu * sn);
+                ck_assert_msg(fabs(sn - g * cos(th) * w.dt) <= 1e-7 * sn, "k %g, step %d: gamma_n %.12g, m g cos dt %.12g",
+                              ks[i], t, sn, g * cos(th) * w.dt);
+            }
+            vprev = vd;
+            if (t < 280) {
+                ck_assert_msg(clcone_sim_step(sim, &in, &e) == CLCONE_OK, "%s", e.msg);
+                ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+            }
+        }
+        clcone_sim_free(sim);
+        clcone_world_free(&w);
+    }
+}
+END_TEST
+
 Suite *suite_sap(void)
 {
     Suite *s = suite_create("sap");
@@ -495,6 +680,9 @@ Suite *suite_sap(void)
     tcase_add_test(t, sap_float_default_tolerance_converges);
     tcase_add_test(t, sap_public_entry_and_warm_start);
     tcase_add_test(t, sap_bad_parameters);
+    tcase_add_test(t, sap_stiffness_sets_the_rest_penetration);
+    tcase_add_test(t, sap_stack_at_rest_carries_the_weights);
+    tcase_add_test(t, sap_sliding_box_follows_coulomb);
     suite_add_tcase(s, t);
     return s;
 }

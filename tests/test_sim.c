@@ -243,7 +243,17 @@ START_TEST(sim_kept_plan_matches_fresh_solves)
             o.warm_start = in.warm_matched > 0;
             ck_assert(in.applied && !in.fell_back);
             memcpy(r, r0, sizeof *r * m);
-            ck_assert_msg(clcone_solve_scene(c, last, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+            /* the rule of CLCONE_SIM_LOCAL_MAX: apgd and soft keep the body form */
+            ck_assert_int_eq(in.local, cases[i].v == CLCONE_SOLVER_CGS && in.contacts <= CLCONE_SIM_LOCAL_MAX);
+            if (in.local) {
+                /* a small step is solved in its local form (clcone_sim_step_many) */
+                clcone_problem p;
+                ck_assert_msg(clcone_scene_to_local(last, &p, &e) == CLCONE_OK, "%s", e.msg);
+                ck_assert_msg(clcone_solve(c, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+                clcone_problem_free(&p);
+            } else {
+                ck_assert_msg(clcone_solve_scene(c, last, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+            }
             ck_assert_int_eq(res.items[0].iters, in.solve.iters);
             ck_assert_msg(memcmp(r, clcone_sim_reactions(s), sizeof *r * m) == 0,
                           "%s/%s step %d: the kept plan's reactions differ from a fresh solve's",

@@ -24,7 +24,7 @@ START_TEST(soft_tends_to_ccp)
     clcone_error e;
     clcone_options o;
     double *rc, *rs, *R, prev = INFINITY;
-    ck_assert(clcone_read_problem(test_problem_path("NESpheres_10_1.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("NESpheres_10_1.dat"), &p, &e) == CLCONE_OK);
     rc = calloc(3 * (size_t)p.n, sizeof *rc);
     rs = calloc(3 * (size_t)p.n, sizeof *rs);
     R = calloc(3 * (size_t)p.n, sizeof *R);
@@ -67,7 +67,7 @@ START_TEST(soft_device_matches_reference)
     clcone_context *c = test_context(CLCONE_DOUBLE);
     double *rr, *rd;
     clcone_prob_result ref;
-    ck_assert(clcone_read_problem(test_problem_path("Capsules-i125-1213.hdf5"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("Capsules-i125-1213.hdf5"), &p, &e) == CLCONE_OK);
     rr = calloc(3 * (size_t)p.n, sizeof *rr);
     rd = calloc(3 * (size_t)p.n, sizeof *rd);
     clcone_options_default(&o);
@@ -147,7 +147,7 @@ START_TEST(soft_bad_parameters)
     clcone_options o;
     clcone_result res;
     double *r, *R;
-    ck_assert(clcone_read_problem(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     R = calloc(3 * (size_t)p.n, sizeof *R);
     clcone_options_default(&o);
@@ -185,7 +185,7 @@ START_TEST(pyramid_device_matches_lemke)
             clcone_error e;
             clcone_options o;
             double *rl, *rd;
-            ck_assert(clcone_read_problem(test_problem_path(files[f]), &p, &e) == CLCONE_OK);
+            ck_assert(clcone_read_problem_hdf5(test_problem_path(files[f]), &p, &e) == CLCONE_OK);
             rl = calloc(3 * (size_t)p.n, sizeof *rl);
             rd = calloc(3 * (size_t)p.n, sizeof *rd);
             clcone_options_default(&o);
@@ -290,7 +290,7 @@ START_TEST(pyramid_bad_facets_on_device)
     clcone_result res;
     clcone_context *c = test_context(CLCONE_DOUBLE);
     double *r;
-    ck_assert(clcone_read_problem(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
+    ck_assert(clcone_read_problem_hdf5(test_problem_path("Rover4396.dat"), &p, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_PYRAMID;

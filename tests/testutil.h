@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 
 #include <clcone/clcone.h>
+#include <clcone/ext.h>
+#include <clcone/output.h>
 #include "cli/shared_problems.h"
 #include "opencl/opencl.h"
 #include "world/world_parts.h" /* the scene generators */

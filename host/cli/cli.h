@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include <clcone/clcone.h>
+#include <clcone/output.h>
 
 #define EXIT_NOTCONV 1
 #define EXIT_USAGE 2
@@ -74,6 +75,8 @@ void print_last_line(const char *status, double error, int iters, double ms, int
 /* A backend in the words every command, plot and picture uses: the
  * device's name, platform and precision, or the reference (ctx NULL). */
 void describe_backend(const clcone_context *ctx, char *buf, size_t len);
+/* The file name without its directories. */
+const char *cli_base_name(const char *path);
 
 #ifdef CLCONE_MPI
 /* host/cli/cli_mpi.c, in clcone-mpi only */
@@ -171,7 +174,33 @@ const char *cli_take_opt(int *argc, char **argv, const char *name, cli_opt_fault
  * and what is wrong with it. */
 int cli_opt_fault_error(const char *usage, const cli_opt_fault *fault);
 
+/* host/cli/cli_batch.c: solve's outputs against each other and its
+ * inputs, before any is read (0 or EXIT_USAGE after saying why); `solve`
+ * of several files or with --mpi (usage: solve's, for its errors), the
+ * exit code. */
+int cli_check_solve_files(const cli_args *a);
+/* 0 when the files (positional) have different names, as an output
+ * directory out holding one file per input (its `what`) needs; else
+ * EXIT_USAGE after saying which two clash. */
+int cli_names_differ(const cli_args *a, const char *out, const char *what);
+int cli_solve_batch(cli_args *a, const char *usage);
+
 /* host/cli/cli_sim.c */
+/* The stepping commands' shared parts: SIGINT/SIGTERM caught for a run
+ * (and the old handlers put back), whether one came, and the message and
+ * exit code of a run it stopped after steps_done; the progress bar; the
+ * per-step CSV (world < 0: no world column). */
+void cli_catch_stop_signals(void);
+void cli_release_stop_signals(void);
+int cli_stop_requested(void);
+int cli_report_interrupted(int steps_done, int steps);
+void cli_steps_progress(int step, int steps, int contacts, double t0);
+void cli_sim_csv_header(FILE *csv, int world_column);
+void cli_sim_csv_row(FILE *csv, int world, const clcone_step_info *in);
+/* host/cli/cli_worlds.c: `simulate SCENE SCENE...` (a parsed, checked
+ * but for its outputs; csv: --csv or NULL; threads: --threads or 0);
+ * the exit code. */
+int cli_simulate_worlds(cli_args *a, int steps, double dt, const char *csv, int threads);
 int cmd_simulate(int argc, char **argv);
 /* The main job: a pile simulated on the device, the last solve compared
  * with the reference. */

@@ -9,6 +9,7 @@
 #include "core/blocks.h"
 #include "io/blocks_file.h"
 #include "io/io.h"
+#include "output/fclib.h"
 #include "solve/blocks_solve.h"
 #include "world/world_parts.h"
 #include "cone.h"
@@ -22,7 +23,8 @@
 /* Options a general-block problem has no use for: its blocks carry their
  * own sets (the law is the file's). */
 static const char *const NOT_FOR_BLOCKS[] = {"--model", "--facets", "--fit", "--soft-timeconst", "--soft-dampratio",
-                                             "--soft-impedance", "--soft-dt", "--sap-beta", "--dir", NULL};
+                                             "--soft-impedance", "--soft-dt", "--sap-beta",
+                                             "--sap-stiffness", "--sap-dissipation", "--dir", NULL};
 static const char WHY_NOT[] = "a general-block problem (clcone-blocks) carries its own sets";
 
 /* Whether buf's first token (after comments) is the general-block
@@ -202,7 +204,7 @@ int cli_read_input(cli_args *a, const char *path, const char *usage, enum cli_bl
     /* as clcone_read_input, from the bytes already read */
     in->is_world = clcone_buf_is_world(buf, len);
     st = in->is_world ? clcone_parse_world(path, buf, len, &in->world, &e)
-                      : clcone_parse_problem(path, buf, len, &in->problem, &e);
+                      : clcone_parse_problem(path, buf, len, clcone_parse_fclib_hdf5, &in->problem, &e);
     free(buf);
     return st ? lib_error(&e) : 0;
 }

@@ -465,7 +465,8 @@ int cmd_mujoco(int argc, char **argv)
 {
     static const char *const unused[] = {"--warm",           "--out",           "--plot",          "--dir",
                                          "--facets",         "--fit",           "--soft-timeconst", "--soft-dampratio",
-                                         "--soft-impedance", "--soft-dt",       "--sap-beta",      NULL};
+                                         "--soft-impedance", "--soft-dt",       "--sap-beta",
+                                         "--sap-stiffness", "--sap-dissipation",      NULL};
     cli_args a;
     const char *v, *cmp, *wv, *sv, *pv, *tv, *keep[5];
     char **args;

@@ -159,7 +159,7 @@ int cmd_export(int argc, char **argv)
         const cli_input ins[] = {{"SCENE", in_path}};
         if ((rc = cli_check_outputs(outs, 1, ins, 1))) return rc;
     }
-    if (clcone_read_input(in_path, &in, &e)) return lib_error(&e);
+    if (clcone_read_input_hdf5(in_path, &in, &e)) return lib_error(&e);
     if (!in.is_world) {
         clcone_input_free(&in);
         fprintf(stderr, "clcone: %s: not a scene file (export writes a scene's problem; this one is already a "

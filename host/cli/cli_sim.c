@@ -13,11 +13,11 @@
 #include <unistd.h>
 
 static const char *const USAGE_SIMULATE =
-    "usage: clcone simulate SCENE --steps K [--dt H] [--model M] [--solver S]\n"
+    "usage: clcone simulate SCENE [SCENE...] --steps K [--dt H] [--model M] [--solver S]\n"
     "                       [--device D] [--precision float|double] [--tol T]\n"
     "                       [--max-iter K] [--csv LOG] [--vtk DIR] [--vtk-every K]\n"
     "                       [--png FILE [--png-size WxH]] [--plot FILE]\n"
-    "                       [--out SCENE_OUT] [--progress] [--mpi [--mpi-rebalance F]]\n"
+    "                       [--out SCENE_OUT] [--progress] [--threads T] [--mpi [--mpi-rebalance F]]\n"
     "Semi-implicit time stepping: free velocity under gravity, contact detection,\n"
     "the contact solve (warm-started from the last step) on the device (or ref),\n"
     "velocity and position update, penetration removed by position projection.\n"
@@ -40,11 +40,18 @@ static const char *const USAGE_SIMULATE =
     "                 of its region, the solves over the ranks (jacobi or apgd;\n"
     "                 docs/mpi.md); --mpi-rebalance F: cut again when\n"
     "                 the most contacts a rank has exceed the mean by F (0.25)\n"
+    "Several SCENEs are worlds stepped together, each as it is alone to the bit:\n"
+    "on a device the steps of at most 512 contacts (models but soft, sap) are one\n"
+    "batch; --out DIR takes each world's final state as DIR/<file name>, --csv has\n"
+    "a world column, --threads T (1 to 256, default 1) runs the worlds' detection\n"
+    "and update on T threads (the same bits); --vtk, --png, --plot and --mpi take\n"
+    "one SCENE.\n"
     "Outputs are checked before the scene is read (their directories must exist,\n"
     "no two may be one file, none may be the SCENE). Ctrl-C (SIGINT) or SIGTERM stops after the current step,\n"
     "writes the outputs of the finished steps and exits 130.\n"
     "Model, solver, device, precision, tolerance, --facets/--fit, --soft-timeconst,\n"
-    "--soft-dampratio, --soft-impedance, --sap-beta, --check-every and\n"
+    "--soft-dampratio, --soft-impedance, --sap-beta, --sap-stiffness,\n"
+    "--sap-dissipation, --check-every and\n"
     "--max-seconds (per step) as for `clcone solve`; the soft model's time step is\n"
     "the simulation's. A step whose solve fails or diverges is solved again with\n"
     "the model's Gauss-Seidel (pgs or nsgs on ref, cgs on a device); when that\n"
@@ -65,17 +72,6 @@ static const char *const USAGE_DEMO_PILE =
     "demo --siconos [--dir DIR] [--tol T] [--device D]: the Siconos table\n"
     "(`clcone demo --siconos --help`).\n";
 
-static void progress(int step, int steps, int contacts, double t0)
-{
-    char bar[41];
-    int fill = (int)(40.0 * step / steps);
-    for (int i = 0; i < 40; ++i) bar[i] = i < fill ? '#' : ' ';
-    bar[40] = 0;
-    fprintf(stderr, "\r[%s] %d/%d steps, %d contacts, %.1f s", bar, step, steps, contacts,
-            (cli_now_ms() - t0) / 1000.0);
-    if (step == steps) fprintf(stderr, "\n");
-    fflush(stderr);
-}
 
 typedef struct sim_outputs {
     const char *csv, *vtk, *png, *scene_out;
@@ -86,6 +82,7 @@ typedef struct sim_outputs {
     const char *source;    /* the scene file, named in a step's error (NULL: generated) */
     int (*sync)(clcone_error *e); /* before the world is written (--mpi: from the ranks; NULL: none) */
     double rebalance;      /* --mpi-rebalance (< 0: the default) */
+    int threads;           /* --threads, for several worlds (0: not given) */
     double tol;            /* the solves' tolerance, on the plot */
 } sim_outputs;
 
@@ -147,51 +144,6 @@ static int vtk_frame(const char *dir, int k, double t, const clcone_world *w, co
     return 0;
 }
 
-/* The exit code of a run stopped by SIGINT or SIGTERM: 128 + SIGINT, as
- * a shell reports a job ended by Ctrl-C. */
-#define EXIT_INTERRUPTED 130
-
-/* Set by SIGINT or SIGTERM during a run: it stops after the step under
- * way and writes the outputs of the finished steps (run_steps). */
-static volatile sig_atomic_t stop_signal;
-
-static void on_stop_signal(int sig)
-{
-    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
-    ssize_t n;
-    stop_signal = sig;
-    /* write(2) is what a handler may call; nothing to do if it fails */
-    n = write(2, msg, sizeof msg - 1);
-    (void)n;
-}
-
-/* Handlers for the run (old: the ones to put back); a second signal
- * takes the default action, for a user who does not want to wait. */
-static void catch_stop_signals(struct sigaction old[2])
-{
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    stop_signal = 0;
-    sigaction(SIGINT, &sa, &old[0]);
-    sigaction(SIGTERM, &sa, &old[1]);
-}
-
-static void release_stop_signals(const struct sigaction old[2])
-{
-    sigaction(SIGINT, &old[0], NULL);
-    sigaction(SIGTERM, &old[1], NULL);
-}
-
-/* After a run a signal stopped: says so; returns EXIT_INTERRUPTED. */
-static int report_interrupted(int steps_done, int steps)
-{
-    fprintf(stderr, "clcone: interrupted by %s after step %d of %d; the outputs hold the finished steps\n",
-            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", steps_done, steps);
-    return EXIT_INTERRUPTED;
-}
 
 typedef struct sim_totals {
     int all_converged, iters, contacts, steps, failed, fell_back;
@@ -224,8 +176,7 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
     if (out->csv) {
         if (clcone_out_open(out->csv, &csv_out, &e)) return lib_error(&e);
         csv = clcone_out_file(csv_out);
-        fprintf(csv, "step,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched,"
-                     "fallback,setup_ms\n");
+        cli_sim_csv_header(csv, 0);
     }
     if (out->vtk) {
         if ((rc = cli_make_dir("--vtk", out->vtk))) {
@@ -239,9 +190,8 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
         snprintf(e.msg, sizeof e.msg, "%s: out of memory for the plot of %d steps", out->plot, steps);
         goto libfail;
     }
-    for (int k = 1; k <= steps && !stop_signal; ++k) {
+    for (int k = 1; k <= steps && !cli_stop_requested(); ++k) {
         clcone_step_info in;
-        const clcone_prob_result *first;
         if (clcone_sim_step(sim, &in, &e)) {
             char msg[sizeof e.msg + 32];
             snprintf(msg, sizeof msg, "step %d: %s", k, e.msg);
@@ -250,7 +200,6 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
             if (out->source) cli_name_file(&e, out->source);
             goto libfail;
         }
-        first = in.fell_back ? &in.failed : &in.solve;
         T->all_converged &= in.solve.status == CLCONE_CONVERGED && !in.fell_back;
         T->failed += in.fell_back || !in.applied;
         T->fell_back += in.fell_back;
@@ -266,16 +215,7 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
             plot[2 * (size_t)steps + nplot] = in.solve.time_ms;
             ++nplot;
         }
-        if (csv) {
-            /* status: the first solve's; fallback: solver:status of the solve applied instead */
-            fprintf(csv, "%d,%d,%d,%.6e,%.3f,%s,%.9e,%.9e,%.3e,%d,", in.step, in.contacts, in.solve.iters,
-                    in.solve.error, in.solve.time_ms, clcone_run_status_name(first->status), in.ke_free, in.ke_after,
-                    in.max_penetration, in.warm_matched);
-            if (in.fell_back)
-                fprintf(csv, "%s:%s,", clcone_solver_name(in.fallback), clcone_run_status_name(in.solve.status));
-            else fprintf(csv, "-,");
-            fprintf(csv, "%.3f\n", in.setup_ms);
-        }
+        if (csv) cli_sim_csv_row(csv, -1, &in);
         if (in.fell_back && T->fell_back == 1) {
             if (show_progress) fprintf(stderr, "\n");
             fprintf(stderr, "clcone: step %d: the contact solve %s (%s); solved again with %s (%s)%s\n", in.step,
@@ -294,12 +234,12 @@ static int run_steps_caught(clcone_world *w, clcone_sim *sim, int steps, const s
         if (out->vtk && (k % out->vtk_every == 0 || k == steps)
             && ((out->sync && out->sync(&e)) || vtk_frame(out->vtk, k, k * w->dt, w, clcone_sim_reactions(sim), &S, &e)))
             goto libfail;
-        if (show_progress) progress(k, steps, in.contacts, t0);
+        if (show_progress) cli_steps_progress(k, steps, in.contacts, t0);
     }
     /* a run stopped early still ends with its last finished state */
-    if (stop_signal && show_progress) fprintf(stderr, "\n");
-    if ((out->png || out->scene_out || (stop_signal && out->vtk)) && out->sync && out->sync(&e)) goto libfail;
-    if (stop_signal && out->vtk && T->steps % out->vtk_every != 0
+    if (cli_stop_requested() && show_progress) fprintf(stderr, "\n");
+    if ((out->png || out->scene_out || (cli_stop_requested() && out->vtk)) && out->sync && out->sync(&e)) goto libfail;
+    if (cli_stop_requested() && out->vtk && T->steps % out->vtk_every != 0
         && vtk_frame(out->vtk, T->steps, T->steps * w->dt, w, clcone_sim_reactions(sim), &S, &e))
         goto libfail;
     if (out->vtk) {
@@ -326,15 +266,14 @@ libfail:
 }
 
 /* run_steps_caught with SIGINT and SIGTERM caught for the run: after
- * one, stop_signal is set and the outputs hold the finished steps. */
+ * one, cli_stop_requested() and the outputs hold the finished steps. */
 static int run_steps(clcone_world *w, clcone_sim *sim, int steps, const sim_outputs *out, int show_progress,
                      sim_totals *T)
 {
-    struct sigaction old[2];
     int rc;
-    catch_stop_signals(old);
+    cli_catch_stop_signals();
     rc = run_steps_caught(w, sim, steps, out, show_progress, T);
-    release_stop_signals(old);
+    cli_release_stop_signals();
     return rc;
 }
 
@@ -355,6 +294,9 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
     if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
     out->rebalance = -1;
+    if ((v = cli_take_opt(argc, args, "--threads", &missing))
+        && (!parse_int(v, &out->threads) || out->threads < 1 || out->threads > CLCONE_SIM_THREADS))
+        return usage_error(USAGE_SIMULATE, "--threads needs an integer from 1 to 256, got '%s'", v);
     if ((v = cli_take_opt(argc, args, "--mpi-rebalance", &missing))
         && (!parse_double(v, &out->rebalance) || !(out->rebalance >= 0)))
         return usage_error(USAGE_SIMULATE, "--mpi-rebalance needs a number >= 0, got '%s'", v);
@@ -391,7 +333,7 @@ static int report_run(const sim_totals *T, int steps, const sim_outputs *out)
     if (out->plot) printf("plot:     %s\n", out->plot);
     if (out->scene_out) printf("scene:    final state written to %s\n", out->scene_out);
     print_last_line(totals_status(T), T->max_error, T->iters, T->solve_ms, T->contacts);
-    return stop_signal ? report_interrupted(T->steps, steps) : T->all_converged && !T->failed ? 0 : EXIT_NOTCONV;
+    return cli_stop_requested() ? cli_report_interrupted(T->steps, steps) : T->all_converged && !T->failed ? 0 : EXIT_NOTCONV;
 }
 
 /* The run's device: under `--mpi` every rank's (rank 0's into *ctx);
@@ -447,18 +389,24 @@ int cmd_simulate(int argc, char **argv)
         free(args);
         return rc;
     }
-    rc = parse_args(argc, args, USAGE_SIMULATE, 1, &a);
+    rc = parse_args(argc, args, USAGE_SIMULATE, CLI_MAX_FILES, &a);
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
     clcone_sim_options_default(&so);
     if (!cli_given(&a, "--model")) a.o.model = so.solve.model;
     if (!cli_given(&a, "--max-iter")) a.o.max_iter = so.solve.max_iter;
-    if (a.npos != 1) return usage_error(USAGE_SIMULATE, "simulate needs one SCENE file%s", "");
+    if (a.npos < 1) return usage_error(USAGE_SIMULATE, "simulate needs a SCENE file%s", "");
     if (steps < 0) return usage_error(USAGE_SIMULATE, "simulate needs --steps K%s", "");
     if (out.rebalance >= 0 && !a.mpi) return usage_error(USAGE_SIMULATE, "--mpi-rebalance does not apply: %s", "no --mpi");
     if ((rc = cli_refuse(&a, USAGE_SIMULATE, unused, "simulate starts every step from the last one"))
         || (rc = cli_check_applicable(&a, USAGE_SIMULATE, 1)))
         return rc;
+    if (a.npos > 1) {
+        const char *one = out.vtk ? "--vtk" : out.png ? "--png" : a.plot ? "--plot" : a.mpi ? "--mpi" : NULL;
+        if (one) return usage_error(USAGE_SIMULATE, "%s takes one SCENE (one world a run)", one);
+        return cli_simulate_worlds(&a, steps, dt, out.csv, out.threads);
+    }
+    if (out.threads) return usage_error(USAGE_SIMULATE, "--threads steps the worlds of several SCENEs%s", "");
     out.scene_out = a.out;
     {
         const cli_output outs[] = {{"--csv", out.csv, 0, NULL, NULL}, {"--vtk", out.vtk, 1, vtk_writes, NULL},
@@ -644,7 +592,7 @@ int cmd_demo_pile(int argc, char **argv)
              clcone_solver_name(so.solve.solver), blabel);
     out.label = label;
     rc = run_steps(&w, sim, d.steps, &out, isatty(2), &T);
-    if (rc == 0 && stop_signal) rc = report_interrupted(T.steps, d.steps);
+    if (rc == 0 && cli_stop_requested()) rc = cli_report_interrupted(T.steps, d.steps);
     if (rc == 0 && (rc = demo_compare(sim, &so.solve, &T)) == 0) {
         printf("all %d steps: %d iterations, %.1f ms of device solves (and %.1f ms of their set-up), "
                "largest error %.3e\n",

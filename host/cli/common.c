@@ -79,7 +79,7 @@ int parse_int(const char *s, int *v)
 static const char *const VALUE_OPTS[] = {
     "--model", "--solver", "--facets", "--fit", "--tol", "--device", "--precision", "--max-iter",
     "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
-    "--soft-dt", "--sap-beta", "--out", "--warm", "--dir", "--plot"};
+    "--soft-dt", "--sap-beta", "--sap-stiffness", "--sap-dissipation", "--out", "--warm", "--dir", "--plot"};
 
 static int value_opt_index(const char *opt)
 {
@@ -186,12 +186,14 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
                 return usage_error(usage, "--max-seconds needs a number >= 0, got '%s'", val);
         } else if (strcmp(opt, "--soft-timeconst") == 0 || strcmp(opt, "--soft-dampratio") == 0
                    || strcmp(opt, "--soft-impedance") == 0 || strcmp(opt, "--soft-dt") == 0
-                   || strcmp(opt, "--sap-beta") == 0) {
+                   || strncmp(opt, "--sap-", 6) == 0) {
             /* ranges are the library's to check (clcone_solve names them) */
             double *dst = strcmp(opt, "--soft-timeconst") == 0   ? &a->o.soft_timeconst
                           : strcmp(opt, "--soft-dampratio") == 0 ? &a->o.soft_dampratio
                           : strcmp(opt, "--soft-impedance") == 0 ? &a->o.soft_impedance
                           : strcmp(opt, "--soft-dt") == 0        ? &a->o.soft_dt
+                          : strcmp(opt, "--sap-stiffness") == 0  ? &a->o.sap_stiffness
+                          : strcmp(opt, "--sap-dissipation") == 0 ? &a->o.sap_dissipation
                                                                  : &a->o.sap_beta;
             if (!parse_double(val, dst)) return usage_error(usage, "%s needs a number", opt);
         } else if (strcmp(opt, "--out") == 0) {
@@ -261,7 +263,9 @@ int cli_check_applicable(const cli_args *a, const char *usage, int scene)
                  {"--soft-dampratio", CLCONE_GIVEN_SOFT_DAMPRATIO},
                  {"--soft-impedance", CLCONE_GIVEN_SOFT_IMPEDANCE},
                  {"--soft-dt", CLCONE_GIVEN_SOFT_DT},
-                 {"--sap-beta", CLCONE_GIVEN_SAP_BETA}};
+                 {"--sap-beta", CLCONE_GIVEN_SAP_BETA},
+                 {"--sap-stiffness", CLCONE_GIVEN_SAP_STIFFNESS},
+                 {"--sap-dissipation", CLCONE_GIVEN_SAP_DISSIPATION}};
     static const char *const device[] = {"--compare", NULL};
     static const char *const precision[] = {"--precision", NULL};
     unsigned given = 0;
@@ -402,4 +406,10 @@ void cli_print_solvers(FILE *f, enum cli_solvers_form form)
         fprintf(f, "  %-8s %-7s %s\n", clcone_model_name(o->model),
                 o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver), o->help);
     }
+}
+
+const char *cli_base_name(const char *path)
+{
+    const char *b = strrchr(path, '/');
+    return b ? b + 1 : path;
 }

@@ -57,14 +57,19 @@ static int invert_spd3(const double A[9], double out[9])
     return 1;
 }
 
-clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, double dt, clcone_sap_setup *S,
+clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options *o, clcone_sap_setup *S,
                                      clcone_error *err)
 {
     int n = s->ncontacts, nb = s->nbodies;
-    /* the paper's near-rigid regime: the contact is a spring-damper of
-     * period beta dt, critically damped (tau_d = beta dt / pi), whose
-     * free velocity v_hat = -gap / (dt + tau_d) pushes penetration out */
-    double relax = dt * (1 + beta / CONE_PI);
+    /* Drake's SAP contact (SapFrictionConeConstraint): the contact is a
+     * spring k and a dissipation time scale tau_d, whose free velocity
+     * v_hat = -gap / (dt + tau_d) pushes penetration out and whose
+     * compliance Rn is at least 1 / (dt k (dt + tau_d)); without a
+     * stiffness the near-rigid regime alone, a period of beta dt
+     * critically damped: tau_d = beta dt / pi */
+    double beta = o->sap_beta, dt = o->soft_dt,
+           taud = o->sap_dissipation > 0 ? o->sap_dissipation : beta * dt / CONE_PI, relax = dt + taud,
+           rn_floor = o->sap_stiffness > 0 ? 1.0 / (dt * o->sap_stiffness * relax) : 0.0;
     clcone_status st;
     memset(S, 0, sizeof *S);
     S->n = n;
@@ -117,11 +122,14 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, double 
             if (bi >= 0 && !S->moving[bi])
                 cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, S->u0 + 3 * c);
         }
-        /* u0 - v_hat: only penetration (gap < 0) has a v_hat; a contact
-         * within the margin but not touching acts as touching, as in
-         * every other model */
-        if (s->contacts[c].gap < 0) S->u0[3 * c] += s->contacts[c].gap / relax;
+        /* u0 - v_hat for every contact, as Drake builds it from phi0: a
+         * contact that is not touching yet lets the bodies close the gap
+         * within the step before it pushes, which is what lets a sliding
+         * contact (whose convex impulse lifts at mu |v_t|) settle at a
+         * steady height instead of hopping */
+        S->u0[3 * c] += s->contacts[c].gap / relax;
         sap_regularisation(beta, cs.Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
+        S->R[2 * c] = fmax(S->R[2 * c], rn_floor);
         if (!(S->R[2 * c] > 0) || !(S->R[2 * c + 1] > 0)) {
             clcone_sap_setup_free(S);
             return clcone_fail(err, CLCONE_EINVAL, "contact %d: no moving body, W_cc = 0", c);

@@ -70,11 +70,12 @@ typedef struct clcone_sap_setup {
     double *vstar;       /* 6nb */
 } clcone_sap_setup;
 
-/* Builds the set-up; CLCONE_ENOTSUP names a moving body whose inverse
- * mass matrix is not positive definite (a pinned body: SAP's cost needs
- * M itself). dt (the scene's time step) turns a penetration into the
- * contact's free velocity. The scene must be valid. */
-clcone_status clcone_sap_setup_build(const clcone_scene *s, double beta, double dt, clcone_sap_setup *S,
+/* Builds the set-up from o's sap_beta, sap_stiffness, sap_dissipation
+ * and time step soft_dt (which turns a penetration into the contact's
+ * free velocity); CLCONE_ENOTSUP names a moving body whose inverse mass
+ * matrix is not positive definite (a pinned body: SAP's cost needs M
+ * itself). The scene and options must be valid. */
+clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options *o, clcone_sap_setup *S,
                                      clcone_error *err);
 void clcone_sap_setup_free(clcone_sap_setup *S);
 

@@ -1,4 +1,4 @@
-/* Internal file I/O helpers shared by io_dat.c, io_hdf5.c and reactions.c:
+/* Internal file I/O helpers shared by dat.c, output/hdf5.c and reactions.c:
  * one tokenizer for every text format, whole-file loading, and one builder
  * that turns scalar matrix entries into the block-CSR W of clcone_problem. */
 #ifndef CLCONE_IO_H
@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <clcone/ext.h>
 
 #include "core/internal.h"
 #include "io/outfile.h"
@@ -86,14 +88,10 @@ clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
 clcone_status clcone_parse_dat(const char *name, const char *buf, size_t len,
                                clcone_problem *p, clcone_error *err);
 
-/* Reads /fclib_local of an FCLib HDF5 file image held in memory. p is not
- * validated beyond the file structure. */
-clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t len,
-                                      clcone_problem *p, clcone_error *err);
-
-/* A problem file held in memory (.dat or, by its signature, FCLib HDF5),
- * parsed and validated as clcone_read_problem does. */
-clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
+/* A problem file held in memory (.dat or, by its signature, FCLib HDF5
+ * through hdf5: libclcone_output's reader, or NULL, which refuses such a
+ * file), parsed and validated as clcone_read_problem does. */
+clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len, clcone_problem_parse_fn *hdf5,
                                    clcone_problem *p, clcone_error *err);
 
 /* Scene files (docs/formats.md section 9) are the world layer's to parse; io/
@@ -108,9 +106,9 @@ int clcone_buf_is_world(const char *buf, size_t len);
  * clcone_read_input, so that io/ reads every input without calling up. */
 typedef clcone_status (*clcone_scene_parse_fn)(const char *name, const char *buf, size_t len, clcone_world *w,
                                                clcone_error *err);
-/* clcone_read_input (clcone.h), a scene file parsed by parse_scene. */
+/* clcone_read_input_ext (ext.h), a scene file parsed by parse_scene. */
 clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_scene_parse_fn parse_scene,
-                                     clcone_error *err);
+                                     clcone_problem_parse_fn *hdf5, clcone_error *err);
 
 /* A reactions file held in memory, read as clcone_read_reactions does
  * (n >= 0, r of 3n; r untouched on failure). */

@@ -17,11 +17,16 @@
 /* Dispatch and writing                                                */
 /* ------------------------------------------------------------------ */
 
-clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len,
+clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len, clcone_problem_parse_fn *hdf5,
                                    clcone_problem *p, clcone_error *err)
 {
-    clcone_status s = clcone_buf_is_hdf5(buf, len) ? clcone_parse_fclib_hdf5(name, buf, len, p, err)
-                                                   : clcone_parse_dat(name, buf, len, p, err);
+    clcone_status s;
+    /* HDF5 is libclcone_output's, so that libclcone links no HDF5 */
+    if (clcone_buf_is_hdf5(buf, len) && !hdf5)
+        return clcone_fail(err, CLCONE_ENOTSUP,
+                           "%s: an FCLib HDF5 file: HDF5 is read by libclcone_output (clcone_read_problem_hdf5, "
+                           "<clcone/output.h>); libclcone reads Siconos .dat", name);
+    s = clcone_buf_is_hdf5(buf, len) ? hdf5(name, buf, len, p, err) : clcone_parse_dat(name, buf, len, p, err);
     if (s != CLCONE_OK) return s;
     s = clcone_problem_validate(p, err);
     if (s != CLCONE_OK) {
@@ -36,24 +41,28 @@ clcone_status clcone_parse_problem(const char *name, const char *buf, size_t len
     return s;
 }
 
-clcone_status clcone_read_problem(const char *path, clcone_problem *p,
-                                  clcone_error *err)
+clcone_status clcone_read_problem_ext(const char *path, clcone_problem_parse_fn *hdf5, clcone_problem *p,
+                                      clcone_error *err)
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, p);
     char *buf;
     size_t len;
     clcone_status s;
-    if (!path || !p)
-        return clcone_fail(err, CLCONE_EINVAL, "clcone_read_problem: NULL %s",
-                           path ? "problem" : "path");
     memset(p, 0, sizeof *p);
     /* One read of the whole file, sniffed in memory: a pipe cannot be
      * rewound after a look at its first bytes. */
     s = clcone_load_file(path, &buf, &len, err);
-    if (s == CLCONE_OK) s = clcone_parse_problem(path, buf, len, p, err);
+    if (s == CLCONE_OK) s = clcone_parse_problem(path, buf, len, hdf5, p, err);
     free(buf);
     return s;
+}
+
+clcone_status clcone_read_problem(const char *path, clcone_problem *p, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, p);
+    return clcone_read_problem_ext(path, NULL, p, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -94,7 +103,7 @@ int clcone_is_world_file(const char *path)
 }
 
 clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_scene_parse_fn parse_scene,
-                                     clcone_error *err)
+                                     clcone_problem_parse_fn *hdf5, clcone_error *err)
 {
     char *buf;
     size_t len;
@@ -103,7 +112,7 @@ clcone_status clcone_read_input_with(const char *path, clcone_input *in, clcone_
     if ((st = clcone_load_file(path, &buf, &len, err))) return st;
     in->is_world = clcone_buf_is_world(buf, len);
     st = in->is_world ? parse_scene(path, buf, len, &in->world, err)
-                      : clcone_parse_problem(path, buf, len, &in->problem, err);
+                      : clcone_parse_problem(path, buf, len, hdf5, &in->problem, err);
     free(buf);
     return st;
 }

@@ -7,7 +7,6 @@
  * the contacts each rank counts come back to root in the scene's order. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpi/mpi_parts.h"
-#include "solve/solve_entries.h"
 
 #include <limits.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #define CLCONE_MPI_PARTS_H
 
 #include <clcone/mpi/ranks.h>
-#include "solve/solve_entries.h"
+#include <clcone/ext.h>
 
 /* Message tags: a share's sizes, its arrays, its results. */
 enum { TAG_HEAD = 1, TAG_DATA, TAG_RESULT };

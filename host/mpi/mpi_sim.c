@@ -6,8 +6,6 @@
  * Root's commands to the serving ranks go by broadcast. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpi/mpi_step.h"
-#include "step/sim_hook.h"
-#include "world/world_parts.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,8 +11,6 @@
  * solve and the update of each own body sum what one process sums. */
 #define _POSIX_C_SOURCE 200809L
 #include "mpi/mpi_step.h"
-#include "step/sim_hook.h"
-#include "world/world_parts.h"
 
 #include <math.h>
 #include <stdlib.h>

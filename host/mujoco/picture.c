@@ -1,5 +1,7 @@
 /* A MuJoCo state drawn by clcone's renderer (mujoco/picture.h). */
 #include "mujoco/picture.h"
+#include <clcone/output.h>
+
 #include "core/internal.h"
 #include "core/body_form.h"
 #include "world/world_parts.h"

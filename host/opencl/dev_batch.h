@@ -11,7 +11,7 @@
 #include "core/body_form.h"
 
 /* Buffers the whole-problem kernels keep besides their states. */
-#define GROUP_BUFFERS 8
+#define GROUP_BUFFERS 9
 
 /* What the solvers need from a form, on the host, before upload. */
 typedef struct clcone_dev_host {

@@ -4,6 +4,8 @@
 #ifndef CLCONE_DEVICE_SOLVE_H
 #define CLCONE_DEVICE_SOLVE_H
 
+#include <clcone/ext.h>
+
 #include "core/internal.h"
 #include "core/sap.h"
 
@@ -27,30 +29,6 @@ typedef struct clcone_dev_plan clcone_dev_plan;
  * uploads. entry: the solver's (clcone_contract_row). */
 clcone_status clcone_dev_plan_local(clcone_context *c, const clcone_problem *p, const clcone_options *o,
                                     clcone_dev_fn *entry, clcone_dev_plan **out, clcone_error *err);
-/* A body-form scene that is one part of a larger one, each part solved
- * by its own plan at once with the others (host/mpi: one scene over MPI
- * ranks), so that every iteration gives each part's own bodies the
- * velocity changes dv one plan of the whole scene gives them, bit for
- * bit. The part's scene holds every contact that touches its own bodies,
- * in the whole scene's order, and its bodies in this order: [0, own) its
- * own, of which the other parts copy [send, own); [own, own + ghosts)
- * copies of other parts' bodies, whose dv exchange brings after each
- * gather; then static bodies. The callbacks are collective: every part
- * calls them the same number of times, in the same order (the solvers
- * that allows are jacobi and apgd, whose decisions come from the sums). */
-typedef struct clcone_dev_part {
-    int own, send, ghosts;
-    const int *body_contacts; /* per body: its contacts in the whole scene (mass splitting) */
-    void *ctx;
-    /* send: dv of bodies [send, own), recv: dv of the ghosts; 6 reals a
-     * body in the device's precision (real_size bytes each) */
-    clcone_status (*exchange)(void *ctx, const void *send, void *recv, size_t real_size, clcone_error *err);
-    /* sums[k], k < K, over the whole scene of terms[K c + k] (this part's
-     * n contacts), the same bits whatever the parts */
-    clcone_status (*sum)(void *ctx, const double *terms, int n, int K, double *sums, clcone_error *err);
-    /* *x: the largest over the parts */
-    clcone_status (*max)(void *ctx, double *x, clcone_error *err);
-} clcone_dev_part;
 /* part NULL: the scene is whole. part (borrowed, for the plan's life)
  * must come with a solver whose iterations read other contacts only
  * through dv and the sums (jacobi, apgd). */

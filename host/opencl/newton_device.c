@@ -1,5 +1,6 @@
-/* Semismooth Newton for coulomb on the device, alone (newton) or after
- * coloured Gauss-Seidel sweeps (hybrid, the device's default): one
+/* Semismooth Newton for coulomb and ccp (soft's too) on the device, alone
+ * (newton) or after coloured Gauss-Seidel sweeps (hybrid, coulomb's
+ * default): one
  * work-group per problem runs kernels/newton.cl (the reference's method,
  * host/ref/newton.c), on the whole-problem kernels' launches
  * (opencl/group.c). Its dense matrices live in global memory, 3 (3n)^2
@@ -7,21 +8,22 @@
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its
  * memory, and lets the others finish with the sweeps. */
+#include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
-#include "ref/reference.h"
 
 #include <stdlib.h>
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
- * problem (best error, mark error; mark iteration, rescue length, the
+ * problem (best error, mark error, a ccp rescue's two momentum terms;
+ * mark iteration, rescue length, the
  * iteration Newton took over at, the sweeps of a rescue still to run and
  * those run),
  * as kernels/newton.cl lays them out. */
 #define NEWTON_VECS 18
-#define NEWTON_NS 2
+#define NEWTON_NS 4
 #define NEWTON_NI 5
 
-clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs;
+clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs, clcone_dev_apgd;
 
 /* Why the batch cannot run newton on the device, or 0. */
 static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
@@ -60,7 +62,7 @@ static cl_ulong *newton_scratch(const clcone_dev_batch *d, cl_ulong most, clcone
 /* The kernel and its scratch, made at the first solve and kept: m[0]
  * diagonal positions, m[1] the dense matrices, m[2] the vectors, m[3]
  * pivots and per-problem integers, m[4] the matrices' offsets, m[5..7]
- * the per-problem colours of the sweeps. */
+ * the per-problem colours of the sweeps, m[8] their step sizes (ccp). */
 static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *err)
 {
     clcone_context *c = d->c;
@@ -82,6 +84,7 @@ static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *
         || (s = clcone_buf_ints(c, pcol, np + 1, &m[5], err))
         || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[6], err))
         || (s = clcone_buf_ints(c, gorder, n, &m[7], err))
+        || (s = clcone_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, n, &m[8], err))
         || (s = clcone_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
         || (s = clcone_group_alloc_states(d, err)) || (s = clcone_kernel(c, "newton_local", &d->k_group, err)))
         goto out;
@@ -92,9 +95,9 @@ static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *
     }
     /* the stopping rule, restart and budget are set per solve and launch */
     s = SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
-                 KM(m[0]), KM(d->q), KM(d->mu), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]), KM(m[2]),
-                 KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(hybrid), KI(max_iter), KI(check),
-                 KR(c, tol), KI(budget), KI(budget));
+                 KM(m[0]), KM(d->q), KM(d->mu), KM(m[8]), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]),
+                 KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(d->model), KI(hybrid),
+                 KI(max_iter), KI(check), KR(c, tol), KI(budget), KI(budget));
 out:
     free(off);
     free(pcol);
@@ -138,11 +141,13 @@ clcone_status clcone_dev_newton(clcone_dev_batch *d, double *r, clcone_error *er
     return s ? s : newton_solve(d, 0, r, err);
 }
 
-/* The hybrid is CGS where Newton has nothing to add (tol >= 1e-6, as on
- * the reference) or where the batch does not run on the whole-problem
- * kernels (scenes, --plot, problems beyond their size), bit for bit. */
+/* The hybrid is CGS (ccp: APGD, its default before) where Newton has
+ * nothing to add (tol >= 1e-6, as on the reference) or where the batch
+ * does not run on the whole-problem kernels (scenes in the body form,
+ * --plot, problems beyond their size), bit for bit. */
 clcone_status clcone_dev_hybrid(clcone_dev_batch *d, double *r, clcone_error *err)
 {
-    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clcone_group_fits(d)) return clcone_dev_cgs(d, r, err);
+    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clcone_group_fits(d))
+        return d->model == CLCONE_MODEL_COULOMB ? clcone_dev_cgs(d, r, err) : clcone_dev_apgd(d, r, err);
     return newton_solve(d, 1, r, err);
 }

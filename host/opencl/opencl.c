@@ -317,6 +317,8 @@ const clcone_device_info *clcone_context_device(const clcone_context *c) { retur
 /* NULL is the CPU reference, which runs in double */
 clcone_precision clcone_context_precision(const clcone_context *c) { return c ? c->prec : CLCONE_DOUBLE; }
 
+size_t clcone_context_memory(const clcone_context *c) { return c ? c->mem_held : 0; }
+
 /* ------------------------------------------------------------------ */
 /* Buffers and launches                                                */
 /* ------------------------------------------------------------------ */

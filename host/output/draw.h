@@ -6,7 +6,7 @@
 
 #include <cairo.h>
 
-#include <clcone/clcone.h>
+#include <clcone/output.h>
 
 /* Sides of every picture and plot. */
 #define CLCONE_DRAW_MIN_SIDE 96

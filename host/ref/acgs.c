@@ -23,6 +23,8 @@ typedef struct acgs {
     const int *order;
     const double *omega;
     double *r, *xo, *ys, *tv, theta, beta, last_objective;
+    ref_checked_fn watch; /* run after a check (NULL: none) */
+    void *watch_state;
 } acgs;
 
 static clcone_status acgs_step(void *state, int it, clcone_error *err)
@@ -50,8 +52,6 @@ static clcone_status acgs_step(void *state, int it, clcone_error *err)
 static clcone_status acgs_checked(void *state, int it, double error, clcone_error *err)
 {
     acgs *A = state;
-    (void)error;
-    (void)err;
     for (int c = A->c0; c < A->c1; ++c) {
         double u[3];
         clcone_contact_velocity(A->p, A->r, c, u);
@@ -61,14 +61,21 @@ static clcone_status acgs_checked(void *state, int it, double error, clcone_erro
         A->beta = 0;
         A->theta = 1;
     }
-    return CLCONE_OK;
+    return A->watch ? A->watch(A->watch_state, it, error, err) : CLCONE_OK;
 }
 
 clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                               double *r, clcone_prob_result *out, clcone_error *err)
 {
+    return clcone_ref_acgs_watched(p, o, c0, c1, r, NULL, NULL, out, err);
+}
+
+clcone_status clcone_ref_acgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      ref_checked_fn watch, void *state, clcone_prob_result *out,
+                                      clcone_error *err)
+{
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
-    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0};
+    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0, watch, state};
     clcone_status s = clcone_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
     double *omega = NULL;
     if (s) return s;

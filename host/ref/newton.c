@@ -52,11 +52,19 @@
  * pace stalls (hybrid_checked): on the
  * reference a Newton step costs a dense factorisation, some 10^3 sweeps
  * on Capsules, so NSGS keeps the problems it finishes in a few thousand
- * sweeps and Newton takes those it would need 10^5 for (BoxesStack1). */
+ * sweeps and Newton takes those it would need 10^5 for (BoxesStack1).
+ *
+ * ccp (and soft, solved as a ccp on W + R) runs the same method on
+ * Alart-Curnier's function at v = u - mu |u_T| e_N (newton_ccp_contact,
+ * kernels/newton_math.h, says why); its rescues and its hybrid's first
+ * phase are ACGS, not plain Gauss-Seidel, which creeps where ccp's
+ * infimum lies far out (9 of 256 tiny piles), and where Newton has no
+ * part its hybrid is APGD, ccp's default before. */
 #include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "cone.h"
+#include "local_solve.h"
 #include "newton_math.h"
 
 #include <math.h>
@@ -66,7 +74,7 @@
 
 typedef struct newton {
     const clcone_problem *p;
-    int c0, n, m;
+    int model, c0, n, m; /* model: CONE_MODEL_COULOMB or CONE_MODEL_CCP */
     double *rho;   /* 2 per contact: normal, tangential */
     double *J;     /* m x m, row-major */
     double *F;     /* m x m: factors of J or of J'J + lambda I */
@@ -84,8 +92,8 @@ static double ac_eval(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
-        newton_ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, N->phi + 3 * i, 0,
-                          NULL, NULL);
+        newton_contact(N->model, p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i,
+                       N->phi + 3 * i, 0, NULL, NULL);
         for (int a = 0; a < 3; ++a) psi += N->phi[3 * i + a] * N->phi[3 * i + a];
     }
     return 0.5 * psi;
@@ -100,7 +108,7 @@ static void ac_jacobian(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         double A[9], B[9], phi[3];
-        newton_ac_contact(p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, 1, A, B);
+        newton_contact(N->model, p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, 1, A, B);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) N->J[(size_t)(3 * i + a) * m + 3 * i + b] += A[3 * a + b];
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
@@ -220,7 +228,8 @@ static void contact_rho(const clcone_problem *p, int c, double rho[2])
     rho[1] = newton_rho(dt);
 }
 
-/* A rescue: `len` sweeps of NSGS from r, its sweeps added to *sweeps,
+/* A rescue: `len` sweeps of NSGS (ACGS for ccp, see newton_rescue in
+ * kernels/newton.cl for why) from r, its sweeps added to *sweeps,
  * within the time the solve that started at t0 has left; the caller's
  * history and progress see Newton steps only. */
 static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
@@ -238,7 +247,8 @@ static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o,
         if (!(left > 0)) return CLCONE_OK; /* the next check stops the solve */
         b.max_seconds = left;
     }
-    s = clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err);
+    s = o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
+                                         : clcone_ref_acgs(p, &b, c0, c1, r, &res, err);
     *sweeps += res.iters;
     return s;
 }
@@ -281,7 +291,8 @@ static clcone_status newton_alloc(newton *N, clcone_error *err)
 static clcone_status newton_run(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 int it0, double t0, clcone_prob_result *out, clcone_error *err)
 {
-    newton N = {p, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    newton N = {p, (int)o->model, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                NULL, NULL};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
     int prob = 0, mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
     clcone_status s;
@@ -345,15 +356,15 @@ static clcone_status too_large(int n, clcone_error *err)
                        CLCONE_NEWTON_REF_MAX_CONTACTS, n);
 }
 
-clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                        double *r, clcone_prob_result *out, clcone_error *err)
+clcone_status clcone_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                clcone_prob_result *out, clcone_error *err)
 {
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
     return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
 }
 
-/* The hybrid's first phase: NSGS watched at its checks by the stall
- * rule (newton_hybrid_stalled, kernels/newton_math.h); a stall raises
+/* The hybrid's first phase: NSGS (ACGS for ccp) watched at its checks
+ * by the stall rule (newton_hybrid_stalled, kernels/newton_math.h); a stall raises
  * stop, which the sweeps' loop reads as its cancel flag. */
 typedef struct hybrid {
     const clcone_options *o;
@@ -371,19 +382,22 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                        double *r, clcone_prob_result *out, clcone_error *err)
+clcone_status clcone_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                clcone_prob_result *out, clcone_error *err)
 {
-    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0];
+    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], coulomb = o->model == CLCONE_MODEL_COULOMB;
     double t0 = clcone_now_ms();
     hybrid H = {o, 0, INFINITY, 0, 0};
     clcone_options first = *o;
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err);
+        return coulomb ? clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
+                       : clcone_ref_apgd(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
     first.cancel = &H.stop;
-    if ((s = clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err))) return s;
+    s = coulomb ? clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err)
+                : clcone_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err);
+    if (s) return s;
     out->inner_iters = out->iters;
     if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
         return CLCONE_OK;

@@ -8,6 +8,7 @@
 #define CLCONE_REFERENCE_H
 
 #include <clcone/clcone.h>
+#include "core/newton_limits.h"
 #include "core/sap.h"
 
 /* A solver's reference entry, as the rows of solve/contract.c name it. A
@@ -31,22 +32,18 @@ clcone_ref_fn clcone_ref_apgd;
 clcone_ref_fn clcone_ref_lemke_pyramid;
 
 /* Semismooth Newton on Alart-Curnier's formulation of the exact Coulomb
- * law with an Armijo line search (ref/newton.c); the Newton systems are
- * factored densely, so problems have at most
- * CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else CLCONE_ENOTSUP): at 512
- * an LU costs (3n)^3/3 = 1.2 GFlop a step and J, its factors and J'J
- * hold 19 MB each (the largest shared problem has 286 contacts). */
-#define CLCONE_NEWTON_REF_MAX_CONTACTS 512
-clcone_status clcone_ref_newton_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                        double *r, clcone_prob_result *out, clcone_error *err);
+ * law, or for ccp on the cone's natural map, with an Armijo line search
+ * (ref/newton.c); the Newton systems are factored densely, so problems
+ * have at most CLCONE_NEWTON_REF_MAX_CONTACTS contacts (else
+ * CLCONE_ENOTSUP; core/newton_limits.h says why). */
+clcone_ref_fn clcone_ref_newton;
 /* The reference's default for coulomb: NSGS alone at tol >= CLCONE_HYBRID_BELOW
  * (or above the dense limit); below it NSGS until its pace prices
  * reaching tol above Newton's expected cost, then Newton from there.
  * iters counts the first phase's sweeps and the Newton steps, inner_iters
- * every sweep (the first phase's and the rescues'). */
-#define CLCONE_HYBRID_BELOW 1e-6
-clcone_status clcone_ref_hybrid_coulomb(const clcone_problem *p, const clcone_options *o, int c0, int c1,
-                                        double *r, clcone_prob_result *out, clcone_error *err);
+ * every sweep (the first phase's and the rescues'). For ccp the sweeps
+ * are ACGS's, and where Newton has no part ccp's APGD runs alone. */
+clcone_ref_fn clcone_ref_hybrid;
 
 /* The reference solvers' iteration loop: clcone_iterate (core/iterate.c)
  * over one problem, contacts [c0, c1) with reactions r, the model's error
@@ -87,6 +84,11 @@ clcone_ref_fn clcone_ref_cgs;
  * the sweeps of clcone_ref_cgs, with gradient restart (kernels/local_solve.h,
  * cone_acgs_*). */
 clcone_ref_fn clcone_ref_acgs;
+/* ACGS with watch run after every check that did not stop it (ccp's
+ * hybrid's stall test). */
+clcone_status clcone_ref_acgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      ref_checked_fn watch, void *state, clcone_prob_result *out,
+                                      clcone_error *err);
 
 /* SAP's CPU backend: runs clcone_sap_newton from v0 (6 per body) with a
  * dense Cholesky of H; returns gamma in r and, when vout is non-NULL, the

@@ -39,11 +39,14 @@ enum { REF = 1, DEV = 2 };
       ((defaults) & REF) != 0, ((defaults) & DEV) != 0, help},                                                 \
      ref, dev, {fallbacks}}
 
-/* soft is solved as a ccp on W + R, q - a_ref: its rows are ccp's. sap is
+/* soft is solved as a ccp on W + R, q - a_ref: its rows are ccp's, but
+ * its default stays apgd, which W + R's regularisation lets converge (a
+ * few hundred iterations at the default impedance) and which MuJoCo's
+ * problems, soft's main use, were measured with. sap is
  * Newton on body velocities and takes no solver: its row's solver is
  * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
 static const clcone_contract_row ROWS[] = {
-    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid_coulomb, clcone_dev_hybrid, GS_COULOMB,
+    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_COULOMB,
         "nsgs (cgs on devices) until its pace stalls, then newton to polish; the sweeps alone at tol >= 1e-6 "
         "and where newton cannot go"),
     ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
@@ -55,10 +58,15 @@ static const clcone_contract_row ROWS[] = {
     ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
     ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
-    ROW(COULOMB, NEWTON, REF | DEV, 0, clcone_ref_newton_coulomb, clcone_dev_newton, GS_COULOMB,
+    ROW(COULOMB, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_COULOMB,
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
-    ROW(CCP, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+    ROW(CCP, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+        "acgs (cgs on devices) until its pace stalls, then newton to polish; apgd alone at tol >= 1e-6 and "
+        "where newton cannot go"),
+    ROW(CCP, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
         "accelerated projected gradient with backtracking and restart"),
+    ROW(CCP, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+        "semismooth Newton on the cone's natural map with a line search; dense, up to 512 contacts"),
     ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
     ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
     ROW(CCP, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
@@ -71,6 +79,10 @@ static const clcone_contract_row ROWS[] = {
     ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
     ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
         "ccp's APGD on W + R, q - a_ref"),
+    ROW(SOFT, HYBRID, REF | DEV, 0, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+        "ccp's hybrid on W + R"),
+    ROW(SOFT, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+        "ccp's semismooth Newton on W + R; dense, up to 512 contacts"),
     ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "ccp's coloured Gauss-Seidel on W + R"),
     ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "ccp's Jacobi on W + R"),
     ROW(SOFT, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "ccp's Gauss-Seidel on W + R"),
@@ -244,6 +256,8 @@ static const struct {
     {CLCONE_GIVEN_SOFT_IMPEDANCE, "soft_impedance", ONLY(SOFT), "only for model soft"},
     {CLCONE_GIVEN_SOFT_DT, "soft_dt", ONLY(SOFT), "only for model soft"},
     {CLCONE_GIVEN_SAP_BETA, "sap_beta", ONLY(SAP), "only for model sap"},
+    {CLCONE_GIVEN_SAP_STIFFNESS, "sap_stiffness", ONLY(SAP), "only for model sap"},
+    {CLCONE_GIVEN_SAP_DISSIPATION, "sap_dissipation", ONLY(SAP), "only for model sap"},
     {CLCONE_GIVEN_SOLVER, "solver", ALL_BUT(SAP), "sap has one method, Newton, its error checked every iteration"},
     {CLCONE_GIVEN_CHECK_EVERY, "check_every", ALL_BUT(SAP),
      "sap has one method, Newton, its error checked every iteration"},
@@ -254,9 +268,9 @@ clcone_status clcone_options_check_given(const clcone_options *o, unsigned given
     CLCONE_REQUIRE(err, o);
     if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
         return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
-    if (given >= 2u * CLCONE_GIVEN_SAP_BETA)
+    if (given >= 2u * CLCONE_GIVEN_SAP_DISSIPATION)
         return clcone_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
-                           given & ~(2u * CLCONE_GIVEN_SAP_BETA - 1));
+                           given & ~(2u * CLCONE_GIVEN_SAP_DISSIPATION - 1));
     for (int i = 0; i < COUNT(USES); ++i)
         if ((given & USES[i].bit) && !(USES[i].models & 1u << o->model))
             return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);

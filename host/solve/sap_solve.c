@@ -20,6 +20,14 @@ clcone_status clcone_sap_check_options(const clcone_options *o, clcone_error *er
         return clcone_fail(err, CLCONE_EINVAL,
                            "sap_beta must be finite and > 0 (got %g): it sets the near-rigid normal "
                            "compliance Rn = beta^2 / (4 pi^2) w (default 1)", o->sap_beta);
+    if (!isfinite(o->sap_stiffness) || !(o->sap_stiffness >= 0))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "sap_stiffness must be finite and >= 0 (got %g): each contact's stiffness k in N/m "
+                           "(0: rigid, the default)", o->sap_stiffness);
+    if (!isfinite(o->sap_dissipation) || !(o->sap_dissipation >= 0))
+        return clcone_fail(err, CLCONE_EINVAL,
+                           "sap_dissipation must be finite and >= 0 (got %g): each contact's dissipation time "
+                           "scale tau_d in s (0: beta dt / pi, the default)", o->sap_dissipation);
     if (!isfinite(o->soft_dt) || !(o->soft_dt > 0))
         return clcone_fail(err, CLCONE_EINVAL,
                            "sap: time step soft_dt must be finite and > 0 (got %g): it turns a penetration "
@@ -46,7 +54,7 @@ clcone_status clcone_sap_solve_ex(clcone_context *ctx, const clcone_scene *sc, c
         for (int i = 0; i < 3 * sc->ncontacts; ++i)
             if (!isfinite(r[i]))
                 return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
-    if ((s = clcone_sap_setup_build(sc, o->sap_beta, o->soft_dt, &S, err))) return s;
+    if ((s = clcone_sap_setup_build(sc, o, &S, err))) return s;
     if (!ctx && 6 * S.nmoving > CLCONE_SAP_REF_MAX_DOF) {
         s = clcone_fail(err, CLCONE_ENOTSUP,
                         "the sap reference factors a dense Hessian and takes at most %d velocity unknowns "

@@ -3,8 +3,8 @@
  * badly conditioned piles and stacks a simulator meets (a 36-contact pile
  * at 1e-3 after 30 s of cgs). Where the scene fits the dense Newton's
  * limit, its local form W = J M^-1 J', q = J v*, mu is small enough to
- * assemble, and the local form's coulomb hybrid (sweeps, then semismooth
- * Newton) solves it in milliseconds. The reactions are the scene's own,
+ * assemble, and the local form's hybrid (sweeps, then semismooth
+ * Newton; coulomb's or ccp's) solves it in milliseconds. The reactions are the scene's own,
  * contact for contact, and W r + q is the scene's u = J (v* + M^-1 J' r),
  * so the result (error, iterations, status) is the scene's. */
 #include "solve/solve_entries.h"
@@ -16,7 +16,10 @@ int clcone_scene_local_fits(const clcone_context *ctx, const clcone_options *o, 
      * float sweeps end at their 1e-5; the hybrid's sweeps alone (tol >=
      * CLCONE_HYBRID_BELOW) and its --plot stay on the body form, whose
      * cgs they are */
-    if (!ctx || part || clcone_context_precision(ctx) != CLCONE_DOUBLE || o->model != CLCONE_MODEL_COULOMB)
+    /* ccp reads W, q and mu only, so its local form is the scene's law;
+     * soft's a_ref needs the gaps, which the body form carries */
+    if (!ctx || part || clcone_context_precision(ctx) != CLCONE_DOUBLE
+        || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP))
         return 0;
     if (o->solver == CLCONE_SOLVER_HYBRID && (o->tol >= CLCONE_HYBRID_BELOW || o->history)) return 0;
     if (o->solver != CLCONE_SOLVER_HYBRID && o->solver != CLCONE_SOLVER_NEWTON) return 0;

@@ -414,6 +414,23 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     return pl->be->set_scene(pl, err);
 }
 
+clcone_status clcone_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err)
+{
+    clcone_status s;
+    if (pl->is_scene)
+        return clcone_fail(err, CLCONE_EINVAL, "a scene plan takes a new scene (clcone_plan_set_scene), not problems");
+    for (int i = 0; i < k; ++i)
+        if ((s = clcone_problem_validate(parts[i], err))) {
+            clcone_error_prefix(err, "problem %d", i);
+            return s;
+        }
+    pl->be->release(pl);
+    pl->dev = NULL;
+    clcone_problem_free(&pl->p);
+    if ((s = clcone_batch_concat(parts, k, &pl->p, err))) return s;
+    return pl->be->create(pl, err);
+}
+
 void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0)
 {
     pl->o.warm_start = warm_start;

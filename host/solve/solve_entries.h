@@ -8,26 +8,12 @@
 #include "opencl/device_solve.h"
 #include "ref/reference.h"
 
-/* Per-solve inputs of a plan that the stepper changes between steps
- * (solve/solve.c): whether r is a warm start, and the soft model's normal
- * velocities (soft_v0, read by the next clcone_plan_set_scene and by the
- * solves; it must stay valid until then). */
-CLCONE_API void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0);
-/* A scene plan on the device for one part of a larger scene
- * (opencl/device_solve.h, clcone_dev_part; host/mpi), solved at once
- * with the other parts' plans; the jacobi and apgd of a device, no time
- * cap. Made without its warm-up, which runs the parts' exchanges: the
- * parts first agree that every plan was made, then call
- * clcone_plan_warm_up together. Exported for libclcone_mpi, not in the
- * public headers. */
-CLCONE_API clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *sc,
-                                                 const clcone_options *o, const clcone_dev_part *part,
-                                                 clcone_plan **out, clcone_error *err);
-/* Each kernel of the plan's solver run once (first-launch compilation),
- * leaving nothing behind. */
-CLCONE_API clcone_status clcone_plan_warm_up(clcone_plan *pl, clcone_error *err);
 /* The device side's clcone_dev_plan_counts; zeros without one. */
 clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl);
+
+/* A local-form plan's problems replaced by parts (a batch of k, any
+ * sizes): the backend side made again, without a second warm-up. */
+clcone_status clcone_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err);
 
 /* A scene on the device solved in its local form (solve/scene_local.c):
  * whether ctx and o take that path for s, the coulomb hybrid (or newton)

@@ -18,11 +18,13 @@
 #include "core/internal.h"
 #include "core/sap.h"
 #include "core/body_form.h"
+#include "core/parallel.h"
 #include "world/world_parts.h"
 #include "solve/solve_entries.h"
-#include "step/sim_hook.h"
+#include <clcone/ext.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,9 @@ struct clcone_sim {
      * contacts (its kernels run once then) and given each step's scene:
      * device buffers are kept, and only what changed is uploaded */
     clcone_plan *plan;
+    /* the same for the steps solved in their local form (step_joins);
+     * in clcone_sim_step_many, the batch's, on its first world's */
+    clcone_plan *local_plan;
     double *vn;         /* soft model: normal velocities, vn_cap contacts */
     int vn_cap;
     clcone_sim_hooks h; /* clcone_sim_set_hooks */
@@ -89,6 +94,7 @@ void clcone_sim_options_default(clcone_sim_options *o)
     o->projection = 0.2;
     o->slop = 1e-4;
     o->warm_start = 1;
+    o->threads = 1;
 }
 
 /* Measured on every generator's scene (pile 20-300, stack 5-20, wall 5-10,
@@ -123,6 +129,9 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
     if ((st = clcone_world_validate(w, err))
         || (st = so.model == CLCONE_MODEL_SAP ? clcone_sap_check_options(&so, err) : clcone_options_validate(&so, ctx, err)))
         return st;
+    if (o->threads < 0 || o->threads > CLCONE_SIM_THREADS)
+        return clcone_fail(err, CLCONE_EINVAL, "simulation options: threads %d: 1 to %d (0: 1)", o->threads,
+                           CLCONE_SIM_THREADS);
     if (!isfinite(o->margin) || o->margin < 0 || !isfinite(o->slop) || o->slop < 0 || !isfinite(o->projection) ||
         o->projection < 0 || o->projection > 1)
         return clcone_fail(err, CLCONE_EINVAL,
@@ -146,6 +155,7 @@ void clcone_sim_free(clcone_sim *s)
     clcone_scene_free(&s->last);
     free(s->last_r0);
     clcone_plan_free(s->plan);
+    clcone_plan_free(s->local_plan);
     free(s->vn);
     free(s);
 }
@@ -276,15 +286,39 @@ static int usable(clcone_run_status st)
     return st == CLCONE_CONVERGED || st == CLCONE_MAXITER;
 }
 
-/* Solves sc from the warm start r0 into r (3n) on the run's plan; falls
- * back when the solve fails or diverges (see clcone_step_info). */
-static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
-                                clcone_step_info *info, clcone_error *err)
+/* A step whose solve failed or diverged (info->solve) solved again from
+ * the same warm start with the model's fallback, alone (see
+ * clcone_step_info); the run's plans stay as they are. */
+static clcone_status fall_back(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
+                               clcone_step_info *info, clcone_error *err)
 {
     clcone_result res;
     clcone_options fo = *so;
     clcone_status st;
-    size_t m = 3 * (size_t)sc->ncontacts * sizeof *r;
+    if (usable(info->solve.status)) return CLCONE_OK;
+    fo.solver = clcone_contract_fallback(so, sim->ctx); /* the solver table's */
+    if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
+    info->fell_back = 1;
+    info->failed = info->solve;
+    info->fallback = fo.solver;
+    memcpy(r, sim->last_r0, 3 * (size_t)sc->ncontacts * sizeof *r);
+    st = sim->h.solve ? sim->h.solve(sim->h.ctx, sc, &fo, r, &res, err)
+                      : clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err);
+    if (st) return st;
+    info->solve = res.items[0];
+    info->solve.time_ms += info->failed.time_ms;
+    info->solve.iters += info->failed.iters;
+    clcone_result_free(&res);
+    return CLCONE_OK;
+}
+
+/* Solves sc from the warm start r0 into r (3n) on the run's body-form
+ * plan (or the hook); falls back when the solve fails or diverges. */
+static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const clcone_options *so, double *r,
+                                clcone_step_info *info, clcone_error *err)
+{
+    clcone_result res;
+    clcone_status st;
     double t0 = clcone_now_ms();
     if (sim->h.solve) {
         st = sim->h.solve(sim->h.ctx, sc, so, r, &res, err);
@@ -298,22 +332,7 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     info->solve = res.items[0];
     info->setup_ms = clcone_now_ms() - t0 - info->solve.time_ms;
     clcone_result_free(&res);
-    if (usable(info->solve.status)) return CLCONE_OK;
-    /* a fallback is rare: solved on its own, leaving the plan as it is */
-    fo.solver = clcone_contract_fallback(so, sim->ctx); /* the solver table's */
-    if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
-    info->fell_back = 1;
-    info->failed = info->solve;
-    info->fallback = fo.solver;
-    memcpy(r, sim->last_r0, m);
-    st = sim->h.solve ? sim->h.solve(sim->h.ctx, sc, &fo, r, &res, err)
-                      : clcone_solve_scene(sim->ctx, sc, &fo, r, &res, err);
-    if (st) return st;
-    info->solve = res.items[0];
-    info->solve.time_ms += info->failed.time_ms;
-    info->solve.iters += info->failed.iters;
-    clcone_result_free(&res);
-    return CLCONE_OK;
+    return fall_back(sim, sc, so, r, info, err);
 }
 
 /* The step's reactions r (3 a contact) start from the last step's where a
@@ -357,106 +376,301 @@ static double advance(const clcone_sim *sim, const clcone_scene *sc, const doubl
     return ke;
 }
 
-clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
-{
-    CLCONE_REQUIRE(err, sim);
-    CLCONE_REQUIRE(err, info);
-    if (sim->h.step) return sim->h.step(sim->h.ctx, info, err);
-    clcone_world *w = sim->w;
+/* One world's step between its detection (step_begin) and its update
+ * (step_end): the contact problem, its warm start and what the update
+ * needs. */
+typedef struct pending {
     clcone_scene sc;
-    clcone_options so = sim->o.solve;
-    unsigned long long *keys = NULL;
-    keyed *cur = NULL;
-    double *r = NULL, *dv = NULL, *x0 = NULL, t0 = clcone_now_ms();
-    int n, nb, soft = so.model == CLCONE_MODEL_SOFT,
-        projected = !soft && so.model != CLCONE_MODEL_SAP;
+    clcone_options so;
+    unsigned long long *keys;
+    keyed *cur;
+    double *r, *dv, *x0;
+    clcone_problem local; /* joins: the scene's local form */
+    int joins;            /* solved in its local form (step_joins) */
+} pending;
+
+static void pending_free(pending *pd)
+{
+    clcone_scene_free(&pd->sc);
+    clcone_problem_free(&pd->local);
+    free(pd->keys);
+    free(pd->r);
+    free(pd->cur);
+    free(pd->dv);
+    free(pd->x0);
+}
+
+/* Whether a step's contact problem is solved in its local form: on a
+ * device, for the models that read only W, q and mu, up to
+ * CLCONE_SIM_LOCAL_MAX contacts. Small problems spend a body-form
+ * solve's time in launches; as local forms the steps of many worlds
+ * share one device batch (clcone_sim_step_many), and a world stepped
+ * alone takes the same path, so that it gets the same bits. jacobi and
+ * apgd keep the body form: they are what a scene over MPI ranks is
+ * solved with, in parts of the body form, and a run over ranks ends
+ * where one process does. */
+static int step_joins(const clcone_sim *sim, const clcone_scene *sc, const clcone_options *so)
+{
+    return sim->ctx && !sim->h.solve && so->model != CLCONE_MODEL_SOFT && so->model != CLCONE_MODEL_SAP
+           && so->solver != CLCONE_SOLVER_JACOBI && so->solver != CLCONE_SOLVER_APGD && sc->ncontacts > 0
+           && sc->ncontacts <= CLCONE_SIM_LOCAL_MAX;
+}
+
+/* Detection, projection, warm start and the step's contact problem into
+ * pd (zeroed on entry). */
+static clcone_status step_begin(clcone_sim *sim, pending *pd, clcone_step_info *info, clcone_error *err)
+{
+    clcone_world *w = sim->w;
+    double t0 = clcone_now_ms();
+    int n, nb, soft = sim->o.solve.model == CLCONE_MODEL_SOFT,
+        projected = !soft && sim->o.solve.model != CLCONE_MODEL_SAP;
     clcone_status st;
 
     memset(info, 0, sizeof *info);
-    memset(&sc, 0, sizeof sc);
+    pd->so = sim->o.solve;
     info->step = sim->step + 1;
     info->fallback = CLCONE_SOLVER_DEFAULT;
-    if ((st = sim->h.detect ? sim->h.detect(sim->h.ctx, w, sim->o.margin, &keys, err)
-                            : clcone_world_detect(w, sim->o.margin, &keys, err)))
+    if ((st = sim->h.detect ? sim->h.detect(sim->h.ctx, w, sim->o.margin, &pd->keys, err)
+                            : clcone_world_detect(w, sim->o.margin, &pd->keys, err)))
         return st;
     n = w->s.ncontacts;
     nb = w->s.nbodies; /* a hook may have changed the bodies */
     info->contacts = n;
     for (int c = 0; c < n; ++c) info->max_penetration = fmax(info->max_penetration, -w->s.contacts[c].gap);
     /* positions before the projection, restored when the step is not applied */
-    x0 = clcone_calloc(3 * (size_t)nb + 1, sizeof *x0, err, "positions");
-    if (!x0) {
-        st = CLCONE_ENOMEM;
-        goto done;
-    }
-    for (int i = 0; i < nb; ++i) memcpy(x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
-    if (projected && (st = project(w, &sim->o, err))) goto done;
+    if (!(pd->x0 = clcone_calloc(3 * (size_t)nb + 1, sizeof *pd->x0, err, "positions"))) return CLCONE_ENOMEM;
+    for (int i = 0; i < nb; ++i) memcpy(pd->x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
+    if (projected && (st = project(w, &sim->o, err))) return st;
     info->detect_ms = clcone_now_ms() - t0;
 
-    r = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "reactions");
-    cur = r ? clcone_calloc((size_t)n + 1, sizeof *cur, err, "contact keys") : NULL;
-    dv = cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *dv, err, "velocity change") : NULL;
-    if (dv && soft && n > sim->vn_cap) {
+    pd->r = clcone_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "reactions");
+    pd->cur = pd->r ? clcone_calloc((size_t)n + 1, sizeof *pd->cur, err, "contact keys") : NULL;
+    pd->dv = pd->cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *pd->dv, err, "velocity change") : NULL;
+    if (pd->dv && soft && n > sim->vn_cap) {
         /* the plan reads them at the solve: kept in the stepper */
         free(sim->vn);
         sim->vn_cap = 0;
         if ((sim->vn = clcone_calloc((size_t)n, sizeof *sim->vn, err, "normal velocities"))) sim->vn_cap = n;
     }
-    if (!dv || (soft && n > sim->vn_cap)) {
-        st = CLCONE_ENOMEM;
-        goto done;
-    }
-    warm_start(sim, keys, n, cur, r, info);
-    so.warm_start = info->warm_matched > 0;
+    if (!pd->dv || (soft && n > sim->vn_cap)) return CLCONE_ENOMEM;
+    warm_start(sim, pd->keys, n, pd->cur, pd->r, info);
+    pd->so.warm_start = info->warm_matched > 0;
     if (soft) {
         clcone_scene_normal_velocities(&w->s, NULL, sim->vn);
-        so.soft_v0 = sim->vn;
+        pd->so.soft_v0 = sim->vn;
     }
 
-    if ((st = clcone_world_contact_scene(w, &sc, err))) goto done;
+    if ((st = clcone_world_contact_scene(w, &pd->sc, err))) return st;
     /* kinetic energy at v* (dv is scratch until the solve fills it) */
-    for (int i = 0; i < nb; ++i) memcpy(dv + 6 * (size_t)i, sc.bodies[i].v, 6 * sizeof *dv);
-    info->ke_free = energy(sim, dv);
+    for (int i = 0; i < nb; ++i) memcpy(pd->dv + 6 * (size_t)i, pd->sc.bodies[i].v, 6 * sizeof *pd->dv);
+    info->ke_free = energy(sim, pd->dv);
     free(sim->last_r0);
-    sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *r, err, "warm start copy");
-    if (!sim->last_r0) {
-        st = CLCONE_ENOMEM;
-        goto done;
+    if (!(sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "warm start copy"))) return CLCONE_ENOMEM;
+    memcpy(sim->last_r0, pd->r, 3 * (size_t)n * sizeof *pd->r);
+    if ((pd->joins = info->local = step_joins(sim, &pd->sc, &pd->so))) {
+        t0 = clcone_now_ms();
+        if ((st = clcone_scene_to_local(&pd->sc, &pd->local, err))) return st;
+        info->setup_ms = clcone_now_ms() - t0;
     }
-    memcpy(sim->last_r0, r, 3 * (size_t)n * sizeof *r);
+    return CLCONE_OK;
+}
+
+/* The step applied from pd's solved reactions (info->solve), or, when
+ * its solve is not usable, the positions put back. */
+static void step_end(clcone_sim *sim, pending *pd, clcone_step_info *info)
+{
+    clcone_world *w = sim->w;
+    int n = w->s.ncontacts, nb = w->s.nbodies;
     if (n > 0) {
-        if ((st = solve_step(sim, &sc, &so, r, info, err))) goto done;
         if (!usable(info->solve.status)) {
             /* never applied: the caller sees the status and the old state */
-            for (int i = 0; i < nb; ++i) memcpy(w->s.bodies[i].x, x0 + 3 * (size_t)i, sizeof w->s.bodies[i].x);
+            for (int i = 0; i < nb; ++i) memcpy(w->s.bodies[i].x, pd->x0 + 3 * (size_t)i, sizeof w->s.bodies[i].x);
             info->ke_after = info->ke_free;
-            goto done;
+            return;
         }
-        clcone_scene_apply_impulses(&sc, r, dv);
+        clcone_scene_apply_impulses(&pd->sc, pd->r, pd->dv);
     } else {
         info->solve.status = CLCONE_CONVERGED;
-        memset(dv, 0, 6 * (size_t)nb * sizeof *dv);
+        memset(pd->dv, 0, 6 * (size_t)nb * sizeof *pd->dv);
     }
     info->applied = 1;
-    info->ke_after = advance(sim, &sc, dv);
-    qsort(cur, (size_t)n, sizeof *cur, cmp_keyed);
+    info->ke_after = advance(sim, &pd->sc, pd->dv);
+    qsort(pd->cur, (size_t)n, sizeof *pd->cur, cmp_keyed);
     free(sim->r);
     free(sim->prev);
-    sim->r = r;
-    sim->prev = cur;
+    sim->r = pd->r;
+    sim->prev = pd->cur;
     sim->nprev = n;
-    r = NULL;
-    cur = NULL;
+    pd->r = NULL;
+    pd->cur = NULL;
     sim->step++;
     clcone_scene_free(&sim->last);
-    sim->last = sc;
-    memset(&sc, 0, sizeof sc);
-done:
-    clcone_scene_free(&sc);
-    free(keys);
+    sim->last = pd->sc;
+    memset(&pd->sc, 0, sizeof pd->sc);
+}
+
+/* The local forms of the worlds whose steps join (pd[i].joins), as one
+ * batch on the local plan of the first of them, warm-started from their
+ * r (zeros where nothing matched, as a cold start gives); each world's
+ * result and reactions back, then its fallback where it failed. */
+static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, clcone_step_info *info,
+                                  clcone_error *err)
+{
+    const clcone_problem **parts = clcone_calloc((size_t)n + 1, sizeof *parts, err, "batch of worlds");
+    clcone_sim *owner = NULL;
+    clcone_options so;
+    clcone_result res;
+    clcone_status st = parts ? CLCONE_OK : CLCONE_ENOMEM;
+    double *r = NULL, t0 = clcone_now_ms(), setup;
+    size_t len = 0;
+    int k = 0;
+    memset(&res, 0, sizeof res);
+    for (int i = 0; i < n && !st; ++i)
+        if (pd[i].joins) {
+            if (!owner) { /* the batch's plan and options are its first world's */
+                owner = sims[i];
+                so = pd[i].so;
+            }
+            parts[k++] = &pd[i].local;
+            len += 3 * (size_t)pd[i].local.n;
+        }
+    if (st || k == 0) goto out;
+    so.warm_start = 1;
+    if (!(r = clcone_calloc(len + 1, sizeof *r, err, "reactions of the batch"))) {
+        st = CLCONE_ENOMEM;
+        goto out;
+    }
+    len = 0;
+    for (int i = 0; i < n; ++i)
+        if (pd[i].joins) {
+            memcpy(r + len, pd[i].r, 3 * (size_t)pd[i].local.n * sizeof *r);
+            len += 3 * (size_t)pd[i].local.n;
+        }
+    if (owner->local_plan) {
+        clcone_plan_set_start(owner->local_plan, 1, NULL);
+        st = clcone_plan_set_problems(owner->local_plan, parts, k, err);
+    } else {
+        clcone_problem one;
+        memset(&one, 0, sizeof one);
+        if (!(st = clcone_batch_concat(parts, k, &one, err)))
+            st = clcone_plan_create(owner->ctx, &one, &so, &owner->local_plan, err);
+        clcone_problem_free(&one);
+    }
+    setup = (clcone_now_ms() - t0) / k;
+    if (st || (st = clcone_plan_solve(owner->local_plan, r, &res, err))) {
+        if (n > 1) clcone_error_prefix(err, "the batch of %d worlds' steps (%zu contacts)", k, len / 3);
+        goto out;
+    }
+    len = 0;
+    for (int i = 0, j = 0; i < n && !st; ++i)
+        if (pd[i].joins) {
+            memcpy(pd[i].r, r + len, 3 * (size_t)pd[i].local.n * sizeof *r);
+            len += 3 * (size_t)pd[i].local.n;
+            info[i].solve = res.items[j++];
+            info[i].setup_ms += setup;
+            st = fall_back(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err);
+            if (st && n > 1) clcone_error_prefix(err, "world %d", i);
+        }
+out:
+    clcone_result_free(&res);
+    free(parts);
     free(r);
-    free(cur);
-    free(dv);
-    free(x0);
     return st;
+}
+
+/* The worlds of one clcone_sim_step_many, for their host parts on
+ * threads: item i touches world i, its stepper and its pending step only. */
+typedef struct worlds_job {
+    clcone_sim *const *sims;
+    pending *pd;
+    clcone_step_info *info;
+} worlds_job;
+
+static clcone_status begin_item(void *job, int i, clcone_error *err)
+{
+    worlds_job *J = job;
+    return step_begin(J->sims[i], &J->pd[i], &J->info[i], err);
+}
+
+static clcone_status end_item(void *job, int i, clcone_error *err)
+{
+    worlds_job *J = job;
+    (void)err;
+    step_end(J->sims[i], &J->pd[i], &J->info[i]);
+    return CLCONE_OK;
+}
+
+/* Whether two worlds' solve options agree on what their steps' batch
+ * reads (a world that does not join reads its own). */
+static int same_batch_options(const clcone_options *a, const clcone_options *b)
+{
+    return a->model == b->model && a->solver == b->solver && a->facets == b->facets && a->fit == b->fit
+           && a->tol == b->tol && a->max_iter == b->max_iter && a->check_every == b->check_every
+           && a->max_seconds == b->max_seconds && a->history == b->history && a->progress == b->progress
+           && a->progress_user == b->progress_user && a->cancel == b->cancel;
+}
+
+/* CLCONE_EINVAL when two of the n steppers step one world (the same
+ * stepper twice, or two on one world): the worlds sorted by address, in
+ * O(n log n), since a batch may hold thousands. */
+static clcone_status distinct_worlds(clcone_sim *const *sims, int n, clcone_error *err)
+{
+    keyed *k;
+    clcone_status st = CLCONE_OK;
+    if (n < 2) return CLCONE_OK;
+    if (!(k = clcone_calloc((size_t)n, sizeof *k, err, "worlds of the batch"))) return CLCONE_ENOMEM;
+    for (int i = 0; i < n; ++i) k[i] = (keyed){(unsigned long long)(uintptr_t)sims[i]->w, i};
+    qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+    for (int i = 1; i < n && !st; ++i)
+        if (k[i].key == k[i - 1].key)
+            st = clcone_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world",
+                             k[i].index < k[i - 1].index ? k[i].index : k[i - 1].index,
+                             k[i].index > k[i - 1].index ? k[i].index : k[i - 1].index);
+    free(k);
+    return st;
+}
+
+clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_info *info, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, sims);
+    CLCONE_REQUIRE(err, info);
+    pending *pd;
+    worlds_job job;
+    clcone_status st = CLCONE_OK;
+    int threads, failed = -1;
+    if (n < 1) return clcone_fail(err, CLCONE_EINVAL, "a step of %d worlds: at least one needed", n);
+    for (int i = 0; i < n; ++i) {
+        if (!sims[i]) return clcone_fail(err, CLCONE_EINVAL, "world %d: no simulation (NULL)", i);
+        if (n > 1 && sims[i]->h.step)
+            return clcone_fail(err, CLCONE_ENOTSUP, "world %d: a simulation over MPI ranks steps alone", i);
+        if (sims[i]->ctx != sims[0]->ctx)
+            return clcone_fail(err, CLCONE_EINVAL, "world %d: its device is not world 0's (one batch, one device)", i);
+        if (!same_batch_options(&sims[i]->o.solve, &sims[0]->o.solve))
+            return clcone_fail(err, CLCONE_EINVAL,
+                               "world %d: its solve options are not world 0's (one batch: one model, solver, "
+                               "tolerance, caps and cancel flag)",
+                               i);
+    }
+    if ((st = distinct_worlds(sims, n, err))) return st;
+    if (n == 1 && sims[0]->h.step) return sims[0]->h.step(sims[0]->h.ctx, info, err);
+    if (!(pd = clcone_calloc((size_t)n, sizeof *pd, err, "steps of the worlds"))) return CLCONE_ENOMEM;
+    job = (worlds_job){sims, pd, info};
+    threads = sims[0]->o.threads > 1 ? sims[0]->o.threads : 1;
+    if ((st = clcone_each_item(threads, n, begin_item, &job, &failed, err)) && n > 1)
+        clcone_error_prefix(err, "world %d", failed);
+    if (!st) st = solve_joined(sims, n, pd, info, err);
+    for (int i = 0; i < n && !st; ++i)
+        if (!pd[i].joins && pd[i].sc.ncontacts > 0
+            && (st = solve_step(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err)) && n > 1)
+            clcone_error_prefix(err, "world %d", i);
+    if (!st) clcone_each_item(threads, n, end_item, &job, NULL, err);
+    for (int i = 0; i < n; ++i) pending_free(&pd[i]);
+    free(pd);
+    return st;
+}
+
+clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, sim);
+    return clcone_sim_step_many(&sim, 1, info, err);
 }

@@ -329,11 +329,19 @@ clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error 
     return st;
 }
 
+clcone_status clcone_read_input_ext(const char *path, clcone_problem_parse_fn *hdf5, clcone_input *in,
+                                    clcone_error *err)
+{
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, in);
+    return clcone_read_input_with(path, in, clcone_parse_world, hdf5, err);
+}
+
 clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err)
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, in);
-    return clcone_read_input_with(path, in, clcone_parse_world, err);
+    return clcone_read_input_ext(path, NULL, in, err);
 }
 
 void clcone_input_free(clcone_input *in)

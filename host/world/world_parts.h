@@ -3,7 +3,7 @@
 #ifndef CLCONE_WORLD_PARTS_H
 #define CLCONE_WORLD_PARTS_H
 
-#include <clcone/clcone.h>
+#include <clcone/ext.h>
 
 
 /* Rotation matrix (row-major, body to world) of a unit quaternion
@@ -11,8 +11,6 @@
 void clcone_quat_to_mat(const double q[4], double R[9]);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
 void clcone_shape_inertia(const clcone_shape *sh, double I[3]);
-/* Radius of the sphere about the centre that contains the shape. */
-CLCONE_API double clcone_shape_bound(const clcone_shape *sh);
 /* World-frame corner k (bit 0: +x, 1: +y, 2: +z) of a box body. */
 void clcone_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3]);
 
@@ -66,22 +64,6 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
 clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
-
-/* clcone_world_detect over a subset of a world's bodies (host/mpi: a
- * rank's own bodies and its copies of its neighbours'), sorted by their
- * ids gid[i] in a world of nglobal bodies: the contacts come out in the
- * whole world's order, their bodies as w's indices, their keys those of
- * the whole world's, and *order (freed by the caller; NULL: not wanted)
- * each contact's place in the whole world's detection. */
-CLCONE_API clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int *gid, int nglobal,
-                                                 unsigned long long **keys, unsigned long long **order,
-                                                 clcone_error *err);
-/* The bodies a and b (-1: a plane) of a contact key of a world of
- * nbodies bodies and nplanes planes. */
-CLCONE_API void clcone_world_key_bodies(unsigned long long key, int nbodies, int nplanes, int *a, int *b);
-/* The four terms body i adds, in this order, to the kinetic energy of
- * clcone_world_kinetic_energy (v: its 6 velocities); 0 for static ones. */
-CLCONE_API void clcone_world_ke_terms(const clcone_world *w, int i, const double *v, double t[4]);
 
 /* A scene file held in memory, read as clcone_read_world does (whether
  * bytes are one: clcone_buf_is_world, io/io.h). */

@@ -13,7 +13,9 @@
  * This umbrella header includes every topic header of include/clcone/:
  * base.h (version, status, errors), problem.h, scene.h (body form),
  * solve.h (options, results, solves, plans), device.h (OpenCL), measure.h,
- * files.h, world.h, sim.h (time stepping) and output.h. */
+ * files.h, world.h (with VTK output) and sim.h (time stepping). output.h
+ * (pictures, plots, HDF5) is libclcone_output's, ext.h the extension API:
+ * neither is included here. */
 #ifndef CLCONE_H
 #define CLCONE_H
 
@@ -26,6 +28,5 @@
 #include "files.h"
 #include "world.h"
 #include "sim.h"
-#include "output.h"
 
 #endif

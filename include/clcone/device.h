@@ -63,6 +63,10 @@ typedef void (*clcone_compile_notice)(void *user, const char *program, const cha
 CLCONE_API void clcone_context_on_compile(clcone_context *ctx, clcone_compile_notice fn, void *user);
 CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
 CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
+/* Bytes of device buffers the context's plans hold now (0 for NULL, the
+ * reference); a buffer that would pass the device's memory is refused
+ * with CLCONE_EDEVICE before it is made. */
+CLCONE_API size_t clcone_context_memory(const clcone_context *ctx);
 
 #ifdef __cplusplus
 }

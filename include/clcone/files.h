@@ -11,8 +11,10 @@
 extern "C" {
 #endif
 
-/* Reads a Siconos .dat FrictionContactProblem (dense or SBM storage) or,
- * when the content starts with the HDF5 signature, an FCLib local problem. */
+/* Reads a Siconos .dat FrictionContactProblem (dense or SBM storage). A
+ * file with the HDF5 signature, an FCLib local problem, is CLCONE_ENOTSUP
+ * here: clcone_read_problem_hdf5 of libclcone_output (<clcone/output.h>)
+ * reads both, so that libclcone links no HDF5. */
 CLCONE_API clcone_status clcone_read_problem(const char *path, clcone_problem *p,
                                   clcone_error *err);
 /* Writes Siconos .dat with SBM storage and %.17g values: an exact round

@@ -1,25 +1,20 @@
-/* clcone public API: VTK, pictures and plots. */
+/* libclcone_output's API (clcone-output.pc): pictures and plots (cairo)
+ * and FCLib HDF5 problems (HDF5), the formats whose libraries a solver
+ * does not need, kept out of libclcone. Not included by clcone.h. */
 #ifndef CLCONE_API_OUTPUT_H
 #define CLCONE_API_OUTPUT_H
 
-#include "world.h"
+#include "clcone.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* Output. Forces are impulses r / dt. */
-/* Legacy VTK polydata of the bodies (points at the centres; point data
- * velocity, angular_velocity, size, orientation, shape, contact_force)
- * and of the contacts (a second file: force = r / dt in world
- * coordinates, normal, gap). r may be NULL. */
-CLCONE_API clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
-                               const clcone_world *w, const double *r,
-                               clcone_error *err);
-/* ParaView collection of frames: files[k] at time times[k]. */
-CLCONE_API clcone_status clcone_write_pvd(const char *path, int nframes,
-                               const char *const *files, const double *times,
-                               int parts, clcone_error *err);
+/* An FCLib HDF5 local problem, or what clcone_read_problem reads. */
+CLCONE_API clcone_status clcone_read_problem_hdf5(const char *path, clcone_problem *p, clcone_error *err);
+/* clcone_read_input, FCLib HDF5 local problems too. */
+CLCONE_API clcone_status clcone_read_input_hdf5(const char *path, clcone_input *in, clcone_error *err);
+
 /* Orthographic picture of the world seen from the -y side, a little from
  * above; bodies shaded and coloured by the magnitude of the contact force
  * on them (blue = none, red = the 98th percentile and above, with a

@@ -21,6 +21,9 @@ typedef struct clcone_sim_options {
                                 removed per step (default 0.2) */
     double slop;             /* penetration left alone (default 1e-4) */
     int warm_start;          /* reuse matched reactions (default 1) */
+    int threads;             /* clcone_sim_step_many: host threads for the
+                                worlds' detection and update, 1 to 256
+                                (default 1; 0 is 1); the same bits on any */
 } clcone_sim_options;
 
 CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
@@ -50,6 +53,9 @@ typedef struct clcone_step_info {
     double ke_after;         /* after the contact impulses */
     double max_penetration;  /* at detection, >= 0 */
     int warm_matched;        /* contacts warm-started from the last step */
+    int local;               /* 1: solved in its local form
+                                (CLCONE_SIM_LOCAL_MAX), in one batch with
+                                the other worlds' of clcone_sim_step_many */
     double detect_ms;
     double setup_ms;         /* the solve's time outside solve.time_ms: the
                                 step's scene handed to the run's plan
@@ -65,6 +71,22 @@ CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
                                 clcone_error *err);
 CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
                               clcone_error *err);
+/* On a device, a step's contact problem of at most this many contacts
+ * (models but soft and sap, solvers but jacobi and apgd, which keep the
+ * body form that MPI ranks solve in parts) is solved in its local form
+ * W, q, mu. */
+#define CLCONE_SIM_LOCAL_MAX 512
+/* The most host threads clcone_sim_options.threads may ask for. */
+#define CLCONE_SIM_THREADS 256
+/* Steps n worlds at once (info: n of them), world k as clcone_sim_step
+ * steps it alone, to the bit: the steps solved in their local form
+ * (CLCONE_SIM_LOCAL_MAX) are one device batch, each problem with its own
+ * convergence test; the others are solved in turn. The worlds share one
+ * device and their solve options (model, solver, tolerance, caps; a time
+ * cap is then the batch's); none may be stepped over MPI ranks. On an
+ * error no world is stepped, though positions may have been projected. */
+CLCONE_API clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_info *info,
+                                              clcone_error *err);
 /* Reactions (impulses, 3 per contact) of the last step applied, as many
  * as its contacts (clcone_step_info.contacts); NULL before the first. A
  * step not applied (applied 0) leaves them, though w->s then holds that

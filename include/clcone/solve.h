@@ -120,6 +120,12 @@ typedef struct clcone_options {
     /* sap: near-rigid regularisation parameter (Castro et al. 2022,
      * default 1) and Newton tolerances */
     double sap_beta;
+    /* sap, Drake's contact parameters: each contact's stiffness k in
+     * N/m (0, the default: rigid, the near-rigid floor alone) and its
+     * dissipation time scale tau_d in s (0, the default: beta dt / pi,
+     * a critically damped period of beta dt); docs/solvers.md */
+    double sap_stiffness;
+    double sap_dissipation;
     /* Optional (default NULL): every error check of the jacobi, pgs, cgs,
      * nsgs and apgd solvers appends a point here, on the reference and
      * on the device; lemke and sap record none. */
@@ -189,13 +195,15 @@ enum {
     CLCONE_GIVEN_SOFT_DAMPRATIO = 256,
     CLCONE_GIVEN_SOFT_IMPEDANCE = 512,
     CLCONE_GIVEN_SOFT_DT = 1024,
-    CLCONE_GIVEN_SAP_BETA = 2048
+    CLCONE_GIVEN_SAP_BETA = 2048,
+    CLCONE_GIVEN_SAP_STIFFNESS = 4096,
+    CLCONE_GIVEN_SAP_DISSIPATION = 8192
 };
 /* The one rule for options set that do not apply, which the CLI and the
  * Python package share: CLCONE_EINVAL for an option in `given` that
  * o->model does not use (facets and fit: pyramid; soft_*: soft, and
  * soft_dt not on a scene (scene 1), which steps with its own dt;
- * sap_beta: sap; solver and check_every: every model but sap) and for a
+ * sap_beta, sap_stiffness, sap_dissipation: sap; solver and check_every: every model but sap) and for a
  * tol given that is not > 0 (unset, 0 means the precision's default).
  * The message starts with the option's name as clcone_options spells it
  * ("facets does not apply: ..."; the CLI's flag is --facets). Values are

@@ -116,8 +116,10 @@ CLCONE_API int clcone_is_world_file(const char *path);
 
 /* Everything `clcone solve` takes, told apart by content and read in one
  * pass over the file, so a pipe (/dev/stdin) works: a scene file (as
- * clcone_is_world_file decides), an FCLib HDF5 problem (the signature) or
- * a Siconos .dat problem. Exactly one of problem and world is filled. */
+ * clcone_is_world_file decides) or a Siconos .dat problem; an FCLib HDF5
+ * problem (the signature) is CLCONE_ENOTSUP here, read by
+ * clcone_read_input_hdf5 of libclcone_output (<clcone/output.h>).
+ * Exactly one of problem and world is filled. */
 typedef struct clcone_input {
     int is_world;           /* 1: world holds the scene; 0: problem is set */
     clcone_problem problem;
@@ -133,6 +135,19 @@ CLCONE_API void clcone_input_free(clcone_input *in);
  * contact) identify a contact across steps: body pair and feature. */
 CLCONE_API clcone_status clcone_world_detect(clcone_world *w, double margin,
                                   unsigned long long **keys, clcone_error *err);
+
+/* VTK output. Forces are impulses r / dt. */
+/* Legacy VTK polydata of the bodies (points at the centres; point data
+ * velocity, angular_velocity, size, orientation, shape, contact_force)
+ * and of the contacts (a second file: force = r / dt in world
+ * coordinates, normal, gap). r may be NULL. */
+CLCONE_API clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_path,
+                               const clcone_world *w, const double *r,
+                               clcone_error *err);
+/* ParaView collection of frames: files[k] at time times[k]. */
+CLCONE_API clcone_status clcone_write_pvd(const char *path, int nframes,
+                               const char *const *files, const double *times,
+                               int parts, clcone_error *err);
 
 #ifdef __cplusplus
 }

@@ -2,8 +2,8 @@
 Python. numpy in, numpy out; every computation is the C library's
 (libclcone, shipped inside this package). See python/README.md."""
 from ._api import (Device, DeviceInfo, History, Offer, Plan, Problem, ProblemResult, Result, Scene, Simulation, Step,
-                   batch, devices, generate, read, read_reactions, simulate, solve, solvers, version, write,
-                   write_reactions)
+                   batch, devices, generate, read, read_reactions, simulate, solve, solvers, step_together, version,
+                   write, write_reactions)
 from ._native import (Cancel, DeviceError, Error, FileError, FormatError, InvalidInput, NotSupported, OutOfMemory)
 
 #: The library's version, CLCONE_VERSION of include/clcone/base.h as the
@@ -13,4 +13,4 @@ __version__ = version()
 __all__ = ["Cancel", "Device", "DeviceError", "DeviceInfo", "Error", "FileError", "FormatError", "History",
            "InvalidInput", "NotSupported", "Offer", "OutOfMemory", "Plan", "Problem", "ProblemResult", "Result",
            "Scene", "Simulation", "Step", "batch", "devices", "generate", "read", "read_reactions", "simulate",
-           "solve", "solvers", "version", "write", "write_reactions", "__version__"]
+           "solve", "solvers", "step_together", "version", "write", "write_reactions", "__version__"]

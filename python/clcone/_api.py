@@ -14,7 +14,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._native import (Cancel, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check, copy_in,
-                      copy_out, ffi, ints, lib, locked, new_error, reals)
+                      copy_out, ffi, ints, lib, lib_output, locked, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -701,9 +701,9 @@ class Scene:
         r = None if reactions is None else _reactions(reactions, self.ncontacts, "reactions")
         w, h = _png_size(size)
         err = new_error()
-        check(lib.clcone_render_png(c_string(path, "path"), self._w,
-                                    ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
-                                    c_string(title, "title") if title is not None else ffi.NULL, err), err)
+        check(lib_output.clcone_render_png(c_string(path, "path"), self._w,
+                                           ffi.NULL if r is None else ffi.cast("double *", ffi.from_buffer(r)), w, h,
+                                           c_string(title, "title") if title is not None else ffi.NULL, err), err)
 
     @locked
     def __repr__(self) -> str:
@@ -727,7 +727,7 @@ def read(path: PathLike) -> Union[Problem, Scene]:
     clcone scene file (a :class:`Scene`), told apart by content."""
     inp = ffi.new("clcone_input *")
     err = new_error()
-    check(lib.clcone_read_input(c_string(path, "path"), inp, err), err)
+    check(lib_output.clcone_read_input_hdf5(c_string(path, "path"), inp, err), err)
     if inp.is_world:
         w = ffi.new("clcone_world *")
         w[0] = inp.world
@@ -789,7 +789,9 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
              max_iter: Optional[int] = None, check_every: Optional[int] = None, max_seconds: Optional[float] = None,
              facets: Optional[int] = None, fit: Optional[str] = None, soft_timeconst: Optional[float] = None,
              soft_dampratio: Optional[float] = None, soft_impedance: Optional[float] = None,
-             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None, *, scene: bool = False) -> Any:
+             soft_dt: Optional[float] = None, sap_beta: Optional[float] = None,
+             sap_stiffness: Optional[float] = None, sap_dissipation: Optional[float] = None, *,
+             scene: bool = False) -> Any:
     """clcone_options from keywords; None keeps the library's default.
     The names are parsed by the library (its message lists the valid
     ones); which keywords apply to the model (on a scene when scene) is
@@ -812,7 +814,8 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
                              ("max_seconds", max_seconds, False), ("facets", facets, True),
                              ("soft_timeconst", soft_timeconst, False), ("soft_dampratio", soft_dampratio, False),
                              ("soft_impedance", soft_impedance, False), ("soft_dt", soft_dt, False),
-                             ("sap_beta", sap_beta, False)):
+                             ("sap_beta", sap_beta, False), ("sap_stiffness", sap_stiffness, False),
+                             ("sap_dissipation", sap_dissipation, False)):
         if v is not None:
             v = _number(name, v, integer)
             if integer and not -2**31 <= v < 2**31:
@@ -942,7 +945,7 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
     stop a solve); warm: a start (n, 3); history: record every error check
     in result.history; model_options: facets, fit (pyramid),
     soft_timeconst, soft_dampratio, soft_impedance, soft_dt (soft),
-    sap_beta (sap).
+    sap_beta, sap_stiffness, sap_dissipation (sap).
 
     Returns (r, result): r the reactions (n, 3), result a :class:`Result`.
     A list of problems is solved as one batch (each exactly as alone); r
@@ -1024,7 +1027,9 @@ class Step:
 class Simulation(Owner):
     """The time stepper (clcone_sim_*) on a scene, in place: one plan for
     the whole run. Keywords as for :func:`solve`, plus margin, projection,
-    slop and warm_start of the stepper. The defaults are the stepper's,
+    slop and warm_start of the stepper, and threads (1 to 256): the host
+    threads :func:`step_together` runs the worlds' detection and update
+    on when this simulation is its first. The defaults are the stepper's,
     as in the CLI: model ccp, solved with acgs to 1e-4 a step, at most
     1000 iterations a step (clcone_sim_options_resolve).
 
@@ -1042,7 +1047,7 @@ class Simulation(Owner):
                  tol: Optional[float] = None, max_iter: Optional[int] = 1000, check_every: Optional[int] = None,
                  max_seconds: Optional[float] = None, margin: Optional[float] = None,
                  projection: Optional[float] = None, slop: Optional[float] = None, warm_start: bool = True,
-                 cancel: Optional[Cancel] = None, **model_options: Any) -> None:
+                 cancel: Optional[Cancel] = None, threads: int = 1, **model_options: Any) -> None:
         self._lock = threading.Lock()
         if not isinstance(scene, Scene):
             raise TypeError(f"simulate takes a clcone.Scene, got {type(scene).__name__}")
@@ -1058,6 +1063,7 @@ class Simulation(Owner):
             if v is not None:
                 setattr(so, name, _number(name, v))
         so.warm_start = 1 if warm_start else 0
+        so.threads = _number("threads", threads, integer=True)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         so.solve.cancel = self._cancel._flag
@@ -1088,17 +1094,22 @@ class Simulation(Owner):
                 if self._own_cancel:
                     self._cancel.clear()
             check(status, err)
-            c = info.contacts
-            if info.applied:
-                self._nr = c
-                r = copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
-            else:
-                r = np.full((c, 3), np.nan)  # no solve was applied to these contacts
-            return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied),
-                        bool(info.fell_back), _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None,
-                        info.ke_free, info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms,
-                        info.setup_ms, sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies,
-                        sc.contact_points, sc.contact_normals, sc.dt)
+            return self._step_of(sim, info)
+
+    def _step_of(self, sim: Any, info: Any) -> Step:
+        """The Step of a finished clcone_step_info (under the scene's lock)."""
+        sc = self.scene
+        c = info.contacts
+        if info.applied:
+            self._nr = c
+            r = copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
+        else:
+            r = np.full((c, 3), np.nan)  # no solve was applied to these contacts
+        return Step(info.step, info.contacts, _prob_result(info.solve), bool(info.applied),
+                    bool(info.fell_back), _str(lib.clcone_solver_name(info.fallback)) if info.fell_back else None,
+                    info.ke_free, info.ke_after, info.max_penetration, info.warm_matched, info.detect_ms,
+                    info.setup_ms, sc.positions, sc.velocities, sc.angular_velocities, r, sc.contact_bodies,
+                    sc.contact_points, sc.contact_normals, sc.dt)
 
     @locked
     def reactions(self) -> np.ndarray:
@@ -1109,9 +1120,69 @@ class Simulation(Owner):
         return copy_out(lib.clcone_sim_reactions(sim), np.float64, 3 * c).reshape(c, 3)
 
 
-def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], Any]] = None,
+def step_together(sims: Sequence[Simulation]) -> List[Step]:
+    """One step of every simulation at once (clcone_sim_step_many): on a
+    device their small steps' contact problems are one batch, and each
+    world gets the bits it gets stepped alone. The simulations share one
+    device, their solve options and their cancel flag (make them with one
+    cancel=Cancel()), each on its own scene. Returns a Step per world."""
+    sims = list(sims)
+    if not sims:
+        raise ValueError("step_together needs at least one Simulation")
+    for s in sims:
+        if not isinstance(s, Simulation):
+            raise TypeError(f"step_together takes clcone.Simulation objects, got {type(s).__name__}")
+    if len({id(s.scene) for s in sims}) != len(sims):
+        raise ValueError("each Simulation of one step_together needs a scene of its own")
+    if any(s.device is not sims[0].device for s in sims):
+        raise ValueError("the simulations of one step_together share one device (pass the same device=)")
+    if any(s._cancel is not sims[0]._cancel for s in sims):
+        raise ValueError("the simulations of one step_together share one cancel flag (pass the same cancel=)")
+    with contextlib.ExitStack() as held:
+        # the order every caller takes them in: simulations, then scenes
+        for s in sorted(sims, key=id):
+            held.enter_context(s._lock)
+        for s in sorted(sims, key=lambda x: id(x.scene)):
+            held.enter_context(s.scene._lock)
+        handles = ffi.new("clcone_sim *[]", [s._live("step") for s in sims])
+        infos = ffi.new("clcone_step_info[]", len(sims))
+        err = new_error()
+        first = sims[0]
+        try:
+            with first.device._guard():
+                status = call_cancellable(first._cancel._flag, lib.clcone_sim_step_many, handles, len(sims), infos,
+                                          err)
+        finally:
+            if first._own_cancel:
+                first._cancel.clear()
+        check(status, err)
+        return [s._step_of(handles[k], infos[k]) for k, s in enumerate(sims)]
+
+
+def _simulate_worlds(scenes: List[Scene], steps: int, callback: Optional[Callable[[List[Step]], Any]],
+                     options: dict) -> List[List[Step]]:
+    """simulate() of several scenes: the worlds stepped together."""
+    options = dict(options)
+    options["device"] = _device(options.pop("device", None), options.pop("precision", None))
+    options.setdefault("cancel", Cancel())
+    sims = [Simulation(sc, **options) for sc in scenes]
+    try:
+        done: List[List[Step]] = [[] for _ in scenes]
+        for _ in range(steps):
+            now = step_together(sims)
+            for k, st in enumerate(now):
+                done[k].append(st)
+            if not all(st.applied for st in now) or (callback is not None and callback(now) is False):
+                break
+        return done
+    finally:
+        for s in sims:
+            s.close()
+
+
+def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Optional[Callable[[Any], Any]] = None,
              vtk: Optional[PathLike] = None, vtk_every: int = 1, png: Optional[PathLike] = None,
-             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> List[Step]:
+             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> Any:
     """Steps the scene (in place) `steps` times, as `clcone simulate`.
 
     callback(step) is called after every step with a :class:`Step`
@@ -1120,7 +1191,22 @@ def simulate(scene: Scene, steps: int, *, callback: Optional[Callable[[Step], An
     (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
     last, series.pvd); png: a picture of the final state. A step that
     could not be applied ends the run (its Step has applied False).
-    Returns the steps (without callback, each with its arrays)."""
+    Returns the steps (without callback, each with its arrays).
+
+    A list of scenes is worlds stepped together (:func:`step_together`),
+    each as it is alone, to the bit: the result is a list of steps per
+    world, callback gets the list of the worlds' Steps of each step, and
+    vtk and png take one scene."""
+    if not isinstance(scene, Scene):
+        scenes = list(scene)
+        if vtk is not None or png is not None:
+            raise ValueError("vtk and png take one scene; simulate several one by one for pictures")
+        steps = _number("steps", steps, integer=True)
+        if steps < 0:
+            raise ValueError("steps must be >= 0")
+        if callback is not None and not callable(callback):
+            raise TypeError("callback must be callable")
+        return _simulate_worlds(scenes, steps, callback, options)
     steps = _number("steps", steps, integer=True)
     vtk_every = _number("vtk_every", vtk_every, integer=True)
     if steps < 0 or vtk_every < 1:

@@ -18,6 +18,9 @@ ffi = FFI()
 ffi.cdef(resources.files(__package__).joinpath("_api.h").read_text())
 ffi.cdef("void *calloc(size_t nmemb, size_t size); void free(void *ptr);")
 lib: Any = ffi.dlopen(str(resources.files(__package__).joinpath("libclcone.so")))
+# pictures and FCLib HDF5 files (include/clcone/output.h): libclcone_output,
+# over the libclcone just loaded (its soname, libclcone.so.0, is that one's)
+lib_output: Any = ffi.dlopen(str(resources.files(__package__).joinpath("libclcone_output.so")))
 libc: Any = ffi.dlopen(None)
 
 

@@ -125,3 +125,42 @@ def test_scene_vtk_and_png(tmp_path):
     assert "contact_force" in (tmp_path / "b.vtk").read_text()
     s.render_png(tmp_path / "p.png", r, size=(320, 240), title="ball")
     assert (tmp_path / "p.png").stat().st_size > 100
+
+
+def world(k):
+    """World k of a batch: piles of 3-12 spheres and, every eighth, a stack."""
+    return clcone.generate("stack", n=2 + k % 3) if k % 8 == 7 else clcone.generate("pile", n=3 + k % 10, seed=k + 1)
+
+
+def test_sixty_four_worlds_together_equal_each_alone():
+    """The issue's goal: 64 scenes stepped with clcone.simulate equal 64
+    separate runs bit for bit, on a device (their small steps one batch)."""
+    worlds = [world(k) for k in range(64)]
+    together = clcone.simulate(worlds, 10, device="cpu", threads=2)
+    assert len(together) == 64 and all(len(w) == 10 and all(s.applied for s in w) for w in together)
+    assert sum(s.contacts for w in together for s in w) > 0
+    for k in range(64):
+        alone = world(k)
+        steps = clcone.simulate(alone, 10, device="cpu")
+        assert [s.solve.iterations for s in steps] == [s.solve.iterations for s in together[k]]
+        assert np.array_equal(alone.positions, worlds[k].positions), k
+        assert np.array_equal(alone.velocities, worlds[k].velocities), k
+        assert np.array_equal(alone.angular_velocities, worlds[k].angular_velocities), k
+
+
+def test_step_together_refuses_what_cannot_be_one_batch():
+    a, b = world(1), world(2)
+    flag = clcone.Cancel()
+    sa = clcone.Simulation(a, device="cpu", cancel=flag)
+    with pytest.raises(ValueError, match="scene of its own"):
+        clcone.step_together([sa, clcone.Simulation(a, device="cpu", cancel=flag)])
+    with pytest.raises(ValueError, match="one device"):
+        clcone.step_together([sa, clcone.Simulation(b, device="ref", cancel=flag)])
+    with pytest.raises(ValueError, match="cancel"):
+        clcone.step_together([sa, clcone.Simulation(b, device="cpu")])
+    with pytest.raises(clcone.Error, match="world 1.*options"):
+        clcone.step_together([sa, clcone.Simulation(b, device="cpu", cancel=flag, tol=1e-3)])
+    with pytest.raises(ValueError, match="vtk and png take one scene"):
+        clcone.simulate([a, b], 2, png="x.png")
+    steps = clcone.step_together([sa, clcone.Simulation(b, device="cpu", cancel=flag)])
+    assert [s.step for s in steps] == [1, 1]

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "io/io.h"
+#include "output/fclib.h"
 #include "world/world_parts.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

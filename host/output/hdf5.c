@@ -1,5 +1,10 @@
-/* FCLib local problems in HDF5 (docs/formats.md section 4). */
+/* FCLib local problems in HDF5 (docs/formats.md section 4), in
+ * libclcone_output: libclcone's readers are handed this parser
+ * (clcone_read_problem_ext), so that libclcone links no HDF5. */
+#include "output/fclib.h"
 #include "io/io.h"
+
+#include <clcone/output.h>
 
 #include <hdf5.h>
 #include <limits.h>
@@ -239,8 +244,8 @@ done:
     return s;
 }
 
-clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t len,
-                                      clcone_problem *p, clcone_error *err)
+clcone_status clcone_parse_fclib_hdf5(const char *name, const char *buf, size_t len, clcone_problem *p,
+                                      clcone_error *err)
 {
     H5E_auto2_t old_fn = NULL;
     void *old_data = NULL;
@@ -274,4 +279,18 @@ clcone_status clcone_parse_fclib_hdf5(const char *name, const void *buf, size_t 
     H5Eset_auto2(H5E_DEFAULT, old_fn, old_data);
     if (s != CLCONE_OK) clcone_problem_free(p);
     return s;
+}
+
+clcone_status clcone_read_problem_hdf5(const char *path, clcone_problem *p, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, p);
+    return clcone_read_problem_ext(path, clcone_parse_fclib_hdf5, p, err);
+}
+
+clcone_status clcone_read_input_hdf5(const char *path, clcone_input *in, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, path);
+    CLCONE_REQUIRE(err, in);
+    return clcone_read_input_ext(path, clcone_parse_fclib_hdf5, in, err);
 }

@@ -1,0 +1,96 @@
+/* What the stepping commands (simulate of one world or several, the
+ * demo) share: SIGINT and SIGTERM caught for a run, the progress bar and
+ * the per-step CSV. */
+#define _POSIX_C_SOURCE 200809L
+#include <clcone/clcone.h>
+#include "cli/cli.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The exit code of a run stopped by SIGINT or SIGTERM: 128 + SIGINT, as
+ * a shell reports a job ended by Ctrl-C. */
+#define EXIT_INTERRUPTED 130
+
+/* Set by SIGINT or SIGTERM during a run: it stops after the step under
+ * way and writes the outputs of the finished steps. */
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop_signal(int sig)
+{
+    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
+    ssize_t n;
+    stop_signal = sig;
+    /* write(2) is what a handler may call; nothing to do if it fails */
+    n = write(2, msg, sizeof msg - 1);
+    (void)n;
+}
+
+/* The handlers a run's cli_catch_stop_signals replaced. */
+static struct sigaction stop_old[2];
+
+/* Handlers for the run; a second signal takes the default action, for a
+ * user who does not want to wait. */
+void cli_catch_stop_signals(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    stop_signal = 0;
+    sigaction(SIGINT, &sa, &stop_old[0]);
+    sigaction(SIGTERM, &sa, &stop_old[1]);
+}
+
+void cli_release_stop_signals(void)
+{
+    sigaction(SIGINT, &stop_old[0], NULL);
+    sigaction(SIGTERM, &stop_old[1], NULL);
+}
+
+/* After a run a signal stopped: says so; returns EXIT_INTERRUPTED. */
+int cli_report_interrupted(int steps_done, int steps)
+{
+    fprintf(stderr, "clcone: interrupted by %s after step %d of %d; the outputs hold the finished steps\n",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", steps_done, steps);
+    return EXIT_INTERRUPTED;
+}
+
+void cli_steps_progress(int step, int steps, int contacts, double t0)
+{
+    char bar[41];
+    int fill = (int)(40.0 * step / steps);
+    for (int i = 0; i < 40; ++i) bar[i] = i < fill ? '#' : ' ';
+    bar[40] = 0;
+    fprintf(stderr, "\r[%s] %d/%d steps, %d contacts, %.1f s", bar, step, steps, contacts,
+            (cli_now_ms() - t0) / 1000.0);
+    if (step == steps) fprintf(stderr, "\n");
+    fflush(stderr);
+}
+
+void cli_sim_csv_header(FILE *csv, int world_column)
+{
+    fprintf(csv, "%sstep,contacts,iterations,error,solve_ms,status,ke_free,ke_after,max_penetration,warm_matched,"
+                 "fallback,setup_ms\n", world_column ? "world," : "");
+}
+
+void cli_sim_csv_row(FILE *csv, int world, const clcone_step_info *in)
+{
+    /* status: the first solve's; fallback: solver:status of the solve applied instead */
+    const clcone_prob_result *first = in->fell_back ? &in->failed : &in->solve;
+    if (world >= 0) fprintf(csv, "%d,", world);
+    fprintf(csv, "%d,%d,%d,%.6e,%.3f,%s,%.9e,%.9e,%.3e,%d,", in->step, in->contacts, in->solve.iters, in->solve.error,
+            in->solve.time_ms, clcone_run_status_name(first->status), in->ke_free, in->ke_after, in->max_penetration,
+            in->warm_matched);
+    if (in->fell_back) fprintf(csv, "%s:%s,", clcone_solver_name(in->fallback), clcone_run_status_name(in->solve.status));
+    else fprintf(csv, "-,");
+    fprintf(csv, "%.3f\n", in->setup_ms);
+}
+
+int cli_stop_requested(void)
+{
+    return stop_signal != 0;
+}
