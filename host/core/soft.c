@@ -58,20 +58,31 @@ clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wd
     return CLCONE_OK;
 }
 
-clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o, const double *gap,
-                                clcone_problem *out, clcone_error *err)
+clcone_status clcone_soft_terms_of(const clcone_problem *p, const clcone_options *o, const double *gap, double *R,
+                                   double *aref, clcone_error *err)
 {
-    double *Wd = clcone_calloc(3 * (size_t)p->n, sizeof *Wd, err, "soft diagonal");
-    double *R = clcone_calloc(3 * (size_t)p->n, sizeof *R, err, "soft R");
-    double *aref = clcone_calloc(3 * (size_t)p->n, sizeof *aref, err, "soft a_ref");
-    clcone_status s = CLCONE_ENOMEM;
-    memset(out, 0, sizeof *out);
-    if (!Wd || !R || !aref) goto done;
+    double *Wd;
+    clcone_status s;
+    if (!p || !o || !R || !aref) return clcone_fail(err, CLCONE_EINVAL, "soft terms: NULL argument");
+    if (!(Wd = clcone_calloc(3 * (size_t)p->n + 1, sizeof *Wd, err, "soft diagonal"))) return CLCONE_ENOMEM;
     for (int c = 0; c < p->n; ++c)
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c)
                 for (int a = 0; a < 3; ++a) Wd[3 * c + a] = p->blocks[9 * k + 4 * a];
-    if ((s = clcone_soft_terms(o, p->n, Wd, gap, R, aref, err))) goto done;
+    s = clcone_soft_terms(o, p->n, Wd, gap, R, aref, err);
+    free(Wd);
+    return s;
+}
+
+clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o, const double *gap,
+                                clcone_problem *out, clcone_error *err)
+{
+    double *R = clcone_calloc(3 * (size_t)p->n + 1, sizeof *R, err, "soft R");
+    double *aref = clcone_calloc(3 * (size_t)p->n + 1, sizeof *aref, err, "soft a_ref");
+    clcone_status s = CLCONE_ENOMEM;
+    memset(out, 0, sizeof *out);
+    if (!R || !aref) goto done;
+    if ((s = clcone_soft_terms_of(p, o, gap, R, aref, err))) goto done;
     {
         const clcone_problem *one[1] = {p};
         if ((s = clcone_batch_concat(one, 1, out, err))) goto done; /* a deep copy */
@@ -83,7 +94,6 @@ clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o
         for (int a = 0; a < 3; ++a) out->q[3 * c + a] -= aref[3 * c + a];
     }
 done:
-    free(Wd);
     free(R);
     free(aref);
     return s;

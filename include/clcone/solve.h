@@ -149,6 +149,13 @@ typedef struct clcone_options {
 
 CLCONE_API void clcone_options_default(clcone_options *o);
 
+/* The R and a_ref (3 per contact each) that the soft model under o gives
+ * p, with the contacts' gaps (NULL: 0): soft problems of different time
+ * steps or gaps share one batch by these, through soft_R and soft_aref. */
+CLCONE_API clcone_status clcone_soft_terms_of(const clcone_problem *p, const clcone_options *o,
+                                              const double *gap, double *R, double *aref,
+                                              clcone_error *err);
+
 /* Which solver serves which model on which backend: one row per pair
  * that some backend runs (which solvers a model takes is clcone_solver's
  * comments in short). The defaults, the option checks, their error
