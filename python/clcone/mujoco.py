@@ -69,10 +69,14 @@ class Stats:
         return bool((self.status == "converged").all())
 
 
-def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]) -> tuple:
+def _device_spec(device: Union[None, str, int, Device], precision: Optional[str], ref_default: bool = False) -> tuple:
     """(spec, precision) for libclcone_mujoco, which opens its own
     context: device as :class:`clcone.Device` takes it (a Device: its
-    spec and precision)."""
+    spec and precision); ref_default: no device given (nor CLCONE_DEVICE)
+    means the reference, as ``clcone mujoco`` takes it for a solver that
+    runs there only."""
+    if ref_default and device is None and not os.environ.get("CLCONE_DEVICE"):
+        device = "ref"
     if isinstance(device, Device):
         if precision is not None and precision != device.precision:
             raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
@@ -124,7 +128,8 @@ class Stepper(Owner):
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.model = model
-        self._spec, self.precision = _device_spec(device, precision)
+        # MuJoCo's Newton runs on the reference only, as in `clcone mujoco`
+        self._spec, self.precision = _device_spec(device, precision, contact == "soft" and solver == "newton")
         self._o = _options(contact, solver, tol, max_iter, check_every, max_seconds)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
