@@ -335,37 +335,6 @@ Suite *suite_mujoco_newton(void)
 
 #else
 
-/* A step that the iteration cap stops says so (maxiter, its reason) and
- * MuJoCo still steps on its iterate. */
-START_TEST(iteration_cap_is_a_status)
-{
-    mj_fixture f;
-    clcone_options o;
-    clcone_mujoco *a;
-    clcone_mujoco_stats st;
-    clcone_error e;
-    int capped = 0;
-    mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
-    clcone_options_default(&o);
-    o.model = CLCONE_MODEL_SOFT;
-    o.solver = CLCONE_SOLVER_NEWTON;
-    o.tol = 1e-300;
-    o.max_iter = 1;
-    ck_assert_msg(clcone_mujoco_create(NULL, &o, f.path, &a, &e) == CLCONE_OK, "%s", e.msg);
-    for (int k = 0; k < 20; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
-        if (!st.blocks) continue;
-        ck_assert_msg(st.res.status != CLCONE_CONVERGED || st.res.error == 0, "step %d converged at %g", k,
-                      st.res.error);
-        ck_assert_msg(st.res.status == CLCONE_CONVERGED || st.res.reason[0], "step %d: no reason", k);
-        capped += st.res.status == CLCONE_MAXITER && strstr(st.res.reason, "iteration cap 1") != NULL;
-    }
-    ck_assert_int_gt(capped, 0);
-    clcone_mujoco_free(a);
-    mj_close(&f);
-}
-END_TEST
-
 Suite *suite_mujoco_newton(void) { return suite_create("mujoco_newton"); }
 
 #endif
