@@ -166,8 +166,7 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
  * turn, 8.6 ms). sap does not join, and past the limit the body form,
  * solved in turn, keeps W unassembled. Under --mpi too, so that ranks
  * solve what one process solves, but for `solve --mpi SCENE`, one scene
- * over the ranks, and soft, whose R and a_ref do not go over ranks. 0,
- * or the exit code after saying why. */
+ * over the ranks. 0, or the exit code after saying why. */
 static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem *p, double **gap, double *dt,
                              const char *path, int *joined)
 {
@@ -175,7 +174,7 @@ static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem 
     clcone_error e;
     int rc = 0;
     *joined = 0;
-    if ((a->mpi && (a->npos == 1 || a->o.model == CLCONE_MODEL_SOFT)) || a->o.model == CLCONE_MODEL_SAP) return 0;
+    if ((a->mpi && a->npos == 1) || a->o.model == CLCONE_MODEL_SAP) return 0;
     memset(&sc, 0, sizeof sc);
     memset(&e, 0, sizeof e);
     if (clcone_world_contact_scene(w, &sc, &e)) {
@@ -306,7 +305,7 @@ int cli_solve_batch(cli_args *a, const char *usage)
             fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
             goto out;
         }
-        if (a->o.model == CLCONE_MODEL_SOFT && !a->mpi
+        if (a->o.model == CLCONE_MODEL_SOFT
             && (rc = soft_batch_terms(a, probs, worlds, gap, dt, &batch, &soft_R, &soft_aref)))
             goto out;
     }
