@@ -158,10 +158,11 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows 
     p->scale = nv ? 1 / inertia : 1;
     p->ls_iterations = m->opt.ls_iterations;
     p->ls_tolerance = m->opt.ls_tolerance;
+    /* a prefix: clcone_fail would format err->msg from itself */
     if ((s = clcone_pproblem_validate(p, err)))
-        return clcone_fail(err, s, "island %d (MuJoCo's rows from %d, %s): %.900s", k, row[0],
-                           clcone_mj_row_kind(d->efc_type[row[0]]), err->msg);
-    return CLCONE_OK;
+        clcone_error_prefix(err, "island %d (MuJoCo's rows from %d, %s)", k, row[0],
+                            clcone_mj_row_kind(d->efc_type[row[0]]));
+    return s;
 }
 
 /* pr's dof and row lists by island (k's from dof_off[k], row_off[k]). */
