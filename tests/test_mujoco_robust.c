@@ -328,7 +328,7 @@ END_TEST
  * otherwise (the old CLI had no cap: a step that could not converge ran
  * its 10^6 iterations), and the help says so; a cap that stops the solves
  * ends the run not converged (exit 1), its progress on stderr with
- * --progress. */
+ * --progress (apgd: Newton converges here in a few iterations). */
 START_TEST(cli_solves_capped_by_default)
 {
     mj_fixture f;
@@ -340,7 +340,7 @@ START_TEST(cli_solves_capped_by_default)
     ck_assert_int_eq(test_run_cli(NULL, "mujoco --help", out, sizeof out, NULL, 0), 0);
     ck_assert_msg(strstr(out, "--max-seconds S  caps each step's solve") && strstr(out, "default\n                   30"),
                   "%s", out);
-    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --tol 1e-300 --max-iter 1000000000 --max-seconds 1.5 --progress", f.path);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --solver apgd --tol 1e-300 --max-iter 1000000000 --max-seconds 1.5 --progress", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 1);
     ck_assert_msg(strstr(out, "at most 1.5 s a solve") && strstr(test_last_line(out), "status=maxiter"), "%s", out);
     ck_assert_msg(strstr(err, "solving: iteration "), "%s", err);

@@ -24,11 +24,12 @@ static const char *const USAGE_MUJOCO =
     "  --model soft     MuJoCo's own problem: its R and a_ref (default); every row\n"
     "                   kind (equality, friction loss, limits, frictionless,\n"
     "                   pyramidal and elliptic contacts of condim 3, 4 or 6);\n"
-    "                   with rows beyond elliptic condim-3 contacts, limits and\n"
-    "                   frictionless contacts the solver is apgd (or pgs on ref);\n"
-    "                   --solver newton: MuJoCo's Newton method on MuJoCo's\n"
-    "                   primal problem (every kind, by islands), on the\n"
-    "                   reference (the default device then)\n"
+    "                   by default MuJoCo's Newton method on its primal problem\n"
+    "                   (every kind, by islands) on the reference, in double,\n"
+    "                   where no --device is given (newton runs there only);\n"
+    "                   with --device, apgd on a device: on rows beyond elliptic\n"
+    "                   condim-3 contacts, limits and frictionless contacts\n"
+    "                   the general-block form's apgd\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
@@ -170,12 +171,14 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     clcone_options_resolve(o, *ctx);
     shown = o->solver;
     o->solver = a->o.solver;
+    if (!*ctx && o->model == CLCONE_MODEL_SOFT && o->solver == CLCONE_SOLVER_DEFAULT)
+        shown = CLCONE_SOLVER_NEWTON; /* the adapter's default there */
     describe_backend(*ctx, backend, sizeof backend);
     printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
            clcone_solver_name(shown),
-           o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD ? " (apgd on the general-block form)" : "",
+           o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD && shown != CLCONE_SOLVER_NEWTON ? " (apgd on the general-block form)" : "",
            o->tol);
     if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
     printf("\n");
@@ -508,8 +511,10 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
-    /* MuJoCo's Newton runs on the reference: there without a device given */
-    if (a.o.solver == CLCONE_SOLVER_NEWTON && a.o.model == CLCONE_MODEL_SOFT && !cli_given(&a, "--device") &&
+    /* MuJoCo's Newton runs on the reference, and is the soft model's
+     * default there: the reference without a device given */
+    if ((a.o.solver == CLCONE_SOLVER_NEWTON || !cli_given(&a, "--solver")) && a.o.model == CLCONE_MODEL_SOFT &&
+        !cli_given(&a, "--device") &&
         !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
         a.device = "ref";
         if (!cli_given(&a, "--precision")) a.prec = CLCONE_DOUBLE;

@@ -73,8 +73,8 @@ def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]
     """(spec, precision) for libclcone_mujoco, which opens its own
     context: device as :class:`clcone.Device` takes it (a Device: its
     spec and precision); ref_default: no device given (nor CLCONE_DEVICE)
-    means the reference, as ``clcone mujoco`` takes it for a solver that
-    runs there only."""
+    means the reference, as ``clcone mujoco`` takes it for MuJoCo's
+    Newton, which runs there only and is the soft model's default."""
     if ref_default and device is None and not os.environ.get("CLCONE_DEVICE"):
         device = "ref"
     if isinstance(device, Device):
@@ -129,7 +129,7 @@ class Stepper(Owner):
             raise TypeError("cancel must be a clcone.Cancel")
         self.model = model
         # MuJoCo's Newton runs on the reference only, as in `clcone mujoco`
-        self._spec, self.precision = _device_spec(device, precision, contact == "soft" and solver == "newton")
+        self._spec, self.precision = _device_spec(device, precision, contact == "soft" and solver in (None, "newton"))
         self._o = _options(contact, solver, tol, max_iter, check_every, max_seconds)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None

@@ -42,10 +42,11 @@ def test_built_against_the_installed_mujoco():
     assert cm.MUJOCO_VERSION == mujoco.__version__
 
 
-@pytest.mark.parametrize("solver,device", [(None, "ref"), ("newton", None)])
+@pytest.mark.parametrize("solver,device", [("apgd", "ref"), (None, None)])
 def test_humanoid_follows_mj_step(solver, device):
-    """The library's default solver, and MuJoCo's Newton on its primal
-    problem (on the reference with no device given, as the CLI)."""
+    """apgd on MuJoCo's dual problem, and the soft model's default,
+    MuJoCo's Newton on its primal problem (on the reference with no
+    device given, as the CLI)."""
     m = humanoid()
     dm, dc = mujoco.MjData(m), mujoco.MjData(m)
     worst = 0.0
@@ -63,7 +64,7 @@ def test_humanoid_follows_mj_step(solver, device):
 
 
 @pytest.mark.parametrize("device,precision,steps,solver",
-                         [("ref", None, 20, None), ("cpu", "double", 10, None), ("ref", None, 20, "newton")])
+                         [("ref", None, 20, "apgd"), ("cpu", "double", 10, None), (None, None, 20, None)])
 def test_batch_equals_separate_runs(device, precision, steps, solver):
     """64 worlds stepped as one batch end bit for bit where each world
     stepped alone (its own Stepper) ends."""
