@@ -16,7 +16,7 @@
  * explicit pair), 4 and 6; CONE_MARK is the cone, elliptic or pyramidal
  * (2 (condim - 1) rows f >= 0: up to 10 for condim 6). */
 #define ALL_KINDS_XML(CONE_MARK)                                                                                      \
-    "<mujoco model=\"clcone_all_kinds\">\n"                                                                            \
+    "<mujoco model=\"clc_all_kinds\">\n"                                                                            \
     "  <option timestep=\"0.005\" cone=\"" CONE_MARK "\" impratio=\"2\"/>\n"                                         \
     "  <worldbody>\n"                                                                                                  \
     "    <geom name=\"floor\" type=\"plane\" size=\"5 5 0.1\" condim=\"1\" friction=\"0.5 0.005 0.0001\"/>\n"          \
@@ -43,7 +43,7 @@
  * zero diagonal there; with MuJoCo's R > 0 the soft problem is well
  * posed, and MuJoCo steps it. CONE_MARK: elliptic or pyramidal. */
 #define HINGE_SPHERE_XML(CONE_MARK)                                                                                    \
-    "<mujoco model=\"clcone_hinge_sphere\">\n"                                                                         \
+    "<mujoco model=\"clc_hinge_sphere\">\n"                                                                         \
     "  <option cone=\"" CONE_MARK "\"/>\n"                                                                            \
     "  <worldbody>\n"                                                                                                  \
     "    <geom type=\"plane\" size=\"5 5 1\"/>\n"                                                                      \

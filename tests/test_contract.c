@@ -30,7 +30,7 @@ START_TEST(every_pair_follows_the_table)
                 o.model = (clcone_model)m;
                 o.solver = (clcone_solver)s;
                 o.tol = 1e-6;
-                st = clcone_options_validate(&o, backend ? dev : NULL, &e);
+                st = clc_options_validate(&o, backend ? dev : NULL, &e);
                 ck_assert_msg(offered ? st == CLCONE_OK : st == CLCONE_ENOTSUP, "model %s solver %s backend %d: %d %s",
                               clcone_model_name(o.model), clcone_solver_name(o.solver), backend, st, e.msg);
                 if (!offered) {
@@ -39,8 +39,8 @@ START_TEST(every_pair_follows_the_table)
                     ck_assert_msg(strstr(e.msg, list) && strstr(e.msg, clcone_solver_name(o.solver)), "%s", e.msg);
                 }
                 if (offered) /* a backend that offers the pair has its entry */
-                    ck_assert(backend ? clcone_contract_find(o.model, o.solver)->dev != NULL
-                                      : clcone_contract_find(o.model, o.solver)->ref != NULL);
+                    ck_assert(backend ? clc_contract_find(o.model, o.solver)->dev != NULL
+                                      : clc_contract_find(o.model, o.solver)->ref != NULL);
             }
     clcone_context_free(dev);
 }
@@ -91,12 +91,12 @@ START_TEST(fallbacks_are_the_tables)
                 o.solver = (clcone_solver)s;
                 r = o;
                 clcone_options_resolve(&r, backend ? dev : NULL);
-                if (!clcone_contract_find(r.model, r.solver)) continue;
+                if (!clc_contract_find(r.model, r.solver)) continue;
                 want = backend                          ? CLCONE_SOLVER_CGS
                        : m == CLCONE_MODEL_COULOMB      ? CLCONE_SOLVER_NSGS
                                                         : CLCONE_SOLVER_PGS;
                 if (m == CLCONE_MODEL_SAP || want == o.solver) want = CLCONE_SOLVER_DEFAULT;
-                ck_assert_msg(clcone_contract_fallback(&o, backend ? dev : NULL) == want, "model %s solver %s backend %d",
+                ck_assert_msg(clc_contract_fallback(&o, backend ? dev : NULL) == want, "model %s solver %s backend %d",
                               clcone_model_name(o.model), clcone_solver_name(o.solver), backend);
             }
     clcone_context_free(dev);

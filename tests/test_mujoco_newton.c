@@ -21,16 +21,16 @@
 #include "block_sets.h"
 #include "mujoco_fixture.h"
 
-static clcone_mujoco *adapter(clcone_solver solver, double tol, const char *label)
+static clc_mujoco *adapter(clcone_solver solver, double tol, const char *label)
 {
     clcone_options o;
-    clcone_mujoco *a;
+    clc_mujoco *a;
     clcone_error e;
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
     o.solver = solver;
     o.tol = tol;
-    ck_assert_msg(clcone_mujoco_create(NULL, &o, label, &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mujoco_create(NULL, &o, label, &a, &e) == CLCONE_OK, "%s", e.msg);
     return a;
 }
 
@@ -44,12 +44,12 @@ typedef struct run_stats {
 
 static run_stats run(mj_fixture *f, clcone_solver solver, int K, double tol)
 {
-    clcone_mujoco *a = adapter(solver, tol, f->path);
-    clcone_mujoco_stats st;
+    clc_mujoco *a = adapter(solver, tol, f->path);
+    clc_mujoco_stats st;
     clcone_error e;
     run_stats r = {0, 0, 0, 0, 0};
     for (int k = 0; k < K; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f->m, f->d, f->mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_msg(clc_mujoco_step(a, f->m, f->d, f->mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
         if (st.blocks) ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s", k, st.res.reason);
         r.fdiff = fmax(r.fdiff, st.force_rel_diff);
         r.adiff = fmax(r.adiff, st.qacc_rel_diff);
@@ -57,7 +57,7 @@ static run_stats run(mj_fixture *f, clcone_solver solver, int K, double tol)
         if (st.nefc > r.most_rows) r.most_rows = st.nefc;
         for (int i = 0; i < f->d->nefc; ++i) r.kinds |= 1u << f->d->efc_type[i];
     }
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     return r;
 }
 
@@ -148,7 +148,7 @@ END_TEST
 START_TEST(islands_hold_mujocos_m_and_j)
 {
     mj_fixture f;
-    clcone_mj_primal pr;
+    clc_mj_primal pr;
     clcone_error e;
     int nv, *seen;
     double *M, *J;
@@ -161,10 +161,10 @@ START_TEST(islands_hold_mujocos_m_and_j)
     ck_assert_ptr_nonnull(seen = calloc((size_t)f.d->nefc, sizeof *seen));
     J = f.d->efc_J;
     mj_fullM(f.m, f.d, M);
-    ck_assert_msg(clcone_mj_primal_build(f.m, f.d, f.path, &pr, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, &pr, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_ge(pr.n, 2);
     for (int k = 0; k < pr.n; ++k) {
-        const clcone_pproblem *p = &pr.isl[k];
+        const clc_pproblem *p = &pr.isl[k];
         const int *dof = pr.dof + pr.dof_off[k], *row = pr.row + pr.row_off[k];
         double inertia = 0;
         for (int g = 0; g < p->ng; ++g)
@@ -193,7 +193,7 @@ START_TEST(islands_hold_mujocos_m_and_j)
         }
     }
     for (int i = 0; i < f.d->nefc; ++i) ck_assert_int_eq(seen[i], 1);
-    clcone_mj_primal_free(&pr);
+    clc_mj_primal_free(&pr);
     free(M);
     free(seen);
     mj_close(&f);
@@ -201,10 +201,10 @@ START_TEST(islands_hold_mujocos_m_and_j)
 END_TEST
 
 /* A one-dof problem: M = m, one row of kind k with R and a_ref. */
-static void tiny(clcone_pproblem *p, int nv, int kind)
+static void tiny(clc_pproblem *p, int nv, int kind)
 {
     clcone_error e;
-    ck_assert_int_eq(clcone_pproblem_alloc(p, nv, 1, 1, nv, (size_t)nv * nv, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_pproblem_alloc(p, nv, 1, 1, nv, (size_t)nv * nv, &e), CLCONE_OK);
     p->moff[1] = nv * nv;
     for (int v = 0; v < nv; ++v) {
         p->M[(size_t)v * nv + v] = 1;
@@ -230,39 +230,39 @@ static void tiny(clcone_pproblem *p, int nv, int kind)
  * newton on a device before it loads the model. */
 START_TEST(bad_cases_are_a_status)
 {
-    clcone_pproblem p;
+    clc_pproblem p;
     clcone_options o;
     clcone_prob_result res;
     clcone_error e;
     double a[2] = {0, 0}, f = 0, *av = a, *fv = &f;
     int st = 0, *sv = &st, failed;
     char out[4096], err[4096];
-    const clcone_pproblem *pp = &p;
+    const clc_pproblem *pp = &p;
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
     clcone_options_default(&o);
     o.tol = 1e-12;
     tiny(&p, 1, BLK_FREE);
     p.R[0] = 0;
-    ck_assert_int_eq(clcone_pproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_pproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 0: R 0"), "%s", e.msg);
     p.R[0] = 1;
-    ck_assert_int_eq(clcone_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_OK);
     ck_assert_int_eq(res.status, CLCONE_CONVERGED);
     ck_assert_double_eq_tol(a[0], -0.5, 1e-14); /* min 1/2 (a + 1)^2 + 1/2 a^2 */
-    clcone_pproblem_free(&p);
+    clc_pproblem_free(&p);
     tiny(&p, 2, BLK_FREE);
     p.M[1] = p.M[2] = 2; /* [[1 2] [2 1]]: indefinite */
-    ck_assert_int_eq(clcone_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "not positive definite") && strstr(e.msg, "dof 1"), "%s", e.msg);
     p.M[1] = p.M[2] = 0;
     o.solver = CLCONE_SOLVER_APGD;
-    ck_assert_int_eq(clcone_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
                      CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "solved by newton, not apgd"), "%s", e.msg);
     o.solver = CLCONE_SOLVER_NEWTON;
-    ck_assert_int_eq(clcone_solve_primal_batch(ctx, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_solve_primal_batch(ctx, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "reference only"), "%s", e.msg);
-    clcone_pproblem_free(&p);
+    clc_pproblem_free(&p);
     clcone_context_free(ctx);
     ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1 --solver newton --device 0", out,
                                   sizeof out, err, sizeof err), 2);
@@ -293,8 +293,8 @@ START_TEST(iteration_cap_is_a_status)
 {
     mj_fixture f;
     clcone_options o;
-    clcone_mujoco *a;
-    clcone_mujoco_stats st;
+    clc_mujoco *a;
+    clc_mujoco_stats st;
     clcone_error e;
     int capped = 0;
     mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
@@ -303,9 +303,9 @@ START_TEST(iteration_cap_is_a_status)
     o.solver = CLCONE_SOLVER_NEWTON;
     o.tol = 1e-300;
     o.max_iter = 1;
-    ck_assert_msg(clcone_mujoco_create(NULL, &o, f.path, &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mujoco_create(NULL, &o, f.path, &a, &e) == CLCONE_OK, "%s", e.msg);
     for (int k = 0; k < 20; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_msg(clc_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
         if (!st.blocks) continue;
         ck_assert_msg(st.res.status != CLCONE_CONVERGED || st.res.error == 0, "step %d converged at %g", k,
                       st.res.error);
@@ -313,7 +313,7 @@ START_TEST(iteration_cap_is_a_status)
         capped += st.res.status == CLCONE_MAXITER && strstr(st.res.reason, "iteration cap 1") != NULL;
     }
     ck_assert_int_gt(capped, 0);
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     mj_close(&f);
 }
 END_TEST

@@ -108,7 +108,7 @@ START_TEST(soft_converges_where_apgd_stalls)
     o.soft_impedance = 0.9999;
     o.tol = 1e-8;
     o.max_iter = BUDGET;
-    ck_assert_msg(clcone_soft_local(&p, &o, NULL, &sp, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_soft_local(&p, &o, NULL, &sp, &e) == CLCONE_OK, "%s", e.msg);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     for (int v = 0; v < 3; ++v) {
         o.solver = v == 0 ? CLCONE_SOLVER_APGD : v == 1 ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_NEWTON;

@@ -31,9 +31,9 @@ static void sap_options(clcone_options *o, double tol)
 /* Solves and returns the result; v (6 per body) and the cost history
  * (cap 128) are filled when non-NULL. */
 static clcone_prob_result sap_run(clcone_context *c, const clcone_scene *s, const clcone_options *o,
-                                  clcone_sap_line_search ls, double *r, double *v, double *hist, int *hlen)
+                                  clc_sap_line_search ls, double *r, double *v, double *hist, int *hlen)
 {
-    clcone_sap_params prm;
+    clc_sap_params prm;
     clcone_result res;
     clcone_error e;
     clcone_prob_result out;
@@ -42,7 +42,7 @@ static clcone_prob_result sap_run(clcone_context *c, const clcone_scene *s, cons
     prm.cost_history = hist;
     prm.history_cap = hist ? 128 : 0;
     prm.v = v;
-    ck_assert_msg(clcone_sap_solve_ex(c, s, o, &prm, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_sap_solve_ex(c, s, o, &prm, r, &res, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(res.nprob, 1);
     out = res.items[0];
     clcone_result_free(&res);
@@ -193,7 +193,7 @@ START_TEST(sap_box_sticks)
         clcone_options o;
         double r[12], g[12], A[144], q[12], v[6];
         clcone_prob_result out;
-        ck_assert(clcone_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK);
+        ck_assert(clc_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK);
         ck_assert_int_eq(s.ncontacts, 4);
         s.bodies[0].v[0] = 0.02;
         ck_assert(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK);
@@ -211,7 +211,7 @@ START_TEST(sap_box_sticks)
          * -R g (tangentially a slip three orders below the push) */
         for (int c = 0; c < 4; ++c) {
             double u[3], Rn, Rt;
-            clcone_contact_velocity(&p, r, c, u);
+            clc_contact_velocity(&p, r, c, u);
             contact_R(&p, c, betas[k], &Rn, &Rt);
             /* u = W r + q cancels down from |q| ~ g dt: measure against q */
             ck_assert_double_eq_tol(u[0], -Rn * r[3 * c], 1e-9 * 9.81 * 0.01);
@@ -228,8 +228,8 @@ END_TEST
 static void make_scenes(clcone_scene *stack, clcone_scene *pile)
 {
     clcone_error e;
-    ck_assert_msg(clcone_gen_stack(5, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(5, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(40, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 /* Device Newton-PCG (double) against the dense reference, to relative
@@ -393,7 +393,7 @@ START_TEST(sap_public_entry_and_warm_start)
     clcone_options o;
     clcone_result res;
     double *r, *r2;
-    ck_assert(clcone_gen_stack(5, 0.5, 0.01, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(5, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
     r2 = calloc(3 * (size_t)s.ncontacts, sizeof *r2);
     sap_options(&o, 1e-10);
@@ -440,7 +440,7 @@ START_TEST(sap_bad_parameters)
     clcone_result res;
     clcone_context *c = ctx_of(CLCONE_DOUBLE);
     double *r;
-    ck_assert(clcone_gen_stack(2, 0.5, 0.01, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(2, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
     for (size_t k = 0; k < sizeof bad_beta / sizeof bad_beta[0]; ++k) {
         sap_options(&o, 1e-8);
@@ -475,7 +475,7 @@ START_TEST(sap_bad_parameters)
     ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "give a scene") != NULL, "%s", e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_int_eq(clcone_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);
     /* a pinned body has no mass matrix */
     s.bodies[0].inv_mass = 0;
@@ -483,7 +483,7 @@ START_TEST(sap_bad_parameters)
     ck_assert_msg(strstr(e.msg, "body 0") != NULL, "%s", e.msg);
     free(r);
     /* the dense reference's size limit */
-    ck_assert(clcone_gen_pile(250, 0.5, 0.01, 0.0, 7, &big, &e) == CLCONE_OK);
+    ck_assert(clc_gen_pile(250, 0.5, 0.01, 0.0, 7, &big, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)big.ncontacts, sizeof *r);
     ck_assert_int_eq(clcone_solve_scene(NULL, &big, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "device") != NULL, "%s", e.msg);
@@ -567,7 +567,7 @@ START_TEST(sap_stack_at_rest_carries_the_weights)
     clcone_step_info in;
     clcone_sim *sim;
     clcone_options o;
-    clcone_sap_setup S;
+    clc_sap_setup S;
     clcone_error e;
     const clcone_scene *ls;
     const double *r;
@@ -581,7 +581,7 @@ START_TEST(sap_stack_at_rest_carries_the_weights)
     ck_assert_int_eq(ls->ncontacts, in.contacts);
     sap_options(&o, 1e-10);
     o.soft_dt = w.dt;
-    ck_assert_msg(clcone_sap_setup_build(ls, &o, &S, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_sap_setup_build(ls, &o, &S, &e) == CLCONE_OK, "%s", e.msg);
     relax = w.dt * (1 + 1 / CONE_PI);
     g = -w.gravity[2];
     for (int i = 0; i < w.s.nbodies; ++i) {
@@ -601,7 +601,7 @@ START_TEST(sap_stack_at_rest_carries_the_weights)
         ck_assert_msg(fabs(ls->contacts[c].gap - predicted) <= 1e-6 * fabs(predicted),
                       "contact %d: gap %.12g, Rn predicts %.12g", c, ls->contacts[c].gap, predicted);
     }
-    clcone_sap_setup_free(&S);
+    clc_sap_setup_free(&S);
     clcone_sim_free(sim);
     clcone_world_free(&w);
 }

@@ -115,7 +115,7 @@ typedef struct traj_args {
 
 /* The step's figures, and the run's totals in t (status worst, error and
  * differences largest, iterations and time summed, contacts most). */
-static void report_step(int k, const clcone_mujoco_stats *st, clcone_mujoco_stats *t)
+static void report_step(int k, const clc_mujoco_stats *st, clc_mujoco_stats *t)
 {
     printf("step %d: rows %d contacts %d blocks %d warm %d", k, st->nefc, st->ncon, st->blocks, st->warm_matched);
     if (st->blocks)
@@ -199,9 +199,9 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
 {
     static const double cmp_tol = 1e-10;
     clcone_context *ctx = NULL;
-    clcone_mujoco *ad = NULL;
-    clcone_mj_traj *tr = NULL;
-    clcone_mujoco_stats st, tot;
+    clc_mujoco *ad = NULL;
+    clc_mj_traj *tr = NULL;
+    clc_mujoco_stats st, tot;
     cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL, *mc = NULL;
@@ -211,7 +211,7 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     int rc = load_model(path, &m);
     if (rc) return rc;
     rc = EXIT_USAGE;
-    if (clcone_mujoco_make_data(m, path, &d, &e) || (compare && clcone_mujoco_copy_model(m, path, &mc, &e))) {
+    if (clc_mujoco_make_data(m, path, &d, &e) || (compare && clc_mujoco_copy_model(m, path, &mc, &e))) {
         rc = lib_error(&e);
         goto out;
     }
@@ -222,13 +222,13 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     }
     if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     rc = EXIT_USAGE;
-    if (clcone_mujoco_create(ctx, &o, path, &ad, &e)) {
+    if (clc_mujoco_create(ctx, &o, path, &ad, &e)) {
         rc = lib_error(&e);
         goto out;
     }
     if (mc) printf("compare: MuJoCo Newton, tolerance %g, at most %d iterations, at each step's state\n", cmp_tol,
                    mc->opt.iterations);
-    if ((ta->csv || ta->qpos) && clcone_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
+    if ((ta->csv || ta->qpos) && clc_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
         rc = lib_error(&e);
         goto out;
     }
@@ -236,12 +236,12 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
     for (int k = 0; k < steps; ++k) {
         double t0 = d->time;
-        if (clcone_mujoco_step(ad, m, d, mc, &st, &e)) {
+        if (clc_mujoco_step(ad, m, d, mc, &st, &e)) {
             rc = step_error(&e, k);
             goto out;
         }
         report_step(k, &st, &tot);
-        if (tr && clcone_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
+        if (tr && clc_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
             rc = lib_error(&e);
             goto out;
         }
@@ -249,7 +249,7 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     if (ta->png) {
         char title[600];
         snprintf(title, sizeof title, "%.500s after %d steps, t = %g s", path, steps, d->time);
-        if (clcone_mj_render_png(m, d, ta->png, ta->png_w, ta->png_h, title, &e)) {
+        if (clc_mj_render_png(m, d, ta->png, ta->png_w, ta->png_h, title, &e)) {
             rc = lib_error(&e);
             goto out;
         }
@@ -262,9 +262,9 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
     /* what was recorded is kept, a failed step's run too */
-    if (clcone_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
+    if (clc_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
     cli_progress_end(&prog);
-    clcone_mujoco_free(ad);
+    clc_mujoco_free(ad);
     if (d) mj_deleteData(d);
     if (mc) mj_deleteModel(mc);
     if (m) mj_deleteModel(m);
@@ -302,12 +302,12 @@ static clcone_status mujoco_worlds_per_s(const mjModel *m, const char *path, int
         snprintf(e->msg, sizeof e->msg, "%s: out of memory for MuJoCo's data of %d worlds", path, n);
         return CLCONE_ENOMEM;
     }
-    while (made < n && !(s = clcone_mujoco_make_data(m, path, &j.d[made], e))) {
-        clcone_worlds_perturb(m, j.d[made], seed, made, scale);
+    while (made < n && !(s = clc_mujoco_make_data(m, path, &j.d[made], e))) {
+        clc_worlds_perturb(m, j.d[made], seed, made, scale);
         ++made;
     }
     t0 = cli_now_ms();
-    if (!s) s = clcone_mujoco_call(mj_steps, &j, path, e);
+    if (!s) s = clc_mujoco_call(mj_steps, &j, path, e);
     *rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
     for (int w = 0; w < made; ++w) mj_deleteData(j.d[w]);
     free(j.d);
@@ -323,8 +323,8 @@ typedef struct worlds_args {
 static int run_worlds(const cli_args *a, const worlds_args *wa)
 {
     clcone_context *ctx = NULL;
-    clcone_worlds *w = NULL;
-    clcone_worlds_stats st;
+    clc_worlds *w = NULL;
+    clc_worlds_stats st;
     cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL;
@@ -335,8 +335,8 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     if (rc) return rc;
     if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     /* MuJoCo's own run of the same worlds comes while these are held */
-    if ((wa->compare && clcone_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
-        || clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
+    if ((wa->compare && clc_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
+        || clc_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
         rc = lib_error(&e);
         goto out;
     }
@@ -344,7 +344,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
            wa->n, wa->seed, wa->scale, wa->threads, wa->threads > 1 ? "s" : "");
     t0 = cli_now_ms();
     for (int k = 0; k < wa->steps; ++k) {
-        if (clcone_worlds_step(w, &st, &e)) {
+        if (clc_worlds_step(w, &st, &e)) {
             rc = step_error(&e, k);
             goto out;
         }
@@ -375,7 +375,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
     cli_progress_end(&prog);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     if (m) mj_deleteModel(m);
     clcone_context_free(ctx);
     return rc;
@@ -475,7 +475,7 @@ int cmd_mujoco(int argc, char **argv)
     char **args;
     worlds_args wa;
     traj_args ta;
-    clcone_mujoco_handlers outer;
+    clc_mujoco_handlers outer;
     cli_opt_fault missing = {NULL, 0};
     int steps = -1, rc;
     /* a step's line as it comes, also into a pipe (a long run's progress) */
@@ -524,10 +524,10 @@ int cmd_mujoco(int argc, char **argv)
     wa.steps = steps;
     wa.compare = cmp != NULL;
     /* MuJoCo's errors and warnings are clcone's from here to the end:
-     * every MuJoCo call runs under clcone_mujoco_call */
-    outer = clcone_mujoco_hold();
+     * every MuJoCo call runs under clc_mujoco_call */
+    outer = clc_mujoco_hold();
     rc = wa.n ? run_worlds(&a, &wa) : run(&a, steps, cmp != NULL, &ta);
-    clcone_mujoco_release(outer);
+    clc_mujoco_release(outer);
     return rc;
 }
 

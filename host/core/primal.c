@@ -9,25 +9,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
+clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
                                     clcone_error *err)
 {
     memset(p, 0, sizeof *p);
     p->nv = nv;
     p->m = m;
     p->nb = nb;
-    p->M = clcone_calloc(nm + 1, sizeof *p->M, err, "M");
-    p->a0 = clcone_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
-    p->jp = clcone_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
-    p->jc = clcone_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
-    p->jv = clcone_calloc((size_t)nnz + 1, sizeof *p->jv, err, "J's values");
-    p->aref = clcone_calloc(3 * (size_t)m + 1, sizeof *p->aref, err, "a_ref, R and bounds");
-    p->off = clcone_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
-    p->kind = clcone_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
-    p->mu = clcone_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
-    p->goff = clcone_calloc(2 * (size_t)nv + 4, sizeof *p->goff, err, "dof groups");
+    p->M = clc_calloc(nm + 1, sizeof *p->M, err, "M");
+    p->a0 = clc_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
+    p->jp = clc_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
+    p->jc = clc_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
+    p->jv = clc_calloc((size_t)nnz + 1, sizeof *p->jv, err, "J's values");
+    p->aref = clc_calloc(3 * (size_t)m + 1, sizeof *p->aref, err, "a_ref, R and bounds");
+    p->off = clc_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
+    p->kind = clc_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
+    p->mu = clc_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
+    p->goff = clc_calloc(2 * (size_t)nv + 4, sizeof *p->goff, err, "dof groups");
     if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu || !p->goff) {
-        clcone_pproblem_free(p);
+        clc_pproblem_free(p);
         return CLCONE_ENOMEM;
     }
     p->f0 = p->a0 + nv;
@@ -37,7 +37,7 @@ clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, i
     return CLCONE_OK;
 }
 
-void clcone_pproblem_free(clcone_pproblem *p)
+void clc_pproblem_free(clc_pproblem *p)
 {
     if (!p) return;
     free(p->M);
@@ -53,39 +53,39 @@ void clcone_pproblem_free(clcone_pproblem *p)
     memset(p, 0, sizeof *p);
 }
 
-static clcone_status check_rows(const clcone_pproblem *p, clcone_error *err)
+static clcone_status check_rows(const clc_pproblem *p, clcone_error *err)
 {
     for (int i = 0; i < p->m; ++i) {
         if (!(p->R[i] > 0 && isfinite(p->R[i])) || !isfinite(p->aref[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "row %d: R %g (not finite and > 0) or a_ref %g", i, p->R[i],
+            return clc_fail(err, CLCONE_EINVAL, "row %d: R %g (not finite and > 0) or a_ref %g", i, p->R[i],
                                p->aref[i]);
         if (p->jp[i + 1] < p->jp[i])
-            return clcone_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
+            return clc_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
                                p->jp[i + 1]);
         for (int e = p->jp[i]; e < p->jp[i + 1]; ++e)
             if (p->jc[e] < 0 || p->jc[e] >= p->nv || !isfinite(p->jv[e]))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d: J's entry at column %d of %d is %g", i, p->jc[e],
+                return clc_fail(err, CLCONE_EINVAL, "row %d: J's entry at column %d of %d is %g", i, p->jc[e],
                                    p->nv, p->jv[e]);
     }
     return CLCONE_OK;
 }
 
-static clcone_status check_blocks(const clcone_pproblem *p, clcone_error *err)
+static clcone_status check_blocks(const clc_pproblem *p, clcone_error *err)
 {
     if (p->off[0] != 0 || p->off[p->nb] != p->m)
-        return clcone_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
+        return clc_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
                            p->off[p->nb], p->m);
     for (int b = 0; b < p->nb; ++b) {
         int n = p->off[b + 1] - p->off[b], k = p->kind[b];
         if (k < 0 || k >= BLK_KINDS || n < (k == BLK_CONE ? 2 : 1) || n > (k == BLK_CONE ? PRIMAL_CONE_MAX : p->m))
-            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d of %d rows", b, p->off[b], k, n);
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d of %d rows", b, p->off[b], k, n);
         if (k == BLK_CONE && !(p->mu[b] > 0 && isfinite(p->mu[b])))
-            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d, cone): mu %g, not finite and > 0", b,
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d, cone): mu %g, not finite and > 0", b,
                                p->off[b], p->mu[b]);
         for (int x = k == BLK_CONE ? 1 : 0; x < n && (k == BLK_CONE || k == BLK_BOX); ++x) {
             double w = p->bound[p->off[b] + x];
             if (!(isfinite(w) && (k == BLK_CONE ? w > 0 : w >= 0)))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g", p->off[b] + x, b,
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g", p->off[b] + x, b,
                                    k == BLK_CONE ? "cone" : "box", k == BLK_CONE ? "friction" : "bound", w);
         }
     }
@@ -94,41 +94,41 @@ static clcone_status check_blocks(const clcone_pproblem *p, clcone_error *err)
 
 /* Groups cover the dofs in order, M's blocks their sizes, with positive
  * diagonals and finite entries. */
-static clcone_status check_groups(const clcone_pproblem *p, clcone_error *err)
+static clcone_status check_groups(const clc_pproblem *p, clcone_error *err)
 {
     if (p->ng < (p->nv > 0) || p->ng > p->nv || p->goff[0] != 0 || p->goff[p->ng] != p->nv || p->moff[0] != 0)
-        return clcone_fail(err, CLCONE_EINVAL, "%d dof groups from %d to %d: not a cover of the %d dofs", p->ng,
+        return clc_fail(err, CLCONE_EINVAL, "%d dof groups from %d to %d: not a cover of the %d dofs", p->ng,
                            p->goff[0], p->goff[p->ng], p->nv);
     for (int g = 0; g < p->ng; ++g) {
         int n = p->goff[g + 1] - p->goff[g];
         const double *B = p->M + p->moff[g];
         if (n < 1 || p->moff[g + 1] - p->moff[g] != n * n)
-            return clcone_fail(err, CLCONE_EINVAL, "dof group %d: dofs %d..%d, %d entries of M", g, p->goff[g],
+            return clc_fail(err, CLCONE_EINVAL, "dof group %d: dofs %d..%d, %d entries of M", g, p->goff[g],
                                p->goff[g + 1] - 1, p->moff[g + 1] - p->moff[g]);
         for (int i = 0; i < n; ++i) {
             if (!(B[i * n + i] > 0))
-                return clcone_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g, not > 0", p->goff[g] + i, B[i * n + i]);
+                return clc_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g, not > 0", p->goff[g] + i, B[i * n + i]);
             for (int j = 0; j < n; ++j)
                 if (!isfinite(B[i * n + j]))
-                    return clcone_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", p->goff[g] + i, p->goff[g] + j,
+                    return clc_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", p->goff[g] + i, p->goff[g] + j,
                                        B[i * n + j]);
         }
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *err)
+clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err)
 {
     clcone_status s;
     if (p->nv < 0 || p->m < 1 || p->nb < 1)
-        return clcone_fail(err, CLCONE_EINVAL, "%d dofs, %d rows and %d blocks: need a row and a block", p->nv,
+        return clc_fail(err, CLCONE_EINVAL, "%d dofs, %d rows and %d blocks: need a row and a block", p->nv,
                            p->m, p->nb);
     if (!(p->scale > 0 && isfinite(p->scale)) || p->ls_iterations < 1 || !(p->ls_tolerance > 0))
-        return clcone_fail(err, CLCONE_EINVAL, "scale %g, line search of %d evaluations at tolerance %g", p->scale,
+        return clc_fail(err, CLCONE_EINVAL, "scale %g, line search of %d evaluations at tolerance %g", p->scale,
                            p->ls_iterations, p->ls_tolerance);
     for (int v = 0; v < p->nv; ++v)
         if (!isfinite(p->a0[v]) || !isfinite(p->f0[v]))
-            return clcone_fail(err, CLCONE_EINVAL, "dof %d: a0 %g or M a0 %g", v, p->a0[v], p->f0[v]);
+            return clc_fail(err, CLCONE_EINVAL, "dof %d: a0 %g or M a0 %g", v, p->a0[v], p->f0[v]);
     if ((s = check_groups(p, err)) || (s = check_rows(p, err))) return s;
     return check_blocks(p, err);
 }
@@ -136,7 +136,7 @@ clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *e
 /* Cone block b at x (its n rows from r0): its cost, forces, zone and,
  * with H, its Hessian in the middle zone, in the scaled space U = diag(mu,
  * friction) x where the cone is circular. */
-static double cone_update(const clcone_pproblem *p, int b, const double *x, double *f, int *state, double *H)
+static double cone_update(const clc_pproblem *p, int b, const double *x, double *f, int *state, double *H)
 {
     int r0 = p->off[b], n = p->off[b + 1] - r0, zone;
     const double *fr = p->bound + r0, *Rr = p->R + r0;
@@ -182,7 +182,7 @@ static double cone_update(const clcone_pproblem *p, int b, const double *x, doub
     return 0.5 * Dm * g * g;
 }
 
-double clcone_pproblem_update(const clcone_pproblem *p, const double *x, double *f, int *state, double *Hc)
+double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc)
 {
     double s = 0;
     for (int b = 0; b < p->nb; ++b) {

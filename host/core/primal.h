@@ -32,7 +32,7 @@ enum { PRIMAL_SATISFIED, PRIMAL_QUADRATIC, PRIMAL_LINEARNEG, PRIMAL_LINEARPOS, P
 /* Largest cone block (MuJoCo's condim 6). */
 #define PRIMAL_CONE_MAX 6
 
-typedef struct clcone_pproblem {
+typedef struct clc_pproblem {
     int nv;          /* dofs */
     int m;           /* rows */
     int nb;          /* blocks */
@@ -56,23 +56,23 @@ typedef struct clcone_pproblem {
     double scale;    /* the stopping rule's factor on cost and gradient */
     int ls_iterations;   /* the line search's evaluations at most */
     double ls_tolerance; /* its slope tolerance, relative to the solve's */
-} clcone_pproblem;
+} clc_pproblem;
 
 /* Allocates every array for nv dofs, m rows, nb blocks, nnz entries of J
  * and nm of M's blocks (goff and moff for up to nv groups), zeroed. */
-clcone_status clcone_pproblem_alloc(clcone_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
+clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
                                     clcone_error *err);
-void clcone_pproblem_free(clcone_pproblem *p);
+void clc_pproblem_free(clc_pproblem *p);
 
 /* Checks sizes, the groups (covering the dofs in order, M's blocks
  * their sizes), kinds (a cone of 2 to PRIMAL_CONE_MAX rows), columns in range,
  * finite values, M's diagonal, R, a cone's mu and friction > 0, a box's
  * bound >= 0, scale > 0; names the row, block, dof or group. */
-clcone_status clcone_pproblem_validate(const clcone_pproblem *p, clcone_error *err);
+clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err);
 
 /* s(x) (the return), the forces f = -ds/dx (m), each row's zone (m) and,
  * when Hc is not NULL, each cone block's Hessian of s in the middle zone
  * (PRIMAL_CONE_MAX^2 a block, n x n row-major). */
-double clcone_pproblem_update(const clcone_pproblem *p, const double *x, double *f, int *state, double *Hc);
+double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc);
 
 #endif

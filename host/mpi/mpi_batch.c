@@ -38,7 +38,7 @@ static clcone_status share_index(int nprob, const int *owner, int q, share *s, c
     for (int k = 0; k < nprob; ++k) s->nprob += owner[k] == q;
     if (!s->nprob) return CLCONE_OK;
     if (!(s->idx = malloc((size_t)s->nprob * sizeof *s->idx)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d problems", q, s->nprob);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d problems", q, s->nprob);
     for (int k = 0, j = 0; k < nprob; ++k)
         if (owner[k] == q) s->idx[j++] = k;
     return CLCONE_OK;
@@ -51,7 +51,7 @@ static clcone_status share_slice(const clcone_problem *batch, const share *s, co
 {
     if (!src) return CLCONE_OK;
     if (!(*dst = malloc(3 * (size_t)s->p.n * sizeof **dst + 1)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a share's %s", what);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a share's %s", what);
     for (int j = 0; j < s->nprob; ++j)
         memcpy(*dst + 3 * (size_t)s->p.prob_off[j], src + 3 * (size_t)batch->prob_off[s->idx[j]],
                3 * (size_t)(s->p.prob_off[j + 1] - s->p.prob_off[j]) * sizeof **dst);
@@ -69,20 +69,20 @@ static clcone_status share_make(const clcone_problem *batch, const int *owner, i
     if ((st = share_index(batch->nprob, owner, q, s, err)) || !s->nprob) return st;
     parts = calloc((size_t)s->nprob, sizeof *parts);
     ptrs = malloc((size_t)s->nprob * sizeof *ptrs);
-    if (!parts || !ptrs) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's problems", q);
+    if (!parts || !ptrs) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's problems", q);
     for (; !st && made < s->nprob; ++made) {
         ptrs[made] = &parts[made];
         st = clcone_batch_extract(batch, s->idx[made], &parts[made], err);
     }
     if (!st) st = clcone_batch_concat(ptrs, s->nprob, &s->p, err);
     if (!st && (size_t)s->p.nnzb * 9 > INT_MAX)
-        st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "rank %d's share of the batch has %d W blocks: more than one MPI "
+        st = clc_mpi_fail(err, CLCONE_ENOTSUP, "rank %d's share of the batch has %d W blocks: more than one MPI "
                              "message carries (%d)", q, s->p.nnzb, INT_MAX / 9);
     if (!st) st = share_slice(batch, s, r0, &s->r, "warm start", err);
     if (!st) st = share_slice(batch, s, o->soft_R, &s->R, "soft R", err);
     if (!st && o->soft_R) st = share_slice(batch, s, o->soft_aref, &s->aref, "soft a_ref", err);
     if (!st && o->soft_R && !o->soft_aref && !(s->aref = calloc(3 * (size_t)s->p.n + 1, sizeof *s->aref)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's soft a_ref", q); /* a_ref 0 */
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's soft a_ref", q); /* a_ref 0 */
     for (int j = 0; j < made; ++j) clcone_problem_free(&parts[j]);
     free(parts);
     free(ptrs);
@@ -100,7 +100,7 @@ static clcone_status share_alloc(const int head[HEAD], int warm, share *s, clcon
     if (!(off = calloc((size_t)head[2] + 1, sizeof *off)) || (warm && !(s->r = malloc(len)))
         || (head[3] && (!(s->R = malloc(len)) || !(s->aref = malloc(len))))) {
         free(off);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a share of %d contacts", head[0]);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a share of %d contacts", head[0]);
     }
     free(s->p.prob_off);
     s->p.prob_off = off;
@@ -134,10 +134,10 @@ static clcone_status check_root_args(const clcone_problem *batch, const clcone_o
     clcone_options rest;
     clcone_status st;
     if (!batch || !o || !r || !res)
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_batch: root needs the batch, options, r and res");
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_batch: root needs the batch, options, r and res");
     rest = *o; /* soft's R and a_ref are a share's like its problems */
     rest.soft_R = rest.soft_aref = NULL;
-    if ((st = clcone_mpi_refuse_pointers(&rest, "clcone_mpi_solve_batch", err))) return st;
+    if ((st = clc_mpi_refuse_pointers(&rest, "clcone_mpi_solve_batch", err))) return st;
     return clcone_problem_validate(batch, err);
 }
 
@@ -153,7 +153,7 @@ static clcone_status share_solve(clcone_context *ctx, const clcone_options *o, s
     if (o->warm_start) memcpy(r, s->r, 3 * (size_t)s->p.n * sizeof *r);
     if (!(st = clcone_plan_create(ctx, &s->p, &so, &plan, err))) st = clcone_plan_solve(plan, r, res, err);
     clcone_plan_free(plan);
-    clcone_mpi_name_items(st, "problem", s->idx, s->nprob, err);
+    clc_mpi_name_items(st, "problem", s->idx, s->nprob, err);
     return st;
 }
 
@@ -192,16 +192,16 @@ clcone_status clcone_mpi_solve_batch(MPI_Comm comm, int root, clcone_context *ct
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (root < 0 || root >= size) /* the same on every rank: no message needed */
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_batch: root %d outside the %d ranks", root, size);
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_batch: root %d outside the %d ranks", root, size);
     if (rank == root && !(st = check_root_args(batch, o, r, res, err))) {
         nprob = batch->nprob;
         if (!(roots = malloc(((size_t)nprob + 1) * sizeof *roots)) || !(shares = calloc((size_t)size, sizeof *shares)))
-            st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d problems", nprob);
+            st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d problems", nprob);
         for (int k = 0; !st && k < nprob; ++k) roots[k] = batch->prob_off[k + 1] - batch->prob_off[k];
     }
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    clcone_mpi_options(comm, root, o, &opt);
-    if ((st = clcone_mpi_split(comm, root, &nprob, roots, &counts, &owner, err))) goto out;
+    clc_mpi_options(comm, root, o, &opt);
+    if ((st = clc_mpi_split(comm, root, &nprob, roots, &counts, &owner, err))) goto out;
     if (rank == root) {
         if ((st = root_shares(comm, root, batch, owner, opt.warm_start ? r : NULL, o, shares, &mine, err))) goto out;
     } else {
@@ -219,11 +219,11 @@ clcone_status clcone_mpi_solve_batch(MPI_Comm comm, int root, clcone_context *ct
         share_transfer(&mine, 0, root, opt.warm_start, comm);
     }
     if (mine.nprob && !(rsub = calloc(3 * (size_t)mine.p.n + 1, sizeof *rsub)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts' reactions", mine.p.n);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts' reactions", mine.p.n);
     else if (mine.nprob)
         st = share_solve(ctx, &opt, &mine, rsub, &sub, err);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    st = clcone_mpi_gather(comm, root, nprob, owner, counts, rank == root ? batch->prob_off : NULL, sub.items, rsub,
+    st = clc_mpi_gather(comm, root, nprob, owner, counts, rank == root ? batch->prob_off : NULL, sub.items, rsub,
                            sub.time_ms, r, res, err);
 out:
     if (shares)

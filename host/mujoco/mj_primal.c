@@ -26,9 +26,9 @@ static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clc
     size_t cap = !d->nefc ? 0
                  : sparse ? (size_t)d->efc_J_rowadr[d->nefc - 1] + (size_t)d->efc_J_rownnz[d->nefc - 1]
                         : (size_t)d->nefc * (size_t)nv;
-    J->jp = clcone_calloc((size_t)d->nefc + 1, sizeof *J->jp, err, "J's rows");
-    J->jc = clcone_calloc(cap + 1, sizeof *J->jc, err, "J's columns");
-    J->jv = clcone_calloc(cap + 1, sizeof *J->jv, err, "J's values");
+    J->jp = clc_calloc((size_t)d->nefc + 1, sizeof *J->jp, err, "J's rows");
+    J->jc = clc_calloc(cap + 1, sizeof *J->jc, err, "J's columns");
+    J->jv = clc_calloc(cap + 1, sizeof *J->jv, err, "J's values");
     if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
     for (int i = 0; i < d->nefc; ++i) {
         int len = sparse ? d->efc_J_rownnz[i] : nv;
@@ -97,10 +97,10 @@ static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, 
 }
 
 /* Island k's problem from its dofs and rows (loc: a dof's local index). */
-static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows *J, const clcone_mj_primal *pr,
+static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows *J, const clc_mj_primal *pr,
                                  int k, const int *loc, clcone_error *err)
 {
-    clcone_pproblem *p = &pr->isl[k];
+    clc_pproblem *p = &pr->isl[k];
     const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
     int nv = pr->dof_off[k + 1] - pr->dof_off[k], nr = pr->row_off[k + 1] - pr->row_off[k], nb = 0, nnz = 0;
     size_t nm = 0;
@@ -110,7 +110,7 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows 
     for (int x = 0; x < nr; ++x) nnz += J->jp[row[x] + 1] - J->jp[row[x]];
     for (int j = 0; j < nv; j += m->tree_dofnum[m->dof_treeid[dof[j]]])
         nm += (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]] * (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]];
-    if ((s = clcone_pproblem_alloc(p, nv, nr, nb, nnz, nm, err))) return s;
+    if ((s = clc_pproblem_alloc(p, nv, nr, nb, nnz, nm, err))) return s;
     for (int j = 0, g0 = 0, n = 0; j < nv; ++j) {
         int g = dof[j];
         double *B;
@@ -158,15 +158,15 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows 
     p->scale = nv ? 1 / inertia : 1;
     p->ls_iterations = m->opt.ls_iterations;
     p->ls_tolerance = m->opt.ls_tolerance;
-    /* a prefix: clcone_fail would format err->msg from itself */
-    if ((s = clcone_pproblem_validate(p, err)))
-        clcone_error_prefix(err, "island %d (MuJoCo's rows from %d, %s)", k, row[0],
-                            clcone_mj_row_kind(d->efc_type[row[0]]));
+    /* a prefix: clc_fail would format err->msg from itself */
+    if ((s = clc_pproblem_validate(p, err)))
+        clc_error_prefix(err, "island %d (MuJoCo's rows from %d, %s)", k, row[0],
+                            clc_mj_row_kind(d->efc_type[row[0]]));
     return s;
 }
 
 /* pr's dof and row lists by island (k's from dof_off[k], row_off[k]). */
-static void lists(const mjModel *m, const mjData *d, clcone_mj_primal *pr, const int *isl, const int *tisl,
+static void lists(const mjModel *m, const mjData *d, clc_mj_primal *pr, const int *isl, const int *tisl,
                   int *loc, int *fill)
 {
     int nt = (int)m->ntree;
@@ -188,36 +188,36 @@ static void lists(const mjModel *m, const mjData *d, clcone_mj_primal *pr, const
     for (int i = 0; i < d->nefc; ++i) pr->row[pr->row_off[isl[i]] + fill[isl[i]]++] = i;
 }
 
-clcone_status clcone_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_primal *pr,
+clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clc_mj_primal *pr,
                                      clcone_error *err)
 {
     int nt = (int)m->ntree, nv = (int)m->nv, nefc = d->nefc;
-    int *up = clcone_calloc((size_t)nt + 1, sizeof *up, err, "tree sets");
-    int *tisl = clcone_calloc((size_t)nt + 1, sizeof *tisl, err, "tree islands");
-    int *isl = clcone_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
-    int *loc = clcone_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
+    int *up = clc_calloc((size_t)nt + 1, sizeof *up, err, "tree sets");
+    int *tisl = clc_calloc((size_t)nt + 1, sizeof *tisl, err, "tree islands");
+    int *isl = clc_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
+    int *loc = clc_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
     int *fill = NULL;
     jrows J = {0};
     clcone_status s = CLCONE_ENOMEM;
     memset(pr, 0, sizeof *pr);
     if (!up || !tisl || !isl || !loc || jrows_make(m, d, &J, err)) goto out;
     islands(m, d, &J, up, isl, tisl, &pr->n);
-    fill = clcone_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
-    pr->isl = clcone_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
-    pr->dof_off = clcone_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
-    pr->row_off = clcone_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
-    pr->dof = clcone_calloc((size_t)nv + 1, sizeof *pr->dof, err, "island dofs");
-    pr->row = clcone_calloc((size_t)nefc + 1, sizeof *pr->row, err, "island rows");
-    pr->a = clcone_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
-    pr->f = clcone_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
-    pr->state = clcone_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
+    fill = clc_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
+    pr->isl = clc_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
+    pr->dof_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
+    pr->row_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
+    pr->dof = clc_calloc((size_t)nv + 1, sizeof *pr->dof, err, "island dofs");
+    pr->row = clc_calloc((size_t)nefc + 1, sizeof *pr->row, err, "island rows");
+    pr->a = clc_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
+    pr->f = clc_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
+    pr->state = clc_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
     if (!fill || !pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
         goto out;
     lists(m, d, pr, isl, tisl, loc, fill);
     pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
     s = CLCONE_OK;
     for (int k = 0; k < pr->n && !s; ++k)
-        if ((s = fill_island(m, d, &J, pr, k, loc, err))) clcone_mj_state_error(s, label, err);
+        if ((s = fill_island(m, d, &J, pr, k, loc, err))) clc_mj_state_error(s, label, err);
 out:
     jrows_free(&J);
     free(up);
@@ -225,13 +225,13 @@ out:
     free(isl);
     free(loc);
     free(fill);
-    if (s) clcone_mj_primal_free(pr);
+    if (s) clc_mj_primal_free(pr);
     return s;
 }
 
-void clcone_mj_primal_free(clcone_mj_primal *pr)
+void clc_mj_primal_free(clc_mj_primal *pr)
 {
-    for (int k = 0; pr->isl && k < pr->n; ++k) clcone_pproblem_free(&pr->isl[k]);
+    for (int k = 0; pr->isl && k < pr->n; ++k) clc_pproblem_free(&pr->isl[k]);
     free(pr->isl);
     free(pr->dof_off);
     free(pr->dof);
@@ -243,7 +243,7 @@ void clcone_mj_primal_free(clcone_mj_primal *pr)
     memset(pr, 0, sizeof *pr);
 }
 
-void clcone_mj_primal_write(const mjModel *m, mjData *d, const clcone_mj_primal *pr)
+void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr)
 {
     static const int zone[] = {mjCNSTRSTATE_SATISFIED, mjCNSTRSTATE_QUADRATIC, mjCNSTRSTATE_LINEARNEG,
                                mjCNSTRSTATE_LINEARPOS, mjCNSTRSTATE_CONE};

@@ -14,14 +14,14 @@
  * MuJoCo's dof[dof_off[k] + j]), its rows row[row_off[k] ..] likewise;
  * a, f and state (at the same offsets) its accelerations, forces and
  * zones. Dofs in no island keep qacc_smooth. */
-typedef struct clcone_mj_primal {
+typedef struct clc_mj_primal {
     int n;
-    clcone_pproblem *isl;
+    clc_pproblem *isl;
     int *dof_off, *dof, *row_off, *row;
     double *a, *f;
     int *state;
     int warm; /* MuJoCo's warm start (not disabled): from qacc_warmstart */
-} clcone_mj_primal;
+} clc_mj_primal;
 
 /* MuJoCo's primal problem at d's current stage (after
  * mj_fwdAcceleration): M from MuJoCo's sparse inertia, J, qacc_smooth,
@@ -30,12 +30,12 @@ typedef struct clcone_mj_primal {
  * MuJoCo's island solver) and the model's line search options; a the
  * start (qacc_warmstart). Each island validated (CLCONE_EINVAL naming the
  * island and MuJoCo's row). */
-clcone_status clcone_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_primal *pr,
+clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clc_mj_primal *pr,
                                      clcone_error *err);
-void clcone_mj_primal_free(clcone_mj_primal *pr);
+void clc_mj_primal_free(clc_mj_primal *pr);
 
 /* pr's solution as MuJoCo's outputs (MuJoCo's Newton's): efc_force,
  * efc_state, efc_b, qfrc_constraint = J'f and qacc. */
-void clcone_mj_primal_write(const mjModel *m, mjData *d, const clcone_mj_primal *pr);
+void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr);
 
 #endif

@@ -44,7 +44,7 @@
  * by the common stopping rule (diverged) with the best iterate.
  *
  * Error and stopping: the model's error (clcone_error_of) after every
- * Newton step, iteration 0 being the start, through clcone_stop_rule as
+ * Newton step, iteration 0 being the start, through clc_stop_rule as
  * every solver; o->max_iter caps Newton steps.
  *
  * The hybrid (the reference's default for coulomb) runs NSGS first and
@@ -88,7 +88,7 @@ static double ac_eval(newton *N, const double *x)
 {
     const clcone_problem *p = N->p;
     double psi = 0;
-    clcone_range_product(p, N->c0, N->c0 + N->n, x, N->u);
+    clc_range_product(p, N->c0, N->c0 + N->n, x, N->u);
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
@@ -243,12 +243,12 @@ static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o,
     b.progress = NULL;
     b.max_iter = len;
     if (o->max_seconds > 0) {
-        double left = o->max_seconds - 1e-3 * (clcone_now_ms() - t0);
+        double left = o->max_seconds - 1e-3 * (clc_now_ms() - t0);
         if (!(left > 0)) return CLCONE_OK; /* the next check stops the solve */
         b.max_seconds = left;
     }
-    s = o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
-                                         : clcone_ref_acgs(p, &b, c0, c1, r, &res, err);
+    s = o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
+                                         : clc_ref_acgs(p, &b, c0, c1, r, &res, err);
     *sweeps += res.iters;
     return s;
 }
@@ -271,17 +271,17 @@ static void newton_free(newton *N)
 static clcone_status newton_alloc(newton *N, clcone_error *err)
 {
     size_t m = (size_t)N->m, mm = m * m;
-    if (!(N->rho = clcone_calloc(2 * (size_t)N->n, sizeof *N->rho, err, "Newton rho"))
-        || !(N->J = clcone_calloc(mm, sizeof *N->J, err, "Newton Jacobian"))
-        || !(N->F = clcone_calloc(mm, sizeof *N->F, err, "Newton factors"))
-        || !(N->JtJ = clcone_calloc(mm, sizeof *N->JtJ, err, "Newton normal matrix"))
-        || !(N->u = clcone_calloc(m, sizeof *N->u, err, "Newton u"))
-        || !(N->phi = clcone_calloc(m, sizeof *N->phi, err, "Newton residual"))
-        || !(N->g = clcone_calloc(m, sizeof *N->g, err, "Newton gradient"))
-        || !(N->d = clcone_calloc(m, sizeof *N->d, err, "Newton direction"))
-        || !(N->x = clcone_calloc(m, sizeof *N->x, err, "Newton trial"))
-        || !(N->best = clcone_calloc(m, sizeof *N->best, err, "Newton best iterate"))
-        || !(N->piv = clcone_calloc(m, sizeof *N->piv, err, "Newton pivots")))
+    if (!(N->rho = clc_calloc(2 * (size_t)N->n, sizeof *N->rho, err, "Newton rho"))
+        || !(N->J = clc_calloc(mm, sizeof *N->J, err, "Newton Jacobian"))
+        || !(N->F = clc_calloc(mm, sizeof *N->F, err, "Newton factors"))
+        || !(N->JtJ = clc_calloc(mm, sizeof *N->JtJ, err, "Newton normal matrix"))
+        || !(N->u = clc_calloc(m, sizeof *N->u, err, "Newton u"))
+        || !(N->phi = clc_calloc(m, sizeof *N->phi, err, "Newton residual"))
+        || !(N->g = clc_calloc(m, sizeof *N->g, err, "Newton gradient"))
+        || !(N->d = clc_calloc(m, sizeof *N->d, err, "Newton direction"))
+        || !(N->x = clc_calloc(m, sizeof *N->x, err, "Newton trial"))
+        || !(N->best = clc_calloc(m, sizeof *N->best, err, "Newton best iterate"))
+        || !(N->piv = clc_calloc(m, sizeof *N->piv, err, "Newton pivots")))
         return CLCONE_ENOMEM;
     return CLCONE_OK;
 }
@@ -304,7 +304,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
     for (int i = 0; i < N.n; ++i) contact_rho(p, c0 + i, N.rho + 2 * i);
     psi = ac_eval(&N, x);
     for (int it = it0;; ++it) {
-        double e = clcone_error_of(p, o, r, c0, c1), elapsed = clcone_now_ms() - t0;
+        double e = clcone_error_of(p, o, r, c0, c1), elapsed = clc_now_ms() - t0;
         if (e < best_e) {
             best_e = e;
             memcpy(N.best, x, (size_t)N.m * sizeof *x);
@@ -312,9 +312,9 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
         out->time_ms = elapsed;
         /* iteration it0 is the start, which is no check of this solve's
          * (it0 = 0), or the first phase's last */
-        if (it > it0) clcone_history_add(o->history, prob, it, elapsed, e);
+        if (it > it0) clc_history_add(o->history, prob, it, elapsed, e);
         if (o->progress) o->progress(o->progress_user, prob, it, e);
-        if (clcone_stop_rule(o, it, e, elapsed, out)) break;
+        if (clc_stop_rule(o, it, e, elapsed, out)) break;
         if (e <= 0.5 * mark_e) {
             mark_e = e;
             mark_it = it;
@@ -351,16 +351,16 @@ done:
 
 static clcone_status too_large(int n, clcone_error *err)
 {
-    return clcone_fail(err, CLCONE_ENOTSUP,
+    return clc_fail(err, CLCONE_ENOTSUP,
                        "newton on the CPU reference factors a dense Jacobian: at most %d contacts (got %d)",
                        CLCONE_NEWTON_REF_MAX_CONTACTS, n);
 }
 
-clcone_status clcone_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
-    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), out, err);
+    return newton_run(p, o, c0, c1, r, 0, clc_now_ms(), out, err);
 }
 
 /* The hybrid's first phase: NSGS (ACGS for ccp) watched at its checks
@@ -377,29 +377,29 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
 {
     hybrid *H = state;
     (void)err;
-    if (clcone_cancelled(H->o) || newton_hybrid_stalled(it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e))
+    if (clc_cancelled(H->o) || newton_hybrid_stalled(it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e))
         H->stop = 1;
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], coulomb = o->model == CLCONE_MODEL_COULOMB;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     hybrid H = {o, 0, INFINITY, 0, 0};
     clcone_options first = *o;
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return coulomb ? clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
-                       : clcone_ref_apgd(p, o, c0, c1, r, out, err);
+        return coulomb ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
+                       : clc_ref_apgd(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
     first.cancel = &H.stop;
-    s = coulomb ? clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err)
-                : clcone_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err);
+    s = coulomb ? clc_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err)
+                : clc_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, &H, out, err);
     if (s) return s;
     out->inner_iters = out->iters;
-    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
+    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
         return CLCONE_OK;
     out->status = CLCONE_CONVERGED; /* newton_run sets it again */
     return newton_run(p, o, c0, c1, r, out->iters, t0, out, err);

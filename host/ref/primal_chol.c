@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clcone_pchol_free(pchol *c)
+void clc_pchol_free(pchol *c)
 {
     free(c->pd);
     free(c->blk);
@@ -17,7 +17,7 @@ void clcone_pchol_free(pchol *c)
 
 /* The groups that constraint blocks join, as an adjacency matrix (buf
  * and mark: ng each, scratch). */
-static void group_graph(const clcone_pproblem *p, const int *gof, unsigned char *adj, int *buf, int *mark)
+static void group_graph(const clc_pproblem *p, const int *gof, unsigned char *adj, int *buf, int *mark)
 {
     int ng = p->ng;
     for (int g = 0; g < ng; ++g) mark[g] = -1;
@@ -62,7 +62,7 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
     }
 }
 
-clcone_status clcone_pchol_init(pchol *c, const clcone_pproblem *p, clcone_error *err)
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
 {
     int ng = p->ng, nv = p->nv, *gof, *order, *deg;
     unsigned char *adj, *done;
@@ -71,9 +71,9 @@ clcone_status clcone_pchol_init(pchol *c, const clcone_pproblem *p, clcone_error
     memset(c, 0, sizeof *c);
     c->nv = nv;
     c->ng = ng;
-    c->pd = clcone_calloc(4 * (size_t)nv + 4 * (size_t)ng + 4, sizeof *c->pd, err, "the factor's order");
-    adj = clcone_calloc((size_t)ng * ng + ng + 1, 1, err, "the group graph");
-    c->blk = clcone_calloc((size_t)ng * ng + 1, sizeof *c->blk, err, "the factor's blocks");
+    c->pd = clc_calloc(4 * (size_t)nv + 4 * (size_t)ng + 4, sizeof *c->pd, err, "the factor's order");
+    adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the group graph");
+    c->blk = clc_calloc((size_t)ng * ng + 1, sizeof *c->blk, err, "the factor's blocks");
     if (!c->pd || !adj || !c->blk) goto out;
     c->gp = c->pd + nv;
     c->orig = c->gp + nv;
@@ -100,7 +100,7 @@ clcone_status clcone_pchol_init(pchol *c, const clcone_pproblem *p, clcone_error
         for (int Q = 0; Q <= P; ++Q)
             if (P == Q || adj[(size_t)order[P] * ng + order[Q]])
                 total += (size_t)(c->gs[P + 1] - c->gs[P]) * (size_t)(c->gs[Q + 1] - c->gs[Q]);
-    if (!(c->store = clcone_calloc(total + 1, sizeof *c->store, err, "the factor"))) goto out;
+    if (!(c->store = clc_calloc(total + 1, sizeof *c->store, err, "the factor"))) goto out;
     total = 0;
     for (int P = 0; P < ng; ++P)
         for (int Q = 0; Q <= P; ++Q)
@@ -111,11 +111,11 @@ clcone_status clcone_pchol_init(pchol *c, const clcone_pproblem *p, clcone_error
     s = CLCONE_OK;
 out:
     free(adj);
-    if (s) clcone_pchol_free(c);
+    if (s) clc_pchol_free(c);
     return s;
 }
 
-void clcone_pchol_zero(pchol *c)
+void clc_pchol_zero(pchol *c)
 {
     size_t total = 0;
     for (int P = 0; P < c->ng; ++P)
@@ -136,7 +136,7 @@ static void solve_right(double *B, int m, const double *L, int n)
         }
 }
 
-clcone_status clcone_pchol_factor(pchol *c, clcone_error *err)
+clcone_status clc_pchol_factor(pchol *c, clcone_error *err)
 {
     int ng = c->ng;
     for (int P = 0; P < ng; ++P) {
@@ -146,7 +146,7 @@ clcone_status clcone_pchol_factor(pchol *c, clcone_error *err)
             double d = L[j * n + j];
             for (int k = 0; k < j; ++k) d -= L[j * n + k] * L[j * n + k];
             if (!(d > 0) || !isfinite(d))
-                return clcone_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive "
+                return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive "
                                                        "definite (pivot %g at dof %d of %d)",
                                    d, c->orig[c->gs[P] + j], c->nv);
             L[j * n + j] = sqrt(d);
@@ -177,7 +177,7 @@ clcone_status clcone_pchol_factor(pchol *c, clcone_error *err)
     return CLCONE_OK;
 }
 
-void clcone_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
+void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
 {
     int ng = c->ng;
     for (int a = 0; a < c->nv; ++a) tmp[a] = b[c->orig[a]];

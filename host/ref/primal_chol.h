@@ -23,14 +23,14 @@ typedef struct pchol {
 
 /* The symbolic factor of p's H (every constraint block counted, whatever
  * its zone), blocks allocated. */
-clcone_status clcone_pchol_init(pchol *c, const clcone_pproblem *p, clcone_error *err);
-void clcone_pchol_free(pchol *c);
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err);
+void clc_pchol_free(pchol *c);
 
 /* Every block to 0, then H's lower triangle in the eliminated order: i
  * and j are the problem's dofs; each unordered pair added once,
  * whichever way round (the pair is H_ij = H_ji). */
-void clcone_pchol_zero(pchol *c);
-static inline void clcone_pchol_add(pchol *c, int i, int j, double v)
+void clc_pchol_zero(pchol *c);
+static inline void clc_pchol_add(pchol *c, int i, int j, double v)
 {
     int a = c->pd[i], b = c->pd[j], t;
     if (a < b) {
@@ -44,9 +44,9 @@ static inline void clcone_pchol_add(pchol *c, int i, int j, double v)
 
 /* Factors in place; CLCONE_EINVAL at a pivot that is not positive,
  * naming the problem's dof. */
-clcone_status clcone_pchol_factor(pchol *c, clcone_error *err);
+clcone_status clc_pchol_factor(pchol *c, clcone_error *err);
 
 /* x = H^-1 b (x and b may not alias; nv each, the problem's order). */
-void clcone_pchol_solve(const pchol *c, const double *b, double *x, double *tmp);
+void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp);
 
 #endif

@@ -17,7 +17,7 @@
 #define CONE2 (PRIMAL_CONE_MAX * PRIMAL_CONE_MAX)
 
 typedef struct pn {
-    const clcone_pproblem *p;
+    const clc_pproblem *p;
     pchol ch; /* the Hessian's factor */
     double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
     int *state;
@@ -30,7 +30,7 @@ typedef struct pn_pt {
 } pn_pt;
 
 /* out = M v by M's group blocks. */
-static void mul_m(const clcone_pproblem *p, const double *v, double *out)
+static void mul_m(const clc_pproblem *p, const double *v, double *out)
 {
     for (int g = 0; g < p->ng; ++g) {
         int g0 = p->goff[g], n = p->goff[g + 1] - g0;
@@ -43,7 +43,7 @@ static void mul_m(const clcone_pproblem *p, const double *v, double *out)
     }
 }
 
-static void mul_j(const clcone_pproblem *p, const double *v, double *out)
+static void mul_j(const clc_pproblem *p, const double *v, double *out)
 {
     for (int i = 0; i < p->m; ++i) {
         double t = 0;
@@ -56,9 +56,9 @@ static void mul_j(const clcone_pproblem *p, const double *v, double *out)
  * w->Ma and w->x = J a - aref current). */
 static void pn_update(pn *w)
 {
-    const clcone_pproblem *p = w->p;
+    const clc_pproblem *p = w->p;
     double gauss = 0;
-    w->cost = clcone_pproblem_update(p, w->x, w->f, w->state, w->Hc);
+    w->cost = clc_pproblem_update(p, w->x, w->f, w->state, w->Hc);
     for (int v = 0; v < p->nv; ++v) {
         gauss += 0.5 * (w->Ma[v] - p->f0[v]) * (w->a[v] - p->a0[v]);
         w->grad[v] = w->Ma[v] - p->f0[v];
@@ -73,7 +73,7 @@ static void pn_update(pn *w)
  * triangle, a run of one group's entries (consecutive: a row's columns
  * ascend and a group's dofs are consecutive) against another's at a
  * time, each pair of runs one block of the factor. */
-static void add_outer(const clcone_pproblem *p, int r, int s, double c, pchol *ch)
+static void add_outer(const clc_pproblem *p, int r, int s, double c, pchol *ch)
 {
     int ng = ch->ng;
     for (int e = p->jp[r], e2; e < p->jp[r + 1]; e = e2) {
@@ -100,13 +100,13 @@ static void add_outer(const clcone_pproblem *p, int r, int s, double c, pchol *c
  * positive. */
 static clcone_status pn_factor(pn *w, clcone_error *err)
 {
-    const clcone_pproblem *p = w->p;
-    clcone_pchol_zero(&w->ch);
+    const clc_pproblem *p = w->p;
+    clc_pchol_zero(&w->ch);
     for (int g = 0; g < p->ng; ++g) {
         int g0 = p->goff[g], n = p->goff[g + 1] - g0;
         for (int i = 0; i < n; ++i)
             for (int j = 0; j < n; ++j)
-                if (w->ch.pd[g0 + i] >= w->ch.pd[g0 + j]) clcone_pchol_add(&w->ch, g0 + i, g0 + j, p->M[p->moff[g] + i * n + j]);
+                if (w->ch.pd[g0 + i] >= w->ch.pd[g0 + j]) clc_pchol_add(&w->ch, g0 + i, g0 + j, p->M[p->moff[g] + i * n + j]);
     }
     for (int b = 0; b < p->nb; ++b) {
         int r0 = p->off[b], n = p->off[b + 1] - r0;
@@ -117,18 +117,18 @@ static clcone_status pn_factor(pn *w, clcone_error *err)
                 add_outer(p, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
         }
     }
-    return clcone_pchol_factor(&w->ch, err);
+    return clc_pchol_factor(&w->ch, err);
 }
 
 /* w->Mg = H^-1 grad by the factor. */
-static void pn_solve(pn *w) { clcone_pchol_solve(&w->ch, w->grad, w->Mg, w->tmp); }
+static void pn_solve(pn *w) { clc_pchol_solve(&w->ch, w->grad, w->Mg, w->tmp); }
 
 /* The line search's polynomials along w->s: Gauss's, each row's quadratic
  * (1/2 D x^2 as c0 + c1 alpha + c2 alpha^2) and each cone's U0, V0, UU,
  * UV, VV and Dm (MuJoCo's middle-zone terms). */
 static void pn_prepare(pn *w)
 {
-    const clcone_pproblem *p = w->p;
+    const clc_pproblem *p = w->p;
     double sMa = 0, sf0 = 0, sMv = 0;
     mul_m(p, w->s, w->Mv);
     mul_j(p, w->s, w->Jv);
@@ -173,7 +173,7 @@ static void add3(double *t, const double *q)
  * cost and derivatives into pt. */
 static void cone_eval(const pn *w, int b, double alpha, double *t, pn_pt *pt)
 {
-    const clcone_pproblem *p = w->p;
+    const clc_pproblem *p = w->p;
     const double *c = w->cq + 6 * (size_t)b;
     double mu = p->mu[b], N = c[0] + alpha * c[1], T2 = c[2] + alpha * (2 * c[3] + alpha * c[4]), T, T1, T2d, g, g1;
     int r0 = p->off[b], n = p->off[b + 1] - r0, bottom;
@@ -196,7 +196,7 @@ static void cone_eval(const pn *w, int b, double alpha, double *t, pn_pt *pt)
 /* The cost along w->s at pt->alpha, with its first two derivatives. */
 static void pn_eval(const pn *w, pn_pt *pt, int *evals)
 {
-    const clcone_pproblem *p = w->p;
+    const clc_pproblem *p = w->p;
     double t[3] = {w->qg[0], w->qg[1], w->qg[2]}, al = pt->alpha;
     pt->cost = pt->d1 = pt->d2 = 0;
     for (int b = 0; b < p->nb; ++b) {
@@ -247,7 +247,7 @@ static int pn_bracket(const pn *w, pn_pt *b, const pn_pt *cand, pn_pt *next, int
  * and the midpoint. Returns the step (0: none that decreases the cost). */
 static double pn_search(pn *w, double tol)
 {
-    const clcone_pproblem *p = w->p;
+    const clc_pproblem *p = w->p;
     double snorm = 0, gtol;
     pn_pt p0 = {0, 0, 0, 0}, p1, p2 = {0, 0, 0, 0}, mid, n1, n2;
     int evals = 0, have2 = 0, dir;
@@ -298,10 +298,10 @@ static void pn_free(pn *w)
     free(w->Ma);
     free(w->x);
     free(w->Hc);
-    clcone_pchol_free(&w->ch);
+    clc_pchol_free(&w->ch);
 }
 
-static clcone_status pn_init(pn *w, const clcone_pproblem *p, double *a, double *f, int *state, clcone_error *err)
+static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f, int *state, clcone_error *err)
 {
     size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb;
     clcone_status s;
@@ -310,10 +310,10 @@ static clcone_status pn_init(pn *w, const clcone_pproblem *p, double *a, double 
     w->a = a;
     w->f = f;
     w->state = state;
-    if ((s = clcone_pchol_init(&w->ch, p, err))) return s;
-    w->Ma = clcone_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
-    w->x = clcone_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
-    w->Hc = clcone_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
+    if ((s = clc_pchol_init(&w->ch, p, err))) return s;
+    w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
+    w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
+    w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
     if (!w->Ma || !w->x || !w->Hc) {
         pn_free(w);
         return CLCONE_ENOMEM;
@@ -356,10 +356,10 @@ static void pn_start(pn *w, int warm)
     }
 }
 
-clcone_status clcone_ref_primal_newton(const clcone_pproblem *p, const clcone_options *o, double *a, double *f,
+clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
                                        int *state, clcone_prob_result *res, clcone_error *err)
 {
-    double t0 = clcone_now_ms(), gradient = 0;
+    double t0 = clc_now_ms(), gradient = 0;
     clcone_status s;
     pn w;
     memset(res, 0, sizeof *res);
@@ -374,7 +374,7 @@ clcone_status clcone_ref_primal_newton(const clcone_pproblem *p, const clcone_op
         if (alpha == 0) { /* no decrease along Newton's direction: done */
             for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
             gradient = p->scale * sqrt(gradient);
-            if (!clcone_stop_rule(o, it - 1, gradient, clcone_now_ms() - t0, res)) {
+            if (!clc_stop_rule(o, it - 1, gradient, clc_now_ms() - t0, res)) {
                 res->status = CLCONE_FAILED;
                 snprintf(res->reason, sizeof res->reason, "the line search found no decrease at scaled gradient %.3g",
                          gradient);
@@ -393,11 +393,11 @@ clcone_status clcone_ref_primal_newton(const clcone_pproblem *p, const clcone_op
         for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
         gradient = p->scale * sqrt(gradient);
         impr = p->scale * (old - w.cost);
-        if (clcone_stop_rule(o, it, impr < gradient ? fmax(impr, 0) : gradient, clcone_now_ms() - t0, res)) break;
+        if (clc_stop_rule(o, it, impr < gradient ? fmax(impr, 0) : gradient, clc_now_ms() - t0, res)) break;
     }
     res->cost = w.cost;
 out:
-    res->time_ms = clcone_now_ms() - t0;
+    res->time_ms = clc_now_ms() - t0;
     pn_free(&w);
     return s;
 }

@@ -16,7 +16,7 @@
  * o->max_iter or the time cap. a, f (m) and state (m, PRIMAL_*) are the
  * accelerations, forces and zones on return. A Hessian that is not
  * positive definite is CLCONE_EINVAL naming the dof. */
-clcone_status clcone_ref_primal_newton(const clcone_pproblem *p, const clcone_options *o, double *a, double *f,
+clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
                                        int *state, clcone_prob_result *res, clcone_error *err);
 
 #endif

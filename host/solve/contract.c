@@ -24,7 +24,7 @@ _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clc
 /* The device entries (opencl/multi_launch.c, opencl/newton_device.c),
  * each declared with its type so that the compiler checks it against its
  * definition. */
-clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd, clcone_dev_newton, clcone_dev_hybrid;
+clc_dev_fn clc_dev_jacobi, clc_dev_cgs, clc_dev_acgs, clc_dev_apgd, clc_dev_newton, clc_dev_hybrid;
 
 enum { REF = 1, DEV = 2 };
 
@@ -44,49 +44,49 @@ enum { REF = 1, DEV = 2 };
  * few hundred iterations at the default impedance) and which MuJoCo's
  * problems, soft's main use, were measured with. sap is
  * Newton on body velocities and takes no solver: its row's solver is
- * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
-static const clcone_contract_row ROWS[] = {
-    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_COULOMB,
+ * CLCONE_SOLVER_DEFAULT and its entry clc_sap_solve (solve/sap_solve.c). */
+static const clc_contract_row ROWS[] = {
+    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, GS_COULOMB,
         "nsgs (cgs on devices) until its pace stalls, then newton to polish; the sweeps alone at tol >= 1e-6 "
         "and where newton cannot go"),
-    ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
+    ROW(COULOMB, NSGS, REF, 0, clc_ref_nsgs_coulomb, NULL, GS_COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
-    ROW(COULOMB, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
+    ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, GS_COULOMB,
         "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
-    ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_COULOMB,
+    ROW(COULOMB, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, GS_COULOMB,
         "projected Jacobi with steps from a bound on W"),
-    ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
+    ROW(COULOMB, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, GS_COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
-    ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
-    ROW(COULOMB, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_COULOMB,
+    ROW(COULOMB, PGS, REF, 0, clc_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
+    ROW(COULOMB, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, GS_COULOMB,
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
-    ROW(CCP, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+    ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, GS_CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish; apgd alone at tol >= 1e-6 and "
         "where newton cannot go"),
-    ROW(CCP, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+    ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, GS_CONE,
         "accelerated projected gradient with backtracking and restart"),
-    ROW(CCP, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+    ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, GS_CONE,
         "semismooth Newton on the cone's natural map with a line search; dense, up to 512 contacts"),
-    ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
-    ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
-    ROW(CCP, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
-    ROW(CCP, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE,
+    ROW(CCP, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
+    ROW(CCP, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, GS_CONE, "projected Jacobi"),
+    ROW(CCP, PGS, REF, 0, clc_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
+    ROW(CCP, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, GS_CONE,
         "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
-    ROW(PYRAMID, LEMKE, REF, REF, clcone_ref_lemke_pyramid, NULL, GS_CONE,
+    ROW(PYRAMID, LEMKE, REF, REF, clc_ref_lemke_pyramid, NULL, GS_CONE,
         "Lemke's complementary pivoting on the facet LCP (dense)"),
-    ROW(PYRAMID, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
-    ROW(PYRAMID, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
-    ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
-    ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+    ROW(PYRAMID, CGS, REF | DEV, DEV, clc_ref_cgs, clc_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
+    ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, GS_CONE, "projected Jacobi"),
+    ROW(PYRAMID, PGS, REF, 0, clc_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
+    ROW(SOFT, APGD, REF | DEV, REF | DEV, clc_ref_apgd, clc_dev_apgd, GS_CONE,
         "ccp's APGD on W + R, q - a_ref"),
-    ROW(SOFT, HYBRID, REF | DEV, 0, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+    ROW(SOFT, HYBRID, REF | DEV, 0, clc_ref_hybrid, clc_dev_hybrid, GS_CONE,
         "ccp's hybrid on W + R"),
-    ROW(SOFT, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+    ROW(SOFT, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, GS_CONE,
         "ccp's semismooth Newton on W + R; dense, up to 512 contacts"),
-    ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "ccp's coloured Gauss-Seidel on W + R"),
-    ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "ccp's Jacobi on W + R"),
-    ROW(SOFT, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "ccp's Gauss-Seidel on W + R"),
-    ROW(SOFT, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE, "ccp's accelerated CGS on W + R"),
+    ROW(SOFT, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, GS_CONE, "ccp's coloured Gauss-Seidel on W + R"),
+    ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, GS_CONE, "ccp's Jacobi on W + R"),
+    ROW(SOFT, PGS, REF, 0, clc_ref_pgs, NULL, GS_CONE, "ccp's Gauss-Seidel on W + R"),
+    ROW(SOFT, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, GS_CONE, "ccp's accelerated CGS on W + R"),
     ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL, NULL, NO_FALLBACK,
         "Newton on body velocities (dense Cholesky on ref, PCG on devices); scenes only"),
 };
@@ -117,7 +117,7 @@ static clcone_status parse_name(const char *s, const char *const *names, int cou
         strncat(list, names[i], sizeof list - strlen(list) - 1);
         if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
     }
-    return clcone_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
+    return clc_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
 }
 
 clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
@@ -145,20 +145,20 @@ const clcone_offer *clcone_offer_at(int i)
     return i >= 0 && i < NROWS ? &ROWS[i].offer : NULL;
 }
 
-const clcone_contract_row *clcone_contract_find(clcone_model m, clcone_solver s)
+const clc_contract_row *clc_contract_find(clcone_model m, clcone_solver s)
 {
     for (int i = 0; i < NROWS; ++i)
         if (ROWS[i].offer.model == m && ROWS[i].offer.solver == s) return &ROWS[i];
     return NULL;
 }
 
-clcone_solver clcone_contract_fallback(const clcone_options *o, const clcone_context *ctx)
+clcone_solver clc_contract_fallback(const clcone_options *o, const clcone_context *ctx)
 {
     clcone_options resolved = *o;
-    const clcone_contract_row *row;
+    const clc_contract_row *row;
     clcone_solver f;
     clcone_options_resolve(&resolved, ctx);
-    row = clcone_contract_find(resolved.model, resolved.solver);
+    row = clc_contract_find(resolved.model, resolved.solver);
     f = row ? row->fallback[ctx != NULL] : CLCONE_SOLVER_DEFAULT;
     /* compared with the solver asked for: a default solver that failed is
      * solved once more with the model's Gauss-Seidel, even where that is
@@ -202,37 +202,37 @@ void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
                                                                         : 1e-5;
 }
 
-clcone_status clcone_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
+clcone_status clc_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
 {
-    const clcone_contract_row *row;
+    const clc_contract_row *row;
     if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
-    /* scenes route sap to clcone_sap_solve before this; what reaches here
+        return clc_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+    /* scenes route sap to clc_sap_solve before this; what reaches here
      * is a local-form problem, which has no body velocities */
     if (o->model == CLCONE_MODEL_SAP)
-        return clcone_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
+        return clc_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
     if ((int)o->solver < 0 || (int)o->solver >= CLCONE_SOLVER_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
-    row = clcone_contract_find(o->model, o->solver);
+        return clc_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
+    row = clc_contract_find(o->model, o->solver);
     if (!row || !(ctx ? row->offer.device : row->offer.reference)) {
         char offered[256];
         clcone_offers_describe(o->model, ctx != NULL, offered, sizeof offered);
-        return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s on %s (offered: %s%s)",
+        return clc_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s on %s (offered: %s%s)",
                            clcone_solver_name(o->solver), clcone_model_name(o->model),
                            ctx ? "OpenCL devices" : "the CPU reference", offered,
                            ctx && row && row->offer.reference ? "; use --device ref for the CPU reference" : "");
     }
     if (o->model == CLCONE_MODEL_SOFT) {
-        clcone_status s = clcone_soft_validate(o, err);
+        clcone_status s = clc_soft_validate(o, err);
         if (s) return s;
     }
     if (o->model == CLCONE_MODEL_PYRAMID && (o->facets < 3 || o->facets > CLCONE_MAX_FACETS))
-        return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets and at most %d (got %d)",
+        return clc_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets and at most %d (got %d)",
                            CLCONE_MAX_FACETS, o->facets);
     if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
+        return clc_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
     if (!(o->tol >= 0) || o->max_iter < 1 || o->check_every < 1 || !(o->max_seconds >= 0))
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, check_every=%d >= 1, "
                            "max_seconds=%g >= 0 required)", o->tol, o->max_iter, o->check_every,
                            o->max_seconds);
@@ -267,18 +267,18 @@ clcone_status clcone_options_check_given(const clcone_options *o, unsigned given
 {
     CLCONE_REQUIRE(err, o);
     if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+        return clc_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
     if (given >= 2u * CLCONE_GIVEN_SAP_DISSIPATION)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
+        return clc_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
                            given & ~(2u * CLCONE_GIVEN_SAP_DISSIPATION - 1));
     for (int i = 0; i < COUNT(USES); ++i)
         if ((given & USES[i].bit) && !(USES[i].models & 1u << o->model))
-            return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);
+            return clc_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);
     if (scene && o->model == CLCONE_MODEL_SOFT && (given & CLCONE_GIVEN_SOFT_DT))
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "soft_dt does not apply: a scene's soft model steps with the scene's dt");
     if ((given & CLCONE_GIVEN_TOL) && !(o->tol > 0))
-        return clcone_fail(err, CLCONE_EINVAL, "tol needs a number > 0, got %g (unset: the precision's default)",
+        return clc_fail(err, CLCONE_EINVAL, "tol needs a number > 0, got %g (unset: the precision's default)",
                            o->tol);
     return CLCONE_OK;
 }

@@ -90,7 +90,7 @@ typedef struct clcone_options {
     int check_every;     /* error measured at each of the first 100
                             iterations, then every K (default 10), on
                             every backend; the general-block solvers
-                            (clcone_solve_blocks) at the first, then
+                            (clc_solve_blocks) at the first, then
                             every K from the start */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
