@@ -567,7 +567,7 @@ $(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(FULL_LIBS)
 # (tools/check-exports.sh): no private ABI between the libraries.
 .PHONY: check-exports
 EXPORT_LIBS = $(BUILD)/libclcone.so $(BUILD)/libclcone_output.so $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.so)
-check-exports: $(EXPORT_LIBS)
+check-exports: $(EXPORT_LIBS) $(EXPORT_LIBS:.so=.a)
 	sh tools/check-exports.sh $(EXPORT_LIBS)
 
 # `make install` installs the MPI part where Open MPI is installed.
