@@ -370,7 +370,7 @@ START_TEST(api_null_without_status_is_harmless)
     clcone_scene_apply_impulses(NULL, NULL, u);
     clcone_contact_frame(NULL, frame);
     clcone_world_update_inertia(NULL);
-    clcone_offers_describe(CLCONE_MODEL_CCP, 0, NULL, 10);
+    clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), CLCONE_MODEL_CCP, 0, NULL, 10);
     ck_assert(isnan(clcone_error_coulomb(NULL, NULL, 0, 0, NULL)));
     ck_assert(isnan(clcone_error_of(NULL, NULL, NULL, 0, 0)));
     ck_assert(isnan(clcone_world_kinetic_energy(NULL, NULL)));

@@ -131,7 +131,7 @@ START_TEST(blocks_file_refusals)
     } cases[] = {
         {"solve %s --device ref --model ccp", "--model does not apply: a general-block problem"},
         {"solve %s --device ref --facets 6", "--facets does not apply"},
-        {"solve %s --device ref --solver nsgs", "solved by apgd or pgs on the reference, not nsgs"},
+        {"solve %s --device ref --solver nsgs", "solver nsgs is not available for model coulomb on the general-block problem on the CPU reference (offered: apgd (default), pgs)"},
         {"solve %s %s --device ref", "is solved alone"},
         {"check %s /dev/null --model coulomb", "--model does not apply: a general-block problem"},
     };

@@ -258,15 +258,21 @@ START_TEST(bad_cases_are_a_status)
     o.solver = CLCONE_SOLVER_APGD;
     ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
                      CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "solved by newton, not apgd"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "model coulomb is solved on its own forms, not on MuJoCo's primal problem"), "%s",
+                  e.msg);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
+                     CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "solver apgd is not available for model soft on MuJoCo's primal problem on the CPU "
+                                "reference (offered: newton (default))"), "%s", e.msg);
     o.solver = CLCONE_SOLVER_NEWTON;
     ck_assert_int_eq(clc_solve_primal_batch(ctx, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "reference only"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "(offered: none there; use --device ref"), "%s", e.msg);
     clc_pproblem_free(&p);
     clcone_context_free(ctx);
     ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1 --solver newton --device 0", out,
                                   sizeof out, err, sizeof err), 2);
-    ck_assert_msg(strstr(err, "MuJoCo's Newton (newton) runs on the reference only") && !strstr(err, "cannot open"),
+    ck_assert_msg(strstr(err, "newton runs on the reference only (--device ref)") && !strstr(err, "cannot open"),
                   "%s", err);
     ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1 --solver newton --device ref", out,
                                   sizeof out, err, sizeof err), 2);

@@ -308,7 +308,7 @@ START_TEST(cli_solver_checked_first)
     } cases[] = {
         {"--solver lemke", "--solver lemke: MuJoCo's problem (--model soft) is solved on a device by apgd (default)"},
         {"--solver pgs", "--solver pgs: MuJoCo's problem (--model soft) is solved on a device"},
-        {"--solver lemke --device ref", "by apgd or pgs on the general-block form"},
+        {"--solver lemke --device ref", "; apgd (default), pgs on the general-block form; newton (default) on its primal problem"},
         {"--solver nsgs --model coulomb", "--solver nsgs: MuJoCo's problem (--model coulomb) is solved on a device"},
     };
     char args[512], out[8192], err[8192];

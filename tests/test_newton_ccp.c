@@ -253,10 +253,10 @@ START_TEST(ccp_newton_offered)
     }
     for (int k = 0; k < 2; ++k)
         for (int dev = 0; dev < 2; ++dev) {
-            clcone_offers_describe(models[k], dev, buf, sizeof buf);
+            clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), models[k], dev, buf, sizeof buf);
             ck_assert_msg(strstr(buf, "newton") && strstr(buf, "hybrid"), "%s", buf);
         }
-    clcone_offers_describe(CLCONE_MODEL_PYRAMID, 0, buf, sizeof buf);
+    clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), CLCONE_MODEL_PYRAMID, 0, buf, sizeof buf);
     ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
 }
 END_TEST

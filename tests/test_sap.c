@@ -473,7 +473,8 @@ START_TEST(sap_bad_parameters)
     ck_assert(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK);
     sap_options(&o, 1e-8);
     ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "give a scene") != NULL, "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "model sap is solved on a scene (body form), not on a problem's local form"), "%s",
+                  e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);

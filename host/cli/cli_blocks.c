@@ -11,6 +11,7 @@
 #include "io/io.h"
 #include "output/fclib.h"
 #include "solve/blocks_solve.h"
+#include "solve/solve_entries.h"
 #include "world/world_parts.h"
 #include "cone.h"
 #include "block_sets.h"
@@ -123,10 +124,7 @@ static int solve_blocks(cli_args *a, const char *path, const char *usage, const 
     }
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
-    /* apgd is the general-block problem's default on either backend
-     * (solve/blocks_solve.c); resolving gives the tolerance */
-    if (a->o.solver == CLCONE_SOLVER_DEFAULT) a->o.solver = CLCONE_SOLVER_APGD;
-    clcone_options_resolve(&a->o, ctx);
+    clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS), &a->o, ctx); /* the header shows what runs */
     if (a->plot) a->o.history = &hist[0];
     cli_progress_attach(a, &a->o, &prog);
     rc = clc_solve_blocks(ctx, p, &a->o, f, &res, &e);

@@ -153,33 +153,59 @@ static int load_model(const char *path, mjModel **m)
     return 0;
 }
 
+/* The solver table's default for model m on forms on a backend (dev),
+ * CLCONE_SOLVER_DEFAULT where none. */
+static clcone_solver default_of(clcone_form form, clcone_model m, int dev)
+{
+    const clcone_offer *f;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & CLCONE_FORM_BIT(form)) && f->model == m && (dev ? f->device_default : f->reference_default))
+            return f->solver;
+    return CLCONE_SOLVER_DEFAULT;
+}
+
+/* Whether the table sends MuJoCo's problem under model m and solver s
+ * (CLCONE_SOLVER_DEFAULT: the reference's default) to its primal form,
+ * which runs on the reference only. */
+static int primal_form(clcone_model m, clcone_solver s)
+{
+    const clcone_offer *f;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference && !f->device &&
+            (f->solver == s || (s == CLCONE_SOLVER_DEFAULT && f->reference_default)))
+            return 1;
+    return 0;
+}
+
 /* The device (ctx NULL: the reference) and the resolved options, with
  * the run's header lines and prog's progress line on stderr (a long
  * solve's iterations, on a terminal or with --progress); an exit code on
- * failure. A solver not given
- * stays the default, which each step's form resolves: coulomb's is
- * hybrid on the 3-row form and apgd on the general-block form. */
+ * failure. A solver not given is the primal form's default where it has
+ * one (the adapter's rule), else it stays the default, which each step's
+ * form resolves: coulomb's is hybrid on the 3-row form and apgd on the
+ * general-block form. */
 static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o,
                         cli_progress *prog)
 {
-    char backend[400];
+    char backend[400], blocks[80] = "";
     clcone_error e;
-    clcone_solver shown;
+    clcone_solver shown, primal, general;
     *ctx = NULL;
     *o = a->o;
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
     clcone_options_resolve(o, *ctx);
     shown = o->solver;
     o->solver = a->o.solver;
-    if (!*ctx && o->model == CLCONE_MODEL_SOFT && o->solver == CLCONE_SOLVER_DEFAULT)
-        shown = CLCONE_SOLVER_NEWTON; /* the adapter's default there */
+    primal = default_of(CLCONE_FORM_PRIMAL, o->model, *ctx != NULL);
+    general = default_of(CLCONE_FORM_BLOCKS, o->model, *ctx != NULL);
+    if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT) shown = primal;
+    else if (o->solver == CLCONE_SOLVER_DEFAULT && general != shown)
+        snprintf(blocks, sizeof blocks, " (%s on the general-block form)", clcone_solver_name(general));
     describe_backend(*ctx, backend, sizeof backend);
     printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
-           clcone_solver_name(shown),
-           o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD && shown != CLCONE_SOLVER_NEWTON ? " (apgd on the general-block form)" : "",
-           o->tol);
+           clcone_solver_name(shown), blocks, o->tol);
     if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
     printf("\n");
     cli_progress_attach(a, o, prog);
@@ -381,36 +407,53 @@ out:
     return rc;
 }
 
+/* The forms MuJoCo's problem comes in: the 3-row form where every row is
+ * a contact's, else the general-block form; the primal one for the
+ * solvers that take it. */
+#define MUJOCO_FORMS                                                                                         \
+    (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS) | CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL))
+
 /* Whether a form of MuJoCo's problem runs solver s for model m on the
- * reference or on a device (dev): the 3-row form takes m's solvers (the
- * library's table), the general-block form apgd, and pgs on the
- * reference (solve/blocks_solve.h). */
+ * reference or on a device (dev), by the library's table: a solver of
+ * the primal form is solved there (the adapter's rule), so its row
+ * decides. */
 static int solver_runs(clcone_model m, clcone_solver s, int dev)
 {
     const clcone_offer *f;
-    if (s == CLCONE_SOLVER_DEFAULT || s == CLCONE_SOLVER_APGD || (!dev && s == CLCONE_SOLVER_PGS)) return 1;
-    if (s == CLCONE_SOLVER_NEWTON && m == CLCONE_MODEL_SOFT) return !dev; /* MuJoCo's Newton, primal */
+    unsigned forms = MUJOCO_FORMS;
+    if (s == CLCONE_SOLVER_DEFAULT) return 1;
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if (f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->solver == s)
+            forms = CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL);
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & forms) && f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
     return 0;
 }
 
-/* A --solver that neither form runs on the backend, refused before the
- * model is loaded (a usage error); one that only the 3-row form runs
- * stops at the first step with rows it does not hold, naming them. */
+/* A --solver that no form runs on the backend, refused before the model
+ * is loaded (a usage error), naming what each form offers; one that only
+ * the 3-row form runs stops at the first step with rows it does not
+ * hold, naming them. */
 static int check_solver(const cli_args *a)
 {
-    char offers[300], why[600];
-    int dev = !is_ref(a->device);
+    static const char *const what[] = {[CLCONE_FORM_LOCAL] = "on the 3-row form",
+                                       [CLCONE_FORM_BLOCKS] = "on the general-block form",
+                                       [CLCONE_FORM_PRIMAL] = "on its primal problem"};
+    char offers[300], why[1000];
+    int dev = !is_ref(a->device), n, listed = 0;
+    const clcone_form forms[] = {CLCONE_FORM_LOCAL, CLCONE_FORM_BLOCKS, CLCONE_FORM_PRIMAL};
     if (solver_runs(a->o.model, a->o.solver, dev)) return 0;
-    clcone_offers_describe(a->o.model, dev, offers, sizeof offers);
-    snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by %s on the 3-row form and "
-                              "by apgd%s on the general-block form%s",
-             clcone_solver_name(a->o.solver), clcone_model_name(a->o.model), dev ? "on a device" : "on the reference",
-             offers, dev ? "" : " or pgs",
-             a->o.model == CLCONE_MODEL_SOFT ? (dev ? "; MuJoCo's Newton (newton) runs on the reference only"
-                                                    : ", or by MuJoCo's Newton (newton) on its primal problem")
-                                             : "");
+    n = snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by",
+                 clcone_solver_name(a->o.solver), clcone_model_name(a->o.model),
+                 dev ? "on a device" : "on the reference");
+    for (int k = 0; k < 3 && n > 0 && (size_t)n < sizeof why; ++k) {
+        clcone_offers_describe(CLCONE_FORM_BIT(forms[k]), a->o.model, dev, offers, sizeof offers);
+        if (offers[0])
+            n += snprintf(why + n, sizeof why - (size_t)n, "%s %s %s", listed++ ? ";" : "", offers, what[forms[k]]);
+    }
+    if (dev && solver_runs(a->o.model, a->o.solver, 0) && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, "; %s runs on the reference only (--device ref)",
+                 clcone_solver_name(a->o.solver));
     return usage_error(USAGE_MUJOCO, "%s", why);
 }
 
@@ -511,10 +554,9 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
-    /* MuJoCo's Newton runs on the reference, and is the soft model's
-     * default there: the reference without a device given */
-    if ((a.o.solver == CLCONE_SOLVER_NEWTON || !cli_given(&a, "--solver")) && a.o.model == CLCONE_MODEL_SOFT &&
-        !cli_given(&a, "--device") &&
+    /* the primal form's solvers run on the reference only, and its default
+     * comes first there: the reference without a device given */
+    if (primal_form(a.o.model, a.o.solver) && !cli_given(&a, "--device") &&
         !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
         a.device = "ref";
         if (!cli_given(&a, "--precision")) a.prec = CLCONE_DOUBLE;

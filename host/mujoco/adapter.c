@@ -14,6 +14,7 @@
 #include "mujoco/mj_primal.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
+#include "solve/solve_entries.h"
 #include "cone.h"
 #include "block_sets.h"
 
@@ -217,6 +218,7 @@ clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, co
                                    clc_mujoco **out, clcone_error *err)
 {
     clc_mujoco *a;
+    clcone_options primal;
     *out = NULL;
     if (o->model != CLCONE_MODEL_SOFT && o->model != CLCONE_MODEL_COULOMB)
         return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
@@ -226,10 +228,12 @@ clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, co
     if (!a) return CLCONE_ENOMEM;
     a->ctx = ctx;
     a->o = *o;
-    /* MuJoCo's Newton beats apgd and pgs on the reference on every model
-     * measured (docs/mujoco.md), so it is the soft model's default there */
-    if (!ctx && o->model == CLCONE_MODEL_SOFT && o->solver == CLCONE_SOLVER_DEFAULT)
-        a->o.solver = CLCONE_SOLVER_NEWTON;
+    /* the primal form's default, where the table has one on this backend,
+     * comes first: MuJoCo's Newton beats apgd and pgs on the reference on
+     * every model measured (docs/mujoco.md) */
+    primal = *o;
+    if (o->solver == CLCONE_SOLVER_DEFAULT && clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), &primal, ctx))
+        a->o.solver = primal.solver;
     snprintf(a->label, sizeof a->label, "%s", label ? label : "MuJoCo model");
     *out = a;
     return CLCONE_OK;
@@ -512,7 +516,7 @@ static clcone_status begin_constraints(clc_mujoco *a, const mjModel *m, mjData *
         memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
     t0 = clc_now_ms();
-    if (a->o.model == CLCONE_MODEL_SOFT && a->o.solver == CLCONE_SOLVER_NEWTON)
+    if (clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver))
         return begin_primal(a, m, d, pd, st, t0, err);
     general = goes_general(a, m, d);
     if (a->o.model == CLCONE_MODEL_COULOMB) {

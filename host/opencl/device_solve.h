@@ -14,7 +14,7 @@ typedef struct clc_dev_batch clc_dev_batch;
 /* A solver's device entry: solves the plan's batch from r (3n, the start;
  * the reactions on exit). A row of solve/contract.c names it; the file
  * that defines it declares it with this type first
- * (`clc_dev_fn clcone_dev_NAME;`), so that the compiler checks the two
+ * (`clc_dev_fn clc_dev_NAME;`), so that the compiler checks the two
  * agree. */
 typedef clcone_status clc_dev_fn(clc_dev_batch *d, double *r, clcone_error *err);
 /* Device side of clcone_plan: a validated problem (batch) or scene

@@ -13,7 +13,7 @@
 
 /* A solver's reference entry, as the rows of solve/contract.c name it. A
  * new one is declared with this type beside its row and at the top of
- * its own file (`clc_ref_fn clcone_ref_NAME;`), so that the compiler
+ * its own file (`clc_ref_fn clc_ref_NAME;`), so that the compiler
  * checks the definition against it. */
 typedef clcone_status clc_ref_fn(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                     clcone_prob_result *out, clcone_error *err);

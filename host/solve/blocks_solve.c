@@ -1,27 +1,21 @@
-/* The general-block problem's dispatch (solve/blocks_solve.h): apgd on
- * either backend (the default, as for the soft model), pgs on the
- * reference; and MuJoCo's primal problem's, Newton on the reference. */
+/* The dispatch of MuJoCo's two other forms (solve/blocks_solve.h), each
+ * through its rows of the solver table (solve/contract.c): the
+ * general-block problem's and the primal problem's. */
 #include "solve/blocks_solve.h"
 #include "core/internal.h"
-#include "ref/blocks_ref.h"
-#include "ref/primal_newton.h"
-#include "opencl/blocks_device.h"
 #include "core/parallel.h"
+#include "solve/solve_entries.h"
 
 #include <string.h>
 
-/* o with the backend's default solver and tolerance, or why o's solver
- * is not run on it. */
-static clcone_status resolve_options(const clcone_context *ctx, const clcone_options *o, clcone_options *oo,
-                                     clcone_error *err)
+/* o with the form's default solver and tolerance on ctx's backend from
+ * the solver table, and the row that runs it there, or why none does. */
+static clcone_status resolve_options(clcone_form form, const clcone_context *ctx, const clcone_options *o,
+                                     clcone_options *oo, const clc_contract_row **row, clcone_error *err)
 {
     *oo = *o;
-    if (oo->solver == CLCONE_SOLVER_DEFAULT) oo->solver = CLCONE_SOLVER_APGD;
-    if (oo->solver != CLCONE_SOLVER_APGD && (ctx || oo->solver != CLCONE_SOLVER_PGS))
-        return clc_fail(err, CLCONE_ENOTSUP, "the general-block problem is solved by %s, not %s",
-                           ctx ? "apgd on a device" : "apgd or pgs on the reference", clcone_solver_name(oo->solver));
-    if (oo->tol == 0) oo->tol = !ctx || clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-8 : 1e-5;
-    return CLCONE_OK;
+    clc_contract_resolve(CLCONE_FORM_BIT(form), oo, ctx);
+    return clc_contract_validate(CLCONE_FORM_BIT(form), oo, ctx, row, err);
 }
 
 /* A failure of problem k of K: in *failed for a caller that names it
@@ -44,6 +38,7 @@ clcone_status clc_solve_blocks(clcone_context *ctx, const clc_bproblem *p, const
 typedef struct batch_job {
     const clc_bproblem *const *p;
     const clcone_options *o;
+    const clc_contract_row *row;
     double *const *f;
     clcone_prob_result *res;
 } batch_job;
@@ -56,7 +51,7 @@ static clcone_status validate_item(void *job, int k, clcone_error *err)
 static clcone_status solve_item(void *job, int k, clcone_error *err)
 {
     const batch_job *j = job;
-    return clc_ref_blocks(j->p[k], j->o, j->f[k], &j->res[k], err);
+    return j->row->run.blocks.ref(j->p[k], j->o, j->f[k], &j->res[k], err);
 }
 
 clcone_status clc_solve_blocks_batch(clcone_context *ctx, int K, const clc_bproblem *const *p,
@@ -64,7 +59,7 @@ clcone_status clc_solve_blocks_batch(clcone_context *ctx, int K, const clc_bprob
                                         clcone_prob_result *res, int *failed, clcone_error *err)
 {
     clcone_options oo;
-    batch_job job = {p, &oo, f, res};
+    batch_job job = {p, &oo, NULL, f, res};
     clcone_status s;
     int k;
     if (failed) *failed = -1;
@@ -80,9 +75,9 @@ clcone_status clc_solve_blocks_batch(clcone_context *ctx, int K, const clc_bprob
         CLCONE_REQUIRE(err, f[k]);
     }
     if ((s = clc_each_item(threads, K, validate_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
-    if ((s = resolve_options(ctx, o, &oo, err))) return s;
+    if ((s = resolve_options(CLCONE_FORM_BLOCKS, ctx, o, &oo, &job.row, err))) return s;
     if (ctx) {
-        if ((s = clc_dev_blocks_batch(ctx, K, p, &oo, threads, f, res, &k, err)) && k >= 0)
+        if ((s = job.row->run.blocks.dev(ctx, K, p, &oo, threads, f, res, &k, err)) && k >= 0)
             return problem_failed(s, K, k, failed, err);
         return s;
     }
@@ -94,6 +89,7 @@ clcone_status clc_solve_blocks_batch(clcone_context *ctx, int K, const clc_bprob
 typedef struct primal_job {
     const clc_pproblem *const *p;
     const clcone_options *o;
+    const clc_contract_row *row;
     double *const *a, *const *f;
     int *const *state;
     clcone_prob_result *res;
@@ -103,7 +99,7 @@ static clcone_status primal_item(void *job, int k, clcone_error *err)
 {
     const primal_job *j = job;
     clcone_status s = clc_pproblem_validate(j->p[k], err);
-    return s ? s : clc_ref_primal_newton(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
+    return s ? s : j->row->run.primal(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
 }
 
 clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pproblem *const *p,
@@ -111,7 +107,7 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
                                         int *const *state, clcone_prob_result *res, int *failed, clcone_error *err)
 {
     clcone_options oo;
-    primal_job job = {p, &oo, a, f, state, res};
+    primal_job job = {p, &oo, NULL, a, f, state, res};
     clcone_status s;
     int k;
     if (failed) *failed = -1;
@@ -124,14 +120,7 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
     if (K < 1 || threads < 1)
         return clc_fail(err, CLCONE_EINVAL, "a batch of %d primal problems on %d threads: need one or more of each",
                            K, threads);
-    if (ctx)
-        return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's Newton method runs on the reference only (the device part "
-                                                "is not built): use --device ref");
-    oo = *o;
-    if (oo.solver != CLCONE_SOLVER_DEFAULT && oo.solver != CLCONE_SOLVER_NEWTON)
-        return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's primal problem is solved by newton, not %s",
-                           clcone_solver_name(oo.solver));
-    if (oo.tol == 0) oo.tol = 1e-8;
+    if ((s = resolve_options(CLCONE_FORM_PRIMAL, ctx, o, &oo, &job.row, err))) return s;
     memset(res, 0, sizeof *res * (size_t)K);
     if ((s = clc_each_item(threads, K, primal_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;

@@ -14,8 +14,8 @@
 
 clcone_status clc_sap_check_options(const clcone_options *o, clcone_error *err)
 {
-    if (o->model != CLCONE_MODEL_SAP)
-        return clc_fail(err, CLCONE_EINVAL, "sap solve called for model %s", clcone_model_name(o->model));
+    if (o->model != CLCONE_MODEL_SAP) /* the solver table sends only sap here */
+        return clc_fail(err, CLCONE_EINVAL, "sap solve called for model %d", (int)o->model);
     if (!isfinite(o->sap_beta) || !(o->sap_beta > 0))
         return clc_fail(err, CLCONE_EINVAL,
                            "sap_beta must be finite and > 0 (got %g): it sets the near-rigid normal "

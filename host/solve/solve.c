@@ -1,9 +1,10 @@
 /* The one front door of a solve: a plan. Its options are resolved and
- * checked against what each model and backend offers once, at creation;
- * then a backend table (plan_backend) does the rest: the CPU reference,
- * which keeps the assembled local form of a scene, the device, which
- * keeps its uploaded batch (opencl/dev_plan.c), or sap's Newton solve.
- * clcone_solve and clcone_solve_scene are a plan made, solved and freed. */
+ * checked once, at creation, against the solver table's rows of its form
+ * (local: a problem, body: a scene); then the backend of the row's kind
+ * (plan_backend) does the rest: the CPU reference, which keeps the
+ * assembled local form of a scene, the device, which keeps its uploaded
+ * batch (opencl/dev_plan.c), or sap's Newton solve. clcone_solve and
+ * clcone_solve_scene are a plan made, solved and freed. */
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "core/sap.h"
@@ -17,9 +18,9 @@
 struct clcone_plan {
     clcone_context *ctx;
     clcone_options o;     /* resolved and validated at creation */
-    const clc_contract_row *row; /* NULL for sap */
-    const struct plan_backend *be;
-    int is_scene;
+    const clc_contract_row *row; /* the solver table's row that runs it */
+    const struct plan_backend *be; /* the row's kind on the plan's backend */
+    clcone_form form;     /* local (a problem) or body (a scene) */
     clcone_problem p;     /* the local form: as given (own copy), or a
                              scene's, assembled on the reference */
     clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
@@ -39,8 +40,10 @@ typedef struct plan_backend {
     clcone_status (*create)(clcone_plan *pl, clcone_error *err);
     clcone_status (*set_q)(clcone_plan *pl, clcone_error *err);
     clcone_status (*set_scene)(clcone_plan *pl, clcone_error *err);
-    /* r is checked and started, res made for the plan's problems */
+    /* r is checked and started, res made for the plan's problems, unless
+     * own_start: the solve does both itself */
     clcone_status (*solve)(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err);
+    int own_start;
     void (*release)(clcone_plan *pl);
 } plan_backend;
 
@@ -55,7 +58,7 @@ static const clcone_problem *solved_problem(const clcone_plan *pl)
 
 static int plan_contacts(const clcone_plan *pl)
 {
-    return pl->is_scene ? pl->s.ncontacts : pl->p.n;
+    return pl->form == CLCONE_FORM_BODY ? pl->s.ncontacts : pl->p.n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -82,7 +85,7 @@ static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
 
 static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
 {
-    return pl->is_scene ? ref_assemble(pl, err) : soft_make(pl, err);
+    return pl->form == CLCONE_FORM_BODY ? ref_assemble(pl, err) : soft_make(pl, err);
 }
 
 static clcone_status ref_set_q(clcone_plan *pl, clcone_error *err)
@@ -97,7 +100,7 @@ static clcone_status ref_solve(clcone_plan *pl, double *r, clcone_result *res, c
     oc.model = clc_model_solved_as(pl->o.model);
     for (int k = 0; k < P->nprob; ++k) {
         double tk = clc_now_ms();
-        clcone_status s = pl->row->ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
+        clcone_status s = pl->row->run.local.ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
         res->items[k].time_ms = clc_now_ms() - tk;
         if (s) {
             clc_error_prefix(err, "problem %d of the batch", k);
@@ -112,7 +115,7 @@ static void ref_release(clcone_plan *pl)
     (void)pl; /* the plan's own copies are freed with it */
 }
 
-static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_solve, ref_release};
+static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_solve, 0, ref_release};
 
 /* ------------------------------------------------------------------ */
 /* The device                                                          */
@@ -123,7 +126,7 @@ static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_
 static clcone_status dev_local(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s = clc_scene_local_assemble(&pl->s, &pl->p, err);
-    return s ? s : clc_dev_plan_local(pl->ctx, &pl->p, &pl->o, pl->row->dev, &pl->dev, err);
+    return s ? s : clc_dev_plan_local(pl->ctx, &pl->p, &pl->o, pl->row->run.local.dev, &pl->dev, err);
 }
 
 /* The device side from the plan's problem or scene, warmed up (each
@@ -136,18 +139,18 @@ static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
     clcone_status s;
     int form;
     if (plan_contacts(pl) == 0) return CLCONE_OK;
-    pl->local = pl->is_scene && clc_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part);
+    pl->local = pl->form == CLCONE_FORM_BODY && clc_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part);
     if (pl->local) {
         s = dev_local(pl, err);
-    } else if (pl->is_scene) {
-        s = clc_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, pl->part, &pl->dev, err);
+    } else if (pl->form == CLCONE_FORM_BODY) {
+        s = clc_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->run.local.dev, pl->part, &pl->dev, err);
     } else {
         clcone_options oc = pl->o;
         oc.model = clc_model_solved_as(pl->o.model);
         if ((s = soft_make(pl, err))) return s;
-        s = clc_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->dev, &pl->dev, err);
+        s = clc_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->run.local.dev, &pl->dev, err);
     }
-    form = pl->is_scene && !pl->local ? WARM_BODY : WARM_LOCAL;
+    form = pl->form == CLCONE_FORM_BODY && !pl->local ? WARM_BODY : WARM_LOCAL;
     if (s || !(pl->warm_up & form)) return s;
     pl->warm_up &= ~form;
     return clc_dev_plan_warm_up(pl->dev, err);
@@ -200,7 +203,7 @@ static void dev_release(clcone_plan *pl)
     clc_dev_plan_free(pl->dev);
 }
 
-static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_solve, dev_release};
+static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_solve, 0, dev_release};
 
 /* ------------------------------------------------------------------ */
 /* sap: Newton on body velocities, set up per solve on either backend  */
@@ -224,7 +227,15 @@ static clcone_status sap_plan_solve(clcone_plan *pl, double *r, clcone_result *r
     return clc_sap_solve(pl->ctx, &pl->s, &pl->o, r, res, err);
 }
 
-static const plan_backend SAP = {sap_create, NULL, sap_set_scene, sap_plan_solve, ref_release};
+static const plan_backend SAP = {sap_create, NULL, sap_set_scene, sap_plan_solve, 1, ref_release};
+
+/* The backend of a row's kind on the reference and on devices (the
+ * plans' kinds: blocks and primal problems are solved by
+ * solve/blocks_solve.c). */
+static const plan_backend *const BACKENDS[][2] = {
+    [CLC_RUN_LOCAL] = {&REFERENCE, &DEVICE},
+    [CLC_RUN_SAP] = {&SAP, &SAP},
+};
 
 /* ------------------------------------------------------------------ */
 /* Plans                                                               */
@@ -269,23 +280,22 @@ void clcone_plan_free(clcone_plan *pl)
 }
 
 /* A plan with its options resolved and checked for ctx's backend. */
-static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, int is_scene, int warm_up,
+static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, clcone_form form, int warm_up,
                               clcone_plan **out, clcone_error *err)
 {
     clcone_options o = *o_in;
+    const clc_contract_row *row;
     clcone_plan *pl;
     clcone_status s;
-    clcone_options_resolve(&o, ctx);
-    if (o.model == CLCONE_MODEL_SAP && is_scene) s = clc_sap_check_options(&o, err);
-    else s = clc_options_validate(&o, ctx, err);
-    if (s) return s;
+    clc_contract_resolve(CLCONE_FORM_BIT(form), &o, ctx);
+    if ((s = clc_contract_validate(CLCONE_FORM_BIT(form), &o, ctx, &row, err))) return s;
     if (!(pl = clc_calloc(1, sizeof *pl, err, "plan"))) return CLCONE_ENOMEM;
     pl->ctx = ctx;
     pl->o = o;
-    pl->is_scene = is_scene;
+    pl->form = form;
     pl->warm_up = warm_up ? WARM_BODY | WARM_LOCAL : 0;
-    pl->row = clc_contract_find(o.model, o.solver);
-    pl->be = o.model == CLCONE_MODEL_SAP ? &SAP : ctx ? &DEVICE : &REFERENCE;
+    pl->row = row;
+    pl->be = BACKENDS[row->kind][ctx != NULL];
     *out = pl;
     return CLCONE_OK;
 }
@@ -309,7 +319,7 @@ static clcone_status create_local(clcone_context *ctx, const clcone_problem *p, 
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
-    if ((s = plan_new(ctx, o, 0, warm_up, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_LOCAL, warm_up, &pl, err))) return s;
     if ((s = clcone_problem_validate(p, err))) {
         clcone_plan_free(pl);
         return s;
@@ -323,7 +333,7 @@ static clcone_status create_scene(clcone_context *ctx, const clcone_scene *sc, c
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
-    if ((s = plan_new(ctx, o, 1, warm_up, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_BODY, warm_up, &pl, err))) return s;
     if ((s = clcone_scene_validate(sc, err))) {
         clcone_plan_free(pl);
         return s;
@@ -361,12 +371,12 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
     CLCONE_REQUIRE(err, out);
     *out = NULL;
     r = *o;
-    clcone_options_resolve(&r, ctx);
+    clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &r, ctx);
     if (!ctx || r.model == CLCONE_MODEL_SAP || (r.solver != CLCONE_SOLVER_JACOBI && r.solver != CLCONE_SOLVER_APGD))
         return clc_fail(err, CLCONE_ENOTSUP,
                            "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
                            "other parts between exchanges)");
-    if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_BODY, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {
         clcone_plan_free(pl);
@@ -385,7 +395,7 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
 {
     CLCONE_REQUIRE(err, pl);
     CLCONE_REQUIRE(err, q);
-    if (pl->is_scene)
+    if (pl->form == CLCONE_FORM_BODY)
         return clc_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
     for (int i = 0; i < 3 * pl->p.n; ++i)
         if (!isfinite(q[i])) return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
@@ -408,7 +418,7 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     CLCONE_REQUIRE(err, pl);
     CLCONE_REQUIRE(err, sc);
     clcone_status s;
-    if (!pl->is_scene)
+    if (pl->form != CLCONE_FORM_BODY)
         return clc_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
     if ((s = clcone_scene_validate(sc, err)) || (s = scene_copy(pl, sc, err))) return s;
     return pl->be->set_scene(pl, err);
@@ -417,7 +427,7 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
 clcone_status clc_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err)
 {
     clcone_status s;
-    if (pl->is_scene)
+    if (pl->form == CLCONE_FORM_BODY)
         return clc_fail(err, CLCONE_EINVAL, "a scene plan takes a new scene (clcone_plan_set_scene), not problems");
     for (int i = 0; i < k; ++i)
         if ((s = clcone_problem_validate(parts[i], err))) {
@@ -460,17 +470,17 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     res->nprob = 0;
     CLCONE_REQUIRE(err, pl);
     clcone_status s;
-    int n = plan_contacts(pl), nprob = pl->is_scene ? 1 : pl->p.nprob;
+    int n = plan_contacts(pl), nprob = pl->form == CLCONE_FORM_BODY ? 1 : pl->p.nprob;
     double t0 = clc_now_ms();
     if (n > 0) CLCONE_REQUIRE(err, r);
-    if (pl->be == &SAP) return sap_plan_solve(pl, r, res, err); /* it checks r and makes res itself */
+    if (pl->be->own_start) return pl->be->solve(pl, r, res, err);
     if ((s = start_reactions(&pl->o, n, r, err)) || (s = clc_result_init(res, nprob, err))) return s;
     if (n > 0 && (s = pl->be->solve(pl, r, res, err))) {
         clcone_result_free(res);
         return s;
     }
     /* the QP cost of the convex models; a device scene reports its own */
-    if (n > 0 && clc_model_solved_as(pl->o.model) == CLCONE_MODEL_CCP && !(pl->is_scene && pl->ctx))
+    if (n > 0 && clc_model_solved_as(pl->o.model) == CLCONE_MODEL_CCP && !(pl->form == CLCONE_FORM_BODY && pl->ctx))
         for (int k = 0; k < nprob; ++k)
             res->items[k].cost =
                 clc_qp_cost(solved_problem(pl), r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);

@@ -97,21 +97,11 @@ void clcone_sim_options_default(clcone_sim_options *o)
     o->threads = 1;
 }
 
-/* Measured on every generator's scene (pile 20-300, stack 5-20, wall 5-10,
- * grid 3-5, incline; 200 steps, POCL float and the reference): ccp with
- * ACGS at 1e-4 converges on every step within 640 iterations of the
- * default 1000, while the backend defaults cap: coulomb/cgs at 1e-5 on
- * up to 175 of 200 pile steps (100 at 1e-4), ccp/apgd on up to 56, and
- * ccp/acgs at float's 1e-5 (double's 1e-8) on up to 4 (53). 1e-4 is the
- * demo's per-step tolerance, as in GPU time steppers. */
+/* The solver table's stepping defaults (solve/contract.c: ccp's acgs at
+ * 1e-4), then the solve's. */
 void clcone_sim_options_resolve(clcone_options *o, const clcone_context *ctx)
 {
-    if (!o) return;
-    if (o->model == CLCONE_MODEL_CCP) {
-        if (o->solver == CLCONE_SOLVER_DEFAULT) o->solver = CLCONE_SOLVER_ACGS;
-        if (o->tol == 0) o->tol = 1e-4;
-    }
-    clcone_options_resolve(o, ctx);
+    if (o) clc_contract_resolve_step(CLCONE_FORM_BIT(CLCONE_FORM_BODY), o, ctx);
 }
 
 clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clcone_sim_options *o, clcone_sim **out,
@@ -123,11 +113,12 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
     clcone_sim *s;
     clcone_status st;
     clcone_options so = o->solve;
+    const clc_contract_row *row;
     *out = NULL;
     clcone_sim_options_resolve(&so, ctx);
     so.soft_dt = w->dt;
     if ((st = clcone_world_validate(w, err))
-        || (st = so.model == CLCONE_MODEL_SAP ? clc_sap_check_options(&so, err) : clc_options_validate(&so, ctx, err)))
+        || (st = clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &so, ctx, &row, err)))
         return st;
     if (o->threads < 0 || o->threads > CLCONE_SIM_THREADS)
         return clc_fail(err, CLCONE_EINVAL, "simulation options: threads %d: 1 to %d (0: 1)", o->threads,

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from ._api import _RUN_STATUS, Device, _options
+from ._api import _RUN_STATUS, Device, _options, solvers
 from ._native import Cancel, Owner, call_cancellable, check, ffi, locked, new_error
 
 try:
@@ -67,6 +67,14 @@ class Stats:
     def converged(self) -> bool:
         """Whether every solve converged."""
         return bool((self.status == "converged").all())
+
+
+def _primal_form(contact: str, solver: Optional[str]) -> bool:
+    """Whether the solver table sends MuJoCo's problem under contact and
+    solver (None: the default) to its primal form on the reference, which
+    then is what no device means, as in `clcone mujoco`."""
+    return any("primal" in o.forms and o.model == contact and o.reference and not o.device
+               and (o.solver == solver or (solver is None and o.reference_default)) for o in solvers())
 
 
 def _device_spec(device: Union[None, str, int, Device], precision: Optional[str], ref_default: bool = False) -> tuple:
@@ -128,8 +136,7 @@ class Stepper(Owner):
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.model = model
-        # MuJoCo's Newton runs on the reference only, as in `clcone mujoco`
-        self._spec, self.precision = _device_spec(device, precision, contact == "soft" and solver in (None, "newton"))
+        self._spec, self.precision = _device_spec(device, precision, _primal_form(contact, solver))
         self._o = _options(contact, solver, tol, max_iter, check_every, max_seconds)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
