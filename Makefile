@@ -138,13 +138,13 @@ $(BUILD)/kernels_embedded.c: $(KERNEL_SRC) Makefile | $(BUILD)/obj
 	  echo '#include <stddef.h>'; \
 	  for f in $(KERNEL_SRC); do \
 	    n=$$(basename $$f | tr '.-' '__'); \
-	    echo "const char clcone_src_$$n[] ="; \
+	    echo "const char clc_src_$$n[] ="; \
 	    sed 's/\\/\\\\/g; s/"/\\"/g; s/^/"/; s/$$/\\n"/' $$f; \
 	    echo ';'; \
 	  done; \
-	  echo 'const struct clcone_kernel_file { const char *name; const char *source; } clcone_kernel_files[] = {'; \
+	  echo 'const struct clc_kernel_file { const char *name; const char *source; } clc_kernel_files[] = {'; \
 	  for f in $(KERNEL_SRC); do \
-	    echo "{\"$$(basename $$f)\", clcone_src_$$(basename $$f | tr '.-' '__')},"; \
+	    echo "{\"$$(basename $$f)\", clc_src_$$(basename $$f | tr '.-' '__')},"; \
 	  done; \
 	  echo '{NULL, NULL}};'; } > $@
 
@@ -567,7 +567,7 @@ $(BUILD)/clcone-mpi: $(CLI_MPI_OBJ) $(BUILD)/libclcone_mpi.a $(FULL_LIBS)
 # (tools/check-exports.sh): no private ABI between the libraries.
 .PHONY: check-exports
 EXPORT_LIBS = $(BUILD)/libclcone.so $(BUILD)/libclcone_output.so $(if $(HAVE_MPI),$(BUILD)/libclcone_mpi.so)
-check-exports: $(EXPORT_LIBS)
+check-exports: $(EXPORT_LIBS) $(EXPORT_LIBS:.so=.a)
 	sh tools/check-exports.sh $(EXPORT_LIBS)
 
 # `make install` installs the MPI part where Open MPI is installed.

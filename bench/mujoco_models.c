@@ -53,7 +53,7 @@ double mj_dense_ar_bytes(int ncon_est)
 
 static double sphere_radius(const clcone_body *bd) { return cbrt(3.0 / (4.0 * CONE_PI * bd->inv_mass)); }
 
-/* The pile of clcone_gen_pile: its moving spheres, and its container's
+/* The pile of clc_gen_pile: its moving spheres, and its container's
  * walls as planes at the pile's extent (the generator's walls touch the
  * outer spheres). */
 int write_spheres(const char *path, const clcone_scene *s, double mu, double dt, int ncon_est, int *nbodies)
@@ -70,7 +70,7 @@ int write_spheres(const char *path, const clcone_scene *s, double mu, double dt,
             hi[k] = fmax(hi[k], bd->x[k] + sphere_radius(bd));
         }
     }
-    mjcf_head(x, "clcone_sphere_pile", mu, dt, ncon_est);
+    mjcf_head(x, "clc_sphere_pile", mu, dt, ncon_est);
     fprintf(x, "    <geom name=\"wx0\" type=\"plane\" pos=\"%.17g 0 0\" zaxis=\"1 0 0\" size=\"100 100 1\"/>\n", lo[0]);
     fprintf(x, "    <geom name=\"wx1\" type=\"plane\" pos=\"%.17g 0 0\" zaxis=\"-1 0 0\" size=\"100 100 1\"/>\n", hi[0]);
     fprintf(x, "    <geom name=\"wy0\" type=\"plane\" pos=\"0 %.17g 0\" zaxis=\"0 1 0\" size=\"100 100 1\"/>\n", lo[1]);
@@ -108,7 +108,7 @@ int write_cubes(const char *path, int L, double mu, double dt, int ncon_est, int
     unsigned st = 1;
     FILE *x = fopen(path, "w");
     if (!x) return -1;
-    mjcf_head(x, "clcone_cube_pile", mu, dt, ncon_est);
+    mjcf_head(x, "clc_cube_pile", mu, dt, ncon_est);
     *nbodies = 0;
     for (int k = 0; k < L; ++k)
         for (int i = 0; i < L; ++i)
@@ -342,7 +342,7 @@ void mj_rows_from_body(int nc, const double *map, const double *r, double *f)
         }
 }
 
-int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err)
+int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clc_bproblem *p, clcone_error *err)
 {
     char errbuf[1000] = "";
     *d = NULL;
@@ -368,7 +368,7 @@ int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone
                  (*d)->warning[mjWARN_CNSTRFULL].number, (*d)->warning[mjWARN_BADQACC].number);
         return -1;
     }
-    return clcone_mujoco_bproblem(*m, *d, 0, path, p, err) ? -1 : 0;
+    return clc_mujoco_bproblem(*m, *d, 0, path, p, err) ? -1 : 0;
 }
 
 #endif

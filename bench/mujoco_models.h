@@ -7,7 +7,7 @@
 
 #include "core/blocks.h"
 
-/* The pile of clcone_gen_pile as free spheres on a floor inside planes;
+/* The pile of clc_gen_pile as free spheres on a floor inside planes;
  * 0 on success, *nbodies the bodies written. */
 int write_spheres(const char *path, const clcone_scene *s, double mu, double dt, int ncon_est, int *nbodies);
 /* L layers of L x L jittered unit cubes; 0 on success. */
@@ -27,8 +27,8 @@ int mj_body_form(const mjModel *m, const mjData *d, clcone_scene *s, double *R, 
 void mj_rows_from_body(int nc, const double *map, const double *r, double *f);
 /* The model at path after `steps` of MuJoCo's own mj_step (its solver,
  * warm-started), then mj_forward: d holds MuJoCo's problem at that state
- * and p its general-block form (clcone_mujoco_bproblem). 0, or -1 with
+ * and p its general-block form (clc_mujoco_bproblem). 0, or -1 with
  * err filled; the caller frees *m, *d (when set) and p. */
-int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clcone_bproblem *p, clcone_error *err);
+int mj_load_stepped(const char *path, int steps, mjModel **m, mjData **d, clc_bproblem *p, clcone_error *err);
 
 #endif

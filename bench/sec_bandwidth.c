@@ -69,18 +69,18 @@ static int triad_best(bench *b, FILE *f, clcone_context *c, int vec4, size_t n, 
         bench_fail(b, f, "triad: out of memory");
         return 0;
     }
-    if (clcone_build_source(c, TRIAD_SRC, "-cl-std=CL1.2", &prog, &err)) {
+    if (clc_build_source(c, TRIAD_SRC, "-cl-std=CL1.2", &prog, &err)) {
         bench_fail(b, f, "triad kernel build failed: %s", err.msg);
         goto out;
     }
     k = clCreateKernel(prog, name, &e);
     if (e != CL_SUCCESS) {
-        bench_fail(b, f, "clCreateKernel(%s): %s", name, clcone_cl_error_name(e));
+        bench_fail(b, f, "clCreateKernel(%s): %s", name, clc_cl_error_name(e));
         k = NULL;
         goto out;
     }
-    if (clcone_buf_alloc(c, n * sizeof(float), &A, &err) || clcone_buf_alloc(c, n * sizeof(float), &B, &err)
-        || clcone_buf_alloc(c, n * sizeof(float), &C, &err)) {
+    if (clc_buf_alloc(c, n * sizeof(float), &A, &err) || clc_buf_alloc(c, n * sizeof(float), &B, &err)
+        || clc_buf_alloc(c, n * sizeof(float), &C, &err)) {
         bench_fail(b, f, "triad buffers of %zu floats: %s", n, err.msg);
         goto out;
     }
@@ -101,13 +101,13 @@ static int triad_best(bench *b, FILE *f, clcone_context *c, int vec4, size_t n, 
         goto out;
     }
     /* one untimed launch: POCL compiles the kernel at its first launch */
-    if (clcone_run(c, k, (size_t)ni, 0, name, &err) || clFinish(c->queue)) {
+    if (clc_run(c, k, (size_t)ni, 0, name, &err) || clFinish(c->queue)) {
         bench_fail(b, f, "triad warm-up launch failed: %s", err.msg);
         goto out;
     }
     for (int r = 0; r < reps; ++r) {
         double t = bench_now();
-        if (clcone_run(c, k, (size_t)ni, 0, name, &err) || clFinish(c->queue)) {
+        if (clc_run(c, k, (size_t)ni, 0, name, &err) || clFinish(c->queue)) {
             bench_fail(b, f, "triad launch failed: %s", err.msg);
             goto out;
         }
@@ -135,9 +135,9 @@ static int triad_best(bench *b, FILE *f, clcone_context *c, int vec4, size_t n, 
     *median_gbs = gbs[reps / 2];
     ok = 1;
 out:
-    clcone_buf_free(c, &A);
-    clcone_buf_free(c, &B);
-    clcone_buf_free(c, &C);
+    clc_buf_free(c, &A);
+    clc_buf_free(c, &B);
+    clc_buf_free(c, &C);
     if (k) clReleaseKernel(k);
     if (prog) clReleaseProgram(prog);
     free(gbs);
@@ -186,7 +186,7 @@ void bench_section_bandwidth(bench *b, FILE *f)
         int L = b->quick ? 129 : 408, H = 2, M = b->quick ? 60 : 60, flag = 0;
         double per = 0, t100 = 0, bytes;
         long long E = 0, nbm = 0;
-        if (clcone_gen_grid(L, H, 0.5, 0.01, &s, &err)) {
+        if (clc_gen_grid(L, H, 0.5, 0.01, &s, &err)) {
             bench_fail(b, f, "grid %dx%dx%d: %s", L, L, H, err.msg);
             return;
         }
@@ -203,7 +203,7 @@ void bench_section_bandwidth(bench *b, FILE *f)
             b->bw_t100_ms = t100;
             b->bw_L = L;
             b->bw_flag = flag;
-            fprintf(f, "Measured on the grid scene %dx%dx%d (clcone_gen_grid, mu 0.5, dt 0.01): n = %d contacts, "
+            fprintf(f, "Measured on the grid scene %dx%dx%d (clc_gen_grid, mu 0.5, dt 0.01): n = %d contacts, "
                        "nb = %d bodies, E = %lld, nbm = %lld; float: %.1f MB per iteration (%.0f bytes per contact). "
                        "Time of one iteration = (T(100 + %d iterations) - T(100 iterations)) / %d, both runs "
                        "with no error check after the library's fixed first 100 (check_every = 2^30).\n\n",

@@ -17,10 +17,10 @@ static clcone_status make_small(int kind, clcone_problem *p, char *desc, size_t 
     clcone_status st;
     if (kind < 13) {
         snprintf(desc, len, "stack of %d boxes", 4 + kind);
-        st = clcone_gen_stack(4 + kind, 0.5, 0.01, &s, err);
+        st = clc_gen_stack(4 + kind, 0.5, 0.01, &s, err);
     } else {
         snprintf(desc, len, "pile of %d spheres", 6 + (kind - 13));
-        st = clcone_gen_pile(6 + (kind - 13), 0.5, 0.01, 0.1, (unsigned)kind, &s, err);
+        st = clc_gen_pile(6 + (kind - 13), 0.5, 0.01, 0.1, (unsigned)kind, &s, err);
     }
     if (st) return st;
     st = clcone_scene_to_local(&s, p, err);
@@ -77,8 +77,8 @@ static int batches_make_kinds(batches *S, int *cmin, int *cmax)
 static void batches_intro(const batches *S, int cmin, int cmax)
 {
     FILE *f = S->f;
-    fprintf(f, "Scenes: %d distinct small scenes, box stacks of 4..16 boxes (clcone_gen_stack) and piles of 6..20 "
-               "spheres (clcone_gen_pile), %d..%d contacts each, converted with clcone_scene_to_local; a batch of K "
+    fprintf(f, "Scenes: %d distinct small scenes, box stacks of 4..16 boxes (clc_gen_stack) and piles of 6..20 "
+               "spheres (clc_gen_pile), %d..%d contacts each, converted with clcone_scene_to_local; a batch of K "
                "takes scene i mod %d for i < K and is one clcone_batch_concat. Device %s, float, tol 1e-4; the "
                "reference in double. Every time is clcone_plan_solve on plans made untimed first (one per batch, "
                "one per distinct scene on each backend: upload, colouring and each kernel's first launch are "

@@ -24,7 +24,7 @@ typedef struct bcfg {
 /* One box pushed along theta; corners = 1: four corner contacts. */
 static clcone_status box_scene(int corners, double theta, double mu, clcone_scene *s, clcone_error *err)
 {
-    clcone_status st = clcone_gen_stack(1, mu, 0.01, s, err);
+    clcone_status st = clc_gen_stack(1, mu, 0.01, s, err);
     if (st) return st;
     if (!corners) {
         s->ncontacts = 1;

@@ -70,7 +70,7 @@ static const creep_run RUNS[] = {
 
 /* The rows of the goal: clcone's exact Coulomb (model 0 is coulomb, so
  * MuJoCo's rows are told by their solver). */
-static int clcone_coulomb(const creep_run *r) { return r->mj < 0 && r->model == CLCONE_MODEL_COULOMB; }
+static int clc_coulomb(const creep_run *r) { return r->mj < 0 && r->model == CLCONE_MODEL_COULOMB; }
 
 /* Steps m (a copy with run r's options) for settle + window steps; the
  * capsule's height is its free joint's z. 0, or -1 with msg. */
@@ -79,8 +79,8 @@ static int pinch_run(bench *b, const mjModel *m0, const creep_run *r, int settle
 {
     mjModel *m = mj_copyModel(NULL, m0);
     mjData *d = m ? mj_makeData(m) : NULL;
-    clcone_mujoco *ad = NULL;
-    clcone_mujoco_stats st;
+    clc_mujoco *ad = NULL;
+    clc_mujoco_stats st;
     clcone_error e;
     double z0, zs = 0, t0;
     int zadr, rc = -1;
@@ -104,7 +104,7 @@ static int pinch_run(bench *b, const mjModel *m0, const creep_run *r, int settle
         o.model = r->model;
         clcone_options_resolve(&o, ctx);
         out->clcone_solver = clcone_solver_name(o.solver);
-        if (clcone_mujoco_create(ctx, &o, PINCH_MODEL, &ad, &e)) {
+        if (clc_mujoco_create(ctx, &o, PINCH_MODEL, &ad, &e)) {
             snprintf(msg, len, "%.900s", e.msg);
             goto done;
         }
@@ -115,7 +115,7 @@ static int pinch_run(bench *b, const mjModel *m0, const creep_run *r, int settle
     for (int k = 0; k < settle + window; ++k) {
         if (k == settle) zs = d->qpos[zadr];
         if (!ad) mj_step(m, d);
-        else if (clcone_mujoco_step(ad, m, d, NULL, &st, &e)) {
+        else if (clc_mujoco_step(ad, m, d, NULL, &st, &e)) {
             snprintf(msg, len, "step %d: %.900s", k, e.msg);
             goto done;
         }
@@ -131,7 +131,7 @@ static int pinch_run(bench *b, const mjModel *m0, const creep_run *r, int settle
     }
     rc = 0;
 done:
-    clcone_mujoco_free(ad);
+    clc_mujoco_free(ad);
     if (d) mj_deleteData(d);
     if (m) mj_deleteModel(m);
     return rc;
@@ -172,10 +172,10 @@ void bench_section_creep(bench *b, FILE *f)
         }
         fprintf(f, "| %s%s%s%s | %s | %g | %s%.3g%s | %.3g | %.3g | %d | %.3f |\n", r->solver,
                 res.clcone_solver ? " (" : "", res.clcone_solver ? res.clcone_solver : "", res.clcone_solver ? ")" : "",
-                r->cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", r->impratio, clcone_coulomb(r) ? "**" : "",
-                res.rate_ums, clcone_coulomb(r) ? "**" : "", res.settle_mm, res.normal_n, res.ncon, res.step_ms);
+                r->cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", r->impratio, clc_coulomb(r) ? "**" : "",
+                res.rate_ums, clc_coulomb(r) ? "**" : "", res.settle_mm, res.normal_n, res.ncon, res.step_ms);
         /* a capsule out of the grip (no contact) has no slip rate to meet */
-        if (clcone_coulomb(r)) best[r->device] = res.ncon ? fabs(res.rate_ums) : INFINITY;
+        if (clc_coulomb(r)) best[r->device] = res.ncon ? fabs(res.rate_ums) : INFINITY;
     }
     fprintf(f, "\nThe goal, clcone coulomb below 0.1 um/s: %s on the reference, %s on the device.\n\n",
             best[0] < 0 ? "not measured" : best[0] < 0.1 ? "met" : "**not met**",

@@ -1,6 +1,6 @@
 /* Section 5: MuJoCo as a peer (built only with -DBENCH_MUJOCO, i.e. when
  * the Makefile found MuJoCo: the PyPI wheel in a venv under the build
- * folder, else Debian's libmujoco-dev). Piles of spheres (clcone_gen_pile)
+ * folder, else Debian's libmujoco-dev). Piles of spheres (clc_gen_pile)
  * and of cubes are written as MJCF (free bodies, unit density, condim 3,
  * elliptic cones) and MuJoCo's own constraint problem at that state is
  * taken as it is: its dual W = efc_AR = J M^-1 J' + R, q = efc_b =
@@ -13,7 +13,7 @@
  * further from the solution than CG's on these piles. The shared models
  * (Stonehenge, 100 humanoids) are stepped by MuJoCo to a state whose
  * whole problem, every row kind, clcone solves in the general-block form
- * (clcone_solve_blocks), measured the same way. */
+ * (clc_solve_blocks), measured the same way. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 #include "cone.h"
@@ -57,8 +57,8 @@ static const char *const sol_name[NSOL + 1] = {"PGS", "CG", "Newton", "Newton, t
 static const int sol_id[NSOL + 1] = {mjSOL_PGS, mjSOL_CG, mjSOL_NEWTON, mjSOL_NEWTON};
 
 typedef struct mj_scene {
-    int cubes; /* 0: spheres of clcone_gen_pile, 1: a lattice pile of cubes */
-    int n;     /* spheres asked of clcone_gen_pile, or cubes along an edge */
+    int cubes; /* 0: spheres of clc_gen_pile, 1: a lattice pile of cubes */
+    int n;     /* spheres asked of clc_gen_pile, or cubes along an edge */
     const char *file, *label; /* else a shared model, stepped MJ_STEPS by MuJoCo */
 } mj_scene;
 
@@ -86,7 +86,7 @@ static const ccfg cfgs[] = {
     {2, CLCONE_SOLVER_APGD, 1, 0}, {2, CLCONE_SOLVER_CGS, 1, 0},  {2, CLCONE_SOLVER_ACGS, 1, 0}};
 #define NCFG ((int)(sizeof cfgs / sizeof *cfgs))
 
-/* The shared models' general-block form: what clcone_solve_blocks runs. */
+/* The shared models' general-block form: what clc_solve_blocks runs. */
 static const ccfg gcfgs[] = {
     {0, CLCONE_SOLVER_APGD, 0, 1}, {0, CLCONE_SOLVER_PGS, 0, 1}, {1, CLCONE_SOLVER_APGD, 0, 1}, {2, CLCONE_SOLVER_APGD, 0, 1}};
 #define NGCFG ((int)(sizeof gcfgs / sizeof *gcfgs))
@@ -173,7 +173,7 @@ static int mj_islands(const mjData *d)
  * problem bp on ctx with o (no plan: each call sets itself up). */
 typedef struct cc_call {
     clcone_plan *plan;
-    const clcone_bproblem *bp;
+    const clc_bproblem *bp;
     clcone_context *ctx;
     const clcone_options *o;
     int m;
@@ -188,7 +188,7 @@ static int cc_once(void *arg)
     clcone_result res;
     memset(c->r, 0, sizeof(double) * (size_t)c->m);
     if (c->bp) {
-        if (clcone_solve_blocks(c->ctx, c->bp, c->o, c->r, &c->res, &c->err)) return -1;
+        if (clc_solve_blocks(c->ctx, c->bp, c->o, c->r, &c->res, &c->err)) return -1;
     } else {
         if (clcone_plan_solve(c->plan, c->r, &res, &c->err)) return -1;
         c->res = res.items[0];
@@ -249,7 +249,7 @@ typedef struct mj_run {
     char best_cfg[2][96];
     clcone_scene s, bs;
     clcone_problem p;
-    clcone_bproblem bp;
+    clc_bproblem bp;
     mjModel *m;
     mjData *d;
 } mj_run;
@@ -284,7 +284,7 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
         }
         snprintf(R->label, sizeof R->label, "%d cubes", R->nbodies);
     } else {
-        if (clcone_gen_pile(sc->n, mu, dt, 0.1, 1, &R->s, &err)) {
+        if (clc_gen_pile(sc->n, mu, dt, 0.1, 1, &R->s, &err)) {
             bench_fail(b, f, "pile of %d: %s", sc->n, err.msg);
             return -1;
         }
@@ -329,7 +329,7 @@ static int mj_load(mj_run *R, const mj_scene *sc, double mu, double dt)
  * on the piles' (W, q, mu), the general-block measure on a shared model's. */
 static double nat_err(const mj_run *R, const double *f)
 {
-    if (R->general) return clcone_bproblem_error(&R->bp, f, NULL);
+    if (R->general) return clc_bproblem_error(&R->bp, f, NULL);
     return clcone_error_of(&R->p, &(clcone_options){.model = CLCONE_MODEL_CCP}, f, 0, R->nc);
 }
 
@@ -585,7 +585,7 @@ out:
     free(R->baref);
     free(R->bmap);
     clcone_problem_free(&R->p);
-    clcone_bproblem_free(&R->bp);
+    clc_bproblem_free(&R->bp);
     clcone_scene_free(&R->s);
     clcone_scene_free(&R->bs);
     free(R);
@@ -605,8 +605,8 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "The shared models `stonehenge.xml` and `100_humanoids.xml` (`%s`, as they are: their own cones, "
                "condims, solref and options) are stepped %d steps by MuJoCo's own `mj_step` (its default solver, "
                "warm-started) and compared at that state on MuJoCo's whole problem in clcone's general-block form "
-               "(`clcone_mujoco_bproblem`: every row kind, rows in MuJoCo's order, W = J M^-1 J' + R formed by the "
-               "adapter, q = `efc_b`); its natural-map error is the general form's (`clcone_bproblem_error`).\n\n"
+               "(`clc_mujoco_bproblem`: every row kind, rows in MuJoCo's order, W = J M^-1 J' + R formed by the "
+               "adapter, q = `efc_b`); its natural-map error is the general form's (`clc_bproblem_error`).\n\n"
                "**The measure is force accuracy**: max |f - f_tight| / max |f_tight|, f_tight MuJoCo's Newton run "
                "to tolerance %g (at most %d iterations) on the same problem. The natural-map error (clcone's ccp "
                "error on that (W, q, mu)) is shown beside it: it flatters, since W + R is ill-conditioned where "
@@ -614,7 +614,7 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "solution.%s\n\n",
             mj_versionString(), mj_version(), BENCH_MUJOCO_FROM, 0.5, 0.01, MJ_MODELS, MJ_STEPS, TIGHT_TOL, TIGHT_ITERS,
             b->quick ? " Quick mode: the 4096-sphere pile and the configurations not marked quick are left out." : "");
-    fprintf(f, "| scene | bodies | clcone contacts (clcone_gen_pile) | MuJoCo contacts | rows nefc | W blocks (3x3; shared models: stored blocks) | "
+    fprintf(f, "| scene | bodies | clcone contacts (clc_gen_pile) | MuJoCo contacts | rows nefc | W blocks (3x3; shared models: stored blocks) | "
                "islands | MJCF |\n|---|---|---|---|---|---|---|---|\n%s\n(Shared models: MuJoCo's bodies but the world, its contacts, "
                "and the general form's stored blocks of W, a block a contact, limit, friction-loss row or "
                "equality.)\n\n",
@@ -645,7 +645,7 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "qacc_smooth) and contacts, the soft model with MuJoCo's R = `efc_R` and a_ref = `efc_aref`: the "
                "device applies W = J M^-1 J' + R matrix-free, the reference assembles it; the reactions, in "
                "clcone's own tangents, are rotated back to MuJoCo's rows before they are measured. General form "
-               "(the shared models): `clcone_solve_blocks`, apgd on the reference and the device, pgs on the "
+               "(the shared models): `clc_solve_blocks`, apgd on the reference and the device, pgs on the "
                "reference; it has no plan, so each timed solve includes its set-up (validation, scaling, the "
                "Lipschitz estimate, upload), and the best of three solves stopped after 1 iteration is shown "
                "beside it as that set-up's cost. Ratio: clcone time / CG's time.\n\n",

@@ -170,7 +170,7 @@ static void sico_run(const char *path, const peer_solver *s, int n3, int guard, 
 }
 
 /* One clcone solve: a plan made untimed, its solve timed, as section 4. */
-static void clcone_run(const clcone_problem *p, const peer_solver *s, int guard, double *r, peer_run *out)
+static void clc_run(const clcone_problem *p, const peer_solver *s, int guard, double *r, peer_run *out)
 {
     clcone_plan *plan;
     clcone_result res;
@@ -268,7 +268,7 @@ static void peer_file(const char *path, const clcone_problem *p, const peer_solv
     for (int k = 0; k < ns; ++k) {
         memset(&runs[k], 0, sizeof runs[k]);
         if (s[k].siconos_id >= 0) sico_run(path, &s[k], 3 * p->n, guard, logfd, r, &runs[k]);
-        else clcone_run(p, &s[k], guard, r, &runs[k]);
+        else clc_run(p, &s[k], guard, r, &runs[k]);
         if (runs[k].ran) runs[k].error = clcone_error_coulomb(p, r, 0, p->n, NULL);
     }
     free(r);

@@ -39,12 +39,12 @@ static clcone_status make_scene(int pile, int target, clcone_scene *s, char *des
 {
     if (pile) {
         int n = target / 3;
-        snprintf(desc, len, "pile of %d spheres (clcone_gen_pile, spread 0.1, seed 1)", n);
-        return clcone_gen_pile(n, 0.5, 0.01, 0.1, 1, s, err);
+        snprintf(desc, len, "pile of %d spheres (clc_gen_pile, spread 0.1, seed 1)", n);
+        return clc_gen_pile(n, 0.5, 0.01, 0.1, 1, s, err);
     } else {
         int L = (int)lround(sqrt((double)target / 6.0));
-        snprintf(desc, len, "grid %dx%dx2 (clcone_gen_grid)", L, L);
-        return clcone_gen_grid(L, 2, 0.5, 0.01, s, err);
+        snprintf(desc, len, "grid %dx%dx2 (clc_gen_grid)", L, L);
+        return clc_gen_grid(L, 2, 0.5, 0.01, s, err);
     }
 }
 
@@ -66,7 +66,7 @@ static void bench_pile_methods(bench *b, FILE *f)
     double cap = b->quick ? 5.0 : 20.0;
     char buf[64];
     fprintf(f, "### Time to 1e-4 on piles, by method\n\n"
-               "Piles of spheres (`clcone_gen_pile`, spread 0.1, seed 1), model ccp, cold start (r = 0), tol 1e-4, "
+               "Piles of spheres (`clc_gen_pile`, spread 0.1, seed 1), model ccp, cold start (r = 0), tol 1e-4, "
                "error checked every iteration up to 100 and every 10 after, cap %.0f s per run; plan set-up "
                "and kernel compilation untimed (a 1-iteration run first). acgs = coloured Gauss-Seidel with "
                "Nesterov momentum, gradient and function restarts (kernels/local_solve.h). A method that hit "
@@ -76,7 +76,7 @@ static void bench_pile_methods(bench *b, FILE *f)
     for (int si = 0; si < nsizes; ++si) {
         clcone_scene s;
         clcone_error err;
-        if (clcone_gen_pile(spheres[si], 0.5, 0.01, 0.1, 1, &s, &err)) {
+        if (clc_gen_pile(spheres[si], 0.5, 0.01, 0.1, 1, &s, &err)) {
             bench_fail(b, f, "pile of %d spheres: %s", spheres[si], err.msg);
             continue;
         }

@@ -1,6 +1,6 @@
 /* needs: cone.h local_solve.h schedule.h contact.h */
 /* Accelerated coloured Gauss-Seidel, multi-launch (the method:
- * cone_acgs_* in local_solve.h; the reference: clcone_ref_acgs in
+ * cone_acgs_* in local_solve.h; the reference: clc_ref_acgs in
  * host/ref/acgs.c; one work-group per problem: group_solve.cl). Between
  * iterations r holds x_k and y the extrapolated point; an iteration
  * copies y into the sweep's working vector, sweeps it with cgs_local or

@@ -1,7 +1,7 @@
 /* needs: cone.h schedule.h block_sets.h */
 /* APGD on the general-block problem's scaled problem (core/blocks.h), as
  * the reference runs it (ref/blocks_ref.c), over a batch of problems
- * concatenated block-diagonally (clcone_bproblem_concat), each with its
+ * concatenated block-diagonally (clc_bproblem_concat), each with its
  * own step and momentum (prob[b] is block b's problem; state holds each
  * problem's t and t_next); the blocks of the problems that have stopped
  * (active 0) are left as they are. An iteration is a momentum (a

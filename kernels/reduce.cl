@@ -5,7 +5,7 @@
  * by whichever lane owns it, then a fixed tree combines the stripes. So
  * the result depends only on the data, never on scheduling (no atomics)
  * nor on the work-group size: a device whose kernels take fewer than
- * REDUCE_WG lanes (clcone_kernel_lanes) gives the same bits. */
+ * REDUCE_WG lanes (clc_kernel_lanes) gives the same bits. */
 #define REDUCE_WG CONE_REDUCE_WG
 
 __kernel void reduce_rows(int nprob, __global const int *prob_off, int K,

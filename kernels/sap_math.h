@@ -7,13 +7,13 @@
  *
  * The model. Unknowns are the body velocities v; the cost is
  *   l(v) = 1/2 ||v - v*||_M^2 + sum_c 1/2 ||gamma_c||_{R_c}^2,
- *   gamma_c = P_F^R(y_c),  y_c = -R_c^-1 u_c,  u_c = J_c v,
+ *   gamma_c = P_F^R(y_c),  y_c = -R_c^-1 u_c,  u_c = J_c v - v_hat_c,
  * where P_F^R is the projection onto the friction cone
  * F = { g : ||g_t|| <= mu g_n } in the norm ||x||_R^2 = x' R x with
- * R = diag(Rn, Rt, Rt) (contact frame, normal first). The "free" contact
- * velocity of the paper, v_hat, is 0 here: like every other clcone model the
- * problem is velocity-level with u_n >= 0 the rigid constraint (no gap or
- * restitution term). Then
+ * R = diag(Rn, Rt, Rt) (contact frame, normal first). v_hat_c, the
+ * paper's free contact velocity (normal part -gap / (dt + tau_d), as in
+ * Drake), is a constant the set-up folds into u_c (host/core/sap.c), so
+ * these functions see u_c alone. Then
  *   grad l  = M (v - v*) - J' gamma,
  *   Hess l  = M + J' G J,   G = -d gamma / d u  (symmetric PSD 3x3),
  * and at the minimum M (v - v*) = J' gamma: gamma are the contact impulses.
@@ -23,7 +23,8 @@
  *   Rn = beta^2 / (4 pi^2) w_c,  Rt = SAP_SIGMA w_c,
  * so the normal compliance is a fixed fraction of the contact's own
  * inverse mass: beta (default 1) sets how stiff, and the time step cancels
- * out of the rigid limit. */
+ * out of the rigid limit. The set-up raises Rn to Drake's compliant floor
+ * 1 / (dt k (dt + tau_d)) when a stiffness k is given. */
 #ifndef CLCONE_SAP_MATH_H
 #define CLCONE_SAP_MATH_H
 

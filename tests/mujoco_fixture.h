@@ -1,12 +1,57 @@
 /* A MuJoCo model from MJCF text for the MuJoCo suites (tests/test_mujoco*.c):
  * written to a temporary file, loaded, its data made (at keyframe key,
  * or the model's state for key < 0), and a copy whose solver is MuJoCo's
- * Newton to tolerance 1e-10 for comparisons. */
+ * Newton to tolerance 1e-10 for comparisons; and the models more than one
+ * MuJoCo suite steps. */
 #ifndef CLCONE_TESTS_MUJOCO_FIXTURE_H
 #define CLCONE_TESTS_MUJOCO_FIXTURE_H
 
 #include <mujoco/mujoco.h>
 #include "testutil.h"
+
+/* Every row kind of MuJoCo's in one model: an arm on a hinge with
+ * friction loss (a box row) and a limit it swings into, a ball held to
+ * its tip by a connect equality (3 free rows), and on a floor spheres and
+ * a box with contacts of condim 1, 3 (two friction coefficients, by an
+ * explicit pair), 4 and 6; CONE_MARK is the cone, elliptic or pyramidal
+ * (2 (condim - 1) rows f >= 0: up to 10 for condim 6). */
+#define ALL_KINDS_XML(CONE_MARK)                                                                                      \
+    "<mujoco model=\"clc_all_kinds\">\n"                                                                            \
+    "  <option timestep=\"0.005\" cone=\"" CONE_MARK "\" impratio=\"2\"/>\n"                                         \
+    "  <worldbody>\n"                                                                                                  \
+    "    <geom name=\"floor\" type=\"plane\" size=\"5 5 0.1\" condim=\"1\" friction=\"0.5 0.005 0.0001\"/>\n"          \
+    "    <body name=\"arm\" pos=\"0 0 1\"><joint type=\"hinge\" axis=\"0 1 0\" limited=\"true\" range=\"-20 20\"\n"   \
+    "        frictionloss=\"0.05\"/>\n"                                                                                \
+    "      <geom type=\"capsule\" fromto=\"0 0 0 0.5 0 0\" size=\"0.05\" contype=\"0\" conaffinity=\"0\"/></body>\n"  \
+    "    <body name=\"ball\" pos=\"0.5 0 1\"><freejoint/>\n"                                                           \
+    "      <geom type=\"sphere\" size=\"0.05\" contype=\"0\" conaffinity=\"0\"/></body>\n"                             \
+    "    <body pos=\"1 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" condim=\"1\"/></body>\n"                \
+    "    <body pos=\"1.5 0 0.1\"><freejoint/><geom name=\"s3\" type=\"sphere\" size=\"0.1\" condim=\"3\"/></body>\n"  \
+    "    <body pos=\"2 0 0.1\"><freejoint/><geom type=\"box\" size=\"0.1 0.1 0.1\" condim=\"4\"\n"                    \
+    "        friction=\"0.6 0.02 0.0001\"/></body>\n"                                                                  \
+    "    <body pos=\"2.5 0 0.1\"><freejoint/><geom type=\"sphere\" size=\"0.1\" condim=\"6\"\n"                       \
+    "        friction=\"0.7 0.01 0.002\"/></body>\n"                                                                   \
+    "  </worldbody>\n"                                                                                                 \
+    "  <contact><pair geom1=\"floor\" geom2=\"s3\" condim=\"3\" friction=\"0.8 0.4 0.005 0.0001 0.0001\"/></contact>\n" \
+    "  <equality><connect body1=\"ball\" body2=\"arm\" anchor=\"0 0 0\"/></equality>\n"                             \
+    "  <keyframe><key qvel=\"0  0 0 0 0 0 0  0 0 0 0 0 0  1 0 0 0 0 0  0 1 0 0 0 0  0 0 0 0 0 1\"/></keyframe>\n"     \
+    "</mujoco>\n"
+
+/* A sphere on a hinge about the contact normal, spinning, beside a free
+ * sphere: the hinged sphere's contact rows have zero Jacobian rows (it
+ * cannot move along the normal or the tangents), so A = J M^-1 J' has a
+ * zero diagonal there; with MuJoCo's R > 0 the soft problem is well
+ * posed, and MuJoCo steps it. CONE_MARK: elliptic or pyramidal. */
+#define HINGE_SPHERE_XML(CONE_MARK)                                                                                    \
+    "<mujoco model=\"clc_hinge_sphere\">\n"                                                                         \
+    "  <option cone=\"" CONE_MARK "\"/>\n"                                                                            \
+    "  <worldbody>\n"                                                                                                  \
+    "    <geom type=\"plane\" size=\"5 5 1\"/>\n"                                                                      \
+    "    <body pos=\"0 0 0.099\"><joint type=\"hinge\" axis=\"0 0 1\"/><geom type=\"sphere\" size=\"0.1\"/></body>\n" \
+    "    <body pos=\"0.5 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"                         \
+    "  </worldbody>\n"                                                                                                 \
+    "  <keyframe><key qvel=\"3  0.2 0 0 0 0 0\"/></keyframe>\n"                                                     \
+    "</mujoco>\n"
 
 typedef struct mj_fixture {
     char path[64];

@@ -121,17 +121,17 @@ static clcone_status c_scene_to_local(fixture *f, int nul, clcone_error *e)
 static clcone_status c_gen_stack(fixture *f, int nul, clcone_error *e)
 {
     (void)f;
-    return clcone_gen_stack(1, 0.5, 0.01, ARG(1, (clcone_scene *)NULL), e);
+    return clc_gen_stack(1, 0.5, 0.01, ARG(1, (clcone_scene *)NULL), e);
 }
 static clcone_status c_gen_pile(fixture *f, int nul, clcone_error *e)
 {
     (void)f;
-    return clcone_gen_pile(5, 0.5, 0.01, 0.1, 1, ARG(1, (clcone_scene *)NULL), e);
+    return clc_gen_pile(5, 0.5, 0.01, 0.1, 1, ARG(1, (clcone_scene *)NULL), e);
 }
 static clcone_status c_gen_grid(fixture *f, int nul, clcone_error *e)
 {
     (void)f;
-    return clcone_gen_grid(2, 2, 0.5, 0.01, ARG(1, (clcone_scene *)NULL), e);
+    return clc_gen_grid(2, 2, 0.5, 0.01, ARG(1, (clcone_scene *)NULL), e);
 }
 static clcone_status c_sim_create(fixture *f, int nul, clcone_error *e)
 {
@@ -270,9 +270,9 @@ static const struct {
     {"clcone_batch_extract", 2, c_batch_extract},
     {"clcone_scene_validate", 1, c_scene_validate},
     {"clcone_scene_to_local", 2, c_scene_to_local},
-    {"clcone_gen_stack", 1, c_gen_stack},
-    {"clcone_gen_pile", 1, c_gen_pile},
-    {"clcone_gen_grid", 1, c_gen_grid},
+    {"clc_gen_stack", 1, c_gen_stack},
+    {"clc_gen_pile", 1, c_gen_pile},
+    {"clc_gen_grid", 1, c_gen_grid},
     {"clcone_sim_create", 3, c_sim_create},
     {"clcone_sim_step", 2, c_sim_step},
     {"clcone_parse_model", 2, c_parse_model},
@@ -307,7 +307,7 @@ static void fixture_make(fixture *f)
     memset(f, 0, sizeof *f);
     f->q[0] = -1;
     ck_assert(clcone_problem_from_dense(&f->p, 1, W, f->q, mu, &e) == CLCONE_OK);
-    ck_assert(clcone_gen_stack(1, 0.5, 0.01, &f->s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(1, 0.5, 0.01, &f->s, &e) == CLCONE_OK);
     clcone_gen_params_default(&f->gp);
     f->gp.n = 1;
     ck_assert_msg(clcone_world_generate("stack", &f->gp, &f->w, &e) == CLCONE_OK, "%s", e.msg);
@@ -370,7 +370,7 @@ START_TEST(api_null_without_status_is_harmless)
     clcone_scene_apply_impulses(NULL, NULL, u);
     clcone_contact_frame(NULL, frame);
     clcone_world_update_inertia(NULL);
-    clcone_offers_describe(CLCONE_MODEL_CCP, 0, NULL, 10);
+    clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), CLCONE_MODEL_CCP, 0, NULL, 10);
     ck_assert(isnan(clcone_error_coulomb(NULL, NULL, 0, 0, NULL)));
     ck_assert(isnan(clcone_error_of(NULL, NULL, NULL, 0, 0)));
     ck_assert(isnan(clcone_world_kinetic_energy(NULL, NULL)));

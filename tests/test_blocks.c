@@ -20,13 +20,13 @@
 
 /* A problem of nb blocks (kinds, sizes, bounds per row) with a dense W
  * (m x m, row-major): a block pair is stored when it holds a non-zero. */
-static void make(clcone_bproblem *p, int nb, const int *kind, const int *rows, const double *bound, const double *W,
+static void make(clc_bproblem *p, int nb, const int *kind, const int *rows, const double *bound, const double *W,
                  const double *q)
 {
     clcone_error e;
     int m = 0, nnzb = 0;
     for (int b = 0; b < nb; ++b) m += rows[b];
-    ck_assert_int_eq(clcone_bproblem_alloc(p, nb, m, nb * nb, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_bproblem_alloc(p, nb, m, nb * nb, &e), CLCONE_OK);
     for (int b = 0; b < nb; ++b) {
         p->off[b + 1] = p->off[b] + rows[b];
         p->kind[b] = kind[b];
@@ -43,19 +43,19 @@ static void make(clcone_bproblem *p, int nb, const int *kind, const int *rows, c
         }
     }
     p->row_ptr[nb] = p->nnzb = nnzb;
-    ck_assert_int_eq(clcone_bproblem_layout(p, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_bproblem_layout(p, &e), CLCONE_OK);
     for (int b = 0; b < nb; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
             int c = p->col[k], nc = rows[c];
             for (int x = 0; x < rows[b]; ++x)
                 for (int y = 0; y < nc; ++y) p->val[p->val_off[k] + x * nc + y] = W[(p->off[b] + x) * m + p->off[c] + y];
         }
-    ck_assert_msg(clcone_bproblem_validate(p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_bproblem_validate(p, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 /* Solves p on ctx with solver to tol and checks f against want (|.| <=
  * close, relative to max |want|). */
-static void solves_to(clcone_context *ctx, const clcone_bproblem *p, clcone_solver solver, double tol,
+static void solves_to(clcone_context *ctx, const clc_bproblem *p, clcone_solver solver, double tol,
                       const double *want, double close)
 {
     clcone_options o;
@@ -65,7 +65,7 @@ static void solves_to(clcone_context *ctx, const clcone_bproblem *p, clcone_solv
     clcone_options_default(&o);
     o.solver = solver;
     o.tol = tol;
-    ck_assert_msg(clcone_solve_blocks(ctx, p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_solve_blocks(ctx, p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(r.status == CLCONE_CONVERGED, "%s: %s", clcone_solver_name(solver), r.reason);
     for (int i = 0; i < p->m; ++i) scale = fmax(scale, fabs(want[i]));
     for (int i = 0; i < p->m; ++i)
@@ -75,7 +75,7 @@ static void solves_to(clcone_context *ctx, const clcone_bproblem *p, clcone_solv
 }
 
 /* Every backend and solver on one hand-checked case. */
-static void all_backends(const clcone_bproblem *p, const double *want)
+static void all_backends(const clc_bproblem *p, const double *want)
 {
     clcone_context *cd = test_context(CLCONE_DOUBLE), *cf = test_context(CLCONE_FLOAT);
     solves_to(NULL, p, CLCONE_SOLVER_PGS, 1e-12, want, 1e-9);
@@ -90,10 +90,10 @@ static void all_backends(const clcone_bproblem *p, const double *want)
 static void hand_case(int nb, const int *kind, const int *rows, const double *bound, const double *W, const double *q,
                       const double *want)
 {
-    clcone_bproblem p;
+    clc_bproblem p;
     make(&p, nb, kind, rows, bound, W, q);
     all_backends(&p, want);
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
 }
 
 /* Free rows (MuJoCo's equality): the linear solve W f = -q. W = [2 1; 1 2],
@@ -175,7 +175,7 @@ enum { COUPLED_M = 7 };
 
 /* All four kinds coupled through a dense W = B B' + d I (symmetric
  * positive definite), B's entries sin(phase + i + 3k); q scaled by qs. */
-static void coupled(clcone_bproblem *p, double phase, double d, double qs)
+static void coupled(clc_bproblem *p, double phase, double d, double qs)
 {
     enum { M = COUPLED_M };
     const int kind[] = {BLK_FREE, BLK_BOX, BLK_NONNEG, BLK_CONE}, rows[] = {2, 1, 1, 3};
@@ -197,7 +197,7 @@ static void coupled(clcone_bproblem *p, double phase, double d, double qs)
 START_TEST(coupled_kinds_agree)
 {
     enum { M = COUPLED_M };
-    clcone_bproblem p;
+    clc_bproblem p;
     double f[M];
     clcone_options o;
     clcone_prob_result r;
@@ -207,9 +207,9 @@ START_TEST(coupled_kinds_agree)
     o.tol = 1e-12;
     memset(f, 0, sizeof f);
     o.solver = CLCONE_SOLVER_PGS;
-    ck_assert_int_eq(clcone_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_OK);
     ck_assert_int_eq(r.status, CLCONE_CONVERGED);
-    ck_assert_double_le(clcone_bproblem_error(&p, f, NULL), 1e-12);
+    ck_assert_double_le(clc_bproblem_error(&p, f, NULL), 1e-12);
     ck_assert_double_le(fabs(f[2]), 0.3 * (1 + 1e-12));
     ck_assert_double_ge(f[3], 0);
     ck_assert_double_ge(f[4] * f[4], (f[5] / 0.4) * (f[5] / 0.4) + (f[6] / 0.6) * (f[6] / 0.6) - 1e-12);
@@ -221,7 +221,7 @@ START_TEST(coupled_kinds_agree)
         solves_to(cd, &p, CLCONE_SOLVER_APGD, 1e-12, want, 1e-9);
         clcone_context_free(cd);
     }
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
 }
 END_TEST
 
@@ -234,8 +234,8 @@ START_TEST(batch_equals_each_alone)
 {
     enum { K = 4, M = COUPLED_M };
     clcone_context *ctx = _i ? test_context(_i == 1 ? CLCONE_DOUBLE : CLCONE_FLOAT) : NULL;
-    clcone_bproblem p[K];
-    const clcone_bproblem *pp[K];
+    clc_bproblem p[K];
+    const clc_bproblem *pp[K];
     const int kind[] = {BLK_BOX}, rows[] = {3};
     const double W3[] = {2, 0, 0, 0, 2, 0, 0, 0, 2}, q3[] = {-10, 10, -1}, b3[] = {1, 1, 1};
     double alone[K][M], batch[K][M], *fb[K];
@@ -256,13 +256,13 @@ START_TEST(batch_equals_each_alone)
             pp[k] = &p[k];
             fb[k] = batch[k];
             for (int i = 0; i < M; ++i) alone[k][i] = batch[k][i] = k == 3 ? 0.1 * i : 0;
-            ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone[k], &ra[k], &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clc_solve_blocks(ctx, &p[k], &o, alone[k], &ra[k], &e) == CLCONE_OK, "%s", e.msg);
         }
         /* the host's work a problem on 1, 2 and 3 threads: the same bits */
         for (int threads = 1; threads <= 3; ++threads) {
             for (int k = 0; k < K; ++k)
                 for (int i = 0; i < M; ++i) batch[k][i] = k == 3 ? 0.1 * i : 0;
-            ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e) == CLCONE_OK, "%s",
+            ck_assert_msg(clc_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e) == CLCONE_OK, "%s",
                           e.msg);
             for (int k = 0; k < K; ++k) {
                 ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
@@ -276,21 +276,21 @@ START_TEST(batch_equals_each_alone)
         ck_assert_int_ne(ra[1].iters, ra[2].iters);
     }
     p[2].q[1] = NAN;
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
     ck_assert_int_eq(failed, 2);
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, NULL, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, NULL, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "problem 2: ") && strstr(e.msg, "row 1"), "%s", e.msg);
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, 0, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
-    ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, 0, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(ctx, 0, pp, &o, 1, fb, rb, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(ctx, K, pp, &o, 0, fb, rb, &failed, &e), CLCONE_EINVAL);
     /* on 2 or 3 threads problems 2 and 3 fail on different threads (on 3
      * the thread of 0 and 3 meets 3 first): the lowest is named, as on 1 */
     p[3].q[0] = NAN;
     for (int threads = 1; threads <= 3; ++threads) {
-        ck_assert_int_eq(clcone_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e), CLCONE_EINVAL);
+        ck_assert_int_eq(clc_solve_blocks_batch(ctx, K, pp, &o, threads, fb, rb, &failed, &e), CLCONE_EINVAL);
         ck_assert_int_eq(failed, 2);
         ck_assert_msg(strstr(e.msg, "row 1"), "%s", e.msg);
     }
-    for (int k = 0; k < K; ++k) clcone_bproblem_free(&p[k]);
+    for (int k = 0; k < K; ++k) clc_bproblem_free(&p[k]);
     if (ctx) clcone_context_free(ctx);
 }
 END_TEST
@@ -305,8 +305,8 @@ START_TEST(batch_kernel_equals_launches)
 {
     clcone_context *ctx = test_context(_i & 1 ? CLCONE_FLOAT : CLCONE_DOUBLE);
     int K = 2 * clcone_context_device(ctx)->compute_units, failed;
-    clcone_bproblem *p;
-    const clcone_bproblem **pp;
+    clc_bproblem *p;
+    const clc_bproblem **pp;
     double *alone, *batch, **fb;
     clcone_prob_result *ra, *rb;
     clcone_options o;
@@ -327,15 +327,15 @@ START_TEST(batch_kernel_equals_launches)
         coupled(&p[k], 0.7 * k, 0.02 + 0.01 * (k % 5), 1 + 0.25 * k);
         pp[k] = &p[k];
         fb[k] = batch + k * COUPLED_M;
-        ck_assert_msg(clcone_solve_blocks(ctx, &p[k], &o, alone + k * COUPLED_M, &ra[k], &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clc_solve_blocks(ctx, &p[k], &o, alone + k * COUPLED_M, &ra[k], &e) == CLCONE_OK, "%s", e.msg);
     }
-    ck_assert_msg(clcone_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_solve_blocks_batch(ctx, K, pp, &o, 1, fb, rb, &failed, &e) == CLCONE_OK, "%s", e.msg);
     for (int k = 0; k < K; ++k) {
         ck_assert_int_eq(rb[k].status, CLCONE_CONVERGED);
         ck_assert_int_eq(rb[k].iters, ra[k].iters);
         ck_assert_mem_eq(&rb[k].error, &ra[k].error, sizeof ra[k].error);
         ck_assert_mem_eq(batch + k * COUPLED_M, alone + k * COUPLED_M, sizeof *alone * COUPLED_M);
-        clcone_bproblem_free(&p[k]);
+        clc_bproblem_free(&p[k]);
     }
     free(p);
     free(pp);
@@ -359,7 +359,7 @@ START_TEST(lipschitz_bounds_the_top_eigenvalue)
     static double W[M * M], B[N * N], V[N * N];
     int kind[P], rows[P];
     double bound[M] = {0}, q[M] = {0}, x[N], y[N], lam = 0;
-    clcone_bproblem p;
+    clc_bproblem p;
     unsigned seed = 7;
     for (int b = 0; b < P; ++b) {
         kind[b] = BLK_BOX;
@@ -369,9 +369,9 @@ START_TEST(lipschitz_bounds_the_top_eigenvalue)
         bound[2 * b] = bound[2 * b + 1] = 1;
     }
     make(&p, P, kind, rows, bound, W, q);
-    ck_assert_double_ge(clcone_bproblem_lipschitz(&p), 3 - 1e-12);
-    ck_assert_double_le(clcone_bproblem_lipschitz(&p), 3.15 + 1e-12);
-    clcone_bproblem_free(&p);
+    ck_assert_double_ge(clc_bproblem_lipschitz(&p), 3 - 1e-12);
+    ck_assert_double_le(clc_bproblem_lipschitz(&p), 3.15 + 1e-12);
+    clc_bproblem_free(&p);
     for (int i = 0; i < N * N; ++i) {
         seed = seed * 1103515245u + 12345u;
         B[i] = (double)(seed >> 8) / 16777216.0 - 0.5;
@@ -398,9 +398,9 @@ START_TEST(lipschitz_bounds_the_top_eigenvalue)
         rows[b] = N / 3; /* blocks of at most BLK_MAX_ROWS */
     }
     make(&p, 3, kind, rows, q, V, q);
-    ck_assert_double_ge(clcone_bproblem_lipschitz(&p), lam * (1 - 1e-9));
-    ck_assert_double_le(clcone_bproblem_lipschitz(&p), lam * 1.05 * (1 + 1e-9));
-    clcone_bproblem_free(&p);
+    ck_assert_double_ge(clc_bproblem_lipschitz(&p), lam * (1 - 1e-9));
+    ck_assert_double_le(clc_bproblem_lipschitz(&p), lam * 1.05 * (1 + 1e-9));
+    clc_bproblem_free(&p);
 }
 END_TEST
 
@@ -410,7 +410,7 @@ END_TEST
 START_TEST(checks_every_k_from_the_start)
 {
     clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
-    clcone_bproblem p;
+    clc_bproblem p;
     clcone_options o;
     clcone_history h = {0};
     clcone_prob_result r;
@@ -421,14 +421,14 @@ START_TEST(checks_every_k_from_the_start)
     o.tol = 1e-10;
     o.check_every = 7;
     o.history = &h;
-    ck_assert_msg(clcone_solve_blocks(ctx, &p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_solve_blocks(ctx, &p, &o, f, &r, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(r.status, CLCONE_CONVERGED);
     ck_assert_int_gt(r.iters, 14);
     ck_assert_int_eq(r.iters % 7, 0);
     ck_assert_int_eq(h.count, 1 + r.iters / 7);
     for (int i = 0; i < h.count; ++i) ck_assert_int_eq(h.points[i].iter, i ? 7 * i : 1);
     clcone_history_free(&h);
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
     if (ctx) clcone_context_free(ctx);
 }
 END_TEST
@@ -436,7 +436,7 @@ END_TEST
 /* Bad problems are errors naming the row or block, never a solve. */
 START_TEST(bad_problems_named)
 {
-    clcone_bproblem p;
+    clc_bproblem p;
     const int kind[] = {BLK_BOX, BLK_CONE}, rows[] = {1, 3};
     const double W[16] = {2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, q[] = {1, 2, 3, 4}, bound[] = {1, 1, 0.5, 0.5};
     clcone_error e;
@@ -446,29 +446,29 @@ START_TEST(bad_problems_named)
     clcone_options_default(&o);
     make(&p, 2, kind, rows, bound, W, q);
     p.q[2] = NAN;
-    ck_assert_int_eq(clcone_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks(NULL, &p, &o, f, &r, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 2 (block 1)") && strstr(e.msg, "q is nan"), "%s", e.msg);
     p.q[2] = 3;
     p.kind[1] = 7;
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "block 1 (row 1): kind 7"), "%s", e.msg);
     p.kind[1] = BLK_CONE;
     p.bound[0] = -1;
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 0 (block 0, box): bound -1"), "%s", e.msg);
     p.bound[0] = 1;
     p.bound[3] = 0;
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 3 (block 1, cone): friction 0"), "%s", e.msg);
     p.bound[3] = 0.5;
     p.val[p.val_off[1] + 1] = 0.25; /* (1, 2) without its transpose */
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "W (row 1, column 2)") && strstr(e.msg, "not symmetric"), "%s", e.msg);
     p.val[p.val_off[1] + 1] = 0;
     p.off[1] = 0; /* a block of 0 rows, then one of 4 (a cone needs 2 to 10) */
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "block 0 (row 0): 0 rows; a box block has 1 to 10"), "%s", e.msg);
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
 }
 END_TEST
 
@@ -480,11 +480,11 @@ END_TEST
  * names its problem and that problem's own row, not the batch's. */
 START_TEST(scaling_and_definiteness_checked)
 {
-    clcone_bproblem p, two, big;
+    clc_bproblem p, two, big;
     const int kind[] = {BLK_BOX, BLK_CONE}, rows[] = {1, 3}, free2[] = {BLK_FREE, BLK_FREE}, ones[] = {1, 1};
     const double W[16] = {2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1}, q[] = {1, 2, 3, 4}, bound[] = {1, 1, 0.5, 0.5};
     const double W2[4] = {1, 0.5, 0.5, 1}, q2[] = {1, -1}, b2[] = {0, 0};
-    const clcone_bproblem *batch[2];
+    const clc_bproblem *batch[2];
     clcone_context *cf = test_context(CLCONE_FLOAT);
     clcone_options o;
     clcone_prob_result res[2];
@@ -493,23 +493,23 @@ START_TEST(scaling_and_definiteness_checked)
     int failed = -2;
     make(&p, 2, kind, rows, bound, W, q);
     p.bound[3] = 1e200;
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 3 (block 1, cone): friction 1e+200") && strstr(e.msg, "out of double's range"),
                   "%s", e.msg);
     p.bound[3] = 0.5;
     p.val[p.val_off[p.row_ptr[1]] + 4] = 1e-320; /* row 2's W_ii: subnormal */
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "row 2 (block 1): W_ii = ") && strstr(e.msg, "as a normal double"), "%s", e.msg);
     p.val[p.val_off[p.row_ptr[1]] + 4] = 1;
     p.val[p.val_off[p.row_ptr[1]] + 1] = p.val[p.val_off[p.row_ptr[1]] + 3] = 2; /* (1, 2) in the cone's block */
-    ck_assert_int_eq(clcone_bproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&p, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "block 1 (rows 1-3): its diagonal block of W is not positive semidefinite"), "%s",
                   e.msg);
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
     /* two 1-row blocks coupled by more than their diagonals allow */
     make(&two, 2, free2, ones, b2, W2, q2);
     two.val[two.val_off[1]] = two.val[two.val_off[2]] = 1.5;
-    ck_assert_int_eq(clcone_bproblem_validate(&two, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_bproblem_validate(&two, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "W (row 0, column 1) = 1.5 exceeds sqrt(W_ii W_jj) = 1"), "%s", e.msg);
     two.val[two.val_off[1]] = two.val[two.val_off[2]] = 0.5;
     /* a batch whose second problem's q is beyond float */
@@ -518,13 +518,13 @@ START_TEST(scaling_and_definiteness_checked)
     batch[0] = &two;
     batch[1] = &big;
     clcone_options_default(&o);
-    ck_assert_int_eq(clcone_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, &failed, &e), CLCONE_EINVAL);
     ck_assert_int_eq(failed, 1);
     ck_assert_msg(strstr(e.msg, "scaled q row 1: 1e+50 is outside float range"), "%s", e.msg);
-    ck_assert_int_eq(clcone_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, NULL, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_solve_blocks_batch(cf, 2, batch, &o, 1, f, res, NULL, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "problem 1: scaled q row 1: ") == e.msg, "%s", e.msg);
-    clcone_bproblem_free(&two);
-    clcone_bproblem_free(&big);
+    clc_bproblem_free(&two);
+    clc_bproblem_free(&big);
     clcone_context_free(cf);
 }
 END_TEST
@@ -533,7 +533,7 @@ END_TEST
  * input names its line. */
 START_TEST(file_round_trip_and_errors)
 {
-    clcone_bproblem p, r;
+    clc_bproblem p, r;
     const int kind[] = {BLK_FREE, BLK_BOX, BLK_CONE}, rows[] = {1, 1, 3};
     const double W[25] = {2, 0.1, 0, 0, 0.3, 0.1, 1, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0, 0.3, 0, 0, 0, 1};
     const double q[] = {1.0 / 3, -2, 3e-300, 4, 5}, bound[] = {0, 0.7, 1, 0.9, 1.0 / 7};
@@ -557,8 +557,8 @@ START_TEST(file_round_trip_and_errors)
     };
     make(&p, 3, kind, rows, bound, W, q);
     snprintf(path, sizeof path, "%s", test_write_temp("", 0));
-    ck_assert_msg(clcone_write_blocks(path, &p, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_read_blocks(path, &r, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_write_blocks(path, &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_read_blocks(path, &r, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(r.nb, p.nb);
     ck_assert_int_eq(r.nnzb, p.nnzb);
     ck_assert_mem_eq(r.off, p.off, sizeof *p.off * 4);
@@ -567,7 +567,7 @@ START_TEST(file_round_trip_and_errors)
     ck_assert_mem_eq(r.q, p.q, sizeof q);
     ck_assert_mem_eq(r.bound, p.bound, sizeof bound);
     ck_assert_mem_eq(r.val, p.val, sizeof *p.val * (size_t)p.val_off[p.nnzb]);
-    clcone_bproblem_free(&r);
+    clc_bproblem_free(&r);
     fp = fopen(path, "rb");
     ck_assert_ptr_nonnull(fp);
     fseek(fp, 0, SEEK_END);
@@ -577,10 +577,10 @@ START_TEST(file_round_trip_and_errors)
     unlink(path);
     for (size_t k = 0; k < sizeof bad / sizeof *bad; ++k) {
         text = (char *)bad[k].text;
-        ck_assert_int_ne(clcone_parse_blocks("b.txt", text, strlen(text), &r, &e), CLCONE_OK);
+        ck_assert_int_ne(clc_parse_blocks("b.txt", text, strlen(text), &r, &e), CLCONE_OK);
         ck_assert_msg(strstr(e.msg, "b.txt") && strstr(e.msg, bad[k].want), "case %zu: %s", k, e.msg);
     }
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
 }
 END_TEST
 

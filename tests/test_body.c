@@ -27,8 +27,8 @@ static void velocities(const clcone_scene *s, const double *r, double *v)
 static void make_scenes(int k, clcone_scene *stack, clcone_scene *pile)
 {
     clcone_error e;
-    ck_assert_msg(clcone_gen_stack(k, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_gen_pile(150, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(k, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(150, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 /* Coloured Gauss-Seidel: device (bodies coloured, matrix-free) and
@@ -158,7 +158,7 @@ START_TEST(body_stack_carries_its_weight)
     clcone_error e;
     clcone_context *c = test_context(CLCONE_DOUBLE);
     double *r, ground = 0;
-    ck_assert(clcone_gen_stack(20, 0.5, 0.01, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(20, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
     ck_assert_int_eq(solve_scene(c, &s, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_APGD, 1e-10, r).status, CLCONE_CONVERGED);
     for (int k = 0; k < s.ncontacts; ++k)
@@ -178,7 +178,7 @@ START_TEST(body_float_close_to_reference)
     size_t m, nv;
     double *rd, *rr, *vd, *vr;
     clcone_prob_result dv;
-    ck_assert(clcone_gen_pile(150, 0.5, 0.01, 0.0, 7, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_pile(150, 0.5, 0.01, 0.0, 7, &s, &e) == CLCONE_OK);
     ck_assert(clcone_context_create(NULL, CLCONE_FLOAT, &c, &e) == CLCONE_OK);
     m = 3 * (size_t)s.ncontacts;
     nv = 6 * (size_t)s.nbodies;
@@ -207,7 +207,7 @@ START_TEST(body_runs_bitwise_identical)
     clcone_error e;
     clcone_context *c = NULL;
     static const clcone_solver solvers[] = {CLCONE_SOLVER_JACOBI, CLCONE_SOLVER_CGS, CLCONE_SOLVER_APGD};
-    ck_assert(clcone_gen_pile(150, 0.5, 0.01, 0.1, 7, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_pile(150, 0.5, 0.01, 0.1, 7, &s, &e) == CLCONE_OK);
     ck_assert(clcone_context_create(NULL, CLCONE_FLOAT, &c, &e) == CLCONE_OK);
     max_iter = 300;
     for (size_t k = 0; k < sizeof solvers / sizeof solvers[0]; ++k) {

@@ -66,7 +66,7 @@ static void big_pile(clcone_problem *p)
 {
     clcone_scene s;
     clcone_error e;
-    ck_assert_msg(clcone_gen_pile(3000, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(3000, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(clcone_scene_to_local(&s, p, &e) == CLCONE_OK, "%s", e.msg);
     clcone_scene_free(&s);
 }
@@ -75,11 +75,11 @@ static void big_pile(clcone_problem *p)
  * cap, the reason holding `reason`; returns its wall time (ms). */
 static double solve_capped(clcone_plan *pl, int n, const char *reason)
 {
-    double *r = calloc(3 * (size_t)n, sizeof *r), t0 = clcone_now_ms(), wall;
+    double *r = calloc(3 * (size_t)n, sizeof *r), t0 = clc_now_ms(), wall;
     clcone_result res;
     clcone_error e;
     ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    wall = clcone_now_ms() - t0;
+    wall = clc_now_ms() - t0;
     ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
     ck_assert_msg(strstr(res.items[0].reason, reason), "%s", res.items[0].reason);
     clcone_result_free(&res);
@@ -140,7 +140,7 @@ START_TEST(device_hybrid_rescues_keep_the_cap)
     int capped = 0;
     for (int i = 0; i < 40; ++i) {
         clcone_scene s;
-        ck_assert_msg(clcone_gen_pile(3 + i % 10, 0.5, 0.01, 0.1, (unsigned)i, &s, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clc_gen_pile(3 + i % 10, 0.5, 0.01, 0.1, (unsigned)i, &s, &e) == CLCONE_OK, "%s", e.msg);
         ck_assert_msg(clcone_scene_to_local(&s, &parts[i], &e) == CLCONE_OK, "%s", e.msg);
         clcone_scene_free(&s);
         pp[i] = &parts[i];
@@ -152,9 +152,9 @@ START_TEST(device_hybrid_rescues_keep_the_cap)
     o.max_seconds = 1;
     ck_assert_msg(clcone_plan_create(c, &batch, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
     r = calloc(3 * (size_t)batch.n, sizeof *r);
-    t0 = clcone_now_ms();
+    t0 = clc_now_ms();
     ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    wall = clcone_now_ms() - t0;
+    wall = clc_now_ms() - t0;
     ck_assert_msg(wall < 2000, "%.0f ms for a 1 s cap", wall);
     for (int k = 0; k < res.nprob; ++k) {
         int c0 = batch.prob_off[k], c1 = batch.prob_off[k + 1];

@@ -35,7 +35,7 @@ static int last_iters(void)
 START_TEST(solve_and_check_a_blocks_file)
 {
     char dir[] = "/tmp/clcone-blocks-XXXXXX", path[128], fpath[128], args[1024], *text;
-    clcone_bproblem p;
+    clc_bproblem p;
     clcone_prob_result res;
     clcone_options o;
     clcone_error e;
@@ -52,11 +52,11 @@ START_TEST(solve_and_check_a_blocks_file)
         fclose(fp);
     }
     /* the library's own solve, which the command line must reproduce bit for bit */
-    ck_assert_msg(clcone_read_blocks(path, &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_read_blocks(path, &p, &e) == CLCONE_OK, "%s", e.msg);
     clcone_options_default(&o);
     o.solver = CLCONE_SOLVER_APGD;
     o.tol = 1e-8;
-    ck_assert_msg(clcone_solve_blocks(NULL, &p, &o, f, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_solve_blocks(NULL, &p, &o, f, &res, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(res.status, CLCONE_CONVERGED);
     snprintf(args, sizeof args, "solve %s --device ref --out %s", path, fpath);
     ck_assert_msg(run_cli(args) == 0, "%s%s", out_buf, err_buf);
@@ -80,7 +80,7 @@ START_TEST(solve_and_check_a_blocks_file)
     {
         double err = -1;
         ck_assert(sscanf(strstr(test_last_line(out_buf), "error="), "error=%lf", &err) == 1);
-        ck_assert_double_eq_tol(err, clcone_bproblem_error(&p, f, NULL), 1e-6 * err);
+        ck_assert_double_eq_tol(err, clc_bproblem_error(&p, f, NULL), 1e-6 * err);
         ck_assert_msg(strstr(out_buf, "tolerance: 1e-08 (from "), "%s", out_buf);
     }
     /* warm from the answer, pgs needs fewer sweeps than cold */
@@ -115,7 +115,7 @@ START_TEST(solve_and_check_a_blocks_file)
     snprintf(args, sizeof args, "solve %s --precision double --compare", path);
     ck_assert_msg(run_cli(args) == 0, "%s%s", out_buf, err_buf);
     ck_assert_msg(strstr(out_buf, "compare:") && strstr(out_buf, "(OpenCL, double)"), "%s", out_buf);
-    clcone_bproblem_free(&p);
+    clc_bproblem_free(&p);
     snprintf(args, sizeof args, "rm -rf '%s'", dir);
     ck_assert_int_eq(system(args), 0);
 }
@@ -131,7 +131,7 @@ START_TEST(blocks_file_refusals)
     } cases[] = {
         {"solve %s --device ref --model ccp", "--model does not apply: a general-block problem"},
         {"solve %s --device ref --facets 6", "--facets does not apply"},
-        {"solve %s --device ref --solver nsgs", "solved by apgd or pgs on the reference, not nsgs"},
+        {"solve %s --device ref --solver nsgs", "solver nsgs is not available for model coulomb on the general-block problem on the CPU reference (offered: apgd (default), pgs)"},
         {"solve %s %s --device ref", "is solved alone"},
         {"check %s /dev/null --model coulomb", "--model does not apply: a general-block problem"},
     };

@@ -1,5 +1,5 @@
-/* The solver contract (host/solve/contract.c): every (model, solver) pair
- * the table offers is accepted on its backends and refused elsewhere with a
+/* The solver contract (host/solve/contract.c): every (form, model,
+ * solver) row the table offers is accepted on its backends and refused elsewhere with a
  * message naming what is offered, the defaults are the table's, and the
  * table in docs/solvers.md is the one `clcone solvers --markdown` prints. */
 #include "testutil.h"
@@ -8,58 +8,117 @@
 
 #include <string.h>
 
-static const clcone_offer *row_of(clcone_model m, clcone_solver s)
+static const clcone_offer *row_of(clcone_form f, clcone_model m, clcone_solver s)
+{
+    for (int i = 0; clcone_offer_at(i); ++i) {
+        const clcone_offer *o = clcone_offer_at(i);
+        if ((o->forms & CLCONE_FORM_BIT(f)) && o->model == m && o->solver == s) return o;
+    }
+    return NULL;
+}
+
+static int form_has_model(clcone_form f, clcone_model m)
 {
     for (int i = 0; clcone_offer_at(i); ++i)
-        if (clcone_offer_at(i)->model == m && clcone_offer_at(i)->solver == s) return clcone_offer_at(i);
-    return NULL;
+        if ((clcone_offer_at(i)->forms & CLCONE_FORM_BIT(f)) && clcone_offer_at(i)->model == m) return 1;
+    return 0;
+}
+
+/* Whether the row has the entry that runs it on the backend. */
+static int has_entry(const clc_contract_row *r, int device)
+{
+    switch (r->kind) {
+    case CLC_RUN_LOCAL: return device ? r->run.local.dev != NULL : r->run.local.ref != NULL;
+    case CLC_RUN_SAP: return r->run.sap != NULL;
+    case CLC_RUN_BLOCKS: return device ? r->run.blocks.dev != NULL : r->run.blocks.ref != NULL;
+    case CLC_RUN_PRIMAL: return !device && r->run.primal != NULL;
+    }
+    return 0;
 }
 
 START_TEST(every_pair_follows_the_table)
 {
     clcone_context *dev = test_context(CLCONE_FLOAT);
-    for (int m = 0; m <= CLCONE_MODEL_SOFT; ++m)
-        for (int s = 0; s < CLCONE_SOLVER_COUNT; ++s)
-            for (int backend = 0; backend < 2; ++backend) {
-                const clcone_offer *row = row_of((clcone_model)m, (clcone_solver)s);
-                int offered = row && (backend ? row->device : row->reference);
-                clcone_options o;
-                clcone_error e;
-                clcone_status st;
-                clcone_options_default(&o);
-                o.model = (clcone_model)m;
-                o.solver = (clcone_solver)s;
-                o.tol = 1e-6;
-                st = clcone_options_validate(&o, backend ? dev : NULL, &e);
-                ck_assert_msg(offered ? st == CLCONE_OK : st == CLCONE_ENOTSUP, "model %s solver %s backend %d: %d %s",
-                              clcone_model_name(o.model), clcone_solver_name(o.solver), backend, st, e.msg);
-                if (!offered) {
-                    char list[256];
-                    clcone_offers_describe(o.model, backend, list, sizeof list);
-                    ck_assert_msg(strstr(e.msg, list) && strstr(e.msg, clcone_solver_name(o.solver)), "%s", e.msg);
+    for (int f = 0; f < CLCONE_FORM_COUNT; ++f)
+        for (int m = 0; m < CLCONE_MODEL_COUNT; ++m)
+            for (int s = 0; s < CLCONE_SOLVER_COUNT; ++s)
+                for (int backend = 0; backend < 2; ++backend) {
+                    const clcone_offer *row = row_of((clcone_form)f, (clcone_model)m, (clcone_solver)s);
+                    const clc_contract_row *ran = NULL;
+                    int offered = row && (backend ? row->device : row->reference);
+                    clcone_options o;
+                    clcone_error e;
+                    clcone_status st;
+                    clcone_options_default(&o);
+                    o.model = (clcone_model)m;
+                    o.solver = (clcone_solver)s;
+                    o.tol = 1e-6;
+                    st = clc_contract_validate(CLCONE_FORM_BIT(f), &o, backend ? dev : NULL, &ran, &e);
+                    ck_assert_msg(offered ? st == CLCONE_OK : st == CLCONE_ENOTSUP,
+                                  "form %s model %s solver %s backend %d: %d %s", clcone_form_name((clcone_form)f),
+                                  clcone_model_name(o.model), clcone_solver_name(o.solver), backend, st, e.msg);
+                    if (!offered && form_has_model((clcone_form)f, o.model)) {
+                        char list[256];
+                        clcone_offers_describe(CLCONE_FORM_BIT(f), o.model, backend, list, sizeof list);
+                        ck_assert_msg(strstr(e.msg, list[0] ? list : "none there") &&
+                                          strstr(e.msg, clcone_solver_name(o.solver)), "%s", e.msg);
+                    } else if (!offered) /* the model's forms are named */
+                        ck_assert_msg(strstr(e.msg, "is solved on"), "%s", e.msg);
+                    if (offered) /* a backend that offers the pair has its entry */
+                        ck_assert(ran && &ran->offer == row && has_entry(ran, backend));
                 }
-                if (offered) /* a backend that offers the pair has its entry */
-                    ck_assert(backend ? clcone_contract_find(o.model, o.solver)->dev != NULL
-                                      : clcone_contract_find(o.model, o.solver)->ref != NULL);
-            }
     clcone_context_free(dev);
 }
 END_TEST
 
+/* sap takes its one solver by name and refuses the others, as every
+ * model does; and on a local-form problem it names the body form. */
+START_TEST(sap_is_a_row_like_the_others)
+{
+    clcone_options o;
+    clcone_error e;
+    const clc_contract_row *row;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SAP;
+    o.solver = CLCONE_SOLVER_JACOBI;
+    ck_assert_int_eq(clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &o, NULL, &row, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "solver jacobi is not available for model sap") && strstr(e.msg, "newton (default)"),
+                  "%s", e.msg);
+    o.solver = CLCONE_SOLVER_DEFAULT;
+    clcone_options_resolve(&o, NULL);
+    ck_assert_int_eq(o.solver, CLCONE_SOLVER_NEWTON);
+    ck_assert_int_eq(clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &o, NULL, &row, &e), CLCONE_OK);
+    ck_assert_int_eq(row->kind, CLC_RUN_SAP);
+    ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "model sap is solved on a scene (body form), not on a problem's local form"), "%s",
+                  e.msg);
+}
+END_TEST
+
+/* Each form's default solver and tolerance on each backend are its rows'. */
 START_TEST(defaults_are_the_tables)
 {
     clcone_context *dev = test_context(CLCONE_FLOAT);
-    for (int m = 0; m <= CLCONE_MODEL_SOFT; ++m)
-        for (int backend = 0; backend < 2; ++backend) {
-            clcone_options o;
-            const clcone_offer *row;
-            clcone_options_default(&o);
-            o.model = (clcone_model)m;
-            clcone_options_resolve(&o, backend ? dev : NULL);
-            row = row_of(o.model, o.solver);
-            ck_assert_msg(row && (backend ? row->device_default : row->reference_default), "model %s backend %d: %s",
-                          clcone_model_name(o.model), backend, clcone_solver_name(o.solver));
-        }
+    for (int f = 0; f < CLCONE_FORM_COUNT; ++f)
+        for (int m = 0; m < CLCONE_MODEL_COUNT; ++m)
+            for (int backend = 0; backend < 2; ++backend) {
+                clcone_options o;
+                const clcone_offer *row;
+                const clc_contract_row *r;
+                if (!form_has_model((clcone_form)f, (clcone_model)m)) continue;
+                clcone_options_default(&o);
+                o.model = (clcone_model)m;
+                r = clc_contract_resolve(CLCONE_FORM_BIT(f), &o, backend ? dev : NULL);
+                row = row_of((clcone_form)f, o.model, o.solver);
+                if (f == CLCONE_FORM_PRIMAL && backend) { /* the primal form has no device row */
+                    ck_assert(!r && o.solver == CLCONE_SOLVER_DEFAULT);
+                    continue;
+                }
+                ck_assert_msg(r && row == &r->offer && (backend ? row->device_default : row->reference_default),
+                              "form %s model %s backend %d: %s", clcone_form_name((clcone_form)f),
+                              clcone_model_name(o.model), backend, clcone_solver_name(o.solver));
+                ck_assert(o.tol == (backend ? row->tol_float : row->tol_double));
+            }
     clcone_context_free(dev);
 }
 END_TEST
@@ -91,12 +150,12 @@ START_TEST(fallbacks_are_the_tables)
                 o.solver = (clcone_solver)s;
                 r = o;
                 clcone_options_resolve(&r, backend ? dev : NULL);
-                if (!clcone_contract_find(r.model, r.solver)) continue;
+                if (!clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_BODY), r.model, r.solver)) continue;
                 want = backend                          ? CLCONE_SOLVER_CGS
                        : m == CLCONE_MODEL_COULOMB      ? CLCONE_SOLVER_NSGS
                                                         : CLCONE_SOLVER_PGS;
                 if (m == CLCONE_MODEL_SAP || want == o.solver) want = CLCONE_SOLVER_DEFAULT;
-                ck_assert_msg(clcone_contract_fallback(&o, backend ? dev : NULL) == want, "model %s solver %s backend %d",
+                ck_assert_msg(clc_contract_fallback(&o, backend ? dev : NULL) == want, "model %s solver %s backend %d",
                               clcone_model_name(o.model), clcone_solver_name(o.solver), backend);
             }
     clcone_context_free(dev);
@@ -112,10 +171,13 @@ START_TEST(cli_lists_are_the_tables)
     ck_assert_int_eq(test_run_cli(NULL, "solve --help", help, sizeof help, err, sizeof err), 0);
     for (int i = 0; clcone_offer_at(i); ++i) {
         const clcone_offer *o = clcone_offer_at(i);
-        const char *solver = o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver);
+        const char *solver = clcone_solver_name(o->solver);
         char line[512];
+        int f = 0;
+        while (!(o->forms & CLCONE_FORM_BIT(f))) ++f;
         ck_assert(o->help && o->help[0]);
-        snprintf(line, sizeof line, "%-8s %-7s %s\n", clcone_model_name(o->model), solver, o->help);
+        snprintf(line, sizeof line, "%-7s %-8s %-7s %s\n", clcone_form_name((clcone_form)f),
+                 clcone_model_name(o->model), solver, o->help);
         ck_assert_msg(strstr(out, line), "`clcone solvers` lacks \"%s\"", line);
         ck_assert_msg(strstr(help, clcone_model_name(o->model)) && strstr(help, solver), "solve --help lacks %s %s",
                       clcone_model_name(o->model), solver);
@@ -145,7 +207,7 @@ START_TEST(given_options_are_judged_by_the_library)
         {CLCONE_MODEL_SOFT, CLCONE_GIVEN_SOFT_DT, 1, "soft_dt does not apply: a scene's"},
         {CLCONE_MODEL_COULOMB, CLCONE_GIVEN_SAP_BETA, 0, "sap_beta does not apply"},
         {CLCONE_MODEL_SAP, CLCONE_GIVEN_SAP_BETA | CLCONE_GIVEN_TOL, 1, NULL},
-        {CLCONE_MODEL_SAP, CLCONE_GIVEN_SOLVER, 1, "solver does not apply"},
+        {CLCONE_MODEL_SAP, CLCONE_GIVEN_SOLVER, 1, NULL}, /* the table judges which */
         {CLCONE_MODEL_SAP, CLCONE_GIVEN_CHECK_EVERY, 1, "check_every does not apply"},
         {CLCONE_MODEL_CCP, CLCONE_GIVEN_SOLVER | CLCONE_GIVEN_MAX_ITER | CLCONE_GIVEN_MAX_SECONDS, 0, NULL},
         {CLCONE_MODEL_CCP, 1u << 20, 0, "unknown option bits"},
@@ -204,6 +266,7 @@ Suite *suite_contract(void)
     TCase *t = tcase_create("contract");
     tcase_set_timeout(t, 120);
     tcase_add_test(t, every_pair_follows_the_table);
+    tcase_add_test(t, sap_is_a_row_like_the_others);
     tcase_add_test(t, defaults_are_the_tables);
     tcase_add_test(t, docs_show_the_table);
     tcase_add_test(t, fallbacks_are_the_tables);

@@ -58,7 +58,7 @@ START_TEST(device_double_follows_reference)
                       clcone_solver_name(cases[i].s), dv.error, dv.iters);
         /* Jacobi and CGS update with per-contact arithmetic only: the same
          * iterations; ACGS's restart sums are added in the device's order
-         * on the reference too (clcone_lane_sum). APGD's step decisions use
+         * on the reference too (clc_lane_sum). APGD's step decisions use
          * sums whose order differs (tree on the device), so over
          * thousands of iterations they may part by a few percent. */
         if (cases[i].s == CLCONE_SOLVER_APGD)
@@ -322,7 +322,7 @@ START_TEST(kernel_build_failure_reports_log)
     char printed[4096];
     const char *bad = "__kernel void broken(__global float *x) { x[0] = undeclared_name; }\n";
     test_stderr_begin(&cap);
-    ck_assert_int_eq(clcone_build_source(c, bad, "", &prog, &e), CLCONE_EDEVICE);
+    ck_assert_int_eq(clc_build_source(c, bad, "", &prog, &e), CLCONE_EDEVICE);
     test_stderr_end(&cap, printed, sizeof printed);
     ck_assert_ptr_null(prog);
     ck_assert_msg(strstr(e.msg, "build log") != NULL && strstr(e.msg, "undeclared_name") != NULL, "%s", e.msg);
@@ -345,11 +345,11 @@ START_TEST(stale_cache_entry_never_used)
     c = test_context_built(CLCONE_FLOAT);           /* first build: miss, entry written */
     ck_assert_int_eq(c->cache_hit, 0);
     ck_assert_int_eq(stat(c->cache_path, &st), 0);
-    clcone_build_options(c, opts, sizeof opts);
-    clcone_cache_key(c, opts, "source A", key1);
-    clcone_cache_key(c, opts, "source B", key2);
+    clc_build_options(c, opts, sizeof opts);
+    clc_cache_key(c, opts, "source A", key1);
+    clc_cache_key(c, opts, "source B", key2);
     ck_assert_str_ne(key1, key2);
-    clcone_cache_key(c, "-DOTHER", "source A", key2);
+    clc_cache_key(c, "-DOTHER", "source A", key2);
     ck_assert_str_ne(key1, key2);
     clcone_context_free(c);
     c = test_context_built(CLCONE_FLOAT);           /* second: hit */
@@ -484,7 +484,7 @@ START_TEST(allocation_beyond_device_limit_fails_cleanly)
     cl_mem m = NULL;
     clcone_error e;
     size_t too_big = (size_t)c->info.max_alloc + 1024;
-    ck_assert_int_eq(clcone_buf_alloc(c, too_big, &m, &e), CLCONE_EDEVICE);
+    ck_assert_int_eq(clc_buf_alloc(c, too_big, &m, &e), CLCONE_EDEVICE);
     ck_assert_ptr_null(m);
     ck_assert_msg(strstr(e.msg, "too large for this device") != NULL, "%s", e.msg);
     clcone_context_free(c);

@@ -417,7 +417,7 @@ START_TEST(generator_sizes_limited)
         ck_assert_msg(strstr(e.msg, big[k].name) && strstr(e.msg, "at most 1000000 bodies"), "%s", e.msg);
         ck_assert_ptr_null(w.s.bodies);
     }
-    ck_assert_int_eq(clcone_gen_grid(2147483647, 2147483647, 0.5, 0.01, &s, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_gen_grid(2147483647, 2147483647, 0.5, 0.01, &s, &e), CLCONE_EINVAL);
     ck_assert_ptr_null(s.bodies);
     p.n = 101;                                 /* 101^3 = 1030301 */
     ck_assert_int_eq(clcone_world_generate("grid", &p, &w, &e), CLCONE_EINVAL);

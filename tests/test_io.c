@@ -580,7 +580,7 @@ START_TEST(test_sbm_structure)
     clcone_problem p;
     clcone_error err = {0};
     int k;
-    ck_assert_int_eq(clcone_parse_dat("ok", ok, strlen(ok), &p, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_parse_dat("ok", ok, strlen(ok), &p, &err), CLCONE_OK);
     ck_assert_int_eq(p.nnzb, 3);
     ck_assert_double_eq(W_at(&p, 0, 3), 0.1);
     ck_assert_double_eq(W_at(&p, 1, 3), 0.2);
@@ -588,7 +588,7 @@ START_TEST(test_sbm_structure)
     ck_assert_double_eq(p.q[5], -1);
     clcone_problem_free(&p);
 
-    ck_assert_int_eq(clcone_parse_dat("short", short_rows, strlen(short_rows), &p, &err),
+    ck_assert_int_eq(clc_parse_dat("short", short_rows, strlen(short_rows), &p, &err),
                      CLCONE_OK);
     ck_assert_int_eq(p.nnzb, 3);
     ck_assert_int_eq(p.row_ptr[1], 2);
@@ -596,7 +596,7 @@ START_TEST(test_sbm_structure)
     for (k = 0; k < 9; ++k) ck_assert_double_eq(p.blocks[18 + k], 0.0);
     clcone_problem_free(&p);
 
-    ck_assert_int_eq(clcone_parse_dat("empty", empty, strlen(empty), &p, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_parse_dat("empty", empty, strlen(empty), &p, &err), CLCONE_OK);
     ck_assert_int_eq(p.nnzb, 2);
     for (k = 0; k < 18; ++k) ck_assert_double_eq(p.blocks[k], 0.0);
     clcone_problem_free(&p);
@@ -756,20 +756,20 @@ START_TEST(test_input_scene_hook)
     clcone_error err = {0};
     const char *tmp;
     scene_calls = 0;
-    ck_assert_msg(clcone_read_input_with(test_problem_path("FC3D_Example1.dat"), &in, count_scene, NULL, &err) ==
+    ck_assert_msg(clc_read_input_with(test_problem_path("FC3D_Example1.dat"), &in, count_scene, NULL, &err) ==
                       CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(scene_calls, 0);
     ck_assert(!in.is_world);
     ck_assert_int_eq(in.problem.n, 3);
     clcone_problem_free(&in.problem);
     tmp = test_write_temp(scene, sizeof scene - 1);
-    ck_assert_int_eq(clcone_read_input_with(tmp, &in, count_scene, NULL, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_read_input_with(tmp, &in, count_scene, NULL, &err), CLCONE_OK);
     ck_assert_int_eq(scene_calls, 1);
     ck_assert_uint_eq(scene_len, sizeof scene - 1);
     ck_assert(in.is_world);
     ck_assert_int_eq(clcone_is_world_file(tmp), 1);
     unlink(tmp);
-    ck_assert_int_eq(clcone_read_input_with("/nonexistent/x.dat", &in, count_scene, NULL, &err), CLCONE_EIO);
+    ck_assert_int_eq(clc_read_input_with("/nonexistent/x.dat", &in, count_scene, NULL, &err), CLCONE_EIO);
     ck_assert_int_eq(scene_calls, 1);
 }
 END_TEST

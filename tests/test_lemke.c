@@ -26,7 +26,7 @@ static clcone_options pyr_options(int N, clcone_fit fit)
     o.solver = CLCONE_SOLVER_LEMKE;
     o.facets = N;
     o.fit = fit;
-    clcone_options_resolve(&o, NULL); /* clcone_ref_lemke_pyramid is called without clcone_solve */
+    clcone_options_resolve(&o, NULL); /* clc_ref_lemke_pyramid is called without clcone_solve */
     return o;
 }
 
@@ -47,8 +47,8 @@ static clcone_prob_result solve(const clcone_problem *p, const clcone_options *o
     clcone_error err;
     clcone_status s;
     memset(&err, 0, sizeof err);
-    s = clcone_ref_lemke_pyramid(p, o, 0, p->n, r, &res, &err);
-    ck_assert_msg(s == CLCONE_OK, "clcone_ref_lemke_pyramid: %s", err.msg);
+    s = clc_ref_lemke_pyramid(p, o, 0, p->n, r, &res, &err);
+    ck_assert_msg(s == CLCONE_OK, "clc_ref_lemke_pyramid: %s", err.msg);
     return res;
 }
 
@@ -99,7 +99,7 @@ static void assert_pyramid_law(const clcone_problem *p, const clcone_options *o,
     int c, k;
     for (c = 0; c < p->n; ++c) {
         double u[3];
-        clcone_contact_velocity(p, r, c, u);
+        clc_contact_velocity(p, r, c, u);
         rs = fmax(rs, fabs(r[3 * c]) + hypot(r[3 * c + 1], r[3 * c + 2]));
         us = fmax(us, fabs(u[0]) + hypot(u[1], u[2]));
         /* u can vanish at a solution; q still sets the velocity scale */
@@ -111,7 +111,7 @@ static void assert_pyramid_law(const clcone_problem *p, const clcone_options *o,
         cone_pyramid P = cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]);
         const double *rc = r + 3 * c;
         double u[3], uh[3], dot;
-        clcone_contact_velocity(p, r, c, u);
+        clc_contact_velocity(p, r, c, u);
         uh[0] = u[0] + cone_pyramid_support(P, u[1], u[2]);
         uh[1] = u[1];
         uh[2] = u[2];
@@ -150,7 +150,7 @@ START_TEST(stick_identity)
             ck_assert_double_eq_tol(r[0], 1, 1e-14);
             ck_assert_double_eq_tol(r[1], -0.2, 1e-14);
             ck_assert_double_eq_tol(r[2], 0, 1e-14);
-            clcone_contact_velocity(&p, r, 0, u);
+            clc_contact_velocity(&p, r, 0, u);
             ck_assert_double_eq_tol(u[0], 0, 1e-14);
             ck_assert_double_eq_tol(u[1], 0, 1e-14);
             ck_assert_double_eq_tol(u[2], 0, 1e-14);
@@ -179,7 +179,7 @@ START_TEST(slide_along_axis)
             ck_assert_double_eq_tol(r[0], 1, 1e-14);
             ck_assert_double_eq_tol(r[1], -0.5, 1e-14);
             ck_assert_double_eq_tol(r[2], 0, 1e-14);
-            clcone_contact_velocity(&p, r, 0, u);
+            clc_contact_velocity(&p, r, 0, u);
             ck_assert_double_eq_tol(u[0], 0, 1e-14);
             ck_assert_double_eq_tol(u[1], 1.5, 1e-14);
             ck_assert_double_eq_tol(u[2], 0, 1e-14);
@@ -212,7 +212,7 @@ START_TEST(slide_outer_square)
         one_contact(&p, 1, 1, cases[k].q[0], cases[k].q[1], cases[k].q[2], 0.5);
         res = solve(&p, &o, r);
         assert_converged(&res, 1e-14);
-        clcone_contact_velocity(&p, r, 0, u);
+        clc_contact_velocity(&p, r, 0, u);
         for (i = 0; i < 3; ++i) {
             ck_assert_double_eq_tol(r[i], cases[k].r[i], 1e-14);
             ck_assert_double_eq_tol(u[i], cases[k].u[i], 1e-14);
@@ -234,7 +234,7 @@ START_TEST(slide_inner_facet)
     one_contact(&p, 1, 1, -1, s2, s2, 0.5);
     res = solve(&p, &o, r);
     assert_converged(&res, 1e-14);
-    clcone_contact_velocity(&p, r, 0, u);
+    clc_contact_velocity(&p, r, 0, u);
     ck_assert_double_eq_tol(r[0], 1, 1e-14);
     ck_assert_double_eq_tol(r[1], -0.25, 1e-14);
     ck_assert_double_eq_tol(r[2], -0.25, 1e-14);
@@ -256,7 +256,7 @@ START_TEST(slide_scaled_normal)
     one_contact(&p, 2, 1, -1, 2, 0, 0.5);
     res = solve(&p, &o, r);
     assert_converged(&res, 1e-14);
-    clcone_contact_velocity(&p, r, 0, u);
+    clc_contact_velocity(&p, r, 0, u);
     ck_assert_double_eq_tol(r[0], 0.5, 1e-14);
     ck_assert_double_eq_tol(r[1], -0.25, 1e-14);
     ck_assert_double_eq_tol(r[2], 0, 1e-14);
@@ -322,8 +322,8 @@ START_TEST(random_spd)
         for (a = 0; a < 3; ++a)
             for (fit = 0; fit < 2; ++fit) {
                 clcone_options o = pyr_options(Ns[a], (clcone_fit)fit);
-                clcone_lemke_lcp L;
-                clcone_lemke_info info;
+                clc_lemke_lcp L;
+                clc_lemke_info info;
                 clcone_error err;
                 clcone_prob_result res;
                 double *r = calloc(3 * (size_t)n, sizeof(double));
@@ -337,19 +337,19 @@ START_TEST(random_spd)
                 ck_assert_msg(res.iters >= 1 && res.iters <= o.max_iter, "%d pivots", res.iters);
 
                 /* the LCP underneath: complementary, and the same reactions */
-                ck_assert_int_eq(clcone_lemke_pyramid_lcp(&p, &o, 0, n, &L, &err), CLCONE_OK);
+                ck_assert_int_eq(clc_lemke_pyramid_lcp(&p, &o, 0, n, &L, &err), CLCONE_OK);
                 ck_assert_int_eq(L.n, (Ns[a] + 2) * n);
                 z = calloc((size_t)L.n, sizeof(double));
                 ck_assert_ptr_nonnull(z);
-                ck_assert_int_eq(clcone_lemke_solve(&L, o.max_iter, 0, z, &info, &err), CLCONE_OK);
+                ck_assert_int_eq(clc_lemke_solve(&L, o.max_iter, 0, z, &info, &err), CLCONE_OK);
                 ck_assert_int_eq(info.outcome, CLCONE_LEMKE_SOLVED);
                 ck_assert_int_eq(info.pivots, res.iters);
-                ck_assert_msg(clcone_lemke_complementarity(&L, z) <= 1e-12,
-                              "LCP complementarity %.3g", clcone_lemke_complementarity(&L, z));
+                ck_assert_msg(clc_lemke_complementarity(&L, z) <= 1e-12,
+                              "LCP complementarity %.3g", clc_lemke_complementarity(&L, z));
                 for (i = 0; i < L.n; ++i) ck_assert(z[i] >= 0);
-                clcone_lemke_pyramid_reactions(&p, &o, 0, n, z, r2);
+                clc_lemke_pyramid_reactions(&p, &o, 0, n, z, r2);
                 for (i = 0; i < 3 * n; ++i) ck_assert_double_eq(r[i], r2[i]);
-                clcone_lemke_lcp_free(&L);
+                clc_lemke_lcp_free(&L);
                 free(z);
                 free(r);
                 free(r2);
@@ -482,14 +482,14 @@ START_TEST(sub_range_only)
     int i;
     for (i = 0; i < 6; ++i) W[i * 6 + i] = 1;
     ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, q, mu, &err), CLCONE_OK);
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 1, 2, r, &res, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 1, 2, r, &res, &err), CLCONE_OK);
     assert_converged(&res, 1e-14);
     for (i = 0; i < 3; ++i) ck_assert_double_eq(r[i], 7);
     ck_assert_double_eq_tol(r[3], 1, 1e-14);
     ck_assert_double_eq_tol(r[4], -0.5, 1e-14);
     ck_assert_double_eq_tol(r[5], 0, 1e-14);
     /* an empty range is trivially solved */
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 2, 2, r, &res, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 2, 2, r, &res, &err), CLCONE_OK);
     ck_assert_int_eq(res.status, CLCONE_CONVERGED);
     ck_assert_int_eq(res.iters, 0);
     clcone_problem_free(&p);
@@ -554,7 +554,7 @@ START_TEST(too_large)
     clcone_problem p;
     clcone_options o = pyr_options(4, CLCONE_FIT_OUTER);
     clcone_prob_result res;
-    clcone_lemke_lcp L;
+    clc_lemke_lcp L;
     clcone_error err;
     double *r;
     int n = 601, i;
@@ -569,18 +569,18 @@ START_TEST(too_large)
     r = calloc(3 * (size_t)n, sizeof(double));
     ck_assert_ptr_nonnull(r);
     memset(&err, 0, sizeof err);
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, n, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, n, r, &res, &err), CLCONE_ENOTSUP);
     ck_assert_int_eq(err.code, CLCONE_ENOTSUP);
     ck_assert_msg(strstr(err.msg, "dense") && strstr(err.msg, "3606 rows")
                   && strstr(err.msg, "at most 600 contacts at N = 4"), "message: %s", err.msg);
     ck_assert_int_eq(res.status, CLCONE_FAILED);
     /* exactly at the limit the LCP is still built */
-    ck_assert_int_eq(clcone_lemke_pyramid_lcp(&p, &o, 0, 600, &L, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_lemke_pyramid_lcp(&p, &o, 0, 600, &L, &err), CLCONE_OK);
     ck_assert_int_eq(L.n, CLCONE_LEMKE_MAX_ROWS);
-    clcone_lemke_lcp_free(&L);
+    clc_lemke_lcp_free(&L);
     /* few contacts but many facets */
     o.facets = 2000;
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(err.msg, "4004 rows") && strstr(err.msg, "at most 1 contact at N = 2000"),
                   "message: %s", err.msg);
     free(r);
@@ -597,14 +597,14 @@ START_TEST(bad_arguments)
     double r[3];
     one_contact(&p, 1, 1, -1, 0, 0, 0.5);
     o.model = CLCONE_MODEL_COULOMB;
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_ENOTSUP);
     o.model = CLCONE_MODEL_PYRAMID;
     o.facets = 2;
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
     o.facets = 4;
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, 2, r, &res, &err), CLCONE_EINVAL);
     o.max_iter = 0;
-    ck_assert_int_eq(clcone_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_ref_lemke_pyramid(&p, &o, 0, 1, r, &res, &err), CLCONE_EINVAL);
     clcone_problem_free(&p);
 }
 END_TEST
@@ -613,18 +613,18 @@ END_TEST
 /* The pivoting core on plain LCPs                                     */
 /* ------------------------------------------------------------------ */
 
-static clcone_lemke_info core_solve(int n, const double *M, const double *b, double *z,
+static clc_lemke_info core_solve(int n, const double *M, const double *b, double *z,
                                     int cap)
 {
-    clcone_lemke_lcp L;
-    clcone_lemke_info info;
+    clc_lemke_lcp L;
+    clc_lemke_info info;
     clcone_error err;
-    ck_assert_int_eq(clcone_lemke_lcp_from_dense(&L, n, M, b, &err), CLCONE_OK);
-    ck_assert_int_eq(clcone_lemke_solve(&L, cap, 0, z, &info, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_lemke_lcp_from_dense(&L, n, M, b, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_lemke_solve(&L, cap, 0, z, &info, &err), CLCONE_OK);
     if (info.outcome == CLCONE_LEMKE_SOLVED)
-        ck_assert_msg(clcone_lemke_complementarity(&L, z) <= 1e-13, "complementarity %.3g",
-                      clcone_lemke_complementarity(&L, z));
-    clcone_lemke_lcp_free(&L);
+        ck_assert_msg(clc_lemke_complementarity(&L, z) <= 1e-13, "complementarity %.3g",
+                      clc_lemke_complementarity(&L, z));
+    clc_lemke_lcp_free(&L);
     return info;
 }
 
@@ -637,7 +637,7 @@ START_TEST(core_small)
     double M2[9] = {1, 2, 0, 0, 1, 2, 2, 0, 1}, b2[3] = {-1, -1, -1};
     /* w = -z - 1 >= 0 is infeasible: secondary ray */
     double M3[1] = {-1}, b3[1] = {-1};
-    clcone_lemke_info info;
+    clc_lemke_info info;
     int i;
     info = core_solve(2, M1, b1, z, 100);
     ck_assert_int_eq(info.outcome, CLCONE_LEMKE_SOLVED);
@@ -666,7 +666,7 @@ START_TEST(core_degenerate_psd)
         double *A = malloc(sizeof(double) * 2 * (size_t)n), *M = malloc(sizeof(double) * (size_t)n * (size_t)n);
         double *zs = calloc((size_t)n, sizeof(double)), *ws = calloc((size_t)n, sizeof(double));
         double *b = malloc(sizeof(double) * (size_t)n), *z = malloc(sizeof(double) * (size_t)n);
-        clcone_lemke_info info;
+        clc_lemke_info info;
         ck_assert(A && M && zs && ws && b && z);
         for (i = 0; i < 2 * n; ++i) A[i] = (double)((int)(lk_urand() * 5) - 2);
         for (i = 0; i < n; ++i)

@@ -85,19 +85,19 @@ static reduce_case reduce_open(const int *off, int np, const double *vals, size_
     reduce_case t;
     clcone_error e;
     t.c = test_context(CLCONE_DOUBLE);
-    ck_assert_msg(clcone_kernel(t.c, "reduce_rows", &t.k, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert(clcone_buf_ints(t.c, off, (size_t)np + 1, &t.off, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_reals(t.c, "value", 1, vals, nvals, &t.vals, &e) == CLCONE_OK);
-    ck_assert(clcone_buf_alloc(t.c, sizeof(double) * nout, &t.out, &e) == CLCONE_OK);
+    ck_assert_msg(clc_kernel(t.c, "reduce_rows", &t.k, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(clc_buf_ints(t.c, off, (size_t)np + 1, &t.off, &e) == CLCONE_OK);
+    ck_assert(clc_buf_reals(t.c, "value", 1, vals, nvals, &t.vals, &e) == CLCONE_OK);
+    ck_assert(clc_buf_alloc(t.c, sizeof(double) * nout, &t.out, &e) == CLCONE_OK);
     return t;
 }
 
 static void reduce_close(reduce_case *t)
 {
     clReleaseKernel(t->k);
-    clcone_buf_free(t->c, &t->off);
-    clcone_buf_free(t->c, &t->vals);
-    clcone_buf_free(t->c, &t->out);
+    clc_buf_free(t->c, &t->off);
+    clc_buf_free(t->c, &t->vals);
+    clc_buf_free(t->c, &t->out);
     clcone_context_free(t->c);
 }
 
@@ -114,9 +114,9 @@ START_TEST(reduce_rows_same_bits_at_any_lanes)
     for (int i = 0; i < N * K; ++i) vals[i] = sin(1.0 + i) * (1 + i % 17) * 1e3;
     t = reduce_open(off, NP, vals, N * K, NP * K);
     for (int l = 0; l < 4; ++l) {
-        ck_assert(clcone_reduce_rows(t.c, t.k, NP, t.off, K, t.vals, t.out, &e) == CLCONE_OK); /* its arguments */
-        ck_assert_msg(clcone_run(t.c, t.k, NP * lanes[l], lanes[l], "reduce_rows", &e) == CLCONE_OK, "%s", e.msg);
-        ck_assert(clcone_read_reals(t.c, t.out, sums[l], NP * K, &e) == CLCONE_OK);
+        ck_assert(clc_reduce_rows(t.c, t.k, NP, t.off, K, t.vals, t.out, &e) == CLCONE_OK); /* its arguments */
+        ck_assert_msg(clc_run(t.c, t.k, NP * lanes[l], lanes[l], "reduce_rows", &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert(clc_read_reals(t.c, t.out, sums[l], NP * K, &e) == CLCONE_OK);
     }
     for (int l = 1; l < 4; ++l) ck_assert_mem_eq(sums[0], sums[l], sizeof sums[0]);
     ck_assert(sums[0][K] == 0); /* the empty problem */
@@ -137,16 +137,16 @@ START_TEST(local_memory_and_work_group_limits)
     cl_ulong had = t.c->local_mem;
     ck_assert(clGetKernelWorkGroupInfo(t.k, t.c->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof most, &most, NULL)
               == CL_SUCCESS);
-    ck_assert(clcone_kernel_lanes(t.c, t.k, "reduce_rows", 1u << 20, &lanes, &e) == CLCONE_OK);
+    ck_assert(clc_kernel_lanes(t.c, t.k, "reduce_rows", 1u << 20, &lanes, &e) == CLCONE_OK);
     ck_assert_uint_ge(lanes, 1);
     ck_assert_uint_le(lanes, most);
     ck_assert_uint_le(lanes, t.c->max_wg);
     t.c->local_mem = 1024; /* 64 lanes x 8 sums x 8 bytes need 4096 */
-    ck_assert_int_eq(clcone_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e), CLCONE_EDEVICE);
+    ck_assert_int_eq(clc_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e), CLCONE_EDEVICE);
     ck_assert_msg(strstr(e.msg, "reduce_rows needs") && strstr(e.msg, "bytes of local memory")
                       && strstr(e.msg, "has 1024"), "%s", e.msg);
     t.c->local_mem = had;
-    ck_assert(clcone_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e) == CLCONE_OK);
+    ck_assert(clc_reduce_rows(t.c, t.k, 1, t.off, 8, t.vals, t.out, &e) == CLCONE_OK);
     reduce_close(&t);
 }
 END_TEST
@@ -163,9 +163,9 @@ START_TEST(global_memory_counted)
     cl_ulong had = c->info.global_mem;
     cl_mem m = NULL;
     size_t held = c->mem_held;
-    ck_assert(clcone_buf_alloc(c, 1000, &m, &e) == CLCONE_OK);
+    ck_assert(clc_buf_alloc(c, 1000, &m, &e) == CLCONE_OK);
     ck_assert_uint_eq(c->mem_held, held + 1000);
-    clcone_buf_free(c, &m);
+    clc_buf_free(c, &m);
     ck_assert_ptr_null(m);
     ck_assert_uint_eq(c->mem_held, held);
     ck_assert_msg(clcone_read_problem(test_problem_path("Capsules-i100-1090.dat"), &p, &e) == CLCONE_OK, "%s", e.msg);

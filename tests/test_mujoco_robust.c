@@ -24,7 +24,7 @@
  * the arena is too small for the constraints and drops them all (nefc 0,
  * ncon 1), a step without any contact force. */
 static const char TINY_ARENA_XML[] =
-    "<mujoco model=\"clcone_tiny_arena\">\n"
+    "<mujoco model=\"clc_tiny_arena\">\n"
     "  <size memory=\"1K\"/>\n"
     "  <option cone=\"elliptic\"/>\n"
     "  <worldbody>\n"
@@ -36,7 +36,7 @@ static const char TINY_ARENA_XML[] =
 /* Gravity of 1e12: qacc over MuJoCo's mjMAXVAL, so mj_checkAcc warns and
  * resets the state to the initial one. */
 static const char BAD_QACC_XML[] =
-    "<mujoco model=\"clcone_bad_qacc\">\n"
+    "<mujoco model=\"clc_bad_qacc\">\n"
     "  <option gravity=\"0 0 -1e12\"/>\n"
     "  <worldbody>\n"
     "    <geom type=\"plane\" size=\"5 5 1\"/>\n"
@@ -44,30 +44,14 @@ static const char BAD_QACC_XML[] =
     "  </worldbody>\n"
     "</mujoco>\n";
 
-/* A sphere on a hinge about the contact normal, spinning, beside a free
- * sphere: the hinged sphere's contact rows have zero Jacobian rows (it
- * cannot move along the normal or the tangents), so A = J M^-1 J' has a
- * zero diagonal there; with MuJoCo's R > 0 the soft problem is well
- * posed, and MuJoCo steps it. CONE_MARK: elliptic or pyramidal. */
-#define HINGE_SPHERE_XML(CONE_MARK)                                                                                    \
-    "<mujoco model=\"clcone_hinge_sphere\">\n"                                                                         \
-    "  <option cone=\"" CONE_MARK "\"/>\n"                                                                            \
-    "  <worldbody>\n"                                                                                                  \
-    "    <geom type=\"plane\" size=\"5 5 1\"/>\n"                                                                      \
-    "    <body pos=\"0 0 0.099\"><joint type=\"hinge\" axis=\"0 0 1\"/><geom type=\"sphere\" size=\"0.1\"/></body>\n" \
-    "    <body pos=\"0.5 0 0.099\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body>\n"                         \
-    "  </worldbody>\n"                                                                                                 \
-    "  <keyframe><key qvel=\"3  0.2 0 0 0 0 0\"/></keyframe>\n"                                                     \
-    "</mujoco>\n"
-
-static clcone_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, const char *label)
+static clc_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, const char *label)
 {
     clcone_options o;
-    clcone_mujoco *a;
+    clc_mujoco *a;
     clcone_error e;
     clcone_options_default(&o);
     o.model = model;
-    ck_assert_msg(clcone_mujoco_create(ctx, &o, label, &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mujoco_create(ctx, &o, label, &a, &e) == CLCONE_OK, "%s", e.msg);
     return a;
 }
 
@@ -78,21 +62,21 @@ static clcone_mujoco *soft_adapter(clcone_context *ctx, clcone_model model, cons
 static void lost_physics(const char *xml, const char *text, const char *did)
 {
     mj_fixture f;
-    clcone_mujoco *a;
-    clcone_mujoco_stats st;
+    clc_mujoco *a;
+    clc_mujoco_stats st;
     clcone_error e;
     char args[256], out[8192], err[8192];
     clcone_status s = CLCONE_OK;
     mj_open(&f, xml, -1);
     a = soft_adapter(NULL, CLCONE_MODEL_SOFT, f.path);
-    for (int k = 0; k < 3 && !s; ++k) s = clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e);
+    for (int k = 0; k < 3 && !s; ++k) s = clc_mujoco_step(a, f.m, f.d, NULL, &st, &e);
     ck_assert_int_eq(s, CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "MuJoCo warned: ") && strstr(e.msg, text) &&
                       strstr(e.msg, did),
                   "%s", e.msg);
     ck_assert_ptr_null(mju_user_error);
     ck_assert_ptr_null(mju_user_warning);
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     snprintf(args, sizeof args, "mujoco %s --steps 3 --device ref", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, text) && !strstr(out, "status=converged") && !strstr(out, "WARNING"), "%s\n%s", out, err);
@@ -148,7 +132,7 @@ static void tracked_free(void *p)
 START_TEST(allocation_failure_is_a_status)
 {
     mj_fixture f;
-    clcone_worlds *w = NULL;
+    clc_worlds *w = NULL;
     clcone_options o;
     clcone_error e;
     mjData *d = NULL;
@@ -160,7 +144,7 @@ START_TEST(allocation_failure_is_a_status)
     nlive = 0;
     mju_user_malloc = failing_malloc;
     mju_user_free = tracked_free;
-    ck_assert_int_eq(clcone_mujoco_make_data(f.m, f.path, &d, &e), CLCONE_ENOMEM);
+    ck_assert_int_eq(clc_mujoco_make_data(f.m, f.path, &d, &e), CLCONE_ENOMEM);
     ck_assert_ptr_null(d);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "MuJoCo stopped with an error") && strstr(e.msg, "allocate"),
                   "%s", e.msg);
@@ -168,11 +152,11 @@ START_TEST(allocation_failure_is_a_status)
      * fails: at the allocation 3 data take after the first of the next */
     allocs = 0;
     fail_at = 1 << 30;
-    ck_assert_int_eq(clcone_mujoco_make_data(f.m, f.path, &d, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_mujoco_make_data(f.m, f.path, &d, &e), CLCONE_OK);
     mj_deleteData(d);
     fail_at = 3 * allocs + 1;
     allocs = 0;
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 4, 1, 1, 0.01, &w, &e), CLCONE_ENOMEM);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 4, 1, 1, 0.01, &w, &e), CLCONE_ENOMEM);
     mju_user_malloc = NULL;
     mju_user_free = NULL;
     /* MuJoCo's error jumped out of mj_makeData before it freed its first
@@ -196,9 +180,9 @@ START_TEST(worlds_memory_checked)
     mj_fixture f;
     clcone_error e;
     mj_open(&f, TINY_ARENA_XML, -1);
-    ck_assert_int_eq(clcone_worlds_check_memory(f.m, 1LL << 40, f.path, &e), CLCONE_ENOMEM);
+    ck_assert_int_eq(clc_worlds_check_memory(f.m, 1LL << 40, f.path, &e), CLCONE_ENOMEM);
     ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, "GiB") && strstr(e.msg, "use fewer worlds"), "%s", e.msg);
-    ck_assert_int_eq(clcone_worlds_check_memory(f.m, 4, f.path, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_worlds_check_memory(f.m, 4, f.path, &e), CLCONE_OK);
     mj_close(&f);
 #if !defined(__SANITIZE_ADDRESS__)
     /* (AddressSanitizer reserves terabytes of address space: no ulimit -v) */
@@ -217,13 +201,13 @@ END_TEST
 static void zero_diagonal_matches(clcone_context *ctx, const char *xml)
 {
     mj_fixture f;
-    clcone_mujoco *a;
-    clcone_mujoco_stats st;
+    clc_mujoco *a;
+    clc_mujoco_stats st;
     clcone_error e;
     mj_open(&f, xml, 0);
     a = soft_adapter(ctx, CLCONE_MODEL_SOFT, f.path);
     for (int k = 0; k < 40; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, f.mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_msg(clc_mujoco_step(a, f.m, f.d, f.mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
         ck_assert_int_eq(st.ncon, 2);
         ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s", k, st.res.reason);
         ck_assert_msg(st.force_rel_diff < 1e-6 && st.qacc_rel_diff < 1e-6, "step %d: force %g qacc %g", k,
@@ -231,7 +215,7 @@ static void zero_diagonal_matches(clcone_context *ctx, const char *xml)
     }
     /* the hinge spins on, without friction about the normal (condim 3) */
     ck_assert_double_gt(f.d->qvel[0], 2.9);
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     mj_close(&f);
 }
 
@@ -253,16 +237,16 @@ START_TEST(coulomb_zero_diagonal_explained)
     static const char *const xml[] = {HINGE_SPHERE_XML("elliptic"), HINGE_SPHERE_XML("pyramidal")};
     for (int i = 0; i < 2; ++i) {
         mj_fixture f;
-        clcone_mujoco_stats st;
+        clc_mujoco_stats st;
         clcone_error e;
-        clcone_mujoco *a;
+        clc_mujoco *a;
         mj_open(&f, xml[i], 0);
         a = soft_adapter(NULL, CLCONE_MODEL_COULOMB, f.path);
-        ck_assert_int_eq(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
+        ck_assert_int_eq(clc_mujoco_step(a, f.m, f.d, NULL, &st, &e), CLCONE_ENOTSUP);
         ck_assert_msg(strstr(e.msg, f.path) && strstr(e.msg, i ? "pyramidal contact 0" : "elliptic contact 0") &&
                           strstr(e.msg, "cannot move along its constraint row 0") && strstr(e.msg, "--model soft"),
                       "%s", e.msg);
-        clcone_mujoco_free(a);
+        clc_mujoco_free(a);
         mj_close(&f);
     }
 }
@@ -275,7 +259,7 @@ END_TEST
  * reference converged).
  * Each step now converges on the float device within 10^5 iterations. */
 static const char CONFLICT_XML[] =
-    "<mujoco model=\"clcone_conflict\">\n"
+    "<mujoco model=\"clc_conflict\">\n"
     "  <worldbody>\n"
     "    <body name=\"a\" pos=\"0 0 1\"><freejoint/><geom type=\"box\" size=\"0.01 0.01 0.01\"/></body>\n"
     "    <body name=\"b\" pos=\"0.5 0 1\"><freejoint/><geom type=\"sphere\" size=\"0.01\"/></body>\n"
@@ -292,24 +276,24 @@ START_TEST(conflicting_equalities_converge_in_float)
     mj_fixture f;
     clcone_context *ctx = test_context(CLCONE_FLOAT);
     clcone_options o;
-    clcone_mujoco *a;
-    clcone_mujoco_stats st;
+    clc_mujoco *a;
+    clc_mujoco_stats st;
     clcone_error e;
     int most = 0;
     mj_open(&f, CONFLICT_XML, -1);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
     o.max_iter = 100000;
-    ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f.path, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_mujoco_create(ctx, &o, f.path, &a, &e), CLCONE_OK);
     for (int k = 0; k < 20; ++k) {
-        ck_assert_msg(clcone_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        ck_assert_msg(clc_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
         ck_assert_int_eq(st.nefc, 9);
         ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s after %d iterations, error %g", k,
                       st.res.reason, st.res.iters, st.res.error);
         if (st.res.iters > most) most = st.res.iters;
     }
     fprintf(stderr, "mujoco_robust conflicting connects, float device: at most %d iterations a step\n", most);
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     clcone_context_free(ctx);
     mj_close(&f);
 }
@@ -324,7 +308,7 @@ START_TEST(cli_solver_checked_first)
     } cases[] = {
         {"--solver lemke", "--solver lemke: MuJoCo's problem (--model soft) is solved on a device by apgd (default)"},
         {"--solver pgs", "--solver pgs: MuJoCo's problem (--model soft) is solved on a device"},
-        {"--solver lemke --device ref", "by apgd or pgs on the general-block form"},
+        {"--solver lemke --device ref", "; apgd (default), pgs on the general-block form; newton (default) on its primal problem"},
         {"--solver nsgs --model coulomb", "--solver nsgs: MuJoCo's problem (--model coulomb) is solved on a device"},
     };
     char args[512], out[8192], err[8192];
@@ -344,7 +328,7 @@ END_TEST
  * otherwise (the old CLI had no cap: a step that could not converge ran
  * its 10^6 iterations), and the help says so; a cap that stops the solves
  * ends the run not converged (exit 1), its progress on stderr with
- * --progress. */
+ * --progress (apgd: Newton converges here in a few iterations). */
 START_TEST(cli_solves_capped_by_default)
 {
     mj_fixture f;
@@ -356,7 +340,7 @@ START_TEST(cli_solves_capped_by_default)
     ck_assert_int_eq(test_run_cli(NULL, "mujoco --help", out, sizeof out, NULL, 0), 0);
     ck_assert_msg(strstr(out, "--max-seconds S  caps each step's solve") && strstr(out, "default\n                   30"),
                   "%s", out);
-    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --tol 1e-300 --max-iter 1000000000 --max-seconds 1.5 --progress", f.path);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --solver apgd --tol 1e-300 --max-iter 1000000000 --max-seconds 1.5 --progress", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 1);
     ck_assert_msg(strstr(out, "at most 1.5 s a solve") && strstr(test_last_line(out), "status=maxiter"), "%s", out);
     ck_assert_msg(strstr(err, "solving: iteration "), "%s", err);

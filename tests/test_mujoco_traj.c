@@ -66,7 +66,7 @@ static void follow(clcone_context *ctx, const char *rel, int K, traj *t)
 {
     char path[4096], msg[1000];
     clcone_options o;
-    clcone_mujoco *a;
+    clc_mujoco *a;
     clcone_error e;
     snprintf(path, sizeof path, "%s", test_model_path(rel));
     t->m = mj_loadXML(path, NULL, msg, sizeof msg);
@@ -76,11 +76,11 @@ static void follow(clcone_context *ctx, const char *rel, int K, traj *t)
     t->first100 = t->worst = 0;
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
-    ck_assert_int_eq(clcone_mujoco_create(ctx, &o, path, &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_mujoco_create(ctx, &o, path, &a, &e), CLCONE_OK);
     for (int s = 1; s <= K; ++s) {
-        clcone_mujoco_stats st;
+        clc_mujoco_stats st;
         mj_step(t->m, t->dm);
-        ck_assert_msg(clcone_mujoco_step(a, t->m, t->dc, NULL, &st, &e) == CLCONE_OK, "step %d: %s", s, e.msg);
+        ck_assert_msg(clc_mujoco_step(a, t->m, t->dc, NULL, &st, &e) == CLCONE_OK, "step %d: %s", s, e.msg);
         if (st.blocks) ck_assert_msg(st.res.status == CLCONE_CONVERGED, "%s step %d: %s", rel, s, st.res.reason);
         t->worst = fmax(t->worst, qpos_diff(t->m, t->dm, t->dc));
         if (s <= 100) t->first100 = t->worst;
@@ -88,7 +88,7 @@ static void follow(clcone_context *ctx, const char *rel, int K, traj *t)
             fprintf(stderr, "mujoco trajectory %s, %s: largest qpos difference over steps 1-%d: %.3e\n", rel,
                     ctx ? "device double" : "reference", s, t->worst);
     }
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
 }
 
 static void traj_free(traj *t)
@@ -173,23 +173,23 @@ static void library_run(const mjModel *m0, int k, double *q, double *en, double 
     mjModel *m = mj_copyModel(NULL, m0);
     mjData *d = mj_makeData(m);
     clcone_options o;
-    clcone_mujoco *a;
+    clc_mujoco *a;
     clcone_error e;
     m->opt.enableflags |= mjENBL_ENERGY;
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
     clcone_options_resolve(&o, NULL);
     o.solver = CLCONE_SOLVER_DEFAULT;
-    ck_assert_int_eq(clcone_mujoco_create(NULL, &o, "humanoid", &a, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_mujoco_create(NULL, &o, "humanoid", &a, &e), CLCONE_OK);
     for (int s = 0; s < k; ++s) {
-        clcone_mujoco_stats st;
+        clc_mujoco_stats st;
         t[s] = d->time;
-        ck_assert_msg(clcone_mujoco_step(a, m, d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clc_mujoco_step(a, m, d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
         memcpy(q + (size_t)s * m->nq, d->qpos, (size_t)m->nq * sizeof *q);
         en[2 * s] = d->energy[0];
         en[2 * s + 1] = d->energy[1];
     }
-    clcone_mujoco_free(a);
+    clc_mujoco_free(a);
     mj_deleteData(d);
     mj_deleteModel(m);
 }

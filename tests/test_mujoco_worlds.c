@@ -20,7 +20,7 @@
 /* Spheres and a box on a plane with elliptic condim-3 contacts, a hinged
  * arm swinging into its joint limit: contacts and 1-row limit blocks. */
 static const char WORLDS_XML[] =
-    "<mujoco model=\"clcone_worlds\">\n"
+    "<mujoco model=\"clc_worlds\">\n"
     "  <option timestep=\"0.005\" cone=\"elliptic\" impratio=\"3\"/>\n"
     "  <default><geom condim=\"3\" friction=\"0.6 0.005 0.0001\"/></default>\n"
     "  <worldbody>\n"
@@ -34,7 +34,7 @@ static const char WORLDS_XML[] =
     "</mujoco>\n";
 
 static const char RK4_XML[] =
-    "<mujoco model=\"clcone_rk4\">\n"
+    "<mujoco model=\"clc_rk4\">\n"
     "  <option integrator=\"RK4\"/>\n"
     "  <worldbody><body pos=\"0 0 1\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body></worldbody>\n"
     "</mujoco>\n";
@@ -99,9 +99,9 @@ static void lift(const mjModel *m, mjData *d)
 static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f, int n, int threads, int K,
                                    double tol)
 {
-    clcone_worlds *w;
-    clcone_worlds_stats ws;
-    clcone_mujoco **ad = calloc((size_t)n, sizeof *ad);
+    clc_worlds *w;
+    clc_worlds_stats ws;
+    clc_mujoco **ad = calloc((size_t)n, sizeof *ad);
     mjData **d = calloc((size_t)n, sizeof *d);
     clcone_options o;
     clcone_error e;
@@ -110,23 +110,23 @@ static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f,
     ck_assert_ptr_nonnull(ad);
     ck_assert_ptr_nonnull(d);
     soft_options(&o, tol);
-    ck_assert_msg(clcone_worlds_create(ctx, &o, f->path, f->m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
-    lift(f->m, clcone_worlds_data(w, 1));
+    ck_assert_msg(clc_worlds_create(ctx, &o, f->path, f->m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
+    lift(f->m, clc_worlds_data(w, 1));
     for (int k = 0; k < n; ++k) {
-        ck_assert_int_eq(clcone_mujoco_create(ctx, &o, f->path, &ad[k], &e), CLCONE_OK);
+        ck_assert_int_eq(clc_mujoco_create(ctx, &o, f->path, &ad[k], &e), CLCONE_OK);
         d[k] = mj_makeData(f->m);
-        clcone_worlds_perturb(f->m, d[k], 7, k, 0.05);
+        clc_worlds_perturb(f->m, d[k], 7, k, 0.05);
         if (k == 1) lift(f->m, d[k]);
     }
     for (int s = 0; s < K; ++s) {
-        ck_assert_msg(clcone_worlds_step(w, &ws, &e) == CLCONE_OK, "step %d: %s", s, e.msg);
+        ck_assert_msg(clc_worlds_step(w, &ws, &e) == CLCONE_OK, "step %d: %s", s, e.msg);
         partial += ws.solved > 0 && ws.solved < n;
         full += ws.solved == n;
         for (int k = 0; k < n; ++k) {
-            clcone_mujoco_stats st;
-            const clcone_mujoco_stats *wst = clcone_worlds_stats_of(w, k);
-            mjData *dw = clcone_worlds_data(w, k);
-            ck_assert_msg(clcone_mujoco_step(ad[k], f->m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+            clc_mujoco_stats st;
+            const clc_mujoco_stats *wst = clc_worlds_stats_of(w, k);
+            mjData *dw = clc_worlds_data(w, k);
+            ck_assert_msg(clc_mujoco_step(ad[k], f->m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
             ck_assert_int_eq(dw->nefc, d[k]->nefc);
             ck_assert_int_eq(wst->blocks, st.blocks);
             ck_assert_int_eq(wst->warm_matched, st.warm_matched);
@@ -140,12 +140,12 @@ static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f,
     ck_assert_msg(partial > 0 && full > 0, "the batch never mixed worlds with and without rows (%d, %d)", partial,
                   full);
     for (int k = 0; k < n; ++k) {
-        clcone_mujoco_free(ad[k]);
+        clc_mujoco_free(ad[k]);
         mj_deleteData(d[k]);
     }
     free(ad);
     free(d);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     return worst;
 }
 
@@ -217,21 +217,21 @@ START_TEST(perturbation_is_seeded)
     a = mj_makeData(f.m);
     b = mj_makeData(f.m);
     c = mj_makeData(f.m);
-    clcone_worlds_perturb(f.m, a, 1, 0, 0.01);
+    clc_worlds_perturb(f.m, a, 1, 0, 0.01);
     for (int i = 0; i < (int)f.m->nv; ++i) ck_assert_double_eq(a->qvel[i], 0);
-    clcone_worlds_perturb(f.m, a, 1, 3, 0.01);
-    clcone_worlds_perturb(f.m, b, 1, 3, 0.01);
-    clcone_worlds_perturb(f.m, c, 2, 3, 0.01);
+    clc_worlds_perturb(f.m, a, 1, 3, 0.01);
+    clc_worlds_perturb(f.m, b, 1, 3, 0.01);
+    clc_worlds_perturb(f.m, c, 2, 3, 0.01);
     ck_assert_mem_eq(a->qvel, b->qvel, sizeof(double) * (size_t)f.m->nv);
     for (int i = 0; i < (int)f.m->nv; ++i) {
         ck_assert_double_le(fabs(a->qvel[i]), 0.01);
         ck_assert_double_ne(a->qvel[i], c->qvel[i]);
     }
     mj_resetData(f.m, b);
-    clcone_worlds_perturb(f.m, b, 1, 4, 0.01);
+    clc_worlds_perturb(f.m, b, 1, 4, 0.01);
     for (int i = 0; i < (int)f.m->nv; ++i) ck_assert_double_ne(a->qvel[i], b->qvel[i]);
     mj_resetData(f.m, b);
-    clcone_worlds_perturb(f.m, b, 1, 4, 0);
+    clc_worlds_perturb(f.m, b, 1, 4, 0);
     for (int i = 0; i < (int)f.m->nv; ++i) ck_assert_double_eq(b->qvel[i], 0);
     mj_deleteData(a);
     mj_deleteData(b);
@@ -242,50 +242,51 @@ END_TEST
 
 static void quiet(const char *msg) { (void)msg; }
 
-/* A bad input in one world is an error naming that world (and the row
- * the adapter found it at); N out of range is refused. */
+/* A bad input in one world is an error naming that world (and where
+ * the default solver, Newton on the reference, found it: the island and
+ * dof); N out of range is refused. */
 START_TEST(errors_name_the_world)
 {
     worlds_fixture f;
-    clcone_worlds *w;
-    clcone_worlds_stats ws;
+    clc_worlds *w;
+    clc_worlds_stats ws;
     clcone_options o;
     clcone_error e;
     open_model(&f, WORLDS_XML);
     soft_options(&o, 1e-8);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 0, 1, 1, 0.01, &w, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 0, 1, 1, 0.01, &w, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "0 worlds"), "%s", e.msg);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, CLCONE_WORLDS_MAX + 1, 1, 1, 0.01, &w, &e),
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, CLCONE_WORLDS_MAX + 1, 1, 1, 0.01, &w, &e),
                      CLCONE_EINVAL);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 2, 0, 1, 0.01, &w, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 2, 0, 1, 0.01, &w, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "0 threads"), "%s", e.msg);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
-    for (int k = 0; k < 20; ++k) ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
+    for (int k = 0; k < 20; ++k) ck_assert_int_eq(clc_worlds_step(w, &ws, &e), CLCONE_OK);
     ck_assert_int_eq(ws.solved, 3);
-    clcone_worlds_data(w, 2)->qfrc_applied[0] = NAN;
-    ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_EINVAL);
-    ck_assert_msg(strstr(e.msg, "world 2: ") == e.msg && strstr(e.msg, f.path) && strstr(e.msg, "constraint row") &&
-                      strstr(e.msg, "non-finite"),
+    clc_worlds_data(w, 2)->qfrc_applied[0] = NAN;
+    ck_assert_int_eq(clc_worlds_step(w, &ws, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "world 2: ") == e.msg && strstr(e.msg, f.path) && strstr(e.msg, "island 0 (") &&
+                      strstr(e.msg, "dof 0: a0 nan"),
                   "%s", e.msg);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     /* options the batch's plan refuses (soft takes no nsgs): the batch's
      * error, not a world's */
     o.solver = CLCONE_SOLVER_NSGS;
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
-    for (int k = 0; k < 20 && clcone_worlds_step(w, &ws, &e) == CLCONE_OK; ++k) continue;
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
+    for (int k = 0; k < 20 && clc_worlds_step(w, &ws, &e) == CLCONE_OK; ++k) continue;
     ck_assert_msg(strstr(e.msg, "the batch of 3 worlds' problems (") == e.msg && strstr(e.msg, "nsgs"), "%s", e.msg);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     o.solver = CLCONE_SOLVER_DEFAULT;
     /* two bad worlds on two threads: the lower one's error, as one
      * thread stopping at the first gives */
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 4, 2, 1, 0.01, &w, &e), CLCONE_OK);
-    clcone_worlds_data(w, 1)->qvel[0] = NAN;
-    clcone_worlds_data(w, 2)->qvel[0] = NAN;
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 4, 2, 1, 0.01, &w, &e), CLCONE_OK);
+    clc_worlds_data(w, 1)->qvel[0] = NAN;
+    clc_worlds_data(w, 2)->qvel[0] = NAN;
     mju_user_warning = quiet; /* MuJoCo's own warning about the reset */
-    ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_worlds_step(w, &ws, &e), CLCONE_EINVAL);
     mju_user_warning = NULL;
     ck_assert_msg(strstr(e.msg, "world 1: ") == e.msg && strstr(e.msg, "QVEL"), "%s", e.msg);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     close_model(&f);
 }
 END_TEST
@@ -309,22 +310,22 @@ static void small_arena(char *xml, size_t len)
 START_TEST(mujoco_error_on_threads)
 {
     worlds_fixture f;
-    clcone_worlds *w;
-    clcone_worlds_stats ws;
+    clc_worlds *w;
+    clc_worlds_stats ws;
     clcone_options o;
     clcone_error e;
     char xml[4096];
     small_arena(xml, sizeof xml);
     open_model(&f, xml);
     soft_options(&o, 1e-8);
-    ck_assert_int_eq(clcone_worlds_create(NULL, &o, f.path, f.m, 6, 3, 1, 0.01, &w, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 6, 3, 1, 0.01, &w, &e), CLCONE_OK);
     ck_assert_ptr_null(mju_user_error);
-    ck_assert_int_eq(clcone_worlds_step(w, &ws, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_worlds_step(w, &ws, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "world 0: ") == e.msg && strstr(e.msg, "MuJoCo stopped with an error") &&
                       strstr(e.msg, "mj_stackAlloc"),
                   "%s", e.msg);
     ck_assert_ptr_null(mju_user_error);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     close_model(&f);
 }
 END_TEST

@@ -297,7 +297,7 @@ END_TEST
 START_TEST(newton_offered_for_coulomb)
 {
     char buf[256];
-    clcone_offers_describe(CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
+    clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), CLCONE_MODEL_COULOMB, 0, buf, sizeof buf);
     ck_assert_msg(strstr(buf, "newton"), "%s", buf);
 }
 END_TEST

@@ -108,7 +108,7 @@ START_TEST(soft_converges_where_apgd_stalls)
     o.soft_impedance = 0.9999;
     o.tol = 1e-8;
     o.max_iter = BUDGET;
-    ck_assert_msg(clcone_soft_local(&p, &o, NULL, &sp, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_soft_local(&p, &o, NULL, &sp, &e) == CLCONE_OK, "%s", e.msg);
     r = calloc(3 * (size_t)p.n, sizeof *r);
     for (int v = 0; v < 3; ++v) {
         o.solver = v == 0 ? CLCONE_SOLVER_APGD : v == 1 ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_NEWTON;
@@ -253,10 +253,10 @@ START_TEST(ccp_newton_offered)
     }
     for (int k = 0; k < 2; ++k)
         for (int dev = 0; dev < 2; ++dev) {
-            clcone_offers_describe(models[k], dev, buf, sizeof buf);
+            clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), models[k], dev, buf, sizeof buf);
             ck_assert_msg(strstr(buf, "newton") && strstr(buf, "hybrid"), "%s", buf);
         }
-    clcone_offers_describe(CLCONE_MODEL_PYRAMID, 0, buf, sizeof buf);
+    clcone_offers_describe(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), CLCONE_MODEL_PYRAMID, 0, buf, sizeof buf);
     ck_assert_msg(!strstr(buf, "newton"), "%s", buf);
 }
 END_TEST

@@ -63,8 +63,8 @@ static clcone_dev_part whole_part(const clcone_scene *s, int *counts, calls *k)
     memset(counts, 0, sizeof *counts * (size_t)s->nbodies);
     for (int c = 0; c < s->ncontacts; ++c) {
         const clcone_contact *x = &s->contacts[c];
-        if (!clcone_body_is_static(&s->bodies[x->a])) counts[x->a]++;
-        if (x->b >= 0 && !clcone_body_is_static(&s->bodies[x->b])) counts[x->b]++;
+        if (!clc_body_is_static(&s->bodies[x->a])) counts[x->a]++;
+        if (x->b >= 0 && !clc_body_is_static(&s->bodies[x->b])) counts[x->b]++;
     }
     return p;
 }

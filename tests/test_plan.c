@@ -113,7 +113,7 @@ START_TEST(plan_batch_matches_solve)
 }
 END_TEST
 
-/* The launch sizing of the whole-problem kernels (clcone_next_budget):
+/* The launch sizing of the whole-problem kernels (clc_next_budget):
  * without a time cap the launches double up to the most; with one, a
  * launch holds no more iterations than fit in the time left at the last
  * launch's pace and no longer than a twentieth of the cap (a cancel flag:
@@ -125,21 +125,21 @@ START_TEST(plan_batch_launches_end_at_the_time_cap)
     clcone_options o;
     clcone_options_default(&o);
     o.max_seconds = 0;
-    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 5.0, 1e9), 256);
-    ck_assert_int_eq(clcone_next_budget(&o, 1 << 14, 1 << 14, 5.0, 1e9), 1 << 14);
+    ck_assert_int_eq(clc_next_budget(&o, 128, 1 << 14, 5.0, 1e9), 256);
+    ck_assert_int_eq(clc_next_budget(&o, 1 << 14, 1 << 14, 5.0, 1e9), 1 << 14);
     o.max_seconds = 30;
     /* plenty of time: doubling, up to a launch of a twentieth of the cap
      * (1.5 s: 6144 iterations at the last launch's pace) */
-    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 5.0, 10000.0), 256);
-    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 1000.0, 10000.0), 6144);
+    ck_assert_int_eq(clc_next_budget(&o, 128, 1 << 14, 5.0, 10000.0), 256);
+    ck_assert_int_eq(clc_next_budget(&o, 4096, 1 << 14, 1000.0, 10000.0), 6144);
     /* 29.5 s in, 4096 iterations took 13 s: 0.5 s left holds 157, not 8192 */
-    ck_assert_int_eq(clcone_next_budget(&o, 4096, 1 << 14, 13000.0, 29500.0), 157);
+    ck_assert_int_eq(clc_next_budget(&o, 4096, 1 << 14, 13000.0, 29500.0), 157);
     /* less than one iteration's time left, or none: stop */
-    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1000.0, 29995.0), 0);
-    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1.0, 30000.0), 0);
-    ck_assert_int_eq(clcone_next_budget(&o, 100, 1 << 14, 1.0, 31000.0), 0);
+    ck_assert_int_eq(clc_next_budget(&o, 100, 1 << 14, 1000.0, 29995.0), 0);
+    ck_assert_int_eq(clc_next_budget(&o, 100, 1 << 14, 1.0, 30000.0), 0);
+    ck_assert_int_eq(clc_next_budget(&o, 100, 1 << 14, 1.0, 31000.0), 0);
     /* a launch too quick for the clock: doubling */
-    ck_assert_int_eq(clcone_next_budget(&o, 128, 1 << 14, 0.0, 10.0), 256);
+    ck_assert_int_eq(clc_next_budget(&o, 128, 1 << 14, 0.0, 10.0), 256);
 }
 END_TEST
 
@@ -180,7 +180,7 @@ START_TEST(plan_scene_follows_velocities_and_contacts)
     clcone_options o = options(CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-7);
     clcone_plan *pl;
     clcone_error e;
-    ck_assert_msg(clcone_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(clcone_plan_create_scene(c, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &s, &o);
     /* new free velocities, same contacts: only q changes on the device */
@@ -189,7 +189,7 @@ START_TEST(plan_scene_follows_velocities_and_contacts)
     ck_assert_msg(clcone_plan_set_scene(pl, &s, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &s, &o);
     /* another scene altogether */
-    ck_assert_msg(clcone_gen_stack(5, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(5, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(clcone_plan_set_scene(pl, &t, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &t, &o);
     clcone_plan_free(pl);
@@ -211,14 +211,14 @@ START_TEST(plan_scene_on_the_reference_follows_scenes)
         clcone_plan *pl;
         clcone_error e;
         o.max_iter = 300;
-        ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clc_gen_pile(40, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
         ck_assert_msg(clcone_plan_create_scene(NULL, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
         expect_same(pl, NULL, NULL, &s, &o);
         for (int b = 0; b < s.nbodies; ++b)
             if (s.bodies[b].inv_mass > 0) s.bodies[b].v[b % 3] += 0.05 * ((b % 5) - 2);
         ck_assert_msg(clcone_plan_set_scene(pl, &s, &e) == CLCONE_OK, "%s", e.msg);
         expect_same(pl, NULL, NULL, &s, &o);
-        ck_assert_msg(clcone_gen_stack(4, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_msg(clc_gen_stack(4, 0.3, 0.01, &t, &e) == CLCONE_OK, "%s", e.msg);
         ck_assert_msg(clcone_plan_set_scene(pl, &t, &e) == CLCONE_OK, "%s", e.msg);
         expect_same(pl, NULL, NULL, &t, &o);
         clcone_plan_free(pl);
@@ -238,33 +238,33 @@ START_TEST(plan_scene_buffers_follow_contacts)
     clcone_scene small, big, mid, none;
     clcone_options o = options(CLCONE_MODEL_COULOMB, CLCONE_SOLVER_CGS, 1e-5);
     clcone_plan *pl;
-    clcone_dev_counts k0, k;
+    clc_dev_counts k0, k;
     clcone_error e;
-    ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.1, 3, &small, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_gen_pile(200, 0.5, 0.01, 0.1, 4, &big, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_gen_pile(120, 0.5, 0.01, 0.1, 5, &mid, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(40, 0.5, 0.01, 0.1, 3, &small, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(200, 0.5, 0.01, 0.1, 4, &big, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(120, 0.5, 0.01, 0.1, 5, &mid, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert(small.ncontacts < mid.ncontacts && mid.ncontacts < big.ncontacts);
     none = mid;
     none.ncontacts = 0;
     ck_assert_msg(clcone_plan_create_scene(c, &small, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &small, &o);
-    k0 = clcone_plan_device_counts(pl);
+    k0 = clc_plan_device_counts(pl);
     ck_assert_int_gt(k0.buffers, 0);
 
     ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &big, &o);
-    k = clcone_plan_device_counts(pl);
+    k = clc_plan_device_counts(pl);
     ck_assert_int_gt(k.buffers, k0.buffers);
     k0 = k;
 
     ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
-    k = clcone_plan_device_counts(pl);
+    k = clc_plan_device_counts(pl);
     ck_assert_int_eq(k.buffers, k0.buffers);
     ck_assert_int_eq(k.uploads, k0.uploads);
     for (int i = 0; i < big.nbodies; ++i)
         if (big.bodies[i].inv_mass > 0) big.bodies[i].v[i % 3] += 0.05 * ((i % 5) - 2);
     ck_assert_msg(clcone_plan_set_scene(pl, &big, &e) == CLCONE_OK, "%s", e.msg);
-    k = clcone_plan_device_counts(pl);
+    k = clc_plan_device_counts(pl);
     ck_assert_int_eq(k.buffers, k0.buffers);
     ck_assert_int_eq(k.uploads, k0.uploads + 1);
     expect_same(pl, c, NULL, &big, &o);
@@ -275,7 +275,7 @@ START_TEST(plan_scene_buffers_follow_contacts)
     expect_same(pl, c, NULL, &mid, &o);
     ck_assert_msg(clcone_plan_set_scene(pl, &small, &e) == CLCONE_OK, "%s", e.msg);
     expect_same(pl, c, NULL, &small, &o);
-    ck_assert_int_eq(clcone_plan_device_counts(pl).buffers, k0.buffers);
+    ck_assert_int_eq(clc_plan_device_counts(pl).buffers, k0.buffers);
     clcone_plan_free(pl);
     clcone_scene_free(&small);
     clcone_scene_free(&big);
@@ -293,7 +293,7 @@ START_TEST(plan_refuses_misuse)
     clcone_plan *pl = NULL;
     clcone_error e;
     double q[12] = {0};
-    ck_assert_msg(clcone_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK, "%s", e.msg);
     /* nsgs does not run on a device */
     ck_assert_int_eq(clcone_plan_create_scene(c, &s, &o, &pl, &e), CLCONE_ENOTSUP);
     ck_assert_ptr_null(pl);
@@ -350,7 +350,7 @@ START_TEST(plan_cancel_flag_stops_solves)
         {1, 0, 20, 256, CLCONE_SOLVER_CGS},   /* one work-group per problem */
         {1, 1, 20, 20, CLCONE_SOLVER_CGS},    /* body form, host loop */
     };
-    ck_assert_msg(clcone_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(60, 0.5, 0.01, 0.1, 3, &s, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK, "%s", e.msg);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         clcone_options o = options(CLCONE_MODEL_COULOMB, cases[i].v, 1e-14);

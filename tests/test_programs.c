@@ -7,18 +7,18 @@
 #include <string.h>
 
 /* embedded by the Makefile (build/kernels_embedded.c) */
-extern const char clcone_src_schedule_h[];
-extern const char clcone_src_cone_h[];
+extern const char clc_src_schedule_h[];
+extern const char clc_src_cone_h[];
 
 START_TEST(program_is_its_needs_then_the_file)
 {
     const char *src = "/* needs: schedule.h cone.h */\n__kernel void k(void) {}\n";
     char *out = NULL;
     clcone_error e;
-    size_t a = strlen(clcone_src_schedule_h), b = strlen(clcone_src_cone_h);
-    ck_assert_msg(clcone_program_source("k.cl", src, &out, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert(strncmp(out, clcone_src_schedule_h, a) == 0);
-    ck_assert(strncmp(out + a, clcone_src_cone_h, b) == 0);
+    size_t a = strlen(clc_src_schedule_h), b = strlen(clc_src_cone_h);
+    ck_assert_msg(clc_program_source("k.cl", src, &out, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert(strncmp(out, clc_src_schedule_h, a) == 0);
+    ck_assert(strncmp(out + a, clc_src_cone_h, b) == 0);
     ck_assert_str_eq(out + a + b, src);
     free(out);
 }
@@ -28,13 +28,13 @@ START_TEST(program_without_needs_is_refused)
 {
     char *out = NULL;
     clcone_error e;
-    ck_assert_int_eq(clcone_program_source("k.cl", "__kernel void k(void) {}\n", &out, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_program_source("k.cl", "__kernel void k(void) {}\n", &out, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "kernels/k.cl") && strstr(e.msg, "needs:"), "%s", e.msg);
     ck_assert_ptr_null(out);
-    ck_assert_int_eq(clcone_program_source("k.cl", "/* needs: schedule.h nope.h */\n", &out, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_program_source("k.cl", "/* needs: schedule.h nope.h */\n", &out, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "kernels/k.cl needs nope.h"), "%s", e.msg);
     ck_assert_ptr_null(out);
-    ck_assert_int_eq(clcone_program_source("k.cl", "/* needs: schedule.h\n */\n", &out, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clc_program_source("k.cl", "/* needs: schedule.h\n */\n", &out, &e), CLCONE_EINVAL);
     ck_assert_ptr_null(out);
 }
 END_TEST
@@ -50,7 +50,7 @@ START_TEST(every_program_builds)
     for (size_t i = 0; i < sizeof one_kernel_each / sizeof one_kernel_each[0]; ++i) {
         cl_kernel k = NULL;
         clcone_error e;
-        ck_assert_msg(clcone_kernel(c, one_kernel_each[i], &k, &e) == CLCONE_OK, "%s: %s", one_kernel_each[i], e.msg);
+        ck_assert_msg(clc_kernel(c, one_kernel_each[i], &k, &e) == CLCONE_OK, "%s: %s", one_kernel_each[i], e.msg);
         clReleaseKernel(k);
     }
     ck_assert_int_eq(c->nprograms, (int)(sizeof one_kernel_each / sizeof one_kernel_each[0]));

@@ -31,9 +31,9 @@ static void sap_options(clcone_options *o, double tol)
 /* Solves and returns the result; v (6 per body) and the cost history
  * (cap 128) are filled when non-NULL. */
 static clcone_prob_result sap_run(clcone_context *c, const clcone_scene *s, const clcone_options *o,
-                                  clcone_sap_line_search ls, double *r, double *v, double *hist, int *hlen)
+                                  clc_sap_line_search ls, double *r, double *v, double *hist, int *hlen)
 {
-    clcone_sap_params prm;
+    clc_sap_params prm;
     clcone_result res;
     clcone_error e;
     clcone_prob_result out;
@@ -42,7 +42,7 @@ static clcone_prob_result sap_run(clcone_context *c, const clcone_scene *s, cons
     prm.cost_history = hist;
     prm.history_cap = hist ? 128 : 0;
     prm.v = v;
-    ck_assert_msg(clcone_sap_solve_ex(c, s, o, &prm, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_sap_solve_ex(c, s, o, &prm, r, &res, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(res.nprob, 1);
     out = res.items[0];
     clcone_result_free(&res);
@@ -193,7 +193,7 @@ START_TEST(sap_box_sticks)
         clcone_options o;
         double r[12], g[12], A[144], q[12], v[6];
         clcone_prob_result out;
-        ck_assert(clcone_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK);
+        ck_assert(clc_gen_stack(1, 0.5, 0.01, &s, &e) == CLCONE_OK);
         ck_assert_int_eq(s.ncontacts, 4);
         s.bodies[0].v[0] = 0.02;
         ck_assert(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK);
@@ -211,7 +211,7 @@ START_TEST(sap_box_sticks)
          * -R g (tangentially a slip three orders below the push) */
         for (int c = 0; c < 4; ++c) {
             double u[3], Rn, Rt;
-            clcone_contact_velocity(&p, r, c, u);
+            clc_contact_velocity(&p, r, c, u);
             contact_R(&p, c, betas[k], &Rn, &Rt);
             /* u = W r + q cancels down from |q| ~ g dt: measure against q */
             ck_assert_double_eq_tol(u[0], -Rn * r[3 * c], 1e-9 * 9.81 * 0.01);
@@ -228,8 +228,8 @@ END_TEST
 static void make_scenes(clcone_scene *stack, clcone_scene *pile)
 {
     clcone_error e;
-    ck_assert_msg(clcone_gen_stack(5, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_gen_pile(40, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(5, 0.5, 0.01, stack, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_pile(40, 0.5, 0.01, 0.0, 7, pile, &e) == CLCONE_OK, "%s", e.msg);
 }
 
 /* Device Newton-PCG (double) against the dense reference, to relative
@@ -393,7 +393,7 @@ START_TEST(sap_public_entry_and_warm_start)
     clcone_options o;
     clcone_result res;
     double *r, *r2;
-    ck_assert(clcone_gen_stack(5, 0.5, 0.01, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(5, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
     r2 = calloc(3 * (size_t)s.ncontacts, sizeof *r2);
     sap_options(&o, 1e-10);
@@ -440,7 +440,7 @@ START_TEST(sap_bad_parameters)
     clcone_result res;
     clcone_context *c = ctx_of(CLCONE_DOUBLE);
     double *r;
-    ck_assert(clcone_gen_stack(2, 0.5, 0.01, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_stack(2, 0.5, 0.01, &s, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
     for (size_t k = 0; k < sizeof bad_beta / sizeof bad_beta[0]; ++k) {
         sap_options(&o, 1e-8);
@@ -473,9 +473,10 @@ START_TEST(sap_bad_parameters)
     ck_assert(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK);
     sap_options(&o, 1e-8);
     ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "give a scene") != NULL, "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "model sap is solved on a scene (body form), not on a problem's local form"), "%s",
+                  e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_int_eq(clcone_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);
     /* a pinned body has no mass matrix */
     s.bodies[0].inv_mass = 0;
@@ -483,7 +484,7 @@ START_TEST(sap_bad_parameters)
     ck_assert_msg(strstr(e.msg, "body 0") != NULL, "%s", e.msg);
     free(r);
     /* the dense reference's size limit */
-    ck_assert(clcone_gen_pile(250, 0.5, 0.01, 0.0, 7, &big, &e) == CLCONE_OK);
+    ck_assert(clc_gen_pile(250, 0.5, 0.01, 0.0, 7, &big, &e) == CLCONE_OK);
     r = calloc(3 * (size_t)big.ncontacts, sizeof *r);
     ck_assert_int_eq(clcone_solve_scene(NULL, &big, &o, r, &res, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "device") != NULL, "%s", e.msg);
@@ -494,28 +495,38 @@ START_TEST(sap_bad_parameters)
 }
 END_TEST
 
-/* One unit box on the ground stepped with SAP (reference, tol 1e-10)
- * from its generated state with stiffness k; the world is left in w. */
-static void sap_box_steps(clcone_world *w, double k, int steps, clcone_step_info *last)
+/* A generated world stepped with SAP (reference, tol 1e-10) at stiffness
+ * k and detection margin `margin`; every step must converge. The world is
+ * left in w, the stepper in *sim (its last step in *last). */
+static clcone_sim *sap_steps(clcone_world *w, const char *gen, const clcone_gen_params *gp, double k, double margin,
+                             int steps, clcone_step_info *last)
 {
-    clcone_gen_params gp;
     clcone_sim_options so;
     clcone_sim *sim;
     clcone_error e;
-    clcone_gen_params_default(&gp);
-    gp.n = 1;
-    ck_assert_msg(clcone_world_generate("stack", &gp, w, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_world_generate(gen, gp, w, &e) == CLCONE_OK, "%s", e.msg);
     clcone_sim_options_default(&so);
     so.solve.model = CLCONE_MODEL_SAP;
     so.solve.tol = 1e-10;
     so.solve.max_iter = 200;
     so.solve.sap_stiffness = k;
+    so.margin = margin;
     ck_assert_msg(clcone_sim_create(w, NULL, &so, &sim, &e) == CLCONE_OK, "%s", e.msg);
     for (int t = 0; t < steps; ++t) {
         ck_assert_msg(clcone_sim_step(sim, last, &e) == CLCONE_OK, "%s", e.msg);
         ck_assert_int_eq(last->solve.status, CLCONE_CONVERGED);
     }
-    clcone_sim_free(sim);
+    return sim;
+}
+
+/* One unit box on the ground stepped with SAP from its generated state
+ * with stiffness k. */
+static void sap_box_steps(clcone_world *w, double k, int steps, clcone_step_info *last)
+{
+    clcone_gen_params gp;
+    clcone_gen_params_default(&gp);
+    gp.n = 1;
+    clcone_sim_free(sap_steps(w, "stack", &gp, k, 1e-3, steps, last));
 }
 
 /* Drake's SAP contact: with a stiffness k the normal compliance is
@@ -542,6 +553,121 @@ START_TEST(sap_stiffness_sets_the_rest_penetration)
 }
 END_TEST
 
+/* A 5-box stack at rest (2 s of SAP's default near-rigid contact). At
+ * rest v = 0 for two steps running, so M (v - v*) = J' gamma says each
+ * box's bottom contacts carry, summed, the weight above them times dt,
+ * whatever R is; and in stiction gamma_n = -(u_n - v_hat_n) / Rn with
+ * u_n = 0 and v_hat_n = -gap / (dt + tau_d), so the regularisation
+ * predicts each contact's rest penetration: gap = -(dt + tau_d) Rn
+ * gamma_n, tau_d = beta dt / pi. Both to 1e-6 relative: what is left of
+ * the motion (kinetic energy below 1e-20 J) and the solve's 1e-10. */
+START_TEST(sap_stack_at_rest_carries_the_weights)
+{
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_step_info in;
+    clcone_sim *sim;
+    clcone_options o;
+    clc_sap_setup S;
+    clcone_error e;
+    const clcone_scene *ls;
+    const double *r;
+    double relax, g;
+    clcone_gen_params_default(&gp);
+    gp.n = 5;
+    sim = sap_steps(&w, "stack", &gp, 0, 1e-3, 200, &in);
+    ls = clcone_sim_last_scene(sim, NULL);
+    r = clcone_sim_reactions(sim);
+    ck_assert_msg(in.ke_after < 1e-20, "still moving: %g J", in.ke_after);
+    ck_assert_int_eq(ls->ncontacts, in.contacts);
+    sap_options(&o, 1e-10);
+    o.soft_dt = w.dt;
+    ck_assert_msg(clc_sap_setup_build(ls, &o, &S, &e) == CLCONE_OK, "%s", e.msg);
+    relax = w.dt * (1 + 1 / CONE_PI);
+    g = -w.gravity[2];
+    for (int i = 0; i < w.s.nbodies; ++i) {
+        double above = 0, carried = 0, zi = w.s.bodies[i].x[2];
+        for (int j = 0; j < w.s.nbodies; ++j)
+            if (w.s.bodies[j].x[2] >= zi) above += w.shapes[j].mass;
+        for (int c = 0; c < ls->ncontacts; ++c) {
+            int a = ls->contacts[c].a, b = ls->contacts[c].b;
+            double za = a >= 0 ? w.s.bodies[a].x[2] : -HUGE_VAL, zb = b >= 0 ? w.s.bodies[b].x[2] : -HUGE_VAL;
+            if ((za > zb ? a : b) == i) carried += r[3 * c];
+        }
+        ck_assert_msg(fabs(carried - above * g * w.dt) <= 1e-6 * above * g * w.dt,
+                      "box %d carries %.12g N s, not %.12g", i, carried, above * g * w.dt);
+    }
+    for (int c = 0; c < ls->ncontacts; ++c) {
+        double predicted = -relax * S.R[2 * c] * r[3 * c];
+        ck_assert_msg(fabs(ls->contacts[c].gap - predicted) <= 1e-6 * fabs(predicted),
+                      "contact %d: gap %.12g, Rn predicts %.12g", c, ls->contacts[c].gap, predicted);
+    }
+    clc_sap_setup_free(&S);
+    clcone_sim_free(sim);
+    clcone_world_free(&w);
+}
+END_TEST
+
+/* A unit box sliding down a slope (theta 0.4, mu 0.2 < tan theta), rigid
+ * (k = 0) and with k = 1e5. SAP's sliding impulse is the R-norm projection
+ * onto the cone, on its boundary: gamma_t = mu gamma_n exactly, whatever
+ * Rt (Rt only sets how far a sticking contact creeps, Rt |gamma_t| a
+ * step, and the contact slides once |v_t| exceeds that). Its normal part
+ * carries mu |v_t| / Rn, so the box lifts to the steady height where
+ * v_hat_n = -gap / (dt + tau_d) balances it (gap = (dt + tau_d) mu |v_t|
+ * less the compliance's share, 14 mm at 5 m/s: the margin is 5 cm so
+ * that the lifted contacts stay detected); there v_n = 0 and gamma_n =
+ * m g cos(theta) dt, so the box accelerates at Coulomb's g (sin(theta) -
+ * mu cos(theta)). The lift settles by a factor tau_d / (dt + tau_d) = 0.24
+ * a step, below 1e-10 after 20 steps; from then on the acceleration is
+ * checked every step to 1e-7 relative (the solve's tolerance of 1e-10 on a
+ * momentum of order m v, divided by m g dt), over 280 steps. */
+START_TEST(sap_sliding_box_follows_coulomb)
+{
+    static const double ks[2] = {0, 1e5};
+    const double th = 0.4, mu = 0.2;
+    for (int i = 0; i < 2; ++i) {
+        clcone_gen_params gp;
+        clcone_world w;
+        clcone_step_info in;
+        clcone_sim *sim;
+        clcone_error e;
+        double down[3] = {-cos(th), 0, -sin(th)}, g, expect, vprev = 0;
+        clcone_gen_params_default(&gp);
+        gp.theta = th;
+        gp.mu = mu;
+        sim = sap_steps(&w, "incline", &gp, ks[i], 0.05, 20, &in);
+        g = -w.gravity[2];
+        expect = g * (sin(th) - mu * cos(th));
+        for (int t = 0; t <= 280; ++t) {
+            const double *v = w.s.bodies[0].v, *r;
+            double vd = v[0] * down[0] + v[2] * down[2], sn = 0, st = 0;
+            if (t > 0) {
+                ck_assert_msg(fabs((vd - vprev) / w.dt - expect) <= 1e-7 * expect,
+                              "k %g, step %d: acceleration %.12g, Coulomb %.12g", ks[i], t, (vd - vprev) / w.dt, expect);
+                r = clcone_sim_reactions(sim);
+                ck_assert_int_eq(in.contacts, 4);
+                for (int c = 0; c < in.contacts; ++c) {
+                    sn += r[3 * c];
+                    st += hypot(r[3 * c + 1], r[3 * c + 2]);
+                }
+                ck_assert_msg(fabs(st - mu * sn) <= 1e-12 * sn, "k %g, step %d: gamma_t %.15g, mu gamma_n %.15g",
+                              ks[i], t, st, mu * sn);
+                ck_assert_msg(fabs(sn - g * cos(th) * w.dt) <= 1e-7 * sn, "k %g, step %d: gamma_n %.12g, m g cos dt %.12g",
+                              ks[i], t, sn, g * cos(th) * w.dt);
+            }
+            vprev = vd;
+            if (t < 280) {
+                ck_assert_msg(clcone_sim_step(sim, &in, &e) == CLCONE_OK, "%s", e.msg);
+                ck_assert_int_eq(in.solve.status, CLCONE_CONVERGED);
+            }
+        }
+        clcone_sim_free(sim);
+        clcone_world_free(&w);
+    }
+}
+END_TEST
+
 Suite *suite_sap(void)
 {
     Suite *s = suite_create("sap");
@@ -556,6 +682,8 @@ Suite *suite_sap(void)
     tcase_add_test(t, sap_public_entry_and_warm_start);
     tcase_add_test(t, sap_bad_parameters);
     tcase_add_test(t, sap_stiffness_sets_the_rest_penetration);
+    tcase_add_test(t, sap_stack_at_rest_carries_the_weights);
+    tcase_add_test(t, sap_sliding_box_follows_coulomb);
     suite_add_tcase(s, t);
     return s;
 }

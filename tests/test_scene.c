@@ -111,7 +111,7 @@ static void check_W(const clcone_scene *s, const clcone_problem *p, int dense)
             for (int x = 0; x < 2; ++x)
                 for (int y = 0; y < 2; ++y)
                     if (ends_i[x] >= 0 && ends_i[x] == ends_j[y] &&
-                        !clcone_body_is_static(&s->bodies[ends_i[x]])) share = 1;
+                        !clc_body_is_static(&s->bodies[ends_i[x]])) share = 1;
             if (k < p->row_ptr[i + 1] && p->col[k] == j) {
                 ck_assert_msg(share, "block (%d,%d) stored but the contacts share no moving body", i, j);
                 ++k;
@@ -352,7 +352,7 @@ START_TEST(pinned_body_is_not_static)
     memset(&b, 0, sizeof b);
     memset(cts, 0, sizeof cts);
     b.inv_inertia[0] = b.inv_inertia[4] = b.inv_inertia[8] = 2.0;
-    ck_assert(!clcone_body_is_static(&b));
+    ck_assert(!clc_body_is_static(&b));
     for (int c = 0; c < 2; ++c) {
         cts[c].a = 0;
         cts[c].b = -1;
@@ -375,18 +375,18 @@ START_TEST(impulses_consistent_with_W)
 {
     clcone_scene scenes[3];
     clcone_error err;
-    ck_assert_msg(clcone_gen_pile(60, 0.5, 0.01, 0.1, 3, &scenes[0], &err) == CLCONE_OK, "%s", err.msg);
-    ck_assert_msg(clcone_gen_stack(4, 0.5, 0.01, &scenes[1], &err) == CLCONE_OK, "%s", err.msg);
-    ck_assert_msg(clcone_gen_grid(3, 3, 0.5, 0.01, &scenes[2], &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_pile(60, 0.5, 0.01, 0.1, 3, &scenes[0], &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_stack(4, 0.5, 0.01, &scenes[1], &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_grid(3, 3, 0.5, 0.01, &scenes[2], &err) == CLCONE_OK, "%s", err.msg);
     for (int t = 0; t < 3; ++t) {
         clcone_scene *s = &scenes[t];
         clcone_problem p;
-        clcone_body_csr L;
+        clc_body_csr L;
         int n = s->ncontacts;
         double *r = malloc(sizeof(double) * 3 * n), *u = malloc(sizeof(double) * 3 * n);
         double *dv = malloc(sizeof(double) * 6 * s->nbodies), *u2 = calloc(3 * (size_t)n, sizeof(double));
         ck_assert_msg(clcone_scene_to_local(s, &p, &err) == CLCONE_OK, "%s", err.msg);
-        ck_assert_msg(clcone_body_csr_build(s, &L, &err) == CLCONE_OK, "%s", err.msg);
+        ck_assert_msg(clc_body_csr_build(s, &L, &err) == CLCONE_OK, "%s", err.msg);
         for (int i = 0; i < 3 * n; ++i) r[i] = urand();
         clcone_scene_apply_impulses(s, r, dv);
         /* gather per body through the lists: u_c += sign J_c,B dv_B */
@@ -396,14 +396,14 @@ START_TEST(impulses_consistent_with_W)
                 double J[18];
                 ck_assert_int_eq(L.sign[k] > 0 ? s->contacts[c].a : s->contacts[c].b, b);
                 if (k > L.ptr[b]) ck_assert_int_lt(L.contact[k - 1], c);
-                clcone_contact_jacobian(s, c, L.sign[k] > 0 ? 0 : 1, J);
+                clc_contact_jacobian(s, c, L.sign[k] > 0 ? 0 : 1, J);
                 for (int i = 0; i < 3; ++i)
                     for (int l = 0; l < 6; ++l) u2[3 * c + i] += L.sign[k] * J[6 * i + l] * dv[6 * b + l];
             }
         clcone_problem_velocity(&p, r, u);
         for (int i = 0; i < 3 * n; ++i)
             ck_assert_double_eq_tol(u[i] - p.q[i], u2[i], 1e-11 * (1 + fabs(u2[i])));
-        clcone_body_csr_free(&L);
+        clc_body_csr_free(&L);
         clcone_problem_free(&p);
         clcone_scene_free(s);
         free(r); free(u); free(u2); free(dv);
@@ -416,7 +416,7 @@ START_TEST(W_symmetric_psd_on_generated)
     clcone_scene s;
     clcone_problem p;
     clcone_error err;
-    ck_assert_msg(clcone_gen_stack(3, 0.5, 0.01, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_stack(3, 0.5, 0.01, &s, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_msg(clcone_scene_to_local(&s, &p, &err) == CLCONE_OK, "%s", err.msg);
     check_W(&s, &p, 1);
     /* box i's 4 contacts couple with the 4 below and the 4 above */
@@ -424,13 +424,13 @@ START_TEST(W_symmetric_psd_on_generated)
     clcone_problem_free(&p);
     clcone_scene_free(&s);
 
-    ck_assert_msg(clcone_gen_pile(12, 0.5, 0.01, 0.1, 11, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_pile(12, 0.5, 0.01, 0.1, 11, &s, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_msg(clcone_scene_to_local(&s, &p, &err) == CLCONE_OK, "%s", err.msg);
     check_W(&s, &p, 1);
     clcone_problem_free(&p);
     clcone_scene_free(&s);
 
-    ck_assert_msg(clcone_gen_grid(2, 2, 0.5, 0.01, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_grid(2, 2, 0.5, 0.01, &s, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_msg(clcone_scene_to_local(&s, &p, &err) == CLCONE_OK, "%s", err.msg);
     check_W(&s, &p, 1);
     clcone_problem_free(&p);
@@ -450,7 +450,7 @@ START_TEST(stack_carries_its_weight)
     clcone_result res;
     clcone_error err;
     double *r, *u;
-    ck_assert_msg(clcone_gen_stack(k, 0.5, dt, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_stack(k, 0.5, dt, &s, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(s.nbodies, k);
     ck_assert_int_eq(s.ncontacts, 4 * k);
     ck_assert_msg(clcone_scene_validate(&s, &err) == CLCONE_OK, "%s", err.msg);
@@ -549,17 +549,17 @@ START_TEST(pile_geometry)
         clcone_scene s, s2;
         clcone_error err;
         int n = 300, nc;
-        ck_assert_msg(clcone_gen_pile(n, 0.4, 0.01, spreads[t], 42, &s, &err) == CLCONE_OK, "%s", err.msg);
+        ck_assert_msg(clc_gen_pile(n, 0.4, 0.01, spreads[t], 42, &s, &err) == CLCONE_OK, "%s", err.msg);
         nc = check_pile(&s, n);
         /* spheres rest on several others: well above one contact each */
         ck_assert_msg(nc >= 2 * n, "spread %g: %d contacts for %d spheres", spreads[t], nc, n);
-        ck_assert_msg(clcone_gen_pile(n, 0.4, 0.01, spreads[t], 42, &s2, &err) == CLCONE_OK, "%s", err.msg);
+        ck_assert_msg(clc_gen_pile(n, 0.4, 0.01, spreads[t], 42, &s2, &err) == CLCONE_OK, "%s", err.msg);
         ck_assert_int_eq(s2.ncontacts, s.ncontacts);
         ck_assert(memcmp(s.bodies, s2.bodies, sizeof *s.bodies * n) == 0);
         ck_assert(memcmp(s.contacts, s2.contacts, sizeof *s.contacts * s.ncontacts) == 0);
         clcone_scene_free(&s2);
         if (spreads[t] > 0) {
-            ck_assert_msg(clcone_gen_pile(n, 0.4, 0.01, spreads[t], 43, &s2, &err) == CLCONE_OK, "%s", err.msg);
+            ck_assert_msg(clc_gen_pile(n, 0.4, 0.01, spreads[t], 43, &s2, &err) == CLCONE_OK, "%s", err.msg);
             ck_assert(memcmp(s.bodies, s2.bodies, sizeof *s.bodies * n) != 0);
             clcone_scene_free(&s2);
         }
@@ -574,7 +574,7 @@ START_TEST(pile_equal_radii_is_fcc)
     clcone_scene s;
     clcone_error err;
     int *deg, max = 0;
-    ck_assert_msg(clcone_gen_pile(500, 0.4, 0.01, 0.0, 1, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_pile(500, 0.4, 0.01, 0.0, 1, &s, &err) == CLCONE_OK, "%s", err.msg);
     deg = calloc((size_t)s.nbodies, sizeof *deg);
     for (int c = 0; c < s.ncontacts; ++c) {
         ++deg[s.contacts[c].a];
@@ -594,7 +594,7 @@ START_TEST(grid_layout)
     clcone_scene s;
     clcone_problem p;
     clcone_error err;
-    ck_assert_msg(clcone_gen_grid(L, H, 0.3, 0.02, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_grid(L, H, 0.3, 0.02, &s, &err) == CLCONE_OK, "%s", err.msg);
     ck_assert_int_eq(s.nbodies, L * L * H);
     ck_assert_int_eq(s.ncontacts, 3 * L * L * H - 2 * L * H);
     ck_assert_msg(clcone_scene_validate(&s, &err) == CLCONE_OK, "%s", err.msg);
@@ -626,7 +626,7 @@ static void expect_invalid(void (*breaker)(clcone_scene *), const char *want1, c
     clcone_scene s;
     clcone_problem p;
     clcone_error err;
-    ck_assert_int_eq(clcone_gen_grid(1, 2, 0.5, 0.01, &s, &err), CLCONE_OK);
+    ck_assert_int_eq(clc_gen_grid(1, 2, 0.5, 0.01, &s, &err), CLCONE_OK);
     ck_assert_int_eq(clcone_scene_validate(&s, &err), CLCONE_OK);
     breaker(&s);
     memset(&err, 0, sizeof err);
@@ -690,23 +690,23 @@ START_TEST(generator_arguments)
     clcone_scene s;
     clcone_error err;
     clcone_status st;
-    st = clcone_gen_stack(0, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "boxes");
-    st = clcone_gen_stack(3, -1, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
-    st = clcone_gen_stack(3, NAN, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
-    st = clcone_gen_stack(3, 0.5, 0, &s, &err); expect_gen_error(st, &s, &err, "dt");
-    st = clcone_gen_stack(3, 0.5, INFINITY, &s, &err); expect_gen_error(st, &s, &err, "dt");
-    st = clcone_gen_stack(1 << 30, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
-    st = clcone_gen_pile(0, 0.5, 0.01, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "spheres");
-    st = clcone_gen_pile(10, 0.5, 0.01, 0.5, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
-    st = clcone_gen_pile(10, 0.5, 0.01, -0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
-    st = clcone_gen_pile(10, 0.5, 0.01, NAN, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
-    st = clcone_gen_pile(10, 0.5, -1, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "dt");
-    st = clcone_gen_pile(1 << 30, 0.5, 0.01, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "too large");
-    st = clcone_gen_grid(0, 3, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "L >= 1");
-    st = clcone_gen_grid(3, 0, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "H >= 1");
-    st = clcone_gen_grid(3, 3, -2, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
-    st = clcone_gen_grid(100000, 100000, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
-    st = clcone_gen_grid(10000, 1, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
+    st = clc_gen_stack(0, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "boxes");
+    st = clc_gen_stack(3, -1, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
+    st = clc_gen_stack(3, NAN, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
+    st = clc_gen_stack(3, 0.5, 0, &s, &err); expect_gen_error(st, &s, &err, "dt");
+    st = clc_gen_stack(3, 0.5, INFINITY, &s, &err); expect_gen_error(st, &s, &err, "dt");
+    st = clc_gen_stack(1 << 30, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
+    st = clc_gen_pile(0, 0.5, 0.01, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "spheres");
+    st = clc_gen_pile(10, 0.5, 0.01, 0.5, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
+    st = clc_gen_pile(10, 0.5, 0.01, -0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
+    st = clc_gen_pile(10, 0.5, 0.01, NAN, 1, &s, &err); expect_gen_error(st, &s, &err, "spread");
+    st = clc_gen_pile(10, 0.5, -1, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "dt");
+    st = clc_gen_pile(1 << 30, 0.5, 0.01, 0.1, 1, &s, &err); expect_gen_error(st, &s, &err, "too large");
+    st = clc_gen_grid(0, 3, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "L >= 1");
+    st = clc_gen_grid(3, 0, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "H >= 1");
+    st = clc_gen_grid(3, 3, -2, 0.01, &s, &err); expect_gen_error(st, &s, &err, "mu");
+    st = clc_gen_grid(100000, 100000, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
+    st = clc_gen_grid(10000, 1, 0.5, 0.01, &s, &err); expect_gen_error(st, &s, &err, "too large");
 }
 END_TEST
 
@@ -715,7 +715,7 @@ START_TEST(single_sphere_pile_and_empty_scene)
     clcone_scene s, empty = {0, 0, NULL, NULL};
     clcone_problem p;
     clcone_error err;
-    ck_assert_msg(clcone_gen_pile(1, 0.5, 0.01, 0.2, 9, &s, &err) == CLCONE_OK, "%s", err.msg);
+    ck_assert_msg(clc_gen_pile(1, 0.5, 0.01, 0.2, 9, &s, &err) == CLCONE_OK, "%s", err.msg);
     check_pile(&s, 1);
     clcone_scene_free(&s);
     clcone_scene_free(&s); /* idempotent */

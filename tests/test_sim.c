@@ -232,7 +232,7 @@ START_TEST(sim_kept_plan_matches_fresh_solves)
             m = 3 * (size_t)last->ncontacts;
             r = malloc(sizeof *r * (m + 1));
             vn = malloc(sizeof *vn * ((size_t)last->ncontacts + 1));
-            clcone_scene_normal_velocities(last, v, vn);
+            clc_scene_normal_velocities(last, v, vn);
             clcone_options_default(&o);
             o.model = cases[i].m;
             o.solver = cases[i].v;
@@ -308,7 +308,7 @@ START_TEST(sim_detection_over_a_subset_is_the_worlds)
     for (int i = 0; i < w.s.nbodies; ++i) w.s.bodies[i].x[0] += 0.01 * sin(i);
     ck_assert(clcone_world_detect_ids(&w, 1e-3, NULL, 0, &key, &ord, &e) == CLCONE_OK);
     for (int c = 1; c < w.s.ncontacts; ++c) ck_assert(ord[c - 1] < ord[c]);
-    ck_assert(clcone_world_alloc(&sub, w.s.nbodies, 0, w.nplanes, &e) == CLCONE_OK);
+    ck_assert(clc_world_alloc(&sub, w.s.nbodies, 0, w.nplanes, &e) == CLCONE_OK);
     sub.dt = w.dt;
     sub.mu = w.mu;
     memcpy(sub.planes, w.planes, (size_t)w.nplanes * sizeof *w.planes);

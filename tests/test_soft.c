@@ -105,7 +105,7 @@ START_TEST(soft_scene_device_matches_reference)
     clcone_result res;
     clcone_context *c = test_context(CLCONE_DOUBLE);
     double *rr, *rd;
-    ck_assert(clcone_gen_pile(60, 0.5, 0.01, 0.0, 3, &s, &e) == CLCONE_OK);
+    ck_assert(clc_gen_pile(60, 0.5, 0.01, 0.0, 3, &s, &e) == CLCONE_OK);
     s.contacts[0].gap = -0.01;
     rr = calloc(3 * (size_t)s.ncontacts, sizeof *rr);
     rd = calloc(3 * (size_t)s.ncontacts, sizeof *rd);

@@ -4,6 +4,8 @@
  * what cannot be one batch is refused with the world it names. */
 #include "testutil.h"
 
+#include <sys/stat.h>
+
 enum { NWORLDS = 6, STEPS = 40 };
 
 /* World k: piles of 3 to 12 spheres (as `gen pile --n N --seed S`) and a
@@ -178,6 +180,64 @@ START_TEST(worlds_cli_matches_alone)
 }
 END_TEST
 
+/* Two boxes on the ground, sunk by `sink` at a time step of `dt`: soft's
+ * a_ref reads both. */
+static void write_sunk_stack(const char *path, double dt, double sink)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fprintf(f, "clcone-scene 1\ndt %g\ngravity 0 0 -9.81\nmu 0.5\nbodies 2\n"
+               "box 1 0.5 0.5 0.5 0 0 %g 1 0 0 0 0 0 0 0 0 0\nbox 1 0.5 0.5 0.5 0 0 %g 1 0 0 0 0 0 0 0 0 0\n"
+               "planes 1\nplane 0 0 1 0\ncontacts 8\n",
+            dt, 0.5 - sink, 1.5 - 2 * sink);
+    for (int c = 0; c < 8; ++c)
+        fprintf(f, "contact %d %d %g %g %g 0 0 1 0.5 %g\n", c / 4, c < 4 ? -1 : 0, c % 2 ? 0.5 : -0.5,
+                c % 4 < 2 ? -0.5 : 0.5, c < 4 ? -sink : 1 - 2 * sink, -sink);
+    fputs("end\n", f);
+    fclose(f);
+}
+
+/* Soft scenes join a device batch with their own gaps and time steps
+ * (a_ref reads both): each scene's forces in the batch are those of the
+ * scene solved alone on the reference. */
+START_TEST(worlds_soft_scenes_batch_with_their_own_terms)
+{
+    static const char *const devices[] = {"--device 0 --precision double", "--device ref"};
+    char dir[] = "/tmp/clcone-worlds-XXXXXX", args[4096], path[4200];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/a.scene", dir);
+    write_sunk_stack(path, 0.01, 0.01);
+    snprintf(path, sizeof path, "%s/b.scene", dir);
+    write_sunk_stack(path, 0.02, 0.002);
+    snprintf(path, sizeof path, "%s/batch", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    for (int d = 0; d < 2; ++d) {
+        snprintf(args, sizeof args, "solve %s/a.scene %s/b.scene --model soft %s --tol 1e-10 --out %s/batch", dir,
+                 dir, devices[d], dir);
+        ck_assert_msg(test_run_cli(NULL, args, out_buf, sizeof out_buf, NULL, 0) == 0, "%s", out_buf);
+        for (int k = 0; k < 2; ++k) {
+            double ra[24], rb[24], big = 0, diff = 0;
+            clcone_error e;
+            snprintf(args, sizeof args, "solve %s/%c.scene --model soft --device ref --tol 1e-10 --out %s/alone.r",
+                     dir, "ab"[k], dir);
+            ck_assert_msg(test_run_cli(NULL, args, out_buf, sizeof out_buf, NULL, 0) == 0, "%s", out_buf);
+            snprintf(path, sizeof path, "%s/alone.r", dir);
+            ck_assert_msg(clcone_read_reactions(path, 8, ra, &e) == CLCONE_OK, "%s", e.msg);
+            snprintf(path, sizeof path, "%s/batch/%c.scene.r", dir, "ab"[k]);
+            ck_assert_msg(clcone_read_reactions(path, 8, rb, &e) == CLCONE_OK, "%s", e.msg);
+            for (int i = 0; i < 24; ++i) {
+                big = fmax(big, fabs(ra[i]));
+                diff = fmax(diff, fabs(ra[i] - rb[i]));
+            }
+            ck_assert_msg(big > 0 && diff <= 1e-7 * big, "%c.scene %s: batch and alone differ by %g of %g", "ab"[k],
+                          devices[d], diff, big);
+        }
+    }
+    snprintf(args, sizeof args, "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(args), 0);
+}
+END_TEST
+
 Suite *suite_worlds(void)
 {
     Suite *s = suite_create("worlds");
@@ -186,6 +246,7 @@ Suite *suite_worlds(void)
     tcase_add_loop_test(t, worlds_batch_equals_each_alone, 0, 3);
     tcase_add_test(t, worlds_batch_refuses_what_cannot_be_one);
     tcase_add_test(t, worlds_cli_matches_alone);
+    tcase_add_test(t, worlds_soft_scenes_batch_with_their_own_terms);
     suite_add_tcase(s, t);
     return s;
 }

@@ -106,7 +106,7 @@ static inline clcone_context *test_context_built(clcone_precision prec)
     clcone_context *c = test_context(prec);
     cl_kernel k = NULL;
     clcone_error e;
-    ck_assert_msg(clcone_kernel(c, "reduce_rows", &k, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_kernel(c, "reduce_rows", &k, &e) == CLCONE_OK, "%s", e.msg);
     clReleaseKernel(k);
     return c;
 }

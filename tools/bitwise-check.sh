@@ -36,13 +36,14 @@ run() {
 backends="ref:--device,ref float:--device,$dev,--precision,float double:--device,$dev,--precision,double"
 
 # pairs BACKEND: "model:solver" per pair the backend runs (ref or device)
+# on the local form
 pairs() {
     "$cli" solvers | awk -v want="$1" '
-        $2 == "ref:" { model = $1; line = $0; sub(/.*ref: /, "", line) }
-        $1 == "device:" { line = $0; sub(/.*device: /, "", line) }
-        ($2 == "ref:" && want == "ref") || ($1 == "device:" && want == "device") {
+        /^  [a-z]/ { local_form = ($0 ~ /local/); model = $NF; next }
+        local_form && (($1 == "ref:" && want == "ref") || ($1 == "device:" && want == "device")) {
+            line = $0; sub(/^ *[a-z]*: /, "", line)
             n = split(line, s, ", ")
-            for (i = 1; i <= n; ++i) { sub(/ .*/, "", s[i]); if (s[i] != "newton") print model ":" s[i] }
+            for (i = 1; i <= n; ++i) { sub(/ .*/, "", s[i]); if (s[i] != "newton" && s[i] != "-") print model ":" s[i] }
         }'
 }
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # Fails when a shared library exports a symbol that no installed header
-# (include/clcone/, include/clcone/mpi/) declares, and when the MPI part
+# (include/clcone/, include/clcone/mpi/) declares, when its library has a
+# global symbol named clcone_ that it does not export, and when the MPI part
 # (host/mpi/, libclcone_mpi) includes a header of the library's own
 # sources: the libraries meet through the documented API only, never
 # through a private one (docs/library.md).
@@ -23,6 +24,16 @@ for lib in "$@"; do
         fail=1
     done < "$tmp/syms"
     echo "check-exports: $lib: $n symbols, each declared in an installed header"
+    # the public prefix means exported: an internal name is clc_
+    if [ -f "${lib%.so}.a" ]; then
+        nm --defined-only "${lib%.so}.a" 2>/dev/null | awk 'NF == 3 && $2 ~ /^[TDBRC]$/ && $3 ~ /^clcone_/ { print $3 }' \
+            | sort -u | comm -23 - "$tmp/syms" > "$tmp/hidden"
+        if [ -s "$tmp/hidden" ]; then
+            echo "check-exports: $lib: internal symbols named with the public prefix clcone_ (name them clc_):" >&2
+            cat "$tmp/hidden" >&2
+            fail=1
+        fi
+    fi
 done
 private=$(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' host/mpi/*.[ch] | grep -v '"mpi/' || true)
 if [ -n "$private" ]; then

@@ -157,22 +157,24 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
  * their local form (scene_joins_batch). */
 #define CLI_BATCH_LOCAL_MAX 512
 
-/* A scene small enough, with a model that reads nothing but W, q and mu
- * (not soft, whose a_ref needs the gaps, nor sap), joins the problem
- * files' batch as its local form (*joined = 1, the world freed, *p the
- * form): one device batch for all of them, where scene plans in turn
- * spent their time launching (40 tiny piles, coulomb at 1e-4: 1,101 ms
- * in turn, 34 ms as one batch). Past the limit the body form, solved in
- * turn, keeps W unassembled. Under --mpi too, so that ranks solve what
- * one process solves, but for `solve --mpi SCENE`, one scene over the
- * ranks. 0, or the exit code after saying why. */
-static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem *p, const char *path, int *joined)
+/* A scene small enough, with a model that reads nothing but W, q and mu,
+ * or soft (its gaps and time step, which a_ref reads, kept in *gap and
+ * *dt), joins the problem files' batch as its local form (*joined = 1,
+ * the world freed, *p the form): one device batch for all of them, where
+ * scene plans in turn spent their time launching (40 tiny piles, coulomb
+ * at 1e-4: 1,101 ms in turn, 34 ms as one batch; soft at 1e-8: 663 ms in
+ * turn, 8.6 ms). sap does not join, and past the limit the body form,
+ * solved in turn, keeps W unassembled. Under --mpi too, so that ranks
+ * solve what one process solves, but for `solve --mpi SCENE`, one scene
+ * over the ranks. 0, or the exit code after saying why. */
+static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem *p, double **gap, double *dt,
+                             const char *path, int *joined)
 {
     clcone_scene sc;
     clcone_error e;
     int rc = 0;
     *joined = 0;
-    if ((a->mpi && a->npos == 1) || a->o.model == CLCONE_MODEL_SOFT || a->o.model == CLCONE_MODEL_SAP) return 0;
+    if ((a->mpi && a->npos == 1) || a->o.model == CLCONE_MODEL_SAP) return 0;
     memset(&sc, 0, sizeof sc);
     memset(&e, 0, sizeof e);
     if (clcone_world_contact_scene(w, &sc, &e)) {
@@ -183,7 +185,12 @@ static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem 
         if (clcone_scene_to_local(&sc, p, &e)) {
             cli_name_file(&e, path);
             rc = lib_error(&e);
+        } else if (a->o.model == CLCONE_MODEL_SOFT && !(*gap = calloc((size_t)sc.ncontacts, sizeof **gap))) {
+            fprintf(stderr, "clcone: out of memory for the gaps of %s\n", path);
+            rc = EXIT_USAGE;
         } else {
+            for (int c = 0; *gap && c < sc.ncontacts; ++c) (*gap)[c] = sc.contacts[c].gap;
+            *dt = w->dt;
             clcone_world_free(w);
             memset(w, 0, sizeof *w);
             *joined = 1;
@@ -191,6 +198,36 @@ static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem 
     }
     clcone_scene_free(&sc);
     return rc;
+}
+
+/* soft's R and a_ref of the batch's parts, 3 a contact of the batch,
+ * each part's from its own gaps and time step (a joined scene's; the
+ * options' for a problem file), so that one plan solves every part as it
+ * is solved alone. 0, or the exit code after saying why. */
+static int soft_batch_terms(const cli_args *a, const clcone_problem *probs, const clcone_world *worlds,
+                            double *const *gap, const double *dt, const clcone_problem *batch, double **R,
+                            double **aref)
+{
+    clcone_error e;
+    memset(&e, 0, sizeof e);
+    *R = calloc(3 * (size_t)batch->n + 1, sizeof **R);
+    *aref = calloc(3 * (size_t)batch->n + 1, sizeof **aref);
+    if (!*R || !*aref) {
+        fprintf(stderr, "clcone: out of memory for soft's R and a_ref of %d contacts\n", batch->n);
+        return EXIT_USAGE;
+    }
+    for (int k = 0, j = 0; k < a->npos; ++k) {
+        clcone_options o = a->o;
+        size_t off;
+        if (worlds[k].s.bodies) continue;
+        off = 3 * (size_t)batch->prob_off[j++];
+        if (gap[k]) o.soft_dt = dt[k];
+        if (clcone_soft_terms_of(&probs[k], &o, gap[k], *R + off, *aref + off, &e)) {
+            cli_name_file(&e, a->positional[k]);
+            return lib_error(&e);
+        }
+    }
+    return 0;
 }
 
 /* The problem files' batch (NULL: none) in this process: the device
@@ -225,7 +262,8 @@ int cli_solve_batch(cli_args *a, const char *usage)
     const clcone_problem **parts = calloc((size_t)nf, sizeof *parts);
     clcone_prob_result *out = calloc((size_t)nf, sizeof *out);
     int *n = calloc((size_t)nf, sizeof *n);
-    double **rk = calloc((size_t)nf, sizeof *rk);
+    double **rk = calloc((size_t)nf, sizeof *rk), **gap = calloc((size_t)nf, sizeof *gap);
+    double *dt = calloc((size_t)nf, sizeof *dt), *soft_R = NULL, *soft_aref = NULL;
     clcone_context *ctx = NULL;
     clcone_plan *pl = NULL;
     clcone_result res;
@@ -239,7 +277,7 @@ int cli_solve_batch(cli_args *a, const char *usage)
         || (a->out && (rc = check_batch_outputs(a))))
         goto out;
     rc = EXIT_USAGE;
-    if (!probs || !parts || !worlds || !out || !n || !rk) {
+    if (!probs || !parts || !worlds || !out || !n || !rk || !gap || !dt) {
         fprintf(stderr, "clcone: out of memory for %d files\n", nf);
         goto out;
     }
@@ -249,7 +287,8 @@ int cli_solve_batch(cli_args *a, const char *usage)
         if (cli_read_input(a, a->positional[nread], usage, CLI_BLOCKS_REFUSE, &in, NULL)) goto out;
         if (in.is_world) {
             worlds[nread] = in.world;
-            if ((rc = scene_joins_batch(a, &worlds[nread], &probs[nread], a->positional[nread], &joined))) goto out;
+            if ((rc = scene_joins_batch(a, &worlds[nread], &probs[nread], &gap[nread], &dt[nread],
+                                         a->positional[nread], &joined))) goto out;
             rc = EXIT_USAGE;
             if (joined) parts[nlocal++] = &probs[nread];
         } else {
@@ -266,7 +305,12 @@ int cli_solve_batch(cli_args *a, const char *usage)
             fprintf(stderr, "clcone: out of memory for %d contacts\n", batch.n);
             goto out;
         }
+        if (a->o.model == CLCONE_MODEL_SOFT
+            && (rc = soft_batch_terms(a, probs, worlds, gap, dt, &batch, &soft_R, &soft_aref)))
+            goto out;
     }
+    a->o.soft_R = soft_R; /* the batch's own, not the scenes' solved in turn */
+    a->o.soft_aref = soft_aref;
 #ifdef CLCONE_MPI
     if (a->mpi) {
         cli_mpi_batch mb = {nlocal ? &batch : NULL, r, &res, worlds, nf, out, n, rk, &ms};
@@ -274,6 +318,7 @@ int cli_solve_batch(cli_args *a, const char *usage)
     } else
 #endif
         rc = solve_batch_here(a, nlocal ? &batch : NULL, &ctx, &pl, r, &res, &ms);
+    a->o.soft_R = a->o.soft_aref = NULL;
     if (rc) goto out;
     describe_backend(ctx, backend, sizeof backend);
     for (int k = 0, j = 0; k < nf && nlocal > 0; ++k)
@@ -311,7 +356,12 @@ out:
         if (!probs[k].row_ptr) free(rk[k]); /* a scene's own reactions */
         clcone_problem_free(&probs[k]);
         clcone_world_free(&worlds[k]);
+        if (gap) free(gap[k]);
     }
+    free(gap);
+    free(dt);
+    free(soft_R);
+    free(soft_aref);
     free(probs);
     free(worlds);
     free(parts);

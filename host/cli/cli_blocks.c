@@ -11,6 +11,7 @@
 #include "io/io.h"
 #include "output/fclib.h"
 #include "solve/blocks_solve.h"
+#include "solve/solve_entries.h"
 #include "world/world_parts.h"
 #include "cone.h"
 #include "block_sets.h"
@@ -32,13 +33,13 @@ static const char WHY_NOT[] = "a general-block problem (clcone-blocks) carries i
 static int is_blocks(const char *name, const char *buf, size_t len)
 {
     static const char sig[] = "clcone-blocks";
-    clcone_tok t;
-    clcone_tok_init(&t, name, buf, len, 1);
-    return clcone_tok_next(&t) && t.len == sizeof sig - 1 && memcmp(t.tok, sig, t.len) == 0;
+    clc_tok t;
+    clc_tok_init(&t, name, buf, len, 1);
+    return clc_tok_next(&t) && t.len == sizeof sig - 1 && memcmp(t.tok, sig, t.len) == 0;
 }
 
 /* "N blocks (F free, B box, P nonneg, C cone), M rows, K W blocks". */
-static void describe_blocks(const clcone_bproblem *p, char *buf, size_t len)
+static void describe_blocks(const clc_bproblem *p, char *buf, size_t len)
 {
     int count[BLK_KINDS] = {0};
     for (int b = 0; b < p->nb; ++b) count[p->kind[b]]++;
@@ -48,7 +49,7 @@ static void describe_blocks(const clcone_bproblem *p, char *buf, size_t len)
 
 /* --compare: the same problem on the reference from the start f0, its
  * history into h (NULL: none), beside the device's f and dev. */
-static int compare_blocks(const cli_args *a, const clcone_bproblem *p, const double *f0, const double *f,
+static int compare_blocks(const cli_args *a, const clc_bproblem *p, const double *f0, const double *f,
                           const clcone_prob_result *dev, clcone_history *h)
 {
     clcone_options o = a->o;
@@ -60,7 +61,7 @@ static int compare_blocks(const cli_args *a, const clcone_bproblem *p, const dou
     if (o.tol < 1e-12) o.tol = 1e-12;
     o.history = h;
     o.progress = NULL;
-    if (clcone_solve_blocks(NULL, p, &o, fr, &ref, &e)) {
+    if (clc_solve_blocks(NULL, p, &o, fr, &ref, &e)) {
         free(fr);
         return lib_error(&e);
     }
@@ -71,7 +72,7 @@ static int compare_blocks(const cli_args *a, const clcone_bproblem *p, const dou
 
 /* The report of a solve of p into f (from f0) on ctx: the result lines,
  * --out, --compare, --plot and the last line; the exit code. */
-static int report_blocks(const cli_args *a, const clcone_context *ctx, const clcone_bproblem *p, const double *f0,
+static int report_blocks(const cli_args *a, const clcone_context *ctx, const clc_bproblem *p, const double *f0,
                          const double *f, const clcone_prob_result *res, clcone_history hist[2])
 {
     const int on_float = ctx && clcone_context_precision(ctx) == CLCONE_FLOAT;
@@ -82,12 +83,12 @@ static int report_blocks(const cli_args *a, const clcone_context *ctx, const clc
            clcone_run_status_name(res->status), res->iters, res->error, a->o.tol, on_float ? "float" : "double",
            ctx ? " on the device" : "", res->time_ms);
     if (on_float) printf("          error of f in double (as `clcone check` measures it): %.3e\n",
-                         clcone_bproblem_error(p, f, NULL));
+                         clc_bproblem_error(p, f, NULL));
     if (res->reason[0]) printf("reason:   %s\n", res->reason);
     if (a->out) {
         clcone_reactions_info info = cli_reactions_info(a, ctx);
         info.model[0] = 0; /* the sets are the file's: no model to record */
-        if (clcone_write_forces_info(a->out, p->m, f, &info, &e)) return lib_error(&e);
+        if (clc_write_forces_info(a->out, p->m, f, &info, &e)) return lib_error(&e);
         printf("forces written to %s\n", a->out);
     }
     snprintf(what, sizeof what, "general blocks, %s, %d blocks", clcone_solver_name(a->o.solver), p->nb);
@@ -99,7 +100,7 @@ static int report_blocks(const cli_args *a, const clcone_context *ctx, const clc
 }
 
 /* `solve FILE` of the general-block problem p. */
-static int solve_blocks(cli_args *a, const char *path, const char *usage, const clcone_bproblem *p)
+static int solve_blocks(cli_args *a, const char *path, const char *usage, const clc_bproblem *p)
 {
     clcone_context *ctx = NULL;
     clcone_prob_result res;
@@ -117,19 +118,16 @@ static int solve_blocks(cli_args *a, const char *path, const char *usage, const 
     }
     if ((rc = cli_refuse(a, usage, NOT_FOR_BLOCKS, WHY_NOT)) || (rc = cli_check_applicable(a, usage, 0))) goto done;
     if (a->warm) {
-        if (clcone_read_forces_info(a->warm, p->m, f, NULL, &e)) goto fail;
+        if (clc_read_forces_info(a->warm, p->m, f, NULL, &e)) goto fail;
         a->o.warm_start = 1;
         memcpy(f0, f, sizeof *f * (size_t)p->m);
     }
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, &ctx, &e)) goto fail;
     describe_backend(ctx, backend, sizeof backend);
-    /* apgd is the general-block problem's default on either backend
-     * (solve/blocks_solve.c); resolving gives the tolerance */
-    if (a->o.solver == CLCONE_SOLVER_DEFAULT) a->o.solver = CLCONE_SOLVER_APGD;
-    clcone_options_resolve(&a->o, ctx);
+    clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS), &a->o, ctx); /* the header shows what runs */
     if (a->plot) a->o.history = &hist[0];
     cli_progress_attach(a, &a->o, &prog);
-    rc = clcone_solve_blocks(ctx, p, &a->o, f, &res, &e);
+    rc = clc_solve_blocks(ctx, p, &a->o, f, &res, &e);
     cli_progress_end(&prog);
     a->o.progress = NULL;
     if (rc) {
@@ -149,7 +147,7 @@ done:
 }
 
 /* `check FILE F` of the general-block problem p: F's forces measured. */
-static int check_blocks(cli_args *a, const char *usage, const clcone_bproblem *p)
+static int check_blocks(cli_args *a, const char *usage, const clc_bproblem *p)
 {
     clcone_reactions_info info;
     clcone_error e;
@@ -159,13 +157,13 @@ static int check_blocks(cli_args *a, const char *usage, const clcone_bproblem *p
         free(f);
         return rc;
     }
-    if (!f || clcone_read_forces_info(a->positional[1], p->m, f, &info, &e)) {
+    if (!f || clc_read_forces_info(a->positional[1], p->m, f, &info, &e)) {
         if (!f) snprintf(e.msg, sizeof e.msg, "out of memory for %d rows", p->m);
         free(f);
         return lib_error(&e);
     }
     clcone_options_resolve(&a->o, NULL);
-    error = clcone_bproblem_error(p, f, NULL);
+    error = clc_bproblem_error(p, f, NULL);
     printf("problem:   %s (general-block problem: %d blocks, %d rows)\n", a->positional[0], p->nb, p->m);
     printf("forces:    %s\n", a->positional[1]);
     printf("error:     %.6e (the general-block measure, docs/formats.md section 7)\n", error);
@@ -184,27 +182,27 @@ int cli_read_input(cli_args *a, const char *path, const char *usage, enum cli_bl
     int rc;
     memset(in, 0, sizeof *in);
     if (handled) *handled = 0;
-    if (clcone_load_file(path, &buf, &len, &e)) return lib_error(&e);
+    if (clc_load_file(path, &buf, &len, &e)) return lib_error(&e);
     if (is_blocks(path, buf, len)) {
-        clcone_bproblem p;
+        clc_bproblem p;
         if (use == CLI_BLOCKS_REFUSE || !handled) {
             fprintf(stderr, "clcone: %s: a general-block problem (clcone-blocks) is solved alone: give it as the "
                     "only FILE\n", path);
             free(buf);
             return EXIT_USAGE;
         }
-        st = clcone_parse_blocks(path, buf, len, &p, &e);
+        st = clc_parse_blocks(path, buf, len, &p, &e);
         free(buf);
         if (st) return lib_error(&e);
         *handled = 1;
         rc = use == CLI_BLOCKS_SOLVE ? solve_blocks(a, path, usage, &p) : check_blocks(a, usage, &p);
-        clcone_bproblem_free(&p);
+        clc_bproblem_free(&p);
         return rc;
     }
     /* as clcone_read_input, from the bytes already read */
-    in->is_world = clcone_buf_is_world(buf, len);
-    st = in->is_world ? clcone_parse_world(path, buf, len, &in->world, &e)
-                      : clcone_parse_problem(path, buf, len, clcone_parse_fclib_hdf5, &in->problem, &e);
+    in->is_world = clc_buf_is_world(buf, len);
+    st = in->is_world ? clc_parse_world(path, buf, len, &in->world, &e)
+                      : clc_parse_problem(path, buf, len, clc_parse_fclib_hdf5, &in->problem, &e);
     free(buf);
     return st ? lib_error(&e) : 0;
 }

@@ -78,7 +78,11 @@ static clcone_status solve_over_ranks(cli_args *a, cli_mpi_batch *b, const int m
         && (st = clcone_mpi_solve_batch(MPI_COMM_WORLD, 0, *ctx, b ? b->batch : NULL, o, b ? b->r : NULL,
                                         b ? b->res : NULL, e)))
         return st;
-    if (msg[2]) st = clcone_mpi_solve_scenes(MPI_COMM_WORLD, 0, *ctx, sc, msg[2], dt, o, rs, rsc, e);
+    if (msg[2]) {
+        clcone_options os = a->o; /* soft's R and a_ref are the batch's */
+        os.soft_R = os.soft_aref = NULL;
+        st = clcone_mpi_solve_scenes(MPI_COMM_WORLD, 0, *ctx, sc, msg[2], dt, cli_rank == 0 ? &os : NULL, rs, rsc, e);
+    }
     return st;
 }
 

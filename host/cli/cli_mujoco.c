@@ -24,8 +24,12 @@ static const char *const USAGE_MUJOCO =
     "  --model soft     MuJoCo's own problem: its R and a_ref (default); every row\n"
     "                   kind (equality, friction loss, limits, frictionless,\n"
     "                   pyramidal and elliptic contacts of condim 3, 4 or 6);\n"
-    "                   with rows beyond elliptic condim-3 contacts, limits and\n"
-    "                   frictionless contacts the solver is apgd (or pgs on ref)\n"
+    "                   by default MuJoCo's Newton method on its primal problem\n"
+    "                   (every kind, by islands) on the reference in double,\n"
+    "                   which no --device then means (newton runs there only);\n"
+    "                   on a device the library's default, apgd where rows go\n"
+    "                   beyond elliptic condim-3 contacts, limits and\n"
+    "                   frictionless contacts\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
@@ -111,7 +115,7 @@ typedef struct traj_args {
 
 /* The step's figures, and the run's totals in t (status worst, error and
  * differences largest, iterations and time summed, contacts most). */
-static void report_step(int k, const clcone_mujoco_stats *st, clcone_mujoco_stats *t)
+static void report_step(int k, const clc_mujoco_stats *st, clc_mujoco_stats *t)
 {
     printf("step %d: rows %d contacts %d blocks %d warm %d", k, st->nefc, st->ncon, st->blocks, st->warm_matched);
     if (st->blocks)
@@ -149,31 +153,59 @@ static int load_model(const char *path, mjModel **m)
     return 0;
 }
 
+/* The solver table's default for model m on forms on a backend (dev),
+ * CLCONE_SOLVER_DEFAULT where none. */
+static clcone_solver default_of(clcone_form form, clcone_model m, int dev)
+{
+    const clcone_offer *f;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & CLCONE_FORM_BIT(form)) && f->model == m && (dev ? f->device_default : f->reference_default))
+            return f->solver;
+    return CLCONE_SOLVER_DEFAULT;
+}
+
+/* Whether the table sends MuJoCo's problem under model m and solver s
+ * (CLCONE_SOLVER_DEFAULT: the reference's default) to its primal form,
+ * which runs on the reference only. */
+static int primal_form(clcone_model m, clcone_solver s)
+{
+    const clcone_offer *f;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference && !f->device &&
+            (f->solver == s || (s == CLCONE_SOLVER_DEFAULT && f->reference_default)))
+            return 1;
+    return 0;
+}
+
 /* The device (ctx NULL: the reference) and the resolved options, with
  * the run's header lines and prog's progress line on stderr (a long
  * solve's iterations, on a terminal or with --progress); an exit code on
- * failure. A solver not given
- * stays the default, which each step's form resolves: coulomb's is
- * hybrid on the 3-row form and apgd on the general-block form. */
+ * failure. A solver not given is the primal form's default where it has
+ * one (the adapter's rule), else it stays the default, which each step's
+ * form resolves: coulomb's is hybrid on the 3-row form and apgd on the
+ * general-block form. */
 static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o,
                         cli_progress *prog)
 {
-    char backend[400];
+    char backend[400], blocks[80] = "";
     clcone_error e;
-    clcone_solver shown;
+    clcone_solver shown, primal, general;
     *ctx = NULL;
     *o = a->o;
     if (!is_ref(a->device) && cli_open_device(a->device, a->prec, ctx, &e)) return lib_error(&e);
     clcone_options_resolve(o, *ctx);
     shown = o->solver;
     o->solver = a->o.solver;
+    primal = default_of(CLCONE_FORM_PRIMAL, o->model, *ctx != NULL);
+    general = default_of(CLCONE_FORM_BLOCKS, o->model, *ctx != NULL);
+    if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT) shown = primal;
+    else if (o->solver == CLCONE_SOLVER_DEFAULT && general != shown)
+        snprintf(blocks, sizeof blocks, " (%s on the general-block form)", clcone_solver_name(general));
     describe_backend(*ctx, backend, sizeof backend);
     printf("model: %s (MuJoCo %s; nv %d, timestep %g, %s cones)\nbackend: %s, model %s, solver %s%s, tol %g",
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
-           clcone_solver_name(shown),
-           o->solver == CLCONE_SOLVER_DEFAULT && shown != CLCONE_SOLVER_APGD ? " (apgd on the general-block form)" : "",
-           o->tol);
+           clcone_solver_name(shown), blocks, o->tol);
     if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
     printf("\n");
     cli_progress_attach(a, o, prog);
@@ -193,9 +225,9 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
 {
     static const double cmp_tol = 1e-10;
     clcone_context *ctx = NULL;
-    clcone_mujoco *ad = NULL;
-    clcone_mj_traj *tr = NULL;
-    clcone_mujoco_stats st, tot;
+    clc_mujoco *ad = NULL;
+    clc_mj_traj *tr = NULL;
+    clc_mujoco_stats st, tot;
     cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL, *mc = NULL;
@@ -205,7 +237,7 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     int rc = load_model(path, &m);
     if (rc) return rc;
     rc = EXIT_USAGE;
-    if (clcone_mujoco_make_data(m, path, &d, &e) || (compare && clcone_mujoco_copy_model(m, path, &mc, &e))) {
+    if (clc_mujoco_make_data(m, path, &d, &e) || (compare && clc_mujoco_copy_model(m, path, &mc, &e))) {
         rc = lib_error(&e);
         goto out;
     }
@@ -216,13 +248,13 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     }
     if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     rc = EXIT_USAGE;
-    if (clcone_mujoco_create(ctx, &o, path, &ad, &e)) {
+    if (clc_mujoco_create(ctx, &o, path, &ad, &e)) {
         rc = lib_error(&e);
         goto out;
     }
     if (mc) printf("compare: MuJoCo Newton, tolerance %g, at most %d iterations, at each step's state\n", cmp_tol,
                    mc->opt.iterations);
-    if ((ta->csv || ta->qpos) && clcone_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
+    if ((ta->csv || ta->qpos) && clc_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
         rc = lib_error(&e);
         goto out;
     }
@@ -230,12 +262,12 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
     for (int k = 0; k < steps; ++k) {
         double t0 = d->time;
-        if (clcone_mujoco_step(ad, m, d, mc, &st, &e)) {
+        if (clc_mujoco_step(ad, m, d, mc, &st, &e)) {
             rc = step_error(&e, k);
             goto out;
         }
         report_step(k, &st, &tot);
-        if (tr && clcone_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
+        if (tr && clc_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
             rc = lib_error(&e);
             goto out;
         }
@@ -243,7 +275,7 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     if (ta->png) {
         char title[600];
         snprintf(title, sizeof title, "%.500s after %d steps, t = %g s", path, steps, d->time);
-        if (clcone_mj_render_png(m, d, ta->png, ta->png_w, ta->png_h, title, &e)) {
+        if (clc_mj_render_png(m, d, ta->png, ta->png_w, ta->png_h, title, &e)) {
             rc = lib_error(&e);
             goto out;
         }
@@ -256,9 +288,9 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
     /* what was recorded is kept, a failed step's run too */
-    if (clcone_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
+    if (clc_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
     cli_progress_end(&prog);
-    clcone_mujoco_free(ad);
+    clc_mujoco_free(ad);
     if (d) mj_deleteData(d);
     if (mc) mj_deleteModel(mc);
     if (m) mj_deleteModel(m);
@@ -296,12 +328,12 @@ static clcone_status mujoco_worlds_per_s(const mjModel *m, const char *path, int
         snprintf(e->msg, sizeof e->msg, "%s: out of memory for MuJoCo's data of %d worlds", path, n);
         return CLCONE_ENOMEM;
     }
-    while (made < n && !(s = clcone_mujoco_make_data(m, path, &j.d[made], e))) {
-        clcone_worlds_perturb(m, j.d[made], seed, made, scale);
+    while (made < n && !(s = clc_mujoco_make_data(m, path, &j.d[made], e))) {
+        clc_worlds_perturb(m, j.d[made], seed, made, scale);
         ++made;
     }
     t0 = cli_now_ms();
-    if (!s) s = clcone_mujoco_call(mj_steps, &j, path, e);
+    if (!s) s = clc_mujoco_call(mj_steps, &j, path, e);
     *rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
     for (int w = 0; w < made; ++w) mj_deleteData(j.d[w]);
     free(j.d);
@@ -317,8 +349,8 @@ typedef struct worlds_args {
 static int run_worlds(const cli_args *a, const worlds_args *wa)
 {
     clcone_context *ctx = NULL;
-    clcone_worlds *w = NULL;
-    clcone_worlds_stats st;
+    clc_worlds *w = NULL;
+    clc_worlds_stats st;
     cli_progress prog = {0};
     clcone_error e;
     mjModel *m = NULL;
@@ -329,8 +361,8 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     if (rc) return rc;
     if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
     /* MuJoCo's own run of the same worlds comes while these are held */
-    if ((wa->compare && clcone_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
-        || clcone_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
+    if ((wa->compare && clc_worlds_check_memory(m, 2LL * wa->n, a->positional[0], &e))
+        || clc_worlds_create(ctx, &o, a->positional[0], m, wa->n, wa->threads, wa->seed, wa->scale, &w, &e)) {
         rc = lib_error(&e);
         goto out;
     }
@@ -338,7 +370,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
            wa->n, wa->seed, wa->scale, wa->threads, wa->threads > 1 ? "s" : "");
     t0 = cli_now_ms();
     for (int k = 0; k < wa->steps; ++k) {
-        if (clcone_worlds_step(w, &st, &e)) {
+        if (clc_worlds_step(w, &st, &e)) {
             rc = step_error(&e, k);
             goto out;
         }
@@ -369,38 +401,59 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
     cli_progress_end(&prog);
-    clcone_worlds_free(w);
+    clc_worlds_free(w);
     if (m) mj_deleteModel(m);
     clcone_context_free(ctx);
     return rc;
 }
 
+/* The forms MuJoCo's problem comes in: the 3-row form where every row is
+ * a contact's, else the general-block form; the primal one for the
+ * solvers that take it. */
+#define MUJOCO_FORMS                                                                                         \
+    (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS) | CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL))
+
 /* Whether a form of MuJoCo's problem runs solver s for model m on the
- * reference or on a device (dev): the 3-row form takes m's solvers (the
- * library's table), the general-block form apgd, and pgs on the
- * reference (solve/blocks_solve.h). */
+ * reference or on a device (dev), by the library's table: a solver of
+ * the primal form is solved there (the adapter's rule), so its row
+ * decides. */
 static int solver_runs(clcone_model m, clcone_solver s, int dev)
 {
     const clcone_offer *f;
-    if (s == CLCONE_SOLVER_DEFAULT || s == CLCONE_SOLVER_APGD || (!dev && s == CLCONE_SOLVER_PGS)) return 1;
+    unsigned forms = MUJOCO_FORMS;
+    if (s == CLCONE_SOLVER_DEFAULT) return 1;
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if (f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->solver == s)
+            forms = CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL);
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & forms) && f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
     return 0;
 }
 
-/* A --solver that neither form runs on the backend, refused before the
- * model is loaded (a usage error); one that only the 3-row form runs
- * stops at the first step with rows it does not hold, naming them. */
+/* A --solver that no form runs on the backend, refused before the model
+ * is loaded (a usage error), naming what each form offers; one that only
+ * the 3-row form runs stops at the first step with rows it does not
+ * hold, naming them. */
 static int check_solver(const cli_args *a)
 {
-    char offers[300], why[600];
-    int dev = !is_ref(a->device);
+    static const char *const what[] = {[CLCONE_FORM_LOCAL] = "on the 3-row form",
+                                       [CLCONE_FORM_BLOCKS] = "on the general-block form",
+                                       [CLCONE_FORM_PRIMAL] = "on its primal problem"};
+    char offers[300], why[1000];
+    int dev = !is_ref(a->device), n, listed = 0;
+    const clcone_form forms[] = {CLCONE_FORM_LOCAL, CLCONE_FORM_BLOCKS, CLCONE_FORM_PRIMAL};
     if (solver_runs(a->o.model, a->o.solver, dev)) return 0;
-    clcone_offers_describe(a->o.model, dev, offers, sizeof offers);
-    snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by %s on the 3-row form and "
-                              "by apgd%s on the general-block form",
-             clcone_solver_name(a->o.solver), clcone_model_name(a->o.model), dev ? "on a device" : "on the reference",
-             offers, dev ? "" : " or pgs");
+    n = snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by",
+                 clcone_solver_name(a->o.solver), clcone_model_name(a->o.model),
+                 dev ? "on a device" : "on the reference");
+    for (int k = 0; k < 3 && n > 0 && (size_t)n < sizeof why; ++k) {
+        clcone_offers_describe(CLCONE_FORM_BIT(forms[k]), a->o.model, dev, offers, sizeof offers);
+        if (offers[0])
+            n += snprintf(why + n, sizeof why - (size_t)n, "%s %s %s", listed++ ? ";" : "", offers, what[forms[k]]);
+    }
+    if (dev && solver_runs(a->o.model, a->o.solver, 0) && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, "; %s runs on the reference only (--device ref)",
+                 clcone_solver_name(a->o.solver));
     return usage_error(USAGE_MUJOCO, "%s", why);
 }
 
@@ -465,7 +518,7 @@ int cmd_mujoco(int argc, char **argv)
     char **args;
     worlds_args wa;
     traj_args ta;
-    clcone_mujoco_handlers outer;
+    clc_mujoco_handlers outer;
     cli_opt_fault missing = {NULL, 0};
     int steps = -1, rc;
     /* a step's line as it comes, also into a pipe (a long run's progress) */
@@ -501,15 +554,22 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
+    /* the primal form's solvers run on the reference only, and its default
+     * comes first there: the reference without a device given */
+    if (primal_form(a.o.model, a.o.solver) && !cli_given(&a, "--device") &&
+        !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
+        a.device = "ref";
+        if (!cli_given(&a, "--precision")) a.prec = CLCONE_DOUBLE;
+    }
     if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0)) || (rc = check_solver(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = MUJOCO_SOLVE_MAX_SECONDS;
     wa.steps = steps;
     wa.compare = cmp != NULL;
     /* MuJoCo's errors and warnings are clcone's from here to the end:
-     * every MuJoCo call runs under clcone_mujoco_call */
-    outer = clcone_mujoco_hold();
+     * every MuJoCo call runs under clc_mujoco_call */
+    outer = clc_mujoco_hold();
     rc = wa.n ? run_worlds(&a, &wa) : run(&a, steps, cmp != NULL, &ta);
-    clcone_mujoco_release(outer);
+    clc_mujoco_release(outer);
     return rc;
 }
 

@@ -98,7 +98,7 @@ int cli_plot_solve(const cli_args *a, const clcone_context *ctx, const clcone_hi
     describe_backend(NULL, ref, sizeof ref);
     snprintf(title, sizeof title, "%s: %s", a->positional[0], what);
     rc = plot_histories(a->plot, title, hs, labels, a->compare && ctx ? 2 : 1, a->o.tol,
-                        a->o.model == CLCONE_MODEL_SAP ? "sap's Newton" : clcone_solver_name(a->o.solver));
+                        clcone_solver_name(a->o.solver));
     if (rc == 0) printf("plot:     %s\n", a->plot);
     return rc;
 }

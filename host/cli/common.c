@@ -361,13 +361,13 @@ int cli_plan_solve(clcone_context *ctx, const clcone_problem *p, const clcone_sc
 /* With --compare: the same problem with the CPU reference, side by side. */
 
 /* One cell of the solver table: the library's list of the solvers of
- * model m on a backend ("nsgs (default), cgs"), in markdown each name
- * quoted as code. */
-static void print_solvers_of(FILE *f, clcone_model m, int device, int markdown)
+ * model m on forms on a backend ("nsgs (default), cgs"), in markdown
+ * each name quoted as code. */
+static void print_solvers_of(FILE *f, unsigned forms, clcone_model m, int device, int markdown)
 {
     char list[512];
     const char *sep = "";
-    clcone_offers_describe(m, device, list, sizeof list);
+    clcone_offers_describe(forms, m, device, list, sizeof list);
     if (!list[0]) fprintf(f, "-");
     else if (!markdown) fputs(list, f);
     else
@@ -379,32 +379,51 @@ static void print_solvers_of(FILE *f, clcone_model m, int device, int markdown)
         }
 }
 
+/* The names of the forms in a row's mask, as "local, body". */
+static void print_forms(FILE *f, unsigned forms)
+{
+    const char *sep = "";
+    for (int k = 0; k < CLCONE_FORM_COUNT; ++k)
+        if (forms & CLCONE_FORM_BIT(k)) {
+            fprintf(f, "%s%s", sep, clcone_form_name((clcone_form)k));
+            sep = ", ";
+        }
+}
+
+/* Whether row i is the first of its (forms, model): the table's lines. */
+static int first_of_its_line(int i)
+{
+    const clcone_offer *o = clcone_offer_at(i);
+    for (int j = 0; j < i; ++j)
+        if (clcone_offer_at(j)->forms == o->forms && clcone_offer_at(j)->model == o->model) return 0;
+    return 1;
+}
+
 void cli_print_solvers(FILE *f, enum cli_solvers_form form)
 {
     int markdown = form == CLI_SOLVERS_MARKDOWN;
-    if (markdown) fprintf(f, "| model | reference solvers (`--device ref`) | device solvers |\n|---|---|---|\n");
-    else fprintf(f, "Solvers by model (the library's table, `clcone solvers`):\n");
-    for (int m = 0; m < CLCONE_MODEL_COUNT; ++m) {
-        if (markdown) {
-            fprintf(f, "| `%s` | ", clcone_model_name((clcone_model)m));
-            print_solvers_of(f, (clcone_model)m, 0, 1);
-            fprintf(f, " | ");
-            print_solvers_of(f, (clcone_model)m, 1, 1);
-            fprintf(f, " |\n");
-        } else {
-            fprintf(f, "  %-8s ref: ", clcone_model_name((clcone_model)m));
-            print_solvers_of(f, (clcone_model)m, 0, 0);
-            fprintf(f, "\n  %-8s device: ", "");
-            print_solvers_of(f, (clcone_model)m, 1, 0);
-            fprintf(f, "\n");
-        }
+    if (markdown)
+        fprintf(f, "| forms | model | reference solvers (`--device ref`) | device solvers |\n|---|---|---|---|\n");
+    else fprintf(f, "Solvers by form and model (the library's table, `clcone solvers`):\n");
+    for (int i = 0; clcone_offer_at(i); ++i) {
+        const clcone_offer *o = clcone_offer_at(i);
+        if (!first_of_its_line(i)) continue;
+        fprintf(f, markdown ? "| " : "  ");
+        print_forms(f, o->forms);
+        fprintf(f, markdown ? " | `%s` | " : ": %s\n    ref: ", clcone_model_name(o->model));
+        print_solvers_of(f, o->forms, o->model, 0, markdown);
+        fprintf(f, markdown ? " | " : "\n    device: ");
+        print_solvers_of(f, o->forms, o->model, 1, markdown);
+        fprintf(f, markdown ? " |\n" : "\n");
     }
     if (form != CLI_SOLVERS_HELP) return;
     fprintf(f, "What each does:\n");
     for (int i = 0; clcone_offer_at(i); ++i) {
         const clcone_offer *o = clcone_offer_at(i);
-        fprintf(f, "  %-8s %-7s %s\n", clcone_model_name(o->model),
-                o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver), o->help);
+        int k = 0;
+        while (!(o->forms & CLCONE_FORM_BIT(k))) ++k; /* a row's first form names it */
+        fprintf(f, "  %-7s %-8s %-7s %s\n", clcone_form_name((clcone_form)k), clcone_model_name(o->model),
+                clcone_solver_name(o->solver), o->help);
     }
 }
 

@@ -6,7 +6,7 @@
 
 #include <math.h>
 
-void clcone_sym3_eig_range(const double A0[9], double *lo, double *hi)
+void clc_sym3_eig_range(const double A0[9], double *lo, double *hi)
 {
     double A[9], p1, qm, p2, pp, B[9], detB, rr, phi;
     for (int a = 0; a < 3; ++a)
@@ -29,7 +29,7 @@ void clcone_sym3_eig_range(const double A0[9], double *lo, double *hi)
     *lo = qm + 2 * pp * cos(phi + 2.0 * CONE_PI / 3.0);
 }
 
-double clcone_row_block_norm(const clcone_problem *p, int c)
+double clc_row_block_norm(const clcone_problem *p, int c)
 {
     double s = 0;
     for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
@@ -40,7 +40,7 @@ double clcone_row_block_norm(const clcone_problem *p, int c)
     return s;
 }
 
-double clcone_lane_sum(const double *v, int n)
+double clc_lane_sum(const double *v, int n)
 {
     double lane[CONE_REDUCE_WG];
     for (int l = 0; l < CONE_REDUCE_WG; ++l) {

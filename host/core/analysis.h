@@ -8,18 +8,18 @@
 #include "cone.h"
 
 /* Eigenvalue range of the symmetric part of a 3x3 block. */
-void clcone_sym3_eig_range(const double B[9], double *lo, double *hi);
+void clc_sym3_eig_range(const double B[9], double *lo, double *hi);
 /* Sum over the block row of contact c of the blocks' Frobenius norms:
  * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
-double clcone_row_block_norm(const clcone_problem *p, int c);
+double clc_row_block_norm(const clcone_problem *p, int c);
 
 /* Greedy colouring of m items in index order, each taking the smallest
  * colour none of its earlier neighbours has; neighbours(ctx, i, color,
  * mark) sets mark[color[d]] = i for every neighbour d < i of item i.
  * *order lists the items colour by colour, colour k being
  * order[color_ptr[k] .. color_ptr[k+1]). Arrays malloc'ed. */
-typedef void (*clcone_neighbours_fn)(const void *ctx, int i, const int *color, int *mark);
-clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const void *ctx, int *ncolors,
+typedef void (*clc_neighbours_fn)(const void *ctx, int i, const int *color, int *mark);
+clcone_status clc_color_greedy(int m, clc_neighbours_fn neighbours, const void *ctx, int *ncolors,
                                   int **color_ptr, int **order, clcone_error *err);
 
 /* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
@@ -27,26 +27,26 @@ clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const 
  * contacts colour by colour, colour k being order[color_ptr[k] ..
  * color_ptr[k+1]). Deterministic: contacts in index order, each taking
  * the smallest colour none of its neighbours has. Arrays malloc'ed. */
-clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1,
+clcone_status clc_color_contacts(const clcone_problem *p, int c0, int c1,
                                     int *ncolors, int **color_ptr, int **order,
                                     clcone_error *err);
 
 /* Sum of v[0..n) with the additions of the device's reduce_rows (lane l
  * adds v[l], v[l + CONE_REDUCE_WG], ... in order, then a fixed tree), so
  * a decision taken on a sum's sign goes the same way on both sides. */
-double clcone_lane_sum(const double *v, int n);
+double clc_lane_sum(const double *v, int n);
 
 /* acc += B x for one 3x3 block of W: kernels/cone.h's block product. */
-static inline void clcone_block_add(const double B[9], const double x[3], double acc[3])
+static inline void clc_block_add(const double B[9], const double x[3], double acc[3])
 {
     cone_block_add(B, x[0], x[1], x[2], acc);
 }
 
 /* u = (W r + q)_c: the velocity of contact c. */
-void clcone_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3]);
+void clc_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3]);
 
 /* w = W x over contacts [c0, c1), x and w indexed from contact c0 (no q). */
-void clcone_range_product(const clcone_problem *p, int c0, int c1,
+void clc_range_product(const clcone_problem *p, int c0, int c1,
                           const double *x, double *w);
 
 #endif

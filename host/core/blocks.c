@@ -12,41 +12,41 @@
 
 static const char *const KIND_NAMES[BLK_KINDS] = {"free", "box", "nonnegative", "cone"};
 
-clcone_status clcone_bproblem_alloc(clcone_bproblem *p, int nb, int m, int nnzb, clcone_error *err)
+clcone_status clc_bproblem_alloc(clc_bproblem *p, int nb, int m, int nnzb, clcone_error *err)
 {
     memset(p, 0, sizeof *p);
     p->nb = nb;
     p->m = m;
     p->nnzb = nnzb;
-    p->off = clcone_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
-    p->kind = clcone_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
-    p->bound = clcone_calloc((size_t)m + 1, sizeof *p->bound, err, "row bounds");
-    p->q = clcone_calloc((size_t)m + 1, sizeof *p->q, err, "q");
-    p->row_ptr = clcone_calloc((size_t)nb + 1, sizeof *p->row_ptr, err, "W block rows");
-    p->col = clcone_calloc((size_t)nnzb + 1, sizeof *p->col, err, "W block columns");
-    p->val_off = clcone_calloc((size_t)nnzb + 1, sizeof *p->val_off, err, "W block offsets");
+    p->off = clc_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
+    p->kind = clc_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
+    p->bound = clc_calloc((size_t)m + 1, sizeof *p->bound, err, "row bounds");
+    p->q = clc_calloc((size_t)m + 1, sizeof *p->q, err, "q");
+    p->row_ptr = clc_calloc((size_t)nb + 1, sizeof *p->row_ptr, err, "W block rows");
+    p->col = clc_calloc((size_t)nnzb + 1, sizeof *p->col, err, "W block columns");
+    p->val_off = clc_calloc((size_t)nnzb + 1, sizeof *p->val_off, err, "W block offsets");
     if (p->off && p->kind && p->bound && p->q && p->row_ptr && p->col && p->val_off) return CLCONE_OK;
-    clcone_bproblem_free(p);
+    clc_bproblem_free(p);
     return CLCONE_ENOMEM;
 }
 
-clcone_status clcone_bproblem_layout(clcone_bproblem *p, clcone_error *err)
+clcone_status clc_bproblem_layout(clc_bproblem *p, clcone_error *err)
 {
     size_t n = 0;
     for (int b = 0; b < p->nb; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
             p->val_off[k] = (int)n;
-            n += (size_t)clcone_bproblem_rows(p, b) * (size_t)clcone_bproblem_rows(p, p->col[k]);
+            n += (size_t)clc_bproblem_rows(p, b) * (size_t)clc_bproblem_rows(p, p->col[k]);
             if (n > (size_t)0x7fffffff)
-                return clcone_fail(err, CLCONE_EINVAL, "W has more than 2^31 stored entries");
+                return clc_fail(err, CLCONE_EINVAL, "W has more than 2^31 stored entries");
         }
     p->val_off[p->nnzb] = (int)n;
     free(p->val);
-    p->val = clcone_calloc(n + 1, sizeof *p->val, err, "W values");
+    p->val = clc_calloc(n + 1, sizeof *p->val, err, "W values");
     return p->val ? CLCONE_OK : CLCONE_ENOMEM;
 }
 
-void clcone_bproblem_free(clcone_bproblem *p)
+void clc_bproblem_free(clc_bproblem *p)
 {
     if (!p) return;
     free(p->off);
@@ -60,7 +60,7 @@ void clcone_bproblem_free(clcone_bproblem *p)
     memset(p, 0, sizeof *p);
 }
 
-clcone_status clcone_bproblem_concat_layout(const clcone_bproblem *const *parts, int K, clcone_bproblem *out,
+clcone_status clc_bproblem_concat_layout(const clc_bproblem *const *parts, int K, clc_bproblem *out,
                                      clcone_error *err)
 {
     long long nb = 0, m = 0, nnzb = 0;
@@ -71,12 +71,12 @@ clcone_status clcone_bproblem_concat_layout(const clcone_bproblem *const *parts,
         nnzb += parts[k]->nnzb;
     }
     if (nnzb > 0x7fffffff || m > 0x7fffffff)
-        return clcone_fail(err, CLCONE_EINVAL, "%d problems hold %lld rows and %lld stored blocks: over 2^31", K, m,
+        return clc_fail(err, CLCONE_EINVAL, "%d problems hold %lld rows and %lld stored blocks: over 2^31", K, m,
                            nnzb);
-    if ((s = clcone_bproblem_alloc(out, (int)nb, (int)m, (int)nnzb, err))) return s;
+    if ((s = clc_bproblem_alloc(out, (int)nb, (int)m, (int)nnzb, err))) return s;
     nb = m = nnzb = 0;
     for (int k = 0; k < K; ++k) {
-        const clcone_bproblem *p = parts[k];
+        const clc_bproblem *p = parts[k];
         for (int b = 0; b < p->nb; ++b) {
             out->off[nb + b + 1] = (int)m + p->off[b + 1];
             out->kind[nb + b] = p->kind[b];
@@ -87,73 +87,73 @@ clcone_status clcone_bproblem_concat_layout(const clcone_bproblem *const *parts,
         m += p->m;
         nnzb += p->nnzb;
     }
-    if ((s = clcone_bproblem_layout(out, err))) clcone_bproblem_free(out);
+    if ((s = clc_bproblem_layout(out, err))) clc_bproblem_free(out);
     return s;
 }
 
 /* The stored block (b, c), or -1. */
-static int find(const clcone_bproblem *p, int b, int c)
+static int find(const clc_bproblem *p, int b, int c)
 {
     for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k)
         if (p->col[k] == c) return k;
     return -1;
 }
 
-static clcone_status check_blocks(const clcone_bproblem *p, clcone_error *err)
+static clcone_status check_blocks(const clc_bproblem *p, clcone_error *err)
 {
     if (p->nb < 1 || p->m < 1 || p->nnzb < p->nb)
-        return clcone_fail(err, CLCONE_EINVAL, "%d blocks, %d rows and %d stored blocks of W: need at least one block",
+        return clc_fail(err, CLCONE_EINVAL, "%d blocks, %d rows and %d stored blocks of W: need at least one block",
                            p->nb, p->m, p->nnzb);
     if (p->off[0] != 0 || p->off[p->nb] != p->m)
-        return clcone_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
+        return clc_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
                            p->off[p->nb], p->m);
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         if (p->kind[b] < 0 || p->kind[b] >= BLK_KINDS)
-            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d is not one of 0 free, 1 box, "
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d is not one of 0 free, 1 box, "
                                                    "2 nonnegative, 3 cone", b, p->off[b], p->kind[b]);
         if (n < (p->kind[b] == BLK_CONE ? 2 : 1) || n > BLK_MAX_ROWS)
-            return clcone_fail(err, CLCONE_EINVAL, "block %d (row %d): %d rows; a %s block has %d to %d", b,
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d): %d rows; a %s block has %d to %d", b,
                                p->off[b], n, KIND_NAMES[p->kind[b]], p->kind[b] == BLK_CONE ? 2 : 1, BLK_MAX_ROWS);
         if (p->row_ptr[b + 1] < p->row_ptr[b] || p->row_ptr[b + 1] > p->nnzb || p->row_ptr[0] != 0)
-            return clcone_fail(err, CLCONE_EINVAL, "block row %d of W: pointers %d..%d out of order or range", b,
+            return clc_fail(err, CLCONE_EINVAL, "block row %d of W: pointers %d..%d out of order or range", b,
                                p->row_ptr[b], p->row_ptr[b + 1]);
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k)
             if (p->col[k] < 0 || p->col[k] >= p->nb || (k > p->row_ptr[b] && p->col[k] <= p->col[k - 1]))
-                return clcone_fail(err, CLCONE_EINVAL, "block row %d of W: column %d out of range or order", b,
+                return clc_fail(err, CLCONE_EINVAL, "block row %d of W: column %d out of range or order", b,
                                    p->col[k]);
-        if (find(p, b, b) < 0) return clcone_fail(err, CLCONE_EINVAL, "block %d: no diagonal block in W", b);
+        if (find(p, b, b) < 0) return clc_fail(err, CLCONE_EINVAL, "block %d: no diagonal block in W", b);
     }
     if (p->row_ptr[p->nb] != p->nnzb)
-        return clcone_fail(err, CLCONE_EINVAL, "W's block rows hold %d blocks, not %d", p->row_ptr[p->nb], p->nnzb);
+        return clc_fail(err, CLCONE_EINVAL, "W's block rows hold %d blocks, not %d", p->row_ptr[p->nb], p->nnzb);
     return CLCONE_OK;
 }
 
 /* Block b's scale factor max_i m_i^2 W_ii (core/blocks.h). */
-static double block_dmax(const clcone_bproblem *p, int b);
+static double block_dmax(const clc_bproblem *p, int b);
 
 /* Rows: finite q and bounds in their range, W_ii a normal double > 0,
  * and the scaled problem's factors finite: S_i = m_i / sqrt(dmax) over
  * the block, S_i q_i and a box's bound / S_i (a friction of 1e200 passed
  * the range check, then its square overflowed the scaling; a W_ii of
  * 1e-320, subnormal, passed and the solve diverged). */
-static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
+static clcone_status check_rows(const clc_bproblem *p, clcone_error *err)
 {
     for (int b = 0; b < p->nb; ++b) {
         const double *D = p->val + p->val_off[find(p, b, b)];
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         double dmax;
         for (int x = 0; x < n; ++x) {
             int i = p->off[b] + x;
             double w = p->bound[i];
-            if (!isfinite(p->q[i])) return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): q is %g", i, b, p->q[i]);
+            if (!isfinite(p->q[i])) return clc_fail(err, CLCONE_EINVAL, "row %d (block %d): q is %g", i, b, p->q[i]);
             if (p->kind[b] == BLK_BOX && !(w >= 0 && isfinite(w)))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, box): bound %g, not finite and >= 0", i, b, w);
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d, box): bound %g, not finite and >= 0", i, b, w);
             if (p->kind[b] == BLK_CONE && x > 0 && !(w > 0 && isfinite(w)))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, cone): friction %g, not finite and > 0", i,
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d, cone): friction %g, not finite and > 0", i,
                                    b, w);
             if (!(D[x * n + x] >= DBL_MIN))
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d): W_ii = %g, not > 0%s", i, b, D[x * n + x],
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d): W_ii = %g, not > 0%s", i, b, D[x * n + x],
                                    D[x * n + x] > 0 ? " as a normal double (>= 2.2e-308): too small to scale" : "");
         }
         dmax = block_dmax(p, b);
@@ -164,7 +164,7 @@ static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
                                             && (p->kind[b] != BLK_BOX || isfinite(p->bound[i] / Si))
                                       : isfinite(mi * mi * D[x * n + x]); /* the row whose square overflows */
             if (!fits)
-                return clcone_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g with W_ii %g and q %g puts the "
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g with W_ii %g and q %g puts the "
                                                        "scaled problem out of double's range (its factor %g, block "
                                                        "scale max friction^2 W_ii %g)",
                                    i, b, KIND_NAMES[p->kind[b]], p->kind[b] == BLK_BOX ? "bound" : "friction",
@@ -180,10 +180,10 @@ static clcone_status check_rows(const clcone_bproblem *p, clcone_error *err)
  * off it against its rows' diagonals (W_ij^2 <= W_ii W_jj, a 2 x 2
  * principal minor, up to 1e-9 relative). Indefiniteness that only a
  * larger minor shows passes. */
-static clcone_status check_semidefinite(const clcone_bproblem *p, clcone_error *err)
+static clcone_status check_semidefinite(const clc_bproblem *p, clcone_error *err)
 {
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         const double *D = p->val + p->val_off[find(p, b, b)];
         double L[BLK_MAX_ROWS * BLK_MAX_ROWS], tol = 0;
         for (int x = 0; x < n; ++x) tol = fmax(tol, 1e-9 * D[x * n + x]);
@@ -192,19 +192,19 @@ static clcone_status check_semidefinite(const clcone_bproblem *p, clcone_error *
                 double v = D[x * n + y] + (x == y ? tol : 0);
                 for (int k = 0; k < y; ++k) v -= L[x * n + k] * L[y * n + k];
                 if (x == y && !(v > 0))
-                    return clcone_fail(err, CLCONE_EINVAL, "block %d (rows %d-%d): its diagonal block of W is not "
+                    return clc_fail(err, CLCONE_EINVAL, "block %d (rows %d-%d): its diagonal block of W is not "
                                                            "positive semidefinite (a pivot %g at row %d)",
                                        b, p->off[b], p->off[b] + n - 1, v - tol, p->off[b] + x);
                 L[x * n + y] = x == y ? sqrt(v) : v / L[y * n + y];
             }
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
+            int c = p->col[k], nc = clc_bproblem_rows(p, c);
             const double *E = p->val + p->val_off[find(p, c, c)], *B = p->val + p->val_off[k];
             for (int x = 0; x < n && c != b; ++x)
                 for (int y = 0; y < nc; ++y) {
                     double v = B[x * nc + y], lim = D[x * n + x] * E[y * nc + y];
                     if (v * v > lim * (1 + 1e-9))
-                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %g exceeds sqrt(W_ii W_jj) "
+                        return clc_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %g exceeds sqrt(W_ii W_jj) "
                                                                "= %g: W is not positive semidefinite",
                                            p->off[b] + x, p->off[c] + y, v, sqrt(lim));
                 }
@@ -214,23 +214,23 @@ static clcone_status check_semidefinite(const clcone_bproblem *p, clcone_error *
 }
 
 /* W finite and symmetric: every stored (b, c) has its (c, b) transposed. */
-static clcone_status check_values(const clcone_bproblem *p, clcone_error *err)
+static clcone_status check_values(const clc_bproblem *p, clcone_error *err)
 {
     for (int b = 0; b < p->nb; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], t = find(p, c, b), nb = clcone_bproblem_rows(p, b), nc = clcone_bproblem_rows(p, c);
+            int c = p->col[k], t = find(p, c, b), nb = clc_bproblem_rows(p, b), nc = clc_bproblem_rows(p, c);
             const double *B = p->val + p->val_off[k];
             if (t < 0)
-                return clcone_fail(err, CLCONE_EINVAL, "W block (%d, %d) is stored but (%d, %d) is not: W is "
+                return clc_fail(err, CLCONE_EINVAL, "W block (%d, %d) is stored but (%d, %d) is not: W is "
                                                        "not symmetric", b, c, c, b);
             for (int x = 0; x < nb; ++x)
                 for (int y = 0; y < nc; ++y) {
                     double v = B[x * nc + y], w = p->val[p->val_off[t] + y * nb + x];
                     if (!isfinite(v))
-                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) is %g", p->off[b] + x,
+                        return clc_fail(err, CLCONE_EINVAL, "W (row %d, column %d) is %g", p->off[b] + x,
                                            p->off[c] + y, v);
                     if (fabs(v - w) > 1e-9 * fmax(fabs(v), fabs(w)))
-                        return clcone_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %.17g but its transpose "
+                        return clc_fail(err, CLCONE_EINVAL, "W (row %d, column %d) = %.17g but its transpose "
                                                                "%.17g: W is not symmetric", p->off[b] + x,
                                            p->off[c] + y, v, w);
                 }
@@ -238,21 +238,21 @@ static clcone_status check_values(const clcone_bproblem *p, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status clcone_bproblem_validate(const clcone_bproblem *p, clcone_error *err)
+clcone_status clc_bproblem_validate(const clc_bproblem *p, clcone_error *err)
 {
     clcone_status s;
     if ((s = check_blocks(p, err)) || (s = check_values(p, err)) || (s = check_rows(p, err))) return s;
     return check_semidefinite(p, err);
 }
 
-void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, int add_q)
+void clc_bproblem_mul(const clc_bproblem *p, const double *x, double *y, int add_q)
 {
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         double *yb = y + p->off[b];
         for (int i = 0; i < n; ++i) yb[i] = add_q ? p->q[p->off[b] + i] : 0;
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
+            int c = p->col[k], nc = clc_bproblem_rows(p, c);
             const double *B = p->val + p->val_off[k], *xc = x + p->off[c];
             for (int i = 0; i < n; ++i)
                 for (int j = 0; j < nc; ++j) yb[i] += B[i * nc + j] * xc[j];
@@ -261,15 +261,15 @@ void clcone_bproblem_mul(const clcone_bproblem *p, const double *x, double *y, i
 }
 
 /* m_i: a cone's tangential rows' friction, 1 elsewhere. */
-static double friction_scale(const clcone_bproblem *p, int b, int x)
+static double friction_scale(const clc_bproblem *p, int b, int x)
 {
     return p->kind[b] == BLK_CONE && x > 0 ? p->bound[p->off[b] + x] : 1.0;
 }
 
-static double block_dmax(const clcone_bproblem *p, int b)
+static double block_dmax(const clc_bproblem *p, int b)
 {
     const double *D = p->val + p->val_off[find(p, b, b)];
-    int n = clcone_bproblem_rows(p, b);
+    int n = clc_bproblem_rows(p, b);
     double dmax = 0;
     for (int x = 0; x < n; ++x) {
         double mi = friction_scale(p, b, x);
@@ -278,10 +278,10 @@ static double block_dmax(const clcone_bproblem *p, int b)
     return dmax;
 }
 
-void clcone_bproblem_scale(const clcone_bproblem *p, double *S, double *q, double *bound, double *val)
+void clc_bproblem_scale(const clc_bproblem *p, double *S, double *q, double *bound, double *val)
 {
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         double dmax = block_dmax(p, b);
         for (int x = 0; x < n; ++x) {
             int i = p->off[b] + x;
@@ -292,38 +292,38 @@ void clcone_bproblem_scale(const clcone_bproblem *p, double *S, double *q, doubl
     }
     for (int b = 0; b < p->nb; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c), n = clcone_bproblem_rows(p, b);
+            int c = p->col[k], nc = clc_bproblem_rows(p, c), n = clc_bproblem_rows(p, b);
             for (int x = 0; x < n; ++x)
                 for (int y = 0; y < nc; ++y)
                     val[p->val_off[k] + x * nc + y] = S[p->off[b] + x] * p->val[p->val_off[k] + x * nc + y] * S[p->off[c] + y];
         }
 }
 
-clcone_status clcone_bproblem_scaled(const clcone_bproblem *p, clcone_bproblem *out, double *S, clcone_error *err)
+clcone_status clc_bproblem_scaled(const clc_bproblem *p, clc_bproblem *out, double *S, clcone_error *err)
 {
-    clcone_status s = clcone_bproblem_alloc(out, p->nb, p->m, p->nnzb, err);
+    clcone_status s = clc_bproblem_alloc(out, p->nb, p->m, p->nnzb, err);
     if (s) return s;
     memcpy(out->off, p->off, sizeof *p->off * ((size_t)p->nb + 1));
     memcpy(out->kind, p->kind, sizeof *p->kind * (size_t)p->nb);
     memcpy(out->row_ptr, p->row_ptr, sizeof *p->row_ptr * ((size_t)p->nb + 1));
     memcpy(out->col, p->col, sizeof *p->col * (size_t)p->nnzb);
-    if ((s = clcone_bproblem_layout(out, err))) {
-        clcone_bproblem_free(out);
+    if ((s = clc_bproblem_layout(out, err))) {
+        clc_bproblem_free(out);
         return s;
     }
-    clcone_bproblem_scale(p, S, out->q, out->bound, out->val);
+    clc_bproblem_scale(p, S, out->q, out->bound, out->val);
     return CLCONE_OK;
 }
 
-void clcone_bproblem_start(const clcone_bproblem *s, const double *S, const double *f, double *g)
+void clc_bproblem_start(const clc_bproblem *s, const double *S, const double *f, double *g)
 {
     for (int i = 0; i < s->m; ++i) g[i] = f ? f[i] / S[i] : 0;
     for (int b = 0; b < s->nb; ++b)
-        blk_project_step(s->kind[b], clcone_bproblem_rows(s, b), s->bound + s->off[b], g + s->off[b], g + s->off[b], 0,
+        blk_project_step(s->kind[b], clc_bproblem_rows(s, b), s->bound + s->off[b], g + s->off[b], g + s->off[b], 0,
                          g + s->off[b]);
 }
 
-double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const double *u)
+double clc_bproblem_error(const clc_bproblem *p, const double *f, const double *u)
 {
     double *g = malloc(sizeof *g * 3 * (size_t)p->m), f2 = 0, q2 = 0, r2 = 0, u2 = 0;
     double *v, *w;
@@ -331,9 +331,9 @@ double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const do
     v = g + p->m;
     w = v + p->m;
     if (u) memcpy(w, u, sizeof *w * (size_t)p->m);
-    else clcone_bproblem_mul(p, f, w, 1);
+    else clc_bproblem_mul(p, f, w, 1);
     for (int b = 0; b < p->nb; ++b)
-        for (int x = 0; x < clcone_bproblem_rows(p, b); ++x) {
+        for (int x = 0; x < clc_bproblem_rows(p, b); ++x) {
             int i = p->off[b] + x;
             double mi = friction_scale(p, b, x), qi = mi * p->q[i];
             g[i] = f[i] / mi;
@@ -343,23 +343,23 @@ double clcone_bproblem_error(const clcone_bproblem *p, const double *f, const do
             u2 += v[i] * v[i];
         }
     for (int b = 0; b < p->nb; ++b)
-        f2 += blk_natural_map2(p->kind[b], clcone_bproblem_rows(p, b), p->bound + p->off[b], g + p->off[b],
+        f2 += blk_natural_map2(p->kind[b], clc_bproblem_rows(p, b), p->bound + p->off[b], g + p->off[b],
                                v + p->off[b]);
     free(g);
-    return clcone_scaled_error(f2, q2, r2, u2);
+    return clc_scaled_error(f2, q2, r2, u2);
 }
 
-double clcone_bproblem_cost(const clcone_bproblem *p, const double *f)
+double clc_bproblem_cost(const clc_bproblem *p, const double *f)
 {
     double *u = malloc(sizeof *u * (size_t)p->m), c = 0;
     if (!u) return NAN;
-    clcone_bproblem_mul(p, f, u, 0);
+    clc_bproblem_mul(p, f, u, 0);
     for (int i = 0; i < p->m; ++i) c += f[i] * (0.5 * u[i] + p->q[i]);
     free(u);
     return c;
 }
 
-double clcone_bproblem_error_scaled(const clcone_bproblem *p, const double *S, const double *g, const double *us)
+double clc_bproblem_error_scaled(const clc_bproblem *p, const double *S, const double *g, const double *us)
 {
     double *f = malloc(sizeof *f * 2 * (size_t)p->m), e;
     if (!f) return NAN;
@@ -367,7 +367,7 @@ double clcone_bproblem_error_scaled(const clcone_bproblem *p, const double *S, c
         f[i] = S[i] * g[i];
         f[p->m + i] = us[i] / S[i];
     }
-    e = clcone_bproblem_error(p, f, f + p->m);
+    e = clc_bproblem_error(p, f, f + p->m);
     free(f);
     return e;
 }
@@ -417,7 +417,7 @@ static double tridiag_max_eig(const double *a, const double *b, int k)
 #define LIP_STRIDE 5
 #define LIP_SETTLED 1e-3
 
-double clcone_bproblem_lipschitz(const clcone_bproblem *p)
+double clc_bproblem_lipschitz(const clc_bproblem *p)
 {
     size_t m = (size_t)p->m;
     double *v = malloc(sizeof *v * (3 * m + 2 * LIP_STEPS)), *y, *prev, *al, *be, lam, settled = 0, nrm = 0,
@@ -442,7 +442,7 @@ double clcone_bproblem_lipschitz(const clcone_bproblem *p)
     be[0] = 0;
     while (steps < LIP_STEPS && (size_t)steps < m) {
         double beta = 0;
-        clcone_bproblem_mul(p, v, y, 0);
+        clc_bproblem_mul(p, v, y, 0);
         al[steps] = 0;
         for (size_t i = 0; i < m; ++i) al[steps] += v[i] * y[i];
         for (size_t i = 0; i < m; ++i) {
@@ -464,10 +464,10 @@ double clcone_bproblem_lipschitz(const clcone_bproblem *p)
     }
     lam = fmax(tridiag_max_eig(al, be, steps), settled);
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         for (int i = 0; i < n; ++i) y[p->off[b] + i] = 0;
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int nc = clcone_bproblem_rows(p, p->col[k]);
+            int nc = clc_bproblem_rows(p, p->col[k]);
             for (int i = 0; i < n; ++i)
                 for (int j = 0; j < nc; ++j) y[p->off[b] + i] += fabs(p->val[p->val_off[k] + i * nc + j]);
         }

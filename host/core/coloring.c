@@ -8,12 +8,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const void *ctx, int *ncolors,
+clcone_status clc_color_greedy(int m, clc_neighbours_fn neighbours, const void *ctx, int *ncolors,
                                   int **color_ptr, int **order, clcone_error *err)
 {
     int nc = 0;
-    int *color = clcone_calloc((size_t)m, sizeof *color, err, "colours");
-    int *mark = clcone_calloc((size_t)m + 2, sizeof *mark, err, "colour marks");
+    int *color = clc_calloc((size_t)m, sizeof *color, err, "colours");
+    int *mark = clc_calloc((size_t)m + 2, sizeof *mark, err, "colour marks");
     int *cptr = NULL, *ord = NULL;
     clcone_status s = CLCONE_ENOMEM;
     *ncolors = 0;
@@ -28,8 +28,8 @@ clcone_status clcone_color_greedy(int m, clcone_neighbours_fn neighbours, const 
         color[i] = k0;
         if (k0 + 1 > nc) nc = k0 + 1;
     }
-    cptr = clcone_calloc((size_t)nc + 1, sizeof *cptr, err, "colour offsets");
-    ord = clcone_calloc((size_t)m, sizeof *ord, err, "colour order");
+    cptr = clc_calloc((size_t)nc + 1, sizeof *cptr, err, "colour offsets");
+    ord = clc_calloc((size_t)m, sizeof *ord, err, "colour order");
     if (!cptr || !ord) goto out;
     for (int i = 0; i < m; ++i) cptr[color[i] + 1]++;
     for (int k = 0; k < nc; ++k) cptr[k + 1] += cptr[k];
@@ -68,25 +68,25 @@ static void w_neighbours(const void *ctx, int i, const int *color, int *mark)
         if (g->tcol[k] < i) mark[color[g->tcol[k]]] = i;
 }
 
-clcone_status clcone_color_contacts(const clcone_problem *p, int c0, int c1, int *ncolors,
+clcone_status clc_color_contacts(const clcone_problem *p, int c0, int c1, int *ncolors,
                                     int **color_ptr, int **order, clcone_error *err)
 {
     int m = c1 - c0, nnz = p->row_ptr[c1] - p->row_ptr[c0];
     w_graph g = {p, c0, NULL, NULL};
-    int *fill = clcone_calloc((size_t)m + 1, sizeof *fill, err, "W transpose");
+    int *fill = clc_calloc((size_t)m + 1, sizeof *fill, err, "W transpose");
     clcone_status s = CLCONE_ENOMEM;
     *ncolors = 0;
     *color_ptr = NULL;
     *order = NULL;
-    g.tptr = clcone_calloc((size_t)m + 1, sizeof *g.tptr, err, "W transpose");
-    g.tcol = clcone_calloc((size_t)nnz + 1, sizeof *g.tcol, err, "W transpose");
+    g.tptr = clc_calloc((size_t)m + 1, sizeof *g.tptr, err, "W transpose");
+    g.tcol = clc_calloc((size_t)nnz + 1, sizeof *g.tcol, err, "W transpose");
     if (!fill || !g.tptr || !g.tcol) goto out;
     for (int k = p->row_ptr[c0]; k < p->row_ptr[c1]; ++k) g.tptr[p->col[k] - c0 + 1]++;
     for (int i = 0; i < m; ++i) g.tptr[i + 1] += g.tptr[i];
     for (int i = 0; i < m; ++i) fill[i] = g.tptr[i];
     for (int c = c0; c < c1; ++c)
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) g.tcol[fill[p->col[k] - c0]++] = c - c0;
-    if (!(s = clcone_color_greedy(m, w_neighbours, &g, ncolors, color_ptr, order, err)))
+    if (!(s = clc_color_greedy(m, w_neighbours, &g, ncolors, color_ptr, order, err)))
         for (int i = 0; i < m; ++i) (*order)[i] += c0;
 out:
     free(fill);

@@ -5,7 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-void clcone_history_add(clcone_history *h, int prob, int iter, double time_ms, double error)
+void clc_history_add(clcone_history *h, int prob, int iter, double time_ms, double error)
 {
     clcone_history_point *pt;
     if (!h || h->truncated) return;

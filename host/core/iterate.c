@@ -1,7 +1,7 @@
 /* The one iteration loop of the iterative solvers (Jacobi, PGS, NSGS, CGS,
  * APGD), on the reference and on the device's multi-launch path alike: a
  * backend supplies one iteration and the errors at a check through
- * clcone_iter_ops; the loop owns the check schedule, the time cap, the
+ * clc_iter_ops; the loop owns the check schedule, the time cap, the
  * stopping rule, the history and the progress callback, so that every
  * backend stops at the same iteration for the same reason. (The device's
  * whole-problem kernels run this schedule inside the kernel, see
@@ -11,26 +11,26 @@
 #include <math.h>
 #include <stdlib.h>
 
-clcone_status clcone_iterate(const clcone_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
+clcone_status clc_iterate(const clc_iter_ops *ops, const clcone_options *o, clcone_prob_result *out,
                              clcone_error *err)
 {
-    return clcone_iterate_on(ops, o, clcone_is_check_iteration, out, err);
+    return clc_iterate_on(ops, o, clc_is_check_iteration, out, err);
 }
 
-clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options *o,
+clcone_status clc_iterate_on(const clc_iter_ops *ops, const clcone_options *o,
                                 int (*is_check)(const clcone_options *o, int it), clcone_prob_result *out,
                                 clcone_error *err)
 {
     int n = ops->nprob, remaining = ops->nprob, queued = 0, window = 1;
-    double slice = ops->sync ? clcone_cap_slice_ms(o) : INFINITY, synced;
-    int *active = clcone_calloc((size_t)n, sizeof *active, err, "active problems");
-    double *errors = clcone_calloc((size_t)n, sizeof *errors, err, "problem errors");
-    double t0 = ops->t0_ms > 0 ? ops->t0_ms : clcone_now_ms();
+    double slice = ops->sync ? clc_cap_slice_ms(o) : INFINITY, synced;
+    int *active = clc_calloc((size_t)n, sizeof *active, err, "active problems");
+    double *errors = clc_calloc((size_t)n, sizeof *errors, err, "problem errors");
+    double t0 = ops->t0_ms > 0 ? ops->t0_ms : clc_now_ms();
     clcone_status s = CLCONE_ENOMEM;
     if (!active || !errors) goto out;
     for (int k = 0; k < n; ++k) active[k] = 1;
     s = CLCONE_OK;
-    synced = clcone_now_ms();
+    synced = clc_now_ms();
     for (int it = 1; remaining > 0; ++it) {
         int changed = 0;
         double elapsed;
@@ -41,7 +41,7 @@ clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options
         if (!isinf(slice) && ++queued >= window) {
             double now;
             if ((s = ops->sync(ops->ctx, err))) break;
-            now = clcone_now_ms();
+            now = clc_now_ms();
             if (now - synced < 0.5 * slice && window < (1 << 20)) window *= 2;
             else if (now - synced > slice && window > 1) window /= 2;
             synced = now;
@@ -50,18 +50,18 @@ clcone_status clcone_iterate_on(const clcone_iter_ops *ops, const clcone_options
         /* a check is due on the schedule, or early once the time cap has
          * passed (processes that share a solve check on the schedule
          * alone: their clocks differ) */
-        if (!is_check(o, it) && (ops->agree_ms || !clcone_time_is_up(o, clcone_now_ms() - t0))) continue;
+        if (!is_check(o, it) && (ops->agree_ms || !clc_time_is_up(o, clc_now_ms() - t0))) continue;
         if ((s = ops->measure(ops->ctx, it, active, errors, err))) break;
         queued = 0;
-        synced = clcone_now_ms();
+        synced = clc_now_ms();
         elapsed = synced - t0;
         if (ops->agree_ms && (s = ops->agree_ms(ops->ctx, &elapsed, err))) break;
         for (int k = 0; k < n; ++k) {
             if (!active[k]) continue;
             out[k].time_ms = elapsed;
-            clcone_history_add(o->history, ops->prob0 + k, it, elapsed, errors[k]);
+            clc_history_add(o->history, ops->prob0 + k, it, elapsed, errors[k]);
             if (o->progress) o->progress(o->progress_user, ops->prob0 + k, it, errors[k]);
-            if (clcone_stop_rule(o, it, errors[k], elapsed, &out[k])) {
+            if (clc_stop_rule(o, it, errors[k], elapsed, &out[k])) {
                 active[k] = 0;
                 --remaining;
                 changed = 1;

@@ -49,25 +49,25 @@ void clcone_result_free(clcone_result *r)
     r->nprob = 0;
 }
 
-clcone_status clcone_result_init(clcone_result *res, int nprob, clcone_error *err)
+clcone_status clc_result_init(clcone_result *res, int nprob, clcone_error *err)
 {
     res->nprob = nprob;
     res->time_ms = 0;
-    res->items = clcone_calloc((size_t)nprob, sizeof *res->items, err, "results");
+    res->items = clc_calloc((size_t)nprob, sizeof *res->items, err, "results");
     return res->items ? CLCONE_OK : CLCONE_ENOMEM;
 }
 
-int clcone_is_check_iteration(const clcone_options *o, int it)
+int clc_is_check_iteration(const clcone_options *o, int it)
 {
     return cone_is_check(it, o->check_every, o->max_iter);
 }
 
-int clcone_is_block_check_iteration(const clcone_options *o, int it)
+int clc_is_block_check_iteration(const clcone_options *o, int it)
 {
     return it == 1 || it % (o->check_every < 1 ? 1 : o->check_every) == 0 || it >= o->max_iter;
 }
 
-clcone_model clcone_model_solved_as(clcone_model m)
+clcone_model clc_model_solved_as(clcone_model m)
 {
     return m == CLCONE_MODEL_SOFT ? CLCONE_MODEL_CCP : m;
 }

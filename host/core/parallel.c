@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 typedef struct item_thread {
-    clcone_item_fn fn;
+    clc_item_fn fn;
     void *job;
     int t, threads, n, failed;
     clcone_status s;
@@ -34,7 +34,7 @@ static clcone_status lowest_failure(const item_thread *j, int threads, int *fail
     return bad->s;
 }
 
-clcone_status clcone_each_item(int threads, int n, clcone_item_fn fn, void *job, int *failed, clcone_error *err)
+clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *failed, clcone_error *err)
 {
     item_thread one = {fn, job, 0, 1, n, -1, CLCONE_OK, {0}}, *j;
     pthread_t *tid;
@@ -46,9 +46,9 @@ clcone_status clcone_each_item(int threads, int n, clcone_item_fn fn, void *job,
         run_items(&one);
         return lowest_failure(&one, 1, failed, err);
     }
-    j = clcone_calloc((size_t)threads, sizeof *j, err, "the threads' items");
-    tid = clcone_calloc((size_t)threads, sizeof *tid, err, "the threads");
-    started = clcone_calloc((size_t)threads, 1, err, "the threads");
+    j = clc_calloc((size_t)threads, sizeof *j, err, "the threads' items");
+    tid = clc_calloc((size_t)threads, sizeof *tid, err, "the threads");
+    started = clc_calloc((size_t)threads, 1, err, "the threads");
     s = CLCONE_ENOMEM;
     if (j && tid && started) {
         for (int t = 0; t < threads; ++t) j[t] = (item_thread){fn, job, t, threads, n, -1, CLCONE_OK, {0}};

@@ -15,16 +15,16 @@ clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
     CLCONE_REQUIRE(err, p);
     memset(p, 0, sizeof *p);
     if (n < 0 || nnzb < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", n, nnzb);
+        return clc_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", n, nnzb);
     p->n = n;
     p->nnzb = nnzb;
     p->nprob = 1;
-    p->row_ptr = clcone_calloc((size_t)n + 1, sizeof *p->row_ptr, err, "W row pointers");
-    p->col = clcone_calloc((size_t)nnzb, sizeof *p->col, err, "W block columns");
-    p->blocks = clcone_calloc((size_t)nnzb * 9, sizeof *p->blocks, err, "W blocks");
-    p->q = clcone_calloc((size_t)n * 3, sizeof *p->q, err, "q");
-    p->mu = clcone_calloc((size_t)n, sizeof *p->mu, err, "mu");
-    p->prob_off = clcone_calloc(2, sizeof *p->prob_off, err, "batch offsets");
+    p->row_ptr = clc_calloc((size_t)n + 1, sizeof *p->row_ptr, err, "W row pointers");
+    p->col = clc_calloc((size_t)nnzb, sizeof *p->col, err, "W block columns");
+    p->blocks = clc_calloc((size_t)nnzb * 9, sizeof *p->blocks, err, "W blocks");
+    p->q = clc_calloc((size_t)n * 3, sizeof *p->q, err, "q");
+    p->mu = clc_calloc((size_t)n, sizeof *p->mu, err, "mu");
+    p->prob_off = clc_calloc(2, sizeof *p->prob_off, err, "batch offsets");
     if (!p->row_ptr || !p->col || !p->blocks || !p->q || !p->mu || !p->prob_off) {
         clcone_problem_free(p);
         return CLCONE_ENOMEM;
@@ -63,16 +63,16 @@ clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
     CLCONE_REQUIRE(err, mu);
     int n3 = 3 * n, nnzb = 0, k = 0;
     clcone_status s;
-    if (n < 0) return clcone_fail(err, CLCONE_EINVAL, "negative contact count %d", n);
+    if (n < 0) return clc_fail(err, CLCONE_EINVAL, "negative contact count %d", n);
     /* here, where the caller's arrays are named, not at the solve */
     for (size_t i = 0; i < (size_t)n3 * (size_t)n3; ++i)
         if (!isfinite(W[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "W[%zu][%zu] is not finite (%g)", i / (size_t)n3, i % (size_t)n3,
+            return clc_fail(err, CLCONE_EINVAL, "W[%zu][%zu] is not finite (%g)", i / (size_t)n3, i % (size_t)n3,
                                W[i]);
     for (int i = 0; i < n3; ++i)
-        if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, q[i]);
+        if (!isfinite(q[i])) return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, q[i]);
     for (int i = 0; i < n; ++i)
-        if (!isfinite(mu[i])) return clcone_fail(err, CLCONE_EINVAL, "mu[%d] is not finite (%g)", i, mu[i]);
+        if (!isfinite(mu[i])) return clc_fail(err, CLCONE_EINVAL, "mu[%d] is not finite (%g)", i, mu[i]);
     for (int i = 0; i < n; ++i)
         for (int j = 0; j < n; ++j)
             if (i == j || !block_is_zero(W, n3, i, j)) ++nnzb;
@@ -99,42 +99,42 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
 {
     CLCONE_REQUIRE(err, p);
     if (p->n < 0 || p->nnzb < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", p->n, p->nnzb);
+        return clc_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", p->n, p->nnzb);
     if (!p->row_ptr || (p->n > 0 && (!p->q || !p->mu)) || (p->nnzb > 0 && (!p->col || !p->blocks)))
-        return clcone_fail(err, CLCONE_EINVAL, "problem arrays missing");
+        return clc_fail(err, CLCONE_EINVAL, "problem arrays missing");
     /* kernels index blocks as 9 * k and velocities as 3 * c in int */
     if (p->nnzb > INT_MAX / 9 || p->n > INT_MAX / 9)
-        return clcone_fail(err, CLCONE_EINVAL, "problem too large: %d contacts, %d blocks (at most %d)", p->n,
+        return clc_fail(err, CLCONE_EINVAL, "problem too large: %d contacts, %d blocks (at most %d)", p->n,
                            p->nnzb, INT_MAX / 9);
     if (p->nprob < 1 || !p->prob_off)
-        return clcone_fail(err, CLCONE_EINVAL, "batch holds no problem (nprob=%d)", p->nprob);
+        return clc_fail(err, CLCONE_EINVAL, "batch holds no problem (nprob=%d)", p->nprob);
     if (p->prob_off[0] != 0 || p->prob_off[p->nprob] != p->n)
-        return clcone_fail(err, CLCONE_EINVAL, "batch offsets must run from 0 to n=%d", p->n);
+        return clc_fail(err, CLCONE_EINVAL, "batch offsets must run from 0 to n=%d", p->n);
     for (int k = 0; k < p->nprob; ++k)
         if (p->prob_off[k + 1] < p->prob_off[k])
-            return clcone_fail(err, CLCONE_EINVAL, "batch offsets decrease at problem %d", k);
+            return clc_fail(err, CLCONE_EINVAL, "batch offsets decrease at problem %d", k);
     if (p->row_ptr[0] != 0 || p->row_ptr[p->n] != p->nnzb)
-        return clcone_fail(err, CLCONE_EINVAL, "W row pointers must run from 0 to %d blocks", p->nnzb);
+        return clc_fail(err, CLCONE_EINVAL, "W row pointers must run from 0 to %d blocks", p->nnzb);
     for (int i = 0, prob = 0; i < p->n; ++i) {
         int has_diag = 0;
         double scale = 0.0;
         while (i >= p->prob_off[prob + 1]) ++prob;
         if (p->row_ptr[i + 1] < p->row_ptr[i] || p->row_ptr[i + 1] > p->nnzb)
-            return clcone_fail(err, CLCONE_EINVAL, "W block row %d: row pointers decrease or pass %d blocks", i,
+            return clc_fail(err, CLCONE_EINVAL, "W block row %d: row pointers decrease or pass %d blocks", i,
                                p->nnzb);
         for (int k = p->row_ptr[i]; k < p->row_ptr[i + 1]; ++k) {
             int j = p->col[k];
             if (j < 0 || j >= p->n)
-                return clcone_fail(err, CLCONE_EINVAL, "W block row %d: column %d out of range [0,%d)", i, j, p->n);
+                return clc_fail(err, CLCONE_EINVAL, "W block row %d: column %d out of range [0,%d)", i, j, p->n);
             if (k > p->row_ptr[i] && j <= p->col[k - 1])
-                return clcone_fail(err, CLCONE_EINVAL, "W block row %d: columns not strictly increasing", i);
+                return clc_fail(err, CLCONE_EINVAL, "W block row %d: columns not strictly increasing", i);
             if (j < p->prob_off[prob] || j >= p->prob_off[prob + 1])
-                return clcone_fail(err, CLCONE_EINVAL,
+                return clc_fail(err, CLCONE_EINVAL,
                                    "W block (%d,%d) couples problem %d of the batch to another", i, j, prob);
             for (int a = 0; a < 9; ++a) {
                 double v = p->blocks[9 * k + a];
                 if (!isfinite(v))
-                    return clcone_fail(err, CLCONE_EINVAL, "W[%d][%d] is not finite (%g)",
+                    return clc_fail(err, CLCONE_EINVAL, "W[%d][%d] is not finite (%g)",
                                        3 * i + a / 3, 3 * j + a % 3, v);
             }
             if (j == i) {
@@ -143,25 +143,25 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
                 has_diag = 1;
                 for (int a = 0; a < 9; ++a) scale = fmax(scale, fabs(B[a]));
                 if (!(B[0] > 0.0))
-                    return clcone_fail(err, CLCONE_EINVAL,
+                    return clc_fail(err, CLCONE_EINVAL,
                                        "contact %d: normal entry W[%d][%d] = %g must be > 0", i, 3 * i, 3 * i, B[0]);
-                clcone_sym3_eig_range(B, &lo, &hi);
+                clc_sym3_eig_range(B, &lo, &hi);
                 (void)hi;
                 if (lo < -1e-6 * scale)
-                    return clcone_fail(err, CLCONE_EINVAL,
+                    return clc_fail(err, CLCONE_EINVAL,
                                        "contact %d: diagonal block of W is not positive semidefinite "
                                        "(smallest eigenvalue %g)", i, lo);
             }
         }
         if (!has_diag)
-            return clcone_fail(err, CLCONE_EINVAL, "contact %d: diagonal block of W missing", i);
+            return clc_fail(err, CLCONE_EINVAL, "contact %d: diagonal block of W missing", i);
     }
     for (int i = 0; i < 3 * p->n; ++i)
         if (!isfinite(p->q[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, p->q[i]);
+            return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, p->q[i]);
     for (int c = 0; c < p->n; ++c)
         if (!isfinite(p->mu[c]) || p->mu[c] < 0.0)
-            return clcone_fail(err, CLCONE_EINVAL, "contact %d: mu = %g must be finite and >= 0", c, p->mu[c]);
+            return clc_fail(err, CLCONE_EINVAL, "contact %d: mu = %g must be finite and >= 0", c, p->mu[c]);
     return CLCONE_OK;
 }
 
@@ -172,7 +172,7 @@ clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
     CLCONE_REQUIRE(err, out);
     int n = 0, nnzb = 0, nprob = 0, c = 0, b = 0, pi = 0;
     clcone_status s;
-    if (k < 1) return clcone_fail(err, CLCONE_EINVAL, "batch of %d problems", k);
+    if (k < 1) return clc_fail(err, CLCONE_EINVAL, "batch of %d problems", k);
     for (int i = 0; i < k; ++i) {
         n += parts[i]->n;
         nnzb += parts[i]->nnzb;
@@ -181,7 +181,7 @@ clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
     s = clcone_problem_alloc(out, n, nnzb, err);
     if (s) return s;
     free(out->prob_off);
-    out->prob_off = clcone_calloc((size_t)nprob + 1, sizeof *out->prob_off, err, "batch offsets");
+    out->prob_off = clc_calloc((size_t)nprob + 1, sizeof *out->prob_off, err, "batch offsets");
     if (!out->prob_off) {
         clcone_problem_free(out);
         return CLCONE_ENOMEM;
@@ -211,7 +211,7 @@ clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
     int c0, c1, b0, b1;
     clcone_status s;
     if (index < 0 || index >= batch->nprob)
-        return clcone_fail(err, CLCONE_EINVAL, "problem %d not in batch of %d", index, batch->nprob);
+        return clc_fail(err, CLCONE_EINVAL, "problem %d not in batch of %d", index, batch->nprob);
     c0 = batch->prob_off[index];
     c1 = batch->prob_off[index + 1];
     b0 = batch->row_ptr[c0];
@@ -229,5 +229,5 @@ clcone_status clcone_batch_extract(const clcone_problem *batch, int index,
 void clcone_problem_velocity(const clcone_problem *p, const double *r, double *u)
 {
     if (!p || !r || !u) return;
-    for (int c = 0; c < p->n; ++c) clcone_contact_velocity(p, r, c, u + 3 * c);
+    for (int c = 0; c < p->n; ++c) clc_contact_velocity(p, r, c, u + 3 * c);
 }

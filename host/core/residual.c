@@ -7,13 +7,13 @@
 
 #include <math.h>
 
-void clcone_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3])
+void clc_contact_velocity(const clcone_problem *p, const double *r, int c, double u[3])
 {
     u[0] = p->q[3 * c];
     u[1] = p->q[3 * c + 1];
     u[2] = p->q[3 * c + 2];
     for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-        clcone_block_add(p->blocks + 9 * k, r + 3 * p->col[k], u);
+        clc_block_add(p->blocks + 9 * k, r + 3 * p->col[k], u);
 }
 
 /* Sum of squared per-contact residuals and the three norms of the scale. */
@@ -25,7 +25,7 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
     for (int c = c0; c < c1; ++c) {
         double u[3];
         const double *rc = r + 3 * c;
-        clcone_contact_velocity(p, r, c, u);
+        clc_contact_velocity(p, r, c, u);
         if (!o || o->model == CLCONE_MODEL_COULOMB)
             f2 += cone_residual_coulomb(p->mu[c], rc, u);
         else if (o->model == CLCONE_MODEL_CCP)
@@ -41,10 +41,10 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
         }
     }
     if (err_q1) *err_q1 = sqrt(f2) / (sqrt(q2) + 1.0);
-    return clcone_scaled_error(f2, q2, r2, u2);
+    return clc_scaled_error(f2, q2, r2, u2);
 }
 
-double clcone_scaled_error(double f2, double q2, double r2, double u2)
+double clc_scaled_error(double f2, double q2, double r2, double u2)
 {
     return cone_scaled_error(f2, q2, r2, u2);
 }
@@ -62,12 +62,12 @@ double clcone_error_of(const clcone_problem *p, const clcone_options *o,
     return scaled_error(p, o, r, c0, c1, NULL);
 }
 
-void clcone_range_product(const clcone_problem *p, int c0, int c1, const double *x, double *w)
+void clc_range_product(const clcone_problem *p, int c0, int c1, const double *x, double *w)
 {
     for (int c = c0; c < c1; ++c) {
         double acc[3] = {0, 0, 0};
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-            clcone_block_add(p->blocks + 9 * k, x + 3 * (p->col[k] - c0), acc);
+            clc_block_add(p->blocks + 9 * k, x + 3 * (p->col[k] - c0), acc);
         w[3 * (c - c0)] = acc[0];
         w[3 * (c - c0) + 1] = acc[1];
         w[3 * (c - c0) + 2] = acc[2];

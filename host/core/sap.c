@@ -1,5 +1,5 @@
 /* SAP model: the set-up both backends start from and the Newton loop with
- * its line searches that drives either backend through clcone_sap_ops.
+ * its line searches that drives either backend through clc_sap_ops.
  * See core/sap.h for the API and the error measure and kernels/sap_math.h
  * for the model. */
 #include "core/sap.h"
@@ -16,9 +16,9 @@
 /* Set-up                                                              */
 /* ------------------------------------------------------------------ */
 
-void clcone_sap_setup_free(clcone_sap_setup *S)
+void clc_sap_setup_free(clc_sap_setup *S)
 {
-    clcone_body_csr_free(&S->L);
+    clc_body_csr_free(&S->L);
     free(S->ca);
     free(S->cb);
     free(S->moving);
@@ -57,7 +57,7 @@ static int invert_spd3(const double A[9], double out[9])
     return 1;
 }
 
-clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options *o, clcone_sap_setup *S,
+clcone_status clc_sap_setup_build(const clcone_scene *s, const clcone_options *o, clc_sap_setup *S,
                                      clcone_error *err)
 {
     int n = s->ncontacts, nb = s->nbodies;
@@ -74,31 +74,31 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options
     memset(S, 0, sizeof *S);
     S->n = n;
     S->nb = nb;
-    S->ca = clcone_calloc((size_t)n, sizeof *S->ca, err, "sap contact bodies");
-    S->cb = clcone_calloc((size_t)n, sizeof *S->cb, err, "sap contact bodies");
-    S->moving = clcone_calloc((size_t)nb, sizeof *S->moving, err, "sap moving flags");
-    S->frame = clcone_calloc((size_t)n * 9, sizeof *S->frame, err, "sap frames");
-    S->arm = clcone_calloc((size_t)n * 6, sizeof *S->arm, err, "sap lever arms");
-    S->u0 = clcone_calloc((size_t)n * 3, sizeof *S->u0, err, "sap static velocities");
-    S->mu = clcone_calloc((size_t)n, sizeof *S->mu, err, "sap mu");
-    S->R = clcone_calloc((size_t)n * 2, sizeof *S->R, err, "sap regularisation");
-    S->mass = clcone_calloc((size_t)nb, sizeof *S->mass, err, "sap masses");
-    S->inertia = clcone_calloc((size_t)nb * 9, sizeof *S->inertia, err, "sap inertias");
-    S->vstar = clcone_calloc((size_t)nb * 6, sizeof *S->vstar, err, "sap free velocities");
+    S->ca = clc_calloc((size_t)n, sizeof *S->ca, err, "sap contact bodies");
+    S->cb = clc_calloc((size_t)n, sizeof *S->cb, err, "sap contact bodies");
+    S->moving = clc_calloc((size_t)nb, sizeof *S->moving, err, "sap moving flags");
+    S->frame = clc_calloc((size_t)n * 9, sizeof *S->frame, err, "sap frames");
+    S->arm = clc_calloc((size_t)n * 6, sizeof *S->arm, err, "sap lever arms");
+    S->u0 = clc_calloc((size_t)n * 3, sizeof *S->u0, err, "sap static velocities");
+    S->mu = clc_calloc((size_t)n, sizeof *S->mu, err, "sap mu");
+    S->R = clc_calloc((size_t)n * 2, sizeof *S->R, err, "sap regularisation");
+    S->mass = clc_calloc((size_t)nb, sizeof *S->mass, err, "sap masses");
+    S->inertia = clc_calloc((size_t)nb * 9, sizeof *S->inertia, err, "sap inertias");
+    S->vstar = clc_calloc((size_t)nb * 6, sizeof *S->vstar, err, "sap free velocities");
     if (!S->ca || !S->cb || !S->moving || !S->frame || !S->arm || !S->u0 || !S->mu || !S->R || !S->mass
         || !S->inertia || !S->vstar) {
-        clcone_sap_setup_free(S);
+        clc_sap_setup_free(S);
         return CLCONE_ENOMEM;
     }
     for (int i = 0; i < nb; ++i) {
         const clcone_body *b = &s->bodies[i];
         memcpy(S->vstar + 6 * i, b->v, 6 * sizeof(double));
-        if (clcone_body_is_static(b)) continue;
+        if (clc_body_is_static(b)) continue;
         {
             int spd = invert_spd3(b->inv_inertia, S->inertia + 9 * i);
             if (!(b->inv_mass > 0) || !spd) {
-                clcone_sap_setup_free(S);
-                return clcone_fail(err, CLCONE_ENOTSUP,
+                clc_sap_setup_free(S);
+                return clc_fail(err, CLCONE_ENOTSUP,
                                    "sap needs the mass matrix M of every moving body: body %d has inv_mass = %g "
                                    "and a %s inverse inertia (pinned or rotation-locked bodies are not "
                                    "supported; make the body static or give it a finite mass and inertia)",
@@ -110,9 +110,9 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options
         S->nmoving++;
     }
     for (int c = 0; c < n; ++c) {
-        clcone_contact_sides cs;
+        clc_contact_sides cs;
         S->mu[c] = s->contacts[c].mu;
-        clcone_contact_sides_of(s, c, &cs);
+        clc_contact_sides_of(s, c, &cs);
         memcpy(S->frame + 9 * c, cs.frame, sizeof cs.frame);
         memcpy(S->arm + 6 * c, cs.arm, sizeof cs.arm);
         for (int side = 0; side < 2; ++side) {
@@ -122,19 +122,21 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options
             if (bi >= 0 && !S->moving[bi])
                 cone_jac_apply_add(cs.J + 18 * side, side == 0 ? 1.0 : -1.0, s->bodies[bi].v, S->u0 + 3 * c);
         }
-        /* u0 - v_hat: only penetration (gap < 0) has a v_hat; a contact
-         * within the margin but not touching acts as touching, as in
-         * every other model */
-        if (s->contacts[c].gap < 0) S->u0[3 * c] += s->contacts[c].gap / relax;
+        /* u0 - v_hat for every contact, as Drake builds it from phi0: a
+         * contact that is not touching yet lets the bodies close the gap
+         * within the step before it pushes, which is what lets a sliding
+         * contact (whose convex impulse lifts at mu |v_t|) settle at a
+         * steady height instead of hopping */
+        S->u0[3 * c] += s->contacts[c].gap / relax;
         sap_regularisation(beta, cs.Wcc, &S->R[2 * c], &S->R[2 * c + 1]);
         S->R[2 * c] = fmax(S->R[2 * c], rn_floor);
         if (!(S->R[2 * c] > 0) || !(S->R[2 * c + 1] > 0)) {
-            clcone_sap_setup_free(S);
-            return clcone_fail(err, CLCONE_EINVAL, "contact %d: no moving body, W_cc = 0", c);
+            clc_sap_setup_free(S);
+            return clc_fail(err, CLCONE_EINVAL, "contact %d: no moving body, W_cc = 0", c);
         }
     }
-    if ((st = clcone_body_csr_build(s, &S->L, err))) {
-        clcone_sap_setup_free(S);
+    if ((st = clc_body_csr_build(s, &S->L, err))) {
+        clc_sap_setup_free(S);
         return st;
     }
     return CLCONE_OK;
@@ -156,7 +158,7 @@ clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options
 
 /* phi'(alpha) and phi''(alpha) of phi(alpha) = l(v + alpha dv), from the
  * body terms a, b and the contact sums at alpha. */
-static clcone_status ls_point(const clcone_sap_ops *ops, double a, double b, double alpha, double *dphi,
+static clcone_status ls_point(const clc_sap_ops *ops, double a, double b, double alpha, double *dphi,
                               double *d2phi, double *dcost, clcone_error *err)
 {
     double dc = 0, d1 = 0, d2 = 0;
@@ -173,7 +175,7 @@ static clcone_status ls_point(const clcone_sap_ops *ops, double a, double b, dou
  * [lo, hi] with phi'(lo) < 0 < phi'(hi) always converges: a Newton point
  * outside the bracket is replaced by bisection. Any alpha with
  * phi'(alpha) <= 0 lies left of the minimiser, so phi(alpha) <= phi(0). */
-static clcone_status ls_exact(const clcone_sap_ops *ops, double a, double b, double dphi0, double *alpha,
+static clcone_status ls_exact(const clc_sap_ops *ops, double a, double b, double dphi0, double *alpha,
                               clcone_error *err)
 {
     double lo = 0, hi = CLCONE_SAP_ALPHA_MAX, x = 1, dp, d2p;
@@ -205,7 +207,7 @@ static clcone_status ls_exact(const clcone_sap_ops *ops, double a, double b, dou
  * phi(alpha) - phi(0) <= c alpha phi'(0); phi(alpha) - phi(0) is summed
  * as differences (contact by contact, and alpha a + alpha^2 b / 2 for the
  * inertial term), never as the difference of two totals. */
-static clcone_status ls_backtrack(const clcone_sap_ops *ops, double a, double b, double dphi0, double *alpha,
+static clcone_status ls_backtrack(const clc_sap_ops *ops, double a, double b, double dphi0, double *alpha,
                                   int *found, clcone_error *err)
 {
     double x = 1;
@@ -223,16 +225,16 @@ static clcone_status ls_backtrack(const clcone_sap_ops *ops, double a, double b,
     return CLCONE_OK;
 }
 
-static double rel_error(const clcone_sap_eval *e)
+static double rel_error(const clc_sap_eval *e)
 {
     if (e->g2 == 0) return 0;
     return e->scale2 > 0 ? sqrt(e->g2 / e->scale2) : sqrt(e->g2);
 }
 
-clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options *o, int nv,
-                                clcone_sap_params *prm, clcone_prob_result *out, clcone_error *err)
+clcone_status clc_sap_newton(const clc_sap_ops *ops, const clcone_options *o, int nv,
+                                clc_sap_params *prm, clcone_prob_result *out, clcone_error *err)
 {
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     int inner = 0;
     /* CG converges in at most nv steps in exact arithmetic; the cap only
      * matters in float, where it may stagnate */
@@ -240,7 +242,7 @@ clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options 
     clcone_status s;
     if (prm) prm->history_len = 0;
     for (int it = 0;; ++it) {
-        clcone_sap_eval ev;
+        clc_sap_eval ev;
         double e, a, b, dphi0, alpha = 1, tol_abs, eta;
         if ((s = ops->eval(ops->ctx, &ev, err))) return s;
         e = rel_error(&ev);
@@ -252,7 +254,7 @@ clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options 
         out->cost = ev.cost;
         if (o->progress) o->progress(o->progress_user, 0, it, e);
         /* a non-finite cost is a divergence too, whatever the gradient says */
-        if (clcone_stop_rule(o, it, isfinite(ev.cost) ? e : NAN, clcone_now_ms() - t0, out)) return CLCONE_OK;
+        if (clc_stop_rule(o, it, isfinite(ev.cost) ? e : NAN, clc_now_ms() - t0, out)) return CLCONE_OK;
         /* inexact Newton: the CG residual relative to the gradient shrinks
          * with the error (quadratic convergence), and need not go below a
          * quarter of what the stopping test asks of the gradient */

@@ -3,7 +3,7 @@
  * (opencl/sap_device.c), the entry (solve/sap_solve.c) and the tests. The model and its per-contact
  * math are described in kernels/sap_math.h.
  *
- * Both backends run the same Newton loop (clcone_sap_newton) and differ
+ * Both backends run the same Newton loop (clc_sap_newton) and differ
  * only in how they evaluate the cost and gradient and find the Newton
  * direction: the reference assembles H = M + J'GJ densely and factors it
  * (Cholesky), the device solves H dv = -g matrix-free by block-Jacobi
@@ -34,15 +34,15 @@
  * the curvature (contacts that separate within the step). */
 #define CLCONE_SAP_ALPHA_MAX 1.5
 
-typedef enum clcone_sap_line_search {
+typedef enum clc_sap_line_search {
     CLCONE_SAP_LS_EXACT = 0,   /* safeguarded Newton on phi'(alpha) = 0 */
     CLCONE_SAP_LS_BACKTRACK    /* Armijo backtracking from alpha = 1 */
-} clcone_sap_line_search;
+} clc_sap_line_search;
 
 /* Extra inputs and outputs beyond clcone_options / clcone_result; all
  * optional (a zeroed struct is the default). */
-typedef struct clcone_sap_params {
-    clcone_sap_line_search line_search;
+typedef struct clc_sap_params {
+    clc_sap_line_search line_search;
     double *cost_history;  /* cost at iterate k (k = 0: the start), for
                               k < history_cap */
     int history_cap;
@@ -50,13 +50,13 @@ typedef struct clcone_sap_params {
                               at most history_cap) */
     double *v;             /* out when non-NULL: final velocities, 6 per
                               body (static bodies: their v) */
-} clcone_sap_params;
+} clc_sap_params;
 
 /* Host-side data both backends start from. Static bodies (and the world)
  * are not unknowns: their velocity is folded into u0. */
-typedef struct clcone_sap_setup {
+typedef struct clc_sap_setup {
     int n, nb, nmoving;
-    clcone_body_csr L;   /* per-body contact lists (static bodies empty) */
+    clc_body_csr L;   /* per-body contact lists (static bodies empty) */
     int *ca, *cb;        /* n: the moving body of side a / b, else -1 */
     int *moving;         /* nb: 1 when the body's velocity is an unknown */
     double *frame;       /* 9n: rows normal, t1, t2 */
@@ -68,29 +68,29 @@ typedef struct clcone_sap_setup {
     double *mass;        /* nb: 1 / inv_mass (0 for static bodies) */
     double *inertia;     /* 9nb: inverse of inv_inertia (0 for static) */
     double *vstar;       /* 6nb */
-} clcone_sap_setup;
+} clc_sap_setup;
 
 /* Builds the set-up from o's sap_beta, sap_stiffness, sap_dissipation
  * and time step soft_dt (which turns a penetration into the contact's
  * free velocity); CLCONE_ENOTSUP names a moving body whose inverse mass
  * matrix is not positive definite (a pinned body: SAP's cost needs M
  * itself). The scene and options must be valid. */
-clcone_status clcone_sap_setup_build(const clcone_scene *s, const clcone_options *o, clcone_sap_setup *S,
+clcone_status clc_sap_setup_build(const clcone_scene *s, const clcone_options *o, clc_sap_setup *S,
                                      clcone_error *err);
-void clcone_sap_setup_free(clcone_sap_setup *S);
+void clc_sap_setup_free(clc_sap_setup *S);
 
 /* What a backend provides to the shared Newton loop. Every call works on
  * the backend's current iterate v. */
-typedef struct clcone_sap_eval {
+typedef struct clc_sap_eval {
     double g2;        /* ||D g||^2 */
     double scale2;    /* max(||D M v*||^2, ||D J'gamma||^2, ||D M v||^2) */
     double cost;      /* l(v) */
-} clcone_sap_eval;
+} clc_sap_eval;
 
-typedef struct clcone_sap_ops {
+typedef struct clc_sap_ops {
     void *ctx;
     /* gamma, G, g and the preconditioner at v */
-    clcone_status (*eval)(void *ctx, clcone_sap_eval *out, clcone_error *err);
+    clcone_status (*eval)(void *ctx, clc_sap_eval *out, clcone_error *err);
     /* dv ~ -H^-1 g; an iterative backend may stop once ||D (H dv + g)|| <=
      * tol_abs or after max_inner iterations, and adds its count to *inner */
     clcone_status (*direction)(void *ctx, double tol_abs, int max_inner, int *inner,
@@ -103,12 +103,12 @@ typedef struct clcone_sap_ops {
                              clcone_error *err);
     /* v += alpha dv */
     clcone_status (*step)(void *ctx, double alpha, clcone_error *err);
-} clcone_sap_ops;
+} clc_sap_ops;
 
 /* Newton with line search until error <= o->tol, o->max_iter iterations
  * or o->max_seconds; fills out (status, iters, inner_iters, cost, error,
  * reason) and prm's history. nv (unknowns) sizes the CG cap. */
-clcone_status clcone_sap_newton(const clcone_sap_ops *ops, const clcone_options *o, int nv,
-                                clcone_sap_params *prm, clcone_prob_result *out, clcone_error *err);
+clcone_status clc_sap_newton(const clc_sap_ops *ops, const clcone_options *o, int nv,
+                                clc_sap_params *prm, clcone_prob_result *out, clcone_error *err);
 
 #endif

@@ -8,32 +8,32 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_soft_validate(const clcone_options *o, clcone_error *err)
+clcone_status clc_soft_validate(const clcone_options *o, clcone_error *err)
 {
     if (o->soft_R) return CLCONE_OK;
     if (!(o->soft_timeconst > 0) || !isfinite(o->soft_timeconst))
-        return clcone_fail(err, CLCONE_EINVAL, "soft: time constant must be > 0 (got %g)", o->soft_timeconst);
+        return clc_fail(err, CLCONE_EINVAL, "soft: time constant must be > 0 (got %g)", o->soft_timeconst);
     if (!(o->soft_dampratio > 0) || !isfinite(o->soft_dampratio))
-        return clcone_fail(err, CLCONE_EINVAL, "soft: damping ratio must be > 0 (got %g)", o->soft_dampratio);
+        return clc_fail(err, CLCONE_EINVAL, "soft: damping ratio must be > 0 (got %g)", o->soft_dampratio);
     if (!(o->soft_impedance > 0 && o->soft_impedance < 1))
-        return clcone_fail(err, CLCONE_EINVAL, "soft: impedance d must lie in (0, 1) (got %g)", o->soft_impedance);
+        return clc_fail(err, CLCONE_EINVAL, "soft: impedance d must lie in (0, 1) (got %g)", o->soft_impedance);
     if (!(o->soft_dt > 0) || !isfinite(o->soft_dt))
-        return clcone_fail(err, CLCONE_EINVAL, "soft: time step must be > 0 (got %g)", o->soft_dt);
+        return clc_fail(err, CLCONE_EINVAL, "soft: time step must be > 0 (got %g)", o->soft_dt);
     return CLCONE_OK;
 }
 
-clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wdiag, const double *gap, double *R,
+clcone_status clc_soft_terms(const clcone_options *o, int n, const double *Wdiag, const double *gap, double *R,
                                 double *aref, clcone_error *err)
 {
-    clcone_status s = clcone_soft_validate(o, err);
+    clcone_status s = clc_soft_validate(o, err);
     if (s) return s;
     if (o->soft_R) {
         for (int i = 0; i < 3 * n; ++i) {
             if (!isfinite(o->soft_R[i]) || o->soft_R[i] < 0)
-                return clcone_fail(err, CLCONE_EINVAL, "soft: R[%d] (contact %d) = %g must be finite and >= 0 "
+                return clc_fail(err, CLCONE_EINVAL, "soft: R[%d] (contact %d) = %g must be finite and >= 0 "
                                    "(a negative compliance)", i, i / 3, o->soft_R[i]);
             if (o->soft_aref && !isfinite(o->soft_aref[i]))
-                return clcone_fail(err, CLCONE_EINVAL, "soft: a_ref[%d] (contact %d) is not finite", i, i / 3);
+                return clc_fail(err, CLCONE_EINVAL, "soft: a_ref[%d] (contact %d) is not finite", i, i / 3);
             R[i] = o->soft_R[i];
             aref[i] = o->soft_aref ? o->soft_aref[i] : 0.0;
         }
@@ -47,7 +47,7 @@ clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wd
         for (int c = 0; c < n; ++c) {
             double v0 = o->soft_v0 ? o->soft_v0[c] : 0.0;
             if (!isfinite(v0))
-                return clcone_fail(err, CLCONE_EINVAL, "soft: start velocity v0[%d] (contact %d) is not finite", c, c);
+                return clc_fail(err, CLCONE_EINVAL, "soft: start velocity v0[%d] (contact %d) is not finite", c, c);
             for (int a = 0; a < 3; ++a) {
                 R[3 * c + a] = (1.0 - d) / d * Wdiag[3 * c + a];
                 aref[3 * c + a] = 0.0;
@@ -58,20 +58,31 @@ clcone_status clcone_soft_terms(const clcone_options *o, int n, const double *Wd
     return CLCONE_OK;
 }
 
-clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o, const double *gap,
-                                clcone_problem *out, clcone_error *err)
+clcone_status clcone_soft_terms_of(const clcone_problem *p, const clcone_options *o, const double *gap, double *R,
+                                   double *aref, clcone_error *err)
 {
-    double *Wd = clcone_calloc(3 * (size_t)p->n, sizeof *Wd, err, "soft diagonal");
-    double *R = clcone_calloc(3 * (size_t)p->n, sizeof *R, err, "soft R");
-    double *aref = clcone_calloc(3 * (size_t)p->n, sizeof *aref, err, "soft a_ref");
-    clcone_status s = CLCONE_ENOMEM;
-    memset(out, 0, sizeof *out);
-    if (!Wd || !R || !aref) goto done;
+    double *Wd;
+    clcone_status s;
+    if (!p || !o || !R || !aref) return clc_fail(err, CLCONE_EINVAL, "soft terms: NULL argument");
+    if (!(Wd = clc_calloc(3 * (size_t)p->n + 1, sizeof *Wd, err, "soft diagonal"))) return CLCONE_ENOMEM;
     for (int c = 0; c < p->n; ++c)
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c)
                 for (int a = 0; a < 3; ++a) Wd[3 * c + a] = p->blocks[9 * k + 4 * a];
-    if ((s = clcone_soft_terms(o, p->n, Wd, gap, R, aref, err))) goto done;
+    s = clc_soft_terms(o, p->n, Wd, gap, R, aref, err);
+    free(Wd);
+    return s;
+}
+
+clcone_status clc_soft_local(const clcone_problem *p, const clcone_options *o, const double *gap,
+                                clcone_problem *out, clcone_error *err)
+{
+    double *R = clc_calloc(3 * (size_t)p->n + 1, sizeof *R, err, "soft R");
+    double *aref = clc_calloc(3 * (size_t)p->n + 1, sizeof *aref, err, "soft a_ref");
+    clcone_status s = CLCONE_ENOMEM;
+    memset(out, 0, sizeof *out);
+    if (!R || !aref) goto done;
+    if ((s = clcone_soft_terms_of(p, o, gap, R, aref, err))) goto done;
     {
         const clcone_problem *one[1] = {p};
         if ((s = clcone_batch_concat(one, 1, out, err))) goto done; /* a deep copy */
@@ -83,13 +94,12 @@ clcone_status clcone_soft_local(const clcone_problem *p, const clcone_options *o
         for (int a = 0; a < 3; ++a) out->q[3 * c + a] -= aref[3 * c + a];
     }
 done:
-    free(Wd);
     free(R);
     free(aref);
     return s;
 }
 
-double clcone_qp_cost(const clcone_problem *p, const double *r, int c0, int c1)
+double clc_qp_cost(const clcone_problem *p, const double *r, int c0, int c1)
 {
     /* 1/2 r'Wr + q'r = 1/2 r'(u + q), u = W r + q */
     double f = 0;

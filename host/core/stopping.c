@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_options *o, int it)
+void clc_stop(clcone_prob_result *out, clc_stop_why why, const clcone_options *o, int it)
 {
     out->reason[0] = 0;
     switch (why) {
@@ -21,13 +21,13 @@ void clcone_stop(clcone_prob_result *out, clcone_stop_why why, const clcone_opti
         return;
     case CLCONE_STOP_TIME:
         out->status = CLCONE_MAXITER;
-        if (clcone_cancelled(o)) snprintf(out->reason, sizeof out->reason, "cancelled");
+        if (clc_cancelled(o)) snprintf(out->reason, sizeof out->reason, "cancelled");
         else snprintf(out->reason, sizeof out->reason, "time cap %.3g s reached", o->max_seconds);
         return;
     }
 }
 
-int clcone_cancelled(const clcone_options *o)
+int clc_cancelled(const clcone_options *o)
 {
     return o->cancel && *o->cancel;
 }
@@ -35,27 +35,27 @@ int clcone_cancelled(const clcone_options *o)
 /* The cancel flag is read here, with the cap, so that every place that
  * honours the cap (the one iteration loop, the device's launches of
  * whole-problem kernels, SAP's Newton loop) also honours it. */
-int clcone_time_is_up(const clcone_options *o, double elapsed_ms)
+int clc_time_is_up(const clcone_options *o, double elapsed_ms)
 {
-    return clcone_cancelled(o) || (o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds);
+    return clc_cancelled(o) || (o->max_seconds > 0 && elapsed_ms > 1e3 * o->max_seconds);
 }
 
 /* A cancel is answered within this much device time even without a cap. */
 #define CLCONE_SLICE_MS 50.0
 
-double clcone_cap_slice_ms(const clcone_options *o)
+double clc_cap_slice_ms(const clcone_options *o)
 {
     double slice = o->cancel ? CLCONE_SLICE_MS : INFINITY;
     if (o->max_seconds > 0 && 50 * o->max_seconds < slice) slice = 50 * o->max_seconds;
     return slice;
 }
 
-int clcone_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms)
+int clc_next_budget(const clcone_options *o, int last, int most, double last_ms, double elapsed_ms)
 {
     int grown = last < most / 2 ? 2 * last : most;
     double left_ms = o->max_seconds > 0 ? 1e3 * o->max_seconds - elapsed_ms : INFINITY, fit;
-    double slice = clcone_cap_slice_ms(o);
-    if (clcone_cancelled(o)) return 0;
+    double slice = clc_cap_slice_ms(o);
+    if (clc_cancelled(o)) return 0;
     if (!(left_ms > 0)) return 0;
     if (!(last_ms > 0) || isinf(slice)) return grown;
     /* the time left, in launches no longer than the slice: one iteration
@@ -65,16 +65,16 @@ int clcone_next_budget(const clcone_options *o, int last, int most, double last_
     return fit < grown ? (int)fit : grown;
 }
 
-int clcone_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out)
+int clc_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out)
 {
-    clcone_stop_why why;
+    clc_stop_why why;
     out->iters = it;
     out->error = e;
     if (!isfinite(e)) why = CLCONE_STOP_NONFINITE;
     else if (e <= o->tol) why = CLCONE_STOP_TOL;
-    else if (clcone_time_is_up(o, elapsed_ms)) why = CLCONE_STOP_TIME;
+    else if (clc_time_is_up(o, elapsed_ms)) why = CLCONE_STOP_TIME;
     else if (it >= o->max_iter) why = CLCONE_STOP_ITERS;
     else return 0;
-    clcone_stop(out, why, o, it);
+    clc_stop(out, why, o, it);
     return 1;
 }

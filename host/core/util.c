@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-clcone_status clcone_fail(clcone_error *err, clcone_status code,
+clcone_status clc_fail(clcone_error *err, clcone_status code,
                           const char *fmt, ...)
 {
     if (err) {
@@ -21,7 +21,7 @@ clcone_status clcone_fail(clcone_error *err, clcone_status code,
     return code;
 }
 
-void clcone_error_prefix(clcone_error *err, const char *fmt, ...)
+void clc_error_prefix(clcone_error *err, const char *fmt, ...)
 {
     /* room for both parts; the result is cut to the message size */
     char both[2 * sizeof err->msg + 8];
@@ -51,26 +51,26 @@ const char *clcone_status_name(clcone_status s)
     return "unknown status";
 }
 
-double clcone_now_ms(void)
+double clc_now_ms(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-void *clcone_calloc(size_t n, size_t size, clcone_error *err,
+void *clc_calloc(size_t n, size_t size, clcone_error *err,
                     const char *what)
 {
     void *p;
     if (n == 0) n = 1;
     if (size != 0 && n > SIZE_MAX / size) {
-        clcone_fail(err, CLCONE_ENOMEM, "%s: size overflow (%zu x %zu bytes)",
+        clc_fail(err, CLCONE_ENOMEM, "%s: size overflow (%zu x %zu bytes)",
                     what, n, size);
         return NULL;
     }
     p = calloc(n, size);
     if (!p)
-        clcone_fail(err, CLCONE_ENOMEM, "%s: cannot allocate %zu bytes", what,
+        clc_fail(err, CLCONE_ENOMEM, "%s: cannot allocate %zu bytes", what,
                     n * size);
     return p;
 }

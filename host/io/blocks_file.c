@@ -23,42 +23,42 @@
 static const char *const KINDS[BLK_KINDS] = {"free", "box", "nonneg", "cone"};
 
 /* The next token is the keyword word, else a format error. */
-static clcone_status expect(clcone_tok *t, const char *word, clcone_error *err)
+static clcone_status expect(clc_tok *t, const char *word, clcone_error *err)
 {
-    if (clcone_tok_next(t) && t->len == strlen(word) && memcmp(t->tok, word, t->len) == 0) return CLCONE_OK;
-    return clcone_tok_reject(t, err, "'%s'", word);
+    if (clc_tok_next(t) && t->len == strlen(word) && memcmp(t->tok, word, t->len) == 0) return CLCONE_OK;
+    return clc_tok_reject(t, err, "'%s'", word);
 }
 
 /* Whether the last token's mantissa (before an exponent) has a digit
  * other than 0. */
-static int nonzero_mantissa(const clcone_tok *t)
+static int nonzero_mantissa(const clc_tok *t)
 {
     for (size_t i = 0; i < t->len && t->tok[i] != 'e' && t->tok[i] != 'E'; ++i)
         if (t->tok[i] >= '1' && t->tok[i] <= '9') return 1;
     return 0;
 }
 
-static clcone_status read_block(clcone_tok *t, clcone_bproblem *p, int b, int *row, clcone_error *err)
+static clcone_status read_block(clc_tok *t, clc_bproblem *p, int b, int *row, clcone_error *err)
 {
     int n, kind = -1;
     clcone_status s;
-    if (clcone_tok_next(t))
+    if (clc_tok_next(t))
         for (int k = 0; k < BLK_KINDS; ++k)
             if (t->len == strlen(KINDS[k]) && memcmp(t->tok, KINDS[k], t->len) == 0) kind = k;
-    if (kind < 0) return clcone_tok_reject(t, err, "block %d's kind (free, box, nonneg or cone)", b);
-    if ((s = clcone_tok_int(t, kind == BLK_CONE ? 2 : 1, BLK_MAX_ROWS, &n, err, "block %d's rows", b))) return s;
-    if (*row + n > p->m) return clcone_tok_fail(t, err, "block %d's %d rows run past the %d rows", b, n, p->m);
+    if (kind < 0) return clc_tok_reject(t, err, "block %d's kind (free, box, nonneg or cone)", b);
+    if ((s = clc_tok_int(t, kind == BLK_CONE ? 2 : 1, BLK_MAX_ROWS, &n, err, "block %d's rows", b))) return s;
+    if (*row + n > p->m) return clc_tok_fail(t, err, "block %d's %d rows run past the %d rows", b, n, p->m);
     p->kind[b] = kind;
     p->off[b] = *row;
     if (kind == BLK_BOX || kind == BLK_CONE)
         for (int x = kind == BLK_CONE; x < n; ++x) {
-            if ((s = clcone_tok_real(t, &p->bound[*row + x], err, "block %d row %d's %s", b, *row + x,
+            if ((s = clc_tok_real(t, &p->bound[*row + x], err, "block %d row %d's %s", b, *row + x,
                                      kind == BLK_BOX ? "bound" : "friction")))
                 return s;
             /* a friction that underflows reads as 0 and would be refused as
              * "friction 0", the number written nowhere in the file */
             if (kind == BLK_CONE && !(p->bound[*row + x] >= DBL_MIN) && nonzero_mantissa(t))
-                return clcone_tok_fail(t, err, "block %d row %d's friction %.*s is below the smallest normal "
+                return clc_tok_fail(t, err, "block %d row %d's friction %.*s is below the smallest normal "
                                                "double (%g): it reads as %g", b, *row + x, (int)t->len, t->tok,
                                        DBL_MIN, p->bound[*row + x]);
         }
@@ -82,7 +82,7 @@ static int cmp_entry(const void *x, const void *y)
 }
 
 /* W's structure and values from the sorted entries e. */
-static clcone_status build_w(const char *name, clcone_bproblem *p, const entry *e, int count, clcone_error *err)
+static clcone_status build_w(const char *name, clc_bproblem *p, const entry *e, int count, clcone_error *err)
 {
     int nnzb = 0, k = 0;
     clcone_status s;
@@ -100,9 +100,9 @@ static clcone_status build_w(const char *name, clcone_bproblem *p, const entry *
     }
     free(p->col);
     p->nnzb = nnzb;
-    p->col = clcone_calloc((size_t)nnzb + 1, sizeof *p->col, err, "W block columns");
+    p->col = clc_calloc((size_t)nnzb + 1, sizeof *p->col, err, "W block columns");
     free(p->val_off);
-    p->val_off = clcone_calloc((size_t)nnzb + 1, sizeof *p->val_off, err, "W block offsets");
+    p->val_off = clc_calloc((size_t)nnzb + 1, sizeof *p->val_off, err, "W block offsets");
     if (!p->col || !p->val_off) return CLCONE_ENOMEM;
     nnzb = 0;
     k = 0;
@@ -117,11 +117,11 @@ static clcone_status build_w(const char *name, clcone_bproblem *p, const entry *
         if (!diag) p->col[nnzb++] = b;
     }
     p->row_ptr[p->nb] = nnzb;
-    if ((s = clcone_bproblem_layout(p, err))) return s;
+    if ((s = clc_bproblem_layout(p, err))) return s;
     for (k = 0; k < count; ++k) {
-        int t = p->row_ptr[e[k].bi], nc = clcone_bproblem_rows(p, e[k].bj);
+        int t = p->row_ptr[e[k].bi], nc = clc_bproblem_rows(p, e[k].bj);
         if (k > 0 && e[k].i == e[k - 1].i && e[k].j == e[k - 1].j)
-            return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: W entry (%d, %d) given again (first on line %d)", name,
+            return clc_fail(err, CLCONE_EFORMAT, "%s:%d: W entry (%d, %d) given again (first on line %d)", name,
                                e[k].line, e[k].i, e[k].j, e[k - 1].line);
         while (p->col[t] != e[k].bj) ++t;
         p->val[p->val_off[t] + (e[k].i - p->off[e[k].bi]) * nc + (e[k].j - p->off[e[k].bj])] = e[k].v;
@@ -130,49 +130,49 @@ static clcone_status build_w(const char *name, clcone_bproblem *p, const entry *
 }
 
 /* The entries of W, each with its blocks (blk: row -> block). */
-static clcone_status read_entries(clcone_tok *t, const clcone_bproblem *p, const int *blk, entry **out, int *count,
+static clcone_status read_entries(clc_tok *t, const clc_bproblem *p, const int *blk, entry **out, int *count,
                                   clcone_error *err)
 {
     entry *e;
     clcone_status s;
-    if ((s = expect(t, "W", err)) || (s = clcone_tok_int(t, 0, 0x7fffffff, count, err, "W's entry count"))
-        || (s = clcone_tok_need(t, 3 * (uint64_t)*count, err, "%d entries of W", *count)))
+    if ((s = expect(t, "W", err)) || (s = clc_tok_int(t, 0, 0x7fffffff, count, err, "W's entry count"))
+        || (s = clc_tok_need(t, 3 * (uint64_t)*count, err, "%d entries of W", *count)))
         return s;
-    e = *out = clcone_calloc((size_t)*count + 1, sizeof *e, err, "W entries");
+    e = *out = clc_calloc((size_t)*count + 1, sizeof *e, err, "W entries");
     if (!e) return CLCONE_ENOMEM;
     for (int k = 0; k < *count; ++k) {
-        if ((s = clcone_tok_int(t, 0, p->m - 1, &e[k].i, err, "W entry %d's row", k))) return s;
+        if ((s = clc_tok_int(t, 0, p->m - 1, &e[k].i, err, "W entry %d's row", k))) return s;
         e[k].line = t->tok_line;
-        if ((s = clcone_tok_int(t, 0, p->m - 1, &e[k].j, err, "W entry %d's column", k))
-            || (s = clcone_tok_real(t, &e[k].v, err, "W entry %d's value", k)))
+        if ((s = clc_tok_int(t, 0, p->m - 1, &e[k].j, err, "W entry %d's column", k))
+            || (s = clc_tok_real(t, &e[k].v, err, "W entry %d's value", k)))
             return s;
         e[k].bi = blk[e[k].i];
         e[k].bj = blk[e[k].j];
     }
-    if (clcone_tok_next(t)) return clcone_tok_reject(t, err, "the end of the file after W's %d entries", *count);
+    if (clc_tok_next(t)) return clc_tok_reject(t, err, "the end of the file after W's %d entries", *count);
     qsort(e, (size_t)*count, sizeof *e, cmp_entry);
     return CLCONE_OK;
 }
 
-static clcone_status parse(const char *name, clcone_tok *t, clcone_bproblem *p, clcone_error *err)
+static clcone_status parse(const char *name, clc_tok *t, clc_bproblem *p, clcone_error *err)
 {
     int nb, m, version, row = 0, count = 0, *blk = NULL;
     entry *e = NULL;
     clcone_status s;
-    if ((s = expect(t, "clcone-blocks", err)) || (s = clcone_tok_int(t, 1, 1, &version, err, "the format version"))
-        || (s = expect(t, "blocks", err)) || (s = clcone_tok_int(t, 1, 0x7fffffff, &nb, err, "the block count"))
-        || (s = expect(t, "rows", err)) || (s = clcone_tok_int(t, 1, 0x7fffffff, &m, err, "the row count"))
-        || (s = clcone_tok_need(t, 2 * (uint64_t)nb + (uint64_t)m, err, "%d blocks and %d rows", nb, m))
-        || (s = clcone_bproblem_alloc(p, nb, m, 0, err)))
+    if ((s = expect(t, "clcone-blocks", err)) || (s = clc_tok_int(t, 1, 1, &version, err, "the format version"))
+        || (s = expect(t, "blocks", err)) || (s = clc_tok_int(t, 1, 0x7fffffff, &nb, err, "the block count"))
+        || (s = expect(t, "rows", err)) || (s = clc_tok_int(t, 1, 0x7fffffff, &m, err, "the row count"))
+        || (s = clc_tok_need(t, 2 * (uint64_t)nb + (uint64_t)m, err, "%d blocks and %d rows", nb, m))
+        || (s = clc_bproblem_alloc(p, nb, m, 0, err)))
         return s;
     for (int b = 0; b < nb; ++b)
         if ((s = read_block(t, p, b, &row, err))) return s;
     p->off[nb] = row;
-    if (row != m) return clcone_tok_fail(t, err, "the %d blocks hold %d rows, not the %d announced", nb, row, m);
+    if (row != m) return clc_tok_fail(t, err, "the %d blocks hold %d rows, not the %d announced", nb, row, m);
     if ((s = expect(t, "q", err))) return s;
     for (int i = 0; i < m; ++i)
-        if ((s = clcone_tok_real(t, &p->q[i], err, "q[%d]", i))) return s;
-    blk = clcone_calloc((size_t)m, sizeof *blk, err, "row blocks");
+        if ((s = clc_tok_real(t, &p->q[i], err, "q[%d]", i))) return s;
+    blk = clc_calloc((size_t)m, sizeof *blk, err, "row blocks");
     if (!blk) return CLCONE_ENOMEM;
     for (int b = 0; b < nb; ++b)
         for (int i = p->off[b]; i < p->off[b + 1]; ++i) blk[i] = b;
@@ -182,26 +182,26 @@ static clcone_status parse(const char *name, clcone_tok *t, clcone_bproblem *p, 
     return s;
 }
 
-clcone_status clcone_parse_blocks(const char *name, const char *buf, size_t len, clcone_bproblem *p, clcone_error *err)
+clcone_status clc_parse_blocks(const char *name, const char *buf, size_t len, clc_bproblem *p, clcone_error *err)
 {
-    clcone_tok t;
+    clc_tok t;
     clcone_status s;
     memset(p, 0, sizeof *p);
-    clcone_tok_init(&t, name, buf, len, 1);
+    clc_tok_init(&t, name, buf, len, 1);
     s = parse(name, &t, p, err);
-    if (!s && (s = clcone_bproblem_validate(p, err))) clcone_error_prefix(err, "%s", name);
-    if (s) clcone_bproblem_free(p);
+    if (!s && (s = clc_bproblem_validate(p, err))) clc_error_prefix(err, "%s", name);
+    if (s) clc_bproblem_free(p);
     return s;
 }
 
-clcone_status clcone_read_blocks(const char *path, clcone_bproblem *p, clcone_error *err)
+clcone_status clc_read_blocks(const char *path, clc_bproblem *p, clcone_error *err)
 {
     char *buf;
     size_t len;
-    clcone_status s = clcone_load_file(path, &buf, &len, err);
+    clcone_status s = clc_load_file(path, &buf, &len, err);
     memset(p, 0, sizeof *p);
     if (s) return s;
-    s = clcone_parse_blocks(path, buf, len, p, err);
+    s = clc_parse_blocks(path, buf, len, p, err);
     free(buf);
     return s;
 }
@@ -209,11 +209,11 @@ clcone_status clcone_read_blocks(const char *path, clcone_bproblem *p, clcone_er
 static int write_file(void *file, const void *ctx)
 {
     FILE *fp = file;
-    const clcone_bproblem *p = ctx;
+    const clc_bproblem *p = ctx;
     long count = 0;
     fprintf(fp, "clcone-blocks 1\nblocks %d rows %d\n", p->nb, p->m);
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b);
+        int n = clc_bproblem_rows(p, b);
         fprintf(fp, "%s %d", KINDS[p->kind[b]], n);
         if (p->kind[b] == BLK_BOX || p->kind[b] == BLK_CONE)
             for (int x = p->kind[b] == BLK_CONE; x < n; ++x) fprintf(fp, " %.17g", p->bound[p->off[b] + x]);
@@ -224,15 +224,15 @@ static int write_file(void *file, const void *ctx)
     fprintf(fp, "\nW %d\n", p->val_off[p->nnzb]);
     for (int b = 0; b < p->nb; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
-            for (int x = 0; x < clcone_bproblem_rows(p, b); ++x)
+            int c = p->col[k], nc = clc_bproblem_rows(p, c);
+            for (int x = 0; x < clc_bproblem_rows(p, b); ++x)
                 for (int y = 0; y < nc; ++y, ++count)
                     fprintf(fp, "%d %d %.17g\n", p->off[b] + x, p->off[c] + y, p->val[p->val_off[k] + x * nc + y]);
         }
     return count == p->val_off[p->nnzb] && !ferror(fp) ? 0 : -1;
 }
 
-clcone_status clcone_write_blocks(const char *path, const clcone_bproblem *p, clcone_error *err)
+clcone_status clc_write_blocks(const char *path, const clc_bproblem *p, clcone_error *err)
 {
-    return clcone_write_atomic(path, write_file, p, err);
+    return clc_write_atomic(path, write_file, p, err);
 }

@@ -7,12 +7,12 @@
 
 /* Reads and validates a problem; errors are CLCONE_EFORMAT "file:line:"
  * for the syntax, CLCONE_EINVAL naming the block, row or entry for the
- * values (clcone_bproblem_validate), CLCONE_EIO for the file. */
-clcone_status clcone_read_blocks(const char *path, clcone_bproblem *p, clcone_error *err);
+ * values (clc_bproblem_validate), CLCONE_EIO for the file. */
+clcone_status clc_read_blocks(const char *path, clc_bproblem *p, clcone_error *err);
 /* The same from memory (name for messages). */
-clcone_status clcone_parse_blocks(const char *name, const char *buf, size_t len, clcone_bproblem *p, clcone_error *err);
+clcone_status clc_parse_blocks(const char *name, const char *buf, size_t len, clc_bproblem *p, clcone_error *err);
 /* Writes p (every entry of its stored blocks, %.17g: read back bit for
  * bit), atomically as every output file. */
-clcone_status clcone_write_blocks(const char *path, const clcone_bproblem *p, clcone_error *err);
+clcone_status clc_write_blocks(const char *path, const clc_bproblem *p, clcone_error *err);
 
 #endif

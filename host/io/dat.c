@@ -25,11 +25,11 @@ static clcone_status entries_alloc(entries *e, uint64_t cap, clcone_error *err)
 {
     memset(e, 0, sizeof *e);
     if (cap > SIZE_MAX)
-        return clcone_fail(err, CLCONE_ENOMEM, "W: %" PRIu64 " entries do not fit in memory",
+        return clc_fail(err, CLCONE_ENOMEM, "W: %" PRIu64 " entries do not fit in memory",
                            cap);
-    e->row = clcone_calloc((size_t)cap, sizeof *e->row, err, "W entries");
-    e->col = e->row ? clcone_calloc((size_t)cap, sizeof *e->col, err, "W entries") : NULL;
-    e->val = e->col ? clcone_calloc((size_t)cap, sizeof *e->val, err, "W entries") : NULL;
+    e->row = clc_calloc((size_t)cap, sizeof *e->row, err, "W entries");
+    e->col = e->row ? clc_calloc((size_t)cap, sizeof *e->col, err, "W entries") : NULL;
+    e->val = e->col ? clc_calloc((size_t)cap, sizeof *e->val, err, "W entries") : NULL;
     return e->val ? CLCONE_OK : CLCONE_ENOMEM;
 }
 
@@ -52,22 +52,22 @@ static void entries_push(entries *e, int r, int c, double v)
     e->count++;
 }
 
-static clcone_status read_dense(clcone_tok *t, int N, entries *e,
+static clcone_status read_dense(clc_tok *t, int N, entries *e,
                                 clcone_error *err)
 {
     uint64_t total = (uint64_t)N * (uint64_t)N, k;
     int v;
     double x;
     clcone_status s;
-    if ((s = clcone_tok_int(t, N, N, &v, err, "the repeated number of rows of W")) ||
-        (s = clcone_tok_int(t, N, N, &v, err, "the repeated number of columns of W")) ||
-        (s = clcone_tok_need(t, total + (uint64_t)N + (uint64_t)(N / 3), err,
+    if ((s = clc_tok_int(t, N, N, &v, err, "the repeated number of rows of W")) ||
+        (s = clc_tok_int(t, N, N, &v, err, "the repeated number of columns of W")) ||
+        (s = clc_tok_need(t, total + (uint64_t)N + (uint64_t)(N / 3), err,
                              "a dense %d x %d W, q and mu", N, N)) ||
         (s = entries_alloc(e, total, err)))
         return s;
     for (k = 0; k < total; ++k) {
         int i = (int)(k % (uint64_t)N), j = (int)(k / (uint64_t)N);
-        if ((s = clcone_tok_real(t, &x, err, "W[%d][%d] (dense, column-major)", i, j)))
+        if ((s = clc_tok_real(t, &x, err, "W[%d][%d] (dense, column-major)", i, j)))
             return s;
         entries_push(e, i, j, x);
     }
@@ -76,17 +76,17 @@ static clcone_status read_dense(clcone_tok *t, int N, entries *e,
 
 /* Cumulative block sizes (rowEnd or colEnd): strictly increasing, ending
  * exactly at `size`. ends[0] = 0 and ends[i + 1] is the file's i-th value. */
-static clcone_status read_ends(clcone_tok *t, int count, int size,
+static clcone_status read_ends(clc_tok *t, int count, int size,
                                const char *name, int **ends, clcone_error *err)
 {
     int i;
     clcone_status s;
-    *ends = clcone_calloc((size_t)count + 1, sizeof **ends, err, name);
+    *ends = clc_calloc((size_t)count + 1, sizeof **ends, err, name);
     if (!*ends) return CLCONE_ENOMEM;
     for (i = 0; i < count; ++i) {
         long lo = i == count - 1 ? size : (*ends)[i] + 1;
         long hi = size - (count - 1 - i);
-        if ((s = clcone_tok_int(t, lo, hi, &(*ends)[i + 1], err,
+        if ((s = clc_tok_int(t, lo, hi, &(*ends)[i + 1], err,
                                 "%s[%d] (cumulative block sizes, increasing to %d)",
                                 name, i, size)))
             return s;
@@ -94,7 +94,7 @@ static clcone_status read_ends(clcone_tok *t, int count, int size,
     return CLCONE_OK;
 }
 
-static clcone_status read_sbm(clcone_tok *t, int N, entries *e,
+static clcone_status read_sbm(clc_tok *t, int N, entries *e,
                               clcone_error *err)
 {
     int nblocks, nb0, nb1, filled1, v, i, k;
@@ -102,25 +102,25 @@ static clcone_status read_sbm(clcone_tok *t, int N, entries *e,
     uint64_t values = 0;
     clcone_status s;
 
-    if ((s = clcone_tok_int(t, 0, INT_MAX, &nblocks, err,
+    if ((s = clc_tok_int(t, 0, INT_MAX, &nblocks, err,
                             "the number of stored blocks nbblocks")))
         return s;
     /* An empty SBM is a zero matrix with nothing more to read. */
     if (nblocks == 0) return entries_alloc(e, 0, err);
-    if ((s = clcone_tok_need(t, 3 * (uint64_t)nblocks, err, "nbblocks = %d", nblocks)) ||
-        (s = clcone_tok_int(t, 1, N, &nb0, err, "the number of block rows")) ||
-        (s = clcone_tok_int(t, 1, N, &nb1, err, "the number of block columns")) ||
-        (s = clcone_tok_need(t, (uint64_t)nb0 + (uint64_t)nb1 + 3 * (uint64_t)nblocks,
+    if ((s = clc_tok_need(t, 3 * (uint64_t)nblocks, err, "nbblocks = %d", nblocks)) ||
+        (s = clc_tok_int(t, 1, N, &nb0, err, "the number of block rows")) ||
+        (s = clc_tok_int(t, 1, N, &nb1, err, "the number of block columns")) ||
+        (s = clc_tok_need(t, (uint64_t)nb0 + (uint64_t)nb1 + 3 * (uint64_t)nblocks,
                              err, "%d x %d blocks", nb0, nb1)) ||
         (s = read_ends(t, nb0, N, "rowEnd", &re, err)) ||
         (s = read_ends(t, nb1, N, "colEnd", &ce, err)) ||
-        (s = clcone_tok_int(t, 2, (long)nb0 + 1, &filled1, err,
+        (s = clc_tok_int(t, 2, (long)nb0 + 1, &filled1, err,
                             "filled1 (the length of the block row pointer)")) ||
-        (s = clcone_tok_int(t, nblocks, nblocks, &v, err,
+        (s = clc_tok_int(t, nblocks, nblocks, &v, err,
                             "filled2 (the number of blocks, as nbblocks)")))
         goto done;
-    rp = clcone_calloc((size_t)filled1, sizeof *rp, err, "rowPtr");
-    bc = clcone_calloc((size_t)nblocks, sizeof *bc, err, "blockCol");
+    rp = clc_calloc((size_t)filled1, sizeof *rp, err, "rowPtr");
+    bc = clc_calloc((size_t)nblocks, sizeof *bc, err, "blockCol");
     if (!rp || !bc) {
         s = CLCONE_ENOMEM;
         goto done;
@@ -128,28 +128,28 @@ static clcone_status read_sbm(clcone_tok *t, int N, entries *e,
     for (i = 0; i < filled1; ++i) {
         long lo = i == 0 ? 0 : i == filled1 - 1 ? nblocks : rp[i - 1];
         long hi = i == 0 ? 0 : nblocks;
-        if ((s = clcone_tok_int(t, lo, hi, &rp[i], err,
+        if ((s = clc_tok_int(t, lo, hi, &rp[i], err,
                                 "rowPtr[%d] (non-decreasing from 0 to nbblocks = %d)",
                                 i, nblocks)))
             goto done;
     }
     for (i = 0, k = 0; k < nblocks; ++k) {
         while (k >= rp[i + 1]) ++i;
-        if ((s = clcone_tok_int(t, 0, nb1 - 1, &bc[k], err,
+        if ((s = clc_tok_int(t, 0, nb1 - 1, &bc[k], err,
                                 "blockCol[%d] (the block column of a block in block row %d)",
                                 k, i)))
             goto done;
         /* uBLAS compressed_matrix order; a repeated block would be
          * ambiguous. */
         if (k > rp[i] && bc[k] <= bc[k - 1]) {
-            s = clcone_tok_fail(t, err,
+            s = clc_tok_fail(t, err,
                                 "blockCol[%d] = %d does not increase within block row %d "
                                 "(previous block column %d)", k, bc[k], i, bc[k - 1]);
             goto done;
         }
         values += (uint64_t)(re[i + 1] - re[i]) * (uint64_t)(ce[bc[k] + 1] - ce[bc[k]]);
     }
-    if ((s = clcone_tok_need(t, values + (uint64_t)nblocks + (uint64_t)N, err,
+    if ((s = clc_tok_need(t, values + (uint64_t)nblocks + (uint64_t)N, err,
                              "%d blocks of W, q and mu", nblocks)) ||
         (s = entries_alloc(e, values, err)))
         goto done;
@@ -158,11 +158,11 @@ static clcone_status read_sbm(clcone_tok *t, int N, entries *e,
         for (k = rp[i]; k < rp[i + 1]; ++k) {
             int64_t nc = ce[bc[k] + 1] - ce[bc[k]];
             double x;
-            if ((s = clcone_tok_int(t, k, k, &v, err, "the block number")))
+            if ((s = clc_tok_int(t, k, k, &v, err, "the block number")))
                 goto done;
             for (a = 0; a < nr * nc; ++a) {
                 int r = re[i] + (int)(a % nr), c = ce[bc[k]] + (int)(a / nr);
-                if ((s = clcone_tok_real(t, &x, err,
+                if ((s = clc_tok_real(t, &x, err,
                                          "W[%d][%d] (value %" PRId64 " of block %d, column-major)",
                                          r, c, a, k)))
                     goto done;
@@ -178,58 +178,58 @@ done:
     return s;
 }
 
-static clcone_status read_vectors(clcone_tok *t, clcone_problem *p,
+static clcone_status read_vectors(clc_tok *t, clcone_problem *p,
                                   clcone_error *err)
 {
-    clcone_tok peek;
+    clc_tok peek;
     int i, flag;
     clcone_status s;
     for (i = 0; i < 3 * p->n; ++i)
-        if ((s = clcone_tok_real(t, &p->q[i], err, "q[%d]", i))) return s;
+        if ((s = clc_tok_real(t, &p->q[i], err, "q[%d]", i))) return s;
     for (i = 0; i < p->n; ++i) {
-        if ((s = clcone_tok_real(t, &p->mu[i], err, "mu[%d]", i))) return s;
+        if ((s = clc_tok_real(t, &p->mu[i], err, "mu[%d]", i))) return s;
         if (p->mu[i] < 0)
-            return clcone_tok_reject(t, err, "a friction coefficient mu[%d] >= 0", i);
+            return clc_tok_reject(t, err, "a friction coefficient mu[%d] >= 0", i);
     }
     /* One trailing integer is the old isComplete flag; more means a global
      * problem or a broken file (docs/formats.md 3.2). */
     peek = *t;
-    if (!clcone_tok_next(&peek)) return CLCONE_OK;
-    if ((s = clcone_tok_int(t, INT_MIN, INT_MAX, &flag, err,
+    if (!clc_tok_next(&peek)) return CLCONE_OK;
+    if ((s = clc_tok_int(t, INT_MIN, INT_MAX, &flag, err,
                             "the optional trailing flag after mu")))
         return s;
-    if (clcone_tok_next(t))
-        return clcone_tok_reject(t, err,
+    if (clc_tok_next(t))
+        return clc_tok_reject(t, err,
                                  "the end of the file after mu and one flag (more "
                                  "trailing data: a global problem or a broken file?)");
     return CLCONE_OK;
 }
 
-clcone_status clcone_parse_dat(const char *name, const char *buf, size_t len,
+clcone_status clc_parse_dat(const char *name, const char *buf, size_t len,
                                clcone_problem *p, clcone_error *err)
 {
-    clcone_tok t;
+    clc_tok t;
     entries e;
     int d, n, storage, N, v;
     clcone_status s;
 
     memset(p, 0, sizeof *p);
     memset(&e, 0, sizeof e);
-    clcone_tok_init(&t, name, buf, len, 0);
-    if ((s = clcone_tok_int(&t, 3, 3, &d, err, "the local dimension d")) ||
-        (s = clcone_tok_int(&t, 1, INT_MAX / 3, &n, err, "the number of contacts n")) ||
-        (s = clcone_tok_need(&t, 4 * (uint64_t)n, err, "n = %d contacts", n)))
+    clc_tok_init(&t, name, buf, len, 0);
+    if ((s = clc_tok_int(&t, 3, 3, &d, err, "the local dimension d")) ||
+        (s = clc_tok_int(&t, 1, INT_MAX / 3, &n, err, "the number of contacts n")) ||
+        (s = clc_tok_need(&t, 4 * (uint64_t)n, err, "n = %d contacts", n)))
         return s;
     N = 3 * n;
-    if ((s = clcone_tok_int(&t, 0, 1, &storage, err,
+    if ((s = clc_tok_int(&t, 0, 1, &storage, err,
                             "the storage type of W (0 dense, 1 sparse block; 2, "
                             "CSparse, is not supported for 3D problems)")) ||
-        (s = clcone_tok_int(&t, N, N, &v, err, "the number of rows of W (3n, n = %d)", n)) ||
-        (s = clcone_tok_int(&t, N, N, &v, err,
+        (s = clc_tok_int(&t, N, N, &v, err, "the number of rows of W (3n, n = %d)", n)) ||
+        (s = clc_tok_int(&t, N, N, &v, err,
                             "the number of columns of W (W is square, 3n x 3n, n = %d)", n)))
         return s;
     s = storage == 0 ? read_dense(&t, N, &e, err) : read_sbm(&t, N, &e, err);
-    if (s == CLCONE_OK) s = clcone_problem_from_entries(p, n, e.count, e.row, e.col, e.val, err);
+    if (s == CLCONE_OK) s = clc_problem_from_entries(p, n, e.count, e.row, e.col, e.val, err);
     entries_free(&e);
     if (s == CLCONE_OK) s = read_vectors(&t, p, err);
     if (s != CLCONE_OK) clcone_problem_free(p);
@@ -268,18 +268,18 @@ clcone_status clcone_write_problem_dat(const char *path,
 {
     clcone_status s;
     if (!path || !p)
-        return clcone_fail(err, CLCONE_EINVAL, "clcone_write_problem_dat: NULL %s",
+        return clc_fail(err, CLCONE_EINVAL, "clcone_write_problem_dat: NULL %s",
                            path ? "problem" : "path");
     /* The file must read back, and the reader validates. */
     s = clcone_problem_validate(p, err);
     if (s != CLCONE_OK) {
-        clcone_error_prefix(err, "%s: refusing to write an invalid problem", path);
+        clc_error_prefix(err, "%s: refusing to write an invalid problem", path);
         return s;
     }
     if (p->nprob != 1)
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "%s: a batch of %d problems has no .dat form; write each "
                            "problem (clcone_batch_extract) to its own file",
                            path, p->nprob);
-    return clcone_write_atomic(path, write_dat, p, err);
+    return clc_write_atomic(path, write_dat, p, err);
 }

@@ -29,7 +29,7 @@ static int block_is_zero(const double *b)
     return 1;
 }
 
-clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
+clcone_status clc_problem_from_entries(clcone_problem *p, int n,
                                           size_t count, const int *row,
                                           const int *col, const double *val,
                                           clcone_error *err)
@@ -41,14 +41,14 @@ clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
     clcone_status s = CLCONE_OK;
 
     memset(p, 0, sizeof *p);
-    start = clcone_calloc((size_t)n + 2, sizeof *start, err, "W row index");
+    start = clc_calloc((size_t)n + 2, sizeof *start, err, "W row index");
     if (!start) return CLCONE_ENOMEM;
     /* Counting sort of the entries by block row: start[bi] .. start[bi+1]
      * delimit row bi in `order` once filled. */
     for (k = 0; k < count; ++k) start[row[k] / 3 + 2]++;
     for (bi = 2; bi < n + 2; ++bi) start[bi] += start[bi - 1];
-    order = clcone_calloc(count, sizeof *order, err, "W entry order");
-    slot = clcone_calloc((size_t)n, sizeof *slot, err, "W block slots");
+    order = clc_calloc(count, sizeof *order, err, "W entry order");
+    slot = clc_calloc((size_t)n, sizeof *slot, err, "W block slots");
     if (!order || !slot) {
         s = CLCONE_ENOMEM;
         goto done;
@@ -59,9 +59,9 @@ clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
         slot[bi] = -1;
     }
     /* A row has at most one block per entry, plus its diagonal block. */
-    cols = clcone_calloc(maxrow + 1, sizeof *cols, err, "W row blocks");
-    acc = clcone_calloc(maxrow + 1, 9 * sizeof *acc, err, "W row blocks");
-    touched = clcone_calloc(maxrow + 1, sizeof *touched, err, "W row blocks");
+    cols = clc_calloc(maxrow + 1, sizeof *cols, err, "W row blocks");
+    acc = clc_calloc(maxrow + 1, 9 * sizeof *acc, err, "W row blocks");
+    touched = clc_calloc(maxrow + 1, sizeof *touched, err, "W row blocks");
     if (!cols || !acc || !touched) {
         s = CLCONE_ENOMEM;
         goto done;
@@ -113,7 +113,7 @@ clcone_status clcone_problem_from_entries(clcone_problem *p, int n,
         }
         if (pass == 0) {
             if (nb > INT_MAX) {
-                s = clcone_fail(err, CLCONE_EFORMAT,
+                s = clc_fail(err, CLCONE_EFORMAT,
                                 "W has %zu non-zero 3x3 blocks, more than supported",
                                 nb);
                 goto done;

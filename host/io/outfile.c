@@ -100,11 +100,11 @@ clcone_status clcone_out_target(const char *path, char **target, clcone_error *e
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, target);
     *target = NULL;
-    if (!*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    if (!*path) return clc_fail(err, CLCONE_EINVAL, "output file: empty path");
     exists = stat(path, &st) == 0;
     /* a link loop or a file used as a directory: nothing to write there */
     if ((!exists && errno != ENOENT) || !(*target = landing(path, exists)))
-        return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
+        return clc_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
     return CLCONE_OK;
 }
 
@@ -114,18 +114,18 @@ static clcone_status out_open(const char *path, int replace, clcone_out **out, c
     clcone_out *o;
     int exists, fd;
     *out = NULL;
-    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "output file: empty path");
+    if (!path || !*path) return clc_fail(err, CLCONE_EINVAL, "output file: empty path");
     exists = stat(path, &st) == 0;
     if (!replace && !exists && errno != ENOENT)
-        return clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
+        return clc_fail(err, CLCONE_EIO, "%s: cannot write there: %s", path, strerror(errno));
     o = calloc(1, sizeof *o);
-    if (!o) return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
+    if (!o) return clc_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
     if (!replace && exists && !S_ISREG(st.st_mode)) {
         /* /dev/null, a terminal, a FIFO: written through, never replaced */
         o->target = strdup(path);
         o->f = o->target ? fopen(path, "w") : NULL;
         if (!o->f) {
-            clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot open for writing: %s", path,
+            clcone_status s = clc_fail(err, CLCONE_EIO, "%s: cannot open for writing: %s", path,
                                           strerror(errno));
             out_free(o);
             return s;
@@ -137,13 +137,13 @@ static clcone_status out_open(const char *path, int replace, clcone_out **out, c
      * created when the link dangles. */
     o->target = replace ? strdup(path) : landing(path, exists);
     if (!o->target) {
-        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
+        clcone_status s = clc_fail(err, CLCONE_EIO, "%s: %s", path, strerror(errno));
         out_free(o);
         return s;
     }
     fd = create_sibling(o, exists && S_ISREG(st.st_mode) ? &st : NULL);
     if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot create a temporary file next to it: %s", path,
+        clcone_status s = clc_fail(err, CLCONE_EIO, "%s: cannot create a temporary file next to it: %s", path,
                                       strerror(errno));
         if (fd >= 0) {
             close(fd);
@@ -183,13 +183,13 @@ clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err)
         saved = errno;
     }
     if (keep && !ok)
-        s = clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", o->target, saved ? strerror(saved) : "I/O error");
+        s = clc_fail(err, CLCONE_EIO, "%s: write failed: %s", o->target, saved ? strerror(saved) : "I/O error");
     if (o->tmp && (!keep || !ok)) unlink(o->tmp);
     out_free(o);
     return s;
 }
 
-static clcone_status write_with(const char *path, int replace, clcone_writer_fn fn, const void *ctx,
+static clcone_status write_with(const char *path, int replace, clc_writer_fn fn, const void *ctx,
                                 clcone_error *err)
 {
     clcone_out *o;
@@ -200,17 +200,17 @@ static clcone_status write_with(const char *path, int replace, clcone_writer_fn 
     if (!ok) {
         int saved = errno; /* the writer's; closing sets errno afresh */
         clcone_out_close(o, 0, NULL);
-        return clcone_fail(err, CLCONE_EIO, "%s: write failed: %s", path, saved ? strerror(saved) : "I/O error");
+        return clc_fail(err, CLCONE_EIO, "%s: write failed: %s", path, saved ? strerror(saved) : "I/O error");
     }
     return clcone_out_close(o, 1, err);
 }
 
-clcone_status clcone_write_atomic(const char *path, clcone_writer_fn fn, const void *ctx, clcone_error *err)
+clcone_status clc_write_atomic(const char *path, clc_writer_fn fn, const void *ctx, clcone_error *err)
 {
     return write_with(path, 0, fn, ctx, err);
 }
 
-clcone_status clcone_write_replace(const char *path, clcone_writer_fn fn, const void *ctx, clcone_error *err)
+clcone_status clc_write_replace(const char *path, clc_writer_fn fn, const void *ctx, clcone_error *err)
 {
     return write_with(path, 1, fn, ctx, err);
 }

@@ -13,29 +13,29 @@ static clcone_status parse_numbers(const char *name, const char *buf, size_t len
                                    clcone_error *err)
 {
     static const char *const comp[3] = {"r_n", "r_t1", "r_t2"};
-    clcone_tok t;
+    clc_tok t;
     double *tmp;
     int i;
     clcone_status s = CLCONE_OK;
-    tmp = clcone_calloc((size_t)count + 1, sizeof *tmp, err, per == 3 ? "reactions" : "forces");
+    tmp = clc_calloc((size_t)count + 1, sizeof *tmp, err, per == 3 ? "reactions" : "forces");
     if (!tmp) return CLCONE_ENOMEM;
-    clcone_tok_init(&t, name, buf, len, 1);
+    clc_tok_init(&t, name, buf, len, 1);
     for (i = 0; i < count && s == CLCONE_OK; ++i)
-        s = per == 3 ? clcone_tok_real(&t, &tmp[i], err,
+        s = per == 3 ? clc_tok_real(&t, &tmp[i], err,
                                        "%s of contact %d (the file must hold exactly %d numbers, "
                                        "3 per contact)", comp[i % 3], i / 3, count)
-                     : clcone_tok_real(&t, &tmp[i], err,
+                     : clc_tok_real(&t, &tmp[i], err,
                                        "f of row %d (the file must hold exactly %d numbers, one per row)", i, count);
-    if (s == CLCONE_OK && clcone_tok_next(&t))
-        s = per == 3 ? clcone_tok_reject(&t, err, "the end of the file after %d numbers (3 per contact, "
+    if (s == CLCONE_OK && clc_tok_next(&t))
+        s = per == 3 ? clc_tok_reject(&t, err, "the end of the file after %d numbers (3 per contact, "
                                                   "%d contacts)", count, count / 3)
-                     : clcone_tok_reject(&t, err, "the end of the file after %d numbers (one per row)", count);
+                     : clc_tok_reject(&t, err, "the end of the file after %d numbers (one per row)", count);
     if (s == CLCONE_OK && count > 0) memcpy(r, tmp, (size_t)count * sizeof *r);
     free(tmp);
     return s;
 }
 
-clcone_status clcone_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
+clcone_status clc_parse_reactions(const char *name, const char *buf, size_t len, int n, double *r,
                                      clcone_error *err)
 {
     return parse_numbers(name, buf, len, 3 * n, 3, r, err);
@@ -72,7 +72,7 @@ static void parse_header(const char *buf, size_t len, clcone_reactions_info *inf
         return;
     memcpy(line, buf, n);
     line[n] = 0;
-    if (!(tol = strstr(line, " tol=")) || sscanf(tol + 5, "%63s", num) != 1 || !clcone_parse_real(num, &info->tol)
+    if (!(tol = strstr(line, " tol=")) || sscanf(tol + 5, "%63s", num) != 1 || !clc_parse_real(num, &info->tol)
         || !(info->tol > 0)) {
         info->tol = 0;
         return;
@@ -93,7 +93,7 @@ static clcone_status read_numbers(const char *path, int count, int per, double *
     char *buf;
     size_t len;
     clcone_status s;
-    if ((s = clcone_load_file(path, &buf, &len, err))) return s;
+    if ((s = clc_load_file(path, &buf, &len, err))) return s;
     s = parse_numbers(path, buf, len, count, per, r, err);
     if (!s && info) parse_header(buf, len, info);
     free(buf);
@@ -106,16 +106,16 @@ clcone_status clcone_read_reactions_info(const char *path, int n, double *r, clc
     CLCONE_REQUIRE(err, path);
     if (n > 0) CLCONE_REQUIRE(err, r);
     if (!path || n < 0 || (n > 0 && !r))
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "clcone_read_reactions: invalid arguments (n = %d)", n);
     return read_numbers(path, 3 * n, 3, r, info, err);
 }
 
-clcone_status clcone_read_forces_info(const char *path, int m, double *f, clcone_reactions_info *info,
+clcone_status clc_read_forces_info(const char *path, int m, double *f, clcone_reactions_info *info,
                                       clcone_error *err)
 {
     if (!path || m < 0 || (m > 0 && !f))
-        return clcone_fail(err, CLCONE_EINVAL, "clcone_read_forces: invalid arguments (m = %d)", m);
+        return clc_fail(err, CLCONE_EINVAL, "clc_read_forces: invalid arguments (m = %d)", m);
     return read_numbers(path, m, 1, f, info, err);
 }
 
@@ -168,8 +168,8 @@ static clcone_status write_numbers(const char *path, int count, int per, const d
     reactions x = {count, per, r, info};
     /* A non-finite value would be written but could never be read back. */
     for (int i = 0; i < count; ++i)
-        if (!isfinite(r[i])) return clcone_fail(err, CLCONE_EINVAL, "%s: r[%d] = %g is not finite", path, i, r[i]);
-    return clcone_write_atomic(path, write_reactions, &x, err);
+        if (!isfinite(r[i])) return clc_fail(err, CLCONE_EINVAL, "%s: r[%d] = %g is not finite", path, i, r[i]);
+    return clc_write_atomic(path, write_reactions, &x, err);
 }
 
 clcone_status clcone_write_reactions(const char *path, int n,
@@ -184,15 +184,15 @@ clcone_status clcone_write_reactions_info(const char *path, int n, const double 
     CLCONE_REQUIRE(err, path);
     if (n > 0) CLCONE_REQUIRE(err, r);
     if (!path || n < 0 || (n > 0 && !r))
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "clcone_write_reactions: invalid arguments (n = %d)", n);
     return write_numbers(path, 3 * n, 3, r, info, err);
 }
 
-clcone_status clcone_write_forces_info(const char *path, int m, const double *f, const clcone_reactions_info *info,
+clcone_status clc_write_forces_info(const char *path, int m, const double *f, const clcone_reactions_info *info,
                                        clcone_error *err)
 {
     if (!path || m < 0 || (m > 0 && !f))
-        return clcone_fail(err, CLCONE_EINVAL, "clcone_write_forces: invalid arguments (m = %d)", m);
+        return clc_fail(err, CLCONE_EINVAL, "clc_write_forces: invalid arguments (m = %d)", m);
     return write_numbers(path, m, 1, f, info, err);
 }

@@ -23,7 +23,7 @@ static int is_space(char c)
            c == '\f';
 }
 
-void clcone_tok_init(clcone_tok *t, const char *name, const char *buf,
+void clc_tok_init(clc_tok *t, const char *name, const char *buf,
                      size_t len, int comments)
 {
     t->name = name;
@@ -37,7 +37,7 @@ void clcone_tok_init(clcone_tok *t, const char *name, const char *buf,
     t->ntok = 0;
 }
 
-int clcone_tok_next(clcone_tok *t)
+int clc_tok_next(clc_tok *t)
 {
     const char *s = t->cur;
     for (;;) {
@@ -65,7 +65,7 @@ int clcone_tok_next(clcone_tok *t)
 
 /* The last token, shortened and with unprintable bytes escaped, so that a
  * binary file yields a readable message. */
-static void quote_token(const clcone_tok *t, char *out, size_t cap)
+static void quote_token(const clc_tok *t, char *out, size_t cap)
 {
     const size_t shown = 40;
     size_t i, o = 0;
@@ -80,7 +80,7 @@ static void quote_token(const clcone_tok *t, char *out, size_t cap)
     if (i < t->len) snprintf(out + o, cap - o, "...");
 }
 
-clcone_status clcone_tok_reject(const clcone_tok *t, clcone_error *err,
+clcone_status clc_tok_reject(const clc_tok *t, clcone_error *err,
                                 const char *fmt, ...)
 {
     char what[512], found[4 * 40 + 8];
@@ -89,16 +89,16 @@ clcone_status clcone_tok_reject(const clcone_tok *t, clcone_error *err,
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     if (!t->tok)
-        return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s: expected %s",
+        return clc_fail(err, CLCONE_EFORMAT, "%s:%d: %s: expected %s",
                            t->name, t->line,
                            t->ntok ? "unexpected end of file" : "empty file",
                            what);
     quote_token(t, found, sizeof found);
-    return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: expected %s, found '%s'",
+    return clc_fail(err, CLCONE_EFORMAT, "%s:%d: expected %s, found '%s'",
                        t->name, t->tok_line, what, found);
 }
 
-clcone_status clcone_tok_fail(const clcone_tok *t, clcone_error *err,
+clcone_status clc_tok_fail(const clc_tok *t, clcone_error *err,
                               const char *fmt, ...)
 {
     char msg[768];
@@ -106,14 +106,14 @@ clcone_status clcone_tok_fail(const clcone_tok *t, clcone_error *err,
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", t->name,
+    return clc_fail(err, CLCONE_EFORMAT, "%s:%d: %s", t->name,
                        t->tok ? t->tok_line : t->line, msg);
 }
 
 /* Copies the last token into buf as a C string; 0 when it does not fit
  * (no valid number is that long) or holds a NUL byte, where strtod would
  * stop and silently drop the rest ("15\0GARBAGE" is not 15). */
-static int token_string(const clcone_tok *t, char *buf, size_t cap)
+static int token_string(const clc_tok *t, char *buf, size_t cap)
 {
     if (!t->tok || t->len >= cap || memchr(t->tok, 0, t->len)) return 0;
     memcpy(buf, t->tok, t->len);
@@ -121,7 +121,7 @@ static int token_string(const clcone_tok *t, char *buf, size_t cap)
     return 1;
 }
 
-int clcone_parse_long(const char *s, long *v)
+int clc_parse_long(const char *s, long *v)
 {
     char *e;
     errno = 0;
@@ -129,7 +129,7 @@ int clcone_parse_long(const char *s, long *v)
     return e != s && *e == '\0' && errno == 0;
 }
 
-int clcone_parse_real(const char *s, double *v)
+int clc_parse_real(const char *s, double *v)
 {
     char *e;
     *v = strtod(s, &e);
@@ -138,15 +138,15 @@ int clcone_parse_real(const char *s, double *v)
     return e != s && *e == '\0' && isfinite(*v);
 }
 
-clcone_status clcone_tok_int(clcone_tok *t, long lo, long hi, int *v,
+clcone_status clc_tok_int(clc_tok *t, long lo, long hi, int *v,
                              clcone_error *err, const char *fmt, ...)
 {
     char buf[32], what[400];
     long x;
     int parsed = 0;
     va_list ap;
-    if (clcone_tok_next(t) && token_string(t, buf, sizeof buf)) {
-        parsed = clcone_parse_long(buf, &x);
+    if (clc_tok_next(t) && token_string(t, buf, sizeof buf)) {
+        parsed = clc_parse_long(buf, &x);
         if (parsed && x >= lo && x <= hi) {
             *v = (int)x;
             return CLCONE_OK;
@@ -155,29 +155,29 @@ clcone_status clcone_tok_int(clcone_tok *t, long lo, long hi, int *v,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    if (!parsed) return clcone_tok_reject(t, err, "an integer for %s", what);
-    if (lo == hi) return clcone_tok_reject(t, err, "%s = %ld", what, lo);
-    if (hi >= INT_MAX) return clcone_tok_reject(t, err, "%s >= %ld", what, lo);
-    return clcone_tok_reject(t, err, "%s in [%ld, %ld]", what, lo, hi);
+    if (!parsed) return clc_tok_reject(t, err, "an integer for %s", what);
+    if (lo == hi) return clc_tok_reject(t, err, "%s = %ld", what, lo);
+    if (hi >= INT_MAX) return clc_tok_reject(t, err, "%s >= %ld", what, lo);
+    return clc_tok_reject(t, err, "%s in [%ld, %ld]", what, lo, hi);
 }
 
-clcone_status clcone_tok_real(clcone_tok *t, double *v, clcone_error *err,
+clcone_status clc_tok_real(clc_tok *t, double *v, clcone_error *err,
                               const char *fmt, ...)
 {
     char buf[512], what[400];
     double x;
     va_list ap;
-    if (clcone_tok_next(t) && token_string(t, buf, sizeof buf) && clcone_parse_real(buf, &x)) {
+    if (clc_tok_next(t) && token_string(t, buf, sizeof buf) && clc_parse_real(buf, &x)) {
         *v = x;
         return CLCONE_OK;
     }
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return clcone_tok_reject(t, err, "a finite real number for %s", what);
+    return clc_tok_reject(t, err, "a finite real number for %s", what);
 }
 
-clcone_status clcone_tok_need(const clcone_tok *t, uint64_t count,
+clcone_status clc_tok_need(const clc_tok *t, uint64_t count,
                               clcone_error *err, const char *fmt, ...)
 {
     uint64_t bytes = (uint64_t)(t->end - t->cur);
@@ -188,7 +188,7 @@ clcone_status clcone_tok_need(const clcone_tok *t, uint64_t count,
     va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
-    return clcone_tok_fail(t, err,
+    return clc_tok_fail(t, err,
                            "%s needs %" PRIu64 " more numbers, but the remaining "
                            "%" PRIu64 " bytes hold at most %" PRIu64
                            " (truncated file or wrong size)",
@@ -199,7 +199,7 @@ clcone_status clcone_tok_need(const clcone_tok *t, uint64_t count,
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
 
-clcone_status clcone_load_file(const char *path, char **out, size_t *len,
+clcone_status clc_load_file(const char *path, char **out, size_t *len,
                                clcone_error *err)
 {
     size_t cap = 1 << 16, n = 0;
@@ -209,12 +209,12 @@ clcone_status clcone_load_file(const char *path, char **out, size_t *len,
     *out = NULL;
     *len = 0;
     if (!f)
-        return clcone_fail(err, CLCONE_EIO, "%s: cannot open: %s", path,
+        return clc_fail(err, CLCONE_EIO, "%s: cannot open: %s", path,
                            strerror(errno));
     buf = malloc(cap);
     if (!buf) {
         fclose(f);
-        return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
+        return clc_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
     }
     errno = 0;
     for (;;) {
@@ -224,7 +224,7 @@ clcone_status clcone_load_file(const char *path, char **out, size_t *len,
         if (cap > SIZE_MAX / 2 || !(bigger = realloc(buf, cap * 2))) {
             free(buf);
             fclose(f);
-            return clcone_fail(err, CLCONE_ENOMEM,
+            return clc_fail(err, CLCONE_ENOMEM,
                                "%s: out of memory reading %zu bytes", path, n);
         }
         buf = bigger;
@@ -235,7 +235,7 @@ clcone_status clcone_load_file(const char *path, char **out, size_t *len,
     fclose(f);
     if (failed) {
         free(buf);
-        return clcone_fail(err, CLCONE_EIO, "%s: read error: %s", path,
+        return clc_fail(err, CLCONE_EIO, "%s: read error: %s", path,
                            strerror(saved));
     }
     buf[n] = '\0';
@@ -244,7 +244,7 @@ clcone_status clcone_load_file(const char *path, char **out, size_t *len,
     return CLCONE_OK;
 }
 
-int clcone_buf_is_hdf5(const char *buf, size_t len)
+int clc_buf_is_hdf5(const char *buf, size_t len)
 {
     static const char sig[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
     for (size_t off = 0; len >= 8 && off <= len - 8; off = off ? 2 * off : 512)

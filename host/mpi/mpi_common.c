@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-clcone_status clcone_mpi_fail(clcone_error *err, clcone_status code, const char *fmt, ...)
+clcone_status clc_mpi_fail(clcone_error *err, clcone_status code, const char *fmt, ...)
 {
     va_list ap;
     if (!err) return code;
@@ -37,8 +37,8 @@ clcone_status clcone_mpi_agree(MPI_Comm comm, clcone_status st, clcone_error *er
     if (rank == first) snprintf(msg, sizeof msg, "%s", err && err->msg[0] ? err->msg : "(no message)");
     MPI_Bcast(&code, 1, MPI_INT, first, comm);
     MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, first, comm);
-    if (size == 1) return clcone_mpi_fail(err, (clcone_status)code, "%s", msg);
-    return clcone_mpi_fail(err, (clcone_status)code, "rank %d of %d: %.*s", first, size, (int)sizeof msg - 32, msg);
+    if (size == 1) return clc_mpi_fail(err, (clcone_status)code, "%s", msg);
+    return clc_mpi_fail(err, (clcone_status)code, "rank %d of %d: %.*s", first, size, (int)sizeof msg - 32, msg);
 }
 
 /* "N" for the device that local rank `local` takes when no spec names one:
@@ -56,7 +56,7 @@ static clcone_status node_device(int local, char *spec, size_t len, clcone_error
     count = ngpu ? ngpu : ncpu ? ncpu : n;
     if (count == 0) {
         clcone_device_list_free(list);
-        return clcone_mpi_fail(err, CLCONE_EDEVICE, "no OpenCL device on this rank's node");
+        return clc_mpi_fail(err, CLCONE_EDEVICE, "no OpenCL device on this rank's node");
     }
     local %= count;
     for (int i = 0; i < n; ++i)
@@ -79,7 +79,7 @@ clcone_status clcone_mpi_context_create(MPI_Comm comm, const char *spec, clcone_
     MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
     MPI_Comm_rank(node, &local);
     MPI_Comm_free(&node);
-    if (!ctx) st = clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_context_create: argument 'ctx' is NULL");
+    if (!ctx) st = clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_context_create: argument 'ctx' is NULL");
     else *ctx = NULL;
     if (!spec || !*spec) spec = getenv("CLCONE_DEVICE");
     if (!st && (!spec || !*spec) && !(st = node_device(local, pick, sizeof pick, err))) spec = pick;
@@ -108,13 +108,13 @@ clcone_status clcone_mpi_assign(int nprob, const int *contacts, int nranks, int 
     load_item *items;
     long long *load;
     if (nprob < 0 || nranks < 1 || (nprob > 0 && (!contacts || !owner)))
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_assign: %d problems over %d ranks", nprob, nranks);
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_assign: %d problems over %d ranks", nprob, nranks);
     items = malloc(((size_t)nprob + 1) * sizeof *items);
     load = calloc((size_t)nranks, sizeof *load);
     if (!items || !load) {
         free(items);
         free(load);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory assigning %d problems to %d ranks", nprob, nranks);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory assigning %d problems to %d ranks", nprob, nranks);
     }
     for (int k = 0; k < nprob; ++k) items[k] = (load_item){contacts[k], k};
     qsort(items, (size_t)nprob, sizeof *items, by_contacts_desc);
@@ -130,7 +130,7 @@ clcone_status clcone_mpi_assign(int nprob, const int *contacts, int nranks, int 
     return CLCONE_OK;
 }
 
-clcone_status clcone_mpi_split(MPI_Comm comm, int root, int *nitems_io, const int *root_counts, int **counts,
+clcone_status clc_mpi_split(MPI_Comm comm, int root, int *nitems_io, const int *root_counts, int **counts,
                                int **owner, clcone_error *err)
 {
     int size, nitems;
@@ -140,9 +140,9 @@ clcone_status clcone_mpi_split(MPI_Comm comm, int root, int *nitems_io, const in
     nitems = *nitems_io;
     *counts = malloc(((size_t)nitems + 1) * sizeof **counts);
     *owner = malloc(((size_t)nitems + 1) * sizeof **owner);
-    if (!*counts || !*owner) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d items", nitems);
+    if (!*counts || !*owner) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d items", nitems);
     else if ((size_t)nitems * sizeof(clcone_prob_result) > INT_MAX)
-        st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "a batch of %d items: more results than one MPI message carries back",
+        st = clc_mpi_fail(err, CLCONE_ENOTSUP, "a batch of %d items: more results than one MPI message carries back",
                              nitems);
     else if (root_counts) memcpy(*counts, root_counts, (size_t)nitems * sizeof **counts);
     if ((st = clcone_mpi_agree(comm, st, err))) return st;
@@ -150,7 +150,7 @@ clcone_status clcone_mpi_split(MPI_Comm comm, int root, int *nitems_io, const in
     return clcone_mpi_agree(comm, clcone_mpi_assign(nitems, *counts, size, *owner, err), err);
 }
 
-void clcone_mpi_options(MPI_Comm comm, int root, const clcone_options *o, clcone_options *opt)
+void clc_mpi_options(MPI_Comm comm, int root, const clcone_options *o, clcone_options *opt)
 {
     int rank;
     MPI_Comm_rank(comm, &rank);
@@ -166,15 +166,15 @@ void clcone_mpi_options(MPI_Comm comm, int root, const clcone_options *o, clcone
     }
 }
 
-clcone_status clcone_mpi_refuse_pointers(const clcone_options *o, const char *entry, clcone_error *err)
+clcone_status clc_mpi_refuse_pointers(const clcone_options *o, const char *entry, clcone_error *err)
 {
     if (o->soft_R || o->soft_aref || o->soft_v0 || o->history || o->progress || o->cancel)
-        return clcone_mpi_fail(err, CLCONE_ENOTSUP, "%s: per-contact soft arrays, history, progress and cancel are "
+        return clc_mpi_fail(err, CLCONE_ENOTSUP, "%s: per-contact soft arrays, history, progress and cancel are "
                                "not distributed over ranks; leave them NULL", entry);
     return CLCONE_OK;
 }
 
-void clcone_mpi_name_items(clcone_status st, const char *what, const int *idx, int n, clcone_error *err)
+void clc_mpi_name_items(clcone_status st, const char *what, const int *idx, int n, clcone_error *err)
 {
     char msg[sizeof err->msg];
     int len;
@@ -185,7 +185,7 @@ void clcone_mpi_name_items(clcone_status st, const char *what, const int *idx, i
     memcpy(err->msg, msg, sizeof err->msg);
 }
 
-clcone_status clcone_mpi_gather(MPI_Comm comm, int root, int nitems, const int *owner, const int *counts,
+clcone_status clc_mpi_gather(MPI_Comm comm, int root, int nitems, const int *owner, const int *counts,
                                 const int *off, const clcone_prob_result *items, const double *rmine, double ms,
                                 double *r, clcone_result *res, clcone_error *err)
 {
@@ -217,7 +217,7 @@ clcone_status clcone_mpi_gather(MPI_Comm comm, int root, int nitems, const int *
         rbuf = malloc((3 * (size_t)widest + 1) * sizeof *rbuf);
         if (!res->items || !ibuf || !rbuf) {
             clcone_result_free(res);
-            st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the results of %d items", nitems);
+            st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the results of %d items", nitems);
         }
     }
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;

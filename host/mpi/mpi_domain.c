@@ -14,12 +14,12 @@
 
 enum { TAG_HALO = 16 };
 
-typedef clcone_mpi_domain domain;
+typedef clc_mpi_domain domain;
 
 static clcone_status dom_exchange(void *ctx, const void *send, void *recv, size_t real_size, clcone_error *err)
 {
     domain *D = ctx;
-    const clcone_mpi_part *P = D->P;
+    const clc_mpi_part *P = D->P;
     size_t body = 6 * real_size;
     int nn = P->nneigh, rc;
     for (int k = 0; k < nn; ++k)
@@ -35,28 +35,28 @@ static clcone_status dom_exchange(void *ctx, const void *send, void *recv, size_
     }
     rc = MPI_Waitall(2 * nn, D->req, MPI_STATUSES_IGNORE);
     D->exchanges++;
-    return rc == MPI_SUCCESS ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_EDEVICE, "the halo exchange failed");
+    return rc == MPI_SUCCESS ? CLCONE_OK : clc_mpi_fail(err, CLCONE_EDEVICE, "the halo exchange failed");
 }
 
 static clcone_status dom_sum(void *ctx, const double *terms, int n, int K, double *sums, clcone_error *err)
 {
     domain *D = ctx;
     D->sums++;
-    return clcone_mpi_exact_sums(D->comm, terms, D->P->counted, n, K, sums, err);
+    return clc_mpi_exact_sums(D->comm, terms, D->P->counted, n, K, sums, err);
 }
 
 static clcone_status dom_max(void *ctx, double *x, clcone_error *err)
 {
     domain *D = ctx;
     int rc = MPI_Allreduce(MPI_IN_PLACE, x, 1, MPI_DOUBLE, MPI_MAX, D->comm);
-    return rc == MPI_SUCCESS ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_EDEVICE, "MPI_Allreduce of a bound failed");
+    return rc == MPI_SUCCESS ? CLCONE_OK : clc_mpi_fail(err, CLCONE_EDEVICE, "MPI_Allreduce of a bound failed");
 }
 
-clcone_status clcone_mpi_domain_open(domain *D, MPI_Comm comm, const clcone_mpi_part *P, clcone_dev_part *dp,
+clcone_status clc_mpi_domain_open(domain *D, MPI_Comm comm, const clc_mpi_part *P, clcone_dev_part *dp,
                                      clcone_error *err)
 {
     int nn = P->nneigh;
-    clcone_mpi_domain_close(D);
+    clc_mpi_domain_close(D);
     memset(D, 0, sizeof *D);
     D->comm = comm;
     D->P = P;
@@ -64,13 +64,13 @@ clcone_status clcone_mpi_domain_open(domain *D, MPI_Comm comm, const clcone_mpi_
     D->sbuf = malloc((size_t)P->send_ptr[nn] * 6 * sizeof(double) + 1);
     D->req = malloc((2 * (size_t)nn + 1) * sizeof *D->req);
     if (!D->roff || !D->sbuf || !D->req)
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the halo of %d neighbours", nn);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the halo of %d neighbours", nn);
     for (int k = 0, o = 0; k < nn; o += P->nrecv[k++]) D->roff[k] = o;
     *dp = (clcone_dev_part){P->own, P->send, P->ghosts, P->body_contacts, D, dom_exchange, dom_sum, dom_max};
     return CLCONE_OK;
 }
 
-void clcone_mpi_domain_close(domain *D)
+void clc_mpi_domain_close(domain *D)
 {
     free(D->roff);
     free(D->sbuf);
@@ -82,7 +82,7 @@ void clcone_mpi_domain_close(domain *D)
 
 /* Every rank: the reactions of the contacts it counts to root, at their
  * places in r. */
-static clcone_status gather_reactions(MPI_Comm comm, int root, const clcone_mpi_part *P, const double *rl, int total,
+static clcone_status gather_reactions(MPI_Comm comm, int root, const clc_mpi_part *P, const double *rl, int total,
                                       double *r, clcone_error *err)
 {
     int rank, size, mine = 0, *cnt = NULL, *dsp = NULL, *cnt3 = NULL, *dsp3 = NULL, *gid = NULL, *all = NULL;
@@ -98,7 +98,7 @@ static clcone_status gather_reactions(MPI_Comm comm, int root, const clcone_mpi_
         rall = malloc((3 * (size_t)total + 1) * sizeof *rall);
     }
     if (!gid || !rv || (rank == root && (!cnt || !all || !rall)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory gathering %d reactions", total);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory gathering %d reactions", total);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
     for (int j = 0; j < P->nc; ++j)
         if (P->counted[j]) {
@@ -129,28 +129,28 @@ out:
 /* Root: the arguments, the scene and its parts (owner: each body's
  * rank, NULL: not wanted), before any rank goes on. */
 static clcone_status root_parts(int size, const clcone_scene *scene, const clcone_options *o, const double *r,
-                                const clcone_result *res, clcone_mpi_part *parts, int *owner, clcone_error *err)
+                                const clcone_result *res, clc_mpi_part *parts, int *owner, clcone_error *err)
 {
     clcone_options shared;
     clcone_status st;
     if (!scene || !o || !r || !res)
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root needs the scene, options, r and res");
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root needs the scene, options, r and res");
     /* root's progress stays root's: its checks are every rank's */
     shared = *o;
     shared.progress = NULL;
-    if ((st = clcone_mpi_refuse_pointers(&shared, "clcone_mpi_solve_domain", err))
+    if ((st = clc_mpi_refuse_pointers(&shared, "clcone_mpi_solve_domain", err))
         || (st = clcone_scene_validate(scene, err)))
         return st;
     if (scene->ncontacts == 0)
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "the scene has no contacts: nothing to solve over ranks");
+        return clc_mpi_fail(err, CLCONE_EINVAL, "the scene has no contacts: nothing to solve over ranks");
     if ((long long)scene->ncontacts * 3 > INT_MAX)
-        return clcone_mpi_fail(err, CLCONE_ENOTSUP, "a scene of %d contacts: more reactions than MPI messages of "
+        return clc_mpi_fail(err, CLCONE_ENOTSUP, "a scene of %d contacts: more reactions than MPI messages of "
                                "this size carry", scene->ncontacts);
-    return clcone_mpi_partition(scene, size, o->warm_start ? r : NULL, parts, owner, err);
+    return clc_mpi_partition(scene, size, o->warm_start ? r : NULL, parts, owner, err);
 }
 
 /* Root: what every rank's part and exchanges came to. */
-static void domain_stats(MPI_Comm comm, int root, const clcone_mpi_part *P, const domain *D,
+static void domain_stats(MPI_Comm comm, int root, const clc_mpi_part *P, const domain *D,
                          clcone_mpi_domain_stats *stats)
 {
     long long mine[4] = {P->nc, 0, P->ghosts, 0}, most[4], sum[4];
@@ -171,7 +171,7 @@ static clcone_status solve_part(MPI_Comm comm, clcone_context *ctx, const clcone
                                 const clcone_dev_part *dpo, double *rl, clcone_result *lres, int *stranded,
                                 clcone_error *err)
 {
-    const clcone_mpi_part *P = D->P;
+    const clc_mpi_part *P = D->P;
     clcone_scene local = {P->nb, P->nc, P->bodies, P->contacts};
     clcone_plan *plan = NULL;
     clcone_dev_part dp = *dpo;
@@ -188,12 +188,12 @@ out:
     return st;
 }
 
-clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
+clcone_status clc_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *ctx, const clcone_scene *scene,
                                       const clcone_options *o, double *r, clcone_result *res,
                                       clcone_mpi_domain_stats *stats, int *owner, clcone_error *err)
 {
     int rank, size, total = 0, stranded = 0;
-    clcone_mpi_part *parts = NULL, mine;
+    clc_mpi_part *parts = NULL, mine;
     clcone_options opt;
     clcone_result lres;
     clcone_dev_part dp;
@@ -207,19 +207,19 @@ clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *c
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (root < 0 || root >= size)
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root %d outside the %d ranks", root, size);
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_domain: root %d outside the %d ranks", root, size);
     if (rank == root) {
         if (!(parts = calloc((size_t)size, sizeof *parts)))
-            st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d parts", size);
+            st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d parts", size);
         else st = root_parts(size, scene, o, r, res, parts, owner, err);
         if (!st) total = scene->ncontacts;
     }
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    clcone_mpi_options(comm, root, o, &opt);
-    if ((st = clcone_mpi_part_transfer(comm, root, parts, &mine, opt.warm_start, err))) goto out;
+    clc_mpi_options(comm, root, o, &opt);
+    if ((st = clc_mpi_part_transfer(comm, root, parts, &mine, opt.warm_start, err))) goto out;
     if (!(rl = calloc(3 * (size_t)mine.nc + 1, sizeof *rl)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d reactions", mine.nc);
-    else if (!(st = clcone_mpi_domain_open(&D, comm, &mine, &dp, err)) && mine.r0)
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d reactions", mine.nc);
+    else if (!(st = clc_mpi_domain_open(&D, comm, &mine, &dp, err)) && mine.r0)
         memcpy(rl, mine.r0, 3 * (size_t)mine.nc * sizeof *rl);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
     if ((st = solve_part(comm, ctx, &opt, &D, &dp, rl, &lres, stats ? &stats->stranded : &stranded, err))) goto out;
@@ -236,11 +236,11 @@ clcone_status clcone_mpi_domain_solve(MPI_Comm comm, int root, clcone_context *c
     st = clcone_mpi_agree(comm, st, err);
 out:
     if (parts)
-        for (int q = 0; q < size; ++q) clcone_mpi_part_free(&parts[q]);
+        for (int q = 0; q < size; ++q) clc_mpi_part_free(&parts[q]);
     free(parts);
-    clcone_mpi_part_free(&mine);
+    clc_mpi_part_free(&mine);
     clcone_result_free(&lres);
-    clcone_mpi_domain_close(&D);
+    clc_mpi_domain_close(&D);
     free(rl);
     return st;
 }
@@ -249,5 +249,5 @@ clcone_status clcone_mpi_solve_domain(MPI_Comm comm, int root, clcone_context *c
                                       const clcone_options *o, double *r, clcone_result *res,
                                       clcone_mpi_domain_stats *stats, clcone_error *err)
 {
-    return clcone_mpi_domain_solve(comm, root, ctx, scene, o, r, res, stats, NULL, err);
+    return clc_mpi_domain_solve(comm, root, ctx, scene, o, r, res, stats, NULL, err);
 }

@@ -79,12 +79,12 @@ static double xs_value(int64_t *s)
     return sign * v;
 }
 
-clcone_status clcone_mpi_exact_sums(MPI_Comm comm, const double *terms, const int *counted, int n, int K,
+clcone_status clc_mpi_exact_sums(MPI_Comm comm, const double *terms, const int *counted, int n, int K,
                                     double *sums, clcone_error *err)
 {
     int64_t *s = calloc((size_t)K * XS_SLOTS, sizeof *s);
     int rc;
-    if (!s) return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d exact sums", K);
+    if (!s) return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d exact sums", K);
     for (int k = 0; k < K; ++k) {
         int64_t *sk = s + (size_t)k * XS_SLOTS;
         for (int c = 0, batch = 0; c < n; ++c) {
@@ -100,5 +100,5 @@ clcone_status clcone_mpi_exact_sums(MPI_Comm comm, const double *terms, const in
     rc = MPI_Allreduce(MPI_IN_PLACE, s, K * XS_SLOTS, MPI_INT64_T, MPI_SUM, comm);
     for (int k = 0; k < K; ++k) sums[k] = xs_value(s + (size_t)k * XS_SLOTS);
     free(s);
-    return rc == MPI_SUCCESS ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_EDEVICE, "MPI_Allreduce of the sums failed");
+    return rc == MPI_SUCCESS ? CLCONE_OK : clc_mpi_fail(err, CLCONE_EDEVICE, "MPI_Allreduce of the sums failed");
 }

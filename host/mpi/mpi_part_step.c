@@ -1,7 +1,7 @@
 /* Each step's solve over the ranks (the solve hook of a rank's stepper,
  * mpi_step.h): the rank's contacts (those of its own bodies, in the
  * whole world's order) become its part of the whole solve
- * (clcone_mpi_part: own bodies, the ghosts its contacts touch, by rank
+ * (clc_mpi_part: own bodies, the ghosts its contacts touch, by rank
  * and id; the neighbours those ghosts' owners), the ghosts' projected
  * positions, free velocities and contact counts come from their owners,
  * and the part is solved on the rank's plan, made at the first step and
@@ -28,7 +28,7 @@ static int is_ghost(const clcone_mpi_stepper *S, int i)
 /* roles[] and the part's body order into at[] (its L index per place)
  * and loc[] (its place per L index, -1 none); P's counts. */
 static void part_order(const clcone_mpi_stepper *S, const clcone_scene *sc, int *role, int *at, int *loc,
-                       clcone_mpi_part *P)
+                       clc_mpi_part *P)
 {
     int nl = sc->nbodies, n = 0;
     for (int i = 0; i < nl; ++i) role[i] = S->from[i] == S->rank ? R_INSIDE : R_NONE, loc[i] = -1;
@@ -60,7 +60,7 @@ static void part_order(const clcone_mpi_stepper *S, const clcone_scene *sc, int 
 /* P's neighbours (the owners of its ghosts, which hold copies of its edge
  * bodies), what each sends it and what it sends each. */
 static clcone_status part_links(const clcone_mpi_stepper *S, const clcone_scene *sc, const int *role, const int *loc,
-                                clcone_mpi_part *P, clcone_error *err)
+                                clc_mpi_part *P, clcone_error *err)
 {
     int nl = sc->nbodies, nn = 0, ns = 0;
     char *to = malloc((size_t)nl + 1);
@@ -70,7 +70,7 @@ static clcone_status part_links(const clcone_mpi_stepper *S, const clcone_scene 
     P->send_idx = malloc(((size_t)S->nneigh * (size_t)(P->own - P->send) + 1) * sizeof *P->send_idx);
     if (!to || !P->neigh || !P->nrecv || !P->send_ptr || !P->send_idx) {
         free(to);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part's %d neighbours", S->nneigh);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part's %d neighbours", S->nneigh);
     }
     P->send_ptr[0] = 0;
     for (int k = 0; k < S->nneigh; ++k) {
@@ -96,7 +96,7 @@ static clcone_status part_links(const clcone_mpi_stepper *S, const clcone_scene 
 
 /* The ghosts' state at the solve from their owners into P's bodies and
  * body_contacts. */
-static clcone_status part_ghosts(clcone_mpi_stepper *S, const clcone_scene *sc, const int *at, clcone_mpi_part *P,
+static clcone_status part_ghosts(clcone_mpi_stepper *S, const clcone_scene *sc, const int *at, clc_mpi_part *P,
                                  clcone_error *err)
 {
     int nn = P->nneigh;
@@ -118,9 +118,9 @@ static clcone_status part_ghosts(clcone_mpi_stepper *S, const clcone_scene *sc, 
         sn[k] = (size_t)(j1 - j0) * sizeof *g;
     }
     if (short_)
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the ghosts of %d neighbours", nn);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the ghosts of %d neighbours", nn);
     if (!(st = clcone_mpi_agree(S->comm, st, err))
-        && !(st = clcone_mpi_swap(S->comm, nn, P->neigh, sb, sn, &rb, sn + nn, &S->fig.bytes, err)))
+        && !(st = clc_mpi_swap(S->comm, nn, P->neigh, sb, sn, &rb, sn + nn, &S->fig.bytes, err)))
         for (int i = 0; i < P->ghosts; ++i) {
             ghost_state g;
             memcpy(&g, rb + (size_t)i * sizeof g, sizeof g);
@@ -137,12 +137,12 @@ static clcone_status part_ghosts(clcone_mpi_stepper *S, const clcone_scene *sc, 
 /* This step's part of the solve from sc (L's contact scene). */
 static clcone_status part_make(clcone_mpi_stepper *S, const clcone_scene *sc, clcone_error *err)
 {
-    clcone_mpi_part *P = &S->part;
+    clc_mpi_part *P = &S->part;
     int nl = sc->nbodies, nc = sc->ncontacts;
     int *role = malloc(((size_t)nl + 1) * sizeof *role), *at = malloc(((size_t)nl + 1) * sizeof *at),
         *loc = malloc(((size_t)nl + 1) * sizeof *loc);
     clcone_status st = CLCONE_OK;
-    clcone_mpi_part_free(P);
+    clc_mpi_part_free(P);
     if (role && at && loc) {
         part_order(S, sc, role, at, loc, P);
         P->nc = nc;
@@ -152,7 +152,7 @@ static clcone_status part_make(clcone_mpi_stepper *S, const clcone_scene *sc, cl
         P->counted = malloc(((size_t)nc + 1) * sizeof *P->counted);
     }
     if (!role || !at || !loc || !P->bodies || !P->body_contacts || !P->contacts || !P->counted)
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part of %d bodies", nl);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part of %d bodies", nl);
     if (!st) st = part_links(S, sc, role, loc, P, err);
     for (int i = 0; !st && i < P->nb; ++i) {
         P->bodies[i] = sc->bodies[at[i]];
@@ -172,7 +172,7 @@ static clcone_status part_make(clcone_mpi_stepper *S, const clcone_scene *sc, cl
     return st;
 }
 
-clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clcone_options *o, double *r,
+clcone_status clc_mpi_step_solve(void *vs, const clcone_scene *sc, const clcone_options *o, double *r,
                                     clcone_result *res, clcone_error *err)
 {
     clcone_mpi_stepper *S = vs;
@@ -183,12 +183,12 @@ clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clco
     int warm;
     memset(res, 0, sizeof *res);
     if (S->plan && o->solver != S->solver)
-        return clcone_mpi_fail(err, CLCONE_ENOTSUP, "a scene in parts runs jacobi or apgd: the fallback %s is "
+        return clc_mpi_fail(err, CLCONE_ENOTSUP, "a scene in parts runs jacobi or apgd: the fallback %s is "
                                "refused over ranks", clcone_solver_name(o->solver));
     /* whether any rank warm-starts decides for all, as for one process */
     opt.warm_start = S->matched > 0;
     if ((st = part_make(S, sc, err))
-        || (st = clcone_mpi_agree(S->comm, clcone_mpi_domain_open(&S->D, S->comm, &S->part, &S->dp, err), err)))
+        || (st = clcone_mpi_agree(S->comm, clc_mpi_domain_open(&S->D, S->comm, &S->part, &S->dp, err), err)))
         return st;
     local = (clcone_scene){S->part.nb, S->part.nc, S->part.bodies, S->part.contacts};
     if (!(warm = !S->plan)) {

@@ -1,4 +1,4 @@
-/* One scene cut into ranks' parts (clcone_mpi_part, mpi_parts.h): the
+/* One scene cut into ranks' parts (clc_mpi_part, mpi_parts.h): the
  * moving bodies split by recursive coordinate bisection of their centres,
  * balanced by contacts and deterministic (ties by body index); each rank
  * gets its bodies, copies (ghosts) of the other ranks' bodies that its
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clcone_mpi_part_free(clcone_mpi_part *p)
+void clc_mpi_part_free(clc_mpi_part *p)
 {
     free(p->bodies);
     free(p->contacts);
@@ -53,7 +53,7 @@ static int by_key(const void *pa, const void *pb)
  * centres' largest extent where the weights (contacts) left of the cut
  * reach the left ranks' share; the cuts into c (NULL: not wanted). */
 static void rcb(const clcone_scene *s, const int *w, int *ids, int n, int r0, int k, int *owner, keyed *tmp,
-                clcone_mpi_cut *c)
+                clc_mpi_cut *c)
 {
     double lo[3], hi[3];
     long long total = 0, acc = 0;
@@ -91,7 +91,7 @@ static void rcb(const clcone_scene *s, const int *w, int *ids, int n, int r0, in
 }
 
 /* Rank q's region box (lo xyz, hi xyz) within the ranks [r0, r0 + k). */
-static void cut_boxes(clcone_mpi_cut *c, int r0, int k, const double *lo, const double *hi)
+static void cut_boxes(clc_mpi_cut *c, int r0, int k, const double *lo, const double *hi)
 {
     double l[3], h[3];
     int s = r0 + k / 2;
@@ -109,7 +109,7 @@ static void cut_boxes(clcone_mpi_cut *c, int r0, int k, const double *lo, const 
     cut_boxes(c, s, k - k / 2, l, h);
 }
 
-void clcone_mpi_cut_free(clcone_mpi_cut *c)
+void clc_mpi_cut_free(clc_mpi_cut *c)
 {
     free(c->axis);
     free(c->val);
@@ -118,18 +118,18 @@ void clcone_mpi_cut_free(clcone_mpi_cut *c)
     c->val = c->box = NULL;
 }
 
-clcone_status clcone_mpi_rcb(const clcone_scene *s, const int *w, int *owner, clcone_mpi_cut *c, clcone_error *err)
+clcone_status clc_mpi_rcb(const clcone_scene *s, const int *w, int *owner, clc_mpi_cut *c, clcone_error *err)
 {
     int n = s->nbodies, nm = 0, *ids = malloc(((size_t)n + 1) * sizeof *ids), K = c->nranks;
     keyed *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
     const double lo[3] = {-INFINITY, -INFINITY, -INFINITY}, hi[3] = {INFINITY, INFINITY, INFINITY};
     clcone_status st = CLCONE_OK;
-    clcone_mpi_cut_free(c);
+    clc_mpi_cut_free(c);
     c->axis = calloc((size_t)K + 1, sizeof *c->axis);
     c->val = calloc((size_t)K + 1, sizeof *c->val);
     c->box = calloc(6 * (size_t)K, sizeof *c->box);
     if (!ids || !tmp || !c->axis || !c->val || !c->box) {
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory cutting %d bodies over %d ranks", n, K);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory cutting %d bodies over %d ranks", n, K);
         goto out;
     }
     for (int b = 0; b < n; ++b) {
@@ -140,7 +140,7 @@ clcone_status clcone_mpi_rcb(const clcone_scene *s, const int *w, int *owner, cl
     cut_boxes(c, 0, K, lo, hi);
     /* the regions decide, also for bodies on a cut */
     for (int b = 0; b < n; ++b)
-        if (owner[b] >= 0) owner[b] = clcone_mpi_region(c, s->bodies[b].x);
+        if (owner[b] >= 0) owner[b] = clc_mpi_region(c, s->bodies[b].x);
 out:
     free(ids);
     free(tmp);
@@ -179,12 +179,12 @@ static int contact_on(const cut *C, int c, int q)
 
 /* Rank q's bodies in part order into P (nb, own, send, ghosts, bodies,
  * body_contacts) and C->loc; its contacts (nc) counted before. */
-static clcone_status part_bodies(cut *C, int q, const int *cl, clcone_mpi_part *P, clcone_error *err)
+static clcone_status part_bodies(cut *C, int q, const int *cl, clc_mpi_part *P, clcone_error *err)
 {
     const clcone_scene *s = C->s;
     int n = s->nbodies, nb = 0;
     int *order = malloc(((size_t)n + 1) * sizeof *order);
-    if (!order) return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
+    if (!order) return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
     for (int pass = 0; pass < 2; ++pass) /* interior, then boundary */
         for (int b = 0; b < n; ++b)
             if (C->owner[b] == q && C->boundary[b] == pass) order[nb++] = b;
@@ -208,7 +208,7 @@ static clcone_status part_bodies(cut *C, int q, const int *cl, clcone_mpi_part *
     P->body_contacts = malloc(((size_t)nb + 1) * sizeof *P->body_contacts);
     if (!P->bodies || !P->body_contacts) {
         free(order);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d bodies", q, nb);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d bodies", q, nb);
     }
     for (int i = 0; i < nb; ++i) {
         P->bodies[i] = s->bodies[order[i]];
@@ -220,12 +220,12 @@ static clcone_status part_bodies(cut *C, int q, const int *cl, clcone_mpi_part *
 
 /* Rank q's neighbours (the owners of its ghosts, which are also the
  * ranks that copy its bodies), what each sends it and what it sends each. */
-static clcone_status part_neighbours(const cut *C, int q, int nranks, clcone_mpi_part *P, clcone_error *err)
+static clcone_status part_neighbours(const cut *C, int q, int nranks, clc_mpi_part *P, clcone_error *err)
 {
     int *from = calloc((size_t)nranks, sizeof *from), *to = calloc((size_t)nranks, sizeof *to), k = 0, ns = 0;
     clcone_status st = CLCONE_OK;
     if (!from || !to) {
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's neighbours", q);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's neighbours", q);
         goto out;
     }
     for (int i = 0; i < C->npairs; ++i) {
@@ -238,7 +238,7 @@ static clcone_status part_neighbours(const cut *C, int q, int nranks, clcone_mpi
     P->send_ptr = malloc(((size_t)P->nneigh + 2) * sizeof *P->send_ptr);
     P->send_idx = malloc(((size_t)ns + 1) * sizeof *P->send_idx);
     if (!P->neigh || !P->nrecv || !P->send_ptr || !P->send_idx) {
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's neighbours", q);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's neighbours", q);
         goto out;
     }
     P->send_ptr[0] = 0;
@@ -259,7 +259,7 @@ out:
 }
 
 /* Rank q's part; cl: its contacts' indices in the scene. */
-static clcone_status part_build(cut *C, int q, int nranks, const int *cl, const double *r0, clcone_mpi_part *P,
+static clcone_status part_build(cut *C, int q, int nranks, const int *cl, const double *r0, clc_mpi_part *P,
                                 clcone_error *err)
 {
     clcone_status st;
@@ -269,7 +269,7 @@ static clcone_status part_build(cut *C, int q, int nranks, const int *cl, const 
     P->counted = malloc(((size_t)P->nc + 1) * sizeof *P->counted);
     if (r0) P->r0 = malloc((3 * (size_t)P->nc + 1) * sizeof *P->r0);
     if (!P->contacts || !P->gid || !P->counted || (r0 && !P->r0))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d contacts", q, P->nc);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d contacts", q, P->nc);
     for (int j = 0; j < P->nc; ++j) {
         const clcone_contact *k = &C->s->contacts[cl[j]];
         P->contacts[j] = *k;
@@ -293,7 +293,7 @@ static clcone_status cut_make(cut *C, int nranks, clcone_error *err)
     clcone_status st = CLCONE_OK;
     C->pairs = malloc((2 * (size_t)m + 1) * sizeof *C->pairs);
     if (!ids || !tmp || !w || !C->pairs) {
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
         goto out;
     }
     for (int c = 0; c < m; ++c) {
@@ -329,7 +329,7 @@ out:
     return st;
 }
 
-clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const double *r0, clcone_mpi_part *parts,
+clcone_status clc_mpi_partition(const clcone_scene *s, int nranks, const double *r0, clc_mpi_part *parts,
                                    int *owner, clcone_error *err)
 {
     int n = s->nbodies, m = s->ncontacts, *cl = malloc(((size_t)m + 1) * sizeof *cl);
@@ -337,7 +337,7 @@ clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const doub
              calloc((size_t)n + 1, sizeof(int)), malloc(((size_t)n + 1) * sizeof(int)), NULL, 0};
     clcone_status st = CLCONE_OK;
     if (!cl || !C.owner || !C.cnt || !C.boundary || !C.loc)
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory partitioning %d bodies", n);
     if (!st) st = cut_make(&C, nranks, err);
     if (!st && owner) memcpy(owner, C.owner, (size_t)n * sizeof *owner);
     for (int q = 0; !st && q < nranks; ++q) {
@@ -345,11 +345,11 @@ clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const doub
         for (int c = 0; c < m; ++c)
             if (contact_on(&C, c, q)) cl[parts[q].nc++] = c;
         if (parts[q].nc == 0)
-            st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "the scene's %d contacts leave rank %d of %d none: use fewer "
+            st = clc_mpi_fail(err, CLCONE_ENOTSUP, "the scene's %d contacts leave rank %d of %d none: use fewer "
                                  "ranks", m, q, nranks);
         else st = part_build(&C, q, nranks, cl, r0, &parts[q], err);
         if (!st && (size_t)parts[q].nb * sizeof(clcone_body) > INT_MAX)
-            st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "rank %d's %d bodies are more than one MPI message carries", q,
+            st = clc_mpi_fail(err, CLCONE_ENOTSUP, "rank %d's %d bodies are more than one MPI message carries", q,
                                  parts[q].nb);
     }
     free(cl);
@@ -364,13 +364,13 @@ clcone_status clcone_mpi_partition(const clcone_scene *s, int nranks, const doub
 /* Sizes of a part as its receiver makes room for it. */
 enum { H_NB, H_NC, H_OWN, H_SEND, H_GHOSTS, H_NNEIGH, H_NSEND, H_COUNT };
 
-static void part_head(const clcone_mpi_part *P, int *h)
+static void part_head(const clc_mpi_part *P, int *h)
 {
     int v[H_COUNT] = {P->nb, P->nc, P->own, P->send, P->ghosts, P->nneigh, P->send_ptr[P->nneigh]};
     memcpy(h, v, sizeof v);
 }
 
-static clcone_status part_alloc(clcone_mpi_part *P, const int *h, int warm, clcone_error *err)
+static clcone_status part_alloc(clc_mpi_part *P, const int *h, int warm, clcone_error *err)
 {
     size_t nb = (size_t)h[H_NB], nc = (size_t)h[H_NC], nn = (size_t)h[H_NNEIGH];
     P->nb = h[H_NB];
@@ -391,14 +391,14 @@ static clcone_status part_alloc(clcone_mpi_part *P, const int *h, int warm, clco
     if (warm) P->r0 = malloc((3 * nc + 1) * sizeof *P->r0);
     if (!P->bodies || !P->contacts || !P->gid || !P->counted || !P->body_contacts || !P->neigh || !P->nrecv
         || !P->send_ptr || !P->send_idx || (warm && !P->r0))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part of %d bodies and %d contacts", P->nb,
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a part of %d bodies and %d contacts", P->nb,
                                P->nc);
     return CLCONE_OK;
 }
 
 /* The part's arrays (nsend bodies sent to neighbours), root to peer
  * (send) or received from root. */
-static void part_data(clcone_mpi_part *P, int nsend, int send, int peer, MPI_Comm comm)
+static void part_data(clc_mpi_part *P, int nsend, int send, int peer, MPI_Comm comm)
 {
     struct {
         void *p;
@@ -420,7 +420,7 @@ static void part_data(clcone_mpi_part *P, int nsend, int send, int peer, MPI_Com
     }
 }
 
-clcone_status clcone_mpi_part_transfer(MPI_Comm comm, int root, clcone_mpi_part *parts, clcone_mpi_part *mine,
+clcone_status clc_mpi_part_transfer(MPI_Comm comm, int root, clc_mpi_part *parts, clc_mpi_part *mine,
                                        int warm, clcone_error *err)
 {
     int rank, size, h[H_COUNT];

@@ -1,4 +1,4 @@
-/* Regions of a cut (clcone_mpi_cut, mpi_parts.h) and what neighbouring
+/* Regions of a cut (clc_mpi_cut, mpi_parts.h) and what neighbouring
  * regions exchange: which rank a point belongs to, how far a point is
  * from a region, which regions come near each other, and one exchange of
  * byte buffers with the neighbours alone (sizes first, agreed, so that no
@@ -13,7 +13,7 @@
 
 enum { TAG_SWAP_SIZE = 32, TAG_SWAP_DATA };
 
-int clcone_mpi_region(const clcone_mpi_cut *c, const double x[3])
+int clc_mpi_region(const clc_mpi_cut *c, const double x[3])
 {
     int r0 = 0, k = c->nranks;
     while (k > 1) {
@@ -36,7 +36,7 @@ static double gap(double lo, double hi, double a, double b)
     return fmax(0.0, fmax(lo - b, a - hi));
 }
 
-double clcone_mpi_region_dist(const clcone_mpi_cut *c, int q, const double x[3])
+double clc_mpi_region_dist(const clc_mpi_cut *c, int q, const double x[3])
 {
     const double *B = c->box + 6 * (size_t)q;
     double d2 = 0;
@@ -47,13 +47,13 @@ double clcone_mpi_region_dist(const clcone_mpi_cut *c, int q, const double x[3])
     return sqrt(d2);
 }
 
-clcone_status clcone_mpi_neighbours(const clcone_mpi_cut *c, int me, double h, int **neigh, int *n,
+clcone_status clc_mpi_neighbours(const clc_mpi_cut *c, int me, double h, int **neigh, int *n,
                                     clcone_error *err)
 {
     const double *M = c->box + 6 * (size_t)me;
     *n = 0;
     if (!(*neigh = malloc(((size_t)c->nranks + 1) * sizeof **neigh)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' neighbours", c->nranks);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' neighbours", c->nranks);
     for (int q = 0; q < c->nranks; ++q) {
         const double *B = c->box + 6 * (size_t)q;
         double d2 = 0;
@@ -67,7 +67,7 @@ clcone_status clcone_mpi_neighbours(const clcone_mpi_cut *c, int me, double h, i
     return CLCONE_OK;
 }
 
-clcone_status clcone_mpi_swap(MPI_Comm comm, int nn, const int *neigh, char *const *sbuf, const size_t *sn,
+clcone_status clc_mpi_swap(MPI_Comm comm, int nn, const int *neigh, char *const *sbuf, const size_t *sn,
                               char **rbuf, size_t *rn, long long *sent, clcone_error *err)
 {
     MPI_Request *req = malloc((2 * (size_t)nn + 1) * sizeof *req);
@@ -75,7 +75,7 @@ clcone_status clcone_mpi_swap(MPI_Comm comm, int nn, const int *neigh, char *con
     size_t total = 0, off = 0;
     clcone_status st = CLCONE_OK;
     *rbuf = NULL;
-    if (!req || !ss) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for an exchange with %d neighbours", nn);
+    if (!req || !ss) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for an exchange with %d neighbours", nn);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
     for (int k = 0; k < nn; ++k) {
         ss[k] = (long long)sn[k];
@@ -87,11 +87,11 @@ clcone_status clcone_mpi_swap(MPI_Comm comm, int nn, const int *neigh, char *con
         rn[k] = (size_t)rs[k];
         total += rn[k];
         if (rs[k] > INT_MAX || ss[k] > INT_MAX)
-            st = clcone_mpi_fail(err, CLCONE_ENOTSUP, "an exchange with rank %d of more bytes than one MPI message "
+            st = clc_mpi_fail(err, CLCONE_ENOTSUP, "an exchange with rank %d of more bytes than one MPI message "
                                  "carries", neigh[k]);
     }
     if (!st && !(*rbuf = malloc(total + 1)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %zu bytes from %d neighbours", total, nn);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %zu bytes from %d neighbours", total, nn);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
     for (int k = 0; k < nn; off += rn[k++]) {
         MPI_Irecv(*rbuf + off, (int)rn[k], MPI_BYTE, neigh[k], TAG_SWAP_DATA, comm, &req[k]);

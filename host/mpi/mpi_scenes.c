@@ -45,7 +45,7 @@ static clcone_status scene_share_index(int n, const int *owner, const int *count
     s->dt = malloc(((size_t)s->m + 1) * sizeof *s->dt);
     s->sc = calloc((size_t)s->m + 1, sizeof *s->sc);
     if (!s->idx || !s->sizes || !s->dt || !s->sc)
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d scenes", q, s->m);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for rank %d's %d scenes", q, s->m);
     for (int k = 0, j = 0; k < n; ++k)
         if (owner[k] == q) s->idx[j++] = k;
     return CLCONE_OK;
@@ -56,7 +56,7 @@ static clcone_status scene_share_view(const clcone_scene *scenes, const double *
                                       const double *r0, scene_share *s, clcone_error *err)
 {
     if (r0 && !(s->r = malloc((3 * (size_t)s->contacts + 1) * sizeof *s->r)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a warm start of %lld contacts", s->contacts);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a warm start of %lld contacts", s->contacts);
     for (int j = 0, c = 0; j < s->m; ++j) {
         const clcone_scene *x = &scenes[s->idx[j]];
         s->sc[j] = *x;
@@ -74,7 +74,7 @@ static clcone_status scene_share_alloc(int warm, scene_share *s, clcone_error *e
 {
     s->own = 1;
     if (warm && !(s->r = malloc((3 * (size_t)s->contacts + 1) * sizeof *s->r)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a warm start of %lld contacts", s->contacts);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a warm start of %lld contacts", s->contacts);
     for (int j = 0; j < s->m; ++j) {
         clcone_scene *x = &s->sc[j];
         x->nbodies = s->sizes[2 * j];
@@ -82,7 +82,7 @@ static clcone_status scene_share_alloc(int warm, scene_share *s, clcone_error *e
         x->bodies = malloc(((size_t)x->nbodies + 1) * sizeof *x->bodies);
         x->contacts = malloc(((size_t)x->ncontacts + 1) * sizeof *x->contacts);
         if (!x->bodies || !x->contacts)
-            return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for scene %d (%d bodies, %d contacts)",
+            return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for scene %d (%d bodies, %d contacts)",
                                    s->idx[j], x->nbodies, x->ncontacts);
     }
     return CLCONE_OK;
@@ -134,7 +134,7 @@ static clcone_status scene_share_solve(clcone_context *ctx, const clcone_options
             *ms += res.time_ms;
             clcone_result_free(&res);
         }
-        clcone_mpi_name_items(st, "scene", &s->idx[j], 1, err);
+        clc_mpi_name_items(st, "scene", &s->idx[j], 1, err);
     }
     clcone_plan_free(plan);
     return st;
@@ -145,19 +145,19 @@ static clcone_status check_root_args(const clcone_scene *scenes, int nscenes, co
                                      clcone_error *err)
 {
     if (nscenes < 0 || (nscenes && !scenes) || !o || !r || !res)
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_scenes: root needs the scenes, options, r and res");
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_scenes: root needs the scenes, options, r and res");
     for (int k = 0; k < nscenes; ++k) {
         if ((size_t)scenes[k].nbodies * sizeof(clcone_body) > INT_MAX
             || (size_t)scenes[k].ncontacts * sizeof(clcone_contact) > INT_MAX
             || (long long)off[k] + scenes[k].ncontacts > INT_MAX / 3)
-            return clcone_mpi_fail(err, CLCONE_ENOTSUP, "scene %d (%d bodies, %d contacts) is more than MPI messages "
+            return clc_mpi_fail(err, CLCONE_ENOTSUP, "scene %d (%d bodies, %d contacts) is more than MPI messages "
                                    "of this size carry", k, scenes[k].nbodies, scenes[k].ncontacts);
         if (scenes[k].nbodies < 0 || scenes[k].ncontacts < 0)
-            return clcone_mpi_fail(err, CLCONE_EINVAL, "scene %d: negative size", k);
+            return clc_mpi_fail(err, CLCONE_EINVAL, "scene %d: negative size", k);
         counts[k] = scenes[k].ncontacts;
         off[k + 1] = off[k] + counts[k];
     }
-    return clcone_mpi_refuse_pointers(o, "clcone_mpi_solve_scenes", err);
+    return clc_mpi_refuse_pointers(o, "clcone_mpi_solve_scenes", err);
 }
 
 /* Root: each other rank's sizes and time steps, so that it can make room
@@ -199,18 +199,18 @@ clcone_status clcone_mpi_solve_scenes(MPI_Comm comm, int root, clcone_context *c
     MPI_Comm_rank(comm, &rank);
     MPI_Comm_size(comm, &size);
     if (root < 0 || root >= size) /* the same on every rank: no message needed */
-        return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_scenes: root %d outside the %d ranks", root, size);
+        return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_solve_scenes: root %d outside the %d ranks", root, size);
     if (rank == root) {
         n = nscenes > 0 ? nscenes : 0;
         roots = malloc(((size_t)n + 1) * sizeof *roots);
         off = calloc((size_t)n + 2, sizeof *off);
         shares = calloc((size_t)size, sizeof *shares);
-        if (!roots || !off || !shares) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d scenes", n);
+        if (!roots || !off || !shares) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d scenes", n);
         else st = check_root_args(scenes, nscenes, o, r, res, roots, off, err);
     }
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    clcone_mpi_options(comm, root, o, &opt);
-    if ((st = clcone_mpi_split(comm, root, &n, roots, &counts, &owner, err))) goto out;
+    clc_mpi_options(comm, root, o, &opt);
+    if ((st = clc_mpi_split(comm, root, &n, roots, &counts, &owner, err))) goto out;
     if (rank == root) {
         for (int q = 0; !st && q < size; ++q)
             if (!(st = scene_share_index(n, owner, counts, q, &shares[q], err)))
@@ -229,10 +229,10 @@ clcone_status clcone_mpi_solve_scenes(MPI_Comm comm, int root, clcone_context *c
     }
     items = calloc((size_t)mine.m + 1, sizeof *items);
     rmine = calloc(3 * (size_t)mine.contacts + 1, sizeof *rmine);
-    if (!items || !rmine) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d scenes' results", mine.m);
+    if (!items || !rmine) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d scenes' results", mine.m);
     else st = scene_share_solve(ctx, &opt, &mine, items, rmine, &ms, err);
     if ((st = clcone_mpi_agree(comm, st, err))) goto out;
-    st = clcone_mpi_gather(comm, root, n, owner, counts, off, items, rmine, ms, r, res, err);
+    st = clc_mpi_gather(comm, root, n, owner, counts, off, items, rmine, ms, r, res, err);
 out:
     if (shares)
         for (int q = 0; q < size; ++q) scene_share_free(&shares[q]);

@@ -37,7 +37,7 @@ static double step_energy(void *vs, const clcone_world *w, const double *v)
             mine[n].gid = S->gid[i];
             clcone_world_ke_terms(w, i, v ? v + 6 * (size_t)i : w->s.bodies[i].v, mine[n++].t);
         }
-    if (clcone_mpi_step_gather(S, mine, mine ? n : -1, sizeof *mine, 1, (char **)&all, &total, &err) || !mine) {
+    if (clc_mpi_step_gather(S, mine, mine ? n : -1, sizeof *mine, 1, (char **)&all, &total, &err) || !mine) {
         e = NAN;
     } else if (S->rank == S->root && (at = malloc(((size_t)S->nglobal + 1) * sizeof *at))) {
         for (int g = 0; g < S->nglobal; ++g) at[g] = -1;
@@ -92,7 +92,7 @@ static clcone_status setup_world(clcone_mpi_stepper *S, clcone_sim_options *so, 
     MPI_Bcast(head, 3, MPI_INT, S->root, S->comm);
     MPI_Bcast(d, 7, MPI_DOUBLE, S->root, S->comm);
     MPI_Bcast(so, (int)sizeof *so, MPI_BYTE, S->root, S->comm);
-    clcone_mpi_options(S->comm, S->root, &so->solve, &so->solve);
+    clc_mpi_options(S->comm, S->root, &so->solve, &so->solve);
     S->nglobal = head[0];
     S->nfixed = head[2];
     S->halo = d[5];
@@ -106,7 +106,7 @@ static clcone_status setup_world(clcone_mpi_stepper *S, clcone_sim_options *so, 
     S->fixed = malloc(((size_t)S->nfixed + 1) * sizeof *S->fixed);
     cnt = W ? calloc((size_t)S->nglobal + 1, sizeof *cnt) : NULL;
     if (!S->L.planes || !S->own || !S->fixed || (W && !cnt))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a world of %d bodies", S->nglobal);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a world of %d bodies", S->nglobal);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     if (W) {
         for (int c = 0; c < W->s.ncontacts; ++c) {
@@ -115,7 +115,7 @@ static clcone_status setup_world(clcone_mpi_stepper *S, clcone_sim_options *so, 
         }
         memcpy(S->L.planes, W->planes, (size_t)head[1] * sizeof *S->L.planes);
         for (int i = 0, f = 0; i < W->s.nbodies; ++i) {
-            clcone_mpi_body b = {i, cnt[i] > 0 ? cnt[i] : 1, W->s.bodies[i], W->shapes[i]};
+            clc_mpi_body b = {i, cnt[i] > 0 ? cnt[i] : 1, W->s.bodies[i], W->shapes[i]};
             if (W->shapes[i].mass == 0) S->fixed[f++] = b;
             else S->own[S->nown++] = b;
         }
@@ -134,7 +134,7 @@ static clcone_status setup(MPI_Comm comm, int root, clcone_context *ctx, clcone_
 {
     clcone_mpi_stepper *S = calloc(1, sizeof *S);
     clcone_sim_options so;
-    clcone_status st = S ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a stepper");
+    clcone_status st = S ? CLCONE_OK : clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a stepper");
     *out = NULL;
     if ((st = clcone_mpi_agree(comm, st, err))) return st;
     S->comm = comm;
@@ -147,12 +147,12 @@ static clcone_status setup(MPI_Comm comm, int root, clcone_context *ctx, clcone_
     if (!(st = setup_world(S, &so, rebalance, err)))
         st = clcone_mpi_agree(comm, clcone_sim_create(&S->L, ctx, &so, &S->sim, err), err);
     if (!st) {
-        clcone_sim_hooks h = {S, clcone_mpi_step_solve, clcone_mpi_step_detect, step_energy, NULL};
+        clcone_sim_hooks h = {S, clc_mpi_step_solve, clc_mpi_step_detect, step_energy, NULL};
         clcone_sim_set_hooks(S->sim, &h);
-        st = clcone_mpi_step_repartition(S, err);
+        st = clc_mpi_step_repartition(S, err);
     }
     if (st) {
-        clcone_mpi_step_free(S);
+        clc_mpi_step_free(S);
         return st;
     }
     /* the first cut is the start, not a move */
@@ -167,11 +167,11 @@ clcone_status clcone_mpi_sim_attach(MPI_Comm comm, int root, clcone_context *ctx
 {
     clcone_status s;
     int cmd = CMD_ATTACH;
-    if (!sim || !st) return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_attach: sim and st are required");
+    if (!sim || !st) return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_attach: sim and st are required");
     *st = NULL;
-    if ((s = clcone_mpi_refuse_pointers(&clcone_sim_get_options(sim)->solve, "clcone_mpi_sim_attach", err))) return s;
+    if ((s = clc_mpi_refuse_pointers(&clcone_sim_get_options(sim)->solve, "clcone_mpi_sim_attach", err))) return s;
     if (clcone_sim_get_options(sim)->solve.model == CLCONE_MODEL_SOFT)
-        return clcone_mpi_fail(err, CLCONE_ENOTSUP, "the soft model's steps hand the solve per-contact velocities, "
+        return clc_mpi_fail(err, CLCONE_ENOTSUP, "the soft model's steps hand the solve per-contact velocities, "
                                "which do not go over ranks");
     MPI_Bcast(&cmd, 1, MPI_INT, root, comm);
     if ((s = setup(comm, root, ctx, sim, rebalance, st, err))) return s;
@@ -196,7 +196,7 @@ static int by_order(const void *pa, const void *pb)
 
 /* Root: the bodies and the last step's contacts and reactions, in one
  * process's order, into its world and stepper. */
-static clcone_status sync_root(clcone_mpi_stepper *S, const clcone_mpi_body *b, int nb, out_contact *c, int nc,
+static clcone_status sync_root(clcone_mpi_stepper *S, const clc_mpi_body *b, int nb, out_contact *c, int nc,
                                clcone_error *err)
 {
     clcone_world *W = clcone_sim_world(S->top);
@@ -205,7 +205,7 @@ static clcone_status sync_root(clcone_mpi_stepper *S, const clcone_mpi_body *b, 
     if (!cs || !r) {
         free(cs);
         free(r);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts", nc);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts", nc);
     }
     for (int i = 0; i < nb; ++i) {
         W->s.bodies[b[i].gid] = b[i].b;
@@ -227,12 +227,12 @@ static clcone_status sync_all(clcone_mpi_stepper *S, clcone_error *err)
 {
     const clcone_world *L = &S->L;
     const double *r = clcone_sim_reactions(S->sim);
-    clcone_mpi_body *b = malloc(((size_t)L->s.nbodies + 1) * sizeof *b), *ball = NULL;
+    clc_mpi_body *b = malloc(((size_t)L->s.nbodies + 1) * sizeof *b), *ball = NULL;
     out_contact *c = malloc(((size_t)L->s.ncontacts + 1) * sizeof *c), *call = NULL;
     int nb = 0, nc = 0, tb = 0, tc = 0;
-    clcone_status st = b && c ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the outputs");
+    clcone_status st = b && c ? CLCONE_OK : clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for the outputs");
     for (int i = 0; !st && i < L->s.nbodies; ++i)
-        if (S->from[i] == S->rank) b[nb++] = (clcone_mpi_body){S->gid[i], 1, L->s.bodies[i], L->shapes[i]};
+        if (S->from[i] == S->rank) b[nb++] = (clc_mpi_body){S->gid[i], 1, L->s.bodies[i], L->shapes[i]};
     for (int k = 0; !st && k < L->s.ncontacts; ++k) {
         const clcone_contact *ct = &L->s.contacts[k];
         if (!S->counted[k]) continue;
@@ -243,8 +243,8 @@ static clcone_status sync_all(clcone_mpi_stepper *S, clcone_error *err)
         ++nc;
     }
     if (!(st = clcone_mpi_agree(S->comm, st, err))
-        && !(st = clcone_mpi_step_gather(S, b, nb, sizeof *b, 1, (char **)&ball, &tb, err))
-        && !(st = clcone_mpi_step_gather(S, c, nc, sizeof *c, 1, (char **)&call, &tc, err)) && S->rank == S->root)
+        && !(st = clc_mpi_step_gather(S, b, nb, sizeof *b, 1, (char **)&ball, &tb, err))
+        && !(st = clc_mpi_step_gather(S, c, nc, sizeof *c, 1, (char **)&call, &tc, err)) && S->rank == S->root)
         st = sync_root(S, ball, tb, call, tc, err);
     st = clcone_mpi_agree(S->comm, st, err);
     free(b);
@@ -256,7 +256,7 @@ static clcone_status sync_all(clcone_mpi_stepper *S, clcone_error *err)
 
 clcone_status clcone_mpi_sim_sync(clcone_mpi_stepper *st, clcone_error *err)
 {
-    if (!st) return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_sync: no stepper");
+    if (!st) return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_sync: no stepper");
     command(st, CMD_SYNC);
     return sync_all(st, err);
 }
@@ -270,7 +270,7 @@ static void figures(clcone_mpi_stepper *S, clcone_mpi_sim_figures *f)
 
 clcone_status clcone_mpi_sim_figures_get(clcone_mpi_stepper *st, clcone_mpi_sim_figures *f, clcone_error *err)
 {
-    if (!st || !f) return clcone_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_figures_get: st and f are required");
+    if (!st || !f) return clc_mpi_fail(err, CLCONE_EINVAL, "clcone_mpi_sim_figures_get: st and f are required");
     command(st, CMD_FIGURES);
     figures(st, f);
     return CLCONE_OK;
@@ -287,7 +287,7 @@ void clcone_mpi_sim_end(MPI_Comm comm, int root, clcone_mpi_stepper *st)
     MPI_Bcast(&cmd, 1, MPI_INT, root, comm);
     if (!st) return;
     clcone_sim_set_hooks(st->top, NULL);
-    clcone_mpi_step_free(st);
+    clc_mpi_step_free(st);
 }
 
 clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx, int *stranded, clcone_error *err)
@@ -301,7 +301,7 @@ clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx,
         MPI_Bcast(&cmd, 1, MPI_INT, root, comm);
         if (cmd == CMD_END) break;
         if (cmd != CMD_ATTACH && !S) /* root goes on only after an agreed attach */
-            return clcone_mpi_fail(err, CLCONE_EINVAL, "a stepping command before the stepper");
+            return clc_mpi_fail(err, CLCONE_EINVAL, "a stepping command before the stepper");
         if (cmd == CMD_ATTACH) st = setup(comm, root, ctx, NULL, 0, &S, err);
         else if (cmd == CMD_SYNC) st = sync_all(S, err);
         else if (cmd == CMD_FIGURES) figures(S, NULL);
@@ -314,6 +314,6 @@ clcone_status clcone_mpi_sim_serve(MPI_Comm comm, int root, clcone_context *ctx,
             break;
         }
     }
-    if (S) clcone_mpi_step_free(S);
+    if (S) clc_mpi_step_free(S);
     return st;
 }

@@ -1,4 +1,4 @@
-/* A rank's bodies from one step to the next (clcone_mpi_step_detect, the
+/* A rank's bodies from one step to the next (clc_mpi_step_detect, the
  * detection hook of its stepper): its own bodies leave for the
  * neighbour whose region they entered, carrying the last reactions of
  * their contacts (the warm starts); or, when the load drifted, a body
@@ -18,7 +18,7 @@
 
 static int by_gid(const void *pa, const void *pb)
 {
-    int a = ((const clcone_mpi_body *)pa)->gid, b = ((const clcone_mpi_body *)pb)->gid;
+    int a = ((const clc_mpi_body *)pa)->gid, b = ((const clc_mpi_body *)pb)->gid;
     return (a > b) - (a < b);
 }
 
@@ -29,7 +29,7 @@ static void take_own(clcone_mpi_stepper *S, int least)
     int n = 0;
     for (int i = 0; i < S->L.s.nbodies; ++i)
         if (S->from[i] == S->rank)
-            S->own[n++] = (clcone_mpi_body){S->gid[i], S->cnt[i] > least ? S->cnt[i] : least, S->L.s.bodies[i],
+            S->own[n++] = (clc_mpi_body){S->gid[i], S->cnt[i] > least ? S->cnt[i] : least, S->L.s.bodies[i],
                                             S->L.shapes[i]};
     S->nown = n;
 }
@@ -37,15 +37,15 @@ static void take_own(clcone_mpi_stepper *S, int least)
 /* The warm starts of the stepper (the last step's reactions, and those
  * that came with bodies since) of contacts that touch a body whose id is
  * marked (NULL: all) into *out (malloc'd), *n of them. */
-static clcone_status warm_entries(const clcone_mpi_stepper *S, const char *mark, clcone_mpi_warm **out, int *n,
+static clcone_status warm_entries(const clcone_mpi_stepper *S, const char *mark, clc_mpi_warm **out, int *n,
                                   clcone_error *err)
 {
     int m = clcone_sim_warm_count(S->sim);
     *n = 0;
     if (!(*out = malloc(((size_t)m + 1) * sizeof **out)))
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", m);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", m);
     for (int i = 0; i < m; ++i) {
-        clcone_mpi_warm *w = &(*out)[*n];
+        clc_mpi_warm *w = &(*out)[*n];
         clcone_sim_warm_entry(S->sim, i, &w->key, w->r);
         clcone_world_key_bodies(w->key, S->nglobal, S->L.nplanes, &w->a, &w->b);
         *n += !mark || mark[w->a] || (w->b >= 0 && mark[w->b]);
@@ -54,7 +54,7 @@ static clcone_status warm_entries(const clcone_mpi_stepper *S, const char *mark,
 }
 
 /* Hands warm starts w[0, n) to the stepper. */
-static clcone_status warm_give(clcone_mpi_stepper *S, const clcone_mpi_warm *w, int n, clcone_error *err)
+static clcone_status warm_give(clcone_mpi_stepper *S, const clc_mpi_warm *w, int n, clcone_error *err)
 {
     unsigned long long *k = malloc(((size_t)n + 1) * sizeof *k);
     double *r = malloc((3 * (size_t)n + 1) * sizeof *r);
@@ -62,7 +62,7 @@ static clcone_status warm_give(clcone_mpi_stepper *S, const clcone_mpi_warm *w, 
     if (!k || !r) {
         free(k);
         free(r);
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", n);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", n);
     }
     for (int i = 0; i < n; ++i) {
         k[i] = w[i].key;
@@ -74,7 +74,7 @@ static clcone_status warm_give(clcone_mpi_stepper *S, const clcone_mpi_warm *w, 
     return st;
 }
 
-clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
+clcone_status clc_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
                                      char **all, int *total, clcone_error *err)
 {
     int here = !to_root || S->rank == S->root;
@@ -82,7 +82,7 @@ clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, in
     clcone_status st = CLCONE_OK;
     *all = NULL;
     /* n < 0: the caller could not make its items (out of memory) */
-    if (!cnt || n < 0) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' items", S->size);
+    if (!cnt || n < 0) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d ranks' items", S->size);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     if (to_root) MPI_Gather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->root, S->comm);
     else MPI_Allgather(&nb, 1, MPI_INT, cnt, 1, MPI_INT, S->comm);
@@ -92,7 +92,7 @@ clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, in
         *total += cnt[q];
     }
     if (!(*all = malloc((size_t)*total + 1)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory gathering %d bytes", *total);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory gathering %d bytes", *total);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     if (to_root) MPI_Gatherv(mine, nb, MPI_BYTE, *all, cnt, dsp, MPI_BYTE, S->root, S->comm);
     else MPI_Allgatherv(mine, nb, MPI_BYTE, *all, cnt, dsp, MPI_BYTE, S->comm);
@@ -103,17 +103,17 @@ out:
     return st;
 }
 
-clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err)
+clcone_status clc_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err)
 {
-    clcone_mpi_body *all = NULL;
-    clcone_mpi_warm *wmine = NULL, *wall = NULL;
+    clc_mpi_body *all = NULL;
+    clc_mpi_warm *wmine = NULL, *wall = NULL;
     clcone_scene sc = {0, 0, NULL, NULL};
     int n = 0, nw = 0, nwall = 0, *w = NULL, *owner = NULL, kept = 0, keptw = 0;
     char *mine = NULL;
     clcone_status st = warm_entries(S, NULL, &wmine, &nw, err);
     if ((st = clcone_mpi_agree(S->comm, st, err))
-        || (st = clcone_mpi_step_gather(S, S->own, S->nown, sizeof *S->own, 0, (char **)&all, &n, err))
-        || (st = clcone_mpi_step_gather(S, wmine, nw, sizeof *wmine, 0, (char **)&wall, &nwall, err)))
+        || (st = clc_mpi_step_gather(S, S->own, S->nown, sizeof *S->own, 0, (char **)&all, &n, err))
+        || (st = clc_mpi_step_gather(S, wmine, nw, sizeof *wmine, 0, (char **)&wall, &nwall, err)))
         goto out;
     /* in id order, whichever rank held them: the cut is the same on every rank */
     qsort(all, (size_t)n, sizeof *all, by_gid);
@@ -122,13 +122,13 @@ clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *e
     w = malloc(((size_t)n + 1) * sizeof *w);
     owner = malloc(((size_t)n + 1) * sizeof *owner);
     mine = calloc((size_t)S->nglobal + 1, 1);
-    if (!sc.bodies || !w || !owner || !mine) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory cutting %d bodies", n);
+    if (!sc.bodies || !w || !owner || !mine) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory cutting %d bodies", n);
     for (int i = 0; !st && i < n; ++i) sc.bodies[i] = all[i].b, w[i] = all[i].w;
     S->cut.nranks = S->size;
-    if (!st) st = clcone_mpi_rcb(&sc, w, owner, &S->cut, err);
+    if (!st) st = clc_mpi_rcb(&sc, w, owner, &S->cut, err);
     free(S->neigh);
     S->neigh = NULL;
-    if (!st) st = clcone_mpi_neighbours(&S->cut, S->rank, S->halo, &S->neigh, &S->nneigh, err);
+    if (!st) st = clc_mpi_neighbours(&S->cut, S->rank, S->halo, &S->neigh, &S->nneigh, err);
     if ((st = clcone_mpi_agree(S->comm, st, err))) goto out;
     for (int i = 0; i < S->nown; ++i) mine[S->own[i].gid] = 1;
     for (int i = 0; i < n; ++i) {
@@ -157,43 +157,43 @@ out:
 
 /* Whether own body b goes to neighbour k: it entered k's region
  * (leaving), or it lies within the halo of k's region (near). */
-typedef int pick_fn(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b);
+typedef int pick_fn(const clcone_mpi_stepper *S, int k, const clc_mpi_body *b);
 
-static int leaving(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b)
+static int leaving(const clcone_mpi_stepper *S, int k, const clc_mpi_body *b)
 {
-    return clcone_mpi_region(&S->cut, b->b.x) == S->neigh[k];
+    return clc_mpi_region(&S->cut, b->b.x) == S->neigh[k];
 }
 
-static int near(const clcone_mpi_stepper *S, int k, const clcone_mpi_body *b)
+static int near(const clcone_mpi_stepper *S, int k, const clc_mpi_body *b)
 {
-    return clcone_mpi_region_dist(&S->cut, S->neigh[k], b->b.x) <= S->halo;
+    return clc_mpi_region_dist(&S->cut, S->neigh[k], b->b.x) <= S->halo;
 }
 
 /* Sends each neighbour the bodies pick chooses for it (and, with warm,
  * their contacts' warm starts); what comes back into *got (malloc'd:
  * bodies, their senders in *gfrom, count *ngot); the bodies sent into
  * gone[] (NULL: not wanted). */
-static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm, char *gone, clcone_mpi_body **got,
+static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm, char *gone, clc_mpi_body **got,
                                  int **gfrom, int *ngot, clcone_error *err)
 {
     int nn = S->nneigh, nw = 0;
     char *mark = NULL;
     char **sb = calloc((size_t)nn + 1, sizeof *sb), *rb = NULL;
     size_t *sn = calloc(2 * (size_t)nn + 1, sizeof *sn), *rn = sn ? sn + nn : NULL, off = 0;
-    clcone_mpi_warm *wl = NULL;
+    clc_mpi_warm *wl = NULL;
     clcone_status st = CLCONE_OK;
     *got = NULL;
     *gfrom = NULL;
     *ngot = 0;
     if (!sb || !sn || !(mark = malloc((size_t)S->nglobal + 1))) {
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d neighbours' bodies", nn);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d neighbours' bodies", nn);
         goto out;
     }
     for (int k = 0; k < nn && !st; ++k) {
         int nb = 0;
         size_t at;
-        if (!(sb[k] = malloc(2 * sizeof(int) + (size_t)(S->nown + 1) * sizeof(clcone_mpi_body)))) {
-            st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for bodies to rank %d", S->neigh[k]);
+        if (!(sb[k] = malloc(2 * sizeof(int) + (size_t)(S->nown + 1) * sizeof(clc_mpi_body)))) {
+            st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for bodies to rank %d", S->neigh[k]);
             break;
         }
         for (int i = 0; i < S->nown; ++i)
@@ -213,7 +213,7 @@ static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm,
             wl = NULL;
             if ((st = warm_entries(S, mark, &wl, &nw, err))) break;
             if (!(grown = realloc(sb[k], at + sizeof(int) + (size_t)nw * sizeof *wl))) {
-                st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for warm starts to rank %d", S->neigh[k]);
+                st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for warm starts to rank %d", S->neigh[k]);
                 break;
             }
             sb[k] = grown;
@@ -223,14 +223,14 @@ static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm,
         sn[k] = at + sizeof(int) + (size_t)nw * sizeof *wl;
     }
     if ((st = clcone_mpi_agree(S->comm, st, err))
-        || (st = clcone_mpi_swap(S->comm, nn, S->neigh, sb, sn, &rb, rn, &S->fig.bytes, err)))
+        || (st = clc_mpi_swap(S->comm, nn, S->neigh, sb, sn, &rb, rn, &S->fig.bytes, err)))
         goto out;
     {
         size_t total = 0;
         for (int k = 0; k < nn; ++k) total += rn[k];
-        *got = malloc((total / sizeof(clcone_mpi_body) + 1) * sizeof **got);
-        *gfrom = malloc((total / sizeof(clcone_mpi_body) + 1) * sizeof **gfrom);
-        if (!*got || !*gfrom) st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %zu bytes of bodies", total);
+        *got = malloc((total / sizeof(clc_mpi_body) + 1) * sizeof **got);
+        *gfrom = malloc((total / sizeof(clc_mpi_body) + 1) * sizeof **gfrom);
+        if (!*got || !*gfrom) st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %zu bytes of bodies", total);
     }
     for (int k = 0; k < nn && !st; off += rn[k++]) {
         int nb, nwk;
@@ -241,9 +241,9 @@ static clcone_status send_bodies(clcone_mpi_stepper *S, pick_fn *pick, int warm,
         }
         memcpy(&nwk, rb + off + sizeof(int) + (size_t)nb * sizeof **got, sizeof nwk);
         if (nwk > 0) {
-            clcone_mpi_warm *wk = malloc((size_t)nwk * sizeof *wk);
+            clc_mpi_warm *wk = malloc((size_t)nwk * sizeof *wk);
             if (!wk) {
-                st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", nwk);
+                st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d warm starts", nwk);
                 break;
             }
             memcpy(wk, rb + off + 2 * sizeof(int) + (size_t)nb * sizeof **got, (size_t)nwk * sizeof *wk);
@@ -264,11 +264,11 @@ out:
 
 /* L from own[], ghosts g[0, ng) (from ranks gf) and the static bodies,
  * in id order, without contacts. */
-static clcone_status rebuild(clcone_mpi_stepper *S, const clcone_mpi_body *g, const int *gf, int ng,
+static clcone_status rebuild(clcone_mpi_stepper *S, const clc_mpi_body *g, const int *gf, int ng,
                              clcone_error *err)
 {
     int n = S->nown + ng + S->nfixed, k = 0;
-    clcone_mpi_body *all = malloc(((size_t)n + 1) * sizeof *all);
+    clc_mpi_body *all = malloc(((size_t)n + 1) * sizeof *all);
     int *src = malloc(((size_t)S->nglobal + 1) * sizeof *src);
     clcone_world *L = &S->L;
     if (all && src && n > L->s.nbodies) {
@@ -288,7 +288,7 @@ static clcone_status rebuild(clcone_mpi_stepper *S, const clcone_mpi_body *g, co
         free(all);
         free(src);
         L->s.nbodies = 0;
-        return clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a rank's %d bodies", n);
+        return clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for a rank's %d bodies", n);
     }
     for (int i = 0; i < S->nown; ++i) src[S->own[i].gid] = S->rank, all[k++] = S->own[i];
     for (int i = 0; i < ng; ++i) src[g[i].gid] = gf[i], all[k++] = g[i];
@@ -312,12 +312,12 @@ static clcone_status rebuild(clcone_mpi_stepper *S, const clcone_mpi_body *g, co
  * one went beyond the neighbours (on every rank). */
 static clcone_status migrate(clcone_mpi_stepper *S, int *far, clcone_error *err)
 {
-    clcone_mpi_body *got = NULL;
+    clc_mpi_body *got = NULL;
     int *gf = NULL, ng = 0, mine = 0, kept = 0;
     char *gone = calloc((size_t)S->nown + 1, 1);
-    clcone_status st = gone ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d bodies", S->nown);
+    clcone_status st = gone ? CLCONE_OK : clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d bodies", S->nown);
     for (int i = 0; !st && i < S->nown; ++i) {
-        int q = clcone_mpi_region(&S->cut, S->own[i].b.x), k = 0;
+        int q = clc_mpi_region(&S->cut, S->own[i].b.x), k = 0;
         while (k < S->nneigh && S->neigh[k] != q) ++k;
         mine |= q != S->rank && k == S->nneigh;
     }
@@ -342,7 +342,7 @@ out:
  * body's contacts. */
 static clcone_status ghosts_detect(clcone_mpi_stepper *S, double margin, clcone_error *err)
 {
-    clcone_mpi_body *g = NULL;
+    clc_mpi_body *g = NULL;
     int *gf = NULL, ng = 0, m = 0, me = S->rank;
     clcone_world *L = &S->L;
     clcone_status st = send_bodies(S, near, 0, NULL, &g, &gf, &ng, err);
@@ -354,7 +354,7 @@ static clcone_status ghosts_detect(clcone_mpi_stepper *S, double margin, clcone_
     if (!st) st = clcone_world_detect_ids(L, margin, S->gid, S->nglobal, &S->keys, &S->order, err);
     free(S->counted);
     if (!st && !(S->counted = malloc(((size_t)L->s.ncontacts + 1) * sizeof *S->counted)))
-        st = clcone_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts", L->s.ncontacts);
+        st = clc_mpi_fail(err, CLCONE_ENOMEM, "out of memory for %d contacts", L->s.ncontacts);
     for (int c = 0; !st && c < L->s.ncontacts; ++c) {
         const clcone_contact *k = &L->s.contacts[c];
         int a = k->a, b = k->b;
@@ -405,18 +405,18 @@ static clcone_status own_finite(const clcone_mpi_stepper *S, clcone_error *err)
 {
     clcone_status st = CLCONE_OK;
     for (int i = 0; !st && i < S->nown; ++i) {
-        const clcone_mpi_body *b = &S->own[i];
+        const clc_mpi_body *b = &S->own[i];
         int ok = 1;
         for (int k = 0; k < 6; ++k) ok &= isfinite(b->b.v[k]) && (k >= 4 || isfinite(b->sh.quat[k]));
         for (int k = 0; k < 3; ++k) ok &= isfinite(b->b.x[k]);
         if (!ok)
-            st = clcone_mpi_fail(err, CLCONE_EDEVICE, "body %d: position, orientation or velocity not finite after "
+            st = clc_mpi_fail(err, CLCONE_EDEVICE, "body %d: position, orientation or velocity not finite after "
                                  "the last step (over ranks every body needs a place)", b->gid);
     }
     return clcone_mpi_agree(S->comm, st, err);
 }
 
-clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
+clcone_status clc_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
                                      clcone_error *err)
 {
     clcone_mpi_stepper *S = vs;
@@ -427,7 +427,7 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
     S->fresh = 0;
     if ((st = own_finite(S, err)) || (!cut && (st = migrate(S, &far, err)))) return st;
     for (int tries = 0; tries < 2; ++tries) {
-        if ((cut || far || empty) && (st = clcone_mpi_step_repartition(S, err))) return st;
+        if ((cut || far || empty) && (st = clc_mpi_step_repartition(S, err))) return st;
         S->fig.repartitions += cut || far || empty;
         if ((st = ghosts_detect(S, margin, err))) return st;
         step_counts(S, &empty);
@@ -439,12 +439,12 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
         cut = 1;
     }
     if (empty)
-        return clcone_mpi_fail(err, CLCONE_ENOTSUP, "the world's %lld contacts leave a rank of %d none: use fewer "
+        return clc_mpi_fail(err, CLCONE_ENOTSUP, "the world's %lld contacts leave a rank of %d none: use fewer "
                                "ranks", S->total, S->size);
     S->fig.steps++;
     *keys = malloc(((size_t)S->L.s.ncontacts + 1) * sizeof **keys);
     if (*keys) memcpy(*keys, S->keys, (size_t)S->L.s.ncontacts * sizeof **keys);
-    st = clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clcone_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
+    st = clcone_mpi_agree(S->comm, *keys ? CLCONE_OK : clc_mpi_fail(err, CLCONE_ENOMEM, "contact keys"), err);
     if (st) {
         /* the stepper takes the keys only from a detection that succeeded */
         free(*keys);
@@ -453,13 +453,13 @@ clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, u
     return st;
 }
 
-void clcone_mpi_step_free(clcone_mpi_stepper *S)
+void clc_mpi_step_free(clcone_mpi_stepper *S)
 {
     clcone_sim_free(S->sim);
     clcone_plan_free(S->plan);
-    clcone_mpi_part_free(&S->part);
-    clcone_mpi_domain_close(&S->D);
-    clcone_mpi_cut_free(&S->cut);
+    clc_mpi_part_free(&S->part);
+    clc_mpi_domain_close(&S->D);
+    clc_mpi_cut_free(&S->cut);
     clcone_world_free(&S->L);
     free(S->own);
     free(S->fixed);

@@ -9,18 +9,18 @@
 
 /* A body as it goes between ranks: its id in the whole world, its weight
  * in a cut (its contacts, at least 1), its state and shape. */
-typedef struct clcone_mpi_body {
+typedef struct clc_mpi_body {
     int gid, w;
     clcone_body b;
     clcone_shape sh;
-} clcone_mpi_body;
+} clc_mpi_body;
 
 /* A contact's last reactions, with its bodies' ids (b -1: a plane). */
-typedef struct clcone_mpi_warm {
+typedef struct clc_mpi_warm {
     unsigned long long key;
     int a, b;
     double r[3];
-} clcone_mpi_warm;
+} clc_mpi_warm;
 
 struct clcone_mpi_stepper {
     MPI_Comm comm;
@@ -30,13 +30,13 @@ struct clcone_mpi_stepper {
     clcone_world L;        /* own bodies, ghosts and static bodies, by id */
     clcone_sim *sim;       /* steps L */
     int nglobal, nown, nfixed;
-    clcone_mpi_body *own;  /* between steps: this rank's bodies */
-    clcone_mpi_body *fixed; /* static bodies, on every rank */
+    clc_mpi_body *own;  /* between steps: this rank's bodies */
+    clc_mpi_body *fixed; /* static bodies, on every rank */
     int *gid, *from;       /* per body of L: its id and its rank (-1 static) */
     int *cnt;              /* per body of L: its contacts here */
     unsigned long long *keys, *order; /* per contact of L */
     int *counted;          /* per contact of L: this rank reports it */
-    clcone_mpi_cut cut;
+    clc_mpi_cut cut;
     int *neigh, nneigh;
     double halo, threshold;
     int due;               /* repartition at the next step */
@@ -44,8 +44,8 @@ struct clcone_mpi_stepper {
     double maxpen;
     clcone_solver solver;
     clcone_plan *plan;
-    clcone_mpi_part part;
-    clcone_mpi_domain D;
+    clc_mpi_part part;
+    clc_mpi_domain D;
     clcone_dev_part dp;
     clcone_mpi_sim_figures fig; /* this rank's */
     int stranded;
@@ -55,20 +55,20 @@ struct clcone_mpi_stepper {
 /* The hook that runs before each local step's detection: bodies that left
  * the region go to their new rank (or all are cut again), ghosts come
  * from the neighbours, then L's contacts over its own bodies. */
-clcone_status clcone_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
+clcone_status clc_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
                                      clcone_error *err);
 /* Every rank: the bodies of root's own[0, nown) (the whole world's) cut
  * over the ranks by their weights, the ghosts' width, the cut. */
-clcone_status clcone_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err);
-void clcone_mpi_step_free(clcone_mpi_stepper *S);
+clcone_status clc_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err);
+void clc_mpi_step_free(clcone_mpi_stepper *S);
 /* n items of `size` bytes from every rank, one rank after another, into
  * *all (malloc'd, the caller frees it, also on failure) on every rank, or
  * on root alone (to_root); *total of them; n < 0: this rank failed (out of
  * memory), which every rank returns. Collective. */
-clcone_status clcone_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
+clcone_status clc_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
                                      char **all, int *total, clcone_error *err);
 /* The solve hook (mpi_part_step.c). */
-clcone_status clcone_mpi_step_solve(void *vs, const clcone_scene *sc, const clcone_options *o, double *r,
+clcone_status clc_mpi_step_solve(void *vs, const clcone_scene *sc, const clcone_options *o, double *r,
                                     clcone_result *res, clcone_error *err);
 
 #endif

@@ -11,8 +11,10 @@
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/mj_common.h"
 #include "mujoco/guard.h"
+#include "mujoco/mj_primal.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
+#include "solve/solve_entries.h"
 #include "cone.h"
 #include "block_sets.h"
 
@@ -36,7 +38,7 @@ typedef struct mj_warm {
     double r[BLK_MAX_ROWS];
 } mj_warm;
 
-struct clcone_mujoco {
+struct clc_mujoco {
     clcone_context *ctx;
     clcone_options o;
     char label[256];
@@ -89,12 +91,12 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
     if (first < 0) return CLCONE_OK;
     for (int t = 0; t < mjCNSTR_CONTACT_ELLIPTIC; ++t)
         if (count[t] && len < sizeof list)
-            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", clcone_mj_row_kind(t), count[t]);
+            len += (size_t)snprintf(list + len, sizeof list - len, "%s%s: %d", len ? ", " : "", clc_mj_row_kind(t), count[t]);
     for (int k = 0; k < 7; ++k)
         if (ell[k] && len < sizeof list)
             len += (size_t)snprintf(list + len, sizeof list - len, "%selliptic contact of condim %d%s: %d",
                                     len ? ", " : "", k, k == 3 ? " with two friction coefficients" : "", ell[k]);
-    return clcone_fail(err, CLCONE_ENOTSUP,
+    return clc_fail(err, CLCONE_ENOTSUP,
                        "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
                        "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
                        "frictionless contacts, joint and tendon limits; coulomb takes every other kind on the "
@@ -119,7 +121,7 @@ static int count_blocks(const mjData *d, int *row, int *nrow)
 
 static int find_block(const clcone_problem *p, int i, int j)
 {
-    const int *c = bsearch(&j, p->col + p->row_ptr[i], (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]), sizeof j, clcone_mj_cmp_int);
+    const int *c = bsearch(&j, p->col + p->row_ptr[i], (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]), sizeof j, clc_mj_cmp_int);
     return c ? (int)(c - p->col) : -1;
 }
 
@@ -128,11 +130,11 @@ static int find_block(const clcone_problem *p, int i, int j)
  * idle row's diagonal is its block's normal diagonal (W_nn > 0 and the
  * step sizes of the normal row). */
 /* The 3-row form's structure: A's block-CSR copied into p. */
-static clcone_status structure(const mjModel *m, const clcone_mj_rows *J, int nb, const int *row, const int *nrow,
+static clcone_status structure(const mjModel *m, const clc_mj_rows *J, int nb, const int *row, const int *nrow,
                                clcone_problem *p, clcone_error *err)
 {
     int *rp, *cl, nnzb;
-    clcone_status s = clcone_mj_structure(m, J, nb, row, nrow, &rp, &cl, &nnzb, err);
+    clcone_status s = clc_mj_structure(m, J, nb, row, nrow, &rp, &cl, &nnzb, err);
     if (!s && !(s = clcone_problem_alloc(p, nb, nnzb, err))) {
         memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
         memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
@@ -142,7 +144,7 @@ static clcone_status structure(const mjModel *m, const clcone_mj_rows *J, int nb
     return s;
 }
 
-static void fill_w(const clcone_mj_rows *J, const int *row, const int *nrow, clcone_problem *p)
+static void fill_w(const clc_mj_rows *J, const int *row, const int *nrow, clcone_problem *p)
 {
     for (int b = 0; b < p->n; ++b)
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
@@ -151,7 +153,7 @@ static void fill_w(const clcone_mj_rows *J, const int *row, const int *nrow, clc
             t = find_block(p, c, b);
             for (int x = 0; x < nrow[b]; ++x)
                 for (int y = 0; y < nrow[c]; ++y) {
-                    double s = clcone_mj_dot(J, row[b] + x, row[c] + y);
+                    double s = clc_mj_dot(J, row[b] + x, row[c] + y);
                     p->blocks[9 * (size_t)k + 3 * x + y] = s;
                     p->blocks[9 * (size_t)t + 3 * y + x] = s;
                 }
@@ -159,26 +161,26 @@ static void fill_w(const clcone_mj_rows *J, const int *row, const int *nrow, clc
         }
 }
 
-clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
+clcone_status clc_mujoco_problem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_problem *p,
                                     double **R, double **aref, int **row, clcone_error *err)
 {
     int nefc = d->nefc, nb, *nrow = NULL;
-    clcone_mj_rows J = {0};
+    clc_mj_rows J = {0};
     clcone_status s;
     memset(p, 0, sizeof *p);
     *R = *aref = NULL;
     *row = NULL;
     if ((s = check_rows(d, label, err))) return s;
-    if (nefc == 0) return clcone_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
+    if (nefc == 0) return clc_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
     nb = count_blocks(d, NULL, NULL);
     s = CLCONE_ENOMEM;
-    *row = clcone_calloc((size_t)nb, sizeof **row, err, "block rows");
-    nrow = clcone_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
-    *R = clcone_calloc(3 * (size_t)nb, sizeof **R, err, "R");
-    *aref = clcone_calloc(3 * (size_t)nb, sizeof **aref, err, "a_ref");
+    *row = clc_calloc((size_t)nb, sizeof **row, err, "block rows");
+    nrow = clc_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
+    *R = clc_calloc(3 * (size_t)nb, sizeof **R, err, "R");
+    *aref = clc_calloc(3 * (size_t)nb, sizeof **aref, err, "a_ref");
     if (!*row || !nrow || !*R || !*aref) goto out;
     count_blocks(d, *row, nrow);
-    if ((s = clcone_mj_rows_build(m, d, label, &J, err))) goto out;
+    if ((s = clc_mj_rows_build(m, d, label, &J, err))) goto out;
     if ((s = structure(m, &J, nb, *row, nrow, p, err))) goto out;
     fill_w(&J, *row, nrow, p);
     for (int b = 0; b < nb; ++b) {
@@ -197,10 +199,10 @@ clcone_status clcone_mujoco_problem(const mjModel *m, mjData *d, int coulomb, co
             if (!contact) p->blocks[9 * (size_t)find_block(p, b, b) + 4 * x] += Ri;
         }
     }
-    if ((s = clcone_problem_validate(p, err))) clcone_mj_state_error(s, label, err);
+    if ((s = clcone_problem_validate(p, err))) clc_mj_state_error(s, label, err);
 out:
     free(nrow);
-    clcone_mj_rows_free(&J);
+    clc_mj_rows_free(&J);
     if (s) {
         clcone_problem_free(p);
         free(*R);
@@ -212,25 +214,32 @@ out:
     return s;
 }
 
-clcone_status clcone_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
-                                   clcone_mujoco **out, clcone_error *err)
+clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
+                                   clc_mujoco **out, clcone_error *err)
 {
-    clcone_mujoco *a;
+    clc_mujoco *a;
+    clcone_options primal;
     *out = NULL;
     if (o->model != CLCONE_MODEL_SOFT && o->model != CLCONE_MODEL_COULOMB)
-        return clcone_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
+        return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
                                                 "a_ref) or coulomb (R = 0 on contacts), not %s",
                            clcone_model_name(o->model));
-    a = clcone_calloc(1, sizeof *a, err, "the MuJoCo adapter");
+    a = clc_calloc(1, sizeof *a, err, "the MuJoCo adapter");
     if (!a) return CLCONE_ENOMEM;
     a->ctx = ctx;
     a->o = *o;
+    /* the primal form's default, where the table has one on this backend,
+     * comes first: MuJoCo's Newton beats apgd and pgs on the reference on
+     * every model measured (docs/mujoco.md) */
+    primal = *o;
+    if (o->solver == CLCONE_SOLVER_DEFAULT && clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), &primal, ctx))
+        a->o.solver = primal.solver;
     snprintf(a->label, sizeof a->label, "%s", label ? label : "MuJoCo model");
     *out = a;
     return CLCONE_OK;
 }
 
-void clcone_mujoco_free(clcone_mujoco *a)
+void clc_mujoco_free(clc_mujoco *a)
 {
     if (!a) return;
     free(a->prev);
@@ -264,7 +273,7 @@ static void block_keys(const mjData *d, const int *row, int nb, mj_key *key)
 
 /* Last step's forces of the blocks still there (matched by key) as r0,
  * block b's at r0 + off[b] (off NULL: the 3-row form, 3 b). */
-static int warm_start(const clcone_mujoco *a, const mj_key *key, const int *off, int nb, double *r0)
+static int warm_start(const clc_mujoco *a, const mj_key *key, const int *off, int nb, double *r0)
 {
     int matched = 0;
     for (int b = 0; b < nb; ++b) {
@@ -278,10 +287,10 @@ static int warm_start(const clcone_mujoco *a, const mj_key *key, const int *off,
 
 /* Keeps this step's keys and forces (laid out as warm_start's r0),
  * sorted by key, for the next. */
-static clcone_status remember(clcone_mujoco *a, const mj_key *key, const double *r, const int *off, int nb,
+static clcone_status remember(clc_mujoco *a, const mj_key *key, const double *r, const int *off, int nb,
                               clcone_error *err)
 {
-    mj_warm *w = clcone_calloc((size_t)nb + 1, sizeof *w, err, "warm-start forces");
+    mj_warm *w = clc_calloc((size_t)nb + 1, sizeof *w, err, "warm-start forces");
     if (!w) return CLCONE_ENOMEM;
     for (int b = 0; b < nb; ++b) {
         w[b].k = key[b];
@@ -330,7 +339,7 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
             for (int x = 0; x < 3; ++x) d->efc_state[i + x] = st;
         }
     }
-    clcone_mj_finish(m, d);
+    clc_mj_finish(m, d);
 }
 
 /* Exact Coulomb's contacts rest this fraction of their solimp width
@@ -359,10 +368,10 @@ static void coulomb_depth(mjData *d)
     }
 }
 
-void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
+void clc_mujoco_pending_free(clc_mujoco_pending *pd)
 {
     clcone_problem_free(&pd->p);
-    clcone_bproblem_free(&pd->bp);
+    clc_bproblem_free(&pd->bp);
     free(pd->R);
     free(pd->aref);
     free(pd->r);
@@ -371,10 +380,12 @@ void clcone_mujoco_pending_free(clcone_mujoco_pending *pd)
     free(pd->key);
     free(pd->fmj);
     free(pd->amj);
+    if (pd->primal) clc_mj_primal_free(pd->primal);
+    free(pd->primal);
     memset(pd, 0, sizeof *pd);
 }
 
-void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const double *aref, clcone_options *o)
+void clc_mujoco_solve_options(const clc_mujoco *a, const double *R, const double *aref, clcone_options *o)
 {
     *o = a->o;
     o->warm_start = 1;
@@ -385,14 +396,14 @@ void clcone_mujoco_solve_options(const clcone_mujoco *a, const double *R, const 
 }
 
 /* A non-finite force from clcone's solve at efc row i: not applied. */
-static clcone_status bad_force(const clcone_mujoco *a, const mjData *d, int i, const clcone_mujoco_stats *st,
+static clcone_status bad_force(const clc_mujoco *a, const mjData *d, int i, const clc_mujoco_stats *st,
                                clcone_error *err)
 {
-    return clcone_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at row %d (%s): %s, not applied",
-                       a->label, i, clcone_mj_row_kind(d->efc_type[i]), clcone_run_status_name(st->res.status));
+    return clc_fail(err, CLCONE_EINVAL, "%s: clcone's solve gave a non-finite force at row %d (%s): %s, not applied",
+                       a->label, i, clc_mj_row_kind(d->efc_type[i]), clcone_run_status_name(st->res.status));
 }
 
-/* Whether every row fits the 3-row form (clcone_mujoco_problem). */
+/* Whether every row fits the 3-row form (clc_mujoco_problem). */
 static int fits_3row(const mjData *d)
 {
     for (int i = 0; i < d->nefc; i += mj_rows(d, i))
@@ -409,7 +420,7 @@ static int first_zero_row(const mjModel *m, const mjData *d, int all, int contac
     for (int i = 0; i < d->nefc; ++i) {
         int normal = d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC || i == d->contact[d->efc_id[i]].efc_address;
         if ((all || normal) && (!contacts || d->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS)
-            && clcone_mj_zero_row(m, d, i))
+            && clc_mj_zero_row(m, d, i))
             return i;
     }
     return -1;
@@ -420,18 +431,18 @@ static int first_zero_row(const mjModel *m, const mjData *d, int all, int contac
  * W = A there has a zero diagonal, and exact Coulomb leaves its force
  * undetermined (the soft model's R > 0 makes W + R's diagonal positive:
  * soft takes it on the general-block form). */
-static clcone_status coulomb_zero_row(const clcone_mujoco *a, const mjModel *m, const mjData *d, int general,
+static clcone_status coulomb_zero_row(const clc_mujoco *a, const mjModel *m, const mjData *d, int general,
                                       clcone_error *err)
 {
     int i = first_zero_row(m, d, general, 1);
     const mjContact *c;
     if (i < 0) return CLCONE_OK;
     c = &d->contact[d->efc_id[i]];
-    return clcone_fail(err, CLCONE_ENOTSUP, "%s: %s %d (geoms %d and %d) cannot move along its constraint row %d "
+    return clc_fail(err, CLCONE_ENOTSUP, "%s: %s %d (geoms %d and %d) cannot move along its constraint row %d "
                                             "(a zero Jacobian row: W = J M^-1 J' has a zero diagonal there), so exact "
                                             "Coulomb (--model coulomb, R = 0 on contact rows) leaves its force "
                                             "undetermined; --model soft (MuJoCo's R > 0) solves it",
-                       a->label, clcone_mj_row_kind(d->efc_type[i]), d->efc_id[i], c->geom[0], c->geom[1], i);
+                       a->label, clc_mj_row_kind(d->efc_type[i]), d->efc_id[i], c->geom[0], c->geom[1], i);
 }
 
 /* Whether d's problem goes to the general-block form: soft when a row does
@@ -439,7 +450,7 @@ static clcone_status coulomb_zero_row(const clcone_mujoco *a, const mjModel *m, 
  * W without R; the general-block form's W is A + R); coulomb when a row
  * does not fit, but only without elliptic contacts (general.c says why),
  * else the 3-row form refuses it, naming the rows. */
-static int goes_general(const clcone_mujoco *a, const mjModel *m, const mjData *d)
+static int goes_general(const clc_mujoco *a, const mjModel *m, const mjData *d)
 {
     if (a->o.model == CLCONE_MODEL_SOFT && first_zero_row(m, d, 0, 0) >= 0) return 1;
     if (fits_3row(d)) return 0;
@@ -451,14 +462,30 @@ static int goes_general(const clcone_mujoco *a, const mjModel *m, const mjData *
 
 /* pd's keys and forces for nr entries of nb blocks (off as warm_start's),
  * warm-started from last step's. */
-static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *first_row, const int *off,
-                                  clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+static clcone_status warm_pending(clc_mujoco *a, const mjData *d, const int *first_row, const int *off,
+                                  clc_mujoco_pending *pd, clc_mujoco_stats *st, clcone_error *err)
 {
-    pd->key = clcone_calloc((size_t)pd->nb + 1, sizeof *pd->key, err, "block keys");
-    pd->r = clcone_calloc((size_t)pd->nr + 1, sizeof *pd->r, err, "forces");
+    pd->key = clc_calloc((size_t)pd->nb + 1, sizeof *pd->key, err, "block keys");
+    pd->r = clc_calloc((size_t)pd->nr + 1, sizeof *pd->r, err, "forces");
     if (!pd->key || !pd->r) return CLCONE_ENOMEM;
     block_keys(d, first_row, pd->nb, pd->key);
     st->warm_matched = warm_start(a, pd->key, off, pd->nb, pd->r);
+    return CLCONE_OK;
+}
+
+/* MuJoCo's primal problem for its Newton method: no A and no dual warm
+ * start (the start is MuJoCo's, qacc_warmstart). */
+static clcone_status begin_primal(clc_mujoco *a, const mjModel *m, mjData *d, clc_mujoco_pending *pd,
+                                  clc_mujoco_stats *st, double t0, clcone_error *err)
+{
+    clcone_status s;
+    a->nprev = 0;
+    if (!(pd->primal = clc_calloc(1, sizeof *pd->primal, err, "the primal problem"))) return CLCONE_ENOMEM;
+    if ((s = clc_mj_primal_build(m, d, a->label, pd->primal, err))) return s;
+    for (int k = 0; k < pd->primal->n; ++k) pd->nb += pd->primal->isl[k].nb;
+    pd->nr = d->nefc;
+    st->blocks = pd->nb;
+    st->setup_ms = clc_now_ms() - t0;
     return CLCONE_OK;
 }
 
@@ -466,8 +493,8 @@ static clcone_status warm_pending(clcone_mujoco *a, const mjData *d, const int *
  * comparing (its forces and qacc kept in pd), then clcone's problem and
  * its warm start: on the 3-row form when every row fits it, else on the
  * general-block form (goes_general). */
-static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                       clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+static clcone_status begin_constraints(clc_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                       clc_mujoco_pending *pd, clc_mujoco_stats *st, clcone_error *err)
 {
     int nefc = d->nefc, nv = (int)m->nv, general;
     double t0;
@@ -479,35 +506,37 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         return CLCONE_OK;
     }
     if (compare) {
-        pd->fmj = clcone_calloc((size_t)nefc, sizeof *pd->fmj, err, "MuJoCo's forces");
-        pd->amj = clcone_calloc((size_t)nv, sizeof *pd->amj, err, "MuJoCo's qacc");
+        pd->fmj = clc_calloc((size_t)nefc, sizeof *pd->fmj, err, "MuJoCo's forces");
+        pd->amj = clc_calloc((size_t)nv, sizeof *pd->amj, err, "MuJoCo's qacc");
         if (!pd->fmj || !pd->amj) return CLCONE_ENOMEM;
-        t0 = clcone_now_ms();
+        t0 = clc_now_ms();
         mj_fwdConstraint(compare, d);
-        st->mujoco_ms = clcone_now_ms() - t0;
+        st->mujoco_ms = clc_now_ms() - t0;
         memcpy(pd->fmj, d->efc_force, sizeof *pd->fmj * (size_t)nefc);
         memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
-    t0 = clcone_now_ms();
+    t0 = clc_now_ms();
+    if (clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver))
+        return begin_primal(a, m, d, pd, st, t0, err);
     general = goes_general(a, m, d);
     if (a->o.model == CLCONE_MODEL_COULOMB) {
         if ((s = coulomb_zero_row(a, m, d, general, err))) return s;
         coulomb_depth(d);
     }
     if (general) {
-        if ((s = clcone_mujoco_bproblem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->bp, err))) return s;
+        if ((s = clc_mujoco_bproblem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->bp, err))) return s;
         pd->general = 1;
         pd->nb = pd->bp.nb;
         pd->nr = pd->bp.m;
-        if (!(pd->fixed = clcone_calloc((size_t)pd->nr, sizeof *pd->fixed, err, "decoupled forces")))
+        if (!(pd->fixed = clc_calloc((size_t)pd->nr, sizeof *pd->fixed, err, "decoupled forces")))
             return CLCONE_ENOMEM;
-        clcone_mujoco_bproblem_decouple(m, d, &pd->bp, pd->fixed);
+        clc_mujoco_bproblem_decouple(m, d, &pd->bp, pd->fixed);
         s = warm_pending(a, d, pd->bp.off, pd->bp.off, pd, st, err);
         /* a decoupled row's force in the solve is 0 */
         for (int i = 0; !s && i < pd->nr; ++i)
             if (!isnan(pd->fixed[i])) pd->r[i] = 0;
     } else {
-        if ((s = clcone_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R,
+        if ((s = clc_mujoco_problem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->p, &pd->R,
                                        &pd->aref, &pd->row, err)))
             return s;
         pd->nb = pd->p.n;
@@ -515,22 +544,38 @@ static clcone_status begin_constraints(clcone_mujoco *a, const mjModel *m, mjDat
         s = warm_pending(a, d, pd->row, NULL, pd, st, err);
     }
     st->blocks = pd->nb;
-    st->setup_ms = clcone_now_ms() - t0;
+    st->setup_ms = clc_now_ms() - t0;
     return s;
+}
+
+/* After MuJoCo's Newton: its solution written back as MuJoCo's, compared. */
+static clcone_status end_primal(const clc_mujoco *a, const mjModel *m, mjData *d, const clc_mujoco_pending *pd,
+                                clc_mujoco_stats *st, clcone_error *err)
+{
+    const clc_mj_primal *pr = pd->primal;
+    for (int x = 0; x < d->nefc; ++x)
+        if (!isfinite(pr->f[x])) return bad_force(a, d, pr->row[x], st, err);
+    clc_mj_primal_write(m, d, pr);
+    if (pd->fmj) {
+        st->force_rel_diff = rel_diff(d->efc_force, pd->fmj, pd->fmj, d->nefc);
+        st->qacc_rel_diff = rel_diff(d->qacc, pd->amj, d->qacc_smooth, (int)m->nv);
+    }
+    return CLCONE_OK;
 }
 
 /* The constraint stage after the solve: clcone's forces (pd->r) written
  * back as MuJoCo's outputs, compared, and kept for the next warm start. */
-static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
-                                     clcone_mujoco_stats *st, clcone_error *err)
+static clcone_status end_constraints(clc_mujoco *a, const mjModel *m, mjData *d, clc_mujoco_pending *pd,
+                                     clc_mujoco_stats *st, clcone_error *err)
 {
     double *r = pd->r;
     if (pd->nb == 0) return CLCONE_OK;
+    if (pd->primal) return end_primal(a, m, d, pd, st, err);
     for (int i = 0; pd->fixed && i < pd->nr; ++i)
         if (!isnan(pd->fixed[i])) r[i] = pd->fixed[i];
     for (int i = 0; i < pd->nr; ++i)
         if (!isfinite(r[i])) return bad_force(a, d, pd->general ? i : pd->row[i / 3], st, err);
-    if (pd->general) clcone_mujoco_bproblem_write(m, d, &pd->bp, r);
+    if (pd->general) clc_mujoco_bproblem_write(m, d, &pd->bp, r);
     else write_back(m, d, &pd->p, pd->row, r);
     if (pd->fmj) {
         /* qacc of a body at rest is qacc_smooth cancelled to ~0 by the
@@ -546,11 +591,11 @@ static clcone_status end_constraints(clcone_mujoco *a, const mjModel *m, mjData 
 
 /* The arguments of a step's half, run under the MuJoCo error guard. */
 typedef struct mj_half {
-    clcone_mujoco *a;
+    clc_mujoco *a;
     const mjModel *m, *compare;
     mjData *d;
-    clcone_mujoco_pending *pd;
-    clcone_mujoco_stats *st;
+    clc_mujoco_pending *pd;
+    clc_mujoco_stats *st;
     clcone_error *err;
 } mj_half;
 
@@ -558,31 +603,31 @@ typedef struct mj_half {
 static clcone_status first_half(void *arg)
 {
     const mj_half *h = arg;
-    clcone_mujoco *a = h->a;
+    clc_mujoco *a = h->a;
     const mjModel *m = h->m;
     mjData *d = h->d;
-    clcone_mujoco_marks mk;
+    clc_mujoco_marks mk;
     clcone_status s;
     /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
     if (m->opt.integrator == mjINT_RK4)
-        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
+        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
                                                    "Euler, implicit or implicitfast",
                            a->label);
     if (m->opt.noslip_iterations > 0)
-        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
+        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
                                                    "not done by clcone; set it to 0",
                            a->label, m->opt.noslip_iterations);
-    clcone_mujoco_mark(d, &mk);
+    clc_mujoco_mark(d, &mk);
     mj_step1(m, d);
     mj_fwdActuation(m, d);
     mj_fwdAcceleration(m, d);
     /* a state MuJoCo reset (mj_checkPos, mj_checkVel: a NaN or a huge
      * value), or contacts and rows its arena dropped: stepping on would be
      * a silently different run */
-    if ((s = clcone_mujoco_lost(d, &mk, a->label, "not stepped", h->err))) return s;
+    if ((s = clc_mujoco_lost(d, &mk, a->label, "not stepped", h->err))) return s;
     /* the effective metric (M + K) is not M: mj_solveM would be wrong */
     if (d->efm_active)
-        return clcone_fail(h->err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is "
+        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: MuJoCo's implicit effective metric (flex stiffness) is "
                                                    "active; clcone forms J M^-1 J' with M alone",
                            a->label);
     h->st->nefc = d->nefc;
@@ -597,68 +642,126 @@ static clcone_status second_half(void *arg)
     const mjModel *m = h->m;
     mjData *d = h->d;
     clcone_status s;
-    clcone_mujoco_marks mk;
+    clc_mujoco_marks mk;
     char what[160] = "the step is lost";
     if ((s = end_constraints(h->a, m, d, h->pd, h->st, h->err))) return s;
     d->flg_rnepost = 0; /* as mj_step2: sensors recompute what reads the forces */
     if (h->pd->nb)
         snprintf(what, sizeof what, "qacc with clcone's forces (%s, error %.3g); the step is lost",
                  clcone_run_status_name(h->st->res.status), h->st->res.error);
-    clcone_mujoco_mark(d, &mk);
+    clc_mujoco_mark(d, &mk);
     mj_sensorAcc(m, d);
     mj_checkAcc(m, d);
     /* a NaN or huge qacc: MuJoCo reset the state (and ran its own solver) */
-    if ((s = clcone_mujoco_lost(d, &mk, h->a->label, what, h->err))) return s;
+    if ((s = clc_mujoco_lost(d, &mk, h->a->label, what, h->err))) return s;
     if (m->opt.integrator == mjINT_IMPLICIT || m->opt.integrator == mjINT_IMPLICITFAST) mj_implicit(m, d);
     else mj_Euler(m, d);
     return CLCONE_OK;
 }
 
-clcone_status clcone_mujoco_begin(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                  clcone_mujoco_pending *pd, clcone_mujoco_stats *st, clcone_error *err)
+clcone_status clc_mujoco_begin(clc_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                  clc_mujoco_pending *pd, clc_mujoco_stats *st, clcone_error *err)
 {
     mj_half h = {a, m, compare, d, pd, st, err};
     memset(st, 0, sizeof *st);
     memset(pd, 0, sizeof *pd);
     st->force_rel_diff = st->qacc_rel_diff = -1;
-    return clcone_mujoco_call(first_half, &h, a->label, err);
+    return clc_mujoco_call(first_half, &h, a->label, err);
 }
 
-clcone_status clcone_mujoco_end(clcone_mujoco *a, const mjModel *m, mjData *d, clcone_mujoco_pending *pd,
-                                clcone_mujoco_stats *st, clcone_error *err)
+clcone_status clc_mujoco_end(clc_mujoco *a, const mjModel *m, mjData *d, clc_mujoco_pending *pd,
+                                clc_mujoco_stats *st, clcone_error *err)
 {
     mj_half h = {a, m, NULL, d, pd, st, err};
-    return clcone_mujoco_call(second_half, &h, a->label, err);
+    return clc_mujoco_call(second_half, &h, a->label, err);
 }
 
-clcone_status clcone_mujoco_solve_pending(clcone_mujoco *a, clcone_mujoco_pending *pd, clcone_mujoco_stats *st,
-                                         clcone_error *err)
+/* The islands' results as one: the worst status (its reason), the most
+ * iterations, the largest error, the summed cost, the wall time. */
+static void merge_results(const clcone_prob_result *res, int n, double ms, clcone_prob_result *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < n; ++k) {
+        if (res[k].status > out->status || k == 0) {
+            out->status = res[k].status;
+            snprintf(out->reason, sizeof out->reason, "%s", res[k].reason);
+        }
+        if (res[k].iters > out->iters) out->iters = res[k].iters;
+        if (res[k].error > out->error) out->error = res[k].error;
+        out->cost += res[k].cost;
+    }
+    out->time_ms = ms;
+}
+
+/* pd's primal problem, its islands one batch (solve/blocks_solve.h). */
+static clcone_status solve_primal(const clc_mujoco *a, clc_mujoco_pending *pd, clc_mujoco_stats *st,
+                                  clcone_error *err)
+{
+    clc_mj_primal *pr = pd->primal;
+    size_t n = (size_t)pr->n;
+    const clc_pproblem **p = clc_calloc(n + 1, sizeof *p, err, "islands");
+    double **av = clc_calloc(2 * n + 1, sizeof *av, err, "island vectors"), t0 = clc_now_ms();
+    int **sv = clc_calloc(n + 1, sizeof *sv, err, "island zones"), failed;
+    clcone_prob_result *res = clc_calloc(n + 1, sizeof *res, err, "island results");
+    clcone_options o;
+    clcone_status s = CLCONE_ENOMEM;
+    if (!p || !av || !sv || !res) goto out;
+    for (size_t k = 0; k < n; ++k) {
+        p[k] = &pr->isl[k];
+        av[k] = pr->a + pr->dof_off[k];
+        av[n + k] = pr->f + pr->row_off[k];
+        sv[k] = pr->state + pr->row_off[k];
+    }
+    clc_mujoco_solve_options(a, NULL, NULL, &o);
+    o.warm_start = pr->warm;
+    s = clc_solve_primal_batch(a->ctx, pr->n, p, &o, 1, av, av + n, sv, res, &failed, err);
+    if (s) {
+        if (failed >= 0) clc_error_prefix(err, "island %d", failed);
+        clc_error_prefix(err, "%s", a->label);
+    } else merge_results(res, pr->n, clc_now_ms() - t0, &st->res);
+out:
+    free(p);
+    free(av);
+    free(sv);
+    free(res);
+    return s;
+}
+
+/* pd's dual problem on its form. */
+static clcone_status solve_dual(clc_mujoco *a, clc_mujoco_pending *pd, clc_mujoco_stats *st,
+                                clcone_error *err)
 {
     clcone_plan *plan = NULL;
     clcone_result res = {0};
     clcone_options o;
     clcone_status s;
-    double t0 = clcone_now_ms();
-    clcone_mujoco_solve_options(a, pd->R, pd->aref, &o);
+    double t0 = clc_now_ms();
+    clc_mujoco_solve_options(a, pd->R, pd->aref, &o);
     if (pd->general) {
-        if ((s = clcone_solve_blocks(a->ctx, &pd->bp, &o, pd->r, &st->res, err))) clcone_error_prefix(err, "%s", a->label);
+        if ((s = clc_solve_blocks(a->ctx, &pd->bp, &o, pd->r, &st->res, err))) clc_error_prefix(err, "%s", a->label);
         return s;
     }
     if ((s = clcone_plan_create(a->ctx, &pd->p, &o, &plan, err))) return s;
-    st->setup_ms += clcone_now_ms() - t0;
+    st->setup_ms += clc_now_ms() - t0;
     if (!(s = clcone_plan_solve(plan, pd->r, &res, err))) st->res = res.items[0];
     clcone_plan_free(plan);
     clcone_result_free(&res);
     return s;
 }
 
-clcone_status clcone_mujoco_step(clcone_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
-                                 clcone_mujoco_stats *st, clcone_error *err)
+clcone_status clc_mujoco_solve_pending(clc_mujoco *a, clc_mujoco_pending *pd, clc_mujoco_stats *st,
+                                         clcone_error *err)
 {
-    clcone_mujoco_pending pd;
-    clcone_status s = clcone_mujoco_begin(a, m, d, compare, &pd, st, err);
-    if (!s && pd.nb) s = clcone_mujoco_solve_pending(a, &pd, st, err);
-    if (!s) s = clcone_mujoco_end(a, m, d, &pd, st, err);
-    clcone_mujoco_pending_free(&pd);
+    return pd->primal ? solve_primal(a, pd, st, err) : solve_dual(a, pd, st, err);
+}
+
+clcone_status clc_mujoco_step(clc_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,
+                                 clc_mujoco_stats *st, clcone_error *err)
+{
+    clc_mujoco_pending pd;
+    clcone_status s = clc_mujoco_begin(a, m, d, compare, &pd, st, err);
+    if (!s && pd.nb) s = clc_mujoco_solve_pending(a, &pd, st, err);
+    if (!s) s = clc_mujoco_end(a, m, d, &pd, st, err);
+    clc_mujoco_pending_free(&pd);
     return s;
 }

@@ -12,7 +12,7 @@
 
 struct clcone_mj_stepper {
     clcone_context *ctx; /* NULL: the reference */
-    clcone_worlds *w;
+    clc_worlds *w;
 };
 
 /* mjVERSION_HEADER as "major.minor.patch" (its form changed at 3.5.0:
@@ -29,7 +29,7 @@ const char *clcone_mj_version(void)
 void clcone_mj_stepper_free(clcone_mj_stepper *s)
 {
     if (!s) return;
-    clcone_worlds_free(s->w);
+    clc_worlds_free(s->w);
     clcone_context_free(s->ctx);
     free(s);
 }
@@ -45,7 +45,7 @@ clcone_status clcone_mj_stepper_create(const char *spec, clcone_precision prec, 
     *out = NULL;
     CLCONE_REQUIRE(err, o);
     CLCONE_REQUIRE(err, m);
-    s = clcone_calloc(1, sizeof *s, err, "the MuJoCo stepper");
+    s = clc_calloc(1, sizeof *s, err, "the MuJoCo stepper");
     if (!s) return CLCONE_ENOMEM;
     if (!(spec && strcmp(spec, "ref") == 0) && (st = clcone_context_create(spec, prec, &s->ctx, err))) {
         free(s);
@@ -56,7 +56,7 @@ clcone_status clcone_mj_stepper_create(const char *spec, clcone_precision prec, 
     ro = *o;
     clcone_options_resolve(&ro, s->ctx);
     ro.solver = o->solver;
-    if ((st = clcone_worlds_borrow(s->ctx, &ro, "MuJoCo model", m, n, threads, &s->w, err))) {
+    if ((st = clc_worlds_borrow(s->ctx, &ro, "MuJoCo model", m, n, threads, &s->w, err))) {
         clcone_mj_stepper_free(s);
         return st;
     }
@@ -67,19 +67,19 @@ clcone_status clcone_mj_stepper_create(const char *spec, clcone_precision prec, 
 clcone_status clcone_mj_stepper_step(clcone_mj_stepper *s, struct mjData_ *const *d, int n, clcone_mj_stats *st,
                                      clcone_error *err)
 {
-    clcone_worlds_stats ws;
+    clc_worlds_stats ws;
     clcone_status r;
     CLCONE_REQUIRE(err, s);
     CLCONE_REQUIRE(err, d);
     CLCONE_REQUIRE(err, st);
-    if (n != clcone_worlds_count(s->w))
-        return clcone_fail(err, CLCONE_EINVAL, "%d MuJoCo data given to a stepper of %d worlds", n,
-                           clcone_worlds_count(s->w));
+    if (n != clc_worlds_count(s->w))
+        return clc_fail(err, CLCONE_EINVAL, "%d MuJoCo data given to a stepper of %d worlds", n,
+                           clc_worlds_count(s->w));
     for (int k = 0; k < n; ++k)
-        if (!d[k]) return clcone_fail(err, CLCONE_EINVAL, "world %d: its MuJoCo data is NULL", k);
-    if ((r = clcone_worlds_step_data(s->w, d, &ws, err))) return r;
+        if (!d[k]) return clc_fail(err, CLCONE_EINVAL, "world %d: its MuJoCo data is NULL", k);
+    if ((r = clc_worlds_step_data(s->w, d, &ws, err))) return r;
     for (int k = 0; k < n; ++k) {
-        const clcone_mujoco_stats *ms = clcone_worlds_stats_of(s->w, k);
+        const clc_mujoco_stats *ms = clc_worlds_stats_of(s->w, k);
         st[k] = (clcone_mj_stats){ms->nefc, ms->ncon, ms->blocks, ms->warm_matched,
                                   ms->blocks ? ms->res.status : CLCONE_CONVERGED, ms->res.iters,
                                   ms->blocks ? ms->res.error : 0, ms->res.time_ms};

@@ -58,14 +58,14 @@ static clcone_status gen_blocks(const mjData *d, const char *label, int *off, in
     while (i < d->nefc) {
         int t = d->efc_type[i], r = t >= 0 && t <= mjCNSTR_CONTACT_ELLIPTIC ? gen_rows(d, i) : 0;
         if (r < 1 || r > BLK_MAX_ROWS || i + r > d->nefc || (t == mjCNSTR_CONTACT_ELLIPTIC && r < 2))
-            return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (type %d, %s) makes no block of 1 to %d "
+            return clc_fail(err, CLCONE_EINVAL, "%s: constraint row %d (type %d, %s) makes no block of 1 to %d "
                                                    "rows (%d rows of %d left)", label, i, t,
-                               t >= 0 && t <= mjCNSTR_CONTACT_ELLIPTIC ? clcone_mj_row_kind(t) : "unknown", BLK_MAX_ROWS,
+                               t >= 0 && t <= mjCNSTR_CONTACT_ELLIPTIC ? clc_mj_row_kind(t) : "unknown", BLK_MAX_ROWS,
                                r, d->nefc - i);
         for (int x = 1; x < r; ++x)
             if (d->efc_type[i + x] != t)
-                return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) is inside a %s block from row %d",
-                                   label, i + x, clcone_mj_row_kind(d->efc_type[i + x]), clcone_mj_row_kind(t), i);
+                return clc_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) is inside a %s block from row %d",
+                                   label, i + x, clc_mj_row_kind(d->efc_type[i + x]), clc_mj_row_kind(t), i);
         if (off) off[n] = i;
         ++n;
         i += r;
@@ -77,10 +77,10 @@ static clcone_status gen_blocks(const mjData *d, const char *label, int *off, in
 
 /* Kinds, bounds and q of p's blocks; W's values A + R (with coulomb,
  * R = 0 on the contact rows). */
-static void gen_fill(const mjData *d, const clcone_mj_rows *J, int coulomb, clcone_bproblem *p)
+static void gen_fill(const mjData *d, const clc_mj_rows *J, int coulomb, clc_bproblem *p)
 {
     for (int b = 0; b < p->nb; ++b) {
-        int r0 = p->off[b], n = clcone_bproblem_rows(p, b);
+        int r0 = p->off[b], n = clc_bproblem_rows(p, b);
         p->kind[b] = gen_kind(d->efc_type[r0]);
         for (int x = 0; x < n; ++x) {
             int i = r0 + x;
@@ -90,13 +90,13 @@ static void gen_fill(const mjData *d, const clcone_mj_rows *J, int coulomb, clco
                                                    : 0.0;
         }
         for (int k = p->row_ptr[b]; k < p->row_ptr[b + 1]; ++k) {
-            int c = p->col[k], nc = clcone_bproblem_rows(p, c);
+            int c = p->col[k], nc = clc_bproblem_rows(p, c);
             double *B = p->val + p->val_off[k];
             if (c < b) continue;
             /* each entry once, mirrored: W symmetric to the bit */
             for (int x = 0; x < n; ++x)
                 for (int y = c == b ? x : 0; y < nc; ++y) {
-                    double v = clcone_mj_dot(J, r0 + x, p->off[c] + y);
+                    double v = clc_mj_dot(J, r0 + x, p->off[c] + y);
                     if (c == b && x == y && !(coulomb && d->efc_type[r0 + x] >= mjCNSTR_CONTACT_FRICTIONLESS))
                         v += d->efc_R[r0 + x];
                     B[x * nc + y] = v;
@@ -111,65 +111,65 @@ static void gen_fill(const mjData *d, const clcone_mj_rows *J, int coulomb, clco
     }
 }
 
-clcone_status clcone_mujoco_bproblem(const mjModel *m, mjData *d, int coulomb, const char *label, clcone_bproblem *p,
+clcone_status clc_mujoco_bproblem(const mjModel *m, mjData *d, int coulomb, const char *label, clc_bproblem *p,
                                      clcone_error *err)
 {
     int nefc = d->nefc, nb, *nrow = NULL, *off = NULL, *rp = NULL, *cl = NULL, nnzb = 0;
-    clcone_mj_rows J = {0};
+    clc_mj_rows J = {0};
     clcone_status s;
     memset(p, 0, sizeof *p);
-    if (nefc == 0) return clcone_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
+    if (nefc == 0) return clc_fail(err, CLCONE_EINVAL, "%s: no constraint rows at this state", label);
     if ((s = gen_blocks(d, label, NULL, &nb, err))) return s;
     s = CLCONE_ENOMEM;
-    off = clcone_calloc((size_t)nb + 1, sizeof *off, err, "block offsets");
-    nrow = clcone_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
+    off = clc_calloc((size_t)nb + 1, sizeof *off, err, "block offsets");
+    nrow = clc_calloc((size_t)nb, sizeof *nrow, err, "block sizes");
     if (!off || !nrow) goto out;
     gen_blocks(d, label, off, &nb, err);
     for (int b = 0; b < nb; ++b) nrow[b] = off[b + 1] - off[b];
-    if ((s = clcone_mj_rows_build(m, d, label, &J, err))) goto out;
+    if ((s = clc_mj_rows_build(m, d, label, &J, err))) goto out;
     for (int i = 0; i < nefc; ++i)
         if (!isfinite(d->efc_frictionloss[i])) {
-            s = clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite frictionloss", label, i,
-                            clcone_mj_row_kind(d->efc_type[i]));
+            s = clc_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite frictionloss", label, i,
+                            clc_mj_row_kind(d->efc_type[i]));
             goto out;
         }
-    if ((s = clcone_mj_structure(m, &J, nb, off, nrow, &rp, &cl, &nnzb, err))) goto out;
-    if ((s = clcone_bproblem_alloc(p, nb, nefc, nnzb, err))) goto out;
+    if ((s = clc_mj_structure(m, &J, nb, off, nrow, &rp, &cl, &nnzb, err))) goto out;
+    if ((s = clc_bproblem_alloc(p, nb, nefc, nnzb, err))) goto out;
     memcpy(p->off, off, sizeof *off * ((size_t)nb + 1));
     memcpy(p->row_ptr, rp, sizeof *rp * ((size_t)nb + 1));
     memcpy(p->col, cl, sizeof *cl * (size_t)nnzb);
-    if ((s = clcone_bproblem_layout(p, err))) goto out;
+    if ((s = clc_bproblem_layout(p, err))) goto out;
     gen_fill(d, &J, coulomb, p);
-    if ((s = clcone_bproblem_validate(p, err))) clcone_mj_state_error(s, label, err);
+    if ((s = clc_bproblem_validate(p, err))) clc_mj_state_error(s, label, err);
 out:
     free(off);
     free(nrow);
     free(rp);
     free(cl);
-    clcone_mj_rows_free(&J);
-    if (s) clcone_bproblem_free(p);
+    clc_mj_rows_free(&J);
+    if (s) clc_bproblem_free(p);
     return s;
 }
 
-/* Whether block b is decoupled (clcone_mujoco_bproblem_decouple): no
+/* Whether block b is decoupled (clc_mujoco_bproblem_decouple): no
  * Jacobian row, W its own diagonal alone, and a cone's tangential q 0. */
-static int decoupled(const mjModel *m, const mjData *d, const clcone_bproblem *p, int b)
+static int decoupled(const mjModel *m, const mjData *d, const clc_bproblem *p, int b)
 {
-    int n = clcone_bproblem_rows(p, b), r0 = p->off[b];
+    int n = clc_bproblem_rows(p, b), r0 = p->off[b];
     if (p->row_ptr[b + 1] - p->row_ptr[b] != 1) return 0;
     for (int x = 0; x < n; ++x) {
-        if (!clcone_mj_zero_row(m, d, r0 + x) || (p->kind[b] == BLK_CONE && x > 0 && p->q[r0 + x] != 0)) return 0;
+        if (!clc_mj_zero_row(m, d, r0 + x) || (p->kind[b] == BLK_CONE && x > 0 && p->q[r0 + x] != 0)) return 0;
         for (int y = 0; y < n; ++y)
             if (y != x && p->val[p->val_off[p->row_ptr[b]] + x * n + y] != 0) return 0;
     }
     return 1;
 }
 
-void clcone_mujoco_bproblem_decouple(const mjModel *m, const mjData *d, clcone_bproblem *p, double *fixed)
+void clc_mujoco_bproblem_decouple(const mjModel *m, const mjData *d, clc_bproblem *p, double *fixed)
 {
     for (int i = 0; i < p->m; ++i) fixed[i] = NAN;
     for (int b = 0; b < p->nb; ++b) {
-        int n = clcone_bproblem_rows(p, b), r0 = p->off[b];
+        int n = clc_bproblem_rows(p, b), r0 = p->off[b];
         double *W = p->val + p->val_off[p->row_ptr[b]];
         if (!decoupled(m, d, p, b)) continue;
         for (int x = 0; x < n; ++x) {
@@ -188,7 +188,7 @@ void clcone_mujoco_bproblem_decouple(const mjModel *m, const mjData *d, clcone_b
 /* MuJoCo's dual state of block b's rows with forces f (mj_solPGS's
  * dualState): an elliptic contact CONE on the cone's surface, QUADRATIC
  * inside it, SATISFIED when its normal force is 0. */
-static int gen_state(const clcone_bproblem *p, int b, int x, const double *f)
+static int gen_state(const clc_bproblem *p, int b, int x, const double *f)
 {
     int i = p->off[b] + x;
     switch (p->kind[b]) {
@@ -201,7 +201,7 @@ static int gen_state(const clcone_bproblem *p, int b, int x, const double *f)
     default: {
         int r0 = p->off[b];
         double t2 = 0;
-        for (int y = 1; y < clcone_bproblem_rows(p, b); ++y) {
+        for (int y = 1; y < clc_bproblem_rows(p, b); ++y) {
             double g = f[r0 + y] / p->bound[r0 + y];
             t2 += g * g;
         }
@@ -212,12 +212,12 @@ static int gen_state(const clcone_bproblem *p, int b, int x, const double *f)
     }
 }
 
-void clcone_mujoco_bproblem_write(const mjModel *m, mjData *d, const clcone_bproblem *p, const double *f)
+void clc_mujoco_bproblem_write(const mjModel *m, mjData *d, const clc_bproblem *p, const double *f)
 {
     for (int b = 0; b < p->nb; ++b)
-        for (int x = 0; x < clcone_bproblem_rows(p, b); ++x) {
+        for (int x = 0; x < clc_bproblem_rows(p, b); ++x) {
             d->efc_force[p->off[b] + x] = f[p->off[b] + x];
             d->efc_state[p->off[b] + x] = gen_state(p, b, x, f);
         }
-    clcone_mj_finish(m, d);
+    clc_mj_finish(m, d);
 }

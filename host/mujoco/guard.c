@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static _Thread_local jmp_buf *guard_here;      /* the clcone_mujoco_call running on this thread */
+static _Thread_local jmp_buf *guard_here;      /* the clc_mujoco_call running on this thread */
 static _Thread_local char error_text[512];     /* MuJoCo's error, for that call's message */
 static void (*chained_warning)(const char *);  /* the caller's warning handler that clcone's replaced */
 static void (*chained_error)(const char *);    /* and error handler */
@@ -15,7 +15,7 @@ static void (*chained_error)(const char *);    /* and error handler */
 static void on_error(const char *msg)
 {
     if (!guard_here) {
-        /* MuJoCo outside any clcone_mujoco_call (clcone's own calls all run
+        /* MuJoCo outside any clc_mujoco_call (clcone's own calls all run
          * inside one): the caller's handler, else MuJoCo's default
          * (print, log, exit), as without clcone's */
         void (*outer)(const char *) = chained_error;
@@ -34,9 +34,9 @@ static void on_warning(const char *msg)
     if (chained_warning) chained_warning(msg);
 }
 
-clcone_mujoco_handlers clcone_mujoco_hold(void)
+clc_mujoco_handlers clc_mujoco_hold(void)
 {
-    clcone_mujoco_handlers outer = {mju_user_error, mju_user_warning};
+    clc_mujoco_handlers outer = {mju_user_error, mju_user_warning};
     if (mju_user_error != on_error) {
         chained_error = mju_user_error;
         mju_user_error = on_error;
@@ -48,7 +48,7 @@ clcone_mujoco_handlers clcone_mujoco_hold(void)
     return outer;
 }
 
-void clcone_mujoco_release(clcone_mujoco_handlers outer)
+void clc_mujoco_release(clc_mujoco_handlers outer)
 {
     mju_user_error = outer.error;
     mju_user_warning = outer.warning;
@@ -64,24 +64,24 @@ static clcone_status jump_back(clcone_status (*fn)(void *), void *arg, const cha
     if (setjmp(here) == 0) s = fn(arg);
     else
         /* mju_malloc's words when the allocator returned NULL */
-        s = clcone_fail(err, strstr(error_text, "allocate memory") ? CLCONE_ENOMEM : CLCONE_EINVAL,
+        s = clc_fail(err, strstr(error_text, "allocate memory") ? CLCONE_ENOMEM : CLCONE_EINVAL,
                         "%s: MuJoCo stopped with an error: %s", label, error_text);
     guard_here = outer;
     return s;
 }
 
-clcone_status clcone_mujoco_call(clcone_status (*fn)(void *), void *arg, const char *label, clcone_error *err)
+clcone_status clc_mujoco_call(clcone_status (*fn)(void *), void *arg, const char *label, clcone_error *err)
 {
-    clcone_mujoco_handlers outer;
+    clc_mujoco_handlers outer;
     clcone_status s;
     if (mju_user_error == on_error && mju_user_warning == on_warning) return jump_back(fn, arg, label, err);
-    outer = clcone_mujoco_hold();
+    outer = clc_mujoco_hold();
     s = jump_back(fn, arg, label, err);
-    clcone_mujoco_release(outer);
+    clc_mujoco_release(outer);
     return s;
 }
 
-/* One MuJoCo call of the three below, for clcone_mujoco_call. */
+/* One MuJoCo call of the three below, for clc_mujoco_call. */
 typedef struct mj_job {
     enum { MAKE_DATA, COPY_MODEL, FORWARD } what;
     const mjModel *m;
@@ -102,32 +102,32 @@ static clcone_status run_job(void *arg)
 static clcone_status made(clcone_status s, const void *result, const char *label, const char *what,
                           clcone_error *err)
 {
-    if (!s && !result) s = clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory for %s", label, what);
+    if (!s && !result) s = clc_fail(err, CLCONE_ENOMEM, "%s: out of memory for %s", label, what);
     return s;
 }
 
-clcone_status clcone_mujoco_make_data(const mjModel *m, const char *label, mjData **d, clcone_error *err)
+clcone_status clc_mujoco_make_data(const mjModel *m, const char *label, mjData **d, clcone_error *err)
 {
     mj_job j = {MAKE_DATA, m, NULL, NULL};
-    clcone_status s = clcone_mujoco_call(run_job, &j, label, err);
+    clcone_status s = clc_mujoco_call(run_job, &j, label, err);
     s = made(s, j.d, label, "MuJoCo's data", err);
     *d = s ? NULL : j.d;
     return s;
 }
 
-clcone_status clcone_mujoco_copy_model(const mjModel *m, const char *label, mjModel **copy, clcone_error *err)
+clcone_status clc_mujoco_copy_model(const mjModel *m, const char *label, mjModel **copy, clcone_error *err)
 {
     mj_job j = {COPY_MODEL, m, NULL, NULL};
-    clcone_status s = clcone_mujoco_call(run_job, &j, label, err);
+    clcone_status s = clc_mujoco_call(run_job, &j, label, err);
     s = made(s, j.copy, label, "a copy of the model", err);
     *copy = s ? NULL : j.copy;
     return s;
 }
 
-clcone_status clcone_mujoco_forward(const mjModel *m, mjData *d, const char *label, clcone_error *err)
+clcone_status clc_mujoco_forward(const mjModel *m, mjData *d, const char *label, clcone_error *err)
 {
     mj_job j = {FORWARD, m, d, NULL};
-    return clcone_mujoco_call(run_job, &j, label, err);
+    return clc_mujoco_call(run_job, &j, label, err);
 }
 
 /* The warnings that lose physics, and what MuJoCo did on each. */
@@ -144,7 +144,7 @@ static const struct {
 };
 #define NLOST (int)(sizeof LOST / sizeof *LOST)
 
-void clcone_mujoco_mark(mjData *d, clcone_mujoco_marks *mk)
+void clc_mujoco_mark(mjData *d, clc_mujoco_marks *mk)
 {
     for (int k = 0; k < NLOST; ++k) {
         mk->n[LOST[k].w] = d->warning[LOST[k].w].number;
@@ -152,14 +152,14 @@ void clcone_mujoco_mark(mjData *d, clcone_mujoco_marks *mk)
     }
 }
 
-clcone_status clcone_mujoco_lost(mjData *d, const clcone_mujoco_marks *mk, const char *label, const char *what,
+clcone_status clc_mujoco_lost(mjData *d, const clc_mujoco_marks *mk, const char *label, const char *what,
                                  clcone_error *err)
 {
     clcone_status s = CLCONE_OK;
     for (int k = 0; k < NLOST; ++k) {
         int w = LOST[k].w;
         if (!s && d->warning[w].number > 0)
-            s = clcone_fail(err, CLCONE_EINVAL, "%s: MuJoCo warned: %s (%s); %s", label,
+            s = clc_fail(err, CLCONE_EINVAL, "%s: MuJoCo warned: %s (%s); %s", label,
                             mju_warningText(w, (size_t)d->warning[w].lastinfo), LOST[k].did, what);
         d->warning[w].number += mk->n[w];
     }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *clcone_mj_row_kind(int type)
+const char *clc_mj_row_kind(int type)
 {
     switch (type) {
     case mjCNSTR_EQUALITY: return "equality";
@@ -23,7 +23,7 @@ const char *clcone_mj_row_kind(int type)
     }
 }
 
-int clcone_mj_cmp_int(const void *x, const void *y)
+int clc_mj_cmp_int(const void *x, const void *y)
 {
     int a = *(const int *)x, b = *(const int *)y;
     return (a > b) - (a < b);
@@ -32,7 +32,7 @@ int clcone_mj_cmp_int(const void *x, const void *y)
 /* J's nonzeros, row by row, columns ascending (an insertion sort: MuJoCo's
  * sparse rows come sorted, so it only checks); a NaN is a nonzero, kept
  * for the finiteness check. */
-static clcone_status sparse_rows(const mjModel *m, const mjData *d, clcone_mj_rows *J, clcone_error *err)
+static clcone_status sparse_rows(const mjModel *m, const mjData *d, clc_mj_rows *J, clcone_error *err)
 {
     int nv = (int)m->nv, nefc = d->nefc, sparse = mj_isSparse(m), n = 0;
     size_t cap = 0;
@@ -40,9 +40,9 @@ static clcone_status sparse_rows(const mjModel *m, const mjData *d, clcone_mj_ro
         for (int i = 0; i < nefc; ++i) cap += (size_t)d->efc_J_rownnz[i];
     else
         for (size_t k = 0; k < (size_t)nefc * (size_t)nv; ++k) cap += d->efc_J[k] != 0;
-    J->jp = clcone_calloc((size_t)nefc + 1, sizeof *J->jp, err, "MuJoCo Jacobian rows");
-    J->jc = clcone_calloc(cap + 1, sizeof *J->jc, err, "MuJoCo Jacobian columns");
-    J->jv = clcone_calloc(cap + 1, sizeof *J->jv, err, "MuJoCo Jacobian values");
+    J->jp = clc_calloc((size_t)nefc + 1, sizeof *J->jp, err, "MuJoCo Jacobian rows");
+    J->jc = clc_calloc(cap + 1, sizeof *J->jc, err, "MuJoCo Jacobian columns");
+    J->jv = clc_calloc(cap + 1, sizeof *J->jv, err, "MuJoCo Jacobian values");
     if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
     for (int i = 0; i < nefc; ++i) {
         int len = sparse ? d->efc_J_rownnz[i] : nv, row0 = n;
@@ -69,13 +69,13 @@ static clcone_status sparse_rows(const mjModel *m, const mjData *d, clcone_mj_ro
  * tree's dofs are contiguous (tree_dofadr, tree_dofnum), so in a row's
  * ascending columns each tree is one run: its nonzeros, whose columns
  * become the tree's own (from its first dof). */
-static clcone_status row_trees(const mjModel *m, int nefc, clcone_mj_rows *J, size_t *nx, clcone_error *err)
+static clcone_status row_trees(const mjModel *m, int nefc, clc_mj_rows *J, size_t *nx, clcone_error *err)
 {
     int n = 0;
-    J->tp = clcone_calloc((size_t)nefc + 1, sizeof *J->tp, err, "row trees");
-    J->tt = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tt, err, "row trees");
-    J->tb = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tb, err, "row trees");
-    J->xo = clcone_calloc((size_t)J->jp[nefc] + 1, sizeof *J->xo, err, "M^-1 J' offsets");
+    J->tp = clc_calloc((size_t)nefc + 1, sizeof *J->tp, err, "row trees");
+    J->tt = clc_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tt, err, "row trees");
+    J->tb = clc_calloc((size_t)J->jp[nefc] + 1, sizeof *J->tb, err, "row trees");
+    J->xo = clc_calloc((size_t)J->jp[nefc] + 1, sizeof *J->xo, err, "M^-1 J' offsets");
     if (!J->tp || !J->tt || !J->tb || !J->xo) return CLCONE_ENOMEM;
     *nx = 0;
     for (int i = 0; i < nefc; ++i) {
@@ -94,7 +94,7 @@ static clcone_status row_trees(const mjModel *m, int nefc, clcone_mj_rows *J, si
     return CLCONE_OK;
 }
 
-static clcone_status check_finite(const mjData *d, const clcone_mj_rows *J, const char *label, clcone_error *err)
+static clcone_status check_finite(const mjData *d, const clc_mj_rows *J, const char *label, clcone_error *err)
 {
     for (int i = 0; i < d->nefc; ++i) {
         const char *what = !isfinite(d->efc_R[i]) ? "R" : !isfinite(d->efc_aref[i]) ? "aref"
@@ -102,8 +102,8 @@ static clcone_status check_finite(const mjData *d, const clcone_mj_rows *J, cons
         for (int e = J->jp[i]; !what && e < J->jp[i + 1]; ++e)
             if (!isfinite(J->jv[e])) what = "J";
         if (what)
-            return clcone_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
-                               clcone_mj_row_kind(d->efc_type[i]), what);
+            return clc_fail(err, CLCONE_EINVAL, "%s: constraint row %d (%s) has a non-finite %s", label, i,
+                               clc_mj_row_kind(d->efc_type[i]), what);
     }
     return CLCONE_OK;
 }
@@ -142,7 +142,7 @@ static void solve_tree(const mjModel *m, const mjData *d, int t, double *x)
         if (nnz[i] > 1) x[i - a] -= dot_sparse(L + adr[i], x, nnz[i] - 1, col + adr[i], a);
 }
 
-clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clcone_mj_rows *J,
+clcone_status clc_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clc_mj_rows *J,
                                    clcone_error *err)
 {
     int nefc = d->nefc;
@@ -150,8 +150,8 @@ clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char
     clcone_status s;
     memset(J, 0, sizeof *J);
     if ((s = sparse_rows(m, d, J, err)) || (s = row_trees(m, nefc, J, &nx, err))) return s;
-    J->jqs = clcone_calloc((size_t)nefc + 1, sizeof *J->jqs, err, "J qacc_smooth");
-    J->xv = clcone_calloc(nx + 1, sizeof *J->xv, err, "M^-1 J'");
+    J->jqs = clc_calloc((size_t)nefc + 1, sizeof *J->jqs, err, "J qacc_smooth");
+    J->xv = clc_calloc(nx + 1, sizeof *J->xv, err, "M^-1 J'");
     if (!J->jqs || !J->xv) return CLCONE_ENOMEM;
     mj_mulJacVec(m, d, J->jqs, d->qacc_smooth);
     if ((s = check_finite(d, J, label, err))) return s;
@@ -164,7 +164,7 @@ clcone_status clcone_mj_rows_build(const mjModel *m, const mjData *d, const char
     return CLCONE_OK;
 }
 
-void clcone_mj_rows_free(clcone_mj_rows *J)
+void clc_mj_rows_free(clc_mj_rows *J)
 {
     free(J->jp);
     free(J->jc);
@@ -179,17 +179,17 @@ void clcone_mj_rows_free(clcone_mj_rows *J)
 }
 
 /* Per block its trees (a mark per tree), then per tree the blocks on it. */
-clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int nb, const int *row,
+clcone_status clc_mj_structure(const mjModel *m, const clc_mj_rows *J, int nb, const int *row,
                                   const int *nrow, int **row_ptr, int **col, int *nnzb, clcone_error *err)
 {
     int nt = (int)m->ntree, *tp = NULL, *tb = NULL, *mark = NULL, *cols = NULL, *bt = NULL, *btp = NULL, nbt = 0;
     clcone_status s = CLCONE_ENOMEM;
     *row_ptr = *col = NULL;
-    tp = clcone_calloc((size_t)nt + 2, sizeof *tp, err, "tree lists");
-    mark = clcone_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
-    cols = clcone_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
-    btp = clcone_calloc((size_t)nb + 1, sizeof *btp, err, "block trees");
-    bt = clcone_calloc((size_t)J->tp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
+    tp = clc_calloc((size_t)nt + 2, sizeof *tp, err, "tree lists");
+    mark = clc_calloc((size_t)(nt > nb ? nt : nb) + 1, sizeof *mark, err, "marks");
+    cols = clc_calloc((size_t)nb + 1, sizeof *cols, err, "block columns");
+    btp = clc_calloc((size_t)nb + 1, sizeof *btp, err, "block trees");
+    bt = clc_calloc((size_t)J->tp[row[nb - 1] + nrow[nb - 1]] + 1, sizeof *bt, err, "block trees");
     if (!tp || !mark || !cols || !btp || !bt) goto out;
     for (int t = 0; t < nt; ++t) mark[t] = -1;
     for (int b = 0; b < nb; ++b) {
@@ -205,10 +205,10 @@ clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int
         btp[b + 1] = nbt;
     }
     for (int t = 0; t < nt; ++t) tp[t + 1] += tp[t];
-    tb = clcone_calloc((size_t)tp[nt] + 1, sizeof *tb, err, "tree blocks");
+    tb = clc_calloc((size_t)tp[nt] + 1, sizeof *tb, err, "tree blocks");
     if (!tb) goto out;
     {
-        int *fill = clcone_calloc((size_t)nt + 1, sizeof *fill, err, "tree fill");
+        int *fill = clc_calloc((size_t)nt + 1, sizeof *fill, err, "tree fill");
         if (!fill) goto out;
         for (int b = 0; b < nb; ++b)
             for (int k = btp[b]; k < btp[b + 1]; ++k) tb[tp[bt[k]] + fill[bt[k]]++] = b;
@@ -229,7 +229,7 @@ clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int
                         cols[n++] = tb[j];
                     }
             if (pass == 1) {
-                qsort(cols, (size_t)n, sizeof *cols, clcone_mj_cmp_int);
+                qsort(cols, (size_t)n, sizeof *cols, clc_mj_cmp_int);
                 memcpy(*col + (*row_ptr)[b], cols, sizeof *cols * (size_t)n);
                 (*row_ptr)[b + 1] = (*row_ptr)[b] + n;
             }
@@ -237,8 +237,8 @@ clcone_status clcone_mj_structure(const mjModel *m, const clcone_mj_rows *J, int
         }
         if (pass == 0) {
             *nnzb = nnz;
-            *row_ptr = clcone_calloc((size_t)nb + 1, sizeof **row_ptr, err, "A's block rows");
-            *col = clcone_calloc((size_t)nnz + 1, sizeof **col, err, "A's block columns");
+            *row_ptr = clc_calloc((size_t)nb + 1, sizeof **row_ptr, err, "A's block rows");
+            *col = clc_calloc((size_t)nnz + 1, sizeof **col, err, "A's block columns");
             if (!*row_ptr || !*col) goto out;
         }
     }
@@ -259,14 +259,14 @@ out:
 }
 
 /* Row s's X on tree t, or NULL when s is off t (there X is zero). */
-static const double *tree_x(const clcone_mj_rows *J, int s, int t)
+static const double *tree_x(const clc_mj_rows *J, int s, int t)
 {
     for (int k = J->tp[s]; k < J->tp[s + 1]; ++k)
         if (J->tt[k] == t) return J->xv + J->xo[k];
     return NULL;
 }
 
-double clcone_mj_dot(const clcone_mj_rows *J, int r, int s)
+double clc_mj_dot(const clc_mj_rows *J, int r, int s)
 {
     double v = 0;
     for (int k = J->tp[r]; k < J->tp[r + 1]; ++k) {
@@ -276,7 +276,7 @@ double clcone_mj_dot(const clcone_mj_rows *J, int r, int s)
     return v;
 }
 
-int clcone_mj_zero_row(const mjModel *m, const mjData *d, int i)
+int clc_mj_zero_row(const mjModel *m, const mjData *d, int i)
 {
     int sparse = mj_isSparse(m), n = sparse ? d->efc_J_rownnz[i] : (int)m->nv;
     const double *J = d->efc_J + (sparse ? d->efc_J_rowadr[i] : i * (int)m->nv);
@@ -285,7 +285,7 @@ int clcone_mj_zero_row(const mjModel *m, const mjData *d, int i)
     return 1;
 }
 
-void clcone_mj_finish(const mjModel *m, mjData *d)
+void clc_mj_finish(const mjModel *m, mjData *d)
 {
     int nv = (int)m->nv;
     mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
@@ -295,9 +295,9 @@ void clcone_mj_finish(const mjModel *m, mjData *d)
     for (int v = 0; v < nv; ++v) d->qacc[v] += d->qacc_smooth[v];
 }
 
-clcone_status clcone_mj_state_error(clcone_status s, const char *label, clcone_error *err)
+clcone_status clc_mj_state_error(clcone_status s, const char *label, clcone_error *err)
 {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return clcone_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
+    return clc_fail(err, s, "%s: MuJoCo's problem at this state: %s", label, msg);
 }

@@ -48,7 +48,7 @@ static void put_shape(clcone_world *w, int i, const double x[3], const double *h
     if (box) mju_mat2Quat(sh->quat, xmat);
     sh->mass = stat ? 0 : 1;
     memcpy(w->s.bodies[i].x, x, 3 * sizeof *x);
-    clcone_body_set_mass(&w->s.bodies[i], sh);
+    clc_body_set_mass(&w->s.bodies[i], sh);
 }
 
 /* Geom g's shapes from body index at (first[g] = at). */
@@ -109,13 +109,13 @@ static void add_contacts(const mjModel *m, const mjData *d, const int *first, cl
         const mjContact *con = &d->contact[i];
         int a = contact_shape(m, w, first, con->geom[1], con->pos), b = contact_shape(m, w, first, con->geom[0], con->pos);
         double f[6], sign = 1; /* MuJoCo's normal points from geom[0] to geom[1]: from b to a */
-        if (a < 0 || clcone_body_is_static(&w->s.bodies[a])) {
+        if (a < 0 || clc_body_is_static(&w->s.bodies[a])) {
             int t = a;
             a = b;
             b = t;
             sign = -1;
         }
-        if (a < 0 || clcone_body_is_static(&w->s.bodies[a]) || con->efc_address < 0) continue;
+        if (a < 0 || clc_body_is_static(&w->s.bodies[a]) || con->efc_address < 0) continue;
         mj_contactForce(m, d, i, f);
         w->s.contacts[*nc] = (clcone_contact){.a = a, .b = b};
         memcpy(w->s.contacts[*nc].point, con->pos, sizeof con->pos);
@@ -126,14 +126,14 @@ static void add_contacts(const mjModel *m, const mjData *d, const int *first, cl
     }
 }
 
-clcone_status clcone_mj_render_png(const mjModel *m, const mjData *d, const char *path, int width, int height,
+clcone_status clc_mj_render_png(const mjModel *m, const mjData *d, const char *path, int width, int height,
                                    const char *title, clcone_error *err)
 {
     clcone_world w;
     clcone_status s;
     int nb = 0, np = 0, nc;
-    int *first = clcone_calloc((size_t)m->ngeom + 1, sizeof *first, err, "the picture's geoms");
-    double *r = first ? clcone_calloc(3 * (size_t)d->ncon + 1, sizeof *r, err, "the picture's forces") : NULL;
+    int *first = clc_calloc((size_t)m->ngeom + 1, sizeof *first, err, "the picture's geoms");
+    double *r = first ? clc_calloc(3 * (size_t)d->ncon + 1, sizeof *r, err, "the picture's forces") : NULL;
     if (!r) {
         free(first);
         return CLCONE_ENOMEM;
@@ -143,7 +143,7 @@ clcone_status clcone_mj_render_png(const mjModel *m, const mjData *d, const char
         nb += geom_shapes(m, g);
         np += m->geom_type[g] == mjGEOM_PLANE;
     }
-    if ((s = clcone_world_alloc(&w, nb, d->ncon, np, err))) {
+    if ((s = clc_world_alloc(&w, nb, d->ncon, np, err))) {
         free(first);
         free(r);
         return s;

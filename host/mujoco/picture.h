@@ -13,7 +13,7 @@
  * box); height fields and SDFs left out. A geom of the world body is
  * static; each body is coloured by the magnitude of its MuJoCo contact
  * forces (mj_contactForce). PNG of width x height at path, title on top. */
-clcone_status clcone_mj_render_png(const mjModel *m, const mjData *d, const char *path, int width, int height,
+clcone_status clc_mj_render_png(const mjModel *m, const mjData *d, const char *path, int width, int height,
                                    const char *title, clcone_error *err);
 
 #endif

@@ -12,7 +12,7 @@
  * for a count of 20 digits). */
 #define NPY_HEADER 128
 
-struct clcone_mj_traj {
+struct clc_mj_traj {
     FILE *csv, *qpos;
     const char *csv_path, *qpos_path;
     int npy, every, nq;
@@ -37,22 +37,22 @@ static void npy_header(FILE *f, long rows, int nq)
 
 static clcone_status io_error(clcone_error *err, const char *path, const char *what)
 {
-    return clcone_fail(err, CLCONE_EIO, "%s: cannot %s: %s", path, what, strerror(errno));
+    return clc_fail(err, CLCONE_EIO, "%s: cannot %s: %s", path, what, strerror(errno));
 }
 
 /* t's files made so far closed, t freed, the error of path. */
-static clcone_status open_failed(clcone_mj_traj *t, const char *path, clcone_error *err)
+static clcone_status open_failed(clc_mj_traj *t, const char *path, clcone_error *err)
 {
     clcone_error ignored;
     clcone_status s = io_error(err, path, "write it");
-    clcone_mj_traj_close(t, &ignored);
+    clc_mj_traj_close(t, &ignored);
     return s;
 }
 
-clcone_status clcone_mj_traj_open(mjModel *m, const char *csv, const char *qpos, int every, clcone_mj_traj **out,
+clcone_status clc_mj_traj_open(mjModel *m, const char *csv, const char *qpos, int every, clc_mj_traj **out,
                                   clcone_error *err)
 {
-    clcone_mj_traj *t = clcone_calloc(1, sizeof *t, err, "the trajectory's files");
+    clc_mj_traj *t = clc_calloc(1, sizeof *t, err, "the trajectory's files");
     size_t ql = qpos ? strlen(qpos) : 0;
     *out = NULL;
     if (!t) return CLCONE_ENOMEM;
@@ -77,8 +77,8 @@ clcone_status clcone_mj_traj_open(mjModel *m, const char *csv, const char *qpos,
     return CLCONE_OK;
 }
 
-clcone_status clcone_mj_traj_record(clcone_mj_traj *t, const mjModel *m, const mjData *d, int k, double t0,
-                                    const clcone_mujoco_stats *st, clcone_error *err)
+clcone_status clc_mj_traj_record(clc_mj_traj *t, const mjModel *m, const mjData *d, int k, double t0,
+                                    const clc_mujoco_stats *st, clcone_error *err)
 {
     if (t->csv) {
         /* a step without rows solved nothing: converged, no error */
@@ -101,7 +101,7 @@ clcone_status clcone_mj_traj_record(clcone_mj_traj *t, const mjModel *m, const m
     return CLCONE_OK;
 }
 
-clcone_status clcone_mj_traj_close(clcone_mj_traj *t, clcone_error *err)
+clcone_status clc_mj_traj_close(clc_mj_traj *t, clcone_error *err)
 {
     clcone_status s = CLCONE_OK;
     if (!t) return s;

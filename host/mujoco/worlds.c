@@ -13,15 +13,15 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-struct clcone_worlds {
+struct clc_worlds {
     clcone_context *ctx;
     const mjModel *m;
     int n, threads;
-    int borrowed;                /* d is the caller's (clcone_worlds_borrow) */
-    clcone_mujoco **ad;          /* per world: its warm start */
+    int borrowed;                /* d is the caller's (clc_worlds_borrow) */
+    clc_mujoco **ad;          /* per world: its warm start */
     mjData **d;
-    clcone_mujoco_pending *pd;   /* per world: this step's problem */
-    clcone_mujoco_stats *st;
+    clc_mujoco_pending *pd;   /* per world: this step's problem */
+    clc_mujoco_stats *st;
 };
 
 static unsigned long long splitmix64(unsigned long long *x)
@@ -32,7 +32,7 @@ static unsigned long long splitmix64(unsigned long long *x)
     return z ^ (z >> 31);
 }
 
-void clcone_worlds_perturb(const mjModel *m, mjData *d, unsigned long long seed, int k, double scale)
+void clc_worlds_perturb(const mjModel *m, mjData *d, unsigned long long seed, int k, double scale)
 {
     unsigned long long x = seed + (unsigned long long)k * 0x9E3779B97F4A7C15ULL;
     if (k == 0) return;
@@ -100,39 +100,39 @@ static double address_left(void)
     return lim < 0 ? -1 : fmax(lim - used, 0);
 }
 
-clcone_status clcone_worlds_check_memory(const mjModel *m, long long ndata, const char *label, clcone_error *err)
+clcone_status clc_worlds_check_memory(const mjModel *m, long long ndata, const char *label, clcone_error *err)
 {
     mjData *d;
     const char *from;
     double used, need, virt, left = resident_left(&from), aleft = address_left();
-    clcone_status s = clcone_mujoco_make_data(m, label, &d, err);
+    clcone_status s = clc_mujoco_make_data(m, label, &d, err);
     if (s) return s;
     /* an error of MuJoCo's there (its arena too small, say) comes again at
      * the worlds' first step, named there; its arena counts whole here */
-    used = clcone_mujoco_forward(m, d, label, err) ? (double)m->narena : (double)d->maxuse_arena;
+    used = clc_mujoco_forward(m, d, label, err) ? (double)m->narena : (double)d->maxuse_arena;
     mj_deleteData(d);
     need = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + used);
     virt = (double)ndata * ((double)sizeof(mjData) + (double)m->nbuffer + (double)m->narena);
     if (left >= 0 && need > left)
-        return clcone_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data need about %.3g GiB (%.3g MiB each: its buffer "
+        return clc_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data need about %.3g GiB (%.3g MiB each: its buffer "
                                                "and the arena its initial state uses), more than the %.3g GiB left "
                                                "(%s); use fewer worlds",
                            label, ndata, need / 0x1p30, need / (double)ndata / 0x1p20, left / 0x1p30, from);
     if (aleft >= 0 && virt > aleft)
-        return clcone_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data take %.3g GiB of address space (%.3g MiB each: "
+        return clc_fail(err, CLCONE_ENOMEM, "%s: %lld MuJoCo data take %.3g GiB of address space (%.3g MiB each: "
                                                "its buffer and its whole arena), more than the %.3g GiB the process's "
                                                "limit (ulimit -v or -d) leaves; use fewer worlds",
                            label, ndata, virt / 0x1p30, virt / (double)ndata / 0x1p20, aleft / 0x1p30);
     return CLCONE_OK;
 }
 
-void clcone_worlds_free(clcone_worlds *w)
+void clc_worlds_free(clc_worlds *w)
 {
     if (!w) return;
     for (int k = 0; k < w->n; ++k) {
-        if (w->ad) clcone_mujoco_free(w->ad[k]);
+        if (w->ad) clc_mujoco_free(w->ad[k]);
         if (w->d && w->d[k] && !w->borrowed) mj_deleteData(w->d[k]);
-        if (w->pd) clcone_mujoco_pending_free(&w->pd[k]);
+        if (w->pd) clc_mujoco_pending_free(&w->pd[k]);
     }
     free(w->ad);
     free(w->d);
@@ -143,96 +143,123 @@ void clcone_worlds_free(clcone_worlds *w)
 
 /* n worlds of m with their adapters and no data yet. */
 static clcone_status worlds_alloc(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                  int n, int threads, clcone_worlds **out, clcone_error *err)
+                                  int n, int threads, clc_worlds **out, clcone_error *err)
 {
-    clcone_worlds *w;
+    clc_worlds *w;
     clcone_status s;
     *out = NULL;
     if (n < 1 || n > CLCONE_WORLDS_MAX)
-        return clcone_fail(err, CLCONE_EINVAL, "worlds: %d worlds asked for; 1 to %d are stepped", n,
+        return clc_fail(err, CLCONE_EINVAL, "worlds: %d worlds asked for; 1 to %d are stepped", n,
                            CLCONE_WORLDS_MAX);
     if (threads < 1 || threads > CLCONE_WORLDS_THREADS)
-        return clcone_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
+        return clc_fail(err, CLCONE_EINVAL, "worlds: %d threads asked for; 1 to %d run MuJoCo's stages", threads,
                            CLCONE_WORLDS_THREADS);
-    w = clcone_calloc(1, sizeof *w, err, "the worlds");
+    w = clc_calloc(1, sizeof *w, err, "the worlds");
     if (!w) return CLCONE_ENOMEM;
     w->ctx = ctx;
     w->m = m;
     w->n = n;
     w->threads = threads < n ? threads : n;
-    w->ad = clcone_calloc((size_t)n, sizeof *w->ad, err, "the worlds' adapters");
-    w->d = clcone_calloc((size_t)n, sizeof *w->d, err, "the worlds' MuJoCo data");
-    w->pd = clcone_calloc((size_t)n, sizeof *w->pd, err, "the worlds' problems");
-    w->st = clcone_calloc((size_t)n, sizeof *w->st, err, "the worlds' figures");
+    w->ad = clc_calloc((size_t)n, sizeof *w->ad, err, "the worlds' adapters");
+    w->d = clc_calloc((size_t)n, sizeof *w->d, err, "the worlds' MuJoCo data");
+    w->pd = clc_calloc((size_t)n, sizeof *w->pd, err, "the worlds' problems");
+    w->st = clc_calloc((size_t)n, sizeof *w->st, err, "the worlds' figures");
     if (!w->ad || !w->d || !w->pd || !w->st) {
-        clcone_worlds_free(w);
+        clc_worlds_free(w);
         return CLCONE_ENOMEM;
     }
     for (int k = 0; k < n; ++k)
-        if ((s = clcone_mujoco_create(ctx, o, label, &w->ad[k], err))) {
-            clcone_worlds_free(w);
+        if ((s = clc_mujoco_create(ctx, o, label, &w->ad[k], err))) {
+            clc_worlds_free(w);
             return s;
         }
     *out = w;
     return CLCONE_OK;
 }
 
-clcone_status clcone_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                   int n, int threads, unsigned long long seed, double scale, clcone_worlds **out,
+clcone_status clc_worlds_create(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, unsigned long long seed, double scale, clc_worlds **out,
                                    clcone_error *err)
 {
-    clcone_worlds *w;
+    clc_worlds *w;
     clcone_status s;
     *out = NULL;
-    if (n >= 1 && n <= CLCONE_WORLDS_MAX && (s = clcone_worlds_check_memory(m, n, label, err))) return s;
+    if (n >= 1 && n <= CLCONE_WORLDS_MAX && (s = clc_worlds_check_memory(m, n, label, err))) return s;
     if ((s = worlds_alloc(ctx, o, label, m, n, threads, &w, err))) return s;
     for (int k = 0; k < n; ++k) {
-        if ((s = clcone_mujoco_make_data(m, label, &w->d[k], err))) {
-            clcone_worlds_free(w);
+        if ((s = clc_mujoco_make_data(m, label, &w->d[k], err))) {
+            clc_worlds_free(w);
             return in_world(s, k, err);
         }
-        clcone_worlds_perturb(m, w->d[k], seed, k, scale);
+        clc_worlds_perturb(m, w->d[k], seed, k, scale);
     }
     *out = w;
     return CLCONE_OK;
 }
 
-clcone_status clcone_worlds_borrow(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
-                                   int n, int threads, clcone_worlds **out, clcone_error *err)
+clcone_status clc_worlds_borrow(clcone_context *ctx, const clcone_options *o, const char *label, const mjModel *m,
+                                   int n, int threads, clc_worlds **out, clcone_error *err)
 {
     clcone_status s = worlds_alloc(ctx, o, label, m, n, threads, out, err);
     if (!s) (*out)->borrowed = 1;
     return s;
 }
 
-int clcone_worlds_count(const clcone_worlds *w) { return w->n; }
+int clc_worlds_count(const clc_worlds *w) { return w->n; }
 
-mjData *clcone_worlds_data(const clcone_worlds *w, int k) { return w->d[k]; }
+mjData *clc_worlds_data(const clc_worlds *w, int k) { return w->d[k]; }
 
-const clcone_mujoco_stats *clcone_worlds_stats_of(const clcone_worlds *w, int k) { return &w->st[k]; }
+const clc_mujoco_stats *clc_worlds_stats_of(const clc_worlds *w, int k) { return &w->st[k]; }
 
 /* err's message with "world k: " in front. */
 static clcone_status in_world(clcone_status s, int k, clcone_error *err)
 {
     char msg[sizeof err->msg];
     snprintf(msg, sizeof msg, "%s", err->msg);
-    return clcone_fail(err, s, "world %d: %.*s", k, (int)sizeof msg - 24, msg);
+    return clc_fail(err, s, "world %d: %.*s", k, (int)sizeof msg - 24, msg);
 }
 
 /* Whether world pd's problem joins the 3-row batch (solve_batch): it has
  * rows, in the 3-row form; those on the general-block form
  * (mujoco/general.c) make the general batch (solve_general_batch). */
-static int in_batch(const clcone_mujoco_pending *pd) { return pd->nb && !pd->general; }
+static int in_batch(const clc_mujoco_pending *pd) { return pd->nb && !pd->general && !pd->primal; }
+
+/* World k's primal problem (MuJoCo's Newton, mujoco/mj_primal.h), if it
+ * has one, solved alone. */
+static clcone_status solve_primal_item(void *arg, int k, clcone_error *err)
+{
+    clc_worlds *w = arg;
+    clcone_status s = CLCONE_OK;
+    if (w->pd[k].primal && w->pd[k].nb) s = clc_mujoco_solve_pending(w->ad[k], &w->pd[k], &w->st[k], err);
+    return s ? in_world(s, k, err) : s;
+}
+
+/* The worlds' primal problems, a world a thread at a time (the same
+ * results for any number of threads), into ws's totals. */
+static clcone_status solve_primal_worlds(clc_worlds *w, clc_worlds_stats *ws, clcone_error *err)
+{
+    clcone_status s = clc_each_item(w->threads, w->n, solve_primal_item, w, NULL, err);
+    for (int k = 0; !s && k < w->n; ++k) {
+        const clcone_prob_result *pr = &w->st[k].res;
+        if (!w->pd[k].primal || !w->pd[k].nb) continue;
+        ++ws->solved;
+        ws->solve_ms += pr->time_ms;
+        if (pr->status > ws->status) ws->status = pr->status;
+        if (pr->error > ws->error) ws->error = pr->error;
+        if (pr->iters > ws->iters) ws->iters = pr->iters;
+    }
+    return s;
+}
 
 /* The worlds on the general-block form as one batch
- * (clcone_solve_blocks_batch), in world order, each solved as it would be
+ * (clc_solve_blocks_batch), in world order, each solved as it would be
  * alone; their forces in pd->r, results in st->res, into ws's totals. */
-static clcone_status solve_general_batch(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+static clcone_status solve_general_batch(clc_worlds *w, clc_worlds_stats *ws, clcone_error *err)
 {
-    const clcone_bproblem **p = clcone_calloc((size_t)w->n, sizeof *p, err, "the general batch's problems");
-    double **f = clcone_calloc((size_t)w->n, sizeof *f, err, "the general batch's forces");
-    clcone_prob_result *res = clcone_calloc((size_t)w->n, sizeof *res, err, "the general batch's results");
-    int *world = clcone_calloc((size_t)w->n, sizeof *world, err, "the general batch's worlds");
+    const clc_bproblem **p = clc_calloc((size_t)w->n, sizeof *p, err, "the general batch's problems");
+    double **f = clc_calloc((size_t)w->n, sizeof *f, err, "the general batch's forces");
+    clcone_prob_result *res = clc_calloc((size_t)w->n, sizeof *res, err, "the general batch's results");
+    int *world = clc_calloc((size_t)w->n, sizeof *world, err, "the general batch's worlds");
     int np = 0, failed = -1;
     double last_ms = 0;
     clcone_options o;
@@ -246,10 +273,10 @@ static clcone_status solve_general_batch(clcone_worlds *w, clcone_worlds_stats *
         }
     s = CLCONE_OK;
     if (!np) goto out;
-    clcone_mujoco_solve_options(w->ad[0], NULL, NULL, &o);
-    if ((s = clcone_solve_blocks_batch(w->ctx, np, p, &o, w->threads, f, res, &failed, err))) {
+    clc_mujoco_solve_options(w->ad[0], NULL, NULL, &o);
+    if ((s = clc_solve_blocks_batch(w->ctx, np, p, &o, w->threads, f, res, &failed, err))) {
         if (failed >= 0) s = in_world(s, world[failed], err);
-        else clcone_error_prefix(err, "the batch of %d worlds' general-block problems", np);
+        else clc_error_prefix(err, "the batch of %d worlds' general-block problems", np);
         goto out;
     }
     ws->solved += np;
@@ -277,14 +304,14 @@ out:
  * problems concatenated, with their R, a_ref and warm starts; solved on
  * one plan, the forces handed back to each world's pd->r and its result
  * to its st->res. */
-static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+static clcone_status solve_batch(clc_worlds *w, clc_worlds_stats *ws, clcone_error *err)
 {
     const clcone_problem **parts = NULL;
     clcone_problem batch = {0};
     clcone_plan *plan = NULL;
     clcone_result res = {0};
     clcone_options o;
-    double *R = NULL, *aref = NULL, *r = NULL, t0 = clcone_now_ms();
+    double *R = NULL, *aref = NULL, *r = NULL, t0 = clc_now_ms();
     int np = 0, nb = 0, nr = 0;
     clcone_status s = CLCONE_ENOMEM;
     for (int k = 0; k < w->n; ++k) {
@@ -292,13 +319,13 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
         nb += w->pd[k].nb;
         nr += w->pd[k].nr;
     }
-    parts = clcone_calloc((size_t)w->n, sizeof *parts, err, "the batch's parts");
-    R = clcone_calloc((size_t)nr + 1, sizeof *R, err, "the batch's R");
-    aref = clcone_calloc((size_t)nr + 1, sizeof *aref, err, "the batch's a_ref");
-    r = clcone_calloc((size_t)nr + 1, sizeof *r, err, "the batch's forces");
+    parts = clc_calloc((size_t)w->n, sizeof *parts, err, "the batch's parts");
+    R = clc_calloc((size_t)nr + 1, sizeof *R, err, "the batch's R");
+    aref = clc_calloc((size_t)nr + 1, sizeof *aref, err, "the batch's a_ref");
+    r = clc_calloc((size_t)nr + 1, sizeof *r, err, "the batch's forces");
     if (!parts || !R || !aref || !r) goto out;
     for (int k = 0, at = 0; k < w->n; ++k) {
-        const clcone_mujoco_pending *pd = &w->pd[k];
+        const clc_mujoco_pending *pd = &w->pd[k];
         size_t len = (size_t)pd->nr * sizeof *r;
         if (!in_batch(pd)) continue;
         parts[np++] = &pd->p;
@@ -313,13 +340,13 @@ static clcone_status solve_batch(clcone_worlds *w, clcone_worlds_stats *ws, clco
         goto out;
     }
     if ((s = clcone_batch_concat(parts, np, &batch, err))) goto out;
-    clcone_mujoco_solve_options(w->ad[0], R, aref, &o);
+    clc_mujoco_solve_options(w->ad[0], R, aref, &o);
     if ((s = clcone_plan_create(w->ctx, &batch, &o, &plan, err))) goto out;
-    ws->batch_ms = clcone_now_ms() - t0;
+    ws->batch_ms = clc_now_ms() - t0;
     if ((s = clcone_plan_solve(plan, r, &res, err))) goto out;
     ws->solve_ms = res.time_ms;
     for (int k = 0, j = 0, at = 0; k < w->n; ++k) {
-        clcone_mujoco_pending *pd = &w->pd[k];
+        clc_mujoco_pending *pd = &w->pd[k];
         const clcone_prob_result *pr;
         if (!in_batch(pd)) continue;
         pr = &res.items[j++];
@@ -334,7 +361,7 @@ out:
     if (s && np) { /* the batch as a whole: no one world's */
         char msg[sizeof err->msg];
         snprintf(msg, sizeof msg, "%s", err->msg);
-        clcone_fail(err, s, "the batch of %d worlds' problems (%d blocks): %.*s", np, nb, (int)sizeof msg - 80, msg);
+        clc_fail(err, s, "the batch of %d worlds' problems (%d blocks): %.*s", np, nb, (int)sizeof msg - 80, msg);
     }
     clcone_plan_free(plan);
     clcone_result_free(&res);
@@ -348,16 +375,16 @@ out:
 
 /* One half of world k's step. */
 typedef struct half_job {
-    clcone_worlds *w;
+    clc_worlds *w;
     int second;
 } half_job;
 
 static clcone_status run_half(void *arg, int k, clcone_error *err)
 {
     half_job *j = arg;
-    clcone_worlds *w = j->w;
-    clcone_status s = j->second ? clcone_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], err)
-                                : clcone_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], err);
+    clc_worlds *w = j->w;
+    clcone_status s = j->second ? clc_mujoco_end(w->ad[k], w->m, w->d[k], &w->pd[k], &w->st[k], err)
+                                : clc_mujoco_begin(w->ad[k], w->m, w->d[k], NULL, &w->pd[k], &w->st[k], err);
     return s ? in_world(s, k, err) : s;
 }
 
@@ -365,28 +392,28 @@ static clcone_status run_half(void *arg, int k, clcone_error *err)
  * touches only that world, so the worlds end the same whatever the
  * threads; the error is the lowest failing world's, the one a single
  * thread stops at. */
-static clcone_status each_world(clcone_worlds *w, int second, clcone_error *err)
+static clcone_status each_world(clc_worlds *w, int second, clcone_error *err)
 {
     half_job job = {w, second};
-    clcone_mujoco_handlers outer = clcone_mujoco_hold();
-    clcone_status s = clcone_each_item(w->threads, w->n, run_half, &job, NULL, err);
-    clcone_mujoco_release(outer);
+    clc_mujoco_handlers outer = clc_mujoco_hold();
+    clcone_status s = clc_each_item(w->threads, w->n, run_half, &job, NULL, err);
+    clc_mujoco_release(outer);
     return s;
 }
 
-clcone_status clcone_worlds_step_data(clcone_worlds *w, mjData *const *d, clcone_worlds_stats *ws, clcone_error *err)
+clcone_status clc_worlds_step_data(clc_worlds *w, mjData *const *d, clc_worlds_stats *ws, clcone_error *err)
 {
     memcpy(w->d, d, (size_t)w->n * sizeof *w->d);
-    return clcone_worlds_step(w, ws, err);
+    return clc_worlds_step(w, ws, err);
 }
 
-clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clcone_error *err)
+clcone_status clc_worlds_step(clc_worlds *w, clc_worlds_stats *ws, clcone_error *err)
 {
     clcone_status s;
-    double t0 = clcone_now_ms(), t1;
+    double t0 = clc_now_ms(), t1;
     memset(ws, 0, sizeof *ws);
     s = each_world(w, 0, err);
-    t1 = clcone_now_ms();
+    t1 = clc_now_ms();
     for (int k = 0; k < w->n; ++k) {
         ws->rows += w->st[k].nefc;
         ws->contacts += w->st[k].ncon;
@@ -395,10 +422,11 @@ clcone_status clcone_worlds_step(clcone_worlds *w, clcone_worlds_stats *ws, clco
     }
     if (!s) s = solve_batch(w, ws, err);
     if (!s) s = solve_general_batch(w, ws, err);
+    if (!s) s = solve_primal_worlds(w, ws, err);
     ws->host_ms = t1 - t0;
-    t0 = clcone_now_ms();
+    t0 = clc_now_ms();
     if (!s) s = each_world(w, 1, err);
-    ws->host_ms += clcone_now_ms() - t0;
-    for (int k = 0; k < w->n; ++k) clcone_mujoco_pending_free(&w->pd[k]);
+    ws->host_ms += clc_now_ms() - t0;
+    for (int k = 0; k < w->n; ++k) clc_mujoco_pending_free(&w->pd[k]);
     return s;
 }

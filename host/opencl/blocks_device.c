@@ -9,7 +9,7 @@
  * projected step), or a batch runs from check to check in one launch of
  * blk_iterate (BDEV_GROUP_MAX_BLOCKS says when); a check reads g and
  * W g + q (one wait) and measures each active
- * problem's error on the host in double (clcone_bproblem_error_scaled),
+ * problem's error on the host in double (clc_bproblem_error_scaled),
  * so both backends measure alike. A problem's blocks see only its own
  * rows, values and momentum, summed in the order they have alone, so each
  * problem's iterates, stop and forces are bitwise those of its solve
@@ -32,10 +32,10 @@ enum {
 typedef struct bdev {
     clcone_context *c;
     int K;
-    const clcone_bproblem *const *p;
+    const clc_bproblem *const *p;
     double *const *f;    /* K: the starts, and the forces on return */
     int threads;         /* the host's work a problem on these */
-    clcone_bproblem all; /* the scaled problems concatenated */
+    clc_bproblem all; /* the scaled problems concatenated */
     int *roff, *boff;    /* K + 1 row and block offsets of the problems in all */
     int *prob, *act;     /* per block of all: its problem; per problem: still iterating */
     double *S, *g, *u;   /* all.m each */
@@ -67,18 +67,18 @@ typedef struct bdev {
 
 static clcone_status bdev_lanes(clcone_context *c, cl_kernel k, const char *name, size_t *lanes, clcone_error *err)
 {
-    return clcone_kernel_lanes(c, k, name, c->info.is_cpu ? BDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
+    return clc_kernel_lanes(c, k, name, c->info.is_cpu ? BDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
 }
 
 static void bdev_free(bdev *D)
 {
-    for (int i = 0; i < B_COUNT; ++i) clcone_buf_free(D->c, &D->mem[i]);
+    for (int i = 0; i < B_COUNT; ++i) clc_buf_free(D->c, &D->mem[i]);
     if (D->k_mul) clReleaseKernel(D->k_mul);
     if (D->k_mom) clReleaseKernel(D->k_mom);
     if (D->k_proj) clReleaseKernel(D->k_proj);
     if (D->k_it) clReleaseKernel(D->k_it);
     if (D->k_chk) clReleaseKernel(D->k_chk);
-    clcone_bproblem_free(&D->all);
+    clc_bproblem_free(&D->all);
     free(D->roff);
     free(D->S);
     free(D->L);
@@ -88,20 +88,20 @@ static void bdev_free(bdev *D)
 }
 
 /* The scaled problem s and its start g in float, checked as the upload
- * checks them (clcone_stage_reals) but a problem at a time, so that the
+ * checks them (clc_stage_reals) but a problem at a time, so that the
  * message names the problem's own row, not the batch's (the caller names
  * the problem). */
-static clcone_status float_range(const clcone_context *c, const clcone_bproblem *s, const double *g,
+static clcone_status float_range(const clcone_context *c, const clc_bproblem *s, const double *g,
                                  clcone_error *err)
 {
     size_t nv = (size_t)s->val_off[s->nnzb], n = nv > (size_t)s->m ? nv : (size_t)s->m;
-    void *stage = clcone_calloc(n + 1, sizeof(float), err, "a float check");
+    void *stage = clc_calloc(n + 1, sizeof(float), err, "a float check");
     clcone_status st;
     if (!stage) return CLCONE_ENOMEM;
-    if (!(st = clcone_stage_reals(c, "scaled q row", 1, s->q, (size_t)s->m, stage, err))
-        && !(st = clcone_stage_reals(c, "scaled bound row", 1, s->bound, (size_t)s->m, stage, err))
-        && !(st = clcone_stage_reals(c, "start row", 1, g, (size_t)s->m, stage, err)))
-        st = clcone_stage_reals(c, "scaled W entry", 1, s->val, nv, stage, err);
+    if (!(st = clc_stage_reals(c, "scaled q row", 1, s->q, (size_t)s->m, stage, err))
+        && !(st = clc_stage_reals(c, "scaled bound row", 1, s->bound, (size_t)s->m, stage, err))
+        && !(st = clc_stage_reals(c, "start row", 1, g, (size_t)s->m, stage, err)))
+        st = clc_stage_reals(c, "scaled W entry", 1, s->val, nv, stage, err);
     free(stage);
     return st;
 }
@@ -113,16 +113,16 @@ static clcone_status scale_item(void *job, int k, clcone_error *err)
     bdev *D = job;
     int r0 = D->roff[k];
     clcone_status st;
-    clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
+    clc_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
     s.q = D->all.q + r0;
     s.bound = D->all.bound + r0;
     s.val = D->all.val + D->all.val_off[D->all.row_ptr[D->boff[k]]];
-    clcone_bproblem_scale(D->p[k], D->S + r0, s.q, s.bound, s.val);
-    D->L[k] = clcone_bproblem_lipschitz(&s);
+    clc_bproblem_scale(D->p[k], D->S + r0, s.q, s.bound, s.val);
+    D->L[k] = clc_bproblem_lipschitz(&s);
     if (!(D->L[k] > 0))
-        return clcone_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)", k,
+        return clc_fail(err, CLCONE_EINVAL, "problem %d: the scaled W has no positive eigenvalue estimate (%g)", k,
                            D->L[k]);
-    clcone_bproblem_start(&s, D->S + r0, D->o->warm_start ? D->f[k] : NULL, D->g + r0);
+    clc_bproblem_start(&s, D->S + r0, D->o->warm_start ? D->f[k] : NULL, D->g + r0);
     if (D->c->prec != CLCONE_DOUBLE && (st = float_range(D->c, &s, D->g + r0, err))) return st;
     D->act[k] = 1;
     D->state[2 * k] = 1;
@@ -139,9 +139,9 @@ static clcone_status bdev_scale(bdev *D, int *failed, clcone_error *err)
         m += (size_t)D->p[k]->m;
         nb += (size_t)D->p[k]->nb;
     }
-    D->roff = clcone_calloc(4 * K + 2 + nb, sizeof *D->roff, err, "the batch's offsets");
-    D->S = clcone_calloc(3 * m, sizeof *D->S, err, "the scaled iterate");
-    D->L = clcone_calloc(4 * K, sizeof *D->L, err, "the problems' steps");
+    D->roff = clc_calloc(4 * K + 2 + nb, sizeof *D->roff, err, "the batch's offsets");
+    D->S = clc_calloc(3 * m, sizeof *D->S, err, "the scaled iterate");
+    D->L = clc_calloc(4 * K, sizeof *D->L, err, "the problems' steps");
     if (!D->roff || !D->S || !D->L) return CLCONE_ENOMEM;
     D->boff = D->roff + K + 1;
     D->act = D->boff + K + 1;
@@ -155,37 +155,37 @@ static clcone_status bdev_scale(bdev *D, int *failed, clcone_error *err)
         D->boff[k + 1] = D->boff[k] + D->p[k]->nb;
         for (int b = D->boff[k]; b < D->boff[k + 1]; ++b) D->prob[b] = k;
     }
-    if ((s = clcone_bproblem_concat_layout(D->p, D->K, &D->all, err))) return s;
-    return clcone_each_item(D->threads, D->K, scale_item, D, failed, err);
+    if ((s = clc_bproblem_concat_layout(D->p, D->K, &D->all, err))) return s;
+    return clc_each_item(D->threads, D->K, scale_item, D, failed, err);
 }
 
 /* The concatenated scaled problem, starts, steps and flags on the device. */
 static clcone_status bdev_upload(bdev *D, clcone_error *err)
 {
-    const clcone_bproblem *s = &D->all;
+    const clc_bproblem *s = &D->all;
     clcone_context *c = D->c;
     cl_mem *m = D->mem;
     size_t nr = (size_t)s->m, K = (size_t)D->K;
     clcone_status st;
-    if ((st = clcone_buf_ints(c, s->off, (size_t)s->nb + 1, &m[B_OFF], err))
-        || (st = clcone_buf_ints(c, s->kind, (size_t)s->nb, &m[B_KIND], err))
-        || (st = clcone_buf_ints(c, s->row_ptr, (size_t)s->nb + 1, &m[B_RP], err))
-        || (st = clcone_buf_ints(c, s->col, (size_t)s->nnzb, &m[B_COL], err))
-        || (st = clcone_buf_ints(c, s->val_off, (size_t)s->nnzb + 1, &m[B_VOFF], err))
-        || (st = clcone_buf_ints(c, D->prob, (size_t)s->nb, &m[B_PROB], err))
-        || (st = clcone_buf_ints(c, D->boff, K + 1, &m[B_POFF], err))
-        || (st = clcone_buf_ints(c, D->act, K, &m[B_ACT], err))
-        || (st = clcone_buf_reals(c, "scaled W entry", 1, s->val, (size_t)s->val_off[s->nnzb], &m[B_VAL], err))
-        || (st = clcone_buf_reals(c, "scaled q row", 1, s->q, nr, &m[B_Q], err))
-        || (st = clcone_buf_reals(c, "scaled bound row", 1, s->bound, nr, &m[B_BOUND], err))
-        || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_G], err))
-        || (st = clcone_buf_reals(c, "start row", 1, D->g, nr, &m[B_PREV], err))
-        || (st = clcone_buf_reals(c, "problem step", 1, D->step, K, &m[B_STEP], err))
-        || (st = clcone_buf_reals(c, "momentum state", 1, D->state, 2 * K, &m[B_STATE], err))
-        || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_Y], err))
-        || (st = clcone_buf_reals(c, "centre row", 1, D->u, nr, &m[B_XC], err)) /* zeros yet */
-        || (st = clcone_buf_alloc(c, nr * c->real_size, &m[B_U], err))
-        || (st = clcone_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err)))
+    if ((st = clc_buf_ints(c, s->off, (size_t)s->nb + 1, &m[B_OFF], err))
+        || (st = clc_buf_ints(c, s->kind, (size_t)s->nb, &m[B_KIND], err))
+        || (st = clc_buf_ints(c, s->row_ptr, (size_t)s->nb + 1, &m[B_RP], err))
+        || (st = clc_buf_ints(c, s->col, (size_t)s->nnzb, &m[B_COL], err))
+        || (st = clc_buf_ints(c, s->val_off, (size_t)s->nnzb + 1, &m[B_VOFF], err))
+        || (st = clc_buf_ints(c, D->prob, (size_t)s->nb, &m[B_PROB], err))
+        || (st = clc_buf_ints(c, D->boff, K + 1, &m[B_POFF], err))
+        || (st = clc_buf_ints(c, D->act, K, &m[B_ACT], err))
+        || (st = clc_buf_reals(c, "scaled W entry", 1, s->val, (size_t)s->val_off[s->nnzb], &m[B_VAL], err))
+        || (st = clc_buf_reals(c, "scaled q row", 1, s->q, nr, &m[B_Q], err))
+        || (st = clc_buf_reals(c, "scaled bound row", 1, s->bound, nr, &m[B_BOUND], err))
+        || (st = clc_buf_reals(c, "start row", 1, D->g, nr, &m[B_G], err))
+        || (st = clc_buf_reals(c, "start row", 1, D->g, nr, &m[B_PREV], err))
+        || (st = clc_buf_reals(c, "problem step", 1, D->step, K, &m[B_STEP], err))
+        || (st = clc_buf_reals(c, "momentum state", 1, D->state, 2 * K, &m[B_STATE], err))
+        || (st = clc_buf_alloc(c, nr * c->real_size, &m[B_Y], err))
+        || (st = clc_buf_reals(c, "centre row", 1, D->u, nr, &m[B_XC], err)) /* zeros yet */
+        || (st = clc_buf_alloc(c, nr * c->real_size, &m[B_U], err))
+        || (st = clc_buf_alloc(c, (size_t)s->nb * c->real_size, &m[B_UP], err)))
         return st;
     return CLCONE_OK;
 }
@@ -201,12 +201,12 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
     for (int k = 0; k < D->K; ++k)
         if (D->boff[k + 1] - D->boff[k] > most) most = D->boff[k + 1] - D->boff[k];
     D->group = D->K >= c->info.compute_units && most <= BDEV_GROUP_MAX_BLOCKS;
-    if ((s = clcone_kernel(c, "blk_mul", &D->k_chk, err))
+    if ((s = clc_kernel(c, "blk_mul", &D->k_chk, err))
         || (s = SET_ARGS(D->k_chk, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
                          KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_G]), KM(m[B_U]))))
         return s;
     if (D->group) {
-        if ((s = clcone_kernel(c, "blk_iterate", &D->k_it, err))
+        if ((s = clc_kernel(c, "blk_iterate", &D->k_it, err))
             || (s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(restart), KI(restart), KM(m[B_POFF]),
                              KM(m[B_OFF]), KM(m[B_KIND]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]), KM(m[B_VAL]),
                              KM(m[B_Q]), KM(m[B_BOUND]), KM(m[B_XC]), KM(m[B_ACT]), KM(m[B_STEP]), KM(m[B_UP]),
@@ -216,8 +216,8 @@ static clcone_status bdev_kernels(bdev *D, clcone_error *err)
             return s;
         return bdev_lanes(c, D->k_it, "blk_iterate", &D->lanes_it, err);
     }
-    if ((s = clcone_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clcone_kernel(c, "blk_momentum", &D->k_mom, err))
-        || (s = clcone_kernel(c, "blk_project", &D->k_proj, err))
+    if ((s = clc_kernel(c, "blk_mul", &D->k_mul, err)) || (s = clc_kernel(c, "blk_momentum", &D->k_mom, err))
+        || (s = clc_kernel(c, "blk_project", &D->k_proj, err))
         || (s = SET_ARGS(D->k_mul, "blk_mul", err, KI(nb), KM(m[B_OFF]), KM(m[B_RP]), KM(m[B_COL]), KM(m[B_VOFF]),
                          KM(m[B_VAL]), KM(m[B_Q]), KM(m[B_Y]), KM(m[B_U])))
         || (s = SET_ARGS(D->k_mom, "blk_momentum", err, KI(D->K), KM(m[B_POFF]), KM(m[B_OFF]), KM(m[B_ACT]),
@@ -243,9 +243,9 @@ static clcone_status bdev_iterate_group(bdev *D, int it, clcone_error *err)
     clcone_status s;
     if (it <= D->enqueued) return CLCONE_OK;
     if (!(D->o->max_seconds > 0) && !D->o->cancel)
-        while (n < BDEV_GROUP_SPAN && !clcone_is_block_check_iteration(D->o, it + n - 1)) ++n;
+        while (n < BDEV_GROUP_SPAN && !clc_is_block_check_iteration(D->o, it + n - 1)) ++n;
     if ((s = SET_ARGS(D->k_it, "blk_iterate", err, KI(D->K), KI(n), KI(restart)))
-        || (s = clcone_run(D->c, D->k_it, (size_t)D->K * D->lanes_it, D->lanes_it, "blk_iterate", err)))
+        || (s = clc_run(D->c, D->k_it, (size_t)D->K * D->lanes_it, D->lanes_it, "blk_iterate", err)))
         return s;
     D->enqueued = it + n - 1;
     return CLCONE_OK;
@@ -265,10 +265,10 @@ static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
     clcone_status s;
     if (D->group) return bdev_iterate_group(D, it, err);
     e = it <= 2 ? clSetKernelArg(D->k_mom, 4, sizeof restart, &restart) : CL_SUCCESS;
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "setting blk_momentum's restart flag");
-    if ((s = clcone_run(c, D->k_mom, (size_t)D->K * D->lanes, D->lanes, "blk_momentum", err))
-        || (s = clcone_run(c, D->k_mul, nb, 0, "blk_mul", err))
-        || (s = clcone_run(c, D->k_proj, nb, 0, "blk_project", err)))
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "setting blk_momentum's restart flag");
+    if ((s = clc_run(c, D->k_mom, (size_t)D->K * D->lanes, D->lanes, "blk_momentum", err))
+        || (s = clc_run(c, D->k_mul, nb, 0, "blk_mul", err))
+        || (s = clc_run(c, D->k_proj, nb, 0, "blk_project", err)))
         return s;
     return CLCONE_OK;
 }
@@ -295,10 +295,10 @@ static clcone_status bdev_step(void *ctx, int it, clcone_error *err)
 static void mul_problem(bdev *D, int k, const double *x, double *u)
 {
     int r0 = D->roff[k];
-    clcone_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
+    clc_bproblem s = *D->p[k]; /* p[k]'s structure, D->all's values */
     s.q = D->all.q + r0;
     s.val = D->all.val + D->all.val_off[D->all.row_ptr[D->boff[k]]];
-    clcone_bproblem_mul(&s, x + r0, u + r0, 1);
+    clc_bproblem_mul(&s, x + r0, u + r0, 1);
 }
 
 /* Problem k recentred at D->g (its absolute iterate). */
@@ -328,8 +328,8 @@ static clcone_status measure_float(bdev *D, const int *active, double *errors, c
     int moved = 0;
     cl_int e;
     if (!D->fx) {
-        D->fx = clcone_calloc(4 * n + 1, sizeof *D->fx, err, "the float centre");
-        D->xc = clcone_calloc(n + (size_t)D->K + 1, sizeof *D->xc, err, "the float centre");
+        D->fx = clc_calloc(4 * n + 1, sizeof *D->fx, err, "the float centre");
+        D->xc = clc_calloc(n + (size_t)D->K + 1, sizeof *D->xc, err, "the float centre");
         if (!D->fx || !D->xc) return CLCONE_ENOMEM;
         D->last = D->xc + n;
         for (size_t i = 0; i < n; ++i) D->fx[3 * n + i] = (float)D->all.q[i];
@@ -338,13 +338,13 @@ static clcone_status measure_float(bdev *D, const int *active, double *errors, c
     fprev = fg + n;
     e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, fg, 0, NULL, NULL);
     if (e == CL_SUCCESS) e = clEnqueueReadBuffer(c->queue, D->mem[B_PREV], CL_TRUE, 0, bytes, fprev, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "reading the iterate at a check");
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if (!active[k]) continue;
         for (int i = r0; i < D->roff[k + 1]; ++i) D->g[i] = D->xc[i] + fg[i];
         mul_problem(D, k, D->g, D->u);
-        errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
+        errors[k] = clc_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
         for (int i = r0; i < D->roff[k + 1]; ++i)
             if (!isfinite(D->g[i])) errors[k] = INFINITY;
         if (isfinite(errors[k]) && D->last[k] > 0 && errors[k] > 0.5 * D->last[k]) {
@@ -358,7 +358,7 @@ static clcone_status measure_float(bdev *D, const int *active, double *errors, c
         static const int buf[4] = {B_G, B_PREV, B_XC, B_Q};
         e = clEnqueueWriteBuffer(c->queue, D->mem[buf[a]], a == 3, 0, bytes, D->fx + (size_t)a * n, 0, NULL, NULL);
     }
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "recentring the float iterate");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "recentring the float iterate");
 }
 
 /* W g + q into u, and g and u read back with one wait (the queue is in
@@ -373,14 +373,14 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     clcone_status s;
     (void)it;
     if (c->prec != CLCONE_DOUBLE) return measure_float(D, active, errors, err);
-    if (!D->stage && !(D->stage = clcone_calloc(2 * n + 1, c->real_size, err, "the checks' staging"))) return CLCONE_ENOMEM;
-    if ((s = clcone_run(c, D->k_chk, (size_t)D->all.nb, 0, "blk_mul", err))) return s;
+    if (!D->stage && !(D->stage = clc_calloc(2 * n + 1, c->real_size, err, "the checks' staging"))) return CLCONE_ENOMEM;
+    if ((s = clc_run(c, D->k_chk, (size_t)D->all.nb, 0, "blk_mul", err))) return s;
     e = clEnqueueReadBuffer(c->queue, D->mem[B_G], CL_FALSE, 0, bytes, D->stage, 0, NULL, NULL);
     if (e == CL_SUCCESS)
         e = clEnqueueReadBuffer(c->queue, D->mem[B_U], CL_TRUE, 0, bytes, (char *)D->stage + bytes, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "reading the iterate at a check");
-    clcone_unstage_reals(c, D->stage, D->g, n);
-    clcone_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "reading the iterate at a check");
+    clc_unstage_reals(c, D->stage, D->g, n);
+    clc_unstage_reals(c, (char *)D->stage + bytes, D->u, n);
     /* on the calling thread: a check's errors are too little work to wait,
      * at every check, for a thread that a loaded machine may not run for a
      * time slice (on threads, one run of 256 humanoid worlds in double
@@ -389,7 +389,7 @@ static clcone_status bdev_measure(void *ctx, int it, const int *active, double *
     for (int k = 0; k < D->K; ++k) {
         int r0 = D->roff[k];
         if (!active[k]) continue;
-        errors[k] = clcone_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
+        errors[k] = clc_bproblem_error_scaled(D->p[k], D->S + r0, D->g + r0, D->u + r0);
         for (int i = r0; i < D->roff[k + 1]; ++i)
             if (!isfinite(D->g[i])) errors[k] = INFINITY;
     }
@@ -408,21 +408,21 @@ static clcone_status bdev_checked(void *ctx, int it, const int *active, const do
     memcpy(D->act, active, sizeof *D->act * (size_t)D->K);
     e = clEnqueueWriteBuffer(D->c->queue, D->mem[B_ACT], CL_TRUE, 0, sizeof *D->act * (size_t)D->K, D->act, 0, NULL,
                              NULL);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "writing the active problems");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "writing the active problems");
 }
 
 static clcone_status bdev_sync(void *ctx, clcone_error *err)
 {
     cl_int e = clFinish(((bdev *)ctx)->c->queue);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clFinish");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clFinish");
 }
 
-clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bproblem *const *p,
+clcone_status clc_dev_blocks_batch(clcone_context *c, int K, const clc_bproblem *const *p,
                                       const clcone_options *o, int threads, double *const *f,
                                       clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
-    clcone_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL};
+    clc_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL};
     clcone_status s;
     memset(&D, 0, sizeof D);
     D.c = c;
@@ -431,16 +431,16 @@ clcone_status clcone_dev_blocks_batch(clcone_context *c, int K, const clcone_bpr
     D.f = f;
     D.threads = threads;
     D.o = o;
-    ops.t0_ms = clcone_now_ms();
+    ops.t0_ms = clc_now_ms();
     *failed = -1;
     if ((s = bdev_scale(&D, failed, err)) || (s = bdev_upload(&D, err)) || (s = bdev_kernels(&D, err))
-        || (s = clcone_iterate_on(&ops, o, clcone_is_block_check_iteration, res, err)))
+        || (s = clc_iterate_on(&ops, o, clc_is_block_check_iteration, res, err)))
         goto out;
     /* the last check read the final iterates: the loop stops only at
      * checks, and a stopped problem's blocks are frozen (core/iterate.c) */
     for (int k = 0; k < K; ++k) {
         for (int i = 0; i < p[k]->m; ++i) f[k][i] = D.S[D.roff[k] + i] * D.g[D.roff[k] + i];
-        res[k].cost = clcone_bproblem_cost(p[k], f[k]);
+        res[k].cost = clc_bproblem_cost(p[k], f[k]);
     }
 out:
     bdev_free(&D);

@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clcone_release_kernel(cl_kernel *k)
+void clc_release_kernel(cl_kernel *k)
 {
     if (*k) clReleaseKernel(*k);
     *k = NULL;
 }
 
-void clcone_dev_close(clcone_dev_batch *d)
+void clc_dev_close(clc_dev_batch *d)
 {
     cl_mem *mems[] = {&d->row_ptr, &d->col, &d->W, &d->q, &d->mu, &d->prob, &d->prob_off,
                       &d->active, &d->r, &d->w, &d->terms, &d->sums, &d->body.bptr, &d->body.bc, &d->body.bs,
@@ -25,10 +25,10 @@ void clcone_dev_close(clcone_dev_batch *d)
                       &d->body.Wcc, &d->body.Rd};
     cl_kernel *ks[] = {&d->k_resid, &d->k_reduce, &d->k_mv, &d->body.k_gather, &d->body.k_capply, &d->k_group};
     cl_mem *gmems[] = {&d->g_state, &d->g_err, &d->g_L0, &d->g_L, &d->g_theta};
-    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clcone_buf_free(d->c, mems[i]);
-    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) clcone_buf_free(d->c, gmems[i]);
-    for (int i = 0; i < GROUP_BUFFERS; ++i) clcone_buf_free(d->c, &d->g_mem[i]);
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) clcone_release_kernel(ks[i]);
+    for (size_t i = 0; i < sizeof mems / sizeof mems[0]; ++i) clc_buf_free(d->c, mems[i]);
+    for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) clc_buf_free(d->c, gmems[i]);
+    for (int i = 0; i < GROUP_BUFFERS; ++i) clc_buf_free(d->c, &d->g_mem[i]);
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) clc_release_kernel(ks[i]);
     free(d->active_h);
     free(d->sums_h);
     free(d->stage);
@@ -43,7 +43,7 @@ void clcone_dev_close(clcone_dev_batch *d)
 /* A part's ghosts' dv: the gather leaves them partial (the part holds
  * only the contacts its own bodies touch), the parts that own them send
  * them whole; through host memory, in the device's precision. */
-clcone_status clcone_dev_halo(clcone_dev_batch *d, clcone_error *err)
+clcone_status clc_dev_halo(clc_dev_batch *d, clcone_error *err)
 {
     const clcone_dev_part *P = d->body.part;
     size_t body = 6 * d->c->real_size, nsend, nrecv;
@@ -55,43 +55,43 @@ clcone_status clcone_dev_halo(clcone_dev_batch *d, clcone_error *err)
     nrecv = (size_t)P->ghosts * body;
     e = nsend ? clEnqueueReadBuffer(d->c->queue, d->body.dv, CL_TRUE, (size_t)P->send * body, nsend, h, 0, NULL, NULL)
               : clFinish(d->c->queue);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueReadBuffer(halo)");
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clEnqueueReadBuffer(halo)");
     if ((s = P->exchange(P->ctx, h, h + nsend, d->c->real_size, err))) return s;
     e = nrecv ? clEnqueueWriteBuffer(d->c->queue, d->body.dv, CL_TRUE, (size_t)P->own * body, nrecv, h + nsend, 0, NULL,
                                      NULL)
               : CL_SUCCESS;
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(halo)");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clEnqueueWriteBuffer(halo)");
 }
 
 /* Body form: dv = M^-1 J^T x. */
-clcone_status clcone_dev_body_dv(clcone_dev_batch *d, cl_mem x, clcone_error *err)
+clcone_status clc_dev_body_dv(clc_dev_batch *d, cl_mem x, clcone_error *err)
 {
     clcone_status s = SET_ARGS(d->body.k_gather, "body_gather", err, KI(d->body.nb), KM(d->body.bptr), KM(d->body.bc), KM(d->body.bs),
                                KM(d->body.frame), KM(d->body.arm), KM(d->body.inv_mass), KM(d->body.inv_inertia), KM(x), KM(d->body.dv));
-    if (!s) s = clcone_run(d->c, d->body.k_gather, (size_t)d->body.nb, 0, "body_gather", err);
-    return s ? s : clcone_dev_halo(d, err);
+    if (!s) s = clc_run(d->c, d->body.k_gather, (size_t)d->body.nb, 0, "body_gather", err);
+    return s ? s : clc_dev_halo(d, err);
 }
 
 /* w = W x with the form's operator. */
-clcone_status clcone_dev_apply(clcone_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err)
+clcone_status clc_dev_apply(clc_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err)
 {
     clcone_status s;
     if (!d->body.nb)
         return (s = SET_ARGS(d->k_mv, "matvec_local", err, KI(d->n), KM(d->row_ptr), KM(d->col), KM(d->W), KM(x),
                              KM(w)))
                    ? s
-                   : clcone_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
-    if ((s = clcone_dev_body_dv(d, x, err))
+                   : clc_run(d->c, d->k_mv, (size_t)d->n, 0, "matvec_local", err);
+    if ((s = clc_dev_body_dv(d, x, err))
         || (s = SET_ARGS(d->body.k_capply, "body_contact_apply", err, KI(d->n), KM(d->body.ca), KM(d->body.cb), KM(d->body.frame),
                          KM(d->body.arm), KM(d->body.dv), KM(d->body.Rd), KM(x), KM(w))))
         return s;
-    return clcone_run(d->c, d->body.k_capply, (size_t)d->n, 0, "body_contact_apply", err);
+    return clc_run(d->c, d->body.k_capply, (size_t)d->n, 0, "body_contact_apply", err);
 }
 
 /* What a plan keeps whatever its contacts: the options, the per-problem
  * flags and error sums, the error kernels. The arrays sized by the
  * contacts come with each form (plan_size). */
-clcone_status clcone_dev_open(clcone_dev_batch *d, clcone_context *c, int nprob, const clcone_options *o,
+clcone_status clc_dev_open(clc_dev_batch *d, clcone_context *c, int nprob, const clcone_options *o,
                               clcone_error *err)
 {
     clcone_status s;
@@ -101,45 +101,45 @@ clcone_status clcone_dev_open(clcone_dev_batch *d, clcone_context *c, int nprob,
     d->model = (int)o->model;
     d->facets = o->facets;
     d->inner = o->fit == CLCONE_FIT_INNER;
-    d->active_h = clcone_calloc((size_t)nprob, sizeof *d->active_h, err, "active flags");
-    d->sums_h = clcone_calloc((size_t)nprob * 4, sizeof *d->sums_h, err, "problem sums");
+    d->active_h = clc_calloc((size_t)nprob, sizeof *d->active_h, err, "active flags");
+    d->sums_h = clc_calloc((size_t)nprob * 4, sizeof *d->sums_h, err, "problem sums");
     if (!d->active_h || !d->sums_h) return CLCONE_ENOMEM;
-    if ((s = clcone_buf_alloc(c, sizeof(int) * (size_t)nprob, &d->active, err))
-        || (s = clcone_buf_alloc(c, 4 * (size_t)nprob * c->real_size, &d->sums, err))
-        || (s = clcone_kernel(c, "residual_terms", &d->k_resid, err)))
+    if ((s = clc_buf_alloc(c, sizeof(int) * (size_t)nprob, &d->active, err))
+        || (s = clc_buf_alloc(c, 4 * (size_t)nprob * c->real_size, &d->sums, err))
+        || (s = clc_kernel(c, "residual_terms", &d->k_resid, err)))
         return s;
-    return clcone_kernel(c, "reduce_rows", &d->k_reduce, err);
+    return clc_kernel(c, "reduce_rows", &d->k_reduce, err);
 }
 
 /* Starts a solve from r0 with every problem active; the clock starts here,
  * after every upload that does not change between solves. Nothing here
  * waits for the device: the start goes up from the staging area. */
-clcone_status clcone_dev_begin(clcone_dev_batch *d, const double *r0, clcone_error *err)
+clcone_status clc_dev_begin(clc_dev_batch *d, const double *r0, clcone_error *err)
 {
     clcone_status s;
     cl_int e;
     for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
-    d->t0 = clcone_now_ms();
-    if ((s = clcone_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
+    d->t0 = clc_now_ms();
+    if ((s = clc_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
     e = clEnqueueWriteBuffer(d->c->queue, d->r, CL_FALSE, 0, 3 * (size_t)d->n * d->c->real_size, d->stage, 0, NULL,
                              NULL);
     if (e == CL_SUCCESS)
         e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_FALSE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
                                  NULL, NULL);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer(start)");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clEnqueueWriteBuffer(start)");
 }
 
 /* A part's K sums over the whole scene (part->sum), into sums and host. */
-static clcone_status part_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
+static clcone_status part_reduce(clc_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                  clcone_error *err)
 {
     const clcone_dev_part *P = d->body.part;
-    double *t = clcone_calloc((size_t)K * (size_t)d->n + 1, sizeof *t, err, "part terms"), v[8];
+    double *t = clc_calloc((size_t)K * (size_t)d->n + 1, sizeof *t, err, "part terms"), v[8];
     float f[8];
     clcone_status s;
     cl_int e;
     if (!t) return CLCONE_ENOMEM;
-    s = clcone_read_reals(d->c, terms, t, (size_t)K * (size_t)d->n, err);
+    s = clc_read_reals(d->c, terms, t, (size_t)K * (size_t)d->n, err);
     if (!s) s = P->sum(P->ctx, t, d->n, K, v, err);
     free(t);
     if (s) return s;
@@ -148,20 +148,20 @@ static clcone_status part_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_me
     for (int k = 0; k < K; ++k) f[k] = (float)v[k];
     e = clEnqueueWriteBuffer(d->c->queue, sums, CL_TRUE, 0, (size_t)K * d->c->real_size,
                              d->c->prec == CLCONE_DOUBLE ? (void *)v : (void *)f, 0, NULL, NULL);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(sums)");
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clEnqueueWriteBuffer(sums)");
     if (host) memcpy(host, v, sizeof *v * (size_t)K);
     return CLCONE_OK;
 }
 
 /* Sums K per-contact terms per problem into d->sums_h (read back). */
-clcone_status clcone_dev_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
+clcone_status clc_dev_reduce(clc_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err)
 {
     clcone_status s;
     if (d->body.part) return part_reduce(d, terms, K, sums, host, err);
-    s = clcone_reduce_rows(d->c, d->k_reduce, d->nprob, d->prob_off, K, terms, sums, err);
+    s = clc_reduce_rows(d->c, d->k_reduce, d->nprob, d->prob_off, K, terms, sums, err);
     if (s) return s;
-    return host ? clcone_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
+    return host ? clc_read_reals(d->c, sums, host, (size_t)d->nprob * (size_t)K, err) : CLCONE_OK;
 }
 
 /* The device's side of the one iteration loop (core/iterate.c): a
@@ -169,8 +169,8 @@ clcone_status clcone_dev_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem
  * kernel and one per-problem sum read back, and the problems the loop
  * stopped frozen through d->active. */
 typedef struct dev_loop {
-    clcone_dev_batch *d;
-    clcone_dev_step_fn step, checked;
+    clc_dev_batch *d;
+    clc_dev_step_fn step, checked;
     void *state;
 } dev_loop;
 
@@ -182,18 +182,18 @@ static clcone_status loop_step(void *ctx, int it, clcone_error *err)
 
 static clcone_status loop_measure(void *ctx, int it, const int *active, double *errors, clcone_error *err)
 {
-    clcone_dev_batch *d = ((dev_loop *)ctx)->d;
+    clc_dev_batch *d = ((dev_loop *)ctx)->d;
     clcone_status s;
     (void)it;
-    if ((s = clcone_dev_apply(d, d->r, d->w, err))
+    if ((s = clc_dev_apply(d, d->r, d->w, err))
         || (s = SET_ARGS(d->k_resid, "residual_terms", err, KI(d->n), KM(d->q), KM(d->mu), KM(d->r), KM(d->w),
                          KM(d->terms), KI(d->model), KI(d->facets), KI(d->inner)))
-        || (s = clcone_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_terms", err))
-        || (s = clcone_dev_reduce(d, d->terms, 4, d->sums, d->sums_h, err)))
+        || (s = clc_run(d->c, d->k_resid, (size_t)d->n, 0, "residual_terms", err))
+        || (s = clc_dev_reduce(d, d->terms, 4, d->sums, d->sums_h, err)))
         return s;
     for (int k = 0; k < d->nprob; ++k) {
         const double *t = d->sums_h + 4 * k;
-        if (active[k]) errors[k] = clcone_scaled_error(t[0], t[1], t[2], t[3]);
+        if (active[k]) errors[k] = clc_scaled_error(t[0], t[1], t[2], t[3]);
     }
     return CLCONE_OK;
 }
@@ -202,14 +202,14 @@ static clcone_status loop_checked(void *ctx, int it, const int *active, const do
                                   clcone_error *err)
 {
     dev_loop *L = ctx;
-    clcone_dev_batch *d = L->d;
+    clc_dev_batch *d = L->d;
     (void)errors; /* the device decides on its own sums */
     if (changed) {
         cl_int e;
         memcpy(d->active_h, active, sizeof(int) * (size_t)d->nprob);
         e = clEnqueueWriteBuffer(d->c->queue, d->active, CL_TRUE, 0, sizeof(int) * (size_t)d->nprob, d->active_h, 0,
                                  NULL, NULL);
-        if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
+        if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clEnqueueWriteBuffer(active)");
     }
     return L->checked ? L->checked(d, L->state, it, err) : CLCONE_OK;
 }
@@ -217,7 +217,7 @@ static clcone_status loop_checked(void *ctx, int it, const int *active, const do
 static clcone_status loop_sync(void *ctx, clcone_error *err)
 {
     cl_int e = clFinish(((dev_loop *)ctx)->d->c->queue);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clFinish");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clFinish");
 }
 
 static clcone_status loop_agree_ms(void *ctx, double *ms, clcone_error *err)
@@ -228,51 +228,51 @@ static clcone_status loop_agree_ms(void *ctx, double *ms, clcone_error *err)
 
 /* Runs step until every problem of the batch has stopped; checked (NULL:
  * none) runs after each check that leaves problems running. */
-clcone_status clcone_dev_iterate(clcone_dev_batch *d, clcone_dev_step_fn step, clcone_dev_step_fn checked, void *state, clcone_error *err)
+clcone_status clc_dev_iterate(clc_dev_batch *d, clc_dev_step_fn step, clc_dev_step_fn checked, void *state, clcone_error *err)
 {
     dev_loop L = {d, step, checked, state};
-    clcone_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked, loop_sync, NULL};
+    clc_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked, loop_sync, NULL};
     if (d->body.part) ops.agree_ms = loop_agree_ms;
-    return clcone_iterate(&ops, d->o, d->res->items, err);
+    return clc_iterate(&ops, d->o, d->res->items, err);
 }
 
 /* Position of each diagonal block of the local form, for the kernels
  * that take W_cc out of the block rows. */
-clcone_status clcone_dev_local_diag(clcone_dev_batch *d, cl_mem *out, clcone_error *err)
+clcone_status clc_dev_local_diag(clc_dev_batch *d, cl_mem *out, clcone_error *err)
 {
     const clcone_problem *p = d->p;
-    int *diag = clcone_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
+    int *diag = clc_calloc((size_t)p->n, sizeof *diag, err, "diagonal blocks");
     clcone_status s;
     if (!diag) return CLCONE_ENOMEM;
     for (int c = 0; c < p->n; ++c)
         for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
             if (p->col[b] == c) diag[c] = b;
-    s = clcone_buf_ints(d->c, diag, (size_t)p->n, out, err);
+    s = clc_buf_ints(d->c, diag, (size_t)p->n, out, err);
     free(diag);
     return s;
 }
 
 /* APGD's starting Lipschitz estimates per problem: max_c D_c >= lambda_max(W). */
-static double *apgd_start_L(const clcone_dev_batch *d, clcone_error *err)
+static double *apgd_start_L(const clc_dev_batch *d, clcone_error *err)
 {
-    double *Lh = clcone_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
+    double *Lh = clc_calloc((size_t)d->nprob, sizeof *Lh, err, "APGD steps");
     if (Lh)
         for (int k = 0; k < d->nprob; ++k) Lh[k] = d->h.Lmax[k] > 0 ? d->h.Lmax[k] : 1.0;
     return Lh;
 }
 
-clcone_status clcone_dev_apgd_bounds(clcone_dev_batch *d, cl_mem *L, clcone_error *err)
+clcone_status clc_dev_apgd_bounds(clc_dev_batch *d, cl_mem *L, clcone_error *err)
 {
     double *Lh = apgd_start_L(d, err);
     clcone_status s;
     if (!Lh) return CLCONE_ENOMEM;
-    s = clcone_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
+    s = clc_buf_reals(d->c, "APGD step bound of problem", 1, Lh, (size_t)d->nprob, L, err);
     free(Lh);
     return s;
 }
 
 /* Host-side step sizes and colouring of a local-form batch. */
-clcone_status clcone_dev_local_host(const clcone_problem *p, clcone_dev_host *h, clcone_error *err)
+clcone_status clc_dev_local_host(const clcone_problem *p, clc_dev_host *h, clcone_error *err)
 {
     memset(h, 0, sizeof *h);
     h->n = p->n;
@@ -280,26 +280,26 @@ clcone_status clcone_dev_local_host(const clcone_problem *p, clcone_dev_host *h,
     h->prob_off = p->prob_off;
     h->q = p->q;
     h->mu = p->mu;
-    h->omega_j = clcone_calloc((size_t)p->n, sizeof *h->omega_j, err, "Jacobi steps");
-    h->omega_gs = clcone_calloc((size_t)p->n, sizeof *h->omega_gs, err, "GS steps");
-    h->Lmax = clcone_calloc((size_t)p->nprob, sizeof *h->Lmax, err, "APGD bounds");
+    h->omega_j = clc_calloc((size_t)p->n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clc_calloc((size_t)p->n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clc_calloc((size_t)p->nprob, sizeof *h->Lmax, err, "APGD bounds");
     if (!h->omega_j || !h->omega_gs || !h->Lmax) return CLCONE_ENOMEM;
     for (int k = 0; k < p->nprob; ++k)
         for (int c = p->prob_off[k]; c < p->prob_off[k + 1]; ++c) {
-            double D = clcone_row_block_norm(p, c);
+            double D = clc_row_block_norm(p, c);
             h->omega_j[c] = 1.0 / D;
             h->Lmax[k] = fmax(h->Lmax[k], D);
             for (int b = p->row_ptr[c]; b < p->row_ptr[c + 1]; ++b)
                 if (p->col[b] == c) {
                     double lo, hi;
-                    clcone_sym3_eig_range(p->blocks + 9 * b, &lo, &hi);
+                    clc_sym3_eig_range(p->blocks + 9 * b, &lo, &hi);
                     h->omega_gs[c] = 1.0 / hi;
                 }
         }
-    return clcone_color_contacts(p, 0, p->n, &h->ncolors, &h->color_ptr, &h->order, err);
+    return clc_color_contacts(p, 0, p->n, &h->ncolors, &h->color_ptr, &h->order, err);
 }
 
-void clcone_dev_host_free(clcone_dev_host *h)
+void clc_dev_host_free(clc_dev_host *h)
 {
     free(h->omega_j);
     free(h->omega_gs);

@@ -1,4 +1,4 @@
-/* The device state of one batch solve (clcone_dev_batch) and what the
+/* The device state of one batch solve (clc_dev_batch) and what the
  * device layer's files share about it: the batch's buffers and kernels
  * (dev_batch.c), the multi-launch solvers (multi_launch.c), the
  * whole-problem kernels' drivers (group.c), the body form (dev_body.c)
@@ -14,7 +14,7 @@
 #define GROUP_BUFFERS 9
 
 /* What the solvers need from a form, on the host, before upload. */
-typedef struct clcone_dev_host {
+typedef struct clc_dev_host {
     int n, nprob;
     const int *prob_off;        /* nprob + 1 */
     const double *q, *mu;       /* 3n, n */
@@ -22,7 +22,7 @@ typedef struct clcone_dev_host {
     double *omega_gs;           /* Gauss-Seidel steps: 1 / lambda_max(W_cc) */
     double *Lmax;               /* per problem: max_c D_c >= lambda_max(W) */
     int ncolors, *color_ptr, *order;
-} clcone_dev_host;
+} clc_dev_host;
 
 /* The body form on the device (matrix-free W = J M^-1 J^T): per contact
  * its bodies, frame, lever arms, W_cc and the soft model's R; per body
@@ -30,20 +30,20 @@ typedef struct clcone_dev_host {
  * M^-1 J^T x; the gather and contact-apply kernels. nb = 0: the batch is
  * in local form. part: the scene is a part of a larger one (NULL: whole),
  * halo the host copy of the dv it exchanges. */
-typedef struct clcone_dev_body {
+typedef struct clc_dev_body {
     int nb;
     cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
     cl_kernel k_gather, k_capply;
     const clcone_dev_part *part;
     void *halo;
-} clcone_dev_body;
+} clc_dev_body;
 
 /* One batch on the device: the options it runs, the per-contact vectors
  * every solver reads (q, mu, the problem of each contact, the iterate r,
  * w = W r, the residual terms), the per-problem flags and error sums, the
  * form's operator (local form: W in block-CSR; body form: body), the
  * whole-problem kernel with its buffers, and the staging area. */
-struct clcone_dev_batch {
+struct clc_dev_batch {
     clcone_context *c;
     const clcone_options *o;
     int n, nprob, model, facets, inner;
@@ -52,12 +52,12 @@ struct clcone_dev_batch {
     int *active_h;
     double *sums_h, t0;
     clcone_result *res;  /* of the solve under way */
-    clcone_dev_host h;
+    clc_dev_host h;
     /* local form */
     const clcone_problem *p;
     cl_mem row_ptr, col, W;
     cl_kernel k_mv;
-    clcone_dev_body body;
+    clc_dev_body body;
     /* whole-problem kernel: made, with its arguments, at the first solve
      * and kept for the next; a solve resets only the states (and APGD's
      * L and theta) */
@@ -70,44 +70,44 @@ struct clcone_dev_batch {
 
 /* dev_batch.c: the batch's life, its operator and its side of the
  * iteration loop. */
-void clcone_release_kernel(cl_kernel *k);
-void clcone_dev_close(clcone_dev_batch *d);
+void clc_release_kernel(cl_kernel *k);
+void clc_dev_close(clc_dev_batch *d);
 /* What a batch keeps whatever its contacts: the options, the per-problem
  * flags and error sums, the error kernels. */
-clcone_status clcone_dev_open(clcone_dev_batch *d, clcone_context *c, int nprob, const clcone_options *o,
+clcone_status clc_dev_open(clc_dev_batch *d, clcone_context *c, int nprob, const clcone_options *o,
                               clcone_error *err);
 /* Body form: dv = M^-1 J^T x. */
-clcone_status clcone_dev_body_dv(clcone_dev_batch *d, cl_mem x, clcone_error *err);
+clcone_status clc_dev_body_dv(clc_dev_batch *d, cl_mem x, clcone_error *err);
 /* A part's ghost bodies' dv from the parts that own them, after a gather
  * (nothing for a whole scene). */
-clcone_status clcone_dev_halo(clcone_dev_batch *d, clcone_error *err);
+clcone_status clc_dev_halo(clc_dev_batch *d, clcone_error *err);
 /* w = W x with the form's operator. */
-clcone_status clcone_dev_apply(clcone_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err);
+clcone_status clc_dev_apply(clc_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err);
 /* Starts a solve from r0 with every problem active (d->res is the solve's
  * result); the clock starts here. */
-clcone_status clcone_dev_begin(clcone_dev_batch *d, const double *r0, clcone_error *err);
+clcone_status clc_dev_begin(clc_dev_batch *d, const double *r0, clcone_error *err);
 /* Sums K per-contact terms per problem into sums, read back into host
  * when it is not NULL; a part's over the whole scene (part->sum). */
-clcone_status clcone_dev_reduce(clcone_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
+clcone_status clc_dev_reduce(clc_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err);
 /* A multi-launch solver's iteration (or its work after a check). */
-typedef clcone_status (*clcone_dev_step_fn)(clcone_dev_batch *d, void *state, int it, clcone_error *err);
+typedef clcone_status (*clc_dev_step_fn)(clc_dev_batch *d, void *state, int it, clcone_error *err);
 /* Runs step until every problem of the batch has stopped (core/iterate.c's
  * loop); checked (NULL: none) runs after each check that leaves problems
  * running. */
-clcone_status clcone_dev_iterate(clcone_dev_batch *d, clcone_dev_step_fn step, clcone_dev_step_fn checked,
+clcone_status clc_dev_iterate(clc_dev_batch *d, clc_dev_step_fn step, clc_dev_step_fn checked,
                                  void *state, clcone_error *err);
 /* Position of each diagonal block of the local form. */
-clcone_status clcone_dev_local_diag(clcone_dev_batch *d, cl_mem *out, clcone_error *err);
+clcone_status clc_dev_local_diag(clc_dev_batch *d, cl_mem *out, clcone_error *err);
 /* APGD's starting Lipschitz estimates per problem, uploaded. */
-clcone_status clcone_dev_apgd_bounds(clcone_dev_batch *d, cl_mem *L, clcone_error *err);
+clcone_status clc_dev_apgd_bounds(clc_dev_batch *d, cl_mem *L, clcone_error *err);
 /* Host-side step sizes and colouring of a local-form batch. */
-clcone_status clcone_dev_local_host(const clcone_problem *p, clcone_dev_host *h, clcone_error *err);
-void clcone_dev_host_free(clcone_dev_host *h);
+clcone_status clc_dev_local_host(const clcone_problem *p, clc_dev_host *h, clcone_error *err);
+void clc_dev_host_free(clc_dev_host *h);
 
 /* group.c: the whole-problem kernels (kernels/group_solve.cl), which
  * group_solve_local runs as its `solver` argument says. */
-enum clcone_group_kind {
+enum clc_group_kind {
     CLCONE_GROUP_NONE = -1,  /* the solver has no whole-problem kernel */
     CLCONE_GROUP_JACOBI = 0, /* group_solve.cl's GROUP_JACOBI */
     CLCONE_GROUP_CGS = 1,    /* GROUP_CGS */
@@ -116,51 +116,51 @@ enum clcone_group_kind {
 };
 /* A multi-launch solver's loop on an opened, started batch (r on the
  * device in d->r). */
-typedef clcone_status (*clcone_dev_loop_fn)(clcone_dev_batch *d, clcone_error *err);
+typedef clcone_status (*clc_dev_loop_fn)(clc_dev_batch *d, clcone_error *err);
 /* The one way a device solver runs a solve from r: the start uploaded,
  * then the whole-problem kernel of `group` when the batch fits one, else
  * `loop`; r brought back. */
-clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group_kind group,
-                               clcone_dev_loop_fn loop, clcone_error *err);
+clcone_status clc_dev_solve(clc_dev_batch *d, double *r, enum clc_group_kind group,
+                               clc_dev_loop_fn loop, clcone_error *err);
 /* For a whole-problem kernel of another program (kernels/newton.cl),
  * whose last five arguments are max_iter, check_every, tol, restart and
  * budget and which keeps its states in d->g_state and d->g_err: those
  * buffers, the solve's stopping rule into the arguments, and its launches
  * until every problem has stopped, with the results and r filled. */
-clcone_status clcone_group_alloc_states(clcone_dev_batch *d, clcone_error *err);
+clcone_status clc_group_alloc_states(clc_dev_batch *d, clcone_error *err);
 /* Whether a local-form batch is solved by the whole-problem kernels. */
-int clcone_group_fits(const clcone_dev_batch *d);
+int clc_group_fits(const clc_dev_batch *d);
 /* Per-problem colour classes for the whole-problem kernels: the batch
  * colouring (h->color_ptr, h->order) regrouped so that problem p's
  * colours are slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its
  * contacts of that colour in index order. The colouring is greedy in
  * index order, so a problem's colours are those it gets alone. */
-clcone_status clcone_group_colors(const clcone_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err);
-clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err);
-clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err);
+clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err);
+clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err);
 
 /* dev_body.c: the body form's host side. */
-typedef struct clcone_body_host {
+typedef struct clc_body_host {
     int *ca, *cb;
     signed char *bs;
     double *frame, *arm, *q, *mu, *Wcc, *inv_mass, *inv_inertia;
     double *R, *aref;   /* soft model's regulariser (0 otherwise) */
     int prob_off[2];
-} clcone_body_host;
-void clcone_body_host_free(clcone_body_host *b);
+} clc_body_host;
+void clc_body_host_free(clc_body_host *b);
 /* Per contact the frame, arms, q = J v* (- a_ref), W_cc (+ R) and the
  * step sizes into b and h; the mass splitting counts each body's contacts
  * from L, or from counts (per body) when not NULL. */
-clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const int *counts,
-                                  const clcone_options *o, clcone_body_host *b, clcone_dev_host *h,
+clcone_status clc_body_prepare(const clcone_scene *s, const clc_body_csr *L, const int *counts,
+                                  const clcone_options *o, clc_body_host *b, clc_dev_host *h,
                                   clcone_error *err);
 /* The colouring by shared moving bodies into h. */
-clcone_status clcone_body_colors(const clcone_scene *s, const clcone_body_csr *L, const clcone_body_host *b,
-                                 clcone_dev_host *h, clcone_error *err);
+clcone_status clc_body_colors(const clcone_scene *s, const clc_body_csr *L, const clc_body_host *b,
+                                 clc_dev_host *h, clcone_error *err);
 /* 1/2 r'(W + R)r + q'r from one more operator product on the device (a
  * part's over the whole scene). */
-clcone_status clcone_body_cost(clcone_dev_batch *d, const double *r, const double *q, double *cost,
+clcone_status clc_body_cost(clc_dev_batch *d, const double *r, const double *q, double *cost,
                                clcone_error *err);
 
 #endif

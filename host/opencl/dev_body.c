@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void clcone_body_host_free(clcone_body_host *b)
+void clc_body_host_free(clc_body_host *b)
 {
     free(b->ca);
     free(b->cb);
@@ -34,27 +34,27 @@ void clcone_body_host_free(clcone_body_host *b)
  * stacks and piles, where one body carries many contacts; this D makes
  * the ccp iteration a convergent projected gradient method and keeps the
  * coulomb one stable, without forming W. */
-clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *L, const int *counts,
-                                  const clcone_options *o, clcone_body_host *b, clcone_dev_host *h,
+clcone_status clc_body_prepare(const clcone_scene *s, const clc_body_csr *L, const int *counts,
+                                  const clcone_options *o, clc_body_host *b, clc_dev_host *h,
                                   clcone_error *err)
 {
     int n = s->ncontacts;
     memset(h, 0, sizeof *h);
-    b->ca = clcone_calloc((size_t)n, sizeof *b->ca, err, "contact bodies");
-    b->cb = clcone_calloc((size_t)n, sizeof *b->cb, err, "contact bodies");
-    b->bs = clcone_calloc((size_t)L->ptr[s->nbodies], sizeof *b->bs, err, "body signs");
-    b->frame = clcone_calloc((size_t)n * 9, sizeof *b->frame, err, "contact frames");
-    b->arm = clcone_calloc((size_t)n * 6, sizeof *b->arm, err, "lever arms");
-    b->q = clcone_calloc((size_t)n * 3, sizeof *b->q, err, "q");
-    b->mu = clcone_calloc((size_t)n, sizeof *b->mu, err, "mu");
-    b->Wcc = clcone_calloc((size_t)n * 9, sizeof *b->Wcc, err, "W diagonal blocks");
-    b->inv_mass = clcone_calloc((size_t)s->nbodies, sizeof *b->inv_mass, err, "inverse masses");
-    b->inv_inertia = clcone_calloc((size_t)s->nbodies * 9, sizeof *b->inv_inertia, err, "inverse inertias");
-    h->omega_j = clcone_calloc((size_t)n, sizeof *h->omega_j, err, "Jacobi steps");
-    h->omega_gs = clcone_calloc((size_t)n, sizeof *h->omega_gs, err, "GS steps");
-    h->Lmax = clcone_calloc(1, sizeof *h->Lmax, err, "APGD bound");
-    b->R = clcone_calloc((size_t)n * 3, sizeof *b->R, err, "soft R");
-    b->aref = clcone_calloc((size_t)n * 3, sizeof *b->aref, err, "soft a_ref");
+    b->ca = clc_calloc((size_t)n, sizeof *b->ca, err, "contact bodies");
+    b->cb = clc_calloc((size_t)n, sizeof *b->cb, err, "contact bodies");
+    b->bs = clc_calloc((size_t)L->ptr[s->nbodies], sizeof *b->bs, err, "body signs");
+    b->frame = clc_calloc((size_t)n * 9, sizeof *b->frame, err, "contact frames");
+    b->arm = clc_calloc((size_t)n * 6, sizeof *b->arm, err, "lever arms");
+    b->q = clc_calloc((size_t)n * 3, sizeof *b->q, err, "q");
+    b->mu = clc_calloc((size_t)n, sizeof *b->mu, err, "mu");
+    b->Wcc = clc_calloc((size_t)n * 9, sizeof *b->Wcc, err, "W diagonal blocks");
+    b->inv_mass = clc_calloc((size_t)s->nbodies, sizeof *b->inv_mass, err, "inverse masses");
+    b->inv_inertia = clc_calloc((size_t)s->nbodies * 9, sizeof *b->inv_inertia, err, "inverse inertias");
+    h->omega_j = clc_calloc((size_t)n, sizeof *h->omega_j, err, "Jacobi steps");
+    h->omega_gs = clc_calloc((size_t)n, sizeof *h->omega_gs, err, "GS steps");
+    h->Lmax = clc_calloc(1, sizeof *h->Lmax, err, "APGD bound");
+    b->R = clc_calloc((size_t)n * 3, sizeof *b->R, err, "soft R");
+    b->aref = clc_calloc((size_t)n * 3, sizeof *b->aref, err, "soft a_ref");
     if (!b->ca || !b->cb || !b->bs || !b->frame || !b->arm || !b->q || !b->mu || !b->Wcc || !b->inv_mass
         || !b->inv_inertia || !h->omega_j || !h->omega_gs || !h->Lmax || !b->R || !b->aref)
         return CLCONE_ENOMEM;
@@ -64,10 +64,10 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
         memcpy(b->inv_inertia + 9 * i, s->bodies[i].inv_inertia, sizeof(double) * 9);
     }
     for (int c = 0; c < n; ++c) {
-        clcone_contact_sides cs;
+        clc_contact_sides cs;
         double D = 0;
         b->mu[c] = s->contacts[c].mu;
-        clcone_contact_sides_of(s, c, &cs);
+        clc_contact_sides_of(s, c, &cs);
         memcpy(b->frame + 9 * c, cs.frame, sizeof cs.frame);
         memcpy(b->Wcc + 9 * c, cs.Wcc, sizeof cs.Wcc);
         b->ca[c] = b->cb[c] = -1;
@@ -79,17 +79,17 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
             if (!cs.moving[side]) continue;
             *(side == 0 ? &b->ca[c] : &b->cb[c]) = bi;
             memcpy(b->arm + 6 * c + 3 * side, cs.arm + 3 * side, 3 * sizeof(double));
-            clcone_sym3_eig_range(cs.A + 9 * side, &lo, &hi);
+            clc_sym3_eig_range(cs.A + 9 * side, &lo, &hi);
             D += (double)(counts ? counts[bi] : L->ptr[bi + 1] - L->ptr[bi]) * hi;
         }
         if (!(D > 0))
-            return clcone_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
+            return clc_fail(err, CLCONE_EINVAL, "contact %d: both bodies are static, W_cc = 0", c);
         h->omega_j[c] = D; /* D_c for now: 1 / (D_c + R_c) below */
     }
     if (o->model == CLCONE_MODEL_SOFT) {
-        double *wd = clcone_calloc((size_t)n * 3, sizeof *wd, err, "soft diagonal"), *gap;
+        double *wd = clc_calloc((size_t)n * 3, sizeof *wd, err, "soft diagonal"), *gap;
         clcone_status st;
-        gap = clcone_calloc((size_t)n, sizeof *gap, err, "gaps");
+        gap = clc_calloc((size_t)n, sizeof *gap, err, "gaps");
         if (!wd || !gap) {
             free(wd);
             free(gap);
@@ -99,7 +99,7 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
             gap[c] = s->contacts[c].gap;
             for (int a = 0; a < 3; ++a) wd[3 * c + a] = b->Wcc[9 * c + 4 * a];
         }
-        st = clcone_soft_terms(o, n, wd, gap, b->R, b->aref, err);
+        st = clc_soft_terms(o, n, wd, gap, b->R, b->aref, err);
         free(wd);
         free(gap);
         if (st) return st;
@@ -111,7 +111,7 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
             b->q[3 * c + a] -= b->aref[3 * c + a];
             rmax = fmax(rmax, b->R[3 * c + a]);
         }
-        clcone_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
+        clc_sym3_eig_range(b->Wcc + 9 * c, &lo, &hi);
         h->omega_gs[c] = 1.0 / hi;
         /* W + R <= D + max R */
         h->omega_j[c] = 1.0 / (h->omega_j[c] + rmax);
@@ -129,11 +129,11 @@ clcone_status clcone_body_prepare(const clcone_scene *s, const clcone_body_csr *
 
 /* Body-form colouring: contacts conflict when they share a moving body (L
  * lists each body's contacts in index order). The same colours as
- * clcone_color_contacts on the scene's local form, whose W couples exactly
+ * clc_color_contacts on the scene's local form, whose W couples exactly
  * the contacts that share a moving body. */
 typedef struct body_graph {
-    const clcone_body_csr *L;
-    const clcone_body_host *b;
+    const clc_body_csr *L;
+    const clc_body_host *b;
 } body_graph;
 
 static void body_neighbours(const void *ctx, int c, const int *color, int *mark)
@@ -146,21 +146,21 @@ static void body_neighbours(const void *ctx, int c, const int *color, int *mark)
     }
 }
 
-clcone_status clcone_body_colors(const clcone_scene *s, const clcone_body_csr *L, const clcone_body_host *b, clcone_dev_host *h,
+clcone_status clc_body_colors(const clcone_scene *s, const clc_body_csr *L, const clc_body_host *b, clc_dev_host *h,
                                  clcone_error *err)
 {
     body_graph g = {L, b};
-    return clcone_color_greedy(s->ncontacts, body_neighbours, &g, &h->ncolors, &h->color_ptr, &h->order, err);
+    return clc_color_greedy(s->ncontacts, body_neighbours, &g, &h->ncolors, &h->color_ptr, &h->order, err);
 }
 
 /* 1/2 r'(W + R)r + q'r from one more operator product on the device. */
-clcone_status clcone_body_cost(clcone_dev_batch *d, const double *r, const double *q, double *cost, clcone_error *err)
+clcone_status clc_body_cost(clc_dev_batch *d, const double *r, const double *q, double *cost, clcone_error *err)
 {
-    double *w = clcone_calloc(3 * (size_t)d->n, sizeof *w, err, "cost product");
+    double *w = clc_calloc(3 * (size_t)d->n, sizeof *w, err, "cost product");
     clcone_status s;
     if (!w) return CLCONE_ENOMEM;
-    s = clcone_dev_apply(d, d->r, d->w, err);
-    if (!s) s = clcone_read_reals(d->c, d->w, w, 3 * (size_t)d->n, err);
+    s = clc_dev_apply(d, d->r, d->w, err);
+    if (!s) s = clc_read_reals(d->c, d->w, w, 3 * (size_t)d->n, err);
     *cost = 0;
     if (!s && d->body.part) {
         /* per contact, for the sum over the parts */

@@ -1,7 +1,7 @@
 /* The drivers of the whole-problem kernels (kernels/group_solve.cl): a
  * local-form batch whose problems are small enough runs a work-group per
  * problem, every colour, iteration and error check inside the launch, a
- * launch per growing chunk of iterations; and clcone_dev_solve, which
+ * launch per growing chunk of iterations; and clc_dev_solve, which
  * picks them or a solver's multi-launch loop. */
 #include "opencl/dev_batch.h"
 #include "schedule.h"
@@ -19,13 +19,13 @@
 #define GROUP_MAX_CONTACTS_CPU 16384
 #define GROUP_MAX_CONTACTS_GPU 4096
 
-clcone_status clcone_group_colors(const clcone_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
+clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err)
 {
     int n = h->n, np = h->nprob;
-    int *colour = clcone_calloc((size_t)n, sizeof *colour, err, "colours");
-    int *pcol = clcone_calloc((size_t)np + 1, sizeof *pcol, err, "problem colours");
-    int *gptr = NULL, *gorder = clcone_calloc((size_t)n, sizeof *gorder, err, "colour order"), *cursor = NULL;
+    int *colour = clc_calloc((size_t)n, sizeof *colour, err, "colours");
+    int *pcol = clc_calloc((size_t)np + 1, sizeof *pcol, err, "problem colours");
+    int *gptr = NULL, *gorder = clc_calloc((size_t)n, sizeof *gorder, err, "colour order"), *cursor = NULL;
     clcone_status s = CLCONE_ENOMEM;
     if (!colour || !pcol || !gorder) goto out;
     for (int k = 0; k < h->ncolors; ++k)
@@ -35,8 +35,8 @@ clcone_status clcone_group_colors(const clcone_dev_host *h, int **pcol_out, int 
         for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) top = colour[c] > top ? colour[c] : top;
         pcol[p + 1] = pcol[p] + top + 1;
     }
-    gptr = clcone_calloc((size_t)pcol[np] + 1, sizeof *gptr, err, "colour offsets");
-    cursor = clcone_calloc((size_t)pcol[np] + 1, sizeof *cursor, err, "colour cursors");
+    gptr = clc_calloc((size_t)pcol[np] + 1, sizeof *gptr, err, "colour offsets");
+    cursor = clc_calloc((size_t)pcol[np] + 1, sizeof *cursor, err, "colour cursors");
     if (!gptr || !cursor) goto out;
     for (int p = 0; p < np; ++p)
         for (int c = h->prob_off[p]; c < h->prob_off[p + 1]; ++c) gptr[pcol[p] + colour[c] + 1]++;
@@ -58,7 +58,7 @@ out:
     return s;
 }
 
-int clcone_group_fits(const clcone_dev_batch *d)
+int clc_group_fits(const clc_dev_batch *d)
 {
     /* they check on the device and keep no history */
     if (d->body.nb || d->o->history) return 0;
@@ -77,41 +77,41 @@ int clcone_group_fits(const clcone_dev_batch *d)
  * sees the states, and applies the time cap, only between launches. */
 #define GROUP_MAX_BUDGET (1 << 14)
 
-clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err)
+clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
     /* under a cap or cancel flag the first launch is one iteration, so
      * that the next are sized from the pace it shows */
-    int np = d->nprob, budget = isinf(clcone_cap_slice_ms(o)) ? 128 : 1, restart = 1;
+    int np = d->nprob, budget = isinf(clc_cap_slice_ms(o)) ? 128 : 1, restart = 1;
     /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
      * runs a work-group's items one after another, where every barrier
      * costs a pass over them, so one item per problem does the least */
     size_t lanes;
     size_t m = 3 * (size_t)d->n;
-    int *state = clcone_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
-    void *errs_dev = clcone_calloc((size_t)np, c->real_size, err, "problem errors");
-    double *errs = clcone_calloc((size_t)np, sizeof *errs, err, "problem errors");
+    int *state = clc_calloc(2 * (size_t)np, sizeof *state, err, "problem states");
+    void *errs_dev = clc_calloc((size_t)np, c->real_size, err, "problem errors");
+    double *errs = clc_calloc((size_t)np, sizeof *errs, err, "problem errors");
     clcone_status s = CLCONE_ENOMEM;
     cl_uint nargs = 0;
     cl_int e;
     if (!state || !errs || !errs_dev) goto out;
-    if ((s = clcone_kernel_lanes(c, k, name, c->info.is_gpu ? CONE_REDUCE_WG : 1, &lanes, err))) goto out;
+    if ((s = clc_kernel_lanes(c, k, name, c->info.is_gpu ? CONE_REDUCE_WG : 1, &lanes, err))) goto out;
     e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
     if (e != CL_SUCCESS || nargs < 2) {
-        s = clcone_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
+        s = clc_cl_fail(err, e, "clGetKernelInfo(CL_KERNEL_NUM_ARGS)");
         goto out;
     }
     for (;;) {
         int running = 0;
-        double now, launched = clcone_now_ms();
+        double now, launched = clc_now_ms();
         e = clSetKernelArg(k, nargs - 2, sizeof restart, &restart);
         if (e == CL_SUCCESS) e = clSetKernelArg(k, nargs - 1, sizeof budget, &budget);
         if (e != CL_SUCCESS) {
-            s = clcone_cl_fail(err, e, "clSetKernelArg(restart, budget)");
+            s = clc_cl_fail(err, e, "clSetKernelArg(restart, budget)");
             goto out;
         }
-        if ((s = clcone_run(c, k, (size_t)np * lanes, lanes, name, err))) goto out;
+        if ((s = clc_run(c, k, (size_t)np * lanes, lanes, name, err))) goto out;
         e = clEnqueueReadBuffer(c->queue, d->g_state, CL_FALSE, 0, sizeof(int) * 2 * (size_t)np, state, 0, NULL,
                                 NULL);
         if (e == CL_SUCCESS)
@@ -121,12 +121,12 @@ clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *na
             e = clEnqueueReadBuffer(c->queue, d->r, CL_FALSE, 0, m * c->real_size, d->stage, 0, NULL, NULL);
         if (e == CL_SUCCESS) e = clFinish(c->queue);
         if (e != CL_SUCCESS) {
-            s = clcone_cl_fail(err, e, "reading the problem states");
+            s = clc_cl_fail(err, e, "reading the problem states");
             goto out;
         }
         restart = 0;
-        now = clcone_now_ms();
-        clcone_unstage_reals(c, errs_dev, errs, (size_t)np);
+        now = clc_now_ms();
+        clc_unstage_reals(c, errs_dev, errs, (size_t)np);
         for (int p = 0; p < np; ++p) {
             clcone_prob_result *out = &d->res->items[p];
             if (state[2 * p + 1] == CONE_GROUP_RUNNING) running++;
@@ -137,18 +137,18 @@ clcone_status clcone_group_loop(clcone_dev_batch *d, cl_kernel k, const char *na
         /* the time cap is the batch's: its problems share the launches;
          * past it one launch of no iterations, in which a kernel that
          * keeps its best iterate (newton_local) puts it back in r */
-        budget = clcone_next_budget(o, budget, GROUP_MAX_BUDGET, now - launched, now - d->t0);
+        budget = clc_next_budget(o, budget, GROUP_MAX_BUDGET, now - launched, now - d->t0);
         if (budget == 0)
             for (int p = 0; p < np; ++p)
                 if (state[2 * p + 1] == CONE_GROUP_RUNNING) d->res->items[p].time_ms = now - d->t0;
     }
-    clcone_unstage_reals(c, d->stage, r, m);
+    clc_unstage_reals(c, d->stage, r, m);
     for (int p = 0; p < np; ++p) {
         clcone_prob_result *out = &d->res->items[p];
         int it = state[2 * p];
         out->iters = it;
         out->error = errs[p];
-        clcone_stop(out,
+        clc_stop(out,
                     state[2 * p + 1] == CONE_GROUP_CONVERGED  ? CLCONE_STOP_TOL
                     : state[2 * p + 1] == CONE_GROUP_DIVERGED ? CLCONE_STOP_NONFINITE
                     : state[2 * p + 1] == CONE_GROUP_MAXITER  ? CLCONE_STOP_ITERS
@@ -163,17 +163,17 @@ out:
 }
 
 /* The per-problem state buffers of the whole-problem kernels. */
-clcone_status clcone_group_alloc_states(clcone_dev_batch *d, clcone_error *err)
+clcone_status clc_group_alloc_states(clc_dev_batch *d, clcone_error *err)
 {
     clcone_status s;
-    if ((s = clcone_buf_alloc(d->c, 2 * sizeof(int) * (size_t)d->nprob, &d->g_state, err))) return s;
-    return clcone_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, &d->g_err, err);
+    if ((s = clc_buf_alloc(d->c, 2 * sizeof(int) * (size_t)d->nprob, &d->g_state, err))) return s;
+    return clc_buf_alloc(d->c, (size_t)d->nprob * d->c->real_size, &d->g_err, err);
 }
 
 /* Jacobi or CGS with one work-group per problem: the kernel and its
  * buffers (diagonal positions, steps, per-problem colours, the second
  * Jacobi iterate) made once. */
-static clcone_status group_make(clcone_dev_batch *d, enum clcone_group_kind kind, clcone_error *err)
+static clcone_status group_make(clc_dev_batch *d, enum clc_group_kind kind, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
@@ -183,18 +183,18 @@ static clcone_status group_make(clcone_dev_batch *d, enum clcone_group_kind kind
     cl_mem *m = d->g_mem;
     kreal tol = KREAL(o->tol);
     clcone_status s;
-    if ((s = clcone_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
-    if ((s = clcone_dev_local_diag(d, &m[0], err))
-        || (s = clcone_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &m[1],
+    if ((s = clc_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if ((s = clc_dev_local_diag(d, &m[0], err))
+        || (s = clc_buf_reals(c, "step of contact", 1, solver ? d->h.omega_gs : d->h.omega_j, (size_t)d->n, &m[1],
                                  err))
-        || (s = clcone_buf_ints(c, pcol, (size_t)np + 1, &m[2], err))
-        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
-        || (s = clcone_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
-        || (s = clcone_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
-        || (s = clcone_buf_alloc(c, 2 * (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta, last objective */
-        || (s = clcone_group_alloc_states(d, err))
-        || (s = clcone_kernel(c, "group_solve_local", &d->k_group, err)))
+        || (s = clc_buf_ints(c, pcol, (size_t)np + 1, &m[2], err))
+        || (s = clc_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[3], err))
+        || (s = clc_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
+        || (s = clc_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
+        || (s = clc_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
+        || (s = clc_buf_alloc(c, 2 * (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta, last objective */
+        || (s = clc_group_alloc_states(d, err))
+        || (s = clc_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
@@ -209,7 +209,7 @@ out:
 
 /* APGD with one work-group per problem (x is d->r): the kernel and its
  * vectors made once. */
-static clcone_status group_make_apgd(clcone_dev_batch *d, clcone_error *err)
+static clcone_status group_make_apgd(clc_dev_batch *d, clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
@@ -219,11 +219,11 @@ static clcone_status group_make_apgd(clcone_dev_batch *d, clcone_error *err)
     kreal tol = KREAL(o->tol);
     clcone_status s;
     for (int i = 0; i < 6; ++i)
-        if ((s = clcone_buf_alloc(c, v3, &m[i], err))) return s;
-    if ((s = clcone_dev_apgd_bounds(d, &d->g_L0, err))
-        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_L, err))
-        || (s = clcone_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_theta, err))
-        || (s = clcone_group_alloc_states(d, err)) || (s = clcone_kernel(c, "group_apgd_local", &d->k_group, err)))
+        if ((s = clc_buf_alloc(c, v3, &m[i], err))) return s;
+    if ((s = clc_dev_apgd_bounds(d, &d->g_L0, err))
+        || (s = clc_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_L, err))
+        || (s = clc_buf_alloc(c, (size_t)d->nprob * c->real_size, &d->g_theta, err))
+        || (s = clc_group_alloc_states(d, err)) || (s = clc_kernel(c, "group_apgd_local", &d->k_group, err)))
         return s;
     /* x, wx, y, wy, xn, wxn, qe */
     return SET_ARGS(d->k_group, "group_apgd_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
@@ -234,7 +234,7 @@ static clcone_status group_make_apgd(clcone_dev_batch *d, clcone_error *err)
 
 /* The stopping rule of this solve into the kernel's arguments max_iter,
  * check_every and tol, which come just before restart and the budget. */
-clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err)
+clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err)
 {
     cl_uint n = 0;
     kreal tol = KREAL(d->o->tol);
@@ -242,30 +242,30 @@ clcone_status clcone_group_set_limits(clcone_dev_batch *d, clcone_error *err)
     cl_int e = clGetKernelInfo(d->k_group, CL_KERNEL_NUM_ARGS, sizeof n, &n, NULL);
     for (cl_uint i = 0; e == CL_SUCCESS && n >= 5 && i < 3; ++i)
         e = clSetKernelArg(d->k_group, n - 5 + i, a[i].size, a[i].ptr);
-    return e == CL_SUCCESS && n >= 5 ? CLCONE_OK : clcone_cl_fail(err, e, "setting the stopping rule");
+    return e == CL_SUCCESS && n >= 5 ? CLCONE_OK : clc_cl_fail(err, e, "setting the stopping rule");
 }
 
 /* A solve on the whole-problem kernels, made at the first; r is read
  * back with the states. */
-static clcone_status group_solve(clcone_dev_batch *d, enum clcone_group_kind kind, double *r, clcone_error *err)
+static clcone_status group_solve(clc_dev_batch *d, enum clc_group_kind kind, double *r, clcone_error *err)
 {
     int apgd = kind == CLCONE_GROUP_APGD;
     clcone_status s;
     if (!d->k_group && (s = apgd ? group_make_apgd(d, err) : group_make(d, kind, err))) return s;
-    if ((s = clcone_group_set_limits(d, err))) return s;
-    return clcone_group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
+    if ((s = clc_group_set_limits(d, err))) return s;
+    return clc_group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
 }
 
-clcone_status clcone_dev_solve(clcone_dev_batch *d, double *r, enum clcone_group_kind group,
-                               clcone_dev_loop_fn loop, clcone_error *err)
+clcone_status clc_dev_solve(clc_dev_batch *d, double *r, enum clc_group_kind group,
+                               clc_dev_loop_fn loop, clcone_error *err)
 {
     clcone_status s;
-    if ((s = clcone_dev_begin(d, r, err))) return s;
-    if (group != CLCONE_GROUP_NONE && clcone_group_fits(d)) return group_solve(d, group, r, err);
+    if ((s = clc_dev_begin(d, r, err))) return s;
+    if (group != CLCONE_GROUP_NONE && clc_group_fits(d)) return group_solve(d, group, r, err);
     s = loop(d, err);
     if (!s) {
         cl_int e = clFinish(d->c->queue);
-        if (e != CL_SUCCESS) s = clcone_cl_fail(err, e, "clFinish");
+        if (e != CL_SUCCESS) s = clc_cl_fail(err, e, "clFinish");
     }
-    return s ? s : clcone_read_reals(d->c, d->r, r, 3 * (size_t)d->n, err);
+    return s ? s : clc_read_reals(d->c, d->r, r, 3 * (size_t)d->n, err);
 }

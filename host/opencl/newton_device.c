@@ -23,21 +23,21 @@
 #define NEWTON_NS 4
 #define NEWTON_NI 7
 
-clcone_dev_fn clcone_dev_newton, clcone_dev_hybrid, clcone_dev_cgs, clcone_dev_apgd;
+clc_dev_fn clc_dev_newton, clc_dev_hybrid, clc_dev_cgs, clc_dev_apgd;
 
 /* Why the batch cannot run newton on the device, or 0. */
-static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
+static clcone_status newton_refuse(const clc_dev_batch *d, clcone_error *err)
 {
     if (d->body.nb)
-        return clcone_fail(err, CLCONE_ENOTSUP,
+        return clc_fail(err, CLCONE_ENOTSUP,
                            "newton on a device solves a scene in its local form, in double and within %d contacts: "
                            "use --solver cgs", CLCONE_NEWTON_REF_MAX_CONTACTS);
     if (d->o->history)
-        return clcone_fail(err, CLCONE_ENOTSUP, "newton on a device keeps no error history (--plot): use --device ref");
+        return clc_fail(err, CLCONE_ENOTSUP, "newton on a device keeps no error history (--plot): use --device ref");
     for (int k = 0; k < d->nprob; ++k) {
         int n = d->h.prob_off[k + 1] - d->h.prob_off[k];
         if (n > CLCONE_NEWTON_REF_MAX_CONTACTS)
-            return clcone_fail(err, CLCONE_ENOTSUP,
+            return clc_fail(err, CLCONE_ENOTSUP,
                                "newton on a device factors a dense Jacobian: at most %d contacts a problem "
                                "(problem %d has %d)",
                                CLCONE_NEWTON_REF_MAX_CONTACTS, k, n);
@@ -48,9 +48,9 @@ static clcone_status newton_refuse(const clcone_dev_batch *d, clcone_error *err)
 /* Each problem's offset in reals of its dense scratch (off[nprob] the
  * total): 3 m^2 for a problem within the contact limit, in batch order
  * while the total stays within `most` reals (newton: no cap), else none. */
-static cl_ulong *newton_scratch(const clcone_dev_batch *d, cl_ulong most, clcone_error *err)
+static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_error *err)
 {
-    cl_ulong *off = clcone_calloc((size_t)d->nprob + 1, sizeof *off, err, "Newton scratch offsets");
+    cl_ulong *off = clc_calloc((size_t)d->nprob + 1, sizeof *off, err, "Newton scratch offsets");
     for (int k = 0; off && k < d->nprob; ++k) {
         int n = d->h.prob_off[k + 1] - d->h.prob_off[k];
         cl_ulong m = 3 * (cl_ulong)n, need = 3 * m * m;
@@ -63,7 +63,7 @@ static cl_ulong *newton_scratch(const clcone_dev_batch *d, cl_ulong most, clcone
  * diagonal positions, m[1] the dense matrices, m[2] the vectors, m[3]
  * pivots and per-problem integers, m[4] the matrices' offsets, m[5..7]
  * the per-problem colours of the sweeps, m[8] their step sizes (ccp). */
-static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *err)
+static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err)
 {
     clcone_context *c = d->c;
     size_t n = (size_t)d->n, np = (size_t)d->nprob;
@@ -74,23 +74,23 @@ static clcone_status newton_make(clcone_dev_batch *d, int hybrid, clcone_error *
     cl_mem *m = d->g_mem;
     clcone_status s = CLCONE_ENOMEM;
     cl_int e;
-    if (!off || (s = clcone_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
+    if (!off || (s = clc_group_colors(&d->h, &pcol, &gptr, &gorder, err))) goto out;
     /* one real at least: a batch of sweeps only has no matrices */
-    if ((s = clcone_dev_local_diag(d, &m[0], err))
-        || (s = clcone_buf_alloc(c, (off[np] + 1) * c->real_size, &m[1], err))
-        || (s = clcone_buf_alloc(c, NEWTON_VECS * n * c->real_size, &m[2], err))
-        || (s = clcone_buf_alloc(c, (3 * n + NEWTON_NI * np) * sizeof(int), &m[3], err))
-        || (s = clcone_buf_alloc(c, (np + 1) * sizeof *off, &m[4], err))
-        || (s = clcone_buf_ints(c, pcol, np + 1, &m[5], err))
-        || (s = clcone_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[6], err))
-        || (s = clcone_buf_ints(c, gorder, n, &m[7], err))
-        || (s = clcone_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, n, &m[8], err))
-        || (s = clcone_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
-        || (s = clcone_group_alloc_states(d, err)) || (s = clcone_kernel(c, "newton_local", &d->k_group, err)))
+    if ((s = clc_dev_local_diag(d, &m[0], err))
+        || (s = clc_buf_alloc(c, (off[np] + 1) * c->real_size, &m[1], err))
+        || (s = clc_buf_alloc(c, NEWTON_VECS * n * c->real_size, &m[2], err))
+        || (s = clc_buf_alloc(c, (3 * n + NEWTON_NI * np) * sizeof(int), &m[3], err))
+        || (s = clc_buf_alloc(c, (np + 1) * sizeof *off, &m[4], err))
+        || (s = clc_buf_ints(c, pcol, np + 1, &m[5], err))
+        || (s = clc_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[6], err))
+        || (s = clc_buf_ints(c, gorder, n, &m[7], err))
+        || (s = clc_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, n, &m[8], err))
+        || (s = clc_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
+        || (s = clc_group_alloc_states(d, err)) || (s = clc_kernel(c, "newton_local", &d->k_group, err)))
         goto out;
     e = clEnqueueWriteBuffer(c->queue, m[4], CL_TRUE, 0, (np + 1) * sizeof *off, off, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
-        s = clcone_cl_fail(err, e, "writing the Newton scratch offsets");
+        s = clc_cl_fail(err, e, "writing the Newton scratch offsets");
         goto out;
     }
     /* the stopping rule, restart and budget are set per solve and launch */
@@ -109,10 +109,10 @@ out:
 /* The hybrid's sweeps per problem into inner_iters, as the reference
  * counts them: those before and between Newton's tries (the rescues'
  * sweeps, which the reference adds, are not counted). */
-static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
+static clcone_status hybrid_sweeps(clc_dev_batch *d, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
-    int *ints = clcone_calloc(NEWTON_NI * np, sizeof *ints, err, "Newton states");
+    int *ints = clc_calloc(NEWTON_NI * np, sizeof *ints, err, "Newton states");
     cl_int e;
     if (!ints) return CLCONE_ENOMEM;
     e = clEnqueueReadBuffer(d->c->queue, d->g_mem[3], CL_TRUE, 3 * (size_t)d->n * sizeof *ints,
@@ -122,20 +122,20 @@ static clcone_status hybrid_sweeps(clcone_dev_batch *d, clcone_error *err)
         out->inner_iters = ints[NEWTON_NI * p + 5];
     }
     free(ints);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "reading the hybrid's sweeps");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the hybrid's sweeps");
 }
 
-static clcone_status newton_solve(clcone_dev_batch *d, int hybrid, double *r, clcone_error *err)
+static clcone_status newton_solve(clc_dev_batch *d, int hybrid, double *r, clcone_error *err)
 {
     clcone_status s;
-    if ((s = clcone_dev_begin(d, r, err))) return s;
+    if ((s = clc_dev_begin(d, r, err))) return s;
     if (!d->k_group && (s = newton_make(d, hybrid, err))) return s;
-    if ((s = clcone_group_set_limits(d, err)) || (s = clcone_group_loop(d, d->k_group, "newton_local", r, err)))
+    if ((s = clc_group_set_limits(d, err)) || (s = clc_group_loop(d, d->k_group, "newton_local", r, err)))
         return s;
     return hybrid ? hybrid_sweeps(d, err) : CLCONE_OK;
 }
 
-clcone_status clcone_dev_newton(clcone_dev_batch *d, double *r, clcone_error *err)
+clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
 {
     clcone_status s = newton_refuse(d, err);
     return s ? s : newton_solve(d, 0, r, err);
@@ -145,9 +145,9 @@ clcone_status clcone_dev_newton(clcone_dev_batch *d, double *r, clcone_error *er
  * nothing to add (tol >= 1e-6, as on the reference) or where the batch
  * does not run on the whole-problem kernels (scenes in the body form,
  * --plot, problems beyond their size), bit for bit. */
-clcone_status clcone_dev_hybrid(clcone_dev_batch *d, double *r, clcone_error *err)
+clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
-    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clcone_group_fits(d))
-        return d->model == CLCONE_MODEL_COULOMB ? clcone_dev_cgs(d, r, err) : clcone_dev_apgd(d, r, err);
+    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clc_group_fits(d))
+        return d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs(d, r, err) : clc_dev_apgd(d, r, err);
     return newton_solve(d, 1, r, err);
 }

@@ -25,7 +25,7 @@
     "CPU (or install your GPU vendor's OpenCL ICD); `clinfo -l` should then list a "     \
     "device. Use `--device ref` for the CPU reference without OpenCL"
 
-const char *clcone_cl_error_name(cl_int e)
+const char *clc_cl_error_name(cl_int e)
 {
     switch (e) {
     case CL_SUCCESS: return "CL_SUCCESS";
@@ -61,10 +61,10 @@ const char *clcone_cl_error_name(cl_int e)
     }
 }
 
-clcone_status clcone_cl_fail(clcone_error *err, cl_int e, const char *what)
+clcone_status clc_cl_fail(clcone_error *err, cl_int e, const char *what)
 {
-    return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: %s failed: %s (%d)", what,
-                       clcone_cl_error_name(e), (int)e);
+    return clc_fail(err, CLCONE_EDEVICE, "OpenCL: %s failed: %s (%d)", what,
+                       clc_cl_error_name(e), (int)e);
 }
 
 static void info_string(cl_device_id d, cl_device_info what, char *buf, size_t len)
@@ -121,13 +121,13 @@ static clcone_status visit_devices(device_visit fn, void *ctx, int *count, clcon
     char names[256] = "";
     /* POCL asserts on an empty one and takes the whole process down */
     if (pocl_cache && !*pocl_cache)
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "POCL_CACHE_DIR is set but empty, which POCL cannot run with: unset it or set it to a "
                            "directory");
     e = clGetPlatformIDs(16, pls, &np);
     if (e == CL_PLATFORM_NOT_FOUND_KHR_VALUE || (e == CL_SUCCESS && np == 0))
-        return clcone_fail(err, CLCONE_EDEVICE, "%s", NO_PLATFORM_HELP);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clGetPlatformIDs");
+        return clc_fail(err, CLCONE_EDEVICE, "%s", NO_PLATFORM_HELP);
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clGetPlatformIDs");
     if (np > 16) np = 16;
     for (cl_uint p = 0; p < np; ++p) {
         cl_uint nd = 0;
@@ -149,12 +149,12 @@ static clcone_status visit_devices(device_visit fn, void *ctx, int *count, clcon
     }
     if (count) *count = index;
     if (index == 0)
-        return clcone_fail(err, CLCONE_EDEVICE,
+        return clc_fail(err, CLCONE_EDEVICE,
                            "OpenCL platform %s found, but it offers no device (clGetDeviceIDs: %s): its driver "
                            "could not start one. POCL needs a writable cache directory (POCL_CACHE_DIR, else "
                            "XDG_CACHE_HOME/pocl, else ~/.cache/pocl); `clinfo` shows the driver's own view. Use "
                            "`--device ref` for the CPU reference",
-                           names, clcone_cl_error_name(why));
+                           names, clc_cl_error_name(why));
     return CLCONE_OK;
 }
 
@@ -179,7 +179,7 @@ clcone_status clcone_list_devices(clcone_device_info **list, int *count, clcone_
     *list = NULL;
     *count = 0;
     if (s) return s;
-    l.list = clcone_calloc((size_t)n, sizeof *l.list, err, "device list");
+    l.list = clc_calloc((size_t)n, sizeof *l.list, err, "device list");
     if (!l.list) return CLCONE_ENOMEM;
     s = visit_devices(visit_list, &l, &n, err);
     if (s) {
@@ -249,7 +249,7 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     if (!spec || !*spec) spec = getenv("CLCONE_DEVICE");
     if (spec && !*spec) spec = NULL;
     if (spec && strcmp(spec, "ref") == 0)
-        return clcone_fail(err, CLCONE_EINVAL, "device 'ref' is the CPU reference, not an OpenCL device");
+        return clc_fail(err, CLCONE_EINVAL, "device 'ref' is the CPU reference, not an OpenCL device");
     memset(&k, 0, sizeof k);
     k.want_index = -1;
     if (spec && all_digits(spec)) {
@@ -264,10 +264,10 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
         if ((s = visit_devices(visit_pick, &k, &n, err))) return s;
     }
     if (!k.found)
-        return clcone_fail(err, CLCONE_EDEVICE,
+        return clc_fail(err, CLCONE_EDEVICE,
                            "no OpenCL device matches '%s' (%d devices; `clcone devices` lists them)",
                            spec ? spec : "", n);
-    c = clcone_calloc(1, sizeof *c, err, "context");
+    c = clc_calloc(1, sizeof *c, err, "context");
     if (!c) return CLCONE_ENOMEM;
     c->platform = k.pl;
     c->device = k.dev;
@@ -281,7 +281,7 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     if (clGetDeviceInfo(c->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof c->local_mem, &c->local_mem, NULL) != CL_SUCCESS)
         c->local_mem = 0;
     if (prec == CLCONE_DOUBLE && !c->info.fp64) {
-        s = clcone_fail(err, CLCONE_ENOTSUP,
+        s = clc_fail(err, CLCONE_ENOTSUP,
                         "device '%s' has no cl_khr_fp64: double precision is not available there "
                         "(use --precision float or --device ref)", c->info.name);
         free(c);
@@ -290,13 +290,13 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     c->ctx = clCreateContext(NULL, 1, &c->device, NULL, NULL, &e);
     if (e != CL_SUCCESS) {
         free(c);
-        return clcone_cl_fail(err, e, "clCreateContext");
+        return clc_cl_fail(err, e, "clCreateContext");
     }
     c->queue = clCreateCommandQueue(c->ctx, c->device, 0, &e);
     if (e != CL_SUCCESS) {
         clReleaseContext(c->ctx);
         free(c);
-        return clcone_cl_fail(err, e, "clCreateCommandQueue");
+        return clc_cl_fail(err, e, "clCreateCommandQueue");
     }
     *out = c;
     return CLCONE_OK;
@@ -332,14 +332,14 @@ static clcone_status create_buffer(clcone_context *c, size_t bytes, const void *
         host = NULL;
     }
     if (bytes > c->info.max_alloc)
-        return clcone_fail(err, CLCONE_EDEVICE,
+        return clc_fail(err, CLCONE_EDEVICE,
                            "OpenCL: a %zu-byte buffer exceeds the device's largest allocation "
                            "(%llu bytes) on '%s': the problem is too large for this device",
                            bytes, c->info.max_alloc, c->info.name);
     /* a driver may accept buffers beyond its memory and fail (or page)
      * at the launch: the sum is checked here, where the size has a name */
     if (c->info.global_mem && bytes > c->info.global_mem - (c->mem_held < c->info.global_mem ? c->mem_held : c->info.global_mem))
-        return clcone_fail(err, CLCONE_EDEVICE,
+        return clc_fail(err, CLCONE_EDEVICE,
                            "OpenCL: the problem does not fit in the %llu bytes of global memory of '%s': "
                            "%zu bytes are in use and a %zu-byte buffer more is needed",
                            c->info.global_mem, c->info.name, c->mem_held, bytes);
@@ -347,14 +347,14 @@ static clcone_status create_buffer(clcone_context *c, size_t bytes, const void *
                           (void *)host, &e);
     if (e != CL_SUCCESS) {
         *out = NULL;
-        return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: cannot allocate %zu bytes on '%s': %s (%d)",
-                           bytes, c->info.name, clcone_cl_error_name(e), (int)e);
+        return clc_fail(err, CLCONE_EDEVICE, "OpenCL: cannot allocate %zu bytes on '%s': %s (%d)",
+                           bytes, c->info.name, clc_cl_error_name(e), (int)e);
     }
     c->mem_held += bytes;
     return CLCONE_OK;
 }
 
-void clcone_buf_free(clcone_context *c, cl_mem *m)
+void clc_buf_free(clcone_context *c, cl_mem *m)
 {
     size_t bytes = 0;
     if (!*m) return;
@@ -364,12 +364,12 @@ void clcone_buf_free(clcone_context *c, cl_mem *m)
     *m = NULL;
 }
 
-clcone_status clcone_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out, clcone_error *err)
+clcone_status clc_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out, clcone_error *err)
 {
     return create_buffer(c, bytes, NULL, out, err);
 }
 
-clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem *out,
+clcone_status clc_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem *out,
                               clcone_error *err)
 {
     static const int zero[4] = {0, 0, 0, 0};
@@ -382,7 +382,7 @@ clcone_status clcone_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem 
  * FLT_MIN, say a W of 1e-50) flushes to zeros that leave the solver
  * spinning to its cap. A tiny entry beside much larger ones in the same
  * array is below float's rounding of them anyway and may flush. */
-clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+clcone_status clc_stage_reals(const clcone_context *c, const char *what, size_t per, const double *x, size_t n,
                                  void *stage, clcone_error *err)
 {
     double amax = 0;
@@ -395,11 +395,11 @@ clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size
         double a = fabs(x[i]);
         if (a > FLT_MAX || (a != 0 && a < FLT_MIN && a > amax * FLT_EPSILON)) {
             if (per > 1)
-                return clcone_fail(err, CLCONE_EINVAL,
+                return clc_fail(err, CLCONE_EINVAL,
                                    "%s %zu entry %zu: %g is outside float range (magnitudes %g to %g): solve "
                                    "in double precision or on the reference",
                                    what, i / per, i % per, x[i], FLT_MIN, FLT_MAX);
-            return clcone_fail(err, CLCONE_EINVAL,
+            return clc_fail(err, CLCONE_EINVAL,
                                "%s %zu: %g is outside float range (magnitudes %g to %g): solve in double "
                                "precision or on the reference", what, i, x[i], FLT_MIN, FLT_MAX);
         }
@@ -408,7 +408,7 @@ clcone_status clcone_stage_reals(const clcone_context *c, const char *what, size
     return CLCONE_OK;
 }
 
-void clcone_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n)
+void clc_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n)
 {
     if (c->prec == CLCONE_DOUBLE) memcpy(x, stage, n * sizeof(double));
     else
@@ -420,16 +420,16 @@ static clcone_status to_device_reals(clcone_context *c, const char *what, size_t
                                      void **out, clcone_error *err)
 {
     clcone_status s;
-    *out = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");
+    *out = clc_calloc(n ? n : 1, c->real_size, err, "staging buffer");
     if (!*out) return CLCONE_ENOMEM;
-    if ((s = clcone_stage_reals(c, what, per, x, n, *out, err))) {
+    if ((s = clc_stage_reals(c, what, per, x, n, *out, err))) {
         free(*out);
         *out = NULL;
     }
     return s;
 }
 
-clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
+clcone_status clc_buf_reals(clcone_context *c, const char *what, size_t per, const double *x, size_t n,
                                cl_mem *out, clcone_error *err)
 {
     void *tmp;
@@ -440,7 +440,7 @@ clcone_status clcone_buf_reals(clcone_context *c, const char *what, size_t per, 
     return s;
 }
 
-clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b, const double *x,
+clcone_status clc_write_reals(clcone_context *c, const char *what, size_t per, cl_mem b, const double *x,
                                  size_t n, clcone_error *err)
 {
     void *tmp;
@@ -449,34 +449,34 @@ clcone_status clcone_write_reals(clcone_context *c, const char *what, size_t per
     if (s) return s;
     e = n ? clEnqueueWriteBuffer(c->queue, b, CL_TRUE, 0, n * c->real_size, tmp, 0, NULL, NULL) : CL_SUCCESS;
     free(tmp);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueWriteBuffer");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clEnqueueWriteBuffer");
 }
 
-clcone_status clcone_read_reals(clcone_context *c, cl_mem b, double *x, size_t n, clcone_error *err)
+clcone_status clc_read_reals(clcone_context *c, cl_mem b, double *x, size_t n, clcone_error *err)
 {
-    void *tmp = clcone_calloc(n ? n : 1, c->real_size, err, "staging buffer");
+    void *tmp = clc_calloc(n ? n : 1, c->real_size, err, "staging buffer");
     cl_int e;
     if (!tmp) return CLCONE_ENOMEM;
     e = clEnqueueReadBuffer(c->queue, b, CL_TRUE, 0, n * c->real_size, tmp, 0, NULL, NULL);
-    if (e == CL_SUCCESS) clcone_unstage_reals(c, tmp, x, n);
+    if (e == CL_SUCCESS) clc_unstage_reals(c, tmp, x, n);
     free(tmp);
-    return e == CL_SUCCESS ? CLCONE_OK : clcone_cl_fail(err, e, "clEnqueueReadBuffer");
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "clEnqueueReadBuffer");
 }
 
-clcone_status clcone_set_args(cl_kernel k, const char *name, int n, const karg *a, clcone_error *err)
+clcone_status clc_set_args(cl_kernel k, const char *name, int n, const karg *a, clcone_error *err)
 {
     for (int i = 0; i < n; ++i) {
         cl_int e = clSetKernelArg(k, (cl_uint)i, a[i].size, a[i].ptr);
         if (e != CL_SUCCESS) {
             char what[128];
             snprintf(what, sizeof what, "setting argument %d of kernel %s", i, name);
-            return clcone_cl_fail(err, e, what);
+            return clc_cl_fail(err, e, what);
         }
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_kernel_lanes(clcone_context *c, cl_kernel k, const char *name, size_t want,
+clcone_status clc_kernel_lanes(clcone_context *c, cl_kernel k, const char *name, size_t want,
                                   size_t *lanes, clcone_error *err)
 {
     size_t most = 0;
@@ -487,10 +487,10 @@ clcone_status clcone_kernel_lanes(clcone_context *c, cl_kernel k, const char *na
     if (e != CL_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "clGetKernelWorkGroupInfo(%s)", name);
-        return clcone_cl_fail(err, e, what);
+        return clc_cl_fail(err, e, what);
     }
     if (c->local_mem && local > c->local_mem)
-        return clcone_fail(err, CLCONE_EDEVICE,
+        return clc_fail(err, CLCONE_EDEVICE,
                            "OpenCL: kernel %s needs %llu bytes of local memory; '%s' has %llu", name,
                            (unsigned long long)local, c->info.name, (unsigned long long)c->local_mem);
     if (most > c->max_wg) most = c->max_wg;
@@ -498,19 +498,19 @@ clcone_status clcone_kernel_lanes(clcone_context *c, cl_kernel k, const char *na
     return CLCONE_OK;
 }
 
-clcone_status clcone_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_mem prob_off, int K,
+clcone_status clc_reduce_rows(clcone_context *c, cl_kernel k, int nprob, cl_mem prob_off, int K,
                                  cl_mem vals, cl_mem out, clcone_error *err)
 {
     size_t lanes;
     clcone_status s;
     if ((s = SET_ARGS(k, "reduce_rows", err, KI(nprob), KM(prob_off), KI(K), KM(vals), KM(out),
                       KLOCAL((size_t)CONE_REDUCE_WG * (size_t)K * c->real_size)))
-        || (s = clcone_kernel_lanes(c, k, "reduce_rows", CONE_REDUCE_WG, &lanes, err)))
+        || (s = clc_kernel_lanes(c, k, "reduce_rows", CONE_REDUCE_WG, &lanes, err)))
         return s;
-    return clcone_run(c, k, (size_t)nprob * lanes, lanes, "reduce_rows", err);
+    return clc_run(c, k, (size_t)nprob * lanes, lanes, "reduce_rows", err);
 }
 
-clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global, size_t local,
+clcone_status clc_run(clcone_context *c, cl_kernel k, size_t global, size_t local,
                          const char *name, clcone_error *err)
 {
     cl_int e;
@@ -521,13 +521,13 @@ clcone_status clcone_run(clcone_context *c, cl_kernel k, size_t global, size_t l
      * with the global size: a device that compiles per work-group size
      * at the first launch (POCL) then does it once per kernel, in the
      * warm-up of a plan, not in a later solve */
-    if (!local && (s = clcone_kernel_lanes(c, k, name, CLCONE_DEFAULT_WG, &local, err))) return s;
+    if (!local && (s = clc_kernel_lanes(c, k, name, CLCONE_DEFAULT_WG, &local, err))) return s;
     g = (global + local - 1) / local * local;
     e = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &g, &local, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
         char what[160];
         snprintf(what, sizeof what, "running kernel %s", name);
-        return clcone_cl_fail(err, e, what);
+        return clc_cl_fail(err, e, what);
     }
     return CLCONE_OK;
 }

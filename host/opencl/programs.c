@@ -1,7 +1,7 @@
 /* The device programs: one per .cl file of kernels/, each built from the
  * headers its first line names (a comment "needs: cone.h schedule.h ...",
  * in that order) and the file itself, the first time one of its kernels is
- * asked for (clcone_kernel), so a run compiles only what it launches (on
+ * asked for (clc_kernel), so a run compiles only what it launches (on
  * POCL, storing a program in the cache compiles every kernel in it); and
  * the cache of built programs. A kernel belongs to the program whose
  * file declares it as `__kernel void NAME(`. A new .cl file is a new
@@ -20,11 +20,11 @@
 
 /* Every .h and .cl file of kernels/ by name, embedded by the Makefile
  * (build/kernels_embedded.c), ending with {NULL, NULL}. */
-struct clcone_kernel_file {
+struct clc_kernel_file {
     const char *name;
     const char *source;
 };
-extern const struct clcone_kernel_file clcone_kernel_files[];
+extern const struct clc_kernel_file clc_kernel_files[];
 
 static uint64_t fnv1a(uint64_t h, const char *s)
 {
@@ -35,7 +35,7 @@ static uint64_t fnv1a(uint64_t h, const char *s)
     return h ^ 0xff; /* separator, so ("ab","c") != ("a","bc") */
 }
 
-void clcone_cache_key(const clcone_context *c, const char *options, const char *source,
+void clc_cache_key(const clcone_context *c, const char *options, const char *source,
                       char key[17])
 {
     uint64_t h = 1469598103934665603ULL;
@@ -174,7 +174,7 @@ static void cache_store(cl_program prog, const char *path, const char *key, size
         b.bin = bin;
         /* a cache that cannot be written only costs the next compile; a
          * bad entry (even a FIFO or a link) is replaced, not written into */
-        clcone_write_replace(path, cache_write_fn, &b, NULL);
+        clc_write_replace(path, cache_write_fn, &b, NULL);
     }
     free(bin);
 }
@@ -196,13 +196,13 @@ static clcone_status build_log_fail(clcone_context *c, cl_program prog, cl_int e
         free(full);
     }
     log[sizeof log - 1] = 0;
-    return clcone_fail(err, CLCONE_EDEVICE,
+    return clc_fail(err, CLCONE_EDEVICE,
                        "OpenCL: building program '%s'%s failed on '%s': %s (%d); build log:\n%s",
                        c->building ? c->building : "(given source)", c->building ? " (kernels/*.cl)" : "",
-                       c->info.name, clcone_cl_error_name(e), (int)e, log);
+                       c->info.name, clc_cl_error_name(e), (int)e, log);
 }
 
-clcone_status clcone_build_source(clcone_context *c, const char *source, const char *options,
+clcone_status clc_build_source(clcone_context *c, const char *source, const char *options,
                                   cl_program *out, clcone_error *err)
 {
     char key[17], dir[3800];
@@ -213,7 +213,7 @@ clcone_status clcone_build_source(clcone_context *c, const char *source, const c
     *out = NULL;
     c->cache_hit = 0;
     c->cache_path[0] = 0;
-    clcone_cache_key(c, options, source, key);
+    clc_cache_key(c, options, source, key);
     if (have_cache) {
         size_t binlen = 0;
         unsigned char *bin;
@@ -236,7 +236,7 @@ clcone_status clcone_build_source(clcone_context *c, const char *source, const c
     }
     if (c->on_compile && c->building) c->on_compile(c->on_compile_user, c->building, c->info.name);
     prog = clCreateProgramWithSource(c->ctx, 1, &source, &srclen, &e);
-    if (e != CL_SUCCESS) return clcone_cl_fail(err, e, "clCreateProgramWithSource");
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clCreateProgramWithSource");
     e = clBuildProgram(prog, 1, &c->device, options, NULL, NULL);
     if (e != CL_SUCCESS) {
         clcone_status s = build_log_fail(c, prog, e, err);
@@ -251,7 +251,7 @@ clcone_status clcone_build_source(clcone_context *c, const char *source, const c
     return CLCONE_OK;
 }
 
-void clcone_build_options(const clcone_context *c, char *buf, size_t len)
+void clc_build_options(const clcone_context *c, char *buf, size_t len)
 {
     snprintf(buf, len, "-DCLCONE_OPENCL%s -cl-std=CL1.2", c->prec == CLCONE_DOUBLE ? " -DCLCONE_DOUBLE" : "");
 }
@@ -263,11 +263,11 @@ void clcone_context_on_compile(clcone_context *c, clcone_compile_notice fn, void
     c->on_compile_user = user;
 }
 
-/* Program i: the i-th .cl file of clcone_kernel_files; NULL past the
+/* Program i: the i-th .cl file of clc_kernel_files; NULL past the
  * last. */
-static const struct clcone_kernel_file *program_file(int i)
+static const struct clc_kernel_file *program_file(int i)
 {
-    for (const struct clcone_kernel_file *f = clcone_kernel_files; f->name; ++f) {
+    for (const struct clc_kernel_file *f = clc_kernel_files; f->name; ++f) {
         size_t n = strlen(f->name);
         if (n > 3 && strcmp(f->name + n - 3, ".cl") == 0 && i-- == 0) return f;
     }
@@ -278,7 +278,7 @@ static const struct clcone_kernel_file *program_file(int i)
 static int program_of(const char *name)
 {
     char decl[160];
-    const struct clcone_kernel_file *f;
+    const struct clc_kernel_file *f;
     snprintf(decl, sizeof decl, "__kernel void %s(", name);
     for (int i = 0; (f = program_file(i)); ++i)
         if (strstr(f->source, decl)) return i;
@@ -287,34 +287,34 @@ static int program_of(const char *name)
 
 #define NEEDS "/* needs:"
 
-clcone_status clcone_program_source(const char *file, const char *source, char **out, clcone_error *err)
+clcone_status clc_program_source(const char *file, const char *source, char **out, clcone_error *err)
 {
     const char *p = source + strlen(NEEDS), *end = strstr(source, "*/");
     size_t total = strlen(source) + 1;
     char *src = NULL;
     *out = NULL;
     if (strncmp(source, NEEDS, strlen(NEEDS)) != 0 || !end || memchr(source, '\n', (size_t)(end - source)))
-        return clcone_fail(err, CLCONE_EINVAL, "kernels/%s: the first line must be `" NEEDS " HEADER.h ... */`",
+        return clc_fail(err, CLCONE_EINVAL, "kernels/%s: the first line must be `" NEEDS " HEADER.h ... */`",
                            file);
     /* two passes over the names: the length, then the text */
     for (int pass = 0; pass < 2; ++pass) {
         for (const char *q = p; q < end;) {
             size_t n;
-            const struct clcone_kernel_file *h = clcone_kernel_files;
+            const struct clc_kernel_file *h = clc_kernel_files;
             q += strspn(q, " ");
             n = strcspn(q, " *");
             if (n == 0) break;
             while (h->name && (strlen(h->name) != n || strncmp(h->name, q, n) != 0)) ++h;
             if (!h->name) {
                 free(src);
-                return clcone_fail(err, CLCONE_EINVAL, "kernels/%s needs %.*s, which kernels/ does not have", file,
+                return clc_fail(err, CLCONE_EINVAL, "kernels/%s needs %.*s, which kernels/ does not have", file,
                                    (int)n, q);
             }
             if (pass == 0) total += strlen(h->source);
             else strcat(src, h->source);
             q += n;
         }
-        if (pass == 0 && !(src = clcone_calloc(total, 1, err, "kernel source"))) return CLCONE_ENOMEM;
+        if (pass == 0 && !(src = clc_calloc(total, 1, err, "kernel source"))) return CLCONE_ENOMEM;
     }
     strcat(src, source);
     *out = src;
@@ -323,37 +323,37 @@ clcone_status clcone_program_source(const char *file, const char *source, char *
 
 static clcone_status build_program(clcone_context *c, int i, clcone_error *err)
 {
-    const struct clcone_kernel_file *f = program_file(i);
+    const struct clc_kernel_file *f = program_file(i);
     char *src, opts[128], name[64];
     clcone_status s;
-    if ((s = clcone_program_source(f->name, f->source, &src, err))) return s;
+    if ((s = clc_program_source(f->name, f->source, &src, err))) return s;
     snprintf(name, sizeof name, "%.*s", (int)(strlen(f->name) - 3), f->name);
-    clcone_build_options(c, opts, sizeof opts);
+    clc_build_options(c, opts, sizeof opts);
     c->building = name;
-    s = clcone_build_source(c, src, opts, &c->programs[i], err);
+    s = clc_build_source(c, src, opts, &c->programs[i], err);
     c->building = NULL;
     free(src);
     return s;
 }
 
-clcone_status clcone_kernel(clcone_context *c, const char *name, cl_kernel *k, clcone_error *err)
+clcone_status clc_kernel(clcone_context *c, const char *name, cl_kernel *k, clcone_error *err)
 {
     cl_int e;
     clcone_status s;
     int i = program_of(name);
     *k = NULL;
-    if (i < 0) return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: no program declares kernel '%s'", name);
+    if (i < 0) return clc_fail(err, CLCONE_EDEVICE, "OpenCL: no program declares kernel '%s'", name);
     if (!c->programs) {
         while (program_file(c->nprograms)) c->nprograms++;
-        if (!(c->programs = clcone_calloc((size_t)c->nprograms, sizeof *c->programs, err, "programs")))
+        if (!(c->programs = clc_calloc((size_t)c->nprograms, sizeof *c->programs, err, "programs")))
             return CLCONE_ENOMEM;
     }
     if (!c->programs[i] && (s = build_program(c, i, err))) return s;
     *k = clCreateKernel(c->programs[i], name, &e);
     if (e != CL_SUCCESS) {
         *k = NULL;
-        return clcone_fail(err, CLCONE_EDEVICE, "OpenCL: kernel '%s' not found: %s (%d)", name,
-                           clcone_cl_error_name(e), (int)e);
+        return clc_fail(err, CLCONE_EDEVICE, "OpenCL: kernel '%s' not found: %s (%d)", name,
+                           clc_cl_error_name(e), (int)e);
     }
     return CLCONE_OK;
 }

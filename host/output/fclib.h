@@ -7,6 +7,6 @@
 
 /* Reads /fclib_local of an FCLib HDF5 file image held in memory; p is not
  * validated beyond the file structure. */
-clcone_problem_parse_fn clcone_parse_fclib_hdf5;
+clcone_problem_parse_fn clc_parse_fclib_hdf5;
 
 #endif

@@ -40,7 +40,7 @@ static void *read_dataset(const h5file *f, const char *name, H5T_class_t cls,
     *s = CLCONE_OK;
     d = H5Dopen2(f->id, name, H5P_DEFAULT);
     if (d < 0) {
-        *s = clcone_fail(err, CLCONE_EFORMAT, "%s: missing dataset %s", f->path, name);
+        *s = clc_fail(err, CLCONE_EFORMAT, "%s: missing dataset %s", f->path, name);
         return NULL;
     }
     type = H5Dget_type(d);
@@ -51,26 +51,26 @@ static void *read_dataset(const h5file *f, const char *name, H5T_class_t cls,
     if (space >= 0) H5Sclose(space);
     stored = H5Dget_storage_size(d);
     if (got != cls) {
-        *s = clcone_fail(err, CLCONE_EFORMAT, "%s: dataset %s holds %s, expected %s",
+        *s = clc_fail(err, CLCONE_EFORMAT, "%s: dataset %s holds %s, expected %s",
                          f->path, name, got == H5T_INTEGER ? "integers"
                          : got == H5T_FLOAT ? "reals" : "neither integers nor reals",
                          cls == H5T_INTEGER ? "integers" : "reals");
     } else if (np < 0) {
-        *s = clcone_fail(err, CLCONE_EFORMAT, "%s: cannot read the shape of dataset %s",
+        *s = clc_fail(err, CLCONE_EFORMAT, "%s: cannot read the shape of dataset %s",
                          f->path, name);
     } else if ((uint64_t)np < min_count || (exact && (uint64_t)np != min_count)) {
-        *s = clcone_fail(err, CLCONE_EFORMAT,
+        *s = clc_fail(err, CLCONE_EFORMAT,
                          "%s: dataset %s has %lld elements, expected %s%llu", f->path,
                          name, (long long)np, exact ? "" : "at least ",
                          (unsigned long long)min_count);
     } else if (np > 0 && (stored == 0 || (uint64_t)np / MAX_EXPANSION > stored / elem)) {
-        *s = clcone_fail(err, CLCONE_EFORMAT,
+        *s = clc_fail(err, CLCONE_EFORMAT,
                          "%s: dataset %s claims %lld elements but stores only %llu bytes",
                          f->path, name, (long long)np, (unsigned long long)stored);
-    } else if (!(out = clcone_calloc((size_t)np, elem, err, name))) {
+    } else if (!(out = clc_calloc((size_t)np, elem, err, name))) {
         *s = CLCONE_ENOMEM;
     } else if (np > 0 && H5Dread(d, mem, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-        *s = clcone_fail(err, CLCONE_EFORMAT, "%s: cannot read dataset %s", f->path, name);
+        *s = clc_fail(err, CLCONE_EFORMAT, "%s: cannot read dataset %s", f->path, name);
     }
     H5Dclose(d);
     if (*s != CLCONE_OK) {
@@ -91,7 +91,7 @@ static clcone_status read_int(const h5file *f, const char *name, int *v,
     long long *buf = read_dataset(f, name, H5T_INTEGER, H5T_NATIVE_LLONG, sizeof *buf, 1, 1,
                                   &count, &s, err);
     if (buf && (*buf < INT_MIN || *buf > INT_MAX))
-        s = clcone_fail(err, CLCONE_EFORMAT, "%s: %s = %lld is out of range (at most %d in magnitude)", f->path,
+        s = clc_fail(err, CLCONE_EFORMAT, "%s: %s = %lld is out of range (at most %d in magnitude)", f->path,
                         name, *buf, INT_MAX);
     else if (buf) *v = (int)*buf;
     free(buf);
@@ -105,7 +105,7 @@ static clcone_status check_finite(const h5file *f, const char *name,
     size_t k;
     for (k = 0; k < count; ++k)
         if (!isfinite(x[k]) || (nonneg && x[k] < 0))
-            return clcone_fail(err, CLCONE_EFORMAT, "%s: %s[%zu] = %g, expected a finite%s real",
+            return clc_fail(err, CLCONE_EFORMAT, "%s: %s[%zu] = %g, expected a finite%s real",
                                f->path, name, k, x[k], nonneg ? " non-negative" : "");
     return CLCONE_OK;
 }
@@ -122,30 +122,30 @@ static clcone_status expand_compressed(const h5file *f, int dim, const int *ptr,
     size_t k;
     *outer_idx = NULL;
     if (nptr < (size_t)dim + 1)
-        return clcone_fail(err, CLCONE_EFORMAT,
+        return clc_fail(err, CLCONE_EFORMAT,
                            "%s: /fclib_local/W/p has %zu pointers, expected %d", f->path,
                            nptr, dim + 1);
     if (ptr[0] < 0)
-        return clcone_fail(err, CLCONE_EFORMAT, "%s: /fclib_local/W/p[0] = %d is negative",
+        return clc_fail(err, CLCONE_EFORMAT, "%s: /fclib_local/W/p[0] = %d is negative",
                            f->path, ptr[0]);
     for (r = 0; r < dim; ++r)
         if (ptr[r + 1] < ptr[r])
-            return clcone_fail(err, CLCONE_EFORMAT,
+            return clc_fail(err, CLCONE_EFORMAT,
                                "%s: /fclib_local/W/p[%d] = %d is less than p[%d] = %d "
                                "(pointers must not decrease)",
                                f->path, r + 1, ptr[r + 1], r, ptr[r]);
     if ((size_t)ptr[dim] > ninner || (size_t)ptr[dim] > nx)
-        return clcone_fail(err, CLCONE_EFORMAT,
+        return clc_fail(err, CLCONE_EFORMAT,
                            "%s: /fclib_local/W/p[%d] = %d entries, but W/i has %zu and "
                            "W/x %zu", f->path, dim, ptr[dim], ninner, nx);
     for (k = (size_t)ptr[0]; k < (size_t)ptr[dim]; ++k)
         if (inner[k] < 0 || inner[k] >= dim)
-            return clcone_fail(err, CLCONE_EFORMAT,
+            return clc_fail(err, CLCONE_EFORMAT,
                                "%s: /fclib_local/W/i[%zu] = %d is out of range [0, %d)",
                                f->path, k, inner[k], dim);
     *first = (size_t)ptr[0];
     *count = (size_t)(ptr[dim] - ptr[0]);
-    *outer_idx = clcone_calloc(*count, sizeof **outer_idx, err, "W entries");
+    *outer_idx = clc_calloc(*count, sizeof **outer_idx, err, "W entries");
     if (!*outer_idx) return CLCONE_ENOMEM;
     for (r = 0; r < dim; ++r)
         for (k = (size_t)ptr[r]; k < (size_t)ptr[r + 1]; ++k)
@@ -160,7 +160,7 @@ static clcone_status check_triplet_index(const h5file *f, const char *name,
     size_t k;
     for (k = 0; k < count; ++k)
         if (idx[k] < 0 || idx[k] >= dim)
-            return clcone_fail(err, CLCONE_EFORMAT, "%s: %s[%zu] = %d is out of range [0, %d)",
+            return clc_fail(err, CLCONE_EFORMAT, "%s: %s[%zu] = %d is out of range [0, %d)",
                                f->path, name, k, idx[k], dim);
     return CLCONE_OK;
 }
@@ -175,7 +175,7 @@ static clcone_status read_local(const h5file *f, clcone_problem *p,
     clcone_status s;
 
     if (H5Lexists(f->id, "fclib_local", H5P_DEFAULT) <= 0)
-        return clcone_fail(err, CLCONE_EFORMAT, "%s: no /fclib_local group: %s", f->path,
+        return clc_fail(err, CLCONE_EFORMAT, "%s: no /fclib_local group: %s", f->path,
                            H5Lexists(f->id, "fclib_global", H5P_DEFAULT) > 0
                                ? "a global FCLib problem (/fclib_global), which is not supported"
                                : "not an FCLib local problem");
@@ -185,11 +185,11 @@ static clcone_status read_local(const h5file *f, clcone_problem *p,
         (s = read_int(f, "/fclib_local/W/nz", &nz, err)))
         return s;
     if (dim != 3)
-        return clcone_fail(err, CLCONE_EFORMAT,
+        return clc_fail(err, CLCONE_EFORMAT,
                            "%s: /fclib_local/spacedim = %d, expected 3 (only 3D problems)",
                            f->path, dim);
     if (m <= 0 || m % 3 != 0 || ncol != m)
-        return clcone_fail(err, CLCONE_EFORMAT,
+        return clc_fail(err, CLCONE_EFORMAT,
                            "%s: W is %d x %d, expected a square 3n x 3n matrix with n >= 1",
                            f->path, m, ncol);
     n = m / 3;
@@ -225,12 +225,12 @@ static clcone_status read_local(const h5file *f, clcone_problem *p,
         rows = idx;
         cols = ptr;
     } else {
-        s = clcone_fail(err, CLCONE_EFORMAT,
+        s = clc_fail(err, CLCONE_EFORMAT,
                         "%s: /fclib_local/W/nz = %d, expected -2 (CSR), -1 (CSC) or a "
                         "triplet count >= 0", f->path, nz);
         goto done;
     }
-    s = clcone_problem_from_entries(p, n, count, rows, cols, x + first, err);
+    s = clc_problem_from_entries(p, n, count, rows, cols, x + first, err);
     if (s) goto done;
     memcpy(p->q, q, sizeof *q * (size_t)m);
     memcpy(p->mu, mu, sizeof *mu * (size_t)n);
@@ -244,7 +244,7 @@ done:
     return s;
 }
 
-clcone_status clcone_parse_fclib_hdf5(const char *name, const char *buf, size_t len, clcone_problem *p,
+clcone_status clc_parse_fclib_hdf5(const char *name, const char *buf, size_t len, clcone_problem *p,
                                       clcone_error *err)
 {
     H5E_auto2_t old_fn = NULL;
@@ -269,7 +269,7 @@ clcone_status clcone_parse_fclib_hdf5(const char *name, const char *buf, size_t 
         f.id = H5Fopen("/dev/null/clcone-image", H5F_ACC_RDONLY, fapl);
     if (fapl >= 0) H5Pclose(fapl);
     if (f.id < 0) {
-        s = clcone_fail(err, CLCONE_EFORMAT,
+        s = clc_fail(err, CLCONE_EFORMAT,
                         "%s: has the HDF5 signature but cannot be opened as HDF5 "
                         "(corrupt or truncated file)", name);
     } else {
@@ -285,12 +285,12 @@ clcone_status clcone_read_problem_hdf5(const char *path, clcone_problem *p, clco
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, p);
-    return clcone_read_problem_ext(path, clcone_parse_fclib_hdf5, p, err);
+    return clcone_read_problem_ext(path, clc_parse_fclib_hdf5, p, err);
 }
 
 clcone_status clcone_read_input_hdf5(const char *path, clcone_input *in, clcone_error *err)
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, in);
-    return clcone_read_input_ext(path, clcone_parse_fclib_hdf5, in, err);
+    return clcone_read_input_ext(path, clc_parse_fclib_hdf5, in, err);
 }

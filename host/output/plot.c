@@ -24,12 +24,12 @@ static clcone_status check_dir(const char *path, clcone_error *err)
     int ok;
     if (!slash || slash == path) return CLCONE_OK;
     dir = malloc((size_t)(slash - path) + 1);
-    if (!dir) return clcone_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
+    if (!dir) return clc_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
     memcpy(dir, path, (size_t)(slash - path));
     dir[slash - path] = 0;
     ok = stat(dir, &st) == 0;
     if (!ok || !S_ISDIR(st.st_mode)) {
-        clcone_status s = clcone_fail(err, CLCONE_EIO, "%s: cannot write there: %s %s", path, dir,
+        clcone_status s = clc_fail(err, CLCONE_EIO, "%s: cannot write there: %s %s", path, dir,
                                       ok ? "is not a directory" : strerror(errno));
         free(dir);
         return s;
@@ -38,16 +38,16 @@ static clcone_status check_dir(const char *path, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status clcone_draw_begin(const char *path, int width, int height, cairo_surface_t **surface, cairo_t **cr,
+clcone_status clc_draw_begin(const char *path, int width, int height, cairo_surface_t **surface, cairo_t **cr,
                                 clcone_error *err)
 {
     clcone_status s;
     *surface = NULL;
     *cr = NULL;
-    if (!path || !*path) return clcone_fail(err, CLCONE_EINVAL, "no output file given for the PNG");
+    if (!path || !*path) return clc_fail(err, CLCONE_EINVAL, "no output file given for the PNG");
     if (width < CLCONE_DRAW_MIN_SIDE || height < CLCONE_DRAW_MIN_SIDE || width > CLCONE_DRAW_MAX_SIDE
         || height > CLCONE_DRAW_MAX_SIDE)
-        return clcone_fail(err, CLCONE_EINVAL, "%s: picture size %d x %d must be within %d .. %d on each side", path,
+        return clc_fail(err, CLCONE_EINVAL, "%s: picture size %d x %d must be within %d .. %d on each side", path,
                            width, height, CLCONE_DRAW_MIN_SIDE, CLCONE_DRAW_MAX_SIDE);
     if ((s = check_dir(path, err))) return s;
     *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
@@ -55,7 +55,7 @@ clcone_status clcone_draw_begin(const char *path, int width, int height, cairo_s
         *cr = cairo_create(*surface);
         if (cairo_status(*cr) == CAIRO_STATUS_SUCCESS) return CLCONE_OK;
     }
-    s = clcone_fail(err, CLCONE_ENOMEM, "%s: cannot create a %d x %d drawing: %s", path, width, height,
+    s = clc_fail(err, CLCONE_ENOMEM, "%s: cannot create a %d x %d drawing: %s", path, width, height,
                     cairo_status_to_string(*cr ? cairo_status(*cr) : cairo_surface_status(*surface)));
     if (*cr) cairo_destroy(*cr);
     cairo_surface_destroy(*surface);
@@ -76,21 +76,21 @@ static int write_surface(void *file, const void *surface)
                                                                                                                  : -1;
 }
 
-clcone_status clcone_draw_finish(const char *path, cairo_surface_t *surface, cairo_t *cr, clcone_error *err)
+clcone_status clc_draw_finish(const char *path, cairo_surface_t *surface, cairo_t *cr, clcone_error *err)
 {
     clcone_status s;
     cairo_status_t cs = cairo_status(cr);
     cairo_destroy(cr);
     cairo_surface_flush(surface);
     if (cs != CAIRO_STATUS_SUCCESS)
-        s = clcone_fail(err, CLCONE_ENOMEM, "%s: drawing failed: %s", path, cairo_status_to_string(cs));
+        s = clc_fail(err, CLCONE_ENOMEM, "%s: drawing failed: %s", path, cairo_status_to_string(cs));
     else
-        s = clcone_write_atomic(path, write_surface, surface, err);
+        s = clc_write_atomic(path, write_surface, surface, err);
     cairo_surface_destroy(surface);
     return s;
 }
 
-void clcone_draw_text(cairo_t *cr, double x, double y, double ax, double ay, const char *text)
+void clc_draw_text(cairo_t *cr, double x, double y, double ax, double ay, const char *text)
 {
     cairo_text_extents_t te;
     cairo_font_extents_t fe;
@@ -100,12 +100,12 @@ void clcone_draw_text(cairo_t *cr, double x, double y, double ax, double ay, con
     cairo_show_text(cr, text);
 }
 
-double clcone_draw_font_size(int width, int height)
+double clc_draw_font_size(int width, int height)
 {
     return fmin(16.0, fmax(7.0, fmin(width, height) / 45.0));
 }
 
-double clcone_draw_nice_step(double span, int ticks)
+double clc_draw_nice_step(double span, int ticks)
 {
     double raw = span / (ticks > 0 ? ticks : 1), p = pow(10.0, floor(log10(raw))), f = raw / p;
     return (f < 1.5 ? 1.0 : f < 3.5 ? 2.0 : f < 7.5 ? 5.0 : 10.0) * p;
@@ -145,7 +145,7 @@ static void axis_fit(axis *a, double lo, double hi, int log)
             lo -= d;
             hi += d;
         }
-        step = clcone_draw_nice_step(hi - lo, 5);
+        step = clc_draw_nice_step(hi - lo, 5);
         a->lo = floor(lo / step) * step;
         a->hi = ceil(hi / step) * step;
     }
@@ -184,7 +184,7 @@ static void axis_ticks(const axis *a, tick_fn fn, void *ctx)
                 for (int m = 2; m <= 9; ++m) fn(ctx, axis_t(a, m * v), NULL);
         }
     } else {
-        double step = clcone_draw_nice_step(a->hi - a->lo, 5);
+        double step = clc_draw_nice_step(a->hi - a->lo, 5);
         for (int k = 0; a->lo + k * step <= a->hi + 1e-9 * step; ++k) {
             double v = a->lo + k * step;
             tick_label(buf, sizeof buf, a, v);
@@ -216,7 +216,7 @@ static void draw_tick(void *ctx, double t, const char *label)
         cairo_move_to(cr, F->x0, y);
         cairo_line_to(cr, F->x0 + len, y);
         cairo_stroke(cr);
-        if (label) clcone_draw_text(cr, F->x0 - 0.4 * F->fs, y, 1.0, 0.5, label);
+        if (label) clc_draw_text(cr, F->x0 - 0.4 * F->fs, y, 1.0, 0.5, label);
     } else {
         double x = F->x0 + F->w * t;
         cairo_move_to(cr, x, F->y0);
@@ -226,7 +226,7 @@ static void draw_tick(void *ctx, double t, const char *label)
         cairo_move_to(cr, x, F->y0 + F->h);
         cairo_line_to(cr, x, F->y0 + F->h - len);
         cairo_stroke(cr);
-        if (label) clcone_draw_text(cr, x, F->y0 + F->h + 0.4 * F->fs, 0.5, 1.0, label);
+        if (label) clc_draw_text(cr, x, F->y0 + F->h + 0.4 * F->fs, 0.5, 1.0, label);
     }
 }
 
@@ -261,7 +261,7 @@ static void legend_entry(cairo_t *cr, double x, double y, double fs, const doubl
     cairo_stroke(cr);
     cairo_set_dash(cr, NULL, 0, 0);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    clcone_draw_text(cr, x + 2.5 * fs, y, 0.0, 0.4, label);
+    clc_draw_text(cr, x + 2.5 * fs, y, 0.0, 0.4, label);
 }
 
 static void draw_legend(cairo_t *cr, const clcone_plot_panel *P, const frame *F)
@@ -374,7 +374,7 @@ static void draw_panel(cairo_t *cr, const clcone_plot_panel *P, double cx, doubl
         /* smaller rather than cut when the panel is narrow */
         if (te.x_advance > 0.9 * F.w) cairo_set_font_size(cr, fs * 0.9 * F.w / te.x_advance);
         cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-        clcone_draw_text(cr, F.x0 + 0.5 * F.w, F.y0 + 0.5 * F.h, 0.5, 0.5, P->note);
+        clc_draw_text(cr, F.x0 + 0.5 * F.w, F.y0 + 0.5 * F.h, 0.5, 0.5, P->note);
     }
     cairo_restore(cr);
     cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
@@ -384,13 +384,13 @@ static void draw_panel(cairo_t *cr, const clcone_plot_panel *P, double cx, doubl
     cairo_set_font_size(cr, fs);
     draw_legend(cr, P, &F);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    if (P->title) clcone_draw_text(cr, F.x0, cy + 1.4 * fs, 0.0, 0.0, P->title);
-    if (P->xlabel) clcone_draw_text(cr, F.x0 + 0.5 * F.w, F.y0 + F.h + 1.6 * fs, 0.5, 1.0, P->xlabel);
+    if (P->title) clc_draw_text(cr, F.x0, cy + 1.4 * fs, 0.0, 0.0, P->title);
+    if (P->xlabel) clc_draw_text(cr, F.x0 + 0.5 * F.w, F.y0 + F.h + 1.6 * fs, 0.5, 1.0, P->xlabel);
     if (P->ylabel) {
         cairo_save(cr);
         cairo_translate(cr, cx + 0.6 * fs, F.y0 + 0.5 * F.h);
         cairo_rotate(cr, -CONE_PI / 2);
-        clcone_draw_text(cr, 0, 0, 0.5, 1.0, P->ylabel);
+        clc_draw_text(cr, 0, 0, 0.5, 1.0, P->ylabel);
         cairo_restore(cr);
     }
 }
@@ -399,15 +399,15 @@ static clcone_status plot_validate(const char *path, const clcone_plot_panel *pa
                                    clcone_error *err)
 {
     if (npanels < 1 || !panels || columns < 1)
-        return clcone_fail(err, CLCONE_EINVAL, "%s: a plot needs panels (%d given) and columns >= 1 (%d)", path,
+        return clc_fail(err, CLCONE_EINVAL, "%s: a plot needs panels (%d given) and columns >= 1 (%d)", path,
                            npanels, columns);
     for (int k = 0; k < npanels; ++k) {
         const clcone_plot_panel *P = &panels[k];
         if (P->nseries < 0 || (P->nseries > 0 && !P->series))
-            return clcone_fail(err, CLCONE_EINVAL, "%s: panel %d: %d series without data", path, k, P->nseries);
+            return clc_fail(err, CLCONE_EINVAL, "%s: panel %d: %d series without data", path, k, P->nseries);
         for (int s = 0; s < P->nseries; ++s)
             if (P->series[s].n < 0 || (P->series[s].n > 0 && (!P->series[s].x || !P->series[s].y)))
-                return clcone_fail(err, CLCONE_EINVAL, "%s: panel %d, series %d: %d points without data", path, k,
+                return clc_fail(err, CLCONE_EINVAL, "%s: panel %d, series %d: %d points without data", path, k,
                                    s, P->series[s].n);
     }
     return CLCONE_OK;
@@ -421,10 +421,10 @@ clcone_status clcone_plot_png(const char *path, const char *title, const clcone_
     cairo_surface_t *sf;
     cairo_t *cr;
     clcone_status s;
-    double fs = clcone_draw_font_size(width, height), top;
+    double fs = clc_draw_font_size(width, height), top;
     int rows;
     if ((s = plot_validate(path ? path : "(no file)", panels, npanels, columns, err))
-        || (s = clcone_draw_begin(path, width, height, &sf, &cr, err)))
+        || (s = clc_draw_begin(path, width, height, &sf, &cr, err)))
         return s;
     if (columns > npanels) columns = npanels;
     rows = (npanels + columns - 1) / columns;
@@ -435,7 +435,7 @@ clcone_status clcone_plot_png(const char *path, const char *title, const clcone_
     if (title) {
         cairo_set_font_size(cr, 1.15 * fs);
         cairo_set_source_rgb(cr, 0.05, 0.05, 0.05);
-        clcone_draw_text(cr, 0.5 * width, 0.6 * fs, 0.5, 1.0, title);
+        clc_draw_text(cr, 0.5 * width, 0.6 * fs, 0.5, 1.0, title);
         top = 2.2 * fs;
     }
     for (int k = 0; k < npanels; ++k) {
@@ -443,5 +443,5 @@ clcone_status clcone_plot_png(const char *path, const char *title, const clcone_
         cairo_set_font_size(cr, fs);
         draw_panel(cr, &panels[k], (k % columns) * cw, top + (k / columns) * ch, cw, ch, fs);
     }
-    return clcone_draw_finish(path, sf, cr, err);
+    return clc_draw_finish(path, sf, cr, err);
 }

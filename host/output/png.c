@@ -42,9 +42,9 @@ static const double RIM_COLOUR[3] = {0.32, 0.30, 0.27};
 
 static void to_view(const view *V, const double p[3], double out[3])
 {
-    out[0] = V->cx + (clcone_dot3(p, V->right) - V->uc) * V->scale;
-    out[1] = V->cy - (clcone_dot3(p, V->up) - V->vc) * V->scale;
-    out[2] = clcone_dot3(p, V->fwd) * V->scale;
+    out[0] = V->cx + (clc_dot3(p, V->right) - V->uc) * V->scale;
+    out[1] = V->cy - (clc_dot3(p, V->up) - V->vc) * V->scale;
+    out[2] = clc_dot3(p, V->fwd) * V->scale;
 }
 
 static void colormap(double t, double c[3])
@@ -77,7 +77,7 @@ static int px_clamp(double v, int hi)
 
 static double lambert(const view *V, const double n[3])
 {
-    return 0.35 + 0.65 * fmax(0.0, clcone_dot3(n, V->light));
+    return 0.35 + 0.65 * fmax(0.0, clc_dot3(n, V->light));
 }
 
 static void draw_sphere(view *V, const double c[3], double r, const double col[3])
@@ -108,7 +108,7 @@ static void draw_sphere(view *V, const double c[3], double r, const double col[3
  * alpha < 1 the polygon is translucent and its rim is drawn darker. */
 static void fill_convex(view *V, const double (*p)[3], int n, const double nw[3], const double col[3], double alpha)
 {
-    double nv[3] = {clcone_dot3(nw, V->right), clcone_dot3(nw, V->up), clcone_dot3(nw, V->fwd)};
+    double nv[3] = {clc_dot3(nw, V->right), clc_dot3(nw, V->up), clc_dot3(nw, V->fwd)};
     double area = 0, lo[2] = {DBL_MAX, DBL_MAX}, hi[2] = {-DBL_MAX, -DBL_MAX}, shade = lambert(V, nv), sg;
     int x0, x1, y0, y1;
     if (n < 3 || fabs(nv[2]) < 1e-6) return;   /* seen edge-on */
@@ -144,16 +144,16 @@ static void draw_box(view *V, const clcone_body *b, const clcone_shape *sh, cons
     double cw[8][3], cv[8][3], R[9];
     /* faces as corner indices (bit 0 x, bit 1 y, bit 2 z), by axis and sign */
     static const int faces[6][4] = {{0, 2, 6, 4}, {1, 3, 7, 5}, {0, 1, 5, 4}, {2, 3, 7, 6}, {0, 1, 3, 2}, {4, 5, 7, 6}};
-    clcone_quat_to_mat(sh->quat, R);
+    clc_quat_to_mat(sh->quat, R);
     for (int k = 0; k < 8; ++k) {
-        clcone_box_corner(b, sh, k, cw[k]);
+        clc_box_corner(b, sh, k, cw[k]);
         to_view(V, cw[k], cv[k]);
     }
     for (int f = 0; f < 6; ++f) {
         int axis = f / 2;
         double sg = f % 2 ? 1.0 : -1.0, nw[3], quad[4][3];
         for (int k = 0; k < 3; ++k) nw[k] = sg * R[3 * k + axis];
-        if (clcone_dot3(nw, V->fwd) >= 0) continue;   /* facing away */
+        if (clc_dot3(nw, V->fwd) >= 0) continue;   /* facing away */
         for (int k = 0; k < 4; ++k) memcpy(quad[k], cv[faces[f][k]], sizeof quad[k]);
         fill_convex(V, (const double (*)[3])quad, 4, nw, col, 1.0);
     }
@@ -166,7 +166,7 @@ static int clip_polygon(const double (*in)[3], int n, const double a[3], double 
     int m = 0;
     for (int i = 0; i < n; ++i) {
         const double *P = in[i], *Q = in[(i + 1) % n];
-        double dp = clcone_dot3(a, P) - b, dq = clcone_dot3(a, Q) - b;
+        double dp = clc_dot3(a, P) - b, dq = clc_dot3(a, Q) - b;
         if (dp >= -tol) memcpy(out[m++], P, sizeof out[0]);
         if ((dp >= -tol) != (dq >= -tol)) {
             double t = dp / (dp - dq);
@@ -195,7 +195,7 @@ static int plane_face(const clcone_world *w, int i, const double lo[3], const do
     }
     L = sqrt(L);   /* a square of half side L about c covers the box's section */
     tol = 1e-9 * L;
-    d = clcone_dot3(pl->normal, c) - pl->offset;
+    d = clc_dot3(pl->normal, c) - pl->offset;
     for (int k = 0; k < 3; ++k) c[k] -= d * pl->normal[k];
     for (int q = 0; q < 4; ++q) {
         double s1 = q == 1 || q == 2 ? 1.0 : -1.0, s2 = q >= 2 ? 1.0 : -1.0;
@@ -282,7 +282,7 @@ static double bar_text(cairo_t *cr, double x, double y, double ay, const char *t
 {
     cairo_text_extents_t te;
     cairo_text_extents(cr, text, &te);
-    if (draw) clcone_draw_text(cr, x, y, 0.0, ay, text);
+    if (draw) clc_draw_text(cr, x, y, 0.0, ay, text);
     return fmax(te.x_advance, te.x_bearing + te.width);
 }
 
@@ -312,7 +312,7 @@ static double colour_bar(cairo_t *cr, double x, double y0, double y1, double fs,
     cairo_set_font_size(cr, 0.85 * fs);
     if (!(scale > 0))
         return fmax(reach, lx + fmax(bar_text(cr, x + lx, y1, 0.5, "0", draw), bar_text(cr, x + lx, y0, 0.5, "none", draw)));
-    step = clcone_draw_nice_step(scale, 4);
+    step = clc_draw_nice_step(scale, 4);
     /* nice ticks up to the scale, then the scale itself ("and above") */
     for (int k = 0; k * step < 0.88 * scale; ++k) {
         double y = y1 - (y1 - y0) * k * step / scale;
@@ -335,7 +335,7 @@ static void title_line(cairo_t *cr, const char *title, double x, double y, doubl
     cairo_text_extents(cr, title, &te);
     if (te.x_advance > room) cairo_set_font_size(cr, 1.1 * fs * room / te.x_advance);
     cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
-    clcone_draw_text(cr, x, y, 0.0, 1.0, title);
+    clc_draw_text(cr, x, y, 0.0, 1.0, title);
 }
 
 /* Everything cairo draws over the z-buffered picture: planes seen from
@@ -352,7 +352,7 @@ static void overlay(cairo_t *cr, const view *V, const clcone_world *w, const dou
     for (int i = 0; i < w->nplanes; ++i) {
         double (*poly)[3];
         int n;
-        if (clcone_dot3(w->planes[i].normal, V->fwd) <= 0) continue;
+        if (clc_dot3(w->planes[i].normal, V->fwd) <= 0) continue;
         n = plane_face(w, i, lo, hi, buf, &poly);
         for (int k = 0; k < n; ++k) {
             double s[3];
@@ -376,7 +376,7 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     view V;
     double lo2[2] = {DBL_MAX, DBL_MAX}, hi2[2] = {-DBL_MAX, -DBL_MAX}, lo[3], hi[3], scale, *force = NULL,
            L[3] = {-0.35, 0.5, -0.8}, (*buf)[3] = NULL;
-    double fs = clcone_draw_font_size(width, height), margin = fs, bar_w, top = title ? 2.2 * fs : 0;
+    double fs = clc_draw_font_size(width, height), margin = fs, bar_w, top = title ? 2.2 * fs : 0;
     double area_w, area_h;
     size_t npix;
     cairo_surface_t *sf;
@@ -384,13 +384,13 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     clcone_status st;
     unsigned char *data;
     int stride;
-    if (!w) return clcone_fail(err, CLCONE_EINVAL, "%s: no world to draw", path ? path : "(no file)");
+    if (!w) return clc_fail(err, CLCONE_EINVAL, "%s: no world to draw", path ? path : "(no file)");
     /* finite positions and sizes, unit normals: what the view fit needs */
     if ((st = clcone_world_validate(w, err))) {
-        clcone_error_prefix(err, "%s", path ? path : "(no file)");
+        clc_error_prefix(err, "%s", path ? path : "(no file)");
         return st;
     }
-    if ((st = clcone_draw_begin(path, width, height, &sf, &cr, err))) return st;
+    if ((st = clc_draw_begin(path, width, height, &sf, &cr, err))) return st;
     memset(&V, 0, sizeof V);
     V.W = width;
     V.H = height;
@@ -399,20 +399,20 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     V.fwd[2] = -sin(ELEVATION);
     V.right[0] = cos(AZIMUTH);
     V.right[1] = -sin(AZIMUTH);
-    clcone_cross3(V.right, V.fwd, V.up);
-    for (int k = 0; k < 3; ++k) V.light[k] = L[k] / sqrt(clcone_dot3(L, L));
+    clc_cross3(V.right, V.fwd, V.up);
+    for (int k = 0; k < 3; ++k) V.light[k] = L[k] / sqrt(clc_dot3(L, L));
     npix = (size_t)width * (size_t)height;
-    V.z = clcone_calloc(npix, sizeof *V.z, err, "depth buffer");
-    V.rgb = V.z ? clcone_calloc(3 * npix, 1, err, "picture") : NULL;
-    force = V.rgb ? clcone_calloc((size_t)w->s.nbodies + 1, sizeof *force, err, "body forces") : NULL;
-    buf = force ? clcone_calloc(2 * (10 + (size_t)w->nplanes), sizeof *buf, err, "plane outlines") : NULL;
+    V.z = clc_calloc(npix, sizeof *V.z, err, "depth buffer");
+    V.rgb = V.z ? clc_calloc(3 * npix, 1, err, "picture") : NULL;
+    force = V.rgb ? clc_calloc((size_t)w->s.nbodies + 1, sizeof *force, err, "body forces") : NULL;
+    buf = force ? clc_calloc(2 * (10 + (size_t)w->nplanes), sizeof *buf, err, "plane outlines") : NULL;
     if (!buf) {
         st = CLCONE_ENOMEM;
         cairo_destroy(cr);
         cairo_surface_destroy(sf);
         goto out;
     }
-    clcone_world_body_forces(w, r, force);
+    clc_world_body_forces(w, r, force);
     scale = colour_scale(force, w->s.nbodies);
     /* the colour bar's room: its widest label and a margin */
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
@@ -421,12 +421,12 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
      * left of the colour bar and below the title */
     region(w, lo, hi);
     for (int i = 0; i < w->s.nbodies; ++i)
-        grow(lo2, hi2, clcone_dot3(w->s.bodies[i].x, V.right), clcone_dot3(w->s.bodies[i].x, V.up),
+        grow(lo2, hi2, clc_dot3(w->s.bodies[i].x, V.right), clc_dot3(w->s.bodies[i].x, V.up),
              clcone_shape_bound(&w->shapes[i]));
     for (int i = 0; i < w->nplanes; ++i) {
         double (*poly)[3];
         int n = plane_face(w, i, lo, hi, buf, &poly);
-        for (int k = 0; k < n; ++k) grow(lo2, hi2, clcone_dot3(poly[k], V.right), clcone_dot3(poly[k], V.up), 0);
+        for (int k = 0; k < n; ++k) grow(lo2, hi2, clc_dot3(poly[k], V.right), clc_dot3(poly[k], V.up), 0);
     }
     if (lo2[0] > hi2[0]) grow(lo2, hi2, 0, 0, 1);
     area_w = fmax(1.0, width - bar_w - 2 * margin);
@@ -454,7 +454,7 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     for (int i = 0; i < w->nplanes; ++i) {
         double (*poly)[3];
         int n;
-        if (clcone_dot3(w->planes[i].normal, V.fwd) > 0) continue;   /* seen from behind: outlined below */
+        if (clc_dot3(w->planes[i].normal, V.fwd) > 0) continue;   /* seen from behind: outlined below */
         n = plane_face(w, i, lo, hi, buf, &poly);
         for (int k = 0; k < n; ++k) {
             double s[3];
@@ -475,7 +475,7 @@ clcone_status clcone_render_png(const char *path, const clcone_world *w, const d
     }
     cairo_surface_mark_dirty(sf);
     overlay(cr, &V, w, lo, hi, buf, title, fs, margin, width - bar_w, top, scale);
-    st = clcone_draw_finish(path, sf, cr, err);
+    st = clc_draw_finish(path, sf, cr, err);
 out:
     free(V.z);
     free(V.rgb);

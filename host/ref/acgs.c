@@ -1,5 +1,5 @@
 /* Accelerated coloured Gauss-Seidel (kernels/local_solve.h says what and
- * why): the sweeps of clcone_ref_cgs with Nesterov's extrapolation between them,
+ * why): the sweeps of clc_ref_cgs with Nesterov's extrapolation between them,
  * a gradient restart and a function restart (kernels/schedule.h). The
  * reference the device's ACGS is checked against. */
 #include "core/analysis.h"
@@ -38,11 +38,11 @@ static clcone_status acgs_step(void *state, int it, clcone_error *err)
             memcpy(A->xo + i, A->r + 3 * c, sizeof *A->xo * 3);
             memcpy(A->r + 3 * c, A->ys + i, sizeof *A->ys * 3);
         }
-    clcone_ref_pgs_sweep(A->p, A->o, A->c0, A->c1, A->order, A->omega, A->r);
+    clc_ref_pgs_sweep(A->p, A->o, A->c0, A->c1, A->order, A->omega, A->r);
     for (int c = A->c0; c < A->c1; ++c)
         A->tv[c - A->c0] = cone_acgs_term(A->ys + 3 * (c - A->c0), A->r + 3 * c, A->xo + 3 * (c - A->c0));
     /* summed as the device sums, so that both restart alike */
-    A->beta = cone_apgd_momentum(&A->theta, clcone_lane_sum(A->tv, A->c1 - A->c0));
+    A->beta = cone_apgd_momentum(&A->theta, clc_lane_sum(A->tv, A->c1 - A->c0));
     return CLCONE_OK;
 }
 
@@ -54,41 +54,41 @@ static clcone_status acgs_checked(void *state, int it, double error, clcone_erro
     acgs *A = state;
     for (int c = A->c0; c < A->c1; ++c) {
         double u[3];
-        clcone_contact_velocity(A->p, A->r, c, u);
+        clc_contact_velocity(A->p, A->r, c, u);
         A->tv[c - A->c0] = cone_acgs_objective_term(A->r + 3 * c, u, A->p->q + 3 * c);
     }
-    if (cone_acgs_climbed(it, clcone_lane_sum(A->tv, A->c1 - A->c0), &A->last_objective)) {
+    if (cone_acgs_climbed(it, clc_lane_sum(A->tv, A->c1 - A->c0), &A->last_objective)) {
         A->beta = 0;
         A->theta = 1;
     }
     return A->watch ? A->watch(A->watch_state, it, error, err) : CLCONE_OK;
 }
 
-clcone_status clcone_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clc_ref_acgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                               double *r, clcone_prob_result *out, clcone_error *err)
 {
-    return clcone_ref_acgs_watched(p, o, c0, c1, r, NULL, NULL, out, err);
+    return clc_ref_acgs_watched(p, o, c0, c1, r, NULL, NULL, out, err);
 }
 
-clcone_status clcone_ref_acgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_acgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                       ref_checked_fn watch, void *state, clcone_prob_result *out,
                                       clcone_error *err)
 {
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
     acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0, watch, state};
-    clcone_status s = clcone_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
+    clcone_status s = clc_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
     double *omega = NULL;
     if (s) return s;
     s = CLCONE_ENOMEM;
-    if (!(omega = clcone_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clcone_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
-        || !(A.ys = clcone_calloc((size_t)m, sizeof *A.ys, err, "acgs vectors"))
-        || !(A.tv = clcone_calloc((size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
+    if (!(omega = clc_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clc_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
+        || !(A.ys = clc_calloc((size_t)m, sizeof *A.ys, err, "acgs vectors"))
+        || !(A.tv = clc_calloc((size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
         goto out;
     A.order = order;
     A.omega = omega;
     memcpy(A.xo, r + 3 * c0, sizeof *A.xo * (size_t)m);
     memcpy(A.ys, r + 3 * c0, sizeof *A.ys * (size_t)m);
-    s = clcone_ref_iterate(p, o, c0, c1, r, acgs_step, acgs_checked, &A, out, err);
+    s = clc_ref_iterate(p, o, c0, c1, r, acgs_step, acgs_checked, &A, out, err);
 out:
     free(cptr);
     free(order);

@@ -71,7 +71,7 @@ static clcone_status apgd_step(void *state, int it, clcone_error *err)
         double dWd = 0, d2 = 0;
         for (int i = 0; i < m; ++i) A->xn[i] = A->y[i] - (A->wy[i] + A->q[i]) / A->L;
         project_all(A->p, A->c0, A->c1, A->xn);
-        clcone_range_product(A->p, A->c0, A->c1, A->xn, A->wxn);
+        clc_range_product(A->p, A->c0, A->c1, A->xn, A->wxn);
         for (int i = 0; i < m; ++i) {
             double d = A->xn[i] - A->y[i];
             dWd += d * (A->wxn[i] - A->wy[i]);
@@ -104,20 +104,20 @@ static clcone_status apgd_checked(void *state, int it, double error, clcone_erro
     apgd *A = state;
     (void)error;
     (void)err;
-    if (A->coulomb && clcone_is_check_iteration(A->o, it)) {
+    if (A->coulomb && clc_is_check_iteration(A->o, it)) {
         desaxce_shift(A->p, A->c0, A->c1, A->wx, A->q);
         apgd_restart(A);
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clc_ref_apgd(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                               double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0);
     apgd A = {p, o, c0, c1, m, o->model == CLCONE_MODEL_COULOMB, r + 3 * c0, NULL, NULL, NULL, NULL, NULL, NULL,
               1.0, 0.0};
-    double *buf = clcone_calloc((size_t)m * 6, sizeof *buf, err, "APGD vectors");
+    double *buf = clc_calloc((size_t)m * 6, sizeof *buf, err, "APGD vectors");
     clcone_status s;
     if (!buf) return CLCONE_ENOMEM;
     A.y = buf;
@@ -126,14 +126,14 @@ clcone_status clcone_ref_apgd(const clcone_problem *p, const clcone_options *o, 
     A.xn = buf + 3 * m;
     A.wxn = buf + 4 * m;
     A.q = buf + 5 * m;
-    for (int c = c0; c < c1; ++c) A.L = fmax(A.L, clcone_row_block_norm(p, c));
+    for (int c = c0; c < c1; ++c) A.L = fmax(A.L, clc_row_block_norm(p, c));
     project_all(p, c0, c1, A.x);
-    clcone_range_product(p, c0, c1, A.x, A.wx);
+    clc_range_product(p, c0, c1, A.x, A.wx);
     memcpy(A.y, A.x, sizeof(double) * (size_t)m);
     memcpy(A.wy, A.wx, sizeof(double) * (size_t)m);
     if (A.coulomb) desaxce_shift(p, c0, c1, A.wx, A.q);
     else memcpy(A.q, p->q + 3 * c0, sizeof(double) * (size_t)m);
-    s = clcone_ref_iterate(p, o, c0, c1, r, apgd_step, apgd_checked, &A, out, err);
+    s = clc_ref_iterate(p, o, c0, c1, r, apgd_step, apgd_checked, &A, out, err);
     free(buf);
     return s;
 }

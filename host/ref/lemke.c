@@ -29,7 +29,7 @@
 /* LCP storage                                                        */
 /* ------------------------------------------------------------------ */
 
-void clcone_lemke_lcp_free(clcone_lemke_lcp *L)
+void clc_lemke_lcp_free(clc_lemke_lcp *L)
 {
     if (!L) return;
     free(L->col_ptr);
@@ -39,22 +39,22 @@ void clcone_lemke_lcp_free(clcone_lemke_lcp *L)
     memset(L, 0, sizeof *L);
 }
 
-clcone_status clcone_lemke_lcp_alloc(clcone_lemke_lcp *L, int n, size_t nnz, clcone_error *err)
+clcone_status clc_lemke_lcp_alloc(clc_lemke_lcp *L, int n, size_t nnz, clcone_error *err)
 {
     memset(L, 0, sizeof *L);
     L->n = n;
-    L->col_ptr = clcone_calloc((size_t)n + 1, sizeof *L->col_ptr, err, "lemke: LCP columns");
-    L->row = clcone_calloc(nnz, sizeof *L->row, err, "lemke: LCP rows");
-    L->val = clcone_calloc(nnz, sizeof *L->val, err, "lemke: LCP values");
-    L->b = clcone_calloc((size_t)n, sizeof *L->b, err, "lemke: LCP right-hand side");
+    L->col_ptr = clc_calloc((size_t)n + 1, sizeof *L->col_ptr, err, "lemke: LCP columns");
+    L->row = clc_calloc(nnz, sizeof *L->row, err, "lemke: LCP rows");
+    L->val = clc_calloc(nnz, sizeof *L->val, err, "lemke: LCP values");
+    L->b = clc_calloc((size_t)n, sizeof *L->b, err, "lemke: LCP right-hand side");
     if (!L->col_ptr || !L->row || !L->val || !L->b) {
-        clcone_lemke_lcp_free(L);
+        clc_lemke_lcp_free(L);
         return CLCONE_ENOMEM;
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
+clcone_status clc_lemke_lcp_from_dense(clc_lemke_lcp *L, int n,
                                           const double *M_rowmajor,
                                           const double *b, clcone_error *err)
 {
@@ -62,9 +62,9 @@ clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
     size_t nnz = 0;
     int i, j;
     if (!L || n < 0 || (n > 0 && (!M_rowmajor || !b)))
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid dense LCP arguments");
+        return clc_fail(err, CLCONE_EINVAL, "lemke: invalid dense LCP arguments");
     for (i = 0; i < n * n; ++i) nnz += M_rowmajor[i] != 0;
-    s = clcone_lemke_lcp_alloc(L, n, nnz, err);
+    s = clc_lemke_lcp_alloc(L, n, nnz, err);
     if (s != CLCONE_OK) return s;
     nnz = 0;
     for (j = 0; j < n; ++j) {
@@ -81,7 +81,7 @@ clcone_status clcone_lemke_lcp_from_dense(clcone_lemke_lcp *L, int n,
     return CLCONE_OK;
 }
 
-double clcone_lemke_complementarity(const clcone_lemke_lcp *L, const double *z)
+double clc_lemke_complementarity(const clc_lemke_lcp *L, const double *z)
 {
     int n = L->n, i, j, k;
     double zs = 0, ws = 0, worst = 0;
@@ -125,7 +125,7 @@ double clcone_lemke_complementarity(const clcone_lemke_lcp *L, const double *z)
 /* Variables: w_i = i, z_i = n + i, z0 = 2n. The system is
  * I w - M z - e z0 = b, with basis matrix B of the basic columns. */
 typedef struct lk {
-    const clcone_lemke_lcp *L;
+    const clc_lemke_lcp *L;
     int n;
     double *binv;   /* B^-1, n x n column-major: row i <-> basis slot i */
     double *cmax;   /* max |.| per column of binv */
@@ -175,7 +175,7 @@ static void lk_update_binv_max(lk *s)
  * measured against. */
 static double lk_ftran(lk *s, int v)
 {
-    const clcone_lemke_lcp *L = s->L;
+    const clc_lemke_lcp *L = s->L;
     int n = s->n, i, k;
     double a1 = 0;
     if (v < n) {
@@ -203,7 +203,7 @@ static double lk_ftran(lk *s, int v)
 /* out += alpha * A_v (original coordinates). */
 static void lk_add_col(const lk *s, int v, double alpha, double *out)
 {
-    const clcone_lemke_lcp *L = s->L;
+    const clc_lemke_lcp *L = s->L;
     int n = s->n, k;
     if (v < n) {
         out[v] += alpha;
@@ -443,20 +443,20 @@ static int lk_seen(lk *s, uint64_t h)
 
 /* Allocates s's workspace for L and puts it at the basis of slacks
  * (w = b); *h receives that basis's hash. */
-static clcone_status lk_start(lk *s, const clcone_lemke_lcp *L, int max_pivots, uint64_t *h, clcone_error *err)
+static clcone_status lk_start(lk *s, const clc_lemke_lcp *L, int max_pivots, uint64_t *h, clcone_error *err)
 {
     int i, n = L->n;
     s->L = L;
     s->n = n;
-    s->binv = clcone_calloc((size_t)n * (size_t)n, sizeof *s->binv, err, "lemke: basis inverse");
-    s->cmax = clcone_calloc((size_t)n, sizeof *s->cmax, err, "lemke: workspace");
-    s->x = clcone_calloc((size_t)n, sizeof *s->x, err, "lemke: workspace");
-    s->d = clcone_calloc((size_t)n, sizeof *s->d, err, "lemke: workspace");
-    s->res = clcone_calloc((size_t)n, sizeof *s->res, err, "lemke: workspace");
-    s->basis = clcone_calloc((size_t)n, sizeof *s->basis, err, "lemke: workspace");
-    s->slot = clcone_calloc(2 * (size_t)n + 1, sizeof *s->slot, err, "lemke: workspace");
-    s->cand = clcone_calloc((size_t)n, sizeof *s->cand, err, "lemke: workspace");
-    s->perm = clcone_calloc((size_t)n, sizeof *s->perm, err, "lemke: workspace");
+    s->binv = clc_calloc((size_t)n * (size_t)n, sizeof *s->binv, err, "lemke: basis inverse");
+    s->cmax = clc_calloc((size_t)n, sizeof *s->cmax, err, "lemke: workspace");
+    s->x = clc_calloc((size_t)n, sizeof *s->x, err, "lemke: workspace");
+    s->d = clc_calloc((size_t)n, sizeof *s->d, err, "lemke: workspace");
+    s->res = clc_calloc((size_t)n, sizeof *s->res, err, "lemke: workspace");
+    s->basis = clc_calloc((size_t)n, sizeof *s->basis, err, "lemke: workspace");
+    s->slot = clc_calloc(2 * (size_t)n + 1, sizeof *s->slot, err, "lemke: workspace");
+    s->cand = clc_calloc((size_t)n, sizeof *s->cand, err, "lemke: workspace");
+    s->perm = clc_calloc((size_t)n, sizeof *s->perm, err, "lemke: workspace");
     if (!s->binv || !s->cmax || !s->x || !s->d || !s->res || !s->basis || !s->slot || !s->cand
         || !s->perm)
         return CLCONE_ENOMEM;
@@ -483,9 +483,9 @@ static clcone_status lk_start(lk *s, const clcone_lemke_lcp *L, int max_pivots, 
 
 /* The complementary path from the basis of slacks (hash h) until z0
  * leaves or is numerically zero, a ray, a cap or a stall (info). */
-static void lk_path(lk *s, int max_pivots, double max_seconds, double t0, uint64_t h, clcone_lemke_info *info)
+static void lk_path(lk *s, int max_pivots, double max_seconds, double t0, uint64_t h, clc_lemke_info *info)
 {
-    const clcone_lemke_lcp *L = s->L;
+    const clc_lemke_lcp *L = s->L;
     int n = s->n, i, r, enter, refac_every = n < 50 ? 50 : n, since_refac = 0;
 
     /* First pivot: z0 enters at the most negative b_i, which makes every
@@ -508,7 +508,7 @@ static void lk_path(lk *s, int max_pivots, double max_seconds, double t0, uint64
             break;
         }
         if (max_seconds > 0 && (info->pivots & 15) == 0
-            && clcone_now_ms() - t0 > 1e3 * max_seconds) {
+            && clc_now_ms() - t0 > 1e3 * max_seconds) {
             info->outcome = CLCONE_LEMKE_TIME;
             break;
         }
@@ -554,7 +554,7 @@ static void lk_path(lk *s, int max_pivots, double max_seconds, double t0, uint64
 }
 
 /* Reads z (and info->z0) off the basis where the path stopped. */
-static void lk_read(lk *s, double *z, clcone_lemke_info *info)
+static void lk_read(lk *s, double *z, clc_lemke_info *info)
 {
     int i, n = s->n;
     /* The basis is exact even where x drifted: refinement brings x back
@@ -583,28 +583,28 @@ static void lk_read(lk *s, double *z, clcone_lemke_info *info)
     }
 }
 
-clcone_status clcone_lemke_solve(const clcone_lemke_lcp *L, int max_pivots,
+clcone_status clc_lemke_solve(const clc_lemke_lcp *L, int max_pivots,
                                  double max_seconds, double *z,
-                                 clcone_lemke_info *info, clcone_error *err)
+                                 clc_lemke_info *info, clcone_error *err)
 {
     lk s;
     int n, i;
     uint64_t h;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     clcone_status st;
 
     if (!L || !z || !info || L->n < 0 || !L->col_ptr || !L->b || max_pivots < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid arguments");
+        return clc_fail(err, CLCONE_EINVAL, "lemke: invalid arguments");
     memset(info, 0, sizeof *info);
     memset(&s, 0, sizeof s);
     n = L->n;
     memset(z, 0, (size_t)n * sizeof *z);
     for (i = 0; i < n; ++i)
         if (!isfinite(L->b[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "lemke: b[%d] is not finite", i);
+            return clc_fail(err, CLCONE_EINVAL, "lemke: b[%d] is not finite", i);
     for (i = 0; i < L->col_ptr[n]; ++i)
         if (!isfinite(L->val[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "lemke: M(%d, .) is not finite", L->row[i]);
+            return clc_fail(err, CLCONE_EINVAL, "lemke: M(%d, .) is not finite", L->row[i]);
     for (i = 0; i < n && L->b[i] >= 0; ++i) {}
     if (i == n) {
         info->outcome = CLCONE_LEMKE_SOLVED;   /* z = 0, w = b >= 0 */

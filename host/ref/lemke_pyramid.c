@@ -67,14 +67,14 @@ static clcone_status block_columns(const clcone_problem *p, int c0, int c1, int 
 {
     int nc = c1 - c0, c, d, k, *cnt;
     clcone_status s = CLCONE_OK;
-    cnt = clcone_calloc((size_t)nc + 1, sizeof *cnt, err, "lemke: block columns");
-    *tptr = clcone_calloc((size_t)nc + 1, sizeof **tptr, err, "lemke: block columns");
+    cnt = clc_calloc((size_t)nc + 1, sizeof *cnt, err, "lemke: block columns");
+    *tptr = clc_calloc((size_t)nc + 1, sizeof **tptr, err, "lemke: block columns");
     if (!cnt || !*tptr) { s = CLCONE_ENOMEM; goto done; }
     for (c = c0; c < c1; ++c) {
         for (k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
             d = p->col[k];
             if (d < c0 || d >= c1) {
-                s = clcone_fail(err, CLCONE_EINVAL,
+                s = clc_fail(err, CLCONE_EINVAL,
                                 "lemke: block (%d, %d) of W couples contact %d with contact %d "
                                 "outside the problem's range [%d, %d)",
                                 c, d, c, d, c0, c1);
@@ -84,8 +84,8 @@ static clcone_status block_columns(const clcone_problem *p, int c0, int c1, int 
         }
     }
     for (d = 0; d < nc; ++d) (*tptr)[d + 1] = (*tptr)[d] + cnt[d + 1];
-    *tblk = clcone_calloc((size_t)(*tptr)[nc], sizeof **tblk, err, "lemke: block columns");
-    *trow = clcone_calloc((size_t)(*tptr)[nc], sizeof **trow, err, "lemke: block columns");
+    *tblk = clc_calloc((size_t)(*tptr)[nc], sizeof **tblk, err, "lemke: block columns");
+    *trow = clc_calloc((size_t)(*tptr)[nc], sizeof **trow, err, "lemke: block columns");
     if (!*tblk || !*trow) { s = CLCONE_ENOMEM; goto done; }
     for (d = 0; d < nc; ++d) cnt[d] = (*tptr)[d];
     for (c = c0; c < c1; ++c) {
@@ -101,9 +101,9 @@ done:
     return s;
 }
 
-clcone_status clcone_lemke_pyramid_lcp(const clcone_problem *p,
+clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
                                        const clcone_options *o, int c0,
-                                       int c1, clcone_lemke_lcp *L,
+                                       int c1, clc_lemke_lcp *L,
                                        clcone_error *err)
 {
     int N, K, nc, n, d, a, j, k;
@@ -114,18 +114,18 @@ clcone_status clcone_lemke_pyramid_lcp(const clcone_problem *p,
     clcone_status s;
 
     if (!p || !o || !L || c0 < 0 || c1 < c0 || c1 > p->n)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: invalid arguments (contacts [%d, %d))",
+        return clc_fail(err, CLCONE_EINVAL, "lemke: invalid arguments (contacts [%d, %d))",
                            c0, c1);
     memset(L, 0, sizeof *L);
     N = o->facets;
     if (N < 3)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: the pyramid needs at least 3 facets (got %d)",
+        return clc_fail(err, CLCONE_EINVAL, "lemke: the pyramid needs at least 3 facets (got %d)",
                            N);
     nc = c1 - c0;
     rows = ((long long)N + 2) * (long long)nc;
     if (rows > CLCONE_LEMKE_MAX_ROWS) {
         long long most = CLCONE_LEMKE_MAX_ROWS / ((long long)N + 2);
-        return clcone_fail(err, CLCONE_ENOTSUP,
+        return clc_fail(err, CLCONE_ENOTSUP,
                            "lemke: %d contacts at N = %d need a dense LCP of %lld rows, above "
                            "the limit of %d rows (Lemke is dense: at most %lld contact%s at "
                            "N = %d; %d at N = 4, %d at N = 8, %d at N = 16); use pgs or "
@@ -137,7 +137,7 @@ clcone_status clcone_lemke_pyramid_lcp(const clcone_problem *p,
     K = N + 2;
     n = (int)rows;
 
-    g = clcone_calloc(2 * (size_t)N, sizeof *g, err, "lemke: vertex directions");
+    g = clc_calloc(2 * (size_t)N, sizeof *g, err, "lemke: vertex directions");
     if (!g) { s = CLCONE_ENOMEM; goto done; }
     if ((s = block_columns(p, c0, c1, &tptr, &tblk, &trow, err))) goto done;
 
@@ -147,7 +147,7 @@ clcone_status clcone_lemke_pyramid_lcp(const clcone_problem *p,
     for (d = 0; d < nc; ++d)
         nnz += (size_t)(N + 1) * ((size_t)(tptr[d + 1] - tptr[d]) * (size_t)(N + 1) + 1)
                + (size_t)N;
-    s = clcone_lemke_lcp_alloc(L, n, nnz, err);
+    s = clc_lemke_lcp_alloc(L, n, nnz, err);
     if (s != CLCONE_OK) goto done;
 
     for (j = 0; j < N; ++j) vertex_dir(o, j, g + 2 * j);
@@ -200,7 +200,7 @@ done:
     return s;
 }
 
-void clcone_lemke_pyramid_reactions(const clcone_problem *p,
+void clc_lemke_pyramid_reactions(const clcone_problem *p,
                                     const clcone_options *o, int c0, int c1,
                                     const double *z, double *r)
 {
@@ -230,61 +230,61 @@ void clcone_lemke_pyramid_reactions(const clcone_problem *p,
 /* Largest relative complementarity violation accepted at the end. */
 #define LEMKE_LCP_TOL 1e-9
 
-clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
+clcone_status clc_ref_lemke_pyramid(const clcone_problem *p, const clcone_options *o,
                                        int c0, int c1, double *r,
                                        clcone_prob_result *out, clcone_error *err)
 {
-    clcone_lemke_lcp L;
-    clcone_lemke_info info;
+    clc_lemke_lcp L;
+    clc_lemke_info info;
     clcone_status s;
     double *z = NULL, lcp, limit;
 
     if (!p || !o || !r || !out)
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: NULL argument");
+        return clc_fail(err, CLCONE_EINVAL, "lemke: NULL argument");
     memset(out, 0, sizeof *out);
     out->status = CLCONE_FAILED;
     if (c0 < 0 || c1 < c0 || c1 > p->n) {
         snprintf(out->reason, sizeof out->reason, "invalid contact range");
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: contact range [%d, %d) outside [0, %d)",
+        return clc_fail(err, CLCONE_EINVAL, "lemke: contact range [%d, %d) outside [0, %d)",
                            c0, c1, p->n);
     }
     if (o->model != CLCONE_MODEL_PYRAMID) {
         snprintf(out->reason, sizeof out->reason, "lemke solves the pyramid model only");
-        return clcone_fail(err, CLCONE_ENOTSUP,
+        return clc_fail(err, CLCONE_ENOTSUP,
                            "lemke: solves the pyramid model only (got model %d)",
                            (int)o->model);
     }
     if (o->max_iter < 1) {
         snprintf(out->reason, sizeof out->reason, "max_iter must be >= 1");
-        return clcone_fail(err, CLCONE_EINVAL, "lemke: max_iter must be >= 1 (got %d)",
+        return clc_fail(err, CLCONE_EINVAL, "lemke: max_iter must be >= 1 (got %d)",
                            o->max_iter);
     }
-    s = clcone_lemke_pyramid_lcp(p, o, c0, c1, &L, err);
+    s = clc_lemke_pyramid_lcp(p, o, c0, c1, &L, err);
     if (s != CLCONE_OK) {
         snprintf(out->reason, sizeof out->reason, "%s",
                  s == CLCONE_ENOTSUP ? "problem too large for dense Lemke"
                                      : "cannot build the pyramid LCP");
         return s;
     }
-    z = clcone_calloc((size_t)L.n, sizeof *z, err, "lemke: LCP unknowns");
+    z = clc_calloc((size_t)L.n, sizeof *z, err, "lemke: LCP unknowns");
     if (!z) {
-        clcone_lemke_lcp_free(&L);
+        clc_lemke_lcp_free(&L);
         snprintf(out->reason, sizeof out->reason, "out of memory");
         return CLCONE_ENOMEM;
     }
-    s = clcone_lemke_solve(&L, o->max_iter, o->max_seconds, z, &info, err);
+    s = clc_lemke_solve(&L, o->max_iter, o->max_seconds, z, &info, err);
     if (s != CLCONE_OK) {
         snprintf(out->reason, sizeof out->reason, "lemke: %s", clcone_status_name(s));
         goto done;
     }
     /* Even on failure r gets the last almost-complementary point, so that
      * out->error says how far from a solution it stopped. */
-    clcone_lemke_pyramid_reactions(p, o, c0, c1, z, r);
+    clc_lemke_pyramid_reactions(p, o, c0, c1, z, r);
     out->iters = info.pivots;
     out->error = clcone_error_of(p, o, r, c0, c1);
     switch (info.outcome) {
     case CLCONE_LEMKE_SOLVED:
-        lcp = clcone_lemke_complementarity(&L, z);
+        lcp = clc_lemke_complementarity(&L, z);
         limit = o->tol > LEMKE_ERROR_FLOOR ? o->tol : LEMKE_ERROR_FLOOR;
         if (!(lcp <= LEMKE_LCP_TOL)) {
             snprintf(out->reason, sizeof out->reason,
@@ -318,6 +318,6 @@ clcone_status clcone_ref_lemke_pyramid(const clcone_problem *p, const clcone_opt
     }
 done:
     free(z);
-    clcone_lemke_lcp_free(&L);
+    clc_lemke_lcp_free(&L);
     return s;
 }

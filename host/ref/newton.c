@@ -44,7 +44,7 @@
  * by the common stopping rule (diverged) with the best iterate.
  *
  * Error and stopping: the model's error (clcone_error_of) after every
- * Newton step, iteration 0 being the start, through clcone_stop_rule as
+ * Newton step, iteration 0 being the start, through clc_stop_rule as
  * every solver; o->max_iter caps Newton steps.
  *
  * The hybrid (the reference's default for coulomb) runs NSGS first and
@@ -88,7 +88,7 @@ static double ac_eval(newton *N, const double *x)
 {
     const clcone_problem *p = N->p;
     double psi = 0;
-    clcone_range_product(p, N->c0, N->c0 + N->n, x, N->u);
+    clc_range_product(p, N->c0, N->c0 + N->n, x, N->u);
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
@@ -243,12 +243,12 @@ static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o,
     b.progress = NULL;
     b.max_iter = len;
     if (o->max_seconds > 0) {
-        double left = o->max_seconds - 1e-3 * (clcone_now_ms() - t0);
+        double left = o->max_seconds - 1e-3 * (clc_now_ms() - t0);
         if (!(left > 0)) return CLCONE_OK; /* the next check stops the solve */
         b.max_seconds = left;
     }
-    s = o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
-                                         : clcone_ref_acgs(p, &b, c0, c1, r, &res, err);
+    s = o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
+                                         : clc_ref_acgs(p, &b, c0, c1, r, &res, err);
     *sweeps += res.iters;
     return s;
 }
@@ -271,17 +271,17 @@ static void newton_free(newton *N)
 static clcone_status newton_alloc(newton *N, clcone_error *err)
 {
     size_t m = (size_t)N->m, mm = m * m;
-    if (!(N->rho = clcone_calloc(2 * (size_t)N->n, sizeof *N->rho, err, "Newton rho"))
-        || !(N->J = clcone_calloc(mm, sizeof *N->J, err, "Newton Jacobian"))
-        || !(N->F = clcone_calloc(mm, sizeof *N->F, err, "Newton factors"))
-        || !(N->JtJ = clcone_calloc(mm, sizeof *N->JtJ, err, "Newton normal matrix"))
-        || !(N->u = clcone_calloc(m, sizeof *N->u, err, "Newton u"))
-        || !(N->phi = clcone_calloc(m, sizeof *N->phi, err, "Newton residual"))
-        || !(N->g = clcone_calloc(m, sizeof *N->g, err, "Newton gradient"))
-        || !(N->d = clcone_calloc(m, sizeof *N->d, err, "Newton direction"))
-        || !(N->x = clcone_calloc(m, sizeof *N->x, err, "Newton trial"))
-        || !(N->best = clcone_calloc(m, sizeof *N->best, err, "Newton best iterate"))
-        || !(N->piv = clcone_calloc(m, sizeof *N->piv, err, "Newton pivots")))
+    if (!(N->rho = clc_calloc(2 * (size_t)N->n, sizeof *N->rho, err, "Newton rho"))
+        || !(N->J = clc_calloc(mm, sizeof *N->J, err, "Newton Jacobian"))
+        || !(N->F = clc_calloc(mm, sizeof *N->F, err, "Newton factors"))
+        || !(N->JtJ = clc_calloc(mm, sizeof *N->JtJ, err, "Newton normal matrix"))
+        || !(N->u = clc_calloc(m, sizeof *N->u, err, "Newton u"))
+        || !(N->phi = clc_calloc(m, sizeof *N->phi, err, "Newton residual"))
+        || !(N->g = clc_calloc(m, sizeof *N->g, err, "Newton gradient"))
+        || !(N->d = clc_calloc(m, sizeof *N->d, err, "Newton direction"))
+        || !(N->x = clc_calloc(m, sizeof *N->x, err, "Newton trial"))
+        || !(N->best = clc_calloc(m, sizeof *N->best, err, "Newton best iterate"))
+        || !(N->piv = clc_calloc(m, sizeof *N->piv, err, "Newton pivots")))
         return CLCONE_ENOMEM;
     return CLCONE_OK;
 }
@@ -316,7 +316,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
     for (int i = 0; i < N.n; ++i) contact_rho(p, c0 + i, N.rho + 2 * i);
     psi = ac_eval(&N, x);
     for (int it = it0;; ++it) {
-        double e = clcone_error_of(p, o, r, c0, c1), elapsed = clcone_now_ms() - t0;
+        double e = clcone_error_of(p, o, r, c0, c1), elapsed = clc_now_ms() - t0;
         if (e < best_e) {
             best_e = e;
             memcpy(N.best, x, (size_t)N.m * sizeof *x);
@@ -324,9 +324,9 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
         out->time_ms = elapsed;
         /* iteration it0 is the start, which is no check of this solve's
          * (it0 = 0), or the first phase's last */
-        if (it > it0) clcone_history_add(o->history, prob, it, elapsed, e);
+        if (it > it0) clc_history_add(o->history, prob, it, elapsed, e);
         if (o->progress) o->progress(o->progress_user, prob, it, e);
-        if (clcone_stop_rule(o, it, e, elapsed, out)) break;
+        if (clc_stop_rule(o, it, e, elapsed, out)) break;
         if (trial_end && it >= trial_end) {
             *gave_up = 1;
             out->iters = it;
@@ -372,17 +372,17 @@ done:
 
 static clcone_status too_large(int n, clcone_error *err)
 {
-    return clcone_fail(err, CLCONE_ENOTSUP,
+    return clc_fail(err, CLCONE_ENOTSUP,
                        "newton on the CPU reference factors a dense Jacobian: at most %d contacts (got %d)",
                        CLCONE_NEWTON_REF_MAX_CONTACTS, n);
 }
 
-clcone_status clcone_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_newton(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
     int gave_up = 0;
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
-    return newton_run(p, o, c0, c1, r, 0, clcone_now_ms(), 0, &gave_up, out, err);
+    return newton_run(p, o, c0, c1, r, 0, clc_now_ms(), 0, &gave_up, out, err);
 }
 
 /* The hybrid's sweeps: NSGS (ACGS for ccp) watched at their checks by
@@ -403,11 +403,11 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
     hybrid *H = state;
     (void)err;
     if (H->it0 > 0 && it > 0) {
-        clcone_history_add(H->o->history, H->prob, H->it0 + it, clcone_now_ms() - H->t0, e);
+        clc_history_add(H->o->history, H->prob, H->it0 + it, clc_now_ms() - H->t0, e);
         if (H->o->progress) H->o->progress(H->o->progress_user, H->prob, H->it0 + it, e);
     }
     H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e);
-    if (clcone_cancelled(H->o) || H->verdict) H->stop = 1;
+    if (clc_cancelled(H->o) || H->verdict) H->stop = 1;
     return CLCONE_OK;
 }
 
@@ -424,33 +424,33 @@ static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options
     if (H->it0 > 0) {
         first.history = NULL;
         first.progress = NULL;
-        if (o->max_seconds > 0) first.max_seconds = fmax(o->max_seconds - 1e-3 * (clcone_now_ms() - H->t0), 1e-9);
+        if (o->max_seconds > 0) first.max_seconds = fmax(o->max_seconds - 1e-3 * (clc_now_ms() - H->t0), 1e-9);
     }
     H->stop = 0;
     H->verdict = 0;
-    s = o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
-                                         : clcone_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
+    s = o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
+                                         : clc_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
     out->iters += H->it0;
-    out->time_ms = clcone_now_ms() - H->t0;
-    if (H->it0 > 0 && !H->stop) clcone_history_add(o->history, H->prob, out->iters, out->time_ms, out->error);
+    out->time_ms = clc_now_ms() - H->t0;
+    if (H->it0 > 0 && !H->stop) clc_history_add(o->history, H->prob, out->iters, out->time_ms, out->error);
     return s;
 }
 
-clcone_status clcone_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
-    hybrid H = {o, 0, INFINITY, clcone_now_ms(), 0, 0, problem_of(p, c0), 0, 0};
+    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, problem_of(p, c0), 0, 0};
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return o->model == CLCONE_MODEL_COULOMB ? clcone_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
-                                                : clcone_ref_apgd(p, o, c0, c1, r, out, err);
+        return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
+                                                : clc_ref_apgd(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
     for (;;) {
         int gave_up = 0;
         if ((s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
         out->inner_iters = sweeps += out->iters - H.it0;
-        if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clcone_cancelled(o))
+        if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
             return CLCONE_OK;
         out->status = CLCONE_CONVERGED; /* newton_run sets it again */
         s = newton_run(p, o, c0, c1, r, out->iters, H.t0, H.verdict == 1, &gave_up, out, err);

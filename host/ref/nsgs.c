@@ -24,11 +24,11 @@
 #include <stdlib.h>
 
 
-clcone_status clcone_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
+clcone_status clc_ref_nsgs_coulomb(const clcone_problem *p, const clcone_options *o,
                                       int c0, int c1, double *r, clcone_prob_result *out,
                                       clcone_error *err)
 {
-    return clcone_ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
+    return clc_ref_nsgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
 typedef struct nsgs {
@@ -58,19 +58,19 @@ static clcone_status nsgs_sweep(void *state, int it, clcone_error *err)
                 D = B;
                 continue;
             }
-            clcone_block_add(B, x, b);
+            clc_block_add(B, x, b);
         }
         cone_gs_update(CONE_MODEL_COULOMB, 0, 0, G->p->mu[c], 0, it, D, b, G->r + 3 * c);
     }
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
+clcone_status clc_ref_nsgs_ordered(const clcone_problem *p, const clcone_options *o,
                                       int c0, int c1, const int *order, double *r,
                                       clcone_prob_result *out, clcone_error *err)
 {
     nsgs G = {p, c0, c1, order, r, NULL, NULL};
-    return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
+    return clc_ref_iterate(p, o, c0, c1, r, nsgs_sweep, NULL, &G, out, err);
 }
 
 static clcone_status nsgs_watch(void *state, int it, double error, clcone_error *err)
@@ -79,10 +79,10 @@ static clcone_status nsgs_watch(void *state, int it, double error, clcone_error 
     return G->watch(G->watch_state, it, error, err);
 }
 
-clcone_status clcone_ref_nsgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+clcone_status clc_ref_nsgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                       ref_checked_fn watch, void *state, clcone_prob_result *out,
                                       clcone_error *err)
 {
     nsgs G = {p, c0, c1, NULL, r, watch, state};
-    return clcone_ref_iterate(p, o, c0, c1, r, nsgs_sweep, nsgs_watch, &G, out, err);
+    return clc_ref_iterate(p, o, c0, c1, r, nsgs_sweep, nsgs_watch, &G, out, err);
 }

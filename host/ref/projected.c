@@ -40,57 +40,57 @@ static clcone_status jacobi_step(void *state, int it, clcone_error *err)
     projected *J = state;
     (void)it;
     (void)err;
-    for (int c = J->c0; c < J->c1; ++c) clcone_contact_velocity(J->p, J->r, c, J->u + 3 * (c - J->c0));
+    for (int c = J->c0; c < J->c1; ++c) clc_contact_velocity(J->p, J->r, c, J->u + 3 * (c - J->c0));
     for (int c = J->c0; c < J->c1; ++c)
         contact_step(J->p, J->o, c, J->omega[c - J->c0], J->r + 3 * c, J->u + 3 * (c - J->c0));
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clc_ref_jacobi(const clcone_problem *p, const clcone_options *o, int c0,
                                 int c1, double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = c1 - c0;
     projected J = {p, o, c0, c1, NULL, r, NULL, NULL};
     clcone_status s = CLCONE_ENOMEM;
-    J.omega = clcone_calloc((size_t)m, sizeof *J.omega, err, "Jacobi steps");
-    J.u = clcone_calloc((size_t)m * 3, sizeof *J.u, err, "Jacobi velocities");
+    J.omega = clc_calloc((size_t)m, sizeof *J.omega, err, "Jacobi steps");
+    J.u = clc_calloc((size_t)m * 3, sizeof *J.u, err, "Jacobi velocities");
     if (J.omega && J.u) {
-        for (int c = c0; c < c1; ++c) J.omega[c - c0] = 1.0 / clcone_row_block_norm(p, c);
-        s = clcone_ref_iterate(p, o, c0, c1, r, jacobi_step, NULL, &J, out, err);
+        for (int c = c0; c < c1; ++c) J.omega[c - c0] = 1.0 / clc_row_block_norm(p, c);
+        s = clc_ref_iterate(p, o, c0, c1, r, jacobi_step, NULL, &J, out, err);
     }
     free(J.omega);
     free(J.u);
     return s;
 }
 
-clcone_status clcone_ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+clcone_status clc_ref_pgs(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                              double *r, clcone_prob_result *out, clcone_error *err)
 {
-    return clcone_ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
+    return clc_ref_pgs_ordered(p, o, c0, c1, NULL, r, out, err);
 }
 
-double *clcone_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
+double *clc_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err)
 {
-    double *omega = clcone_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
+    double *omega = clc_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
     if (!omega) return NULL;
     for (int c = c0; c < c1; ++c) {
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
             if (p->col[k] == c) {
                 double lo, hi;
-                clcone_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
+                clc_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
                 omega[c - c0] = 1.0 / hi;
             }
     }
     return omega;
 }
 
-void clcone_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
+void clc_ref_pgs_sweep(const clcone_problem *p, const clcone_options *o, int c0, int c1, const int *order,
                           const double *omega, double *r)
 {
     for (int i = c0; i < c1; ++i) {
         int c = order ? order[i - c0] : i;
         double u[3];
-        clcone_contact_velocity(p, r, c, u);
+        clc_contact_velocity(p, r, c, u);
         contact_step(p, o, c, omega[c - c0], r + 3 * c, u);
     }
 }
@@ -100,18 +100,18 @@ static clcone_status pgs_step(void *state, int it, clcone_error *err)
     projected *G = state;
     (void)it;
     (void)err;
-    clcone_ref_pgs_sweep(G->p, G->o, G->c0, G->c1, G->order, G->omega, G->r);
+    clc_ref_pgs_sweep(G->p, G->o, G->c0, G->c1, G->order, G->omega, G->r);
     return CLCONE_OK;
 }
 
-clcone_status clcone_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
+clcone_status clc_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
                                      int c1, const int *order, double *r, clcone_prob_result *out,
                                      clcone_error *err)
 {
     projected G = {p, o, c0, c1, order, r, NULL, NULL};
     clcone_status s;
-    if (!(G.omega = clcone_ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
-    s = clcone_ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
+    if (!(G.omega = clc_ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
+    s = clc_ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
     free(G.omega);
     return s;
 }

@@ -43,12 +43,12 @@ static clcone_status run_checked(void *ctx, int it, const int *active, const dou
     return R->checked ? R->checked(R->state, it, errors[0], err) : CLCONE_OK;
 }
 
-clcone_status clcone_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
+clcone_status clc_ref_iterate(const clcone_problem *p, const clcone_options *o, int c0, int c1, const double *r,
                                  ref_step_fn step, ref_checked_fn checked, void *state, clcone_prob_result *out,
                                  clcone_error *err)
 {
     ref_run R = {p, o, c0, c1, r, step, checked, state};
-    clcone_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked, NULL, NULL};
+    clc_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked, NULL, NULL};
     while (ops.prob0 + 1 < p->nprob && p->prob_off[ops.prob0 + 1] <= c0) ++ops.prob0;
-    return clcone_iterate(&ops, o, out, err);
+    return clc_iterate(&ops, o, out, err);
 }

@@ -15,21 +15,21 @@
 /* ------------------------------------------------------------------ */
 
 typedef struct ref_sap {
-    const clcone_sap_setup *S;
+    const clc_sap_setup *S;
     int nv;
     int *dof;                   /* nb: first unknown of a moving body, -1 */
     double *v, *u, *gamma, *G, *cost, *grad, *dv, *w, *H, *x;
 } ref_sap;
 
-static void ref_side(const clcone_sap_setup *S, int c, int side, double J[18])
+static void ref_side(const clc_sap_setup *S, int c, int side, double J[18])
 {
     cone_side_jacobian(S->frame + 9 * c, S->arm + 6 * c + 3 * side, J);
 }
 
-static clcone_status ref_eval(void *vctx, clcone_sap_eval *out, clcone_error *err)
+static clcone_status ref_eval(void *vctx, clc_sap_eval *out, clcone_error *err)
 {
     ref_sap *R = vctx;
-    const clcone_sap_setup *S = R->S;
+    const clc_sap_setup *S = R->S;
     double cost = 0, t[5] = {0, 0, 0, 0, 0};
     (void)err;
     for (int c = 0; c < S->n; ++c) {
@@ -82,7 +82,7 @@ static clcone_status ref_eval(void *vctx, clcone_sap_eval *out, clcone_error *er
 static clcone_status ref_direction(void *vctx, double tol_abs, int max_inner, int *inner, clcone_error *err)
 {
     ref_sap *R = vctx;
-    const clcone_sap_setup *S = R->S;
+    const clc_sap_setup *S = R->S;
     int nv = R->nv;
     double *H = R->H;
     (void)tol_abs;
@@ -139,7 +139,7 @@ static clcone_status ref_direction(void *vctx, double tol_abs, int max_inner, in
 static clcone_status ref_ls_setup(void *vctx, double *a, double *b, double *c, clcone_error *err)
 {
     ref_sap *R = vctx;
-    const clcone_sap_setup *S = R->S;
+    const clc_sap_setup *S = R->S;
     double sa = 0, sb = 0, sc = 0;
     (void)err;
     for (int i = 0; i < S->nb; ++i) {
@@ -172,7 +172,7 @@ static clcone_status ref_ls_eval(void *vctx, double alpha, double *dcost, double
                                  clcone_error *err)
 {
     ref_sap *R = vctx;
-    const clcone_sap_setup *S = R->S;
+    const clc_sap_setup *S = R->S;
     double s0 = 0, s1 = 0, s2 = 0;
     (void)err;
     for (int c = 0; c < S->n; ++c) {
@@ -213,36 +213,36 @@ static void ref_free(ref_sap *R)
     free(R->x);
 }
 
-clcone_status clcone_sap_ref(const clcone_sap_setup *S, const double *v0, const clcone_options *o,
-                             clcone_sap_params *prm, double *r, double *vout, clcone_prob_result *out,
+clcone_status clc_sap_ref(const clc_sap_setup *S, const double *v0, const clcone_options *o,
+                             clc_sap_params *prm, double *r, double *vout, clcone_prob_result *out,
                              clcone_error *err)
 {
     ref_sap R;
-    clcone_sap_ops ops = {&R, ref_eval, ref_direction, ref_ls_setup, ref_ls_eval, ref_step};
+    clc_sap_ops ops = {&R, ref_eval, ref_direction, ref_ls_setup, ref_ls_eval, ref_step};
     size_t n = (size_t)S->n, nb = (size_t)S->nb;
     clcone_status s;
     int nv = 6 * S->nmoving;
     memset(&R, 0, sizeof R);
     R.S = S;
     R.nv = nv;
-    R.dof = clcone_calloc(nb, sizeof *R.dof, err, "sap unknowns");
-    R.v = clcone_calloc(6 * nb, sizeof *R.v, err, "sap velocities");
-    R.u = clcone_calloc(3 * n, sizeof *R.u, err, "sap contact velocities");
-    R.gamma = clcone_calloc(3 * n, sizeof *R.gamma, err, "sap impulses");
-    R.G = clcone_calloc(9 * n, sizeof *R.G, err, "sap contact Hessians");
-    R.cost = clcone_calloc(n, sizeof *R.cost, err, "sap contact costs");
-    R.grad = clcone_calloc(6 * nb, sizeof *R.grad, err, "sap gradient");
-    R.dv = clcone_calloc(6 * nb, sizeof *R.dv, err, "sap Newton step");
-    R.w = clcone_calloc(3 * n, sizeof *R.w, err, "sap contact step");
-    R.H = clcone_calloc((size_t)nv * (size_t)nv, sizeof *R.H, err, "sap dense Hessian");
-    R.x = clcone_calloc((size_t)nv, sizeof *R.x, err, "sap Newton right-hand side");
+    R.dof = clc_calloc(nb, sizeof *R.dof, err, "sap unknowns");
+    R.v = clc_calloc(6 * nb, sizeof *R.v, err, "sap velocities");
+    R.u = clc_calloc(3 * n, sizeof *R.u, err, "sap contact velocities");
+    R.gamma = clc_calloc(3 * n, sizeof *R.gamma, err, "sap impulses");
+    R.G = clc_calloc(9 * n, sizeof *R.G, err, "sap contact Hessians");
+    R.cost = clc_calloc(n, sizeof *R.cost, err, "sap contact costs");
+    R.grad = clc_calloc(6 * nb, sizeof *R.grad, err, "sap gradient");
+    R.dv = clc_calloc(6 * nb, sizeof *R.dv, err, "sap Newton step");
+    R.w = clc_calloc(3 * n, sizeof *R.w, err, "sap contact step");
+    R.H = clc_calloc((size_t)nv * (size_t)nv, sizeof *R.H, err, "sap dense Hessian");
+    R.x = clc_calloc((size_t)nv, sizeof *R.x, err, "sap Newton right-hand side");
     if (!R.dof || !R.v || !R.u || !R.gamma || !R.G || !R.cost || !R.grad || !R.dv || !R.w || !R.H || !R.x) {
         ref_free(&R);
         return CLCONE_ENOMEM;
     }
     for (int i = 0, k = 0; i < S->nb; ++i) R.dof[i] = S->moving[i] ? 6 * k++ : -1;
     memcpy(R.v, v0, sizeof *R.v * 6 * nb);
-    s = clcone_sap_newton(&ops, o, nv, prm, out, err);
+    s = clc_sap_newton(&ops, o, nv, prm, out, err);
     if (!s) {
         memcpy(r, R.gamma, sizeof *r * 3 * n);
         if (vout) memcpy(vout, R.v, sizeof *vout * 6 * nb);

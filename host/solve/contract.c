@@ -9,6 +9,9 @@
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "solve/solve_entries.h"
+#include "ref/blocks_ref.h"
+#include "ref/primal_newton.h"
+#include "opencl/blocks_device.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,9 +27,14 @@ _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clc
 /* The device entries (opencl/multi_launch.c, opencl/newton_device.c),
  * each declared with its type so that the compiler checks it against its
  * definition. */
-clcone_dev_fn clcone_dev_jacobi, clcone_dev_cgs, clcone_dev_acgs, clcone_dev_apgd, clcone_dev_newton, clcone_dev_hybrid;
+clc_dev_fn clc_dev_jacobi, clc_dev_cgs, clc_dev_acgs, clc_dev_apgd, clc_dev_newton, clc_dev_hybrid;
 
 enum { REF = 1, DEV = 2 };
+
+#define LOCAL CLCONE_FORM_BIT(CLCONE_FORM_LOCAL)
+#define BODY CLCONE_FORM_BIT(CLCONE_FORM_BODY)
+#define BLOCKS CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS)
+#define PRIMAL CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)
 
 /* The model's Gauss-Seidel, which a failed time step falls back to: on
  * the reference NSGS (coulomb) or PGS, on devices CGS. */
@@ -34,61 +42,97 @@ enum { REF = 1, DEV = 2 };
 #define GS_CONE CLCONE_SOLVER_PGS, CLCONE_SOLVER_CGS
 #define NO_FALLBACK CLCONE_SOLVER_DEFAULT, CLCONE_SOLVER_DEFAULT
 
+/* Default tolerances, float then double: float's rounding floor is about
+ * 1e-7; sap's error is a relative gradient, a difference of momenta that
+ * float evaluates only to a few 1e-5 (measured floors: 3.0e-5 on a
+ * 900-contact pile, 3.7e-5 on 3000 contacts, where 1e-5 ran into the
+ * time cap), and 1e-4 is what float reaches there in 50-80 Newton steps. */
+#define TOL 1e-5, 1e-8
+#define TOL_SAP 1e-4, 1e-8
+
+/* run_: one of the RUN_* below, the row's kind and entries. */
+#define ROW_OF(forms, model, solver, on, defaults, run_, fallbacks, tols, step, help)                         \
+    {{forms, CLCONE_MODEL_##model, CLCONE_SOLVER_##solver, ((on) & REF) != 0, ((on) & DEV) != 0,             \
+      ((defaults) & REF) != 0, ((defaults) & DEV) != 0, tols, help},                                          \
+     run_, {fallbacks}, step}
+#define RUN_LOCAL(ref, dev) CLC_RUN_LOCAL, {.local = {ref, dev}}
+#define RUN_SAP(fn) CLC_RUN_SAP, {.sap = fn}
+#define RUN_BLOCKS(ref, dev) CLC_RUN_BLOCKS, {.blocks = {ref, dev}}
+#define RUN_PRIMAL(fn) CLC_RUN_PRIMAL, {.primal = fn}
+/* A row of the local and body forms, by its two entries. */
 #define ROW(model, solver, on, defaults, ref, dev, fallbacks, help)                                           \
-    {{CLCONE_MODEL_##model, CLCONE_SOLVER_##solver, ((on) & REF) != 0, ((on) & DEV) != 0,                      \
-      ((defaults) & REF) != 0, ((defaults) & DEV) != 0, help},                                                 \
-     ref, dev, {fallbacks}}
+    ROW_OF(LOCAL | BODY, model, solver, on, defaults, RUN_LOCAL(ref, dev), GS_##fallbacks, TOL, 0, help)
+
+/* The stepper's default for ccp and its tolerance: measured on every
+ * generator's scene (pile 20-300, stack 5-20, wall 5-10, grid 3-5,
+ * incline; 200 steps, POCL float and the reference), ccp with ACGS at 1e-4
+ * converges on every step within 640 iterations of the default 1000,
+ * while the backend defaults cap: coulomb/cgs at 1e-5 on up to 175 of 200
+ * pile steps (100 at 1e-4), ccp/apgd on up to 56, and ccp/acgs at float's
+ * 1e-5 (double's 1e-8) on up to 4 (53). 1e-4 is the demo's per-step
+ * tolerance, as in GPU time steppers. */
+#define STEP_TOL 1e-4
 
 /* soft is solved as a ccp on W + R, q - a_ref: its rows are ccp's, but
  * its default stays apgd, which W + R's regularisation lets converge (a
  * few hundred iterations at the default impedance) and which MuJoCo's
- * problems, soft's main use, were measured with. sap is
- * Newton on body velocities and takes no solver: its row's solver is
- * CLCONE_SOLVER_DEFAULT and its entry clcone_sap_solve (solve/sap_solve.c). */
-static const clcone_contract_row ROWS[] = {
-    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_COULOMB,
+ * problems, soft's main use, were measured with. sap is Newton on body
+ * velocities (solve/sap_solve.c). MuJoCo's rows come last: the adapter
+ * takes the primal form's default before the others'. */
+static const clc_contract_row ROWS[] = {
+    ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, COULOMB,
         "nsgs (cgs on devices) until its pace stalls, then newton to polish; the sweeps alone at tol >= 1e-6 "
         "and where newton cannot go"),
-    ROW(COULOMB, NSGS, REF, 0, clcone_ref_nsgs_coulomb, NULL, GS_COULOMB,
+    ROW(COULOMB, NSGS, REF, 0, clc_ref_nsgs_coulomb, NULL, COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
-    ROW(COULOMB, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_COULOMB,
+    ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, COULOMB,
         "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
-    ROW(COULOMB, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_COULOMB,
+    ROW(COULOMB, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, COULOMB,
         "projected Jacobi with steps from a bound on W"),
-    ROW(COULOMB, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_COULOMB,
+    ROW(COULOMB, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
-    ROW(COULOMB, PGS, REF, 0, clcone_ref_pgs, NULL, GS_COULOMB, "projected Gauss-Seidel"),
-    ROW(COULOMB, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_COULOMB,
+    ROW(COULOMB, PGS, REF, 0, clc_ref_pgs, NULL, COULOMB, "projected Gauss-Seidel"),
+    ROW(COULOMB, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, COULOMB,
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
-    ROW(CCP, HYBRID, REF | DEV, REF | DEV, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+    ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish; apgd alone at tol >= 1e-6 and "
         "where newton cannot go"),
-    ROW(CCP, APGD, REF | DEV, 0, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+    ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
-    ROW(CCP, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+    ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "semismooth Newton on the cone's natural map with a line search; dense, up to 512 contacts"),
-    ROW(CCP, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
-    ROW(CCP, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
-    ROW(CCP, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
-    ROW(CCP, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE,
-        "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
-    ROW(PYRAMID, LEMKE, REF, REF, clcone_ref_lemke_pyramid, NULL, GS_CONE,
+    ROW(CCP, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
+    ROW(CCP, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
+    ROW(CCP, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
+    ROW_OF(LOCAL | BODY, CCP, ACGS, REF | DEV, 0, RUN_LOCAL(clc_ref_acgs, clc_dev_acgs), GS_CONE, TOL,
+           STEP_TOL, "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
+    ROW(PYRAMID, LEMKE, REF, REF, clc_ref_lemke_pyramid, NULL, CONE,
         "Lemke's complementary pivoting on the facet LCP (dense)"),
-    ROW(PYRAMID, CGS, REF | DEV, DEV, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "coloured projected Gauss-Seidel"),
-    ROW(PYRAMID, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "projected Jacobi"),
-    ROW(PYRAMID, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "projected Gauss-Seidel"),
-    ROW(SOFT, APGD, REF | DEV, REF | DEV, clcone_ref_apgd, clcone_dev_apgd, GS_CONE,
+    ROW(PYRAMID, CGS, REF | DEV, DEV, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
+    ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
+    ROW(PYRAMID, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
+    ROW(SOFT, APGD, REF | DEV, REF | DEV, clc_ref_apgd, clc_dev_apgd, CONE,
         "ccp's APGD on W + R, q - a_ref"),
-    ROW(SOFT, HYBRID, REF | DEV, 0, clcone_ref_hybrid, clcone_dev_hybrid, GS_CONE,
+    ROW(SOFT, HYBRID, REF | DEV, 0, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "ccp's hybrid on W + R"),
-    ROW(SOFT, NEWTON, REF | DEV, 0, clcone_ref_newton, clcone_dev_newton, GS_CONE,
+    ROW(SOFT, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "ccp's semismooth Newton on W + R; dense, up to 512 contacts"),
-    ROW(SOFT, CGS, REF | DEV, 0, clcone_ref_cgs, clcone_dev_cgs, GS_CONE, "ccp's coloured Gauss-Seidel on W + R"),
-    ROW(SOFT, JACOBI, REF | DEV, 0, clcone_ref_jacobi, clcone_dev_jacobi, GS_CONE, "ccp's Jacobi on W + R"),
-    ROW(SOFT, PGS, REF, 0, clcone_ref_pgs, NULL, GS_CONE, "ccp's Gauss-Seidel on W + R"),
-    ROW(SOFT, ACGS, REF | DEV, 0, clcone_ref_acgs, clcone_dev_acgs, GS_CONE, "ccp's accelerated CGS on W + R"),
-    ROW(SAP, DEFAULT, REF | DEV, REF | DEV, NULL, NULL, NO_FALLBACK,
-        "Newton on body velocities (dense Cholesky on ref, PCG on devices); scenes only"),
+    ROW(SOFT, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "ccp's coloured Gauss-Seidel on W + R"),
+    ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "ccp's Jacobi on W + R"),
+    ROW(SOFT, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "ccp's Gauss-Seidel on W + R"),
+    ROW(SOFT, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, CONE, "ccp's accelerated CGS on W + R"),
+    ROW_OF(BODY, SAP, NEWTON, REF | DEV, REF | DEV, RUN_SAP(clc_sap_solve), NO_FALLBACK, TOL_SAP, 0,
+           "Newton on body velocities (dense Cholesky on ref, PCG on devices)"),
+    ROW_OF(PRIMAL, SOFT, NEWTON, REF, REF, RUN_PRIMAL(clc_ref_primal_newton), NO_FALLBACK, TOL, 0,
+           "MuJoCo's Newton method on its primal problem, with its line search and stopping rule"),
+    ROW_OF(BLOCKS, SOFT, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
+           NO_FALLBACK, TOL, 0, "accelerated projected gradient on the general blocks"),
+    ROW_OF(BLOCKS, SOFT, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0,
+           "projected Gauss-Seidel over the general blocks"),
+    ROW_OF(BLOCKS, COULOMB, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
+           NO_FALLBACK, TOL, 0, "accelerated projected gradient on the general blocks, R = 0 on contacts"),
+    ROW_OF(BLOCKS, COULOMB, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0,
+           "projected Gauss-Seidel over the general blocks, R = 0 on contacts"),
 };
 
 #define NROWS COUNT(ROWS)
@@ -117,7 +161,7 @@ static clcone_status parse_name(const char *s, const char *const *names, int cou
         strncat(list, names[i], sizeof list - strlen(list) - 1);
         if (i + 1 < count) strncat(list, "|", sizeof list - strlen(list) - 1);
     }
-    return clcone_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
+    return clc_fail(err, CLCONE_EINVAL, "unknown %s '%s' (expected %s)", what, s ? s : "", list);
 }
 
 clcone_status clcone_parse_model(const char *s, clcone_model *m, clcone_error *err)
@@ -140,33 +184,93 @@ clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_erro
     return st;
 }
 
+const char *clcone_form_name(clcone_form f)
+{
+    static const char *const names[] = {"local", "body", "blocks", "primal"};
+    _Static_assert(COUNT(names) == CLCONE_FORM_COUNT, "a name for every clcone_form");
+    return (int)f >= 0 && (int)f < CLCONE_FORM_COUNT ? names[f] : "?";
+}
+
+/* What a form is, for messages. */
+static const char *form_words(unsigned forms)
+{
+    if (forms & BODY) return "a scene (body form)";
+    if (forms & LOCAL) return "a problem's local form";
+    if (forms & PRIMAL) return "MuJoCo's primal problem";
+    return "the general-block problem";
+}
+
 const clcone_offer *clcone_offer_at(int i)
 {
     return i >= 0 && i < NROWS ? &ROWS[i].offer : NULL;
 }
 
-const clcone_contract_row *clcone_contract_find(clcone_model m, clcone_solver s)
+const clc_contract_row *clc_contract_find(unsigned forms, clcone_model m, clcone_solver s)
 {
     for (int i = 0; i < NROWS; ++i)
-        if (ROWS[i].offer.model == m && ROWS[i].offer.solver == s) return &ROWS[i];
+        if ((ROWS[i].offer.forms & forms) && ROWS[i].offer.model == m && ROWS[i].offer.solver == s) return &ROWS[i];
     return NULL;
 }
 
-clcone_solver clcone_contract_fallback(const clcone_options *o, const clcone_context *ctx)
+static int runs_on(const clcone_offer *o, const clcone_context *ctx)
+{
+    return ctx ? o->device : o->reference;
+}
+
+static int default_on(const clcone_offer *o, const clcone_context *ctx)
+{
+    return ctx ? o->device_default : o->reference_default;
+}
+
+static const clc_contract_row *resolve(unsigned forms, clcone_options *o, const clcone_context *ctx, int step)
+{
+    const clc_contract_row *row = NULL;
+    /* the stepper's tolerance is the model's, whichever solver runs it */
+    for (int i = 0; i < NROWS && step; ++i)
+        if ((ROWS[i].offer.forms & forms) && ROWS[i].offer.model == o->model && ROWS[i].step_tol > 0) {
+            if (o->solver == CLCONE_SOLVER_DEFAULT) o->solver = ROWS[i].offer.solver;
+            if (o->tol == 0) o->tol = ROWS[i].step_tol;
+        }
+    for (int i = 0; i < NROWS && o->solver == CLCONE_SOLVER_DEFAULT; ++i)
+        if ((ROWS[i].offer.forms & forms) && ROWS[i].offer.model == o->model && default_on(&ROWS[i].offer, ctx))
+            o->solver = ROWS[i].offer.solver;
+    row = clc_contract_find(forms, o->model, o->solver);
+    if (o->tol == 0) {
+        int dbl = !ctx || clcone_context_precision(ctx) == CLCONE_DOUBLE;
+        /* a pair with no row keeps the model's usual default, for the
+         * error that names what the model offers */
+        o->tol = row ? (dbl ? row->offer.tol_double : row->offer.tol_float) : dbl ? 1e-8 : 1e-5;
+    }
+    return row;
+}
+
+const clc_contract_row *clc_contract_resolve(unsigned forms, clcone_options *o, const clcone_context *ctx)
+{
+    return resolve(forms, o, ctx, 0);
+}
+
+const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options *o, const clcone_context *ctx)
+{
+    return resolve(forms, o, ctx, 1);
+}
+
+void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
+{
+    if (o) resolve(CLC_FORMS_SOLVE, o, ctx, 0);
+}
+
+clcone_solver clc_contract_fallback(const clcone_options *o, const clcone_context *ctx)
 {
     clcone_options resolved = *o;
-    const clcone_contract_row *row;
-    clcone_solver f;
-    clcone_options_resolve(&resolved, ctx);
-    row = clcone_contract_find(resolved.model, resolved.solver);
-    f = row ? row->fallback[ctx != NULL] : CLCONE_SOLVER_DEFAULT;
+    const clc_contract_row *row = resolve(CLC_FORMS_SOLVE, &resolved, ctx, 0);
+    clcone_solver f = row ? row->fallback[ctx != NULL] : CLCONE_SOLVER_DEFAULT;
     /* compared with the solver asked for: a default solver that failed is
      * solved once more with the model's Gauss-Seidel, even where that is
      * the default */
     return f == o->solver ? CLCONE_SOLVER_DEFAULT : f;
 }
 
-void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len)
+void clcone_offers_describe(unsigned forms, clcone_model m, int device, char *buf, size_t len)
 {
     size_t used = 0;
     if (!buf || len == 0) return;
@@ -174,69 +278,81 @@ void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len)
     for (int i = 0; i < NROWS; ++i) {
         const clcone_offer *o = &ROWS[i].offer;
         int n;
-        if (o->model != m || !(device ? o->device : o->reference)) continue;
-        n = snprintf(buf + used, len - used, "%s%s%s", used ? ", " : "",
-                     o->solver == CLCONE_SOLVER_DEFAULT ? "newton" : clcone_solver_name(o->solver),
+        if (!(o->forms & forms) || o->model != m || !(device ? o->device : o->reference)) continue;
+        n = snprintf(buf + used, len - used, "%s%s%s", used ? ", " : "", clcone_solver_name(o->solver),
                      (device ? o->device_default : o->reference_default) ? " (default)" : "");
         if (n < 0 || (size_t)n >= len - used) return;
         used += (size_t)n;
     }
 }
 
-void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
+/* The forms among `forms` that have a row of model m. */
+static unsigned model_forms(unsigned forms, clcone_model m)
 {
-    if (!o) return;
-    if (o->solver == CLCONE_SOLVER_DEFAULT && o->model != CLCONE_MODEL_SAP)
-        for (int i = 0; i < NROWS; ++i)
-            if (ROWS[i].offer.model == o->model && (ctx ? ROWS[i].offer.device_default : ROWS[i].offer.reference_default)) {
-                o->solver = ROWS[i].offer.solver;
-                break;
-            }
-    /* sap's error is a relative gradient, a difference of momenta that
-     * float evaluates only to a few 1e-5 (measured floors: 3.0e-5 on a
-     * 900-contact pile, 3.7e-5 on 3000 contacts, where 1e-5 ran into the
-     * time cap); 1e-4 is what float reaches there in 50-80 Newton steps */
-    if (o->tol == 0)
-        o->tol = !ctx || clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-8
-                 : o->model == CLCONE_MODEL_SAP                         ? 1e-4
-                                                                        : 1e-5;
+    unsigned have = 0;
+    for (int i = 0; i < NROWS; ++i)
+        if (ROWS[i].offer.model == m) have |= ROWS[i].offer.forms & forms;
+    return have;
 }
 
-clcone_status clcone_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
+/* The checks of the options the model reads on forms. */
+static clcone_status model_checks(unsigned forms, const clcone_options *o, clcone_error *err)
 {
-    const clcone_contract_row *row;
-    if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
-    /* scenes route sap to clcone_sap_solve before this; what reaches here
-     * is a local-form problem, which has no body velocities */
-    if (o->model == CLCONE_MODEL_SAP)
-        return clcone_fail(err, CLCONE_ENOTSUP, "sap works on body velocities: give a scene (body form)");
-    if ((int)o->solver < 0 || (int)o->solver >= CLCONE_SOLVER_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
-    row = clcone_contract_find(o->model, o->solver);
-    if (!row || !(ctx ? row->offer.device : row->offer.reference)) {
-        char offered[256];
-        clcone_offers_describe(o->model, ctx != NULL, offered, sizeof offered);
-        return clcone_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s on %s (offered: %s%s)",
-                           clcone_solver_name(o->solver), clcone_model_name(o->model),
-                           ctx ? "OpenCL devices" : "the CPU reference", offered,
-                           ctx && row && row->offer.reference ? "; use --device ref for the CPU reference" : "");
-    }
-    if (o->model == CLCONE_MODEL_SOFT) {
-        clcone_status s = clcone_soft_validate(o, err);
+    if (o->model == CLCONE_MODEL_SAP) return clc_sap_check_options(o, err);
+    if (o->model == CLCONE_MODEL_SOFT && (forms & (LOCAL | BODY))) {
+        clcone_status s = clc_soft_validate(o, err);
         if (s) return s;
     }
     if (o->model == CLCONE_MODEL_PYRAMID && (o->facets < 3 || o->facets > CLCONE_MAX_FACETS))
-        return clcone_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets and at most %d (got %d)",
-                           CLCONE_MAX_FACETS, o->facets);
+        return clc_fail(err, CLCONE_EINVAL, "pyramid needs at least 3 facets and at most %d (got %d)",
+                        CLCONE_MAX_FACETS, o->facets);
     if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
+        return clc_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
     if (!(o->tol >= 0) || o->max_iter < 1 || o->check_every < 1 || !(o->max_seconds >= 0))
-        return clcone_fail(err, CLCONE_EINVAL,
-                           "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, check_every=%d >= 1, "
-                           "max_seconds=%g >= 0 required)", o->tol, o->max_iter, o->check_every,
-                           o->max_seconds);
+        return clc_fail(err, CLCONE_EINVAL,
+                        "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, check_every=%d >= 1, "
+                        "max_seconds=%g >= 0 required)", o->tol, o->max_iter, o->check_every, o->max_seconds);
     return CLCONE_OK;
+}
+
+clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, const clcone_context *ctx,
+                                    const clc_contract_row **out, clcone_error *err)
+{
+    const clc_contract_row *row;
+    unsigned have;
+    *out = NULL;
+    if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
+        return clc_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+    if (!(have = model_forms(forms, o->model))) {
+        char names[64] = "";
+        for (int k = 0; k < CLCONE_FORM_COUNT; ++k)
+            if (model_forms(~0u, o->model) & CLCONE_FORM_BIT(k))
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                         clcone_form_name((clcone_form)k));
+        return clc_fail(err, CLCONE_ENOTSUP, "model %s is solved on %s, not on %s (its forms: %s)",
+                        clcone_model_name(o->model), o->model == CLCONE_MODEL_SAP ? form_words(BODY) : "its own forms",
+                        form_words(forms), names);
+    }
+    if ((int)o->solver < 0 || (int)o->solver >= CLCONE_SOLVER_COUNT)
+        return clc_fail(err, CLCONE_EINVAL, "unknown solver %d", (int)o->solver);
+    row = clc_contract_find(have, o->model, o->solver);
+    if (!row || !runs_on(&row->offer, ctx)) {
+        char offered[256];
+        clcone_offers_describe(have, o->model, ctx != NULL, offered, sizeof offered);
+        if (!offered[0]) snprintf(offered, sizeof offered, "none there");
+        return clc_fail(err, CLCONE_ENOTSUP, "solver %s is not available for model %s on %s on %s (offered: %s%s)",
+                        clcone_solver_name(o->solver), clcone_model_name(o->model), form_words(have),
+                        ctx ? "OpenCL devices" : "the CPU reference", offered,
+                        ctx && row && row->offer.reference ? "; use --device ref for the CPU reference" : "");
+    }
+    *out = row;
+    return model_checks(have, o, err);
+}
+
+clcone_status clc_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
+{
+    const clc_contract_row *row;
+    return clc_contract_validate(LOCAL, o, ctx, &row, err);
 }
 
 /* Which models use an option that not every model uses, and why the
@@ -258,7 +374,6 @@ static const struct {
     {CLCONE_GIVEN_SAP_BETA, "sap_beta", ONLY(SAP), "only for model sap"},
     {CLCONE_GIVEN_SAP_STIFFNESS, "sap_stiffness", ONLY(SAP), "only for model sap"},
     {CLCONE_GIVEN_SAP_DISSIPATION, "sap_dissipation", ONLY(SAP), "only for model sap"},
-    {CLCONE_GIVEN_SOLVER, "solver", ALL_BUT(SAP), "sap has one method, Newton, its error checked every iteration"},
     {CLCONE_GIVEN_CHECK_EVERY, "check_every", ALL_BUT(SAP),
      "sap has one method, Newton, its error checked every iteration"},
 };
@@ -267,18 +382,18 @@ clcone_status clcone_options_check_given(const clcone_options *o, unsigned given
 {
     CLCONE_REQUIRE(err, o);
     if ((int)o->model < 0 || (int)o->model >= CLCONE_MODEL_COUNT)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
+        return clc_fail(err, CLCONE_EINVAL, "unknown model %d", (int)o->model);
     if (given >= 2u * CLCONE_GIVEN_SAP_DISSIPATION)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
+        return clc_fail(err, CLCONE_EINVAL, "unknown option bits 0x%x given",
                            given & ~(2u * CLCONE_GIVEN_SAP_DISSIPATION - 1));
     for (int i = 0; i < COUNT(USES); ++i)
         if ((given & USES[i].bit) && !(USES[i].models & 1u << o->model))
-            return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);
+            return clc_fail(err, CLCONE_EINVAL, "%s does not apply: %s", USES[i].name, USES[i].why);
     if (scene && o->model == CLCONE_MODEL_SOFT && (given & CLCONE_GIVEN_SOFT_DT))
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "soft_dt does not apply: a scene's soft model steps with the scene's dt");
     if ((given & CLCONE_GIVEN_TOL) && !(o->tol > 0))
-        return clcone_fail(err, CLCONE_EINVAL, "tol needs a number > 0, got %g (unset: the precision's default)",
+        return clc_fail(err, CLCONE_EINVAL, "tol needs a number > 0, got %g (unset: the precision's default)",
                            o->tol);
     return CLCONE_OK;
 }

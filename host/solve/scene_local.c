@@ -9,7 +9,7 @@
  * so the result (error, iterations, status) is the scene's. */
 #include "solve/solve_entries.h"
 
-int clcone_scene_local_fits(const clcone_context *ctx, const clcone_options *o, const clcone_scene *s,
+int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, const clcone_scene *s,
                             const clcone_dev_part *part)
 {
     /* float Newton on these problems ran into the time cap where the
@@ -26,7 +26,7 @@ int clcone_scene_local_fits(const clcone_context *ctx, const clcone_options *o, 
     return s->ncontacts > 0 && s->ncontacts <= CLCONE_NEWTON_REF_MAX_CONTACTS;
 }
 
-clcone_status clcone_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)
+clcone_status clc_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)
 {
     clcone_status st;
     clcone_problem_free(p);

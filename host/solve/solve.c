@@ -1,9 +1,10 @@
 /* The one front door of a solve: a plan. Its options are resolved and
- * checked against what each model and backend offers once, at creation;
- * then a backend table (plan_backend) does the rest: the CPU reference,
- * which keeps the assembled local form of a scene, the device, which
- * keeps its uploaded batch (opencl/dev_plan.c), or sap's Newton solve.
- * clcone_solve and clcone_solve_scene are a plan made, solved and freed. */
+ * checked once, at creation, against the solver table's rows of its form
+ * (local: a problem, body: a scene); then the backend of the row's kind
+ * (plan_backend) does the rest: the CPU reference, which keeps the
+ * assembled local form of a scene, the device, which keeps its uploaded
+ * batch (opencl/dev_plan.c), or sap's Newton solve. clcone_solve and
+ * clcone_solve_scene are a plan made, solved and freed. */
 #include "core/internal.h"
 #include "ref/reference.h"
 #include "core/sap.h"
@@ -17,16 +18,16 @@
 struct clcone_plan {
     clcone_context *ctx;
     clcone_options o;     /* resolved and validated at creation */
-    const clcone_contract_row *row; /* NULL for sap */
-    const struct plan_backend *be;
-    int is_scene;
+    const clc_contract_row *row; /* the solver table's row that runs it */
+    const struct plan_backend *be; /* the row's kind on the plan's backend */
+    clcone_form form;     /* local (a problem) or body (a scene) */
     clcone_problem p;     /* the local form: as given (own copy), or a
                              scene's, assembled on the reference */
     clcone_problem soft;  /* soft model: the ccp on W + R, q - a_ref */
     double *gap;          /* reference scene: each contact's gap (a_ref) */
     clcone_scene s;       /* body form (own copy) */
     int bodies_cap, contacts_cap; /* of s's arrays */
-    clcone_dev_plan *dev; /* device: NULL while a scene has no contacts */
+    clc_dev_plan *dev; /* device: NULL while a scene has no contacts */
     int local;            /* dev solves the scene's local form, in p (solve/scene_local.c) */
     int warm_up;          /* WARM_* bits: the device side, in the form(s)
                              set, runs its kernels once when first made */
@@ -39,8 +40,10 @@ typedef struct plan_backend {
     clcone_status (*create)(clcone_plan *pl, clcone_error *err);
     clcone_status (*set_q)(clcone_plan *pl, clcone_error *err);
     clcone_status (*set_scene)(clcone_plan *pl, clcone_error *err);
-    /* r is checked and started, res made for the plan's problems */
+    /* r is checked and started, res made for the plan's problems, unless
+     * own_start: the solve does both itself */
     clcone_status (*solve)(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err);
+    int own_start;
     void (*release)(clcone_plan *pl);
 } plan_backend;
 
@@ -55,7 +58,7 @@ static const clcone_problem *solved_problem(const clcone_plan *pl)
 
 static int plan_contacts(const clcone_plan *pl)
 {
-    return pl->is_scene ? pl->s.ncontacts : pl->p.n;
+    return pl->form == CLCONE_FORM_BODY ? pl->s.ncontacts : pl->p.n;
 }
 
 /* ------------------------------------------------------------------ */
@@ -66,7 +69,7 @@ static int plan_contacts(const clcone_plan *pl)
 static clcone_status soft_make(clcone_plan *pl, clcone_error *err)
 {
     clcone_problem_free(&pl->soft);
-    return pl->o.model == CLCONE_MODEL_SOFT ? clcone_soft_local(&pl->p, &pl->o, pl->gap, &pl->soft, err) : CLCONE_OK;
+    return pl->o.model == CLCONE_MODEL_SOFT ? clc_soft_local(&pl->p, &pl->o, pl->gap, &pl->soft, err) : CLCONE_OK;
 }
 
 /* A scene's local form and gaps, assembled once per scene. */
@@ -74,15 +77,15 @@ static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s;
     free(pl->gap);
-    pl->gap = clcone_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
+    pl->gap = clc_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
     if (!pl->gap) return CLCONE_ENOMEM;
     for (int c = 0; c < pl->s.ncontacts; ++c) pl->gap[c] = pl->s.contacts[c].gap;
-    return (s = clcone_scene_local_assemble(&pl->s, &pl->p, err)) ? s : soft_make(pl, err);
+    return (s = clc_scene_local_assemble(&pl->s, &pl->p, err)) ? s : soft_make(pl, err);
 }
 
 static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
 {
-    return pl->is_scene ? ref_assemble(pl, err) : soft_make(pl, err);
+    return pl->form == CLCONE_FORM_BODY ? ref_assemble(pl, err) : soft_make(pl, err);
 }
 
 static clcone_status ref_set_q(clcone_plan *pl, clcone_error *err)
@@ -94,13 +97,13 @@ static clcone_status ref_solve(clcone_plan *pl, double *r, clcone_result *res, c
 {
     const clcone_problem *P = solved_problem(pl);
     clcone_options oc = pl->o;
-    oc.model = clcone_model_solved_as(pl->o.model);
+    oc.model = clc_model_solved_as(pl->o.model);
     for (int k = 0; k < P->nprob; ++k) {
-        double tk = clcone_now_ms();
-        clcone_status s = pl->row->ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
-        res->items[k].time_ms = clcone_now_ms() - tk;
+        double tk = clc_now_ms();
+        clcone_status s = pl->row->run.local.ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
+        res->items[k].time_ms = clc_now_ms() - tk;
         if (s) {
-            clcone_error_prefix(err, "problem %d of the batch", k);
+            clc_error_prefix(err, "problem %d of the batch", k);
             return s;
         }
     }
@@ -112,7 +115,7 @@ static void ref_release(clcone_plan *pl)
     (void)pl; /* the plan's own copies are freed with it */
 }
 
-static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_solve, ref_release};
+static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_solve, 0, ref_release};
 
 /* ------------------------------------------------------------------ */
 /* The device                                                          */
@@ -122,8 +125,8 @@ static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_
  * here, on the local form's solvers (solve/scene_local.c). */
 static clcone_status dev_local(clcone_plan *pl, clcone_error *err)
 {
-    clcone_status s = clcone_scene_local_assemble(&pl->s, &pl->p, err);
-    return s ? s : clcone_dev_plan_local(pl->ctx, &pl->p, &pl->o, pl->row->dev, &pl->dev, err);
+    clcone_status s = clc_scene_local_assemble(&pl->s, &pl->p, err);
+    return s ? s : clc_dev_plan_local(pl->ctx, &pl->p, &pl->o, pl->row->run.local.dev, &pl->dev, err);
 }
 
 /* The device side from the plan's problem or scene, warmed up (each
@@ -136,21 +139,21 @@ static clcone_status dev_create(clcone_plan *pl, clcone_error *err)
     clcone_status s;
     int form;
     if (plan_contacts(pl) == 0) return CLCONE_OK;
-    pl->local = pl->is_scene && clcone_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part);
+    pl->local = pl->form == CLCONE_FORM_BODY && clc_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part);
     if (pl->local) {
         s = dev_local(pl, err);
-    } else if (pl->is_scene) {
-        s = clcone_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->dev, pl->part, &pl->dev, err);
+    } else if (pl->form == CLCONE_FORM_BODY) {
+        s = clc_dev_plan_scene(pl->ctx, &pl->s, &pl->o, pl->row->run.local.dev, pl->part, &pl->dev, err);
     } else {
         clcone_options oc = pl->o;
-        oc.model = clcone_model_solved_as(pl->o.model);
+        oc.model = clc_model_solved_as(pl->o.model);
         if ((s = soft_make(pl, err))) return s;
-        s = clcone_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->dev, &pl->dev, err);
+        s = clc_dev_plan_local(pl->ctx, solved_problem(pl), &oc, pl->row->run.local.dev, &pl->dev, err);
     }
-    form = pl->is_scene && !pl->local ? WARM_BODY : WARM_LOCAL;
+    form = pl->form == CLCONE_FORM_BODY && !pl->local ? WARM_BODY : WARM_LOCAL;
     if (s || !(pl->warm_up & form)) return s;
     pl->warm_up &= ~form;
-    return clcone_dev_plan_warm_up(pl->dev, err);
+    return clc_dev_plan_warm_up(pl->dev, err);
 }
 
 static clcone_status dev_set_q(clcone_plan *pl, clcone_error *err)
@@ -160,18 +163,18 @@ static clcone_status dev_set_q(clcone_plan *pl, clcone_error *err)
     if (pl->o.model == CLCONE_MODEL_SOFT && pl->p.n > 0) {
         /* a new q moves only soft's q - a_ref; the device side reads the
          * rest of pl->soft where it is */
-        if ((s = clcone_soft_local(&pl->p, &pl->o, NULL, &fresh, err))) return s;
+        if ((s = clc_soft_local(&pl->p, &pl->o, NULL, &fresh, err))) return s;
         memcpy(pl->soft.q, fresh.q, sizeof *fresh.q * 3 * (size_t)fresh.n);
         clcone_problem_free(&fresh);
     }
-    return pl->dev ? clcone_dev_plan_set_q(pl->dev, solved_problem(pl)->q, err) : CLCONE_OK;
+    return pl->dev ? clc_dev_plan_set_q(pl->dev, solved_problem(pl)->q, err) : CLCONE_OK;
 }
 
 /* A new scene where the device side is or becomes the local form's: W
  * moved with the bodies, so the device side is made again. */
 static clcone_status dev_local_again(clcone_plan *pl, clcone_error *err)
 {
-    clcone_dev_plan_free(pl->dev);
+    clc_dev_plan_free(pl->dev);
     pl->dev = NULL;
     return dev_create(pl, err);
 }
@@ -182,9 +185,9 @@ static clcone_status dev_set_scene(clcone_plan *pl, clcone_error *err)
     /* a scene without contacts leaves the device side as it is, for the
      * next one; solves of it need no device */
     if (!pl->dev || pl->s.ncontacts == 0) return pl->dev ? CLCONE_OK : dev_create(pl, err);
-    if (pl->local || clcone_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part)) return dev_local_again(pl, err);
-    if ((s = clcone_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
-        clcone_dev_plan_free(pl->dev);
+    if (pl->local || clc_scene_local_fits(pl->ctx, &pl->o, &pl->s, pl->part)) return dev_local_again(pl, err);
+    if ((s = clc_dev_plan_set_scene(pl->dev, &pl->s, &pl->o, err))) {
+        clc_dev_plan_free(pl->dev);
         pl->dev = NULL;
     }
     return s;
@@ -192,15 +195,15 @@ static clcone_status dev_set_scene(clcone_plan *pl, clcone_error *err)
 
 static clcone_status dev_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
-    return clcone_dev_plan_solve(pl->dev, r, res, err);
+    return clc_dev_plan_solve(pl->dev, r, res, err);
 }
 
 static void dev_release(clcone_plan *pl)
 {
-    clcone_dev_plan_free(pl->dev);
+    clc_dev_plan_free(pl->dev);
 }
 
-static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_solve, dev_release};
+static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_solve, 0, dev_release};
 
 /* ------------------------------------------------------------------ */
 /* sap: Newton on body velocities, set up per solve on either backend  */
@@ -208,7 +211,7 @@ static const plan_backend DEVICE = {dev_create, dev_set_q, dev_set_scene, dev_so
 
 static clcone_status sap_create(clcone_plan *pl, clcone_error *err)
 {
-    return pl->ctx ? clcone_sap_device_prepare(pl->ctx, err) : CLCONE_OK;
+    return pl->ctx ? clc_sap_device_prepare(pl->ctx, err) : CLCONE_OK;
 }
 
 static clcone_status sap_set_scene(clcone_plan *pl, clcone_error *err)
@@ -220,11 +223,19 @@ static clcone_status sap_set_scene(clcone_plan *pl, clcone_error *err)
 
 static clcone_status sap_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
-    clcone_result_free(res); /* clcone_sap_solve makes its own */
-    return clcone_sap_solve(pl->ctx, &pl->s, &pl->o, r, res, err);
+    clcone_result_free(res); /* clc_sap_solve makes its own */
+    return clc_sap_solve(pl->ctx, &pl->s, &pl->o, r, res, err);
 }
 
-static const plan_backend SAP = {sap_create, NULL, sap_set_scene, sap_plan_solve, ref_release};
+static const plan_backend SAP = {sap_create, NULL, sap_set_scene, sap_plan_solve, 1, ref_release};
+
+/* The backend of a row's kind on the reference and on devices (the
+ * plans' kinds: blocks and primal problems are solved by
+ * solve/blocks_solve.c). */
+static const plan_backend *const BACKENDS[][2] = {
+    [CLC_RUN_LOCAL] = {&REFERENCE, &DEVICE},
+    [CLC_RUN_SAP] = {&SAP, &SAP},
+};
 
 /* ------------------------------------------------------------------ */
 /* Plans                                                               */
@@ -241,8 +252,8 @@ static clcone_status scene_copy(clcone_plan *pl, const clcone_scene *in, clcone_
         int nc = in->ncontacts > pl->contacts_cap ? in->ncontacts : pl->contacts_cap;
         clcone_scene_free(out);
         pl->bodies_cap = pl->contacts_cap = 0;
-        out->bodies = clcone_calloc((size_t)nb + 1, sizeof *out->bodies, err, "plan bodies");
-        out->contacts = clcone_calloc((size_t)nc + 1, sizeof *out->contacts, err, "plan contacts");
+        out->bodies = clc_calloc((size_t)nb + 1, sizeof *out->bodies, err, "plan bodies");
+        out->contacts = clc_calloc((size_t)nc + 1, sizeof *out->contacts, err, "plan contacts");
         if (!out->bodies || !out->contacts) {
             clcone_scene_free(out);
             return CLCONE_ENOMEM;
@@ -269,23 +280,22 @@ void clcone_plan_free(clcone_plan *pl)
 }
 
 /* A plan with its options resolved and checked for ctx's backend. */
-static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, int is_scene, int warm_up,
+static clcone_status plan_new(clcone_context *ctx, const clcone_options *o_in, clcone_form form, int warm_up,
                               clcone_plan **out, clcone_error *err)
 {
     clcone_options o = *o_in;
+    const clc_contract_row *row;
     clcone_plan *pl;
     clcone_status s;
-    clcone_options_resolve(&o, ctx);
-    if (o.model == CLCONE_MODEL_SAP && is_scene) s = clcone_sap_check_options(&o, err);
-    else s = clcone_options_validate(&o, ctx, err);
-    if (s) return s;
-    if (!(pl = clcone_calloc(1, sizeof *pl, err, "plan"))) return CLCONE_ENOMEM;
+    clc_contract_resolve(CLCONE_FORM_BIT(form), &o, ctx);
+    if ((s = clc_contract_validate(CLCONE_FORM_BIT(form), &o, ctx, &row, err))) return s;
+    if (!(pl = clc_calloc(1, sizeof *pl, err, "plan"))) return CLCONE_ENOMEM;
     pl->ctx = ctx;
     pl->o = o;
-    pl->is_scene = is_scene;
+    pl->form = form;
     pl->warm_up = warm_up ? WARM_BODY | WARM_LOCAL : 0;
-    pl->row = clcone_contract_find(o.model, o.solver);
-    pl->be = o.model == CLCONE_MODEL_SAP ? &SAP : ctx ? &DEVICE : &REFERENCE;
+    pl->row = row;
+    pl->be = BACKENDS[row->kind][ctx != NULL];
     *out = pl;
     return CLCONE_OK;
 }
@@ -309,7 +319,7 @@ static clcone_status create_local(clcone_context *ctx, const clcone_problem *p, 
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
-    if ((s = plan_new(ctx, o, 0, warm_up, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_LOCAL, warm_up, &pl, err))) return s;
     if ((s = clcone_problem_validate(p, err))) {
         clcone_plan_free(pl);
         return s;
@@ -323,7 +333,7 @@ static clcone_status create_scene(clcone_context *ctx, const clcone_scene *sc, c
     clcone_plan *pl;
     clcone_status s;
     *out = NULL;
-    if ((s = plan_new(ctx, o, 1, warm_up, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_BODY, warm_up, &pl, err))) return s;
     if ((s = clcone_scene_validate(sc, err))) {
         clcone_plan_free(pl);
         return s;
@@ -361,12 +371,12 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
     CLCONE_REQUIRE(err, out);
     *out = NULL;
     r = *o;
-    clcone_options_resolve(&r, ctx);
+    clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &r, ctx);
     if (!ctx || r.model == CLCONE_MODEL_SAP || (r.solver != CLCONE_SOLVER_JACOBI && r.solver != CLCONE_SOLVER_APGD))
-        return clcone_fail(err, CLCONE_ENOTSUP,
+        return clc_fail(err, CLCONE_ENOTSUP,
                            "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
                            "other parts between exchanges)");
-    if ((s = plan_new(ctx, o, 1, 0, &pl, err))) return s;
+    if ((s = plan_new(ctx, o, CLCONE_FORM_BODY, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {
         clcone_plan_free(pl);
@@ -378,17 +388,17 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
 clcone_status clcone_plan_warm_up(clcone_plan *pl, clcone_error *err)
 {
     CLCONE_REQUIRE(err, pl);
-    return pl->dev ? clcone_dev_plan_warm_up(pl->dev, err) : CLCONE_OK;
+    return pl->dev ? clc_dev_plan_warm_up(pl->dev, err) : CLCONE_OK;
 }
 
 clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)
 {
     CLCONE_REQUIRE(err, pl);
     CLCONE_REQUIRE(err, q);
-    if (pl->is_scene)
-        return clcone_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
+    if (pl->form == CLCONE_FORM_BODY)
+        return clc_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
     for (int i = 0; i < 3 * pl->p.n; ++i)
-        if (!isfinite(q[i])) return clcone_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
+        if (!isfinite(q[i])) return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
     return pl->be->set_q(pl, err);
 }
@@ -397,9 +407,9 @@ clcone_status clcone_plan_set_max_seconds(clcone_plan *pl, double seconds, clcon
 {
     CLCONE_REQUIRE(err, pl);
     if (!(seconds >= 0) || isinf(seconds))
-        return clcone_fail(err, CLCONE_EINVAL, "max_seconds=%g: a finite number >= 0 required (0 = no cap)", seconds);
+        return clc_fail(err, CLCONE_EINVAL, "max_seconds=%g: a finite number >= 0 required (0 = no cap)", seconds);
     pl->o.max_seconds = seconds;
-    if (pl->dev) clcone_dev_plan_set_max_seconds(pl->dev, seconds);
+    if (pl->dev) clc_dev_plan_set_max_seconds(pl->dev, seconds);
     return CLCONE_OK;
 }
 
@@ -408,20 +418,20 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     CLCONE_REQUIRE(err, pl);
     CLCONE_REQUIRE(err, sc);
     clcone_status s;
-    if (!pl->is_scene)
-        return clcone_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
+    if (pl->form != CLCONE_FORM_BODY)
+        return clc_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
     if ((s = clcone_scene_validate(sc, err)) || (s = scene_copy(pl, sc, err))) return s;
     return pl->be->set_scene(pl, err);
 }
 
-clcone_status clcone_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err)
+clcone_status clc_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err)
 {
     clcone_status s;
-    if (pl->is_scene)
-        return clcone_fail(err, CLCONE_EINVAL, "a scene plan takes a new scene (clcone_plan_set_scene), not problems");
+    if (pl->form == CLCONE_FORM_BODY)
+        return clc_fail(err, CLCONE_EINVAL, "a scene plan takes a new scene (clcone_plan_set_scene), not problems");
     for (int i = 0; i < k; ++i)
         if ((s = clcone_problem_validate(parts[i], err))) {
-            clcone_error_prefix(err, "problem %d", i);
+            clc_error_prefix(err, "problem %d", i);
             return s;
         }
     pl->be->release(pl);
@@ -437,10 +447,10 @@ void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v
     pl->o.soft_v0 = soft_v0;
 }
 
-clcone_dev_counts clcone_plan_device_counts(const clcone_plan *pl)
+clc_dev_counts clc_plan_device_counts(const clcone_plan *pl)
 {
-    clcone_dev_counts none = {0, 0};
-    return pl->dev ? clcone_dev_plan_counts(pl->dev) : none;
+    clc_dev_counts none = {0, 0};
+    return pl->dev ? clc_dev_plan_counts(pl->dev) : none;
 }
 
 /* Zeroes r unless warm-started; a warm start must be finite. */
@@ -449,7 +459,7 @@ static clcone_status start_reactions(const clcone_options *o, int n, double *r, 
     if (!o->warm_start && n > 0) memset(r, 0, sizeof(double) * 3 * (size_t)n); /* r may be NULL at n = 0 */
     for (int i = 0; i < 3 * n; ++i)
         if (!isfinite(r[i]))
-            return clcone_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
+            return clc_fail(err, CLCONE_EINVAL, "warm start r[%d] (contact %d) is not finite", i, i / 3);
     return CLCONE_OK;
 }
 
@@ -460,21 +470,21 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     res->nprob = 0;
     CLCONE_REQUIRE(err, pl);
     clcone_status s;
-    int n = plan_contacts(pl), nprob = pl->is_scene ? 1 : pl->p.nprob;
-    double t0 = clcone_now_ms();
+    int n = plan_contacts(pl), nprob = pl->form == CLCONE_FORM_BODY ? 1 : pl->p.nprob;
+    double t0 = clc_now_ms();
     if (n > 0) CLCONE_REQUIRE(err, r);
-    if (pl->be == &SAP) return sap_plan_solve(pl, r, res, err); /* it checks r and makes res itself */
-    if ((s = start_reactions(&pl->o, n, r, err)) || (s = clcone_result_init(res, nprob, err))) return s;
+    if (pl->be->own_start) return pl->be->solve(pl, r, res, err);
+    if ((s = start_reactions(&pl->o, n, r, err)) || (s = clc_result_init(res, nprob, err))) return s;
     if (n > 0 && (s = pl->be->solve(pl, r, res, err))) {
         clcone_result_free(res);
         return s;
     }
     /* the QP cost of the convex models; a device scene reports its own */
-    if (n > 0 && clcone_model_solved_as(pl->o.model) == CLCONE_MODEL_CCP && !(pl->is_scene && pl->ctx))
+    if (n > 0 && clc_model_solved_as(pl->o.model) == CLCONE_MODEL_CCP && !(pl->form == CLCONE_FORM_BODY && pl->ctx))
         for (int k = 0; k < nprob; ++k)
             res->items[k].cost =
-                clcone_qp_cost(solved_problem(pl), r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
-    res->time_ms = clcone_now_ms() - t0;
+                clc_qp_cost(solved_problem(pl), r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
+    res->time_ms = clc_now_ms() - t0;
     return CLCONE_OK;
 }
 
@@ -483,7 +493,7 @@ static clcone_status solve_once(clcone_plan *pl, double t0, double *r, clcone_re
 {
     clcone_status s = clcone_plan_solve(pl, r, res, err);
     clcone_plan_free(pl);
-    if (!s) res->time_ms = clcone_now_ms() - t0; /* the whole call */
+    if (!s) res->time_ms = clc_now_ms() - t0; /* the whole call */
     return s;
 }
 
@@ -497,7 +507,7 @@ clcone_status clcone_solve(clcone_context *ctx, const clcone_problem *p, const c
     CLCONE_REQUIRE(err, o);
     if (p->n > 0) CLCONE_REQUIRE(err, r);
     clcone_plan *pl = NULL;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     clcone_status s = create_local(ctx, p, o, 0, &pl, err);
     return s ? s : solve_once(pl, t0, r, res, err);
 }
@@ -512,7 +522,7 @@ clcone_status clcone_solve_scene(clcone_context *ctx, const clcone_scene *sc, co
     CLCONE_REQUIRE(err, o);
     if (sc->ncontacts > 0) CLCONE_REQUIRE(err, r);
     clcone_plan *pl = NULL;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     clcone_status s = create_scene(ctx, sc, o, 0, &pl, err);
     return s ? s : solve_once(pl, t0, r, res, err);
 }

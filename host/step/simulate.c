@@ -24,6 +24,7 @@
 #include <clcone/ext.h>
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -96,21 +97,11 @@ void clcone_sim_options_default(clcone_sim_options *o)
     o->threads = 1;
 }
 
-/* Measured on every generator's scene (pile 20-300, stack 5-20, wall 5-10,
- * grid 3-5, incline; 200 steps, POCL float and the reference): ccp with
- * ACGS at 1e-4 converges on every step within 640 iterations of the
- * default 1000, while the backend defaults cap: coulomb/cgs at 1e-5 on
- * up to 175 of 200 pile steps (100 at 1e-4), ccp/apgd on up to 56, and
- * ccp/acgs at float's 1e-5 (double's 1e-8) on up to 4 (53). 1e-4 is the
- * demo's per-step tolerance, as in GPU time steppers. */
+/* The solver table's stepping defaults (solve/contract.c: ccp's acgs at
+ * 1e-4), then the solve's. */
 void clcone_sim_options_resolve(clcone_options *o, const clcone_context *ctx)
 {
-    if (!o) return;
-    if (o->model == CLCONE_MODEL_CCP) {
-        if (o->solver == CLCONE_SOLVER_DEFAULT) o->solver = CLCONE_SOLVER_ACGS;
-        if (o->tol == 0) o->tol = 1e-4;
-    }
-    clcone_options_resolve(o, ctx);
+    if (o) clc_contract_resolve_step(CLCONE_FORM_BIT(CLCONE_FORM_BODY), o, ctx);
 }
 
 clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clcone_sim_options *o, clcone_sim **out,
@@ -122,21 +113,22 @@ clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx, const clco
     clcone_sim *s;
     clcone_status st;
     clcone_options so = o->solve;
+    const clc_contract_row *row;
     *out = NULL;
     clcone_sim_options_resolve(&so, ctx);
     so.soft_dt = w->dt;
     if ((st = clcone_world_validate(w, err))
-        || (st = so.model == CLCONE_MODEL_SAP ? clcone_sap_check_options(&so, err) : clcone_options_validate(&so, ctx, err)))
+        || (st = clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &so, ctx, &row, err)))
         return st;
     if (o->threads < 0 || o->threads > CLCONE_SIM_THREADS)
-        return clcone_fail(err, CLCONE_EINVAL, "simulation options: threads %d: 1 to %d (0: 1)", o->threads,
+        return clc_fail(err, CLCONE_EINVAL, "simulation options: threads %d: 1 to %d (0: 1)", o->threads,
                            CLCONE_SIM_THREADS);
     if (!isfinite(o->margin) || o->margin < 0 || !isfinite(o->slop) || o->slop < 0 || !isfinite(o->projection) ||
         o->projection < 0 || o->projection > 1)
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "simulation options: margin %g and slop %g must be >= 0, projection %g in [0, 1]",
                            o->margin, o->slop, o->projection);
-    s = clcone_calloc(1, sizeof *s, err, "simulation");
+    s = clc_calloc(1, sizeof *s, err, "simulation");
     if (!s) return CLCONE_ENOMEM;
     s->w = w;
     s->ctx = ctx;
@@ -212,8 +204,8 @@ clcone_status clcone_sim_warm_add(clcone_sim *sim, const unsigned long long *key
                                   clcone_error *err)
 {
     size_t cap = (size_t)sim->nprev + (size_t)n + 1;
-    double *rr = clcone_calloc(3 * cap, sizeof *rr, err, "warm starts");
-    keyed *kk = rr ? clcone_calloc(cap, sizeof *kk, err, "warm start keys") : NULL;
+    double *rr = clc_calloc(3 * cap, sizeof *rr, err, "warm starts");
+    keyed *kk = rr ? clc_calloc(cap, sizeof *kk, err, "warm start keys") : NULL;
     int m = sim->nprev, u = 0;
     if (!kk) {
         free(rr);
@@ -251,8 +243,8 @@ static clcone_status project(clcone_world *w, const clcone_sim_options *o, clcon
     double *dx = NULL;
     int *cnt = NULL;
     if (o->projection == 0 || w->s.ncontacts == 0) return CLCONE_OK;
-    dx = clcone_calloc(3 * (size_t)nb + 1, sizeof *dx, err, "projection");
-    cnt = dx ? clcone_calloc((size_t)nb + 1, sizeof *cnt, err, "projection counts") : NULL;
+    dx = clc_calloc(3 * (size_t)nb + 1, sizeof *dx, err, "projection");
+    cnt = dx ? clc_calloc((size_t)nb + 1, sizeof *cnt, err, "projection counts") : NULL;
     if (!cnt) {
         free(dx);
         return CLCONE_ENOMEM;
@@ -295,7 +287,7 @@ static clcone_status fall_back(clcone_sim *sim, const clcone_scene *sc, const cl
     clcone_options fo = *so;
     clcone_status st;
     if (usable(info->solve.status)) return CLCONE_OK;
-    fo.solver = clcone_contract_fallback(so, sim->ctx); /* the solver table's */
+    fo.solver = clc_contract_fallback(so, sim->ctx); /* the solver table's */
     if (fo.solver == CLCONE_SOLVER_DEFAULT) return CLCONE_OK;
     info->fell_back = 1;
     info->failed = info->solve;
@@ -318,7 +310,7 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
 {
     clcone_result res;
     clcone_status st;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     if (sim->h.solve) {
         st = sim->h.solve(sim->h.ctx, sc, so, r, &res, err);
     } else if (!sim->plan) {
@@ -329,7 +321,7 @@ static clcone_status solve_step(clcone_sim *sim, const clcone_scene *sc, const c
     }
     if (st || (!sim->h.solve && (st = clcone_plan_solve(sim->plan, r, &res, err)))) return st;
     info->solve = res.items[0];
-    info->setup_ms = clcone_now_ms() - t0 - info->solve.time_ms;
+    info->setup_ms = clc_now_ms() - t0 - info->solve.time_ms;
     clcone_result_free(&res);
     return fall_back(sim, sc, so, r, info, err);
 }
@@ -370,7 +362,7 @@ static double advance(const clcone_sim *sim, const clcone_scene *sc, const doubl
         if (w->shapes[i].mass == 0.0) continue;
         for (int k = 0; k < 3; ++k) b->x[k] += w->dt * b->v[k];
         quat_integrate(w->shapes[i].quat, b->v + 3, w->dt);
-        clcone_body_set_mass(b, &w->shapes[i]);
+        clc_body_set_mass(b, &w->shapes[i]);
     }
     return ke;
 }
@@ -420,7 +412,7 @@ static int step_joins(const clcone_sim *sim, const clcone_scene *sc, const clcon
 static clcone_status step_begin(clcone_sim *sim, pending *pd, clcone_step_info *info, clcone_error *err)
 {
     clcone_world *w = sim->w;
-    double t0 = clcone_now_ms();
+    double t0 = clc_now_ms();
     int n, nb, soft = sim->o.solve.model == CLCONE_MODEL_SOFT,
         projected = !soft && sim->o.solve.model != CLCONE_MODEL_SAP;
     clcone_status st;
@@ -437,25 +429,25 @@ static clcone_status step_begin(clcone_sim *sim, pending *pd, clcone_step_info *
     info->contacts = n;
     for (int c = 0; c < n; ++c) info->max_penetration = fmax(info->max_penetration, -w->s.contacts[c].gap);
     /* positions before the projection, restored when the step is not applied */
-    if (!(pd->x0 = clcone_calloc(3 * (size_t)nb + 1, sizeof *pd->x0, err, "positions"))) return CLCONE_ENOMEM;
+    if (!(pd->x0 = clc_calloc(3 * (size_t)nb + 1, sizeof *pd->x0, err, "positions"))) return CLCONE_ENOMEM;
     for (int i = 0; i < nb; ++i) memcpy(pd->x0 + 3 * (size_t)i, w->s.bodies[i].x, sizeof w->s.bodies[i].x);
     if (projected && (st = project(w, &sim->o, err))) return st;
-    info->detect_ms = clcone_now_ms() - t0;
+    info->detect_ms = clc_now_ms() - t0;
 
-    pd->r = clcone_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "reactions");
-    pd->cur = pd->r ? clcone_calloc((size_t)n + 1, sizeof *pd->cur, err, "contact keys") : NULL;
-    pd->dv = pd->cur ? clcone_calloc(6 * (size_t)nb + 1, sizeof *pd->dv, err, "velocity change") : NULL;
+    pd->r = clc_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "reactions");
+    pd->cur = pd->r ? clc_calloc((size_t)n + 1, sizeof *pd->cur, err, "contact keys") : NULL;
+    pd->dv = pd->cur ? clc_calloc(6 * (size_t)nb + 1, sizeof *pd->dv, err, "velocity change") : NULL;
     if (pd->dv && soft && n > sim->vn_cap) {
         /* the plan reads them at the solve: kept in the stepper */
         free(sim->vn);
         sim->vn_cap = 0;
-        if ((sim->vn = clcone_calloc((size_t)n, sizeof *sim->vn, err, "normal velocities"))) sim->vn_cap = n;
+        if ((sim->vn = clc_calloc((size_t)n, sizeof *sim->vn, err, "normal velocities"))) sim->vn_cap = n;
     }
     if (!pd->dv || (soft && n > sim->vn_cap)) return CLCONE_ENOMEM;
     warm_start(sim, pd->keys, n, pd->cur, pd->r, info);
     pd->so.warm_start = info->warm_matched > 0;
     if (soft) {
-        clcone_scene_normal_velocities(&w->s, NULL, sim->vn);
+        clc_scene_normal_velocities(&w->s, NULL, sim->vn);
         pd->so.soft_v0 = sim->vn;
     }
 
@@ -464,12 +456,12 @@ static clcone_status step_begin(clcone_sim *sim, pending *pd, clcone_step_info *
     for (int i = 0; i < nb; ++i) memcpy(pd->dv + 6 * (size_t)i, pd->sc.bodies[i].v, 6 * sizeof *pd->dv);
     info->ke_free = energy(sim, pd->dv);
     free(sim->last_r0);
-    if (!(sim->last_r0 = clcone_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "warm start copy"))) return CLCONE_ENOMEM;
+    if (!(sim->last_r0 = clc_calloc(3 * (size_t)n + 1, sizeof *pd->r, err, "warm start copy"))) return CLCONE_ENOMEM;
     memcpy(sim->last_r0, pd->r, 3 * (size_t)n * sizeof *pd->r);
     if ((pd->joins = info->local = step_joins(sim, &pd->sc, &pd->so))) {
-        t0 = clcone_now_ms();
+        t0 = clc_now_ms();
         if ((st = clcone_scene_to_local(&pd->sc, &pd->local, err))) return st;
-        info->setup_ms = clcone_now_ms() - t0;
+        info->setup_ms = clc_now_ms() - t0;
     }
     return CLCONE_OK;
 }
@@ -515,25 +507,27 @@ static void step_end(clcone_sim *sim, pending *pd, clcone_step_info *info)
 static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, clcone_step_info *info,
                                   clcone_error *err)
 {
-    const clcone_problem **parts = clcone_calloc((size_t)n + 1, sizeof *parts, err, "batch of worlds");
+    const clcone_problem **parts = clc_calloc((size_t)n + 1, sizeof *parts, err, "batch of worlds");
     clcone_sim *owner = NULL;
     clcone_options so;
     clcone_result res;
     clcone_status st = parts ? CLCONE_OK : CLCONE_ENOMEM;
-    double *r = NULL, t0 = clcone_now_ms(), setup;
+    double *r = NULL, t0 = clc_now_ms(), setup;
     size_t len = 0;
     int k = 0;
     memset(&res, 0, sizeof res);
     for (int i = 0; i < n && !st; ++i)
         if (pd[i].joins) {
-            owner = owner ? owner : sims[i];
-            so = pd[i].so;
+            if (!owner) { /* the batch's plan and options are its first world's */
+                owner = sims[i];
+                so = pd[i].so;
+            }
             parts[k++] = &pd[i].local;
             len += 3 * (size_t)pd[i].local.n;
         }
     if (st || k == 0) goto out;
     so.warm_start = 1;
-    if (!(r = clcone_calloc(len + 1, sizeof *r, err, "reactions of the batch"))) {
+    if (!(r = clc_calloc(len + 1, sizeof *r, err, "reactions of the batch"))) {
         st = CLCONE_ENOMEM;
         goto out;
     }
@@ -545,7 +539,7 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
         }
     if (owner->local_plan) {
         clcone_plan_set_start(owner->local_plan, 1, NULL);
-        st = clcone_plan_set_problems(owner->local_plan, parts, k, err);
+        st = clc_plan_set_problems(owner->local_plan, parts, k, err);
     } else {
         clcone_problem one;
         memset(&one, 0, sizeof one);
@@ -553,9 +547,9 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
             st = clcone_plan_create(owner->ctx, &one, &so, &owner->local_plan, err);
         clcone_problem_free(&one);
     }
-    setup = (clcone_now_ms() - t0) / k;
+    setup = (clc_now_ms() - t0) / k;
     if (st || (st = clcone_plan_solve(owner->local_plan, r, &res, err))) {
-        if (n > 1) clcone_error_prefix(err, "the batch of %d worlds' steps (%zu contacts)", k, len / 3);
+        if (n > 1) clc_error_prefix(err, "the batch of %d worlds' steps (%zu contacts)", k, len / 3);
         goto out;
     }
     len = 0;
@@ -566,7 +560,7 @@ static clcone_status solve_joined(clcone_sim *const *sims, int n, pending *pd, c
             info[i].solve = res.items[j++];
             info[i].setup_ms += setup;
             st = fall_back(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err);
-            if (st) clcone_error_prefix(err, "world %d", i);
+            if (st && n > 1) clc_error_prefix(err, "world %d", i);
         }
 out:
     clcone_result_free(&res);
@@ -607,6 +601,26 @@ static int same_batch_options(const clcone_options *a, const clcone_options *b)
            && a->progress_user == b->progress_user && a->cancel == b->cancel;
 }
 
+/* CLCONE_EINVAL when two of the n steppers step one world (the same
+ * stepper twice, or two on one world): the worlds sorted by address, in
+ * O(n log n), since a batch may hold thousands. */
+static clcone_status distinct_worlds(clcone_sim *const *sims, int n, clcone_error *err)
+{
+    keyed *k;
+    clcone_status st = CLCONE_OK;
+    if (n < 2) return CLCONE_OK;
+    if (!(k = clc_calloc((size_t)n, sizeof *k, err, "worlds of the batch"))) return CLCONE_ENOMEM;
+    for (int i = 0; i < n; ++i) k[i] = (keyed){(unsigned long long)(uintptr_t)sims[i]->w, i};
+    qsort(k, (size_t)n, sizeof *k, cmp_keyed);
+    for (int i = 1; i < n && !st; ++i)
+        if (k[i].key == k[i - 1].key)
+            st = clc_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world",
+                             k[i].index < k[i - 1].index ? k[i].index : k[i - 1].index,
+                             k[i].index > k[i - 1].index ? k[i].index : k[i - 1].index);
+    free(k);
+    return st;
+}
+
 clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_info *info, clcone_error *err)
 {
     CLCONE_REQUIRE(err, sims);
@@ -615,34 +629,32 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
     worlds_job job;
     clcone_status st = CLCONE_OK;
     int threads, failed = -1;
-    if (n < 1) return clcone_fail(err, CLCONE_EINVAL, "a step of %d worlds: at least one needed", n);
+    if (n < 1) return clc_fail(err, CLCONE_EINVAL, "a step of %d worlds: at least one needed", n);
     for (int i = 0; i < n; ++i) {
-        if (!sims[i]) return clcone_fail(err, CLCONE_EINVAL, "world %d: no simulation (NULL)", i);
+        if (!sims[i]) return clc_fail(err, CLCONE_EINVAL, "world %d: no simulation (NULL)", i);
         if (n > 1 && sims[i]->h.step)
-            return clcone_fail(err, CLCONE_ENOTSUP, "world %d: a simulation over MPI ranks steps alone", i);
+            return clc_fail(err, CLCONE_ENOTSUP, "world %d: a simulation over MPI ranks steps alone", i);
         if (sims[i]->ctx != sims[0]->ctx)
-            return clcone_fail(err, CLCONE_EINVAL, "world %d: its device is not world 0's (one batch, one device)", i);
+            return clc_fail(err, CLCONE_EINVAL, "world %d: its device is not world 0's (one batch, one device)", i);
         if (!same_batch_options(&sims[i]->o.solve, &sims[0]->o.solve))
-            return clcone_fail(err, CLCONE_EINVAL,
+            return clc_fail(err, CLCONE_EINVAL,
                                "world %d: its solve options are not world 0's (one batch: one model, solver, "
                                "tolerance, caps and cancel flag)",
                                i);
-        for (int j = 0; j < i; ++j)
-            if (sims[j] == sims[i] || sims[j]->w == sims[i]->w)
-                return clcone_fail(err, CLCONE_EINVAL, "worlds %d and %d are the same world", j, i);
     }
+    if ((st = distinct_worlds(sims, n, err))) return st;
     if (n == 1 && sims[0]->h.step) return sims[0]->h.step(sims[0]->h.ctx, info, err);
-    if (!(pd = clcone_calloc((size_t)n, sizeof *pd, err, "steps of the worlds"))) return CLCONE_ENOMEM;
+    if (!(pd = clc_calloc((size_t)n, sizeof *pd, err, "steps of the worlds"))) return CLCONE_ENOMEM;
     job = (worlds_job){sims, pd, info};
     threads = sims[0]->o.threads > 1 ? sims[0]->o.threads : 1;
-    if ((st = clcone_each_item(threads, n, begin_item, &job, &failed, err)) && n > 1)
-        clcone_error_prefix(err, "world %d", failed);
+    if ((st = clc_each_item(threads, n, begin_item, &job, &failed, err)) && n > 1)
+        clc_error_prefix(err, "world %d", failed);
     if (!st) st = solve_joined(sims, n, pd, info, err);
     for (int i = 0; i < n && !st; ++i)
         if (!pd[i].joins && pd[i].sc.ncontacts > 0
             && (st = solve_step(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err)) && n > 1)
-            clcone_error_prefix(err, "world %d", i);
-    if (!st) clcone_each_item(threads, n, end_item, &job, NULL, err);
+            clc_error_prefix(err, "world %d", i);
+    if (!st) clc_each_item(threads, n, end_item, &job, NULL, err);
     for (int i = 0; i < n; ++i) pending_free(&pd[i]);
     free(pd);
     return st;

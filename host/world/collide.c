@@ -48,7 +48,7 @@ static clcone_status push(cbuf *B, int a, int b, int plane, int feature, const d
         clcone_contact *nc;
         unsigned long long *nk;
         if (B->cap > CLCONE_SCENE_MAX_CONTACTS / 2)
-            return clcone_fail(err, CLCONE_EINVAL, "more than %d contacts detected", CLCONE_SCENE_MAX_CONTACTS);
+            return clc_fail(err, CLCONE_EINVAL, "more than %d contacts detected", CLCONE_SCENE_MAX_CONTACTS);
         nc = realloc(B->c, (size_t)ncap * sizeof *nc);
         if (nc) B->c = nc;
         nk = nc ? realloc(B->key, (size_t)ncap * sizeof *nk) : NULL;
@@ -57,7 +57,7 @@ static clcone_status push(cbuf *B, int a, int b, int plane, int feature, const d
             nk = realloc(B->order, (size_t)ncap * sizeof *nk);
             if (nk) B->order = nk;
         }
-        if (!nk) return clcone_fail(err, CLCONE_ENOMEM, "cannot grow the contact list to %d", ncap);
+        if (!nk) return clc_fail(err, CLCONE_ENOMEM, "cannot grow the contact list to %d", ncap);
         B->cap = ncap;
     }
     c = &B->c[B->n];
@@ -98,19 +98,19 @@ static clcone_status vs_planes(const clcone_world *w, int i, double margin, cbuf
     const clcone_body *b = &w->s.bodies[i];
     const clcone_shape *sh = &w->shapes[i];
     clcone_status st;
-    if (clcone_body_is_static(b)) return CLCONE_OK;
+    if (clc_body_is_static(b)) return CLCONE_OK;
     for (int k = 0; k < w->nplanes; ++k) {
         const clcone_plane *pl = &w->planes[k];
         if (sh->kind == CLCONE_SHAPE_SPHERE) {
-            double d = clcone_dot3(pl->normal, b->x) - pl->offset - sh->size[0], p[3];
+            double d = clc_dot3(pl->normal, b->x) - pl->offset - sh->size[0], p[3];
             if (d > margin) continue;
             for (int m = 0; m < 3; ++m) p[m] = b->x[m] - pl->normal[m] * (sh->size[0] + 0.5 * d);
             if ((st = push(B, i, -1, k, 0, p, pl->normal, d, err))) return st;
         } else {
             for (int q = 0; q < 8; ++q) {
                 double c[3], d, p[3];
-                clcone_box_corner(b, sh, q, c);
-                d = clcone_dot3(pl->normal, c) - pl->offset;
+                clc_box_corner(b, sh, q, c);
+                d = clc_dot3(pl->normal, c) - pl->offset;
                 if (d > margin) continue;
                 for (int m = 0; m < 3; ++m) p[m] = c[m] - 0.5 * d * pl->normal[m];
                 if ((st = push(B, i, -1, k, q, p, pl->normal, d, err))) return st;
@@ -128,7 +128,7 @@ static clcone_status sphere_sphere(const clcone_world *w, int i, int j, double m
     const double *xi = w->s.bodies[i].x, *xj = w->s.bodies[j].x;
     double ri = w->shapes[i].size[0], rj = w->shapes[j].size[0], d[3], len, gap, n[3], p[3];
     for (int k = 0; k < 3; ++k) d[k] = xi[k] - xj[k];
-    len = sqrt(clcone_dot3(d, d));
+    len = sqrt(clc_dot3(d, d));
     gap = len - ri - rj;
     if (gap > margin || len == 0.0) return CLCONE_OK;
     for (int k = 0; k < 3; ++k) {
@@ -146,7 +146,7 @@ static clcone_status sphere_box(const clcone_world *w, int s, int x, int a, int 
     const double *h = w->shapes[x].size;
     double r = w->shapes[s].size[0], R[9], l[3], c[3], d[3], n[3], p[3], len, gap;
     int inside = 1;
-    clcone_quat_to_mat(w->shapes[x].quat, R);
+    clc_quat_to_mat(w->shapes[x].quat, R);
     for (int k = 0; k < 3; ++k) {
         double dk = bs->x[0] - bx->x[0], dy = bs->x[1] - bx->x[1], dz = bs->x[2] - bx->x[2];
         l[k] = R[k] * dk + R[3 + k] * dy + R[6 + k] * dz;
@@ -166,7 +166,7 @@ static clcone_status sphere_box(const clcone_world *w, int s, int x, int a, int 
         gap = -(h[best] - fabs(l[best])) - r;
     } else {
         for (int k = 0; k < 3; ++k) d[k] = l[k] - c[k];
-        len = sqrt(clcone_dot3(d, d));
+        len = sqrt(clc_dot3(d, d));
         gap = len - r;
         for (int k = 0; k < 3; ++k) d[k] /= len;
     }
@@ -187,7 +187,7 @@ static double box_radius(const double R[9], const double h[3], const double L[3]
     double r = 0, col[3];
     for (int k = 0; k < 3; ++k) {
         mat_col(R, k, col);
-        r += h[k] * fabs(clcone_dot3(col, L));
+        r += h[k] * fabs(clc_dot3(col, L));
     }
     return r;
 }
@@ -222,9 +222,9 @@ static int drop_collinear(double (*poly)[3], int np, double tol)
         for (int q = 0; q < np && np > 2; ++q) {
             const double *a = poly[(q + np - 1) % np], *b = poly[(q + 1) % np], *p = poly[q];
             double ab[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]}, ap[3] = {p[0] - a[0], p[1] - a[1], p[2] - a[2]};
-            double x[3], l2 = clcone_dot3(ab, ab), d2;
-            clcone_cross3(ab, ap, x);
-            d2 = l2 > 0 ? clcone_dot3(x, x) / l2 : clcone_dot3(ap, ap);
+            double x[3], l2 = clc_dot3(ab, ab), d2;
+            clc_cross3(ab, ap, x);
+            d2 = l2 > 0 ? clc_dot3(x, x) / l2 : clc_dot3(ap, ap);
             if (d2 > tol * tol) continue;
             for (int k = q; k + 1 < np; ++k) memcpy(poly[k], poly[k + 1], sizeof poly[k]);
             --np;
@@ -247,15 +247,15 @@ static clcone_status box_box(const clcone_world *w, int i, int j, double margin,
     int ref = 0, axis = 0, np, inc, kinc = 0;
     double dmax = 0, scale;
     clcone_status st;
-    clcone_quat_to_mat(ss[0]->quat, R[0]);
-    clcone_quat_to_mat(ss[1]->quat, R[1]);
+    clc_quat_to_mat(ss[0]->quat, R[0]);
+    clc_quat_to_mat(ss[1]->quat, R[1]);
     for (int k = 0; k < 3; ++k) d[k] = bb[1]->x[k] - bb[0]->x[k];
     /* body j (the lower index, side 0) first, so it wins ties */
     for (int sde = 0; sde < 2; ++sde)
         for (int k = 0; k < 3; ++k) {
             double L[3], s;
             mat_col(R[sde], k, L);
-            s = fabs(clcone_dot3(L, d)) - box_radius(R[0], ss[0]->size, L) - box_radius(R[1], ss[1]->size, L);
+            s = fabs(clc_dot3(L, d)) - box_radius(R[0], ss[0]->size, L) - box_radius(R[1], ss[1]->size, L);
             if (s > best + AXIS_TIE) {
                 best = s;
                 ref = sde;
@@ -266,7 +266,7 @@ static clcone_status box_box(const clcone_world *w, int i, int j, double margin,
     inc = 1 - ref;
     mat_col(R[ref], axis, nref);
     /* reference normal points from the reference box to the incident one */
-    if (clcone_dot3(nref, d) * (ref == 0 ? 1 : -1) < 0)
+    if (clc_dot3(nref, d) * (ref == 0 ? 1 : -1) < 0)
         for (int k = 0; k < 3; ++k) nref[k] = -nref[k];
     for (int k = 0; k < 3; ++k) cref[k] = bb[ref]->x[k] + nref[k] * ss[ref]->size[axis];
     mat_col(R[ref], (axis + 1) % 3, u);
@@ -277,7 +277,7 @@ static clcone_status box_box(const clcone_world *w, int i, int j, double margin,
     for (int k = 0; k < 3; ++k) {
         double dk;
         mat_col(R[inc], k, colk);
-        dk = fabs(clcone_dot3(colk, nref));
+        dk = fabs(clc_dot3(colk, nref));
         if (dk > dmax) {
             dmax = dk;
             kinc = k;
@@ -286,7 +286,7 @@ static clcone_status box_box(const clcone_world *w, int i, int j, double margin,
     {
         double fn[3], sg, a1[3], a2[3], h1, h2, fc[3];
         mat_col(R[inc], kinc, fn);
-        sg = clcone_dot3(fn, nref) > 0 ? -1.0 : 1.0;
+        sg = clc_dot3(fn, nref) > 0 ? -1.0 : 1.0;
         mat_col(R[inc], (kinc + 1) % 3, a1);
         mat_col(R[inc], (kinc + 2) % 3, a2);
         h1 = ss[inc]->size[(kinc + 1) % 3];
@@ -329,7 +329,7 @@ static clcone_status box_box(const clcone_world *w, int i, int j, double margin,
 static clcone_status pair(const clcone_world *w, int i, int j, double margin, cbuf *B, clcone_error *err)
 {
     clcone_shape_kind ki = w->shapes[i].kind, kj = w->shapes[j].kind;
-    if (clcone_body_is_static(&w->s.bodies[i]) && clcone_body_is_static(&w->s.bodies[j])) return CLCONE_OK;
+    if (clc_body_is_static(&w->s.bodies[i]) && clc_body_is_static(&w->s.bodies[j])) return CLCONE_OK;
     if (ki == CLCONE_SHAPE_SPHERE && kj == CLCONE_SHAPE_SPHERE) return sphere_sphere(w, i, j, margin, B, err);
     if (ki == CLCONE_SHAPE_BOX && kj == CLCONE_SHAPE_BOX) return box_box(w, i, j, margin, B, err);
     if (ki == CLCONE_SHAPE_SPHERE) return sphere_box(w, i, j, i, j, margin, B, err);
@@ -388,7 +388,7 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     if (keys) *keys = NULL;
     if (corder) *corder = NULL;
     if (!isfinite(margin) || margin < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "contact margin %g must be finite and >= 0", margin);
+        return clc_fail(err, CLCONE_EINVAL, "contact margin %g must be finite and >= 0", margin);
     memset(&B, 0, sizeof B);
     B.mu = w->mu;
     B.gid = gid;
@@ -399,9 +399,9 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     h += margin;
     if (!(h > 0)) h = 1;
     while (T < 2 * (size_t)n) T <<= 1;
-    cell = clcone_calloc(3 * (size_t)n + 1, sizeof *cell, err, "collision cells");
-    start = cell ? clcone_calloc(T + 1, sizeof *start, err, "collision hash") : NULL;
-    order = start ? clcone_calloc((size_t)n + 1, sizeof *order, err, "collision order") : NULL;
+    cell = clc_calloc(3 * (size_t)n + 1, sizeof *cell, err, "collision cells");
+    start = cell ? clc_calloc(T + 1, sizeof *start, err, "collision hash") : NULL;
+    order = start ? clc_calloc((size_t)n + 1, sizeof *order, err, "collision order") : NULL;
     if (!order) {
         st = CLCONE_ENOMEM;
         goto done;
@@ -413,7 +413,7 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     }
     for (size_t t = 0; t < T; ++t) start[t + 1] += start[t];
     {
-        size_t *fill = clcone_calloc(T + 1, sizeof *fill, err, "collision hash fill");
+        size_t *fill = clc_calloc(T + 1, sizeof *fill, err, "collision hash fill");
         if (!fill) {
             st = CLCONE_ENOMEM;
             goto done;
@@ -441,7 +441,7 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
                         if (ncand == capcand) {
                             int nc = capcand ? 2 * capcand : 64, *p = realloc(cand, (size_t)nc * sizeof *p);
                             if (!p) {
-                                st = clcone_fail(err, CLCONE_ENOMEM, "cannot grow the candidate list");
+                                st = clc_fail(err, CLCONE_ENOMEM, "cannot grow the candidate list");
                                 goto done;
                             }
                             cand = p;
@@ -455,13 +455,13 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
             int j = cand[k];
             double dd[3], reach = clcone_shape_bound(&w->shapes[i]) + clcone_shape_bound(&w->shapes[j]) + margin;
             for (int m = 0; m < 3; ++m) dd[m] = w->s.bodies[i].x[m] - w->s.bodies[j].x[m];
-            if (clcone_dot3(dd, dd) > reach * reach) continue;
+            if (clc_dot3(dd, dd) > reach * reach) continue;
             st = pair(w, i, j, margin, &B, err);
         }
     }
     if (st) goto done;
     free(w->s.contacts);
-    w->s.contacts = B.c ? B.c : clcone_calloc(1, sizeof *w->s.contacts, err, "contacts");
+    w->s.contacts = B.c ? B.c : clc_calloc(1, sizeof *w->s.contacts, err, "contacts");
     w->s.ncontacts = B.n;
     B.c = NULL;
     if (!w->s.contacts) {
@@ -472,12 +472,12 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     if (keys) {
         *keys = B.key ? B.key : calloc(1, sizeof **keys);
         B.key = NULL;
-        if (!*keys) st = clcone_fail(err, CLCONE_ENOMEM, "contact keys");
+        if (!*keys) st = clc_fail(err, CLCONE_ENOMEM, "contact keys");
     }
     if (corder && !st) {
         *corder = B.order ? B.order : calloc(1, sizeof **corder);
         B.order = NULL;
-        if (!*corder) st = clcone_fail(err, CLCONE_ENOMEM, "contact order");
+        if (!*corder) st = clc_fail(err, CLCONE_ENOMEM, "contact order");
     }
 done:
     free(B.c);

@@ -13,12 +13,12 @@
 
 #define SQRT3 1.73205080756887729353
 
-clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err)
+clcone_status clc_gen_check_mu_dt(double mu, double dt, clcone_error *err)
 {
     if (!isfinite(mu) || mu < 0.0)
-        return clcone_fail(err, CLCONE_EINVAL, "friction coefficient mu = %g must be finite and >= 0", mu);
+        return clc_fail(err, CLCONE_EINVAL, "friction coefficient mu = %g must be finite and >= 0", mu);
     if (!isfinite(dt) || !(dt > 0.0))
-        return clcone_fail(err, CLCONE_EINVAL, "time step dt = %g must be finite and > 0", dt);
+        return clc_fail(err, CLCONE_EINVAL, "time step dt = %g must be finite and > 0", dt);
     return CLCONE_OK;
 }
 
@@ -31,10 +31,10 @@ clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err)
  * formed in double, so no product of user sizes can overflow first. */
 #define GEN_MAX_BODIES 1000000
 
-clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_error *err)
+clcone_status clc_gen_size_check(const char *what, double bodies, clcone_error *err)
 {
     if (bodies <= GEN_MAX_BODIES) return CLCONE_OK;
-    return clcone_fail(err, CLCONE_EINVAL,
+    return clc_fail(err, CLCONE_EINVAL,
                        "%s of %.4g bodies is too large (the generators make at most %d bodies, about 0.5 GB)",
                        what, bodies, GEN_MAX_BODIES);
 }
@@ -43,12 +43,12 @@ static clcone_status scene_alloc(clcone_scene *s, long long nbodies, long long n
                                  clcone_error *err)
 {
     if (nbodies > INT_MAX || ncontacts > CLCONE_SCENE_MAX_CONTACTS)
-        return clcone_fail(err, CLCONE_EINVAL,
+        return clc_fail(err, CLCONE_EINVAL,
                            "scene of %lld bodies and %lld contacts is too large "
                            "(at most %d bodies and %d contacts)",
                            nbodies, ncontacts, INT_MAX, CLCONE_SCENE_MAX_CONTACTS);
-    s->bodies = clcone_calloc((size_t)nbodies, sizeof *s->bodies, err, "scene bodies");
-    s->contacts = clcone_calloc((size_t)ncontacts, sizeof *s->contacts, err, "scene contacts");
+    s->bodies = clc_calloc((size_t)nbodies, sizeof *s->bodies, err, "scene bodies");
+    s->contacts = clc_calloc((size_t)ncontacts, sizeof *s->contacts, err, "scene contacts");
     if (!s->bodies || !s->contacts) {
         clcone_scene_free(s);
         return CLCONE_ENOMEM;
@@ -87,14 +87,14 @@ static void set_contact(clcone_contact *c, int a, int b, const double p[3], cons
     c->gap = gap;
 }
 
-clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s, clcone_error *err)
+clcone_status clc_gen_stack(int k, double mu, double dt, clcone_scene *s, clcone_error *err)
 {
     CLCONE_REQUIRE(err, s);
     static const double up[3] = {0.0, 0.0, 1.0};
     clcone_status st;
     memset(s, 0, sizeof *s);
-    if (k < 1) return clcone_fail(err, CLCONE_EINVAL, "stack of %d boxes: need at least 1", k);
-    if ((st = clcone_gen_size_check("stack", k, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+    if (k < 1) return clc_fail(err, CLCONE_EINVAL, "stack of %d boxes: need at least 1", k);
+    if ((st = clc_gen_size_check("stack", k, err)) || (st = clc_gen_check_mu_dt(mu, dt, err)))
         return st;
     if ((st = scene_alloc(s, k, 4LL * k, err))) return st;
     for (int i = 0; i < k; ++i) {
@@ -110,7 +110,7 @@ clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s, clc
     return CLCONE_OK;
 }
 
-clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *s,
+clcone_status clc_gen_grid(int L, int H, double mu, double dt, clcone_scene *s,
                               clcone_error *err)
 {
     CLCONE_REQUIRE(err, s);
@@ -120,9 +120,9 @@ clcone_status clcone_gen_grid(int L, int H, double mu, double dt, clcone_scene *
     clcone_status st;
     memset(s, 0, sizeof *s);
     if (L < 1 || H < 1)
-        return clcone_fail(err, CLCONE_EINVAL, "grid of %d x %d x %d spheres: need L >= 1 and H >= 1",
+        return clc_fail(err, CLCONE_EINVAL, "grid of %d x %d x %d spheres: need L >= 1 and H >= 1",
                            L, L, H);
-    if ((st = clcone_gen_size_check("grid", (double)L * L * H, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+    if ((st = clc_gen_size_check("grid", (double)L * L * H, err)) || (st = clc_gen_check_mu_dt(mu, dt, err)))
         return st;
     nb = (long long)L * L * H;
     /* pairs along x and y, along z, and the bottom layer on the ground */
@@ -234,7 +234,7 @@ static clcone_status pile_insert(pile *P, int i, clcone_error *err)
         int ncz = iz + 1 > 2 * P->cz ? iz + 1 : 2 * P->cz;
         size_t layer = (size_t)P->cx * (size_t)P->cy;
         int *h = realloc(P->head, layer * (size_t)ncz * sizeof *h);
-        if (!h) return clcone_fail(err, CLCONE_ENOMEM, "pile: cannot grow the cell grid to %d layers", ncz);
+        if (!h) return clc_fail(err, CLCONE_ENOMEM, "pile: cannot grow the cell grid to %d layers", ncz);
         for (size_t k = layer * (size_t)P->cz; k < layer * (size_t)ncz; ++k) h[k] = -1;
         P->head = h;
         P->cz = ncz;
@@ -262,7 +262,7 @@ static clcone_status pile_gather(pile *P, const double x[3], int reach, int iz0,
                     if (P->nnbr == P->cap) {
                         int ncap = P->cap ? 2 * P->cap : 256;
                         int *nb = realloc(P->nbr, (size_t)ncap * sizeof *nb);
-                        if (!nb) return clcone_fail(err, CLCONE_ENOMEM, "pile: cannot grow the neighbour list");
+                        if (!nb) return clc_fail(err, CLCONE_ENOMEM, "pile: cannot grow the neighbour list");
                         P->nbr = nb;
                         P->cap = ncap;
                     }
@@ -280,7 +280,7 @@ static clcone_status pile_gather_around(pile *P, const double x[3], int reach, c
 static double dist3(const double a[3], const double b[3])
 {
     double d[3] = {a[0] - b[0], a[1] - b[1], a[2] - b[2]};
-    return sqrt(clcone_dot3(d, d));
+    return sqrt(clc_dot3(d, d));
 }
 
 /* Whether a sphere of radius r centred at x fits: inside the container and
@@ -323,7 +323,7 @@ static clcone_status pile_drop(pile *P, double x[3], double r, clcone_error *err
 
 static int meets(const support *s, const double x[3])
 {
-    if (s->plane) return fabs(clcone_dot3(s->a, x) - s->b) <= SOLVE_TOL;
+    if (s->plane) return fabs(clc_dot3(s->a, x) - s->b) <= SOLVE_TOL;
     return fabs(dist3(x, s->c) - s->R) <= SOLVE_TOL;
 }
 
@@ -346,33 +346,33 @@ static int solve_supports(const support *const sp[3], double out[2][3])
         if (s == s0) continue;
         if (s->plane) {
             memcpy(A[nl], s->a, sizeof A[nl]);
-            rhs[nl] = s->b - clcone_dot3(s->a, o);
+            rhs[nl] = s->b - clc_dot3(s->a, o);
         } else {
             for (int i = 0; i < 3; ++i) A[nl][i] = s->c[i] - o[i];
-            rhs[nl] = 0.5 * (s0->R * s0->R - s->R * s->R + clcone_dot3(A[nl], A[nl]));
+            rhs[nl] = 0.5 * (s0->R * s0->R - s->R * s->R + clc_dot3(A[nl], A[nl]));
         }
         ++nl;
     }
     if (!s0) {
         double det;
-        clcone_cross3(A[1], A[2], u);
-        det = clcone_dot3(A[0], u);
+        clc_cross3(A[1], A[2], u);
+        det = clc_dot3(A[0], u);
         if (fabs(det) < 1e-12) return 0;
         /* Cramer: x = (r0 (A1 x A2) + r1 (A2 x A0) + r2 (A0 x A1)) / det */
-        clcone_cross3(A[2], A[0], v);
-        clcone_cross3(A[0], A[1], d);
+        clc_cross3(A[2], A[0], v);
+        clc_cross3(A[0], A[1], d);
         for (int i = 0; i < 3; ++i) out[0][i] = (rhs[0] * u[i] + rhs[1] * v[i] + rhs[2] * d[i]) / det;
         return 1;
     } else {
         double t;
-        clcone_cross3(A[0], A[1], d);
-        dd = clcone_dot3(d, d);
-        if (dd < 1e-24 * clcone_dot3(A[0], A[0]) * clcone_dot3(A[1], A[1]) || dd == 0.0) return 0;
+        clc_cross3(A[0], A[1], d);
+        dd = clc_dot3(d, d);
+        if (dd < 1e-24 * clc_dot3(A[0], A[0]) * clc_dot3(A[1], A[1]) || dd == 0.0) return 0;
         /* the point of both planes nearest o, then +-t along their line */
-        clcone_cross3(A[1], d, u);
-        clcone_cross3(d, A[0], v);
+        clc_cross3(A[1], d, u);
+        clc_cross3(d, A[0], v);
         for (int i = 0; i < 3; ++i) y0[i] = (rhs[0] * u[i] + rhs[1] * v[i]) / dd;
-        disc = s0->R * s0->R - clcone_dot3(y0, y0);
+        disc = s0->R * s0->R - clc_dot3(y0, y0);
         if (disc < 0.0) return 0;
         t = sqrt(disc / dd);
         for (int i = 0; i < 3; ++i) {
@@ -551,14 +551,14 @@ static double lcg_uniform(unsigned long long *state)
     return (double)(*state >> 11) * (1.0 / 9007199254740992.0);
 }
 
-clcone_status clcone_gen_pile(int n, double mu, double dt, double spread, unsigned seed,
+clcone_status clc_gen_pile(int n, double mu, double dt, double spread, unsigned seed,
                               clcone_scene *s, clcone_error *err)
 {
     CLCONE_REQUIRE(err, s);
-    return clcone_gen_pile_ex(n, mu, dt, spread, seed, s, NULL, NULL, err);
+    return clc_gen_pile_ex(n, mu, dt, spread, seed, s, NULL, NULL, err);
 }
 
-clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
+clcone_status clc_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
                                  clcone_scene *s, double *radius, double box[2], clcone_error *err)
 {
     /* row spacing of a close-packed layer of unit spheres, and the offsets
@@ -574,11 +574,11 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
 
     memset(s, 0, sizeof *s);
     memset(&P, 0, sizeof P);
-    if (n < 1) return clcone_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", n);
-    if ((st = clcone_gen_size_check("pile", n, err)) || (st = clcone_gen_check_mu_dt(mu, dt, err)))
+    if (n < 1) return clc_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", n);
+    if ((st = clc_gen_size_check("pile", n, err)) || (st = clc_gen_check_mu_dt(mu, dt, err)))
         return st;
     if (!(spread >= 0.0 && spread < 0.5))
-        return clcone_fail(err, CLCONE_EINVAL, "radius spread %g must be in [0, 0.5)", spread);
+        return clc_fail(err, CLCONE_EINVAL, "radius spread %g must be in [0, 0.5)", spread);
 
     /* a roughly cubic pile: FCC holds one unit sphere per 1/sqrt(2) volume */
     side = cbrt(n / sqrt(2.0));
@@ -593,9 +593,9 @@ clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, uns
     P.cx = (int)ceil(P.wx / P.h);
     P.cy = (int)ceil(P.wy / P.h);
     P.top = -1;
-    P.next = clcone_calloc((size_t)n, sizeof *P.next, err, "pile cell links");
-    P.pos = clcone_calloc(3 * (size_t)n, sizeof *P.pos, err, "pile positions");
-    P.rad = clcone_calloc((size_t)n, sizeof *P.rad, err, "pile radii");
+    P.next = clc_calloc((size_t)n, sizeof *P.next, err, "pile cell links");
+    P.pos = clc_calloc(3 * (size_t)n, sizeof *P.pos, err, "pile positions");
+    P.rad = clc_calloc((size_t)n, sizeof *P.rad, err, "pile radii");
     if (!P.next || !P.pos || !P.rad) {
         st = CLCONE_ENOMEM;
         goto done;

@@ -41,7 +41,7 @@ static clcone_status rfail(reader *R, clcone_error *err, const char *fmt, const 
 {
     char m[512];
     snprintf(m, sizeof m, fmt, a, b);
-    return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
+    return clc_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
 }
 
 /* Next line that is neither blank nor a comment, split into tokens;
@@ -57,7 +57,7 @@ static int next_line(reader *R, clcone_error *err, clcone_status *st)
         if (len + 1 > R->cap) {
             char *bigger = realloc(R->line, len + 1);
             if (!bigger) {
-                *st = clcone_fail(err, CLCONE_ENOMEM, "%s:%d: out of memory for a line of %zu bytes", R->path,
+                *st = clc_fail(err, CLCONE_ENOMEM, "%s:%d: out of memory for a line of %zu bytes", R->path,
                                   R->lineno, len);
                 return 0;
             }
@@ -93,13 +93,13 @@ static clcone_status expect_line(reader *R, const char *what, clcone_error *err)
     clcone_status st;
     if (next_line(R, err, &st)) return CLCONE_OK;
     if (st) return st;
-    return clcone_fail(err, CLCONE_EFORMAT, "%s: file ends after line %d, expected %s (truncated?)", R->path,
+    return clc_fail(err, CLCONE_EFORMAT, "%s: file ends after line %d, expected %s (truncated?)", R->path,
                        R->lineno, what);
 }
 
 static clcone_status num(reader *R, int k, const char *what, double *v, clcone_error *err)
 {
-    if (!clcone_parse_real(R->tok[k], v))
+    if (!clc_parse_real(R->tok[k], v))
         return rfail(R, err, "%s: '%s' is not a finite number", what, R->tok[k]);
     return CLCONE_OK;
 }
@@ -107,10 +107,10 @@ static clcone_status num(reader *R, int k, const char *what, double *v, clcone_e
 static clcone_status integer(reader *R, int k, const char *what, long lo, long hi, int *v, clcone_error *err)
 {
     long x;
-    if (!clcone_parse_long(R->tok[k], &x) || x < lo || x > hi) {
+    if (!clc_parse_long(R->tok[k], &x) || x < lo || x > hi) {
         char m[160];
         snprintf(m, sizeof m, "%s: '%s' is not an integer in [%ld, %ld]", what, R->tok[k], lo, hi);
-        return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
+        return clc_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
     }
     *v = (int)x;
     return CLCONE_OK;
@@ -135,7 +135,7 @@ static clcone_status bounded(reader *R, int k0, int n, const char *what, const c
             char m[160];
             snprintf(m, sizeof m, "%s: %s %s is beyond the scene bound %s in magnitude", item, what, R->tok[k0 + k],
                      MAX_LENGTH_TEXT);
-            return clcone_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
+            return clc_fail(err, CLCONE_EFORMAT, "%s:%d: %s", R->path, R->lineno, m);
         }
     return st;
 }
@@ -168,7 +168,7 @@ static clcone_status count_line(reader *R, const char *key, const char *item, in
     if ((st = keyed(R, key, 1, err)) || (st = integer(R, 1, key, 0, MAX_ITEMS, n, err))) return st;
     room = (size_t)(R->end - R->cur);
     if ((uint64_t)*n * 2 * (uint64_t)fields > room)
-        return clcone_fail(err, CLCONE_EFORMAT,
+        return clc_fail(err, CLCONE_EFORMAT,
                            "%s:%d: %s %d, but the remaining %zu bytes hold at most %zu %s lines of %d fields "
                            "(truncated file or wrong count)",
                            R->path, R->lineno, key, *n, room, room / (2 * (size_t)fields), item, fields);
@@ -179,7 +179,7 @@ static clcone_status count_line(reader *R, const char *key, const char *item, in
 static clcone_status at_line(reader *R, clcone_status st, clcone_error *err)
 {
     if (st) {
-        clcone_error_prefix(err, "%s:%d", R->path, R->lineno);
+        clc_error_prefix(err, "%s:%d", R->path, R->lineno);
         if (err) err->code = CLCONE_EFORMAT;
         return CLCONE_EFORMAT;
     }
@@ -208,7 +208,7 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
     if ((st = bounded(R, k, 3, "position", item, b->x, err)) || (st = nums(R, k + 3, 4, "quaternion", sh->quat, err))
         || (st = nums(R, k + 7, 6, "velocity", b->v, err)))
         return st;
-    if ((st = at_line(R, clcone_shape_validate(sh, i, err), err))) return st;
+    if ((st = at_line(R, clc_shape_validate(sh, i, err), err))) return st;
     /* The solve starts from v + dt g: what would overflow there is refused
      * here, where the line can still be named. */
     for (int d = 0; d < 3; ++d)
@@ -217,11 +217,11 @@ static clcone_status read_body(reader *R, clcone_world *w, int i, clcone_error *
     /* the inertia (mass times a size squared) and the kinetic energy must
      * be numbers for the stepper and its log */
     for (int d = 0; d < (box ? 3 : 1); ++d) ext = fmax(ext, sh->size[d]);
-    if (!isfinite(sh->mass * (1 + ext * ext) * (1 + clcone_dot3(b->v, b->v) + clcone_dot3(b->v + 3, b->v + 3))))
+    if (!isfinite(sh->mass * (1 + ext * ext) * (1 + clc_dot3(b->v, b->v) + clc_dot3(b->v + 3, b->v + 3))))
         return rfail(R, err, "%s: mass %s with this size and velocity overflows its inertia or kinetic energy",
                      item, R->tok[1]);
-    clcone_body_set_mass(b, sh);
-    return at_line(R, clcone_body_validate(b, i, err), err);
+    clc_body_set_mass(b, sh);
+    return at_line(R, clc_body_validate(b, i, err), err);
 }
 
 static clcone_status read_contact(reader *R, clcone_world *w, int i, clcone_error *err)
@@ -236,7 +236,7 @@ static clcone_status read_contact(reader *R, clcone_world *w, int i, clcone_erro
         (st = bounded(R, 3, 3, "point", item, c->point, err)) || (st = nums(R, 6, 3, "normal", c->normal, err)) ||
         (st = num(R, 9, "mu", &c->mu, err)) || (st = num(R, 10, "gap", &c->gap, err)))
         return st;
-    return at_line(R, clcone_contact_validate(&w->s, i, err), err);
+    return at_line(R, clc_contact_validate(&w->s, i, err), err);
 }
 
 static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
@@ -253,14 +253,14 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
     /* each setting checked on its own line, so the message names it */
     if ((st = keyed(R, "dt", 1, err)) || (st = num(R, 1, "dt", &hdr.dt, err))) return st;
     hdr.mu = 0;
-    if ((st = at_line(R, clcone_world_settings_validate(&hdr, err), err))) return st;
+    if ((st = at_line(R, clc_world_settings_validate(&hdr, err), err))) return st;
     if ((st = keyed(R, "gravity", 3, err)) || (st = nums(R, 1, 3, "gravity", hdr.gravity, err)) ||
         (st = keyed(R, "mu", 1, err)) || (st = num(R, 1, "mu", &hdr.mu, err)) ||
-        (st = at_line(R, clcone_world_settings_validate(&hdr, err), err)))
+        (st = at_line(R, clc_world_settings_validate(&hdr, err), err)))
         return st;
     if ((st = count_line(R, "bodies", "body", 16, &nb, err))) return st;
     /* contacts are not known yet: grown below once their count is read */
-    if ((st = clcone_world_alloc(w, nb, 0, 0, err))) return st;
+    if ((st = clc_world_alloc(w, nb, 0, 0, err))) return st;
     w->dt = hdr.dt;
     w->mu = hdr.mu;
     memcpy(w->gravity, hdr.gravity, sizeof w->gravity);
@@ -268,21 +268,21 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
         if ((st = read_body(R, w, i, err))) return st;
     if ((st = count_line(R, "planes", "plane", 5, &np, err))) return st;
     free(w->planes);
-    w->planes = clcone_calloc((size_t)np + 1, sizeof *w->planes, err, "planes");
+    w->planes = clc_calloc((size_t)np + 1, sizeof *w->planes, err, "planes");
     if (!w->planes) return CLCONE_ENOMEM;
     for (int i = 0; i < np; ++i, w->nplanes = i) {
         char item[32];
         snprintf(item, sizeof item, "plane %d", i);
         if ((st = keyed(R, "plane", 4, err)) || (st = nums(R, 1, 3, "normal", w->planes[i].normal, err)) ||
             (st = bounded(R, 4, 1, "offset", item, &w->planes[i].offset, err)) ||
-            (st = at_line(R, clcone_plane_validate(&w->planes[i], i, err), err)))
+            (st = at_line(R, clc_plane_validate(&w->planes[i], i, err), err)))
             return st;
     }
     w->nplanes = np;
     if ((st = count_line(R, "contacts", "contact", 11, &nc, err))) return st;
     if (nc > CLCONE_SCENE_MAX_CONTACTS) return rfail(R, err, "too many contacts%s%s", "", "");
     free(w->s.contacts);
-    w->s.contacts = clcone_calloc((size_t)nc + 1, sizeof *w->s.contacts, err, "contacts");
+    w->s.contacts = clc_calloc((size_t)nc + 1, sizeof *w->s.contacts, err, "contacts");
     if (!w->s.contacts) return CLCONE_ENOMEM;
     for (int i = 0; i < nc; ++i) {
         w->s.ncontacts = i + 1;
@@ -299,7 +299,7 @@ static clcone_status read_world(reader *R, clcone_world *w, clcone_error *err)
     }
 }
 
-clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, clcone_world *w,
+clcone_status clc_parse_world(const char *name, const char *buf, size_t len, clcone_world *w,
                                  clcone_error *err)
 {
     reader R;
@@ -307,7 +307,7 @@ clcone_status clcone_parse_world(const char *name, const char *buf, size_t len, 
     memset(w, 0, sizeof *w);
     memset(&R, 0, sizeof R);
     R.path = name;
-    R.cur = buf + clcone_bom_len(buf, len);
+    R.cur = buf + clc_bom_len(buf, len);
     R.end = buf + len;
     st = read_world(&R, w, err);
     free(R.line);
@@ -323,8 +323,8 @@ clcone_status clcone_read_world(const char *path, clcone_world *w, clcone_error 
     size_t len;
     clcone_status st;
     memset(w, 0, sizeof *w);
-    if ((st = clcone_load_file(path, &buf, &len, err))) return st;
-    st = clcone_parse_world(path, buf, len, w, err);
+    if ((st = clc_load_file(path, &buf, &len, err))) return st;
+    st = clc_parse_world(path, buf, len, w, err);
     free(buf);
     return st;
 }
@@ -334,7 +334,7 @@ clcone_status clcone_read_input_ext(const char *path, clcone_problem_parse_fn *h
 {
     CLCONE_REQUIRE(err, path);
     CLCONE_REQUIRE(err, in);
-    return clcone_read_input_with(path, in, clcone_parse_world, hdf5, err);
+    return clc_read_input_with(path, in, clc_parse_world, hdf5, err);
 }
 
 clcone_status clcone_read_input(const char *path, clcone_input *in, clcone_error *err)
@@ -393,5 +393,5 @@ clcone_status clcone_write_world(const char *path, const clcone_world *w, clcone
     CLCONE_REQUIRE(err, w);
     clcone_status st = clcone_world_validate(w, err);
     if (st) return st;
-    return clcone_write_atomic(path, write_world, w, err);
+    return clc_write_atomic(path, write_world, w, err);
 }

@@ -73,7 +73,7 @@ static int write_contacts(void *file, const void *ctx)
     fprintf(f, "POINT_DATA %d\nVECTORS force double\n", n);
     for (int i = 0; i < n; ++i) {
         double F[3] = {0, 0, 0};
-        if (c->r) clcone_contact_force(w, c->r, i, F);
+        if (c->r) clc_contact_force(w, c->r, i, F);
         fprintf(f, "%.9g %.9g %.9g\n", F[0], F[1], F[2]);
     }
     fprintf(f, "VECTORS normal double\n");
@@ -92,14 +92,14 @@ clcone_status clcone_write_vtk(const char *bodies_path, const char *contacts_pat
     CLCONE_REQUIRE(err, w);
     vtk_ctx c;
     clcone_status st;
-    double *force = clcone_calloc((size_t)w->s.nbodies + 1, sizeof *force, err, "body forces");
+    double *force = clc_calloc((size_t)w->s.nbodies + 1, sizeof *force, err, "body forces");
     if (!force) return CLCONE_ENOMEM;
-    clcone_world_body_forces(w, r, force);
+    clc_world_body_forces(w, r, force);
     c.w = w;
     c.r = r;
     c.force = force;
-    st = clcone_write_atomic(bodies_path, write_bodies, &c, err);
-    if (!st && contacts_path) st = clcone_write_atomic(contacts_path, write_contacts, &c, err);
+    st = clc_write_atomic(bodies_path, write_bodies, &c, err);
+    if (!st && contacts_path) st = clc_write_atomic(contacts_path, write_contacts, &c, err);
     free(force);
     return st;
 }
@@ -130,13 +130,13 @@ clcone_status clcone_write_pvd(const char *path, int nframes, const char *const 
     CLCONE_REQUIRE(err, files);
     CLCONE_REQUIRE(err, times);
     pvd_ctx c;
-    if (nframes < 0 || parts < 1) return clcone_fail(err, CLCONE_EINVAL, "%s: %d frames of %d parts", path, nframes, parts);
+    if (nframes < 0 || parts < 1) return clc_fail(err, CLCONE_EINVAL, "%s: %d frames of %d parts", path, nframes, parts);
     for (int k = 0; k < nframes * parts; ++k)
         if (strpbrk(files[k], "<>&\"'"))
-            return clcone_fail(err, CLCONE_EINVAL, "%s: frame file name '%s' needs XML escaping", path, files[k]);
+            return clc_fail(err, CLCONE_EINVAL, "%s: frame file name '%s' needs XML escaping", path, files[k]);
     c.nframes = nframes;
     c.parts = parts;
     c.files = files;
     c.times = times;
-    return clcone_write_atomic(path, write_pvd, &c, err);
+    return clc_write_atomic(path, write_pvd, &c, err);
 }

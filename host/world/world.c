@@ -12,7 +12,7 @@
 #define QUAT_TOL 1e-6
 #define NORMAL_TOL 1e-6
 
-void clcone_quat_to_mat(const double q[4], double R[9])
+void clc_quat_to_mat(const double q[4], double R[9])
 {
     double w = q[0], x = q[1], y = q[2], z = q[3];
     R[0] = 1 - 2 * (y * y + z * z);
@@ -26,7 +26,7 @@ void clcone_quat_to_mat(const double q[4], double R[9])
     R[8] = 1 - 2 * (x * x + y * y);
 }
 
-void clcone_shape_inertia(const clcone_shape *sh, double I[3])
+void clc_shape_inertia(const clcone_shape *sh, double I[3])
 {
     double m = sh->mass;
     if (sh->kind == CLCONE_SHAPE_SPHERE) {
@@ -46,10 +46,10 @@ double clcone_shape_bound(const clcone_shape *sh)
     return sqrt(sh->size[0] * sh->size[0] + sh->size[1] * sh->size[1] + sh->size[2] * sh->size[2]);
 }
 
-void clcone_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3])
+void clc_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3])
 {
     double R[9], l[3];
-    clcone_quat_to_mat(sh->quat, R);
+    clc_quat_to_mat(sh->quat, R);
     for (int i = 0; i < 3; ++i) l[i] = (k >> i & 1 ? 1.0 : -1.0) * sh->size[i];
     for (int i = 0; i < 3; ++i) out[i] = b->x[i] + R[3 * i] * l[0] + R[3 * i + 1] * l[1] + R[3 * i + 2] * l[2];
 }
@@ -63,17 +63,17 @@ void clcone_world_free(clcone_world *w)
     memset(w, 0, sizeof *w);
 }
 
-clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes, clcone_error *err)
+clcone_status clc_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes, clcone_error *err)
 {
     memset(w, 0, sizeof *w);
     if (nbodies < 0 || ncontacts < 0 || nplanes < 0 || ncontacts > CLCONE_SCENE_MAX_CONTACTS)
-        return clcone_fail(err, CLCONE_EINVAL, "world of %d bodies, %d contacts, %d planes: sizes out of range",
+        return clc_fail(err, CLCONE_EINVAL, "world of %d bodies, %d contacts, %d planes: sizes out of range",
                            nbodies, ncontacts, nplanes);
-    w->s.bodies = clcone_calloc((size_t)nbodies + 1, sizeof *w->s.bodies, err, "world bodies");
-    w->shapes = w->s.bodies ? clcone_calloc((size_t)nbodies + 1, sizeof *w->shapes, err, "world shapes") : NULL;
-    w->s.contacts = w->shapes ? clcone_calloc((size_t)ncontacts + 1, sizeof *w->s.contacts, err, "world contacts")
+    w->s.bodies = clc_calloc((size_t)nbodies + 1, sizeof *w->s.bodies, err, "world bodies");
+    w->shapes = w->s.bodies ? clc_calloc((size_t)nbodies + 1, sizeof *w->shapes, err, "world shapes") : NULL;
+    w->s.contacts = w->shapes ? clc_calloc((size_t)ncontacts + 1, sizeof *w->s.contacts, err, "world contacts")
                               : NULL;
-    w->planes = w->s.contacts ? clcone_calloc((size_t)nplanes + 1, sizeof *w->planes, err, "world planes") : NULL;
+    w->planes = w->s.contacts ? clc_calloc((size_t)nplanes + 1, sizeof *w->planes, err, "world planes") : NULL;
     if (!w->planes) {
         clcone_world_free(w);
         return CLCONE_ENOMEM;
@@ -87,7 +87,7 @@ clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, in
     return CLCONE_OK;
 }
 
-void clcone_body_set_mass(clcone_body *b, const clcone_shape *sh)
+void clc_body_set_mass(clcone_body *b, const clcone_shape *sh)
 {
     {
         double I[3], R[9];
@@ -97,8 +97,8 @@ void clcone_body_set_mass(clcone_body *b, const clcone_shape *sh)
             return;
         }
         b->inv_mass = 1.0 / sh->mass;
-        clcone_shape_inertia(sh, I);
-        clcone_quat_to_mat(sh->quat, R);
+        clc_shape_inertia(sh, I);
+        clc_quat_to_mat(sh->quat, R);
         /* R diag(1/I) R^T */
         for (int r = 0; r < 3; ++r)
             for (int c = 0; c < 3; ++c) {
@@ -115,7 +115,7 @@ void clcone_body_set_mass(clcone_body *b, const clcone_shape *sh)
 void clcone_world_update_inertia(clcone_world *w)
 {
     if (!w) return;
-    for (int i = 0; i < w->s.nbodies; ++i) clcone_body_set_mass(&w->s.bodies[i], &w->shapes[i]);
+    for (int i = 0; i < w->s.nbodies; ++i) clc_body_set_mass(&w->s.bodies[i], &w->shapes[i]);
 }
 
 static int finite_n(const double *v, int n)
@@ -125,43 +125,43 @@ static int finite_n(const double *v, int n)
     return 1;
 }
 
-clcone_status clcone_shape_validate(const clcone_shape *sh, int i, clcone_error *err)
+clcone_status clc_shape_validate(const clcone_shape *sh, int i, clcone_error *err)
 {
     double qn;
     int nsize = sh->kind == CLCONE_SHAPE_SPHERE ? 1 : 3;
     if (sh->kind != CLCONE_SHAPE_SPHERE && sh->kind != CLCONE_SHAPE_BOX)
-        return clcone_fail(err, CLCONE_EINVAL, "body %d: unknown shape kind %d", i, (int)sh->kind);
+        return clc_fail(err, CLCONE_EINVAL, "body %d: unknown shape kind %d", i, (int)sh->kind);
     for (int k = 0; k < nsize; ++k)
         if (!isfinite(sh->size[k]) || !(sh->size[k] > 0))
-            return clcone_fail(err, CLCONE_EINVAL, "body %d: size %g must be finite and > 0", i, sh->size[k]);
-    if (!finite_n(sh->quat, 4)) return clcone_fail(err, CLCONE_EINVAL, "body %d: orientation is not finite", i);
+            return clc_fail(err, CLCONE_EINVAL, "body %d: size %g must be finite and > 0", i, sh->size[k]);
+    if (!finite_n(sh->quat, 4)) return clc_fail(err, CLCONE_EINVAL, "body %d: orientation is not finite", i);
     qn = sqrt(sh->quat[0] * sh->quat[0] + sh->quat[1] * sh->quat[1] + sh->quat[2] * sh->quat[2] +
               sh->quat[3] * sh->quat[3]);
     if (fabs(qn - 1) > QUAT_TOL)
-        return clcone_fail(err, CLCONE_EINVAL, "body %d: orientation quaternion has length %.9g, must be 1 within %g",
+        return clc_fail(err, CLCONE_EINVAL, "body %d: orientation quaternion has length %.9g, must be 1 within %g",
                            i, qn, QUAT_TOL);
     if (!isfinite(sh->mass) || sh->mass < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "body %d: mass %g must be finite and >= 0 (0 = static)", i, sh->mass);
+        return clc_fail(err, CLCONE_EINVAL, "body %d: mass %g must be finite and >= 0 (0 = static)", i, sh->mass);
     return CLCONE_OK;
 }
 
-clcone_status clcone_plane_validate(const clcone_plane *p, int i, clcone_error *err)
+clcone_status clc_plane_validate(const clcone_plane *p, int i, clcone_error *err)
 {
     if (!finite_n(p->normal, 3) || !isfinite(p->offset))
-        return clcone_fail(err, CLCONE_EINVAL, "plane %d: not finite", i);
-    if (fabs(sqrt(clcone_dot3(p->normal, p->normal)) - 1) > NORMAL_TOL)
-        return clcone_fail(err, CLCONE_EINVAL, "plane %d: normal (%g, %g, %g) is not a unit vector (within %g)", i,
+        return clc_fail(err, CLCONE_EINVAL, "plane %d: not finite", i);
+    if (fabs(sqrt(clc_dot3(p->normal, p->normal)) - 1) > NORMAL_TOL)
+        return clc_fail(err, CLCONE_EINVAL, "plane %d: normal (%g, %g, %g) is not a unit vector (within %g)", i,
                            p->normal[0], p->normal[1], p->normal[2], NORMAL_TOL);
     return CLCONE_OK;
 }
 
-clcone_status clcone_world_settings_validate(const clcone_world *w, clcone_error *err)
+clcone_status clc_world_settings_validate(const clcone_world *w, clcone_error *err)
 {
-    if (!finite_n(w->gravity, 3)) return clcone_fail(err, CLCONE_EINVAL, "gravity is not finite");
+    if (!finite_n(w->gravity, 3)) return clc_fail(err, CLCONE_EINVAL, "gravity is not finite");
     if (!isfinite(w->dt) || !(w->dt > 0))
-        return clcone_fail(err, CLCONE_EINVAL, "time step dt = %g must be finite and > 0", w->dt);
+        return clc_fail(err, CLCONE_EINVAL, "time step dt = %g must be finite and > 0", w->dt);
     if (!isfinite(w->mu) || w->mu < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "friction mu = %g must be finite and >= 0", w->mu);
+        return clc_fail(err, CLCONE_EINVAL, "friction mu = %g must be finite and >= 0", w->mu);
     return CLCONE_OK;
 }
 
@@ -169,13 +169,13 @@ clcone_status clcone_world_validate(const clcone_world *w, clcone_error *err)
 {
     CLCONE_REQUIRE(err, w);
     clcone_status st;
-    if (!w) return clcone_fail(err, CLCONE_EINVAL, "world is NULL");
-    if ((st = clcone_world_settings_validate(w, err))) return st;
-    if (w->s.nbodies > 0 && !w->shapes) return clcone_fail(err, CLCONE_EINVAL, "world has no shapes");
+    if (!w) return clc_fail(err, CLCONE_EINVAL, "world is NULL");
+    if ((st = clc_world_settings_validate(w, err))) return st;
+    if (w->s.nbodies > 0 && !w->shapes) return clc_fail(err, CLCONE_EINVAL, "world has no shapes");
     for (int i = 0; i < w->s.nbodies; ++i)
-        if ((st = clcone_shape_validate(&w->shapes[i], i, err))) return st;
+        if ((st = clc_shape_validate(&w->shapes[i], i, err))) return st;
     for (int i = 0; i < w->nplanes; ++i)
-        if ((st = clcone_plane_validate(&w->planes[i], i, err))) return st;
+        if ((st = clc_plane_validate(&w->planes[i], i, err))) return st;
     return clcone_scene_validate(&w->s, err);
 }
 
@@ -184,8 +184,8 @@ clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
     CLCONE_REQUIRE(err, w);
     CLCONE_REQUIRE(err, s);
     memset(s, 0, sizeof *s);
-    s->bodies = clcone_calloc((size_t)w->s.nbodies + 1, sizeof *s->bodies, err, "scene bodies");
-    s->contacts = s->bodies ? clcone_calloc((size_t)w->s.ncontacts + 1, sizeof *s->contacts, err, "scene contacts")
+    s->bodies = clc_calloc((size_t)w->s.nbodies + 1, sizeof *s->bodies, err, "scene bodies");
+    s->contacts = s->bodies ? clc_calloc((size_t)w->s.ncontacts + 1, sizeof *s->contacts, err, "scene contacts")
                             : NULL;
     if (!s->contacts) {
         clcone_scene_free(s);
@@ -196,7 +196,7 @@ clcone_status clcone_world_contact_scene(const clcone_world *w, clcone_scene *s,
     memcpy(s->bodies, w->s.bodies, sizeof *s->bodies * (size_t)s->nbodies);
     memcpy(s->contacts, w->s.contacts, sizeof *s->contacts * (size_t)s->ncontacts);
     for (int i = 0; i < s->nbodies; ++i)
-        if (!clcone_body_is_static(&s->bodies[i]) && s->bodies[i].inv_mass > 0)
+        if (!clc_body_is_static(&s->bodies[i]) && s->bodies[i].inv_mass > 0)
             for (int k = 0; k < 3; ++k) s->bodies[i].v[k] += w->dt * w->gravity[k];
     return CLCONE_OK;
 }
@@ -207,9 +207,9 @@ void clcone_world_ke_terms(const clcone_world *w, int i, const double *v, double
     double I[3], R[9];
     memset(t, 0, 4 * sizeof *t);
     if (sh->mass == 0.0) return;
-    clcone_shape_inertia(sh, I);
-    clcone_quat_to_mat(sh->quat, R);
-    t[0] = 0.5 * sh->mass * clcone_dot3(v, v);
+    clc_shape_inertia(sh, I);
+    clc_quat_to_mat(sh->quat, R);
+    t[0] = 0.5 * sh->mass * clc_dot3(v, v);
     /* angular velocity in body axes: R^T omega */
     for (int k = 0; k < 3; ++k) {
         double wb = R[k] * v[3] + R[3 + k] * v[4] + R[6 + k] * v[5];
@@ -230,7 +230,7 @@ double clcone_world_kinetic_energy(const clcone_world *w, const double *v)
     return e;
 }
 
-void clcone_world_body_forces(const clcone_world *w, const double *r, double *f)
+void clc_world_body_forces(const clcone_world *w, const double *r, double *f)
 {
     memset(f, 0, sizeof *f * (size_t)w->s.nbodies);
     if (!r) return;
@@ -242,7 +242,7 @@ void clcone_world_body_forces(const clcone_world *w, const double *r, double *f)
     }
 }
 
-void clcone_contact_force(const clcone_world *w, const double *r, int c, double out[3])
+void clc_contact_force(const clcone_world *w, const double *r, int c, double out[3])
 {
     double F[9];
     const double *rc = r + 3 * (size_t)c;

@@ -50,7 +50,7 @@ static void plane_set(clcone_plane *p, double nx, double ny, double nz, double o
 static clcone_status world_adopt(clcone_world *w, clcone_scene *s, int nplanes, double mu, double dt,
                                  clcone_error *err)
 {
-    clcone_status st = clcone_world_alloc(w, s->nbodies, 0, nplanes, err);
+    clcone_status st = clc_world_alloc(w, s->nbodies, 0, nplanes, err);
     if (st) {
         clcone_scene_free(s);
         return st;
@@ -75,12 +75,12 @@ static clcone_status world_pile(const clcone_gen_params *p, clcone_world *w, clc
     clcone_scene s;
     double box[2], *rad;
     clcone_status st;
-    if (p->n < 1) return clcone_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", p->n);
-    /* rad is allocated before clcone_gen_pile_ex checks the size */
-    if ((st = clcone_gen_size_check("pile", p->n, err))) return st;
-    rad = clcone_calloc((size_t)p->n, sizeof *rad, err, "pile radii");
+    if (p->n < 1) return clc_fail(err, CLCONE_EINVAL, "pile of %d spheres: need at least 1", p->n);
+    /* rad is allocated before clc_gen_pile_ex checks the size */
+    if ((st = clc_gen_size_check("pile", p->n, err))) return st;
+    rad = clc_calloc((size_t)p->n, sizeof *rad, err, "pile radii");
     if (!rad) return CLCONE_ENOMEM;
-    if ((st = clcone_gen_pile_ex(p->n, p->mu, p->dt, p->spread, p->seed, &s, rad, box, err)) ||
+    if ((st = clc_gen_pile_ex(p->n, p->mu, p->dt, p->spread, p->seed, &s, rad, box, err)) ||
         (st = world_adopt(w, &s, 5, p->mu, p->dt, err))) {
         free(rad);
         return st;
@@ -101,7 +101,7 @@ static clcone_status world_stack(const clcone_gen_params *p, clcone_world *w, cl
 {
     clcone_scene s;
     clcone_status st;
-    if ((st = clcone_gen_stack(p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
+    if ((st = clc_gen_stack(p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
         return st;
     for (int i = 0; i < w->s.nbodies; ++i) shape_set(&w->shapes[i], CLCONE_SHAPE_BOX, 0.5, 0.5, 0.5, 1.0);
     plane_set(&w->planes[0], 0, 0, 1, 0);
@@ -112,7 +112,7 @@ static clcone_status world_grid(const clcone_gen_params *p, clcone_world *w, clc
 {
     clcone_scene s;
     clcone_status st;
-    if ((st = clcone_gen_grid(p->n, p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
+    if ((st = clc_gen_grid(p->n, p->n, p->mu, p->dt, &s, err)) || (st = world_adopt(w, &s, 1, p->mu, p->dt, err)))
         return st;
     for (int i = 0; i < w->s.nbodies; ++i)
         shape_set(&w->shapes[i], CLCONE_SHAPE_SPHERE, 0.5, 0, 0, sphere_mass(0.5));
@@ -130,12 +130,12 @@ static clcone_status world_wall(const clcone_gen_params *p, clcone_world *w, clc
     long long nb;
     int m = 0;
     clcone_status st;
-    if (p->n < 1) return clcone_fail(err, CLCONE_EINVAL, "wall with %d bricks in the bottom row: need at least 1", p->n);
-    if ((st = clcone_gen_size_check("wall", 0.5 * p->n * ((double)p->n + 1), err)) ||
-        (st = clcone_gen_check_mu_dt(p->mu, p->dt, err)))
+    if (p->n < 1) return clc_fail(err, CLCONE_EINVAL, "wall with %d bricks in the bottom row: need at least 1", p->n);
+    if ((st = clc_gen_size_check("wall", 0.5 * p->n * ((double)p->n + 1), err)) ||
+        (st = clc_gen_check_mu_dt(p->mu, p->dt, err)))
         return st;
     nb = (long long)p->n * (p->n + 1) / 2;
-    if ((st = clcone_world_alloc(w, (int)nb, 0, 1, err))) return st;
+    if ((st = clc_world_alloc(w, (int)nb, 0, 1, err))) return st;
     w->mu = p->mu;
     w->dt = p->dt;
     plane_set(&w->planes[0], 0, 0, 1, 0);
@@ -159,9 +159,9 @@ static clcone_status world_incline(const clcone_gen_params *p, clcone_world *w, 
     double th = p->theta, n[3];
     clcone_status st;
     if (!isfinite(th) || th < 0 || th >= 0.5 * CONE_PI)
-        return clcone_fail(err, CLCONE_EINVAL, "incline angle theta = %g must be in [0, pi/2)", th);
-    if ((st = clcone_gen_check_mu_dt(p->mu, p->dt, err))) return st;
-    if ((st = clcone_world_alloc(w, 1, 0, 1, err))) return st;
+        return clc_fail(err, CLCONE_EINVAL, "incline angle theta = %g must be in [0, pi/2)", th);
+    if ((st = clc_gen_check_mu_dt(p->mu, p->dt, err))) return st;
+    if ((st = clc_world_alloc(w, 1, 0, 1, err))) return st;
     w->mu = p->mu;
     w->dt = p->dt;
     n[0] = -sin(th);
@@ -207,11 +207,11 @@ clcone_status clcone_gen_check_given(const char *name, unsigned given, clcone_er
     int k = gen_index(name);
     if (k < 0) return CLCONE_OK; /* clcone_world_generate's to refuse */
     if (given >= 2u * CLCONE_GEN_GIVEN_THETA)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown generator parameter bits 0x%x given",
+        return clc_fail(err, CLCONE_EINVAL, "unknown generator parameter bits 0x%x given",
                            given & ~(2u * CLCONE_GEN_GIVEN_THETA - 1));
     /* the size means something else for each generator, so no default fits them all */
     if ((GENS[k].uses & CLCONE_GEN_GIVEN_N) && !(given & CLCONE_GEN_GIVEN_N))
-        return clcone_fail(err, CLCONE_EINVAL, "n (the size) is needed for %s: what it counts differs by generator",
+        return clc_fail(err, CLCONE_EINVAL, "n (the size) is needed for %s: what it counts differs by generator",
                            name);
     for (size_t i = 0; i < sizeof PARAMS / sizeof PARAMS[0]; ++i) {
         char users[64] = "";
@@ -222,7 +222,7 @@ clcone_status clcone_gen_check_given(const char *name, unsigned given, clcone_er
                 if (count++) strncat(users, ", ", sizeof users - strlen(users) - 1);
                 strncat(users, GENS[j].name, sizeof users - strlen(users) - 1);
             }
-        return clcone_fail(err, CLCONE_EINVAL, "%s does not apply: only %s use%s it, not %s", PARAMS[i].name, users,
+        return clc_fail(err, CLCONE_EINVAL, "%s does not apply: only %s use%s it, not %s", PARAMS[i].name, users,
                            count > 1 ? "" : "s", name);
     }
     return CLCONE_OK;
@@ -238,7 +238,7 @@ clcone_status clcone_world_generate(const char *name, const clcone_gen_params *p
     int k = gen_index(name);
     memset(w, 0, sizeof *w);
     if (k < 0)
-        return clcone_fail(err, CLCONE_EINVAL, "unknown generator '%s' (pile, stack, wall, grid, incline)", name);
+        return clc_fail(err, CLCONE_EINVAL, "unknown generator '%s' (pile, stack, wall, grid, incline)", name);
     if ((st = GENS[k].fn(p, w, err))) return st;
     clcone_world_update_inertia(w);
     return CLCONE_OK;

@@ -8,34 +8,34 @@
 
 /* Rotation matrix (row-major, body to world) of a unit quaternion
  * (w, x, y, z). */
-void clcone_quat_to_mat(const double q[4], double R[9]);
+void clc_quat_to_mat(const double q[4], double R[9]);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
-void clcone_shape_inertia(const clcone_shape *sh, double I[3]);
+void clc_shape_inertia(const clcone_shape *sh, double I[3]);
 /* World-frame corner k (bit 0: +x, 1: +y, 2: +z) of a box body. */
-void clcone_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3]);
+void clc_box_corner(const clcone_body *b, const clcone_shape *sh, int k, double out[3]);
 
 /* Per-item checks of clcone_world_validate (i names the item). */
-clcone_status clcone_shape_validate(const clcone_shape *sh, int i, clcone_error *err);
-clcone_status clcone_plane_validate(const clcone_plane *p, int i, clcone_error *err);
-clcone_status clcone_world_settings_validate(const clcone_world *w, clcone_error *err);
+clcone_status clc_shape_validate(const clcone_shape *sh, int i, clcone_error *err);
+clcone_status clc_plane_validate(const clcone_plane *p, int i, clcone_error *err);
+clcone_status clc_world_settings_validate(const clcone_world *w, clcone_error *err);
 /* inv_mass and world inverse inertia of one body from its shape. */
-void clcone_body_set_mass(clcone_body *b, const clcone_shape *sh);
+void clc_body_set_mass(clcone_body *b, const clcone_shape *sh);
 
 /* Per body, the sum of the magnitudes of the contact forces (r / dt) of
  * w->s.contacts acting on it (r NULL: zeros). */
-void clcone_world_body_forces(const clcone_world *w, const double *r, double *f);
+void clc_world_body_forces(const clcone_world *w, const double *r, double *f);
 /* World-frame force (r_c / dt in the contact frame) of contact c on a. */
-void clcone_contact_force(const clcone_world *w, const double *r, int c, double out[3]);
+void clc_contact_force(const clcone_world *w, const double *r, int c, double out[3]);
 
 /* Allocates zeroed arrays (contacts may be 0); gravity (0, 0, -9.81),
  * dt 0.01, mu 0.5. On failure w is freed. */
-clcone_status clcone_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
+clcone_status clc_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
                                  clcone_error *err);
 
 /* The generators' argument checks (scene_gen.c): mu finite and >= 0, dt
  * finite and > 0; at most a million bodies (`what` names the scene). */
-clcone_status clcone_gen_check_mu_dt(double mu, double dt, clcone_error *err);
-clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_error *err);
+clcone_status clc_gen_check_mu_dt(double mu, double dt, clcone_error *err);
+clcone_status clc_gen_size_check(const char *what, double bodies, clcone_error *err);
 
 /* The scene generators behind clcone_world_generate (scene_gen.c), for the
  * tests and the bench, which need sizes it does not offer (an L x L x H
@@ -45,29 +45,29 @@ clcone_status clcone_gen_size_check(const char *what, double bodies, clcone_erro
  * v* = v + dt g. Deterministic for a given seed. */
 /* A tower of k unit boxes (mass 1) on the static ground; 4 corner
  * contacts per interface, 4k contacts. */
-clcone_status clcone_gen_stack(int k, double mu, double dt, clcone_scene *s,
+clcone_status clc_gen_stack(int k, double mu, double dt, clcone_scene *s,
                                clcone_error *err);
 /* About n spheres (radius 0.5 +- spread, unit density) packed densely in
  * a box container (static floor and walls) with contacts wherever two
  * spheres or a sphere and a wall touch. */
-clcone_status clcone_gen_pile(int n, double mu, double dt, double spread,
+clcone_status clc_gen_pile(int n, double mu, double dt, double spread,
                               unsigned seed, clcone_scene *s,
                               clcone_error *err);
 /* L x L x H spheres of radius 0.5 in a simple cubic lattice resting on
  * each other and on the ground: about 3 L^2 H contacts. */
-clcone_status clcone_gen_grid(int L, int H, double mu, double dt,
+clcone_status clc_gen_grid(int L, int H, double mu, double dt,
                               clcone_scene *s, clcone_error *err);
 
-/* clcone_gen_pile, also returning each sphere's radius (n doubles,
+/* clc_gen_pile, also returning each sphere's radius (n doubles,
  * caller-allocated) and the container's extent wx, wy (floor z = 0, walls
  * x = 0, wx and y = 0, wy). */
-clcone_status clcone_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
+clcone_status clc_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
 
 /* A scene file held in memory, read as clcone_read_world does (whether
- * bytes are one: clcone_buf_is_world, io/io.h). */
-clcone_status clcone_parse_world(const char *name, const char *buf, size_t len,
+ * bytes are one: clc_buf_is_world, io/io.h). */
+clcone_status clc_parse_world(const char *name, const char *buf, size_t len,
                                  clcone_world *w, clcone_error *err);
 
 #endif

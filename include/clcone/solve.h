@@ -90,7 +90,7 @@ typedef struct clcone_options {
     int check_every;     /* error measured at each of the first 100
                             iterations, then every K (default 10), on
                             every backend; the general-block solvers
-                            (clcone_solve_blocks) at the first, then
+                            (clc_solve_blocks) at the first, then
                             every K from the start */
     double max_seconds;  /* wall-clock cap per problem, 0 = none */
     int warm_start;      /* 1: start from the r passed in; 0: from r = 0 */
@@ -149,35 +149,57 @@ typedef struct clcone_options {
 
 CLCONE_API void clcone_options_default(clcone_options *o);
 
-/* Which solver serves which model on which backend: one row per pair
- * that some backend runs (which solvers a model takes is clcone_solver's
- * comments in short). The defaults, the option checks, their error
- * messages, `clcone solve --help` and `clcone solvers` are made from it.
- * soft takes ccp's solvers (it is solved as a ccp on W + R); sap's one row
- * has solver CLCONE_SOLVER_DEFAULT: Newton, it takes no solver. */
+/* The R and a_ref (3 per contact each) that the soft model under o gives
+ * p, with the contacts' gaps (NULL: 0): soft problems of different time
+ * steps or gaps share one batch by these, through soft_R and soft_aref. */
+CLCONE_API clcone_status clcone_soft_terms_of(const clcone_problem *p, const clcone_options *o,
+                                              const double *gap, double *R, double *aref,
+                                              clcone_error *err);
+
+/* The forms a problem comes in. Each has its own rows in the solver
+ * table below: a solver runs on a form only where a row says so. */
+typedef enum clcone_form {
+    CLCONE_FORM_LOCAL,  /* W, q, mu: three rows a contact (clcone_problem) */
+    CLCONE_FORM_BODY,   /* bodies and contacts: a scene (clcone_scene) */
+    CLCONE_FORM_BLOCKS, /* MuJoCo's constraint rows in general blocks, dual */
+    CLCONE_FORM_PRIMAL, /* MuJoCo's problem in accelerations, primal */
+    CLCONE_FORM_COUNT
+} clcone_form;
+#define CLCONE_FORM_BIT(f) (1u << (f))
+/* "local", "body", "blocks", "primal"; "?" out of range. */
+CLCONE_API const char *clcone_form_name(clcone_form f);
+
+/* One row of the solver table: the forms on which solver serves model,
+ * on which backends, where it is the default, and its default tolerance.
+ * The defaults, the option checks, their error messages, `clcone solve
+ * --help` and `clcone solvers` are made from it. soft takes ccp's
+ * solvers on the local and body forms (it is solved as a ccp on W + R). */
 typedef struct clcone_offer {
+    unsigned forms;          /* CLCONE_FORM_BIT of each form it solves */
     clcone_model model;
     clcone_solver solver;
     int reference;           /* 1: the CPU reference runs it */
     int device;              /* 1: OpenCL devices run it */
     int reference_default;   /* 1: the reference's default for the model */
     int device_default;      /* 1: the devices' default for the model */
+    double tol_float;        /* tol 0 becomes this on a float device */
+    double tol_double;       /* ... and this in double, the reference's */
     const char *help;        /* what the solver does for the model, a line */
 } clcone_offer;
 /* Row i of the table, or NULL past its end. */
 CLCONE_API const clcone_offer *clcone_offer_at(int i);
-/* The solvers model m offers on the reference (device 0) or on devices,
- * in the table's order, as "nsgs (default), cgs, jacobi, ..." (sap:
- * "newton"). */
-CLCONE_API void clcone_offers_describe(clcone_model m, int device, char *buf, size_t len);
+/* The solvers model m offers on any of `forms` (CLCONE_FORM_BIT mask) on
+ * the reference (device 0) or on devices, in the table's order, as "nsgs
+ * (default), cgs, jacobi, ..."; "" where none. */
+CLCONE_API void clcone_offers_describe(unsigned forms, clcone_model m, int device, char *buf, size_t len);
 
 /* The one rule for what options leave unset, for the backend ctx (NULL =
- * the CPU reference): solver CLCONE_SOLVER_DEFAULT becomes the backend's
- * default for the model in the table above (sap keeps it: it takes no
- * solver), tol 0 becomes the precision's default (1e-5 on a float device,
- * whose rounding floor is about 1e-7, but 1e-4 for sap, whose relative
- * gradient float evaluates only to a few 1e-5; 1e-8 in double). Every solve
- * applies it to its copy of the options. */
+ * the CPU reference), on the local and body forms: solver
+ * CLCONE_SOLVER_DEFAULT becomes the backend's default for the model in
+ * the table above, tol 0 that row's default tolerance for the precision
+ * (1e-5 on a float device, whose rounding floor is about 1e-7, but 1e-4
+ * for sap, whose relative gradient float evaluates only to a few 1e-5;
+ * 1e-8 in double). Every solve applies it to its copy of the options. */
 typedef struct clcone_context clcone_context; /* an OpenCL device, device.h */
 CLCONE_API void clcone_options_resolve(clcone_options *o, const clcone_context *ctx);
 

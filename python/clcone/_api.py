@@ -964,16 +964,24 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
         return plan.solve(warm)
 
 
+FORMS = ("local", "body", "blocks", "primal")
+
+
 @dataclass(frozen=True)
 class Offer:
-    """A (model, solver) pair and which backend runs it (`clcone solvers`)."""
+    """A row of the solver table (`clcone solvers`): the forms on which a
+    solver serves a model, which backend runs it, where it is the
+    default, and its default tolerance in float and in double."""
 
+    forms: tuple
     model: str
     solver: str
     reference: bool
     device: bool
     reference_default: bool
     device_default: bool
+    tol_float: float
+    tol_double: float
 
 
 def solvers() -> List[Offer]:
@@ -984,9 +992,10 @@ def solvers() -> List[Offer]:
         o = lib.clcone_offer_at(i)
         if o == ffi.NULL:
             return out
-        name = "newton" if o.solver == lib.CLCONE_SOLVER_DEFAULT else _str(lib.clcone_solver_name(o.solver))
-        out.append(Offer(_str(lib.clcone_model_name(o.model)), name, bool(o.reference), bool(o.device),
-                         bool(o.reference_default), bool(o.device_default)))
+        forms = tuple(_str(lib.clcone_form_name(k)) for k in range(len(FORMS)) if o.forms & (1 << k))
+        out.append(Offer(forms, _str(lib.clcone_model_name(o.model)), _str(lib.clcone_solver_name(o.solver)),
+                         bool(o.reference), bool(o.device), bool(o.reference_default), bool(o.device_default),
+                         o.tol_float, o.tol_double))
         i += 1
 
 

@@ -19,7 +19,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from ._api import _RUN_STATUS, Device, _options
+from ._api import _RUN_STATUS, Device, _options, solvers
 from ._native import Cancel, Owner, call_cancellable, check, ffi, locked, new_error
 
 try:
@@ -69,10 +69,22 @@ class Stats:
         return bool((self.status == "converged").all())
 
 
-def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]) -> tuple:
+def _primal_form(contact: str, solver: Optional[str]) -> bool:
+    """Whether the solver table sends MuJoCo's problem under contact and
+    solver (None: the default) to its primal form on the reference, which
+    then is what no device means, as in `clcone mujoco`."""
+    return any("primal" in o.forms and o.model == contact and o.reference and not o.device
+               and (o.solver == solver or (solver is None and o.reference_default)) for o in solvers())
+
+
+def _device_spec(device: Union[None, str, int, Device], precision: Optional[str], ref_default: bool = False) -> tuple:
     """(spec, precision) for libclcone_mujoco, which opens its own
     context: device as :class:`clcone.Device` takes it (a Device: its
-    spec and precision)."""
+    spec and precision); ref_default: no device given (nor CLCONE_DEVICE)
+    means the reference, as ``clcone mujoco`` takes it for MuJoCo's
+    Newton, which runs there only and is the soft model's default."""
+    if ref_default and device is None and not os.environ.get("CLCONE_DEVICE"):
+        device = "ref"
     if isinstance(device, Device):
         if precision is not None and precision != device.precision:
             raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
@@ -124,7 +136,7 @@ class Stepper(Owner):
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.model = model
-        self._spec, self.precision = _device_spec(device, precision)
+        self._spec, self.precision = _device_spec(device, precision, _primal_form(contact, solver))
         self._o = _options(contact, solver, tol, max_iter, check_every, max_seconds)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None

@@ -49,6 +49,14 @@ def test_cancel_from_another_thread_stops_the_solve(pile, device):
     assert not cancel.is_set
 
 
+# A process started with SIGINT ignored (a background job of a
+# non-interactive shell) never sees Ctrl-C: Python keeps the signal
+# ignored, so there is nothing to test there.
+needs_sigint = pytest.mark.skipif(signal.getsignal(signal.SIGINT) == signal.SIG_IGN,
+                                  reason="SIGINT is ignored in this process (started in the background)")
+
+
+@needs_sigint
 def test_ctrl_c_interrupts_a_solve_and_the_plan_stays_usable(pile):
     plan = clcone.Plan(pile, device="cpu", **LONG)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
@@ -64,11 +72,14 @@ def test_ctrl_c_interrupts_a_solve_and_the_plan_stays_usable(pile):
     assert res.iterations == 5 and res.reason == "iteration cap 5 reached"
 
 
+@needs_sigint
 def test_ctrl_c_interrupts_a_simulation():
     s = clcone.generate("pile", n=200, seed=1)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     start = time.monotonic()
+    # three steps of at most 30 s: a cancel that does not work fails
+    # within 90 s instead of stepping on
     with pytest.raises(KeyboardInterrupt):
-        clcone.simulate(s, 100000, device="ref", model="ccp", tol=1e-300, max_iter=10**6, max_seconds=120)
-    assert time.monotonic() - start < 60
+        clcone.simulate(s, 3, device="ref", model="ccp", tol=1e-300, max_iter=10**6, max_seconds=30)
+    assert time.monotonic() - start < 20

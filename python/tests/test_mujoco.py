@@ -42,32 +42,38 @@ def test_built_against_the_installed_mujoco():
     assert cm.MUJOCO_VERSION == mujoco.__version__
 
 
-def test_humanoid_follows_mj_step():
+@pytest.mark.parametrize("solver,device", [("apgd", "ref"), (None, None)])
+def test_humanoid_follows_mj_step(solver, device):
+    """apgd on MuJoCo's dual problem, and the soft model's default,
+    MuJoCo's Newton on its primal problem (on the reference with no
+    device given, as the CLI)."""
     m = humanoid()
     dm, dc = mujoco.MjData(m), mujoco.MjData(m)
     worst = 0.0
-    with cm.Stepper(m, device="ref", tol=1e-10) as s:
+    with cm.Stepper(m, solver=solver, device=device, tol=1e-10) as s:
+        assert s.precision == "double"
         for _ in range(100):
             mujoco.mj_step(m, dm)
             st = s.step(dc)
             assert st.converged, st
             worst = max(worst, float(np.abs(dm.qpos - dc.qpos).max()))
-    print(f"humanoid, 100 steps: largest qpos difference from mj_step {worst:.3e}")
+    print(f"humanoid, 100 steps, {solver or 'default'}: largest qpos difference from mj_step {worst:.3e}")
     assert dc.time == pytest.approx(dm.time)
     assert (st.contacts > 0).all() and (st.blocks > 0).all()
     assert worst <= QPOS_BOUND
 
 
-@pytest.mark.parametrize("device,precision,steps", [("ref", None, 20), ("cpu", "double", 10)])
-def test_batch_equals_separate_runs(device, precision, steps):
+@pytest.mark.parametrize("device,precision,steps,solver",
+                         [("ref", None, 20, "apgd"), ("cpu", "double", 10, None), (None, None, 20, None)])
+def test_batch_equals_separate_runs(device, precision, steps, solver):
     """64 worlds stepped as one batch end bit for bit where each world
     stepped alone (its own Stepper) ends."""
     m = humanoid()
     batch, alone = perturbed(m, 64), perturbed(m, 64)
-    st = cm.step(m, batch, steps, device=device, precision=precision)
+    st = cm.step(m, batch, steps, device=device, precision=precision, solver=solver)
     assert st.status.shape == (steps, 64) and st.converged
     for d in alone:
-        one = cm.step(m, d, steps, device=device, precision=precision)
+        one = cm.step(m, d, steps, device=device, precision=precision, solver=solver)
         assert one.status.shape == (steps,)
     for k, (b, a) in enumerate(zip(batch, alone)):
         assert np.array_equal(b.qpos, a.qpos) and np.array_equal(b.qvel, a.qvel), f"world {k}"

@@ -44,8 +44,6 @@ REFUSED = [
     (dict(tol=0.0), "solve {p} --tol 0", "tol needs a number > 0"),
     (dict(scene=True, model="soft", soft_dt=0.01), "solve {s} --model soft --soft-dt 0.01",
      "soft_dt does not apply: a scene's soft model steps with the scene's dt"),
-    (dict(scene=True, model="sap", solver="newton"), "solve {s} --model sap --solver newton",
-     "solver does not apply: sap has one method"),
     (dict(scene=True, model="sap", check_every=2), "solve {s} --model sap --check-every 2",
      "check_every does not apply"),
 ]
@@ -60,6 +58,19 @@ def test_solve_refuses_what_the_cli_refuses(files, cli, kw, cli_args, msg):
     assert str(e.value).startswith(msg)
     rc, err = run_cli(cli, shlex.split(cli_args.format(p=files / "p.dat", s=files / "s.scene")) + ["--device", "ref"])
     assert rc == 2 and as_flag(msg) in err, err
+
+
+def test_the_solver_table_judges_sap_as_every_model(files, cli):
+    s = clcone.read(files / "s.scene")
+    msg = "solver jacobi is not available for model sap on a scene (body form)"
+    with pytest.raises(clcone.NotSupported) as e:
+        clcone.solve(s, device="ref", model="sap", solver="jacobi")
+    assert str(e.value).startswith(msg) and "newton (default)" in str(e.value)
+    rc, err = run_cli(cli, ["solve", str(files / "s.scene"), "--device", "ref", "--model", "sap", "--solver", "jacobi"])
+    assert rc == 2 and msg in err, err
+    _, res = clcone.solve(s, device="ref", model="sap", solver="newton")
+    assert res.converged
+    assert any(o.forms == ("body",) and o.model == "sap" and o.solver == "newton" for o in clcone.solvers())
 
 
 def test_what_applies_is_accepted_by_both(files, cli):

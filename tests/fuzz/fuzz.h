@@ -36,7 +36,7 @@ static inline void fuzz_problem(const uint8_t *data, size_t size, int hdf5)
     clcone_error e = {0};
     clcone_status s;
     if (!buf) return;
-    s = hdf5 ? clcone_parse_fclib_hdf5("fuzz.hdf5", buf, size, &p, &e) : clcone_parse_dat("fuzz.dat", buf, size, &p, &e);
+    s = hdf5 ? clc_parse_fclib_hdf5("fuzz.hdf5", buf, size, &p, &e) : clc_parse_dat("fuzz.dat", buf, size, &p, &e);
     if (s == CLCONE_OK) {
         s = clcone_problem_validate(&p, &e);
         clcone_problem_free(&p);

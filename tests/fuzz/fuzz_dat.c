@@ -1,4 +1,4 @@
-/* libFuzzer harness: Siconos .dat problems (clcone_parse_dat and the
+/* libFuzzer harness: Siconos .dat problems (clc_parse_dat and the
  * validation clcone_read_problem applies). */
 #include "fuzz.h"
 

@@ -89,23 +89,34 @@ static void read_batch(const char *dir, clcone_problem *batch)
     if (!ok) exit(2);
 }
 
-static void test_warm_batch(clcone_context *ctx, const char *dir)
+/* A warm-started batch over the ranks equals clcone_solve of it; soft:
+ * with soft's R and a_ref given per contact, which go with each rank's
+ * problems (and then no argument checks). */
+static void test_warm_batch(clcone_context *ctx, const char *dir, int soft)
 {
     clcone_problem batch;
     clcone_options o;
     clcone_result one, over;
     clcone_error e;
-    double *r0 = NULL, *r1 = NULL, *rk = NULL;
+    double *r0 = NULL, *r1 = NULL, *rk = NULL, *R = NULL, *aref = NULL;
     int same = 1, st;
     memset(&batch, 0, sizeof batch);
     memset(&one, 0, sizeof one);
     memset(&over, 0, sizeof over);
-    resolved(ctx, CLCONE_MODEL_CCP, 400, &o);
+    resolved(ctx, soft ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP, 400, &o);
     if (rank == 0) {
         read_batch(dir, &batch);
         r0 = calloc(3 * (size_t)batch.n, sizeof *r0);
         r1 = calloc(3 * (size_t)batch.n, sizeof *r1);
         rk = calloc(3 * (size_t)batch.n, sizeof *rk);
+        R = calloc(3 * (size_t)batch.n, sizeof *R);
+        aref = calloc(3 * (size_t)batch.n, sizeof *aref);
+        for (int i = 0; soft && i < 3 * batch.n; ++i) {
+            R[i] = 0.01 * (1 + i % 5);
+            aref[i] = i % 3 ? 0 : -0.1 * (1 + i % 7);
+        }
+        o.soft_R = soft ? R : NULL;
+        o.soft_aref = soft ? aref : NULL;
         /* a start that is not zero: a short solve's reactions */
         o.max_iter = 20;
         if (clcone_solve(ctx, &batch, &o, r0, &one, &e)) fprintf(stderr, "%s\n", e.msg);
@@ -126,7 +137,9 @@ static void test_warm_batch(clcone_context *ctx, const char *dir)
                    && over.items[k].error == one.items[k].error;
         same = same && memcmp(r0, rk, 3 * (size_t)batch.n * sizeof *rk) != 0;
     }
-    check(st == CLCONE_OK && same, "solve_batch: a warm-started batch over the ranks equals clcone_solve, bitwise");
+    check(st == CLCONE_OK && same, soft ? "solve_batch: soft's R and a_ref over the ranks, as clcone_solve, bitwise"
+                                        : "solve_batch: a warm-started batch over the ranks equals clcone_solve, bitwise");
+    if (soft) goto done;
 
     /* argument checks: what root passes decides for every rank */
     o.progress = rank == 0 ? (void (*)(void *, int, int, double))1 : NULL;
@@ -137,12 +150,15 @@ static void test_warm_batch(clcone_context *ctx, const char *dir)
     check(st == CLCONE_EINVAL && strstr(e.msg, "root needs the batch"), "solve_batch: no batch refused on every rank");
     st = clcone_mpi_solve_batch(MPI_COMM_WORLD, size, ctx, NULL, NULL, NULL, NULL, &e);
     check(st == CLCONE_EINVAL && strstr(e.msg, "outside"), "solve_batch: a root outside the ranks refused");
+done:
     clcone_result_free(&one);
     clcone_result_free(&over);
     clcone_problem_free(&batch);
     free(r0);
     free(r1);
     free(rk);
+    free(R);
+    free(aref);
 }
 
 /* Scenes: five generated piles, warm-started, over the ranks against
@@ -273,7 +289,8 @@ int main(int argc, char **argv)
     test_agree();
     check(clcone_mpi_context_create(MPI_COMM_WORLD, NULL, CLCONE_DOUBLE, &ctx, &e) == CLCONE_OK,
           "context_create: each rank opens the node's device by its local rank");
-    if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "tests/data/problems");
+    if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "tests/data/problems", 0);
+    if (ctx) test_warm_batch(ctx, dir && *dir ? dir : "tests/data/problems", 1);
     if (ctx) test_warm_scenes(ctx);
     if (ctx) test_warm_domain(ctx);
     clcone_context_free(ctx);

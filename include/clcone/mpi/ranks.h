@@ -49,9 +49,10 @@ CLCONE_API clcone_status clcone_mpi_assign(int nprob, const int *contacts, int n
  * in one process gives it (the solvers treat the problems of a batch
  * independently; the time cap is each rank's sub-batch's). res->time_ms
  * is the longest of the ranks' solves (plan set-up and kernel
- * compilation not counted). Options are root's; per-contact soft arrays
- * (soft_R, soft_aref, soft_v0), history, progress and cancel are not
- * distributed (CLCONE_ENOTSUP when set). */
+ * compilation not counted). Options are root's; soft_R and soft_aref (3
+ * a contact of the batch) go with each rank's problems; soft_v0,
+ * history, progress and cancel are not distributed (CLCONE_ENOTSUP when
+ * set). */
 CLCONE_API clcone_status clcone_mpi_solve_batch(MPI_Comm comm, int root, clcone_context *ctx,
                                                 const clcone_problem *batch, const clcone_options *o, double *r,
                                                 clcone_result *res, clcone_error *err);

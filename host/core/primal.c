@@ -1,0 +1,212 @@
+/* MuJoCo's primal problem (core/primal.h): storage, checks and the soft
+ * cost with its forces, zones and cone Hessians. */
+#include "core/primal.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
+                                    clcone_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->nv = nv;
+    p->m = m;
+    p->nb = nb;
+    p->M = clc_calloc(nm + 1, sizeof *p->M, err, "M");
+    p->a0 = clc_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
+    p->jp = clc_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
+    p->jc = clc_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
+    p->jv = clc_calloc((size_t)nnz + 1, sizeof *p->jv, err, "J's values");
+    p->aref = clc_calloc(3 * (size_t)m + 1, sizeof *p->aref, err, "a_ref, R and bounds");
+    p->off = clc_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
+    p->kind = clc_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
+    p->mu = clc_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
+    p->goff = clc_calloc(2 * (size_t)nv + 4, sizeof *p->goff, err, "dof groups");
+    if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu || !p->goff) {
+        clc_pproblem_free(p);
+        return CLCONE_ENOMEM;
+    }
+    p->f0 = p->a0 + nv;
+    p->moff = p->goff + nv + 2;
+    p->R = p->aref + m;
+    p->bound = p->R + m;
+    return CLCONE_OK;
+}
+
+void clc_pproblem_free(clc_pproblem *p)
+{
+    if (!p) return;
+    free(p->M);
+    free(p->a0);
+    free(p->jp);
+    free(p->jc);
+    free(p->jv);
+    free(p->aref);
+    free(p->off);
+    free(p->kind);
+    free(p->mu);
+    free(p->goff);
+    memset(p, 0, sizeof *p);
+}
+
+static clcone_status check_rows(const clc_pproblem *p, clcone_error *err)
+{
+    for (int i = 0; i < p->m; ++i) {
+        if (!(p->R[i] > 0 && isfinite(p->R[i])) || !isfinite(p->aref[i]))
+            return clc_fail(err, CLCONE_EINVAL, "row %d: R %g (not finite and > 0) or a_ref %g", i, p->R[i],
+                               p->aref[i]);
+        if (p->jp[i + 1] < p->jp[i])
+            return clc_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
+                               p->jp[i + 1]);
+        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e)
+            if (p->jc[e] < 0 || p->jc[e] >= p->nv || !isfinite(p->jv[e]))
+                return clc_fail(err, CLCONE_EINVAL, "row %d: J's entry at column %d of %d is %g", i, p->jc[e],
+                                   p->nv, p->jv[e]);
+    }
+    return CLCONE_OK;
+}
+
+static clcone_status check_blocks(const clc_pproblem *p, clcone_error *err)
+{
+    if (p->off[0] != 0 || p->off[p->nb] != p->m)
+        return clc_fail(err, CLCONE_EINVAL, "block offsets run from %d to %d, not 0 to the %d rows", p->off[0],
+                           p->off[p->nb], p->m);
+    for (int b = 0; b < p->nb; ++b) {
+        int n = p->off[b + 1] - p->off[b], k = p->kind[b];
+        if (k < 0 || k >= BLK_KINDS || n < (k == BLK_CONE ? 2 : 1) || n > (k == BLK_CONE ? PRIMAL_CONE_MAX : p->m))
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d): kind %d of %d rows", b, p->off[b], k, n);
+        if (k == BLK_CONE && !(p->mu[b] > 0 && isfinite(p->mu[b])))
+            return clc_fail(err, CLCONE_EINVAL, "block %d (row %d, cone): mu %g, not finite and > 0", b,
+                               p->off[b], p->mu[b]);
+        for (int x = k == BLK_CONE ? 1 : 0; x < n && (k == BLK_CONE || k == BLK_BOX); ++x) {
+            double w = p->bound[p->off[b] + x];
+            if (!(isfinite(w) && (k == BLK_CONE ? w > 0 : w >= 0)))
+                return clc_fail(err, CLCONE_EINVAL, "row %d (block %d, %s): %s %g", p->off[b] + x, b,
+                                   k == BLK_CONE ? "cone" : "box", k == BLK_CONE ? "friction" : "bound", w);
+        }
+    }
+    return CLCONE_OK;
+}
+
+/* Groups cover the dofs in order, M's blocks their sizes, with positive
+ * diagonals and finite entries. */
+static clcone_status check_groups(const clc_pproblem *p, clcone_error *err)
+{
+    if (p->ng < (p->nv > 0) || p->ng > p->nv || p->goff[0] != 0 || p->goff[p->ng] != p->nv || p->moff[0] != 0)
+        return clc_fail(err, CLCONE_EINVAL, "%d dof groups from %d to %d: not a cover of the %d dofs", p->ng,
+                           p->goff[0], p->goff[p->ng], p->nv);
+    for (int g = 0; g < p->ng; ++g) {
+        int n = p->goff[g + 1] - p->goff[g];
+        const double *B = p->M + p->moff[g];
+        if (n < 1 || p->moff[g + 1] - p->moff[g] != n * n)
+            return clc_fail(err, CLCONE_EINVAL, "dof group %d: dofs %d..%d, %d entries of M", g, p->goff[g],
+                               p->goff[g + 1] - 1, p->moff[g + 1] - p->moff[g]);
+        for (int i = 0; i < n; ++i) {
+            if (!(B[i * n + i] > 0))
+                return clc_fail(err, CLCONE_EINVAL, "dof %d: M_ii %g, not > 0", p->goff[g] + i, B[i * n + i]);
+            for (int j = 0; j < n; ++j)
+                if (!isfinite(B[i * n + j]))
+                    return clc_fail(err, CLCONE_EINVAL, "M (%d, %d) is %g", p->goff[g] + i, p->goff[g] + j,
+                                       B[i * n + j]);
+        }
+    }
+    return CLCONE_OK;
+}
+
+clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err)
+{
+    clcone_status s;
+    if (p->nv < 0 || p->m < 1 || p->nb < 1)
+        return clc_fail(err, CLCONE_EINVAL, "%d dofs, %d rows and %d blocks: need a row and a block", p->nv,
+                           p->m, p->nb);
+    if (!(p->scale > 0 && isfinite(p->scale)) || p->ls_iterations < 1 || !(p->ls_tolerance > 0))
+        return clc_fail(err, CLCONE_EINVAL, "scale %g, line search of %d evaluations at tolerance %g", p->scale,
+                           p->ls_iterations, p->ls_tolerance);
+    for (int v = 0; v < p->nv; ++v)
+        if (!isfinite(p->a0[v]) || !isfinite(p->f0[v]))
+            return clc_fail(err, CLCONE_EINVAL, "dof %d: a0 %g or M a0 %g", v, p->a0[v], p->f0[v]);
+    if ((s = check_groups(p, err)) || (s = check_rows(p, err))) return s;
+    return check_blocks(p, err);
+}
+
+/* Cone block b at x (its n rows from r0): its cost, forces, zone and,
+ * with H, its Hessian in the middle zone, in the scaled space U = diag(mu,
+ * friction) x where the cone is circular. */
+static double cone_update(const clc_pproblem *p, int b, const double *x, double *f, int *state, double *H)
+{
+    int r0 = p->off[b], n = p->off[b + 1] - r0, zone;
+    const double *fr = p->bound + r0, *Rr = p->R + r0;
+    double mu = p->mu[b], U[PRIMAL_CONE_MAX], T = 0, N, s = 0, Dm, g;
+    U[0] = mu * x[r0];
+    for (int j = 1; j < n; ++j) {
+        U[j] = fr[j] * x[r0 + j];
+        T += U[j] * U[j];
+    }
+    T = sqrt(T);
+    N = U[0];
+    zone = N >= mu * T || (T <= 0 && N >= 0) ? PRIMAL_SATISFIED
+           : mu * N + T <= 0 || T <= 0     ? PRIMAL_QUADRATIC
+                                           : PRIMAL_CONE;
+    for (int j = 0; j < n; ++j) state[r0 + j] = zone;
+    if (zone == PRIMAL_SATISFIED) {
+        for (int j = 0; j < n; ++j) f[r0 + j] = 0;
+        return 0;
+    }
+    if (zone == PRIMAL_QUADRATIC) {
+        for (int j = 0; j < n; ++j) {
+            f[r0 + j] = -x[r0 + j] / Rr[j];
+            s += 0.5 * x[r0 + j] * x[r0 + j] / Rr[j];
+        }
+        return s;
+    }
+    Dm = 1 / (Rr[0] * mu * mu * (1 + mu * mu));
+    g = N - mu * T;
+    f[r0] = -Dm * g * mu;
+    for (int j = 1; j < n; ++j) f[r0 + j] = -f[r0] * U[j] * fr[j] / T;
+    if (H) {
+        /* 1/2 Dm g^2's Hessian in U: Dm (grad g grad g' + g Hess g), then
+         * diag(mu, friction) on both sides */
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < n; ++k) {
+                double h = j == 0 && k == 0 ? 1
+                           : j == 0         ? -mu * U[k] / T
+                           : k == 0         ? -mu * U[j] / T
+                                            : mu * N * U[j] * U[k] / (T * T * T) + (j == k ? mu * mu - mu * N / T : 0);
+                H[j * n + k] = Dm * h * (j ? fr[j] : mu) * (k ? fr[k] : mu);
+            }
+    }
+    return 0.5 * Dm * g * g;
+}
+
+double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc)
+{
+    double s = 0;
+    for (int b = 0; b < p->nb; ++b) {
+        int k = p->kind[b];
+        if (k == BLK_CONE) {
+            s += cone_update(p, b, x, f, state, Hc ? Hc + (size_t)b * PRIMAL_CONE_MAX * PRIMAL_CONE_MAX : NULL);
+            continue;
+        }
+        for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
+            double R = p->R[i], w = p->bound[i];
+            if (k == BLK_BOX && (x[i] <= -R * w || x[i] >= R * w)) {
+                int neg = x[i] <= -R * w;
+                f[i] = neg ? w : -w;
+                state[i] = neg ? PRIMAL_LINEARNEG : PRIMAL_LINEARPOS;
+                s += w * fabs(x[i]) - 0.5 * R * w * w;
+            } else if (k == BLK_NONNEG && x[i] >= 0) {
+                f[i] = 0;
+                state[i] = PRIMAL_SATISFIED;
+            } else {
+                f[i] = -x[i] / R;
+                state[i] = PRIMAL_QUADRATIC;
+                s += 0.5 * x[i] * x[i] / R;
+            }
+        }
+    }
+    return s;
+}

@@ -1,0 +1,259 @@
+/* MuJoCo's primal problem at a state, as islands (mujoco/mj_primal.h).
+ * Where the dual forms (mujoco/adapter.c, general.c) need A = J M^-1 J',
+ * M^-1 on every row's trees, this takes M and J as MuJoCo has them. */
+#define _POSIX_C_SOURCE 200809L
+#include "mujoco/mj_primal.h"
+#include "mujoco/mj_common.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MuJoCo's J (sparse or dense) as its rows' nonzero entries: row i's at
+ * jp[i] .. jp[i+1]. */
+typedef struct jrows {
+    int *jp, *jc;
+    double *jv;
+} jrows;
+
+static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clcone_error *err)
+{
+    int sparse = mj_isSparse(m), nv = (int)m->nv, n = 0;
+    size_t cap = !d->nefc ? 0
+                 : sparse ? (size_t)d->efc_J_rowadr[d->nefc - 1] + (size_t)d->efc_J_rownnz[d->nefc - 1]
+                        : (size_t)d->nefc * (size_t)nv;
+    J->jp = clc_calloc((size_t)d->nefc + 1, sizeof *J->jp, err, "J's rows");
+    J->jc = clc_calloc(cap + 1, sizeof *J->jc, err, "J's columns");
+    J->jv = clc_calloc(cap + 1, sizeof *J->jv, err, "J's values");
+    if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
+    for (int i = 0; i < d->nefc; ++i) {
+        int len = sparse ? d->efc_J_rownnz[i] : nv;
+        for (int k = 0; k < len; ++k) {
+            int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k;
+            if (d->efc_J[a] == 0) continue;
+            J->jc[n] = sparse ? d->efc_J_colind[a] : k;
+            J->jv[n++] = d->efc_J[a];
+        }
+        J->jp[i + 1] = n;
+    }
+    return CLCONE_OK;
+}
+
+static void jrows_free(jrows *J)
+{
+    free(J->jp);
+    free(J->jc);
+    free(J->jv);
+}
+
+/* Rows of the block that starts at row i: an elliptic contact's dim, else
+ * 1 (every other row's cost is its own). */
+static int block_rows(const mjData *d, int i)
+{
+    return d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC ? d->contact[d->efc_id[i]].dim : 1;
+}
+
+static int root(int *up, int t)
+{
+    while (up[t] != t) t = up[t] = up[up[t]];
+    return t;
+}
+
+/* Each row's island (isl[i]; *n islands, the dofless one last) from the
+ * trees the blocks' rows reach, joined; each tree's island in tisl (-1:
+ * none). */
+static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, int *isl, int *tisl, int *n)
+{
+    int nt = (int)m->ntree, dofless = 0;
+    for (int t = 0; t < nt; ++t) {
+        up[t] = t;
+        tisl[t] = -1;
+    }
+    for (int i = 0; i < d->nefc; i += block_rows(d, i)) {
+        int t0 = -1;
+        for (int r = i; r < i + block_rows(d, i); ++r)
+            for (int k = J->jp[r]; k < J->jp[r + 1]; ++k) {
+                int c = J->jc[k];
+                if (t0 < 0) t0 = root(up, m->dof_treeid[c]);
+                else up[root(up, m->dof_treeid[c])] = root(up, t0);
+            }
+        for (int r = i; r < i + block_rows(d, i); ++r) isl[r] = t0; /* a tree for now */
+    }
+    *n = 0;
+    for (int i = 0; i < d->nefc; ++i) {
+        int t = isl[i] < 0 ? -1 : root(up, isl[i]);
+        if (t >= 0 && tisl[t] < 0) tisl[t] = (*n)++;
+        isl[i] = t >= 0 ? tisl[t] : -1;
+        dofless |= t < 0;
+    }
+    for (int i = 0; i < d->nefc; ++i)
+        if (isl[i] < 0) isl[i] = *n;
+    *n += dofless;
+    for (int t = 0; t < nt; ++t) tisl[t] = tisl[root(up, t)];
+}
+
+/* Island k's problem from its dofs and rows (loc: a dof's local index). */
+static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows *J, const clc_mj_primal *pr,
+                                 int k, const int *loc, clcone_error *err)
+{
+    clc_pproblem *p = &pr->isl[k];
+    const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
+    int nv = pr->dof_off[k + 1] - pr->dof_off[k], nr = pr->row_off[k + 1] - pr->row_off[k], nb = 0, nnz = 0;
+    size_t nm = 0;
+    double inertia = 0;
+    clcone_status s;
+    for (int x = 0; x < nr; x += block_rows(d, row[x])) ++nb;
+    for (int x = 0; x < nr; ++x) nnz += J->jp[row[x] + 1] - J->jp[row[x]];
+    for (int j = 0; j < nv; j += m->tree_dofnum[m->dof_treeid[dof[j]]])
+        nm += (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]] * (size_t)m->tree_dofnum[m->dof_treeid[dof[j]]];
+    if ((s = clc_pproblem_alloc(p, nv, nr, nb, nnz, nm, err))) return s;
+    for (int j = 0, g0 = 0, n = 0; j < nv; ++j) {
+        int g = dof[j];
+        double *B;
+        if (j == 0 || m->dof_treeid[g] != m->dof_treeid[dof[j - 1]]) { /* a tree's dofs: a group */
+            g0 = j;
+            n = m->tree_dofnum[m->dof_treeid[g]];
+            p->goff[p->ng] = j;
+            p->moff[p->ng + 1] = p->moff[p->ng] + n * n;
+            ++p->ng;
+        }
+        B = p->M + p->moff[p->ng - 1];
+        for (int e = m->M_rowadr[g]; e < m->M_rowadr[g] + m->M_rownnz[g]; ++e) {
+            int c = loc[m->M_colind[e]] - g0;
+            B[(j - g0) * n + c] = B[c * n + j - g0] = d->M[e];
+        }
+        inertia += B[(j - g0) * n + j - g0];
+        p->a0[j] = d->qacc_smooth[g];
+        p->f0[j] = d->qfrc_smooth[g];
+        pr->a[pr->dof_off[k] + j] = d->qacc_warmstart[g];
+    }
+    nnz = nb = 0;
+    for (int x = 0; x < nr; ++x) {
+        int i = row[x], t = d->efc_type[i];
+        const mjContact *con = t == mjCNSTR_CONTACT_ELLIPTIC ? &d->contact[d->efc_id[i]] : NULL;
+        for (int e = J->jp[i]; e < J->jp[i + 1]; ++e) {
+            p->jc[nnz] = loc[J->jc[e]];
+            p->jv[nnz++] = J->jv[e];
+        }
+        p->jp[x + 1] = nnz;
+        p->aref[x] = d->efc_aref[i];
+        p->R[x] = d->efc_R[i];
+        if (con && i != con->efc_address) {
+            p->bound[x] = con->friction[i - con->efc_address - 1];
+            continue;
+        }
+        p->off[nb] = x;
+        p->kind[nb] = t == mjCNSTR_EQUALITY ? BLK_FREE
+                      : t == mjCNSTR_FRICTION_DOF || t == mjCNSTR_FRICTION_TENDON ? BLK_BOX
+                      : con ? BLK_CONE : BLK_NONNEG;
+        p->mu[nb++] = con ? con->mu : 0;
+        p->bound[x] = p->kind[nb - 1] == BLK_BOX ? d->efc_frictionloss[i] : 0;
+    }
+    p->off[nb] = nr;
+    p->goff[p->ng] = nv;
+    p->scale = nv ? 1 / inertia : 1;
+    p->ls_iterations = m->opt.ls_iterations;
+    p->ls_tolerance = m->opt.ls_tolerance;
+    /* a prefix: clc_fail would format err->msg from itself */
+    if ((s = clc_pproblem_validate(p, err)))
+        clc_error_prefix(err, "island %d (MuJoCo's rows from %d, %s)", k, row[0],
+                            clc_mj_row_kind(d->efc_type[row[0]]));
+    return s;
+}
+
+/* pr's dof and row lists by island (k's from dof_off[k], row_off[k]). */
+static void lists(const mjModel *m, const mjData *d, clc_mj_primal *pr, const int *isl, const int *tisl,
+                  int *loc, int *fill)
+{
+    int nt = (int)m->ntree;
+    for (int t = 0; t < nt; ++t)
+        if (tisl[t] >= 0) pr->dof_off[tisl[t] + 1] += m->tree_dofnum[t];
+    for (int i = 0; i < d->nefc; ++i) ++pr->row_off[isl[i] + 1];
+    for (int k = 0; k < pr->n; ++k) {
+        pr->dof_off[k + 1] += pr->dof_off[k];
+        pr->row_off[k + 1] += pr->row_off[k];
+        fill[k] = 0;
+    }
+    for (int t = 0; t < nt; ++t)
+        for (int j = 0; tisl[t] >= 0 && j < m->tree_dofnum[t]; ++j) {
+            int k = tisl[t], g = m->tree_dofadr[t] + j;
+            loc[g] = fill[k]++;
+            pr->dof[pr->dof_off[k] + loc[g]] = g;
+        }
+    for (int k = 0; k < pr->n; ++k) fill[k] = 0;
+    for (int i = 0; i < d->nefc; ++i) pr->row[pr->row_off[isl[i]] + fill[isl[i]]++] = i;
+}
+
+clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clc_mj_primal *pr,
+                                     clcone_error *err)
+{
+    int nt = (int)m->ntree, nv = (int)m->nv, nefc = d->nefc;
+    int *up = clc_calloc((size_t)nt + 1, sizeof *up, err, "tree sets");
+    int *tisl = clc_calloc((size_t)nt + 1, sizeof *tisl, err, "tree islands");
+    int *isl = clc_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
+    int *loc = clc_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
+    int *fill = NULL;
+    jrows J = {0};
+    clcone_status s = CLCONE_ENOMEM;
+    memset(pr, 0, sizeof *pr);
+    if (!up || !tisl || !isl || !loc || jrows_make(m, d, &J, err)) goto out;
+    islands(m, d, &J, up, isl, tisl, &pr->n);
+    fill = clc_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
+    pr->isl = clc_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
+    pr->dof_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
+    pr->row_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
+    pr->dof = clc_calloc((size_t)nv + 1, sizeof *pr->dof, err, "island dofs");
+    pr->row = clc_calloc((size_t)nefc + 1, sizeof *pr->row, err, "island rows");
+    pr->a = clc_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
+    pr->f = clc_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
+    pr->state = clc_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
+    if (!fill || !pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
+        goto out;
+    lists(m, d, pr, isl, tisl, loc, fill);
+    pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
+    s = CLCONE_OK;
+    for (int k = 0; k < pr->n && !s; ++k)
+        if ((s = fill_island(m, d, &J, pr, k, loc, err))) clc_mj_state_error(s, label, err);
+out:
+    jrows_free(&J);
+    free(up);
+    free(tisl);
+    free(isl);
+    free(loc);
+    free(fill);
+    if (s) clc_mj_primal_free(pr);
+    return s;
+}
+
+void clc_mj_primal_free(clc_mj_primal *pr)
+{
+    for (int k = 0; pr->isl && k < pr->n; ++k) clc_pproblem_free(&pr->isl[k]);
+    free(pr->isl);
+    free(pr->dof_off);
+    free(pr->dof);
+    free(pr->row_off);
+    free(pr->row);
+    free(pr->a);
+    free(pr->f);
+    free(pr->state);
+    memset(pr, 0, sizeof *pr);
+}
+
+void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr)
+{
+    static const int zone[] = {mjCNSTRSTATE_SATISFIED, mjCNSTRSTATE_QUADRATIC, mjCNSTRSTATE_LINEARNEG,
+                               mjCNSTRSTATE_LINEARPOS, mjCNSTRSTATE_CONE};
+    memcpy(d->qacc, d->qacc_smooth, sizeof *d->qacc * (size_t)m->nv);
+    for (int j = 0; j < pr->dof_off[pr->n]; ++j) d->qacc[pr->dof[j]] = pr->a[j];
+    for (int x = 0; x < d->nefc; ++x) {
+        d->efc_force[pr->row[x]] = pr->f[x];
+        d->efc_state[pr->row[x]] = zone[pr->state[x]];
+    }
+    mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
+    for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
+    mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
+}

@@ -1,0 +1,403 @@
+/* MuJoCo's Newton method on its primal problem (ref/primal_newton.h),
+ * after MuJoCo's engine_solver.c (its cost, line search and stopping
+ * rule; docs/mujoco.md says where this differs). */
+#include "ref/primal_newton.h"
+#include "ref/primal_chol.h"
+#include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
+
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* MuJoCo's mjMINVAL: a search direction shorter than this is none. */
+#define PN_MINVAL 1e-15
+#define CONE2 (PRIMAL_CONE_MAX * PRIMAL_CONE_MAX)
+
+typedef struct pn {
+    const clc_pproblem *p;
+    pchol ch; /* the Hessian's factor */
+    double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
+    int *state;
+    double cost, qg[3];
+} pn;
+
+/* A point of the line search: step, cost and its first two derivatives. */
+typedef struct pn_pt {
+    double alpha, cost, d1, d2;
+} pn_pt;
+
+/* out = M v by M's group blocks. */
+static void mul_m(const clc_pproblem *p, const double *v, double *out)
+{
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        const double *B = p->M + p->moff[g];
+        for (int i = 0; i < n; ++i) {
+            double t = 0;
+            for (int j = 0; j < n; ++j) t += B[i * n + j] * v[g0 + j];
+            out[g0 + i] = t;
+        }
+    }
+}
+
+static void mul_j(const clc_pproblem *p, const double *v, double *out)
+{
+    for (int i = 0; i < p->m; ++i) {
+        double t = 0;
+        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) t += p->jv[e] * v[p->jc[e]];
+        out[i] = t;
+    }
+}
+
+/* The cost, forces, zones and gradient M a - M a0 - J'f at w->a (with
+ * w->Ma and w->x = J a - aref current). */
+static void pn_update(pn *w)
+{
+    const clc_pproblem *p = w->p;
+    double gauss = 0;
+    w->cost = clc_pproblem_update(p, w->x, w->f, w->state, w->Hc);
+    for (int v = 0; v < p->nv; ++v) {
+        gauss += 0.5 * (w->Ma[v] - p->f0[v]) * (w->a[v] - p->a0[v]);
+        w->grad[v] = w->Ma[v] - p->f0[v];
+    }
+    w->qg[0] = gauss;
+    w->cost += gauss;
+    for (int i = 0; i < p->m; ++i)
+        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) w->grad[p->jc[e]] -= p->jv[e] * w->f[i];
+}
+
+/* H += c J_r' J_s over the two rows' entries in the factor's lower
+ * triangle, a run of one group's entries (consecutive: a row's columns
+ * ascend and a group's dofs are consecutive) against another's at a
+ * time, each pair of runs one block of the factor. */
+static void add_outer(const clc_pproblem *p, int r, int s, double c, pchol *ch)
+{
+    int ng = ch->ng;
+    for (int e = p->jp[r], e2; e < p->jp[r + 1]; e = e2) {
+        int P = ch->gp[ch->pd[p->jc[e]]], p0 = ch->gs[P];
+        for (e2 = e + 1; e2 < p->jp[r + 1] && ch->gp[ch->pd[p->jc[e2]]] == P;) ++e2;
+        for (int k = p->jp[s], k2; k < p->jp[s + 1]; k = k2) {
+            int Q = ch->gp[ch->pd[p->jc[k]]], q0 = ch->gs[Q], nq = ch->gs[Q + 1] - q0;
+            double *B = P >= Q ? ch->blk[(size_t)P * ng + Q] : NULL;
+            for (k2 = k + 1; k2 < p->jp[s + 1] && ch->gp[ch->pd[p->jc[k2]]] == Q;) ++k2;
+            for (int x = e; B && x < e2; ++x) {
+                int a = ch->pd[p->jc[x]] - p0;
+                double cx = c * p->jv[x];
+                for (int y = k; y < k2; ++y) {
+                    int b = ch->pd[p->jc[y]] - q0;
+                    if (P > Q || a >= b) B[a * nq + b] += cx * p->jv[y];
+                }
+            }
+        }
+    }
+}
+
+/* H = M + J'DJ over the quadratic rows + each middle-zone cone's J'HcJ,
+ * factored (ref/primal_chol.h); CLCONE_EINVAL at a pivot that is not
+ * positive. */
+static clcone_status pn_factor(pn *w, clcone_error *err)
+{
+    const clc_pproblem *p = w->p;
+    clc_pchol_zero(&w->ch);
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j)
+                if (w->ch.pd[g0 + i] >= w->ch.pd[g0 + j]) clc_pchol_add(&w->ch, g0 + i, g0 + j, p->M[p->moff[g] + i * n + j]);
+    }
+    for (int b = 0; b < p->nb; ++b) {
+        int r0 = p->off[b], n = p->off[b + 1] - r0;
+        for (int j = 0; j < n; ++j) {
+            int st = w->state[r0 + j];
+            if (st == PRIMAL_QUADRATIC) add_outer(p, r0 + j, r0 + j, 1 / p->R[r0 + j], &w->ch);
+            for (int k = 0; st == PRIMAL_CONE && k < n; ++k)
+                add_outer(p, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
+        }
+    }
+    return clc_pchol_factor(&w->ch, err);
+}
+
+/* w->Mg = H^-1 grad by the factor. */
+static void pn_solve(pn *w) { clc_pchol_solve(&w->ch, w->grad, w->Mg, w->tmp); }
+
+/* The line search's polynomials along w->s: Gauss's, each row's quadratic
+ * (1/2 D x^2 as c0 + c1 alpha + c2 alpha^2) and each cone's U0, V0, UU,
+ * UV, VV and Dm (MuJoCo's middle-zone terms). */
+static void pn_prepare(pn *w)
+{
+    const clc_pproblem *p = w->p;
+    double sMa = 0, sf0 = 0, sMv = 0;
+    mul_m(p, w->s, w->Mv);
+    mul_j(p, w->s, w->Jv);
+    for (int v = 0; v < p->nv; ++v) {
+        sMa += w->s[v] * w->Ma[v];
+        sf0 += w->s[v] * p->f0[v];
+        sMv += w->s[v] * w->Mv[v];
+    }
+    w->qg[1] = sMa - sf0;
+    w->qg[2] = 0.5 * sMv;
+    for (int i = 0; i < p->m; ++i) {
+        double D = 1 / p->R[i];
+        w->quad[3 * i] = 0.5 * D * w->x[i] * w->x[i];
+        w->quad[3 * i + 1] = D * w->x[i] * w->Jv[i];
+        w->quad[3 * i + 2] = 0.5 * D * w->Jv[i] * w->Jv[i];
+    }
+    for (int b = 0; b < p->nb; ++b) {
+        int r0 = p->off[b], n = p->off[b + 1] - r0;
+        double *c = w->cq + 6 * (size_t)b, mu = p->mu[b];
+        if (p->kind[b] != BLK_CONE) continue;
+        c[0] = mu * w->x[r0];
+        c[1] = mu * w->Jv[r0];
+        c[2] = c[3] = c[4] = 0;
+        for (int j = 1; j < n; ++j) {
+            double u = p->bound[r0 + j] * w->x[r0 + j], v = p->bound[r0 + j] * w->Jv[r0 + j];
+            c[2] += u * u;
+            c[3] += u * v;
+            c[4] += v * v;
+        }
+        c[5] = 1 / (p->R[r0] * mu * mu * (1 + mu * mu));
+    }
+}
+
+static void add3(double *t, const double *q)
+{
+    t[0] += q[0];
+    t[1] += q[1];
+    t[2] += q[2];
+}
+
+/* Cone block b at step alpha: its quadratic into t, or its middle-zone
+ * cost and derivatives into pt. */
+static void cone_eval(const pn *w, int b, double alpha, double *t, pn_pt *pt)
+{
+    const clc_pproblem *p = w->p;
+    const double *c = w->cq + 6 * (size_t)b;
+    double mu = p->mu[b], N = c[0] + alpha * c[1], T2 = c[2] + alpha * (2 * c[3] + alpha * c[4]), T, T1, T2d, g, g1;
+    int r0 = p->off[b], n = p->off[b + 1] - r0, bottom;
+    T = T2 > 0 ? sqrt(T2) : 0;
+    if (T2 > 0 && N >= mu * T) return;
+    bottom = T2 <= 0 ? N < 0 : mu * N + T <= 0;
+    if (T2 <= 0 || bottom) {
+        for (int j = 0; bottom && j < n; ++j) add3(t, w->quad + 3 * (r0 + j));
+        return;
+    }
+    T1 = (c[3] + alpha * c[4]) / T;
+    T2d = c[4] / T - (c[3] + alpha * c[4]) * T1 / (T * T);
+    g = N - mu * T;
+    g1 = c[1] - mu * T1;
+    pt->cost += 0.5 * c[5] * g * g;
+    pt->d1 += c[5] * g * g1;
+    pt->d2 += c[5] * (g1 * g1 - g * mu * T2d);
+}
+
+/* The cost along w->s at pt->alpha, with its first two derivatives. */
+static void pn_eval(const pn *w, pn_pt *pt, int *evals)
+{
+    const clc_pproblem *p = w->p;
+    double t[3] = {w->qg[0], w->qg[1], w->qg[2]}, al = pt->alpha;
+    pt->cost = pt->d1 = pt->d2 = 0;
+    for (int b = 0; b < p->nb; ++b) {
+        int k = p->kind[b];
+        if (k == BLK_CONE) {
+            cone_eval(w, b, al, t, pt);
+            continue;
+        }
+        for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
+            double x = w->x[i] + al * w->Jv[i], Rw = p->R[i] * p->bound[i], fw = p->bound[i];
+            if (k == BLK_BOX && x <= -Rw) {
+                const double q[3] = {fw * (-0.5 * Rw - w->x[i]), -fw * w->Jv[i], 0};
+                add3(t, q);
+            } else if (k == BLK_BOX && x >= Rw) {
+                const double q[3] = {fw * (-0.5 * Rw + w->x[i]), fw * w->Jv[i], 0};
+                add3(t, q);
+            } else if (k != BLK_NONNEG || x < 0) add3(t, w->quad + 3 * i);
+        }
+    }
+    pt->cost += al * al * t[2] + al * t[1] + t[0];
+    pt->d1 += 2 * al * t[2] + t[1];
+    pt->d2 += 2 * t[2];
+    if (!(pt->d2 > 0)) pt->d2 = PN_MINVAL; /* convex: only by round-off */
+    ++*evals;
+}
+
+/* Replaces *b by the candidate on its side of the minimum (the slope's
+ * sign) with the smallest slope, and its Newton point into *next; 1 when
+ * it moved. */
+static int pn_bracket(const pn *w, pn_pt *b, const pn_pt *cand, pn_pt *next, int *evals)
+{
+    int moved = 0;
+    for (int i = 0; i < 3; ++i)
+        if ((b->d1 < 0 && cand[i].d1 < 0 && b->d1 < cand[i].d1) || (b->d1 > 0 && cand[i].d1 > 0 && b->d1 > cand[i].d1)) {
+            *b = cand[i];
+            moved = 1;
+        }
+    if (moved) {
+        next->alpha = b->alpha - b->d1 / b->d2;
+        pn_eval(w, next, evals);
+    }
+    return moved;
+}
+
+/* MuJoCo's exact line search along w->s: Newton steps on the cost's
+ * one-dimensional restriction from 0 until the slope is under gtol or
+ * changes sign, then a bracketed search with Newton points from both ends
+ * and the midpoint. Returns the step (0: none that decreases the cost). */
+static double pn_search(pn *w, double tol)
+{
+    const clc_pproblem *p = w->p;
+    double snorm = 0, gtol;
+    pn_pt p0 = {0, 0, 0, 0}, p1, p2 = {0, 0, 0, 0}, mid, n1, n2;
+    int evals = 0, have2 = 0, dir;
+    for (int v = 0; v < p->nv; ++v) snorm += w->s[v] * w->s[v];
+    snorm = sqrt(snorm);
+    if (snorm < PN_MINVAL) return 0;
+    gtol = tol * p->ls_tolerance * snorm / p->scale;
+    pn_prepare(w);
+    pn_eval(w, &p0, &evals);
+    p1.alpha = -p0.d1 / p0.d2;
+    pn_eval(w, &p1, &evals);
+    if (p0.cost < p1.cost) p1 = p0;
+    if (fabs(p1.d1) < gtol) return p1.alpha;
+    dir = p1.d1 < 0 ? 1 : -1;
+    while (p1.d1 * dir <= -gtol && evals < p->ls_iterations) {
+        p2 = p1;
+        have2 = 1;
+        p1.alpha -= p1.d1 / p1.d2;
+        pn_eval(w, &p1, &evals);
+        if (fabs(p1.d1) < gtol) return p1.alpha;
+    }
+    if (evals >= p->ls_iterations || !have2) return p1.alpha;
+    n2 = p1;
+    n1.alpha = p1.alpha - p1.d1 / p1.d2;
+    pn_eval(w, &n1, &evals);
+    while (evals < p->ls_iterations) {
+        pn_pt cand[3];
+        int best = -1, m1, m2;
+        mid.alpha = 0.5 * (p1.alpha + p2.alpha);
+        pn_eval(w, &mid, &evals);
+        cand[0] = n1;
+        cand[1] = n2;
+        cand[2] = mid;
+        for (int i = 0; i < 3; ++i)
+            if (fabs(cand[i].d1) < gtol && (best < 0 || cand[i].cost < cand[best].cost)) best = i;
+        if (best >= 0) return cand[best].alpha;
+        m1 = pn_bracket(w, &p1, cand, &n1, &evals);
+        m2 = pn_bracket(w, &p2, cand, &n2, &evals);
+        if (!m1 && !m2) return mid.alpha;
+    }
+    if (p1.cost <= p2.cost && p1.cost < p0.cost) return p1.alpha;
+    if (p2.cost <= p1.cost && p2.cost < p0.cost) return p2.alpha;
+    return 0;
+}
+
+static void pn_free(pn *w)
+{
+    free(w->Ma);
+    free(w->x);
+    free(w->Hc);
+    clc_pchol_free(&w->ch);
+}
+
+static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f, int *state, clcone_error *err)
+{
+    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb;
+    clcone_status s;
+    memset(w, 0, sizeof *w);
+    w->p = p;
+    w->a = a;
+    w->f = f;
+    w->state = state;
+    if ((s = clc_pchol_init(&w->ch, p, err))) return s;
+    w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
+    w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
+    w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
+    if (!w->Ma || !w->x || !w->Hc) {
+        pn_free(w);
+        return CLCONE_ENOMEM;
+    }
+    w->grad = w->Ma + nv;
+    w->Mg = w->grad + nv;
+    w->s = w->Mg + nv;
+    w->Mv = w->s + nv;
+    w->tmp = w->Mv + nv;
+    w->Jv = w->x + m;
+    w->quad = w->Jv + m;
+    w->cq = w->Hc + nb * CONE2;
+    return CLCONE_OK;
+}
+
+/* w->a set: Ma, x = J a - aref, and the update there. */
+static void pn_at(pn *w)
+{
+    mul_m(w->p, w->a, w->Ma);
+    mul_j(w->p, w->a, w->x);
+    for (int i = 0; i < w->p->m; ++i) w->x[i] -= w->p->aref[i];
+    pn_update(w);
+}
+
+/* MuJoCo's warm start: a or a0, a unless it costs more. */
+static void pn_start(pn *w, int warm)
+{
+    size_t n = sizeof *w->a * (size_t)w->p->nv;
+    double warm_cost = INFINITY;
+    if (warm) {
+        pn_at(w);
+        warm_cost = w->cost;
+        memcpy(w->Mv, w->a, n); /* Mv is free until the first search */
+    }
+    memcpy(w->a, w->p->a0, n);
+    pn_at(w);
+    if (warm_cost <= w->cost) {
+        memcpy(w->a, w->Mv, n);
+        pn_at(w);
+    }
+}
+
+clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
+                                       int *state, clcone_prob_result *res, clcone_error *err)
+{
+    double t0 = clc_now_ms(), gradient = 0;
+    clcone_status s;
+    pn w;
+    memset(res, 0, sizeof *res);
+    if ((s = pn_init(&w, p, a, f, state, err))) return s;
+    pn_start(&w, o->warm_start);
+    if ((s = pn_factor(&w, err))) goto out;
+    pn_solve(&w);
+    for (int it = 1;; ++it) {
+        double alpha, old = w.cost, impr;
+        for (int v = 0; v < p->nv; ++v) w.s[v] = -w.Mg[v];
+        alpha = pn_search(&w, o->tol);
+        if (alpha == 0) { /* no decrease along Newton's direction: done */
+            for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
+            gradient = p->scale * sqrt(gradient);
+            if (!clc_stop_rule(o, it - 1, gradient, clc_now_ms() - t0, res)) {
+                res->status = CLCONE_FAILED;
+                snprintf(res->reason, sizeof res->reason, "the line search found no decrease at scaled gradient %.3g",
+                         gradient);
+            }
+            break;
+        }
+        for (int v = 0; v < p->nv; ++v) {
+            w.a[v] += alpha * w.s[v];
+            w.Ma[v] += alpha * w.Mv[v];
+        }
+        for (int i = 0; i < p->m; ++i) w.x[i] += alpha * w.Jv[i];
+        pn_update(&w);
+        if ((s = pn_factor(&w, err))) goto out;
+        pn_solve(&w);
+        gradient = 0;
+        for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
+        gradient = p->scale * sqrt(gradient);
+        impr = p->scale * (old - w.cost);
+        if (clc_stop_rule(o, it, impr < gradient ? fmax(impr, 0) : gradient, clc_now_ms() - t0, res)) break;
+    }
+    res->cost = w.cost;
+out:
+    res->time_ms = clc_now_ms() - t0;
+    pn_free(&w);
+    return s;
+}

@@ -1,0 +1,346 @@
+/* MuJoCo's Newton method on MuJoCo's primal problem (mujoco/mj_primal.h,
+ * ref/primal_newton.h; `clcone mujoco --solver newton`) against MuJoCo's
+ * own Newton at the same states, and its failures. */
+#define _POSIX_C_SOURCE 200809L
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <clcone/clcone.h>
+#include "testutil.h"
+
+#ifdef CLCONE_MUJOCO
+#include "mujoco/adapter.h"
+#include "mujoco/mj_primal.h"
+#include "ref/primal_newton.h"
+#include "solve/blocks_solve.h"
+#include "cone.h"
+#include "block_sets.h"
+#include "mujoco_fixture.h"
+
+static clc_mujoco *adapter(clcone_solver solver, double tol, const char *label)
+{
+    clcone_options o;
+    clc_mujoco *a;
+    clcone_error e;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    o.solver = solver;
+    o.tol = tol;
+    ck_assert_msg(clc_mujoco_create(NULL, &o, label, &a, &e) == CLCONE_OK, "%s", e.msg);
+    return a;
+}
+
+/* What K steps of f's model with solver at tol gave against MuJoCo's
+ * Newton (f->mc's tolerance) at each state. */
+typedef struct run_stats {
+    double fdiff, adiff; /* the largest force and qacc differences */
+    int iters, most_rows; /* the most iterations of a step, rows of a state */
+    unsigned kinds;      /* a bit per mjtConstraint seen */
+} run_stats;
+
+static run_stats run(mj_fixture *f, clcone_solver solver, int K, double tol)
+{
+    clc_mujoco *a = adapter(solver, tol, f->path);
+    clc_mujoco_stats st;
+    clcone_error e;
+    run_stats r = {0, 0, 0, 0, 0};
+    for (int k = 0; k < K; ++k) {
+        ck_assert_msg(clc_mujoco_step(a, f->m, f->d, f->mc, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        if (st.blocks) ck_assert_msg(st.res.status == CLCONE_CONVERGED, "step %d: %s", k, st.res.reason);
+        r.fdiff = fmax(r.fdiff, st.force_rel_diff);
+        r.adiff = fmax(r.adiff, st.qacc_rel_diff);
+        if (st.res.iters > r.iters) r.iters = st.res.iters;
+        if (st.nefc > r.most_rows) r.most_rows = st.nefc;
+        for (int i = 0; i < f->d->nefc; ++i) r.kinds |= 1u << f->d->efc_type[i];
+    }
+    clc_mujoco_free(a);
+    return r;
+}
+
+/* MuJoCo's model file rel (tests/data/models/mujoco) as a fixture. */
+static void open_file(mj_fixture *f, const char *rel)
+{
+    char err[1000];
+    snprintf(f->path, sizeof f->path, "%s", "");
+    f->m = mj_loadXML(test_model_path(rel), NULL, err, sizeof err);
+    ck_assert_msg(f->m != NULL, "%s: %s", rel, err);
+    ck_assert_ptr_nonnull(f->d = mj_makeData(f->m));
+    f->mc = mj_copyModel(NULL, f->m);
+    f->mc->opt.solver = mjSOL_NEWTON;
+    f->mc->opt.tolerance = 1e-10;
+    f->mc->opt.iterations = 1000;
+}
+
+/* Every row kind (equality, friction loss, limit, frictionless,
+ * pyramidal and elliptic contacts of condim 3, 4 and 6), the rows that
+ * no dof moves (the hinged sphere: an island without dofs) and the
+ * humanoid: forces and qacc within 1e-7 of MuJoCo's Newton at every
+ * state, both at tolerance 1e-14 (measured: all kinds elliptic 2.3e-8,
+ * the rest below 1e-12; at tolerance 1e-10 both stop on a small decrease
+ * up to 7e-6 apart on the all-kinds model). */
+START_TEST(newton_matches_mujoco_newton)
+{
+    static const struct {
+        const char *xml;
+        int key, steps;
+        unsigned kinds;
+    } cases[] = {
+        {ALL_KINDS_XML("elliptic"), 0, 200,
+         1u << mjCNSTR_EQUALITY | 1u << mjCNSTR_FRICTION_DOF | 1u << mjCNSTR_LIMIT_JOINT |
+             1u << mjCNSTR_CONTACT_FRICTIONLESS | 1u << mjCNSTR_CONTACT_ELLIPTIC},
+        {ALL_KINDS_XML("pyramidal"), 0, 200, 1u << mjCNSTR_CONTACT_PYRAMIDAL},
+        {HINGE_SPHERE_XML("elliptic"), 0, 40, 1u << mjCNSTR_CONTACT_ELLIPTIC},
+        {HINGE_SPHERE_XML("pyramidal"), 0, 40, 1u << mjCNSTR_CONTACT_PYRAMIDAL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; ++i) {
+        mj_fixture f;
+        run_stats r;
+        mj_open(&f, cases[i].xml, cases[i].key);
+        f.mc->opt.tolerance = 1e-14;
+        r = run(&f, CLCONE_SOLVER_NEWTON, cases[i].steps, 1e-14);
+        fprintf(stderr, "mujoco newton case %zu: force_rel_diff %.3e qacc_rel_diff %.3e, at most %d iterations\n", i,
+                r.fdiff, r.adiff, r.iters);
+        ck_assert_msg(r.fdiff <= 1e-7 && r.adiff <= 1e-7, "case %zu: force %g qacc %g", i, r.fdiff, r.adiff);
+        ck_assert_msg((r.kinds & cases[i].kinds) == cases[i].kinds, "case %zu: kinds %#x", i, r.kinds);
+        mj_close(&f);
+    }
+    {
+        mj_fixture f;
+        run_stats r;
+        open_file(&f, "humanoid/humanoid.xml");
+        f.mc->opt.tolerance = 1e-14;
+        r = run(&f, CLCONE_SOLVER_NEWTON, 100, 1e-14);
+        fprintf(stderr, "mujoco newton humanoid: force_rel_diff %.3e qacc_rel_diff %.3e, at most %d iterations\n",
+                r.fdiff, r.adiff, r.iters);
+        ck_assert_msg(r.fdiff <= 1e-7 && r.adiff <= 1e-7, "humanoid: force %g qacc %g", r.fdiff, r.adiff);
+        mj_deleteData(f.d);
+        mj_deleteModel(f.mc);
+        mj_deleteModel(f.m);
+    }
+}
+END_TEST
+
+/* On the states where apgd on the general-block form needs many
+ * iterations to reach 1e-10, Newton needs a few. */
+START_TEST(newton_converges_where_apgd_iterates)
+{
+    mj_fixture f, g;
+    run_stats rn, ra;
+    mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
+    mj_open(&g, ALL_KINDS_XML("elliptic"), 0);
+    rn = run(&f, CLCONE_SOLVER_NEWTON, 100, 1e-10);
+    ra = run(&g, CLCONE_SOLVER_APGD, 100, 1e-10);
+    fprintf(stderr, "mujoco newton vs apgd: at most %d and %d iterations a step\n", rn.iters, ra.iters);
+    ck_assert_int_le(rn.iters, 10);
+    ck_assert_int_ge(ra.iters, 10 * rn.iters);
+    mj_close(&f);
+    mj_close(&g);
+}
+END_TEST
+
+/* Each island holds MuJoCo's M (mj_fullM's entries, to the bit) on its
+ * dofs, by trees (a group a tree; M is zero between two), and J's rows
+ * on its rows; the islands partition the rows. */
+START_TEST(islands_hold_mujocos_m_and_j)
+{
+    mj_fixture f;
+    clc_mj_primal pr;
+    clcone_error e;
+    int nv, *seen;
+    double *M, *J;
+    mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
+    f.m->opt.jacobian = mjJAC_DENSE;
+    for (int k = 0; k < 40; ++k) mj_step(f.m, f.d);
+    mj_forward(f.m, f.d);
+    nv = (int)f.m->nv;
+    ck_assert_ptr_nonnull(M = calloc((size_t)nv * nv, sizeof *M));
+    ck_assert_ptr_nonnull(seen = calloc((size_t)f.d->nefc, sizeof *seen));
+    J = f.d->efc_J;
+    mj_fullM(f.m, f.d, M);
+    ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, &pr, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_ge(pr.n, 2);
+    for (int k = 0; k < pr.n; ++k) {
+        const clc_pproblem *p = &pr.isl[k];
+        const int *dof = pr.dof + pr.dof_off[k], *row = pr.row + pr.row_off[k];
+        double inertia = 0;
+        for (int g = 0; g < p->ng; ++g)
+            for (int a = p->goff[g]; a < p->goff[g + 1]; ++a) {
+                int n = p->goff[g + 1] - p->goff[g];
+                for (int b = 0; b < p->nv; ++b) {
+                    double want = M[(size_t)dof[a] * nv + dof[b]];
+                    int in = b >= p->goff[g] && b < p->goff[g + 1];
+                    const double *have = in ? &p->M[p->moff[g] + (a - p->goff[g]) * n + b - p->goff[g]] : NULL;
+                    ck_assert_msg(in ? !memcmp(have, &want, sizeof want) : want == 0, "island %d M (%d, %d)", k,
+                                  dof[a], dof[b]);
+                }
+                ck_assert_int_eq(f.m->dof_treeid[dof[a]], f.m->dof_treeid[dof[p->goff[g]]]);
+                inertia += M[(size_t)dof[a] * nv + dof[a]];
+            }
+        ck_assert_double_eq(p->scale, p->nv ? 1 / inertia : 1);
+        for (int x = 0; x < p->m; ++x) {
+            double row_sum = 0, want_sum = 0;
+            ++seen[row[x]];
+            for (int e2 = p->jp[x]; e2 < p->jp[x + 1]; ++e2) {
+                ck_assert_double_eq(p->jv[e2], J[(size_t)row[x] * nv + dof[p->jc[e2]]]);
+                row_sum += fabs(p->jv[e2]);
+            }
+            for (int c = 0; c < nv; ++c) want_sum += fabs(J[(size_t)row[x] * nv + c]);
+            ck_assert_double_eq(row_sum, want_sum); /* no entry left out */
+        }
+    }
+    for (int i = 0; i < f.d->nefc; ++i) ck_assert_int_eq(seen[i], 1);
+    clc_mj_primal_free(&pr);
+    free(M);
+    free(seen);
+    mj_close(&f);
+}
+END_TEST
+
+/* A one-dof problem: M = m, one row of kind k with R and a_ref. */
+static void tiny(clc_pproblem *p, int nv, int kind)
+{
+    clcone_error e;
+    ck_assert_int_eq(clc_pproblem_alloc(p, nv, 1, 1, nv, (size_t)nv * nv, &e), CLCONE_OK);
+    p->moff[1] = nv * nv;
+    for (int v = 0; v < nv; ++v) {
+        p->M[(size_t)v * nv + v] = 1;
+        p->jc[v] = v;
+        p->jv[v] = 1;
+        p->a0[v] = p->f0[v] = -1;
+    }
+    p->jp[1] = nv;
+    p->ng = 1;
+    p->goff[1] = nv;
+    p->aref[0] = 0;
+    p->R[0] = 1;
+    p->kind[0] = kind;
+    p->off[1] = 1;
+    p->scale = 1;
+    p->ls_iterations = 50;
+    p->ls_tolerance = 0.01;
+}
+
+/* Bad problems are a status naming what is wrong, not a crash or a
+ * silent answer: a non-positive R, a Hessian that is not positive
+ * definite, a solver other than newton, the device; and the CLI refuses
+ * newton on a device before it loads the model. */
+START_TEST(bad_cases_are_a_status)
+{
+    clc_pproblem p;
+    clcone_options o;
+    clcone_prob_result res;
+    clcone_error e;
+    double a[2] = {0, 0}, f = 0, *av = a, *fv = &f;
+    int st = 0, *sv = &st, failed;
+    char out[4096], err[4096];
+    const clc_pproblem *pp = &p;
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_options_default(&o);
+    o.tol = 1e-12;
+    tiny(&p, 1, BLK_FREE);
+    p.R[0] = 0;
+    ck_assert_int_eq(clc_pproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 0: R 0"), "%s", e.msg);
+    p.R[0] = 1;
+    ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_OK);
+    ck_assert_int_eq(res.status, CLCONE_CONVERGED);
+    ck_assert_double_eq_tol(a[0], -0.5, 1e-14); /* min 1/2 (a + 1)^2 + 1/2 a^2 */
+    clc_pproblem_free(&p);
+    tiny(&p, 2, BLK_FREE);
+    p.M[1] = p.M[2] = 2; /* [[1 2] [2 1]]: indefinite */
+    ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "not positive definite") && strstr(e.msg, "dof 1"), "%s", e.msg);
+    p.M[1] = p.M[2] = 0;
+    o.solver = CLCONE_SOLVER_APGD;
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
+                     CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "model coulomb is solved on its own forms, not on MuJoCo's primal problem"), "%s",
+                  e.msg);
+    o.model = CLCONE_MODEL_SOFT;
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
+                     CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "solver apgd is not available for model soft on MuJoCo's primal problem on the CPU "
+                                "reference (offered: newton (default))"), "%s", e.msg);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_int_eq(clc_solve_primal_batch(ctx, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "(offered: none there; use --device ref"), "%s", e.msg);
+    clc_pproblem_free(&p);
+    clcone_context_free(ctx);
+    ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1 --solver newton --device 0", out,
+                                  sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "newton runs on the reference only (--device ref)") && !strstr(err, "cannot open"),
+                  "%s", err);
+    ck_assert_int_eq(test_run_cli(NULL, "mujoco /nonexistent/m.xml --steps 1 --solver newton --device ref", out,
+                                  sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "cannot open"), "%s", err);
+}
+END_TEST
+
+/* `clcone mujoco --solver newton` without a device runs on the reference,
+ * converged, and says so. */
+START_TEST(cli_newton_on_reference)
+{
+    char args[4200], out[16384], err[4096];
+    snprintf(args, sizeof args, "mujoco %s --steps 5 --solver newton --compare mujoco",
+             test_model_path("humanoid/humanoid.xml"));
+    ck_assert_int_eq(test_run_cli("env -u CLCONE_DEVICE", args, out, sizeof out, err, sizeof err), 0);
+    ck_assert_msg(strstr(out, "backend: ref") && strstr(out, "solver newton"), "%s", out);
+    ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
+}
+END_TEST
+
+/* A step that the iteration cap stops says so (maxiter, its reason) and
+ * MuJoCo still steps on its iterate. */
+START_TEST(iteration_cap_is_a_status)
+{
+    mj_fixture f;
+    clcone_options o;
+    clc_mujoco *a;
+    clc_mujoco_stats st;
+    clcone_error e;
+    int capped = 0;
+    mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_SOFT;
+    o.solver = CLCONE_SOLVER_NEWTON;
+    o.tol = 1e-300;
+    o.max_iter = 1;
+    ck_assert_msg(clc_mujoco_create(NULL, &o, f.path, &a, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 20; ++k) {
+        ck_assert_msg(clc_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "step %d: %s", k, e.msg);
+        if (!st.blocks) continue;
+        ck_assert_msg(st.res.status != CLCONE_CONVERGED || st.res.error == 0, "step %d converged at %g", k,
+                      st.res.error);
+        ck_assert_msg(st.res.status == CLCONE_CONVERGED || st.res.reason[0], "step %d: no reason", k);
+        capped += st.res.status == CLCONE_MAXITER && strstr(st.res.reason, "iteration cap 1") != NULL;
+    }
+    ck_assert_int_gt(capped, 0);
+    clc_mujoco_free(a);
+    mj_close(&f);
+}
+END_TEST
+
+Suite *suite_mujoco_newton(void)
+{
+    Suite *s = suite_create("mujoco_newton");
+    TCase *tc = tcase_create("mujoco_newton");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, newton_matches_mujoco_newton);
+    tcase_add_test(tc, newton_converges_where_apgd_iterates);
+    tcase_add_test(tc, islands_hold_mujocos_m_and_j);
+    tcase_add_test(tc, bad_cases_are_a_status);
+    tcase_add_test(tc, iteration_cap_is_a_status);
+    tcase_add_test(tc, cli_newton_on_reference);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+#else
+
+Suite *suite_mujoco_newton(void) { return suite_create("mujoco_newton"); }
+
+#endif
