@@ -18,6 +18,9 @@
 #include "bench.h"
 #include "cone.h"
 #include "solve/blocks_solve.h"
+#ifdef BENCH_MUJOCO
+#include "mujoco/mj_primal.h"
+#endif
 
 #include <math.h>
 #include <stdlib.h>
@@ -86,9 +89,12 @@ static const ccfg cfgs[] = {
     {2, CLCONE_SOLVER_APGD, 1, 0}, {2, CLCONE_SOLVER_CGS, 1, 0},  {2, CLCONE_SOLVER_ACGS, 1, 0}};
 #define NCFG ((int)(sizeof cfgs / sizeof *cfgs))
 
-/* The shared models' general-block form: what clc_solve_blocks runs. */
-static const ccfg gcfgs[] = {
-    {0, CLCONE_SOLVER_APGD, 0, 1}, {0, CLCONE_SOLVER_PGS, 0, 1}, {1, CLCONE_SOLVER_APGD, 0, 1}, {2, CLCONE_SOLVER_APGD, 0, 1}};
+/* The shared models' general-block form (what clc_solve_blocks runs) and,
+ * for newton, their primal problem (MuJoCo's Newton method,
+ * clc_mj_primal_solve): the solver table's rows of those forms. */
+static const ccfg gcfgs[] = {{0, CLCONE_SOLVER_NEWTON, 0, 1}, {0, CLCONE_SOLVER_APGD, 0, 1},
+                             {0, CLCONE_SOLVER_PGS, 0, 1},    {1, CLCONE_SOLVER_APGD, 0, 1},
+                             {2, CLCONE_SOLVER_APGD, 0, 1}};
 #define NGCFG ((int)(sizeof gcfgs / sizeof *gcfgs))
 
 /* Seconds of CPU time of the whole process, every thread (POCL's
@@ -169,11 +175,13 @@ static int mj_islands(const mjData *d)
 #endif
 }
 
-/* A clcone solve from r = 0 (m rows): on a plan, or the general-block
- * problem bp on ctx with o (no plan: each call sets itself up). */
+/* A clcone solve from r = 0 (m rows): on a plan, the general-block
+ * problem bp on ctx with o (no plan: each call sets itself up), or the
+ * primal problem pr from qacc_smooth. */
 typedef struct cc_call {
     clcone_plan *plan;
     const clc_bproblem *bp;
+    clc_mj_primal *pr;
     clcone_context *ctx;
     const clcone_options *o;
     int m;
@@ -187,7 +195,9 @@ static int cc_once(void *arg)
     cc_call *c = arg;
     clcone_result res;
     memset(c->r, 0, sizeof(double) * (size_t)c->m);
-    if (c->bp) {
+    if (c->pr) {
+        if (clc_mj_primal_solve(c->ctx, c->pr, c->o, &c->res, &c->err)) return -1;
+    } else if (c->bp) {
         if (clc_solve_blocks(c->ctx, c->bp, c->o, c->r, &c->res, &c->err)) return -1;
     } else {
         if (clcone_plan_solve(c->plan, c->r, &res, &c->err)) return -1;
@@ -242,6 +252,8 @@ typedef struct mj_run {
     char path[4096], label[64];
     int nbodies, nc, nefc, body_state; /* body form: 0 not built, 1 built, -1 failed */
     int general;                       /* a shared model: bp, not p */
+    int primal_state;                  /* primal: 0 not built, 1 built, -1 failed */
+    clc_mj_primal primal;
     int runs[NSOL + 1], iters[NSOL + 1];
     timing tmj[NSOL + 1];
     double emj[NSOL + 1], amj[NSOL + 1], *fmj[NSOL + 1], *r, *rmj, *bR, *baref, *bmap;
@@ -428,7 +440,9 @@ static int cc_probe(mj_run *R, const ccfg *cf, const clcone_options *o, double t
 {
     bench *b = R->b;
     clcone_context *ctx = cf->dev == 0 ? NULL : cf->dev == 1 ? b->fctx : b->dctx;
-    cc_call c = {NULL, R->general ? &R->bp : NULL, ctx, o, R->nefc, R->r, {0}, {0}};
+    int primal = R->general && cf->solver == CLCONE_SOLVER_NEWTON;
+    cc_call c = {NULL, R->general && !primal ? &R->bp : NULL, primal ? &R->primal : NULL, ctx, o, R->nefc, R->r,
+                 {0}, {0}};
     double t0, c0;
     int rc;
     if (!R->general && (cf->body ? clcone_plan_create_scene(ctx, &R->bs, o, &c.plan, &c.err)
@@ -444,6 +458,8 @@ static int cc_probe(mj_run *R, const ccfg *cf, const clcone_options *o, double t
     pr->runs = 1;
     if (rc >= 0) {
         if (cf->body) mj_rows_from_body(R->nc, R->bmap, R->r, R->rmj);
+        else if (primal)
+            for (int x = 0; x < R->nefc; ++x) R->rmj[R->primal.row[x]] = R->primal.f[x];
         else memcpy(R->rmj, R->r, sizeof(double) * (size_t)R->nefc);
         pr->tol = o->tol;
         pr->iters = c.res.iters;
@@ -453,7 +469,7 @@ static int cc_probe(mj_run *R, const ccfg *cf, const clcone_options *o, double t
         if (rc == 0 && pr->acc <= target) {
             timing more = best_ms(cc_once, &c, 0, R->S->max_runs, R->S->tmin, &pr->runs);
             pr->t = (timing){fmin(pr->t.ms, more.ms), fmin(pr->t.cpu, more.cpu)};
-            if (R->general) pr->setup_ms = setup_ms(&c);
+            if (c.bp) pr->setup_ms = setup_ms(&c);
         }
     }
     if (c.plan) clcone_plan_free(c.plan);
@@ -477,7 +493,9 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
 {
     bench *b = R->b;
     const char *eng = cf->dev ? b->dev_short : "CPU reference", *prec = cf->dev == 1 ? "float" : "double";
-    const char *sname = clcone_solver_name(cf->solver), *form = R->general ? "general" : cf->body ? "body" : "local";
+    int primal = R->general && cf->solver == CLCONE_SOLVER_NEWTON;
+    const char *sname = clcone_solver_name(cf->solver),
+               *form = primal ? "primal" : R->general ? "general" : cf->body ? "body" : "local";
     const double target = R->amj[CG], tol_floor = cf->dev == 1 ? 1e-7 : 1e-13;
     char buf[64], buf2[64], why[64] = "";
     probe first = {0}, pr = {0};
@@ -488,8 +506,16 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
     if (b->quick && !cf->quick) return;
     if (cf->body) mj_body_form_once(R);
     if (cf->body && R->body_state < 0) return;
+    if (primal && !R->primal_state) {
+        clcone_error e;
+        R->primal_state = clc_mj_primal_build(R->m, R->d, R->label, &R->primal, &e) ? -1 : 1;
+        if (R->primal_state < 0) bench_fail(b, R->f, "%s: the primal problem: %s", R->label, e.msg);
+    }
+    if (primal && R->primal_state < 0) return;
     clcone_options_default(&o);
-    o.model = cf->body ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
+    /* MuJoCo's problem is soft's: its own R and a_ref in the general and
+     * primal forms and in the body form's arrays; ccp on its W + R */
+    o.model = cf->body || R->general ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
     o.soft_R = cf->body ? R->bR : NULL;
     o.soft_aref = cf->body ? R->baref : NULL;
     o.solver = cf->solver;
@@ -528,8 +554,8 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
     if (met)
         fprintf(t_cc, "%.2e (%.2gx) | %d | %d | %.2e | %.2e | %s (best of %d)%s%s | %.3g ms | %.3g | %.3g |\n",
                 pr.tol, pr.tol / R->emj[CG], solves, pr.iters, pr.err, pr.acc, bench_fmt_ms(pr.t.ms, buf, sizeof buf),
-                pr.runs, R->general ? "; 1 iteration: " : "",
-                R->general ? bench_fmt_ms(pr.setup_ms, buf2, sizeof buf2) : "", pr.t.cpu,
+                pr.runs, R->general && !primal ? "; 1 iteration: " : "",
+                R->general && !primal ? bench_fmt_ms(pr.setup_ms, buf2, sizeof buf2) : "", pr.t.cpu,
                 pr.t.ms / R->tmj[CG].ms, pr.t.cpu / R->tmj[CG].cpu);
     else
         fprintf(t_cc, "not met: %s | %d | %d | %.2e | %.2e | %s | %.3g ms | >= %.3g | >= %.3g |\n", why, solves,
@@ -586,6 +612,7 @@ out:
     free(R->bmap);
     clcone_problem_free(&R->p);
     clc_bproblem_free(&R->bp);
+    if (R->primal_state > 0) clc_mj_primal_free(&R->primal);
     clcone_scene_free(&R->s);
     clcone_scene_free(&R->bs);
     free(R);
@@ -606,7 +633,11 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "condims, solref and options) are stepped %d steps by MuJoCo's own `mj_step` (its default solver, "
                "warm-started) and compared at that state on MuJoCo's whole problem in clcone's general-block form "
                "(`clc_mujoco_bproblem`: every row kind, rows in MuJoCo's order, W = J M^-1 J' + R formed by the "
-               "adapter, q = `efc_b`); its natural-map error is the general form's (`clc_bproblem_error`).\n\n"
+               "adapter, q = `efc_b`); its natural-map error is the general form's (`clc_bproblem_error`). "
+               "Their form `primal` is MuJoCo's own primal problem at that state (`clc_mj_primal_build`: M, J, "
+               "qacc_smooth, R, a_ref, no A) solved by clcone's MuJoCo Newton method on the reference "
+               "(`clc_mj_primal_solve`, every island one batch) from qacc_smooth, as MuJoCo's rows here start "
+               "from it; its time leaves out building the problem, as the dual forms' leave out forming W.\n\n"
                "**The measure is force accuracy**: max |f - f_tight| / max |f_tight|, f_tight MuJoCo's Newton run "
                "to tolerance %g (at most %d iterations) on the same problem. The natural-map error (clcone's ccp "
                "error on that (W, q, mu)) is shown beside it: it flatters, since W + R is ill-conditioned where "

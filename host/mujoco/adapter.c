@@ -676,54 +676,15 @@ clcone_status clc_mujoco_end(clc_mujoco *a, const mjModel *m, mjData *d, clc_muj
     return clc_mujoco_call(second_half, &h, a->label, err);
 }
 
-/* The islands' results as one: the worst status (its reason), the most
- * iterations, the largest error, the summed cost, the wall time. */
-static void merge_results(const clcone_prob_result *res, int n, double ms, clcone_prob_result *out)
-{
-    memset(out, 0, sizeof *out);
-    for (int k = 0; k < n; ++k) {
-        if (res[k].status > out->status || k == 0) {
-            out->status = res[k].status;
-            snprintf(out->reason, sizeof out->reason, "%s", res[k].reason);
-        }
-        if (res[k].iters > out->iters) out->iters = res[k].iters;
-        if (res[k].error > out->error) out->error = res[k].error;
-        out->cost += res[k].cost;
-    }
-    out->time_ms = ms;
-}
-
-/* pd's primal problem, its islands one batch (solve/blocks_solve.h). */
+/* pd's primal problem, its islands one batch (mujoco/mj_primal.h). */
 static clcone_status solve_primal(const clc_mujoco *a, clc_mujoco_pending *pd, clc_mujoco_stats *st,
                                   clcone_error *err)
 {
-    clc_mj_primal *pr = pd->primal;
-    size_t n = (size_t)pr->n;
-    const clc_pproblem **p = clc_calloc(n + 1, sizeof *p, err, "islands");
-    double **av = clc_calloc(2 * n + 1, sizeof *av, err, "island vectors"), t0 = clc_now_ms();
-    int **sv = clc_calloc(n + 1, sizeof *sv, err, "island zones"), failed;
-    clcone_prob_result *res = clc_calloc(n + 1, sizeof *res, err, "island results");
     clcone_options o;
-    clcone_status s = CLCONE_ENOMEM;
-    if (!p || !av || !sv || !res) goto out;
-    for (size_t k = 0; k < n; ++k) {
-        p[k] = &pr->isl[k];
-        av[k] = pr->a + pr->dof_off[k];
-        av[n + k] = pr->f + pr->row_off[k];
-        sv[k] = pr->state + pr->row_off[k];
-    }
+    clcone_status s;
     clc_mujoco_solve_options(a, NULL, NULL, &o);
-    o.warm_start = pr->warm;
-    s = clc_solve_primal_batch(a->ctx, pr->n, p, &o, 1, av, av + n, sv, res, &failed, err);
-    if (s) {
-        if (failed >= 0) clc_error_prefix(err, "island %d", failed);
-        clc_error_prefix(err, "%s", a->label);
-    } else merge_results(res, pr->n, clc_now_ms() - t0, &st->res);
-out:
-    free(p);
-    free(av);
-    free(sv);
-    free(res);
+    o.warm_start = pd->primal->warm;
+    if ((s = clc_mj_primal_solve(a->ctx, pd->primal, &o, &st->res, err))) clc_error_prefix(err, "%s", a->label);
     return s;
 }
 

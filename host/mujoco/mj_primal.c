@@ -5,6 +5,7 @@
 #include "mujoco/mj_primal.h"
 #include "mujoco/mj_common.h"
 #include "core/internal.h"
+#include "solve/blocks_solve.h"
 #include "cone.h"
 #include "block_sets.h"
 
@@ -256,4 +257,48 @@ void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr)
     mj_mulJacVec(m, d, d->efc_b, d->qacc_smooth);
     for (int i = 0; i < d->nefc; ++i) d->efc_b[i] -= d->efc_aref[i];
     mj_mulJacTVec(m, d, d->qfrc_constraint, d->efc_force);
+}
+
+/* The islands' results as one: the worst status (its reason) and error,
+ * the most iterations, the costs summed. */
+static void merge_results(const clcone_prob_result *res, int n, double ms, clcone_prob_result *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int k = 0; k < n; ++k) {
+        if (res[k].status > out->status || k == 0) {
+            out->status = res[k].status;
+            snprintf(out->reason, sizeof out->reason, "%s", res[k].reason);
+        }
+        if (res[k].iters > out->iters) out->iters = res[k].iters;
+        if (res[k].error > out->error) out->error = res[k].error;
+        out->cost += res[k].cost;
+    }
+    out->time_ms = ms;
+}
+
+clcone_status clc_mj_primal_solve(clcone_context *ctx, clc_mj_primal *pr, const clcone_options *o,
+                                  clcone_prob_result *out, clcone_error *err)
+{
+    size_t n = (size_t)pr->n;
+    const clc_pproblem **p = clc_calloc(n + 1, sizeof *p, err, "islands");
+    double **av = clc_calloc(2 * n + 1, sizeof *av, err, "island vectors"), t0 = clc_now_ms();
+    int **sv = clc_calloc(n + 1, sizeof *sv, err, "island zones"), failed;
+    clcone_prob_result *res = clc_calloc(n + 1, sizeof *res, err, "island results");
+    clcone_status s = CLCONE_ENOMEM;
+    if (!p || !av || !sv || !res) goto out;
+    for (size_t k = 0; k < n; ++k) {
+        p[k] = &pr->isl[k];
+        av[k] = pr->a + pr->dof_off[k];
+        av[n + k] = pr->f + pr->row_off[k];
+        sv[k] = pr->state + pr->row_off[k];
+    }
+    s = clc_solve_primal_batch(ctx, pr->n, p, o, 1, av, av + n, sv, res, &failed, err);
+    if (s && failed >= 0) clc_error_prefix(err, "island %d", failed);
+    if (!s) merge_results(res, pr->n, clc_now_ms() - t0, out);
+out:
+    free(p);
+    free(av);
+    free(sv);
+    free(res);
+    return s;
 }

@@ -34,6 +34,13 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
                                      clcone_error *err);
 void clc_mj_primal_free(clc_mj_primal *pr);
 
+/* pr's islands solved as one batch (clc_solve_primal_batch) with o on
+ * ctx, from pr->a when o->warm_start; into out the worst status and
+ * error over the islands, the most iterations and the wall time. A
+ * failing island is named. */
+clcone_status clc_mj_primal_solve(clcone_context *ctx, clc_mj_primal *pr, const clcone_options *o,
+                                  clcone_prob_result *out, clcone_error *err);
+
 /* pr's solution as MuJoCo's outputs (MuJoCo's Newton's): efc_force,
  * efc_state, efc_b, qfrc_constraint = J'f and qacc. */
 void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr);
