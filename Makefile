@@ -152,9 +152,12 @@ $(BUILD)/obj/kernels_embedded.o: $(BUILD)/kernels_embedded.c
 	$(CC) $(ALL_CFLAGS) -fvisibility=hidden -Wno-overlength-strings -c $< -o $@
 
 # Made afresh: ar would keep the members of sources that no longer exist.
+# q, not r: members of one name from two folders (ref/apgd.o and
+# opencl/apgd.o) must both stay, where r would replace the first.
 $(BUILD)/libclcone.a: $(LIB_OBJ)
 	rm -f $@
-	ar rcs $@ $^
+	ar qcs $@ $^
+	@test $$(ar t $@ | wc -l) -eq $(words $^) || { echo '$@: a member is missing' >&2; rm -f $@; exit 1; }
 
 $(BUILD)/libclcone.so.$(VERSION): $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libclcone.so.$(SOMAJOR) -o $@ $^ $(LDLIBS)
@@ -171,7 +174,8 @@ $(BUILD)/libclcone.so: $(BUILD)/libclcone.so.$(VERSION)
 $(OUT_OBJ): private ALL_CFLAGS += $(HDF5_CFLAGS) $(CAIRO_CFLAGS)
 $(BUILD)/libclcone_output.a: $(OUT_OBJ)
 	rm -f $@
-	ar rcs $@ $^
+	ar qcs $@ $^
+	@test $$(ar t $@ | wc -l) -eq $(words $^) || { echo '$@: a member is missing' >&2; rm -f $@; exit 1; }
 
 $(BUILD)/libclcone_output.so.$(VERSION): $(OUT_OBJ) $(BUILD)/libclcone.so $(BUILD)/libclcone.a
 	$(CC) -shared -Wl,-soname,libclcone_output.so.$(SOMAJOR) -o $@ $(OUT_OBJ) -L$(BUILD) -lclcone \
@@ -547,7 +551,8 @@ $(BUILD)/obj/mpi/%.o: host/mpi/%.c $(HOST_H) $(MPI_H) | $(BUILD)/obj
 
 $(BUILD)/libclcone_mpi.a: $(MPI_OBJ)
 	rm -f $@
-	ar rcs $@ $^
+	ar qcs $@ $^
+	@test $$(ar t $@ | wc -l) -eq $(words $^) || { echo '$@: a member is missing' >&2; rm -f $@; exit 1; }
 
 $(BUILD)/libclcone_mpi.so: $(MPI_OBJ) $(BUILD)/libclcone.so
 	$(CC) -shared -Wl,-soname,libclcone_mpi.so.$(SOMAJOR) -o $@.$(VERSION) $(MPI_OBJ) \

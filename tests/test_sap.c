@@ -1,4 +1,4 @@
-/* SAP model (host/core/sap.c, host/opencl/sap_device.c): the analytic one-contact and
+/* SAP model (host/core/sap.c, host/opencl/sap.c): the analytic one-contact and
  * box answers of the regularised model, the device (PCG Newton) against the
  * dense reference on a stack and a pile, the monotone cost, float, bad
  * parameters. */

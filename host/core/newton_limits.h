@@ -1,5 +1,5 @@
 /* The dense Newton's limits, shared by the reference (ref/newton.c) and
- * the device (opencl/newton_device.c), which must refuse and fall back on
+ * the device (opencl/newton.c), which must refuse and fall back on
  * the same problems so that the two backends agree on which solver ran. */
 #ifndef CLCONE_NEWTON_LIMITS_H
 #define CLCONE_NEWTON_LIMITS_H

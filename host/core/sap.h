@@ -1,6 +1,6 @@
 /* SAP model (Castro, Permenter & Han 2022): the set-up and the Newton loop
  * (core/sap.c) shared by the CPU reference (ref/sap_dense.c), the device driver
- * (opencl/sap_device.c), the entry (solve/sap_solve.c) and the tests. The model and its per-contact
+ * (opencl/sap.c), the entry (solve/sap_solve.c) and the tests. The model and its per-contact
  * math are described in kernels/sap_math.h.
  *
  * Both backends run the same Newton loop (clc_sap_newton) and differ

@@ -1,8 +1,10 @@
 /* The device state of one batch solve (clc_dev_batch) and what the
  * device layer's files share about it: the batch's buffers and kernels
- * (dev_batch.c), the multi-launch solvers (multi_launch.c), the
- * whole-problem kernels' drivers (group.c), the body form (dev_body.c)
- * and the plans that own a batch (dev_plan.c). */
+ * (dev_batch.c), each solver's driver, named after its kernel program
+ * (apgd.c, acgs.c, newton.c; sweeps.c for jacobi and cgs, whose kernels
+ * are the form programs'), the whole-problem kernels' driver
+ * (group_solve.c), the body form (dev_body.c) and the plans that own a
+ * batch (dev_plan.c). */
 #ifndef CLCONE_DEV_BATCH_H
 #define CLCONE_DEV_BATCH_H
 
@@ -105,7 +107,7 @@ clcone_status clc_dev_apgd_bounds(clc_dev_batch *d, cl_mem *L, clcone_error *err
 clcone_status clc_dev_local_host(const clcone_problem *p, clc_dev_host *h, clcone_error *err);
 void clc_dev_host_free(clc_dev_host *h);
 
-/* group.c: the whole-problem kernels (kernels/group_solve.cl), which
+/* group_solve.c: the whole-problem kernels (kernels/group_solve.cl), which
  * group_solve_local runs as its `solver` argument says. */
 enum clc_group_kind {
     CLCONE_GROUP_NONE = -1,  /* the solver has no whole-problem kernel */

@@ -1,6 +1,6 @@
 /* The device backend's entry points, as the solve layer calls them
- * (opencl/dev_plan.c, opencl/multi_launch.c, opencl/sap_device.c); no
- * OpenCL types. */
+ * (opencl/dev_plan.c, each solver's driver, opencl/sap.c); no OpenCL
+ * types. */
 #ifndef CLCONE_DEVICE_SOLVE_H
 #define CLCONE_DEVICE_SOLVE_H
 

@@ -11,7 +11,7 @@
 #include "solve/solve_entries.h"
 #include "ref/blocks_ref.h"
 #include "ref/primal_newton.h"
-#include "opencl/blocks_device.h"
+#include "opencl/blocks.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -24,7 +24,7 @@ static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lem
 _Static_assert(COUNT(MODEL_NAMES) == CLCONE_MODEL_COUNT, "a name for every clcone_model");
 _Static_assert(COUNT(SOLVER_NAMES) == CLCONE_SOLVER_COUNT, "a name for every clcone_solver");
 
-/* The device entries (opencl/multi_launch.c, opencl/newton_device.c),
+/* The device entries (opencl/sweeps.c, acgs.c, apgd.c, newton.c),
  * each declared with its type so that the compiler checks it against its
  * definition. */
 clc_dev_fn clc_dev_jacobi, clc_dev_cgs, clc_dev_acgs, clc_dev_apgd, clc_dev_newton, clc_dev_hybrid;

@@ -3,7 +3,7 @@
  * default): one
  * work-group per problem runs kernels/newton.cl (the reference's method,
  * host/ref/newton.c), on the whole-problem kernels' launches
- * (opencl/group.c). Its dense matrices live in global memory, 3 (3n)^2
+ * (opencl/group_solve.c). Its dense matrices live in global memory, 3 (3n)^2
  * reals a problem: newton holds problems to the reference's limit; the
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its

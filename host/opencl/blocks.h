@@ -1,6 +1,6 @@
-/* The general-block problem's device solver (opencl/blocks_device.c). */
-#ifndef CLCONE_OPENCL_BLOCKS_DEVICE_H
-#define CLCONE_OPENCL_BLOCKS_DEVICE_H
+/* The general-block problem's device solver (opencl/blocks.c). */
+#ifndef CLCONE_OPENCL_BLOCKS_H
+#define CLCONE_OPENCL_BLOCKS_H
 
 #include "core/blocks.h"
 

@@ -14,7 +14,7 @@
  * rows, values and momentum, summed in the order they have alone, so each
  * problem's iterates, stop and forces are bitwise those of its solve
  * alone (a batch of one). */
-#include "opencl/blocks_device.h"
+#include "opencl/blocks.h"
 #include "core/parallel.h"
 #include "opencl/opencl.h"
 #include "core/internal.h"
