@@ -21,6 +21,7 @@ typedef struct pn {
     pchol ch; /* the Hessian's factor */
     double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
     int *state;
+    int *pos; /* each J entry's dof in the factor's order: H is built every iteration */
     double cost, qg[3];
 } pn;
 
@@ -73,23 +74,20 @@ static void pn_update(pn *w)
  * triangle, a run of one group's entries (consecutive: a row's columns
  * ascend and a group's dofs are consecutive) against another's at a
  * time, each pair of runs one block of the factor. */
-static void add_outer(const clc_pproblem *p, int r, int s, double c, pchol *ch)
+static void add_outer(const clc_pproblem *p, const int *pos, int r, int s, double c, pchol *ch)
 {
     int ng = ch->ng;
     for (int e = p->jp[r], e2; e < p->jp[r + 1]; e = e2) {
-        int P = ch->gp[ch->pd[p->jc[e]]], p0 = ch->gs[P];
-        for (e2 = e + 1; e2 < p->jp[r + 1] && ch->gp[ch->pd[p->jc[e2]]] == P;) ++e2;
+        int P = ch->gp[pos[e]], p0 = ch->gs[P];
+        for (e2 = e + 1; e2 < p->jp[r + 1] && ch->gp[pos[e2]] == P;) ++e2;
         for (int k = p->jp[s], k2; k < p->jp[s + 1]; k = k2) {
-            int Q = ch->gp[ch->pd[p->jc[k]]], q0 = ch->gs[Q], nq = ch->gs[Q + 1] - q0;
+            int Q = ch->gp[pos[k]], q0 = ch->gs[Q], nq = ch->gs[Q + 1] - q0;
             double *B = P >= Q ? ch->blk[(size_t)P * ng + Q] : NULL;
-            for (k2 = k + 1; k2 < p->jp[s + 1] && ch->gp[ch->pd[p->jc[k2]]] == Q;) ++k2;
+            for (k2 = k + 1; k2 < p->jp[s + 1] && ch->gp[pos[k2]] == Q;) ++k2;
             for (int x = e; B && x < e2; ++x) {
-                int a = ch->pd[p->jc[x]] - p0;
-                double cx = c * p->jv[x];
-                for (int y = k; y < k2; ++y) {
-                    int b = ch->pd[p->jc[y]] - q0;
-                    if (P > Q || a >= b) B[a * nq + b] += cx * p->jv[y];
-                }
+                double cx = c * p->jv[x], *Ba = B + (size_t)(pos[x] - p0) * nq - q0;
+                int a = pos[x] - p0;
+                for (int y = k; y < k2 && (P > Q || pos[y] - q0 <= a); ++y) Ba[pos[y]] += cx * p->jv[y];
             }
         }
     }
@@ -112,9 +110,9 @@ static clcone_status pn_factor(pn *w, clcone_error *err)
         int r0 = p->off[b], n = p->off[b + 1] - r0;
         for (int j = 0; j < n; ++j) {
             int st = w->state[r0 + j];
-            if (st == PRIMAL_QUADRATIC) add_outer(p, r0 + j, r0 + j, 1 / p->R[r0 + j], &w->ch);
+            if (st == PRIMAL_QUADRATIC) add_outer(p, w->pos, r0 + j, r0 + j, 1 / p->R[r0 + j], &w->ch);
             for (int k = 0; st == PRIMAL_CONE && k < n; ++k)
-                add_outer(p, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
+                add_outer(p, w->pos, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
         }
     }
     return clc_pchol_factor(&w->ch, err);
@@ -298,6 +296,7 @@ static void pn_free(pn *w)
     free(w->Ma);
     free(w->x);
     free(w->Hc);
+    free(w->pos);
     clc_pchol_free(&w->ch);
 }
 
@@ -314,10 +313,12 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
     w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
-    if (!w->Ma || !w->x || !w->Hc) {
+    w->pos = clc_calloc((size_t)p->jp[p->m] + 1, sizeof *w->pos, err, "the Jacobian's dof positions");
+    if (!w->Ma || !w->x || !w->Hc || !w->pos) {
         pn_free(w);
         return CLCONE_ENOMEM;
     }
+    for (int e = 0; e < p->jp[p->m]; ++e) w->pos[e] = w->ch.pd[p->jc[e]];
     w->grad = w->Ma + nv;
     w->Mg = w->grad + nv;
     w->s = w->Mg + nv;
