@@ -58,10 +58,10 @@ typedef struct clc_contract_row {
 
 #define CLC_FORMS_SOLVE (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BODY))
 
-/* The contract (solve/contract.c), for a problem in one of the forms
- * (CLCONE_FORM_BIT mask) on ctx (NULL = the reference). */
-/* Unset solver and tol: the first default row of o's model in forms,
- * then that row's tolerance; the row, or NULL if o names none there. */
+/* The contract (solve/contract.c); forms: a CLCONE_FORM_BIT mask, ctx
+ * NULL the reference. Unset solver and tol: the first default row of o's
+ * model in forms, then that row's tolerance; the row, or NULL if o names
+ * none there. */
 const clc_contract_row *clc_contract_resolve(unsigned forms, clcone_options *o, const clcone_context *ctx);
 /* The same with the stepper's defaults where a row sets them. */
 const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options *o, const clcone_context *ctx);
