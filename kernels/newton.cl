@@ -345,7 +345,8 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
 
 /* A problem's hybrid state, kept in ints and ns between launches: the
  * last mark (iteration, error), the iteration Newton took over at (-1
- * while the sweeps run) and the iteration a try ends at (0: none). */
+ * while the sweeps run) and the iteration a try ends at (0: none; -1: a
+ * try failed, and there is no second). */
 typedef struct newton_track {
     int mark_it, switched, trial_end;
     real_t mark_e;
@@ -359,7 +360,7 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
 {
     int newton = T->switched >= 0;
     if (!newton && dense) {
-        int to = newton_hybrid_switch(it, e, tol, price, &T->mark_it, &T->mark_e);
+        int to = newton_hybrid_switch(it, e, tol, price, T->trial_end < 0, &T->mark_it, &T->mark_e);
         if (to) {
             T->switched = it;
             newton = 1;
@@ -367,8 +368,9 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
             T->trial_end = to == 1 ? it + NEWTON_TRIAL_STEPS : 0;
         }
     }
-    if (gave_up) { /* the sweeps again, the next try a doubling on */
-        newton = T->trial_end = T->mark_it = 0;
+    if (gave_up) { /* the sweeps again, until the hand-over: one try */
+        newton = T->mark_it = 0;
+        T->trial_end = -1;
         T->switched = -1;
         T->mark_e = INFINITY;
     }
@@ -438,7 +440,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
              * one measured: the same error, and no new mark */
             if (newton || cone_is_check(it, check_every, max_iter)) {
                 status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
-                                        T.trial_end, &gave_up);
+                                        T.trial_end > 0 ? T.trial_end : 0, &gave_up);
                 newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
                 if (status != CONE_GROUP_RUNNING) break;
             }
@@ -455,7 +457,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
-            if (T.trial_end && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
+            if (T.trial_end > 0 && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
                 T.trial_end = it + 1; /* a try that stalls gives up at the next check */
             } else if (!ok || it - T.mark_it >= NEWTON_STALL_STEPS) {
                 pend = burst;

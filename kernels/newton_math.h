@@ -74,13 +74,15 @@ CONE_FN real_t newton_hybrid_budget(int m, int blocks)
  * keeps its sweeps; Capsules-i100-1090 sits at 1.1e-7 from sweep 400 to
  * 3,200 and converges at 4,730, and a hand-over there cost 10x): the
  * whole budget for the hand-over, a try's share of it
- * (NEWTON_TRIAL_STEPS of NEWTON_EXPECTED_STEPS) for a try. A failed try
- * costs at most that share and the next waits for the next doubling;
- * without them a problem Newton finishes in a few steps swept until the
- * whole budget was spent. Tried wherever the sweeps' cost passed a try's
- * (not the budget), the tries doubled the time of piles and stacks the
- * sweeps finish in 2,000 sweeps. */
-CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, CONE_PRIV int *mark_it,
+ * (NEWTON_TRIAL_STEPS of NEWTON_EXPECTED_STEPS) for a try, and one try a
+ * solve (tried: it failed; then only the hand-over). A failed try costs
+ * at most that share; without tries a problem Newton finishes in a few
+ * steps swept until the whole budget was spent. Tried wherever the
+ * sweeps' cost passed a try's (not the budget), the tries doubled the
+ * time of piles and stacks the sweeps finish in 2,000 sweeps; a try at
+ * every doubling made 256 tiny piles (9-36 contacts) 30% slower on the
+ * reference, each failing again (docs/measured.md). */
+CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, int tried, CONE_PRIV int *mark_it,
                                  CONE_PRIV real_t *mark_e)
 {
     int verdict = 0;
@@ -89,7 +91,7 @@ CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, CO
         real_t pace = log(*mark_e / e) / (it - *mark_it); /* decades (base e) a sweep */
         real_t need = pace > 0 ? log(e / tol) / pace : (real_t)INFINITY;
         real_t trial = budget * NEWTON_TRIAL_STEPS / NEWTON_EXPECTED_STEPS;
-        if (need > budget) verdict = it >= budget ? 2 : it >= trial;
+        if (need > budget) verdict = it >= budget ? 2 : !tried && it >= trial;
     }
     *mark_it = it;
     *mark_e = e;

@@ -388,13 +388,13 @@ clcone_status clc_ref_newton(const clcone_problem *p, const clcone_options *o, i
 /* The hybrid's sweeps: NSGS (ACGS for ccp) watched at their checks by
  * its switch (newton_hybrid_switch, kernels/newton_math.h); a try or the
  * hand-over raises stop, which the sweeps' loop reads as its cancel flag.
- * After a failed try the sweeps start again from iteration it0 of the
- * solve, their own count from 0: the checks go to the history and
- * progress here, numbered as the solve's. */
+ * After a failed try (tried: there is no second) the sweeps start again
+ * from iteration it0 of the solve, their own count from 0: the checks go
+ * to the history and progress here, numbered as the solve's. */
 typedef struct hybrid {
     const clcone_options *o;
     double budget, mark_e, t0;
-    int mark_it, it0, prob, verdict;
+    int mark_it, it0, prob, verdict, tried;
     volatile int stop;
 } hybrid;
 
@@ -406,7 +406,7 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
         clc_history_add(H->o->history, H->prob, H->it0 + it, clc_now_ms() - H->t0, e);
         if (H->o->progress) H->o->progress(H->o->progress_user, H->prob, H->it0 + it, e);
     }
-    H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, &H->mark_it, &H->mark_e);
+    H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, H->tried, &H->mark_it, &H->mark_e);
     if (clc_cancelled(H->o) || H->verdict) H->stop = 1;
     return CLCONE_OK;
 }
@@ -440,7 +440,7 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
                                 clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
-    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, problem_of(p, c0), 0, 0};
+    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, problem_of(p, c0), 0, 0, 0};
     clcone_status s;
     if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
         return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
@@ -455,7 +455,8 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
         out->status = CLCONE_CONVERGED; /* newton_run sets it again */
         s = newton_run(p, o, c0, c1, r, out->iters, H.t0, H.verdict == 1, &gave_up, out, err);
         if (s || !gave_up) return s;
-        /* the try gave up: sweeps again, the next try a doubling on */
+        /* the try gave up: sweeps again until the hand-over, no second try */
+        H.tried = 1;
         sweeps = out->inner_iters;
         H.it0 = out->iters;
         H.mark_it = 0;
