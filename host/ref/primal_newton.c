@@ -388,13 +388,16 @@ clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options 
         }
         for (int i = 0; i < p->m; ++i) w.x[i] += alpha * w.Jv[i];
         pn_update(&w);
-        if ((s = pn_factor(&w, err))) goto out;
-        pn_solve(&w);
         gradient = 0;
         for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
         gradient = p->scale * sqrt(gradient);
         impr = p->scale * (old - w.cost);
         if (clc_stop_rule(o, it, impr < gradient ? fmax(impr, 0) : gradient, clc_now_ms() - t0, res)) break;
+        /* the next direction's Hessian only once the rule goes on: the
+         * stop reads the gradient, not H^-1 grad (one factor in two of
+         * a solve that stops after its first step) */
+        if ((s = pn_factor(&w, err))) goto out;
+        pn_solve(&w);
     }
     res->cost = w.cost;
 out:
