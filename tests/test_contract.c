@@ -89,7 +89,7 @@ START_TEST(sap_is_a_row_like_the_others)
     ck_assert_int_eq(o.solver, CLCONE_SOLVER_NEWTON);
     ck_assert_int_eq(clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &o, NULL, &row, &e), CLCONE_OK);
     ck_assert_int_eq(row->kind, CLC_RUN_SAP);
-    ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), &o, NULL, &row, &e), CLCONE_ENOTSUP);
     ck_assert_msg(strstr(e.msg, "model sap is solved on a scene (body form), not on a problem's local form"), "%s",
                   e.msg);
 }

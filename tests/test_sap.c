@@ -438,6 +438,7 @@ START_TEST(sap_bad_parameters)
     clcone_error e;
     clcone_options o;
     clcone_result res;
+    const clc_contract_row *row;
     clcone_context *c = ctx_of(CLCONE_DOUBLE);
     double *r;
     ck_assert(clc_gen_stack(2, 0.5, 0.01, &s, &e) == CLCONE_OK);
@@ -476,7 +477,7 @@ START_TEST(sap_bad_parameters)
     ck_assert_msg(strstr(e.msg, "model sap is solved on a scene (body form), not on a problem's local form"), "%s",
                   e.msg);
     ck_assert_int_eq(clcone_solve(c, &p, &o, r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_int_eq(clc_options_validate(&o, NULL, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(clc_contract_validate(CLCONE_FORM_BIT(CLCONE_FORM_LOCAL), &o, NULL, &row, &e), CLCONE_ENOTSUP);
     clcone_problem_free(&p);
     /* a pinned body has no mass matrix */
     s.bodies[0].inv_mass = 0;

@@ -349,12 +349,6 @@ clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, con
     return model_checks(have, o, err);
 }
 
-clcone_status clc_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err)
-{
-    const clc_contract_row *row;
-    return clc_contract_validate(LOCAL, o, ctx, &row, err);
-}
-
 /* Which models use an option that not every model uses, and why the
  * others refuse it (clcone_options_check_given). */
 #define ONLY(m) (1u << CLCONE_MODEL_##m)

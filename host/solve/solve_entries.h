@@ -69,8 +69,6 @@ const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options
  * the option ranges of the model and the stopping options. */
 clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, const clcone_context *ctx,
                                     const clc_contract_row **row, clcone_error *err);
-/* clc_contract_validate on the local form, without the row. */
-clcone_status clc_options_validate(const clcone_options *o, const clcone_context *ctx, clcone_error *err);
 /* The row of (m, s) on a form in forms; NULL if none. */
 const clc_contract_row *clc_contract_find(unsigned forms, clcone_model m, clcone_solver s);
 /* The solver a time step that failed with options o on ctx (NULL = the
