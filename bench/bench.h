@@ -63,6 +63,7 @@ void bench_section_scaling(bench *b, FILE *f);     /* 1 */
 void bench_section_bandwidth(bench *b, FILE *f);   /* 2 */
 void bench_section_batches(bench *b, FILE *f);     /* 3 */
 void bench_worlds_stepped(bench *b, FILE *f);      /* 3, its second part (sec_stepped.c) */
+void bench_local_or_body(bench *b, FILE *f);       /* 3, its third part (sec_stepped.c) */
 void bench_section_siconos(bench *b, FILE *f);     /* 4 */
 void bench_section_mujoco(bench *b, FILE *f);      /* 5 */
 void bench_section_bias(bench *b, FILE *f);        /* 6 */

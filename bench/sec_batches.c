@@ -290,4 +290,5 @@ void bench_section_batches(bench *b, FILE *f)
     }
     for (int k = 0; k < S.nk; ++k) clcone_problem_free(&S.kinds[k]);
     bench_worlds_stepped(b, f);
+    bench_local_or_body(b, f);
 }

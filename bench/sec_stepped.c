@@ -2,9 +2,13 @@
  * (clcone_sim_step_many: their small steps' local forms one device batch)
  * against the same worlds stepped one after another on the device and on
  * the reference; world-steps per second, wall and CPU time, and whether
- * every world of the batch ends in the state it reaches alone. */
+ * every world of the batch ends in the state it reaches alone. Then where
+ * a scene's local form stops paying: one scene solved in its body form
+ * and in its local form, the boundary of CLCONE_SCENES_MAX_CONTACTS. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+
+#include <clcone/ext.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -139,7 +143,87 @@ void bench_worlds_stepped(bench *b, FILE *f)
                "| worlds | N | together, world-steps/s | one after another | reference | together wall / CPU "
                "| one after another | reference | ref / together | KiB a world | same bits |\n"
                "|---|---|---|---|---|---|---|---|---|---|---|\n",
-            steps, b->dev_short, CLCONE_SIM_LOCAL_MAX);
+            steps, b->dev_short, CLCONE_SCENES_MAX_CONTACTS);
     for (int kind = 0; kind < 2; ++kind)
         for (int i = 0; i < ncounts; ++i) stepped_row(b, f, (world_kind)kind, counts[i], steps);
+}
+
+/* ms of one solve of plan pl from r = 0 (its plan warmed up), its
+ * iterations into *iters; -1 after a failure noted. */
+static double solve_once(bench *b, FILE *f, clcone_plan *pl, int n, int *iters)
+{
+    double *r = calloc(3 * (size_t)n + 1, sizeof *r), t = -1;
+    clcone_result res;
+    clcone_error e;
+    memset(&res, 0, sizeof res);
+    if (!r) bench_fail(b, f, "out of memory for %d contacts", n);
+    else if (clcone_plan_warm_up(pl, &e)) bench_fail(b, f, "warm-up: %s", e.msg);
+    else {
+        t = bench_now();
+        if (clcone_plan_solve(pl, r, &res, &e)) {
+            bench_fail(b, f, "solve: %s", e.msg);
+            t = -1;
+        } else {
+            t = 1e3 * (bench_now() - t);
+            *iters = res.items[0].iters;
+        }
+    }
+    clcone_result_free(&res);
+    free(r);
+    return t;
+}
+
+/* A row: a pile of n spheres (seed 3) solved once as a scene and once
+ * as its local form, with the model's sweeps (ccp acgs, coulomb cgs). */
+static void local_or_body_row(bench *b, FILE *f, int n, clcone_model model)
+{
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_scene s;
+    clcone_problem p;
+    clcone_plan *pb = NULL, *pl = NULL;
+    clcone_options o;
+    clcone_error e;
+    int ib = 0, il = 0;
+    double tb, tl;
+    memset(&w, 0, sizeof w);
+    memset(&s, 0, sizeof s);
+    memset(&p, 0, sizeof p);
+    clcone_gen_params_default(&gp);
+    gp.n = n;
+    gp.seed = 3;
+    clcone_options_default(&o);
+    o.model = model;
+    o.solver = model == CLCONE_MODEL_CCP ? CLCONE_SOLVER_ACGS : CLCONE_SOLVER_CGS;
+    o.tol = 1e-4;
+    o.max_seconds = 0;
+    if (clcone_world_generate("pile", &gp, &w, &e) || clcone_world_contact_scene(&w, &s, &e)
+        || clcone_scene_to_local(&s, &p, &e) || clcone_plan_create_scene(b->fctx, &s, &o, &pb, &e)
+        || clcone_plan_create(b->fctx, &p, &o, &pl, &e))
+        bench_fail(b, f, "pile of %d: %s", n, e.msg);
+    else if ((tb = solve_once(b, f, pb, s.ncontacts, &ib)) >= 0 && (tl = solve_once(b, f, pl, s.ncontacts, &il)) >= 0)
+        fprintf(f, "| %d | %s, %s | %.2f ms, %d | %.2f ms, %d | %.2fx |\n", s.ncontacts, clcone_model_name(model),
+                clcone_solver_name(o.solver), tb, ib, tl, il, tb / tl);
+    clcone_plan_free(pb);
+    clcone_plan_free(pl);
+    clcone_problem_free(&p);
+    clcone_scene_free(&s);
+    clcone_world_free(&w);
+}
+
+void bench_local_or_body(bench *b, FILE *f)
+{
+    static const int piles[] = {10, 40, 160, 320, 640};
+    int npiles = b->quick ? 4 : 5;
+    if (!b->fctx) return;
+    fprintf(f, "\n### Where a scene stops joining in its local form\n\n"
+               "One pile (`gen pile --n N --seed 3`) solved from r = 0 at tol 1e-4 on %s (float) as a scene (the "
+               "body form's kernels) and as its local form W, q, mu (what a scene of at most %d contacts becomes "
+               "in a batch of scenes, `CLCONE_SCENES_MAX_CONTACTS`), with the model's sweeps; ms and iterations, "
+               "plans made and warmed up beforehand. coulomb's 1,920 contacts are left out: cgs there takes "
+               "tens of seconds in either form.\n\n"
+               "| contacts | model, solver | body form | local form | body / local |\n|---|---|---|---|---|\n",
+            b->dev_short, CLCONE_SCENES_MAX_CONTACTS);
+    for (int i = 0; i < npiles; ++i) local_or_body_row(b, f, piles[i], CLCONE_MODEL_CCP);
+    for (int i = 0; i < npiles && piles[i] <= 320; ++i) local_or_body_row(b, f, piles[i], CLCONE_MODEL_COULOMB);
 }

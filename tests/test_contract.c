@@ -24,6 +24,12 @@ static int form_has_model(clcone_form f, clcone_model m)
     return 0;
 }
 
+/* Whether the row's offer names the backend. */
+static int runs_on_backend(const clc_contract_row *r, int device)
+{
+    return device ? r->offer.device : r->offer.reference;
+}
+
 /* Whether the row has the entry that runs it on the backend. */
 static int has_entry(const clc_contract_row *r, int device)
 {
@@ -119,6 +125,79 @@ START_TEST(defaults_are_the_tables)
                               clcone_model_name(o.model), backend, clcone_solver_name(o.solver));
                 ck_assert(o.tol == (backend ? row->tol_float : row->tol_double));
             }
+    clcone_context_free(dev);
+}
+END_TEST
+
+/* A batch of scenes is solved in the scenes' local forms, so the scenes
+ * form offers what the local form offers, on the same backends and with
+ * the same defaults; sap, which has no local form, is not offered. */
+START_TEST(scenes_take_the_local_forms_rows)
+{
+    for (int m = 0; m < CLCONE_MODEL_COUNT; ++m)
+        for (int s = CLCONE_SOLVER_DEFAULT; s < CLCONE_SOLVER_COUNT; ++s)
+            for (int device = 0; device < 2; ++device) {
+                clcone_options o;
+                clcone_options_default(&o);
+                o.model = (clcone_model)m;
+                o.solver = (clcone_solver)s;
+                ck_assert_int_eq(clcone_form_offers(CLCONE_FORM_SCENES, &o, device),
+                                 clcone_form_offers(CLCONE_FORM_LOCAL, &o, device));
+            }
+    {
+        clcone_options o;
+        clcone_options_default(&o);
+        o.model = CLCONE_MODEL_SAP;
+        ck_assert(!clcone_form_offers(CLCONE_FORM_SCENES, &o, 1) && clcone_form_offers(CLCONE_FORM_BODY, &o, 1));
+        o.model = CLCONE_MODEL_COULOMB;
+        o.solver = CLCONE_SOLVER_NSGS; /* the reference's only */
+        ck_assert(clcone_form_offers(CLCONE_FORM_SCENES, &o, 0) && !clcone_form_offers(CLCONE_FORM_SCENES, &o, 1));
+        ck_assert(!clcone_form_offers(CLCONE_FORM_COUNT, &o, 0) && !clcone_form_offers(CLCONE_FORM_LOCAL, NULL, 0));
+    }
+}
+END_TEST
+
+/* A scene in parts over MPI ranks runs only the rows marked parts, on a
+ * device: Jacobi-style iterations (jacobi, apgd), which read no other
+ * part's contacts between exchanges; the refusal names the model's. */
+START_TEST(parts_run_the_rows_marked_so)
+{
+    clcone_context *dev = test_context(CLCONE_FLOAT);
+    for (int m = 0; m < CLCONE_MODEL_COUNT; ++m)
+        for (int s = 0; s < CLCONE_SOLVER_COUNT; ++s)
+            for (int backend = 0; backend < 2; ++backend) {
+                const clc_contract_row *row = clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_BODY), (clcone_model)m,
+                                                                (clcone_solver)s), *ran;
+                clcone_options o;
+                clcone_error e;
+                int want = backend && row && row->offer.device && row->parts;
+                clcone_options_default(&o);
+                o.model = (clcone_model)m;
+                o.solver = (clcone_solver)s;
+                o.tol = 1e-6;
+                if (row && row->parts)
+                    ck_assert(s == CLCONE_SOLVER_JACOBI || s == CLCONE_SOLVER_APGD);
+                ck_assert_int_eq(clc_contract_validate_parts(&o, backend ? dev : NULL, &ran, &e) == CLCONE_OK,
+                                 want);
+                if (want) ck_assert_ptr_eq(ran, row);
+                else if (row && runs_on_backend(row, backend))
+                    ck_assert_msg(strstr(e.msg, "a scene in parts runs ") && strstr(e.msg, "on a device"), "%s",
+                                  e.msg);
+            }
+    {
+        clcone_options o;
+        const clc_contract_row *ran;
+        clcone_error e;
+        clcone_options_default(&o);
+        o.model = CLCONE_MODEL_COULOMB;
+        o.solver = CLCONE_SOLVER_CGS;
+        o.tol = 1e-6;
+        ck_assert_int_eq(clc_contract_validate_parts(&o, dev, &ran, &e), CLCONE_ENOTSUP);
+        ck_assert_msg(strstr(e.msg, "runs jacobi or apgd on a device") && strstr(e.msg, "not cgs"), "%s", e.msg);
+        o.model = CLCONE_MODEL_PYRAMID;
+        ck_assert_int_eq(clc_contract_validate_parts(&o, dev, &ran, &e), CLCONE_ENOTSUP);
+        ck_assert_msg(strstr(e.msg, "runs jacobi on a device"), "%s", e.msg);
+    }
     clcone_context_free(dev);
 }
 END_TEST
@@ -268,6 +347,8 @@ Suite *suite_contract(void)
     tcase_add_test(t, every_pair_follows_the_table);
     tcase_add_test(t, sap_is_a_row_like_the_others);
     tcase_add_test(t, defaults_are_the_tables);
+    tcase_add_test(t, scenes_take_the_local_forms_rows);
+    tcase_add_test(t, parts_run_the_rows_marked_so);
     tcase_add_test(t, docs_show_the_table);
     tcase_add_test(t, fallbacks_are_the_tables);
     tcase_add_test(t, cli_lists_are_the_tables);

@@ -243,8 +243,8 @@ START_TEST(sim_kept_plan_matches_fresh_solves)
             o.warm_start = in.warm_matched > 0;
             ck_assert(in.applied && !in.fell_back);
             memcpy(r, r0, sizeof *r * m);
-            /* the rule of CLCONE_SIM_LOCAL_MAX: apgd and soft keep the body form */
-            ck_assert_int_eq(in.local, cases[i].v == CLCONE_SOLVER_CGS && in.contacts <= CLCONE_SIM_LOCAL_MAX);
+            /* the rule of step_joins: apgd (it runs in MPI parts) and soft keep the body form */
+            ck_assert_int_eq(in.local, cases[i].v == CLCONE_SOLVER_CGS && in.contacts <= CLCONE_SCENES_MAX_CONTACTS);
             if (in.local) {
                 /* a small step is solved in its local form (clcone_sim_step_many) */
                 clcone_problem p;
@@ -676,10 +676,10 @@ static int iters_of(const char *file)
 
 /* Scenes join a batch (before: "a scene file cannot join a batch"),
  * beside a .dat file, on the device and on the reference: a scene of at
- * most 512 contacts as its local form in the problems' batch, with the
- * reactions (bit for bit) and iterations of its exported .dat solved
- * alone; a larger one (the 200-sphere pile) as `solve SCENE` solves it
- * alone. `export` writes a scene's local form as .dat: solving it on the
+ * most CLCONE_SCENES_MAX_CONTACTS as its local form in the problems'
+ * batch, with the reactions (bit for bit) and iterations of its exported
+ * .dat solved alone; a larger one (a grid of 512 boxes, 1,408 contacts)
+ * as `solve SCENE` solves it alone. `export` writes a scene's local form as .dat: solving it on the
  * reference gives the scene's reactions within 1e-10. */
 START_TEST(sim_cli_scene_batch_and_export)
 {
@@ -691,7 +691,7 @@ START_TEST(sim_cli_scene_batch_and_export)
     ck_assert_msg(cli(args) == 0, "%s", cli_out);
     snprintf(args, sizeof args, "gen pile --n 20 --seed 4 -o %s/p.scene", dir);
     ck_assert_msg(cli(args) == 0, "%s", cli_out);
-    snprintf(args, sizeof args, "gen pile --n 200 --seed 4 -o %s/big.scene", dir);
+    snprintf(args, sizeof args, "gen grid --n 8 -o %s/big.scene", dir);
     ck_assert_msg(cli(args) == 0, "%s", cli_out);
     for (int k = 0; k < 2; ++k) {
         snprintf(args, sizeof args, "export %s/%s -o %s/%s.dat", dir, scenes[k], dir, scenes[k]);

@@ -153,17 +153,14 @@ static int solve_batch_scenes(cli_args *a, clcone_context *ctx, clcone_world *wo
     return rc;
 }
 
-/* Scenes of at most this many contacts join a batch's problem files in
- * their local form (scene_joins_batch). */
-#define CLI_BATCH_LOCAL_MAX 512
-
-/* A scene small enough, with a model that reads nothing but W, q and mu,
- * or soft (its gaps and time step, which a_ref reads, kept in *gap and
+/* A scene small enough (CLCONE_SCENES_MAX_CONTACTS), whose model and
+ * solver the table offers on a batch of scenes (CLCONE_FORM_SCENES; soft
+ * with its gaps and time step, which a_ref reads, kept in *gap and
  * *dt), joins the problem files' batch as its local form (*joined = 1,
  * the world freed, *p the form): one device batch for all of them, where
  * scene plans in turn spent their time launching (40 tiny piles, coulomb
  * at 1e-4: 1,101 ms in turn, 34 ms as one batch; soft at 1e-8: 663 ms in
- * turn, 8.6 ms). sap does not join, and past the limit the body form,
+ * turn, 8.6 ms). sap has no such row, and past the limit the body form,
  * solved in turn, keeps W unassembled. Under --mpi too, so that ranks
  * solve what one process solves, but for `solve --mpi SCENE`, one scene
  * over the ranks. 0, or the exit code after saying why. */
@@ -174,14 +171,14 @@ static int scene_joins_batch(const cli_args *a, clcone_world *w, clcone_problem 
     clcone_error e;
     int rc = 0;
     *joined = 0;
-    if ((a->mpi && a->npos == 1) || a->o.model == CLCONE_MODEL_SAP) return 0;
+    if ((a->mpi && a->npos == 1) || !clcone_form_offers(CLCONE_FORM_SCENES, &a->o, !is_ref(a->device))) return 0;
     memset(&sc, 0, sizeof sc);
     memset(&e, 0, sizeof e);
     if (clcone_world_contact_scene(w, &sc, &e)) {
         cli_name_file(&e, path);
         return lib_error(&e);
     }
-    if (sc.ncontacts > 0 && sc.ncontacts <= CLI_BATCH_LOCAL_MAX) {
+    if (sc.ncontacts > 0 && sc.ncontacts <= CLCONE_SCENES_MAX_CONTACTS) {
         if (clcone_scene_to_local(&sc, p, &e)) {
             cli_name_file(&e, path);
             rc = lib_error(&e);

@@ -35,6 +35,7 @@ enum { REF = 1, DEV = 2 };
 #define BODY CLCONE_FORM_BIT(CLCONE_FORM_BODY)
 #define BLOCKS CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS)
 #define PRIMAL CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)
+#define SCENES CLCONE_FORM_BIT(CLCONE_FORM_SCENES)
 
 /* The model's Gauss-Seidel, which a failed time step falls back to: on
  * the reference NSGS (coulomb) or PGS, on devices CGS. */
@@ -51,17 +52,24 @@ enum { REF = 1, DEV = 2 };
 #define TOL_SAP 1e-4, 1e-8
 
 /* run_: one of the RUN_* below, the row's kind and entries. */
-#define ROW_OF(forms, model, solver, on, defaults, run_, fallbacks, tols, step, help)                         \
+#define ROW_OF(forms, model, solver, on, defaults, run_, fallbacks, tols, step, parts, help)                  \
     {{forms, CLCONE_MODEL_##model, CLCONE_SOLVER_##solver, ((on) & REF) != 0, ((on) & DEV) != 0,             \
       ((defaults) & REF) != 0, ((defaults) & DEV) != 0, tols, help},                                          \
-     run_, {fallbacks}, step}
+     run_, {fallbacks}, step, parts}
 #define RUN_LOCAL(ref, dev) CLC_RUN_LOCAL, {.local = {ref, dev}}
 #define RUN_SAP(fn) CLC_RUN_SAP, {.sap = fn}
 #define RUN_BLOCKS(ref, dev) CLC_RUN_BLOCKS, {.blocks = {ref, dev}}
 #define RUN_PRIMAL(fn) CLC_RUN_PRIMAL, {.primal = fn}
-/* A row of the local and body forms, by its two entries. */
+/* A row of the local and body forms, by its two entries; a batch of
+ * scenes is solved in their local forms, so it takes the same rows. */
+#define LOCAL_FORMS (LOCAL | BODY | SCENES)
 #define ROW(model, solver, on, defaults, ref, dev, fallbacks, help)                                           \
-    ROW_OF(LOCAL | BODY, model, solver, on, defaults, RUN_LOCAL(ref, dev), GS_##fallbacks, TOL, 0, help)
+    ROW_OF(LOCAL_FORMS, model, solver, on, defaults, RUN_LOCAL(ref, dev), GS_##fallbacks, TOL, 0, 0, help)
+/* The same for a solver whose device entry also runs a scene in parts
+ * over MPI ranks: it reads only its own part's contacts between the
+ * ranks' exchanges (Jacobi-style iterations). */
+#define PARTS_ROW(model, solver, on, defaults, ref, dev, fallbacks, help)                                     \
+    ROW_OF(LOCAL_FORMS, model, solver, on, defaults, RUN_LOCAL(ref, dev), GS_##fallbacks, TOL, 0, 1, help)
 
 /* The stepper's default for ccp and its tolerance: measured on every
  * generator's scene (pile 20-300, stack 5-20, wall 5-10, grid 3-5,
@@ -87,9 +95,9 @@ static const clc_contract_row ROWS[] = {
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, COULOMB,
         "coloured Gauss-Seidel: a colour's contacts share no W block and update at once"),
-    ROW(COULOMB, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, COULOMB,
+    PARTS_ROW(COULOMB, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, COULOMB,
         "projected Jacobi with steps from a bound on W"),
-    ROW(COULOMB, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, COULOMB,
+    PARTS_ROW(COULOMB, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, COULOMB,
         "De Saxce's fixed point, each cone QP solved by APGD"),
     ROW(COULOMB, PGS, REF, 0, clc_ref_pgs, NULL, COULOMB, "projected Gauss-Seidel"),
     ROW(COULOMB, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, COULOMB,
@@ -97,41 +105,41 @@ static const clc_contract_row ROWS[] = {
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish; apgd alone at tol >= 1e-6 and "
         "where newton cannot go"),
-    ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
+    PARTS_ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "semismooth Newton on the cone's natural map with a line search; dense, up to 512 contacts"),
     ROW(CCP, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
-    ROW(CCP, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
+    PARTS_ROW(CCP, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
     ROW(CCP, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
-    ROW_OF(LOCAL | BODY, CCP, ACGS, REF | DEV, 0, RUN_LOCAL(clc_ref_acgs, clc_dev_acgs), GS_CONE, TOL,
-           STEP_TOL, "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
+    ROW_OF(LOCAL_FORMS, CCP, ACGS, REF | DEV, 0, RUN_LOCAL(clc_ref_acgs, clc_dev_acgs), GS_CONE, TOL,
+           STEP_TOL, 0, "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
     ROW(PYRAMID, LEMKE, REF, REF, clc_ref_lemke_pyramid, NULL, CONE,
         "Lemke's complementary pivoting on the facet LCP (dense)"),
     ROW(PYRAMID, CGS, REF | DEV, DEV, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
-    ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
+    PARTS_ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
     ROW(PYRAMID, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
-    ROW(SOFT, APGD, REF | DEV, REF | DEV, clc_ref_apgd, clc_dev_apgd, CONE,
+    PARTS_ROW(SOFT, APGD, REF | DEV, REF | DEV, clc_ref_apgd, clc_dev_apgd, CONE,
         "ccp's APGD on W + R, q - a_ref"),
     ROW(SOFT, HYBRID, REF | DEV, 0, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "ccp's hybrid on W + R"),
     ROW(SOFT, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "ccp's semismooth Newton on W + R; dense, up to 512 contacts"),
     ROW(SOFT, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "ccp's coloured Gauss-Seidel on W + R"),
-    ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "ccp's Jacobi on W + R"),
+    PARTS_ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "ccp's Jacobi on W + R"),
     ROW(SOFT, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "ccp's Gauss-Seidel on W + R"),
     ROW(SOFT, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, CONE, "ccp's accelerated CGS on W + R"),
-    ROW_OF(BODY, SAP, NEWTON, REF | DEV, REF | DEV, RUN_SAP(clc_sap_solve), NO_FALLBACK, TOL_SAP, 0,
+    ROW_OF(BODY, SAP, NEWTON, REF | DEV, REF | DEV, RUN_SAP(clc_sap_solve), NO_FALLBACK, TOL_SAP, 0, 0,
            "Newton on body velocities (dense Cholesky on ref, PCG on devices)"),
-    ROW_OF(PRIMAL, SOFT, NEWTON, REF, REF, RUN_PRIMAL(clc_ref_primal_newton), NO_FALLBACK, TOL, 0,
+    ROW_OF(PRIMAL, SOFT, NEWTON, REF, REF, RUN_PRIMAL(clc_ref_primal_newton), NO_FALLBACK, TOL, 0, 0,
            "MuJoCo's Newton method on its primal problem, with its line search and stopping rule"),
     ROW_OF(BLOCKS, SOFT, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
-           NO_FALLBACK, TOL, 0, "accelerated projected gradient on the general blocks"),
-    ROW_OF(BLOCKS, SOFT, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0,
+           NO_FALLBACK, TOL, 0, 0, "accelerated projected gradient on the general blocks"),
+    ROW_OF(BLOCKS, SOFT, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0, 0,
            "projected Gauss-Seidel over the general blocks"),
     ROW_OF(BLOCKS, COULOMB, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
-           NO_FALLBACK, TOL, 0, "accelerated projected gradient on the general blocks, R = 0 on contacts"),
-    ROW_OF(BLOCKS, COULOMB, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0,
+           NO_FALLBACK, TOL, 0, 0, "accelerated projected gradient on the general blocks, R = 0 on contacts"),
+    ROW_OF(BLOCKS, COULOMB, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0, 0,
            "projected Gauss-Seidel over the general blocks, R = 0 on contacts"),
 };
 
@@ -186,7 +194,7 @@ clcone_status clcone_parse_solver(const char *s, clcone_solver *out, clcone_erro
 
 const char *clcone_form_name(clcone_form f)
 {
-    static const char *const names[] = {"local", "body", "blocks", "primal"};
+    static const char *const names[] = {"local", "body", "blocks", "primal", "scenes"};
     _Static_assert(COUNT(names) == CLCONE_FORM_COUNT, "a name for every clcone_form");
     return (int)f >= 0 && (int)f < CLCONE_FORM_COUNT ? names[f] : "?";
 }
@@ -196,6 +204,7 @@ static const char *form_words(unsigned forms)
 {
     if (forms & BODY) return "a scene (body form)";
     if (forms & LOCAL) return "a problem's local form";
+    if (forms & SCENES) return "a batch of scenes (each in its local form)";
     if (forms & PRIMAL) return "MuJoCo's primal problem";
     return "the general-block problem";
 }
@@ -217,9 +226,15 @@ static int runs_on(const clcone_offer *o, const clcone_context *ctx)
     return ctx ? o->device : o->reference;
 }
 
-static int default_on(const clcone_offer *o, const clcone_context *ctx)
+/* The first default row's solver of model m on forms, on devices or
+ * the reference; CLCONE_SOLVER_DEFAULT where none. */
+static clcone_solver default_solver(unsigned forms, clcone_model m, int device)
 {
-    return ctx ? o->device_default : o->reference_default;
+    for (int i = 0; i < NROWS; ++i)
+        if ((ROWS[i].offer.forms & forms) && ROWS[i].offer.model == m
+            && (device ? ROWS[i].offer.device_default : ROWS[i].offer.reference_default))
+            return ROWS[i].offer.solver;
+    return CLCONE_SOLVER_DEFAULT;
 }
 
 static const clc_contract_row *resolve(unsigned forms, clcone_options *o, const clcone_context *ctx, int step)
@@ -231,9 +246,7 @@ static const clc_contract_row *resolve(unsigned forms, clcone_options *o, const 
             if (o->solver == CLCONE_SOLVER_DEFAULT) o->solver = ROWS[i].offer.solver;
             if (o->tol == 0) o->tol = ROWS[i].step_tol;
         }
-    for (int i = 0; i < NROWS && o->solver == CLCONE_SOLVER_DEFAULT; ++i)
-        if ((ROWS[i].offer.forms & forms) && ROWS[i].offer.model == o->model && default_on(&ROWS[i].offer, ctx))
-            o->solver = ROWS[i].offer.solver;
+    if (o->solver == CLCONE_SOLVER_DEFAULT) o->solver = default_solver(forms, o->model, ctx != NULL);
     row = clc_contract_find(forms, o->model, o->solver);
     if (o->tol == 0) {
         int dbl = !ctx || clcone_context_precision(ctx) == CLCONE_DOUBLE;
@@ -257,6 +270,16 @@ const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options
 void clcone_options_resolve(clcone_options *o, const clcone_context *ctx)
 {
     if (o) resolve(CLC_FORMS_SOLVE, o, ctx, 0);
+}
+
+int clcone_form_offers(clcone_form f, const clcone_options *o, int device)
+{
+    const clc_contract_row *row;
+    clcone_solver s;
+    if (!o || (int)f < 0 || (int)f >= CLCONE_FORM_COUNT) return 0;
+    s = o->solver == CLCONE_SOLVER_DEFAULT ? default_solver(CLCONE_FORM_BIT(f), o->model, device) : o->solver;
+    row = clc_contract_find(CLCONE_FORM_BIT(f), o->model, s);
+    return row && (device ? row->offer.device : row->offer.reference);
 }
 
 clcone_solver clc_contract_fallback(const clcone_options *o, const clcone_context *ctx)
@@ -347,6 +370,33 @@ clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, con
     }
     *out = row;
     return model_checks(have, o, err);
+}
+
+/* Whether (m, s)'s body-form row runs a scene in parts. */
+static int in_parts(clcone_model m, clcone_solver s)
+{
+    const clc_contract_row *row = clc_contract_find(BODY, m, s);
+    return row && row->parts;
+}
+
+clcone_status clc_contract_validate_parts(const clcone_options *o, const clcone_context *ctx,
+                                          const clc_contract_row **out, clcone_error *err)
+{
+    char list[128] = "";
+    int n = 0, k = 0;
+    clcone_status s = clc_contract_validate(BODY, o, ctx, out, err);
+    if (s || (ctx && (*out)->parts)) return s;
+    *out = NULL;
+    /* in the solvers' order, so that every model names them alike */
+    for (int v = 0; v < CLCONE_SOLVER_COUNT; ++v) n += in_parts(o->model, (clcone_solver)v);
+    for (int v = 0; v < CLCONE_SOLVER_COUNT; ++v)
+        if (in_parts(o->model, (clcone_solver)v))
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", k++ == 0 ? "" : k == n ? " or " : ", ",
+                     clcone_solver_name((clcone_solver)v));
+    return clc_fail(err, CLCONE_ENOTSUP,
+                    "a scene in parts runs %s on a device (the other solvers read contacts of other parts between "
+                    "exchanges), not %s on %s", list[0] ? list : "no solver of its model",
+                    clcone_solver_name(o->solver), ctx ? "a device" : "the CPU reference");
 }
 
 /* Which models use an option that not every model uses, and why the

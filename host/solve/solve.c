@@ -362,6 +362,7 @@ clcone_status clcone_plan_create_scene(clcone_context *ctx, const clcone_scene *
 clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *sc, const clcone_options *o,
                                       const clcone_dev_part *part, clcone_plan **out, clcone_error *err)
 {
+    const clc_contract_row *row;
     clcone_options r;
     clcone_plan *pl;
     clcone_status s;
@@ -372,10 +373,7 @@ clcone_status clcone_plan_create_part(clcone_context *ctx, const clcone_scene *s
     *out = NULL;
     r = *o;
     clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_BODY), &r, ctx);
-    if (!ctx || r.model == CLCONE_MODEL_SAP || (r.solver != CLCONE_SOLVER_JACOBI && r.solver != CLCONE_SOLVER_APGD))
-        return clc_fail(err, CLCONE_ENOTSUP,
-                           "a scene in parts runs jacobi or apgd on a device (the other solvers read contacts of "
-                           "other parts between exchanges)");
+    if ((s = clc_contract_validate_parts(&r, ctx, &row, err))) return s;
     if ((s = plan_new(ctx, o, CLCONE_FORM_BODY, 0, &pl, err))) return s;
     pl->part = part;
     if ((s = clcone_scene_validate(sc, err))) {

@@ -41,7 +41,8 @@ typedef clcone_status clc_primal_fn(const clc_pproblem *p, const clcone_options 
  * and the solver a failed time step is solved again with, on the
  * reference (fallback[0]) and on devices (fallback[1]);
  * CLCONE_SOLVER_DEFAULT: none. step_tol: the stepper's tolerance where
- * the row is its default (0: not). */
+ * the row is its default (0: not). parts: its device entry also runs a
+ * scene in parts over MPI ranks (clcone_plan_create_part). */
 typedef enum clc_run_kind { CLC_RUN_LOCAL, CLC_RUN_SAP, CLC_RUN_BLOCKS, CLC_RUN_PRIMAL } clc_run_kind;
 typedef struct clc_contract_row {
     clcone_offer offer;
@@ -54,6 +55,7 @@ typedef struct clc_contract_row {
     } run;
     clcone_solver fallback[2];
     double step_tol;
+    int parts;
 } clc_contract_row;
 
 #define CLC_FORMS_SOLVE (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BODY))
@@ -69,6 +71,10 @@ const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options
  * the option ranges of the model and the stopping options. */
 clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, const clcone_context *ctx,
                                     const clc_contract_row **row, clcone_error *err);
+/* The row that runs resolved o on a scene in parts over MPI ranks on
+ * ctx, or why none does (clc_contract_validate's, then the parts'). */
+clcone_status clc_contract_validate_parts(const clcone_options *o, const clcone_context *ctx,
+                                          const clc_contract_row **row, clcone_error *err);
 /* The row of (m, s) on a form in forms; NULL if none. */
 const clc_contract_row *clc_contract_find(unsigned forms, clcone_model m, clcone_solver s);
 /* The solver a time step that failed with options o on ctx (NULL = the

@@ -392,19 +392,21 @@ static void pending_free(pending *pd)
 }
 
 /* Whether a step's contact problem is solved in its local form: on a
- * device, for the models that read only W, q and mu, up to
- * CLCONE_SIM_LOCAL_MAX contacts. Small problems spend a body-form
- * solve's time in launches; as local forms the steps of many worlds
- * share one device batch (clcone_sim_step_many), and a world stepped
- * alone takes the same path, so that it gets the same bits. jacobi and
- * apgd keep the body form: they are what a scene over MPI ranks is
- * solved with, in parts of the body form, and a run over ranks ends
- * where one process does. */
+ * device, where the table offers the model and solver on a batch of
+ * scenes (CLCONE_FORM_SCENES), up to CLCONE_SCENES_MAX_CONTACTS. Small
+ * problems spend a body-form solve's time in launches; as local forms
+ * the steps of many worlds share one device batch (clcone_sim_step_many),
+ * and a world stepped alone takes the same path, so that it gets the same
+ * bits. Two rows keep the body form: those that also run a scene in parts
+ * over MPI ranks (row->parts), so that a run over ranks ends where one
+ * process does, and soft's, whose a_ref reads each world's contact
+ * velocities at the step's start (soft_v0), which the batch's one plan
+ * does not take per world. */
 static int step_joins(const clcone_sim *sim, const clcone_scene *sc, const clcone_options *so)
 {
-    return sim->ctx && !sim->h.solve && so->model != CLCONE_MODEL_SOFT && so->model != CLCONE_MODEL_SAP
-           && so->solver != CLCONE_SOLVER_JACOBI && so->solver != CLCONE_SOLVER_APGD && sc->ncontacts > 0
-           && sc->ncontacts <= CLCONE_SIM_LOCAL_MAX;
+    const clc_contract_row *row = clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_SCENES), so->model, so->solver);
+    return sim->ctx && !sim->h.solve && row && row->offer.device && !row->parts && so->model != CLCONE_MODEL_SOFT
+           && sc->ncontacts > 0 && sc->ncontacts <= CLCONE_SCENES_MAX_CONTACTS;
 }
 
 /* Detection, projection, warm start and the step's contact problem into

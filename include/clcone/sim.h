@@ -53,9 +53,12 @@ typedef struct clcone_step_info {
     double ke_after;         /* after the contact impulses */
     double max_penetration;  /* at detection, >= 0 */
     int warm_matched;        /* contacts warm-started from the last step */
-    int local;               /* 1: solved in its local form
-                                (CLCONE_SIM_LOCAL_MAX), in one batch with
-                                the other worlds' of clcone_sim_step_many */
+    int local;               /* 1: solved in its local form (on a device,
+                                the table's rows of CLCONE_FORM_SCENES but
+                                soft's and those that run in MPI parts, up
+                                to CLCONE_SCENES_MAX_CONTACTS), in one
+                                batch with the other worlds' of
+                                clcone_sim_step_many */
     double detect_ms;
     double setup_ms;         /* the solve's time outside solve.time_ms: the
                                 step's scene handed to the run's plan
@@ -71,16 +74,11 @@ CLCONE_API clcone_status clcone_sim_create(clcone_world *w, clcone_context *ctx,
                                 clcone_error *err);
 CLCONE_API clcone_status clcone_sim_step(clcone_sim *sim, clcone_step_info *info,
                               clcone_error *err);
-/* On a device, a step's contact problem of at most this many contacts
- * (models but soft and sap, solvers but jacobi and apgd, which keep the
- * body form that MPI ranks solve in parts) is solved in its local form
- * W, q, mu. */
-#define CLCONE_SIM_LOCAL_MAX 512
 /* The most host threads clcone_sim_options.threads may ask for. */
 #define CLCONE_SIM_THREADS 256
 /* Steps n worlds at once (info: n of them), world k as clcone_sim_step
  * steps it alone, to the bit: the steps solved in their local form
- * (CLCONE_SIM_LOCAL_MAX) are one device batch, each problem with its own
+ * (clcone_step_info.local) are one device batch, each problem with its own
  * convergence test; the others are solved in turn. The worlds share one
  * device and their solve options (model, solver, tolerance, caps; a time
  * cap is then the batch's); none may be stepped over MPI ranks. On an

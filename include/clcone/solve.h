@@ -163,10 +163,18 @@ typedef enum clcone_form {
     CLCONE_FORM_BODY,   /* bodies and contacts: a scene (clcone_scene) */
     CLCONE_FORM_BLOCKS, /* MuJoCo's constraint rows in general blocks, dual */
     CLCONE_FORM_PRIMAL, /* MuJoCo's problem in accelerations, primal */
+    CLCONE_FORM_SCENES, /* the body form batched: many small scenes, each
+                           in its local form, one device batch */
     CLCONE_FORM_COUNT
 } clcone_form;
 #define CLCONE_FORM_BIT(f) (1u << (f))
-/* "local", "body", "blocks", "primal"; "?" out of range. */
+/* A scene of at most this many contacts joins a batch of scenes in its
+ * local form (CLCONE_FORM_SCENES); a larger one is solved alone in its
+ * body form. Measured (bench section 3): the local form's sweeps were
+ * 1.8-4.9x faster than the body form's up to about 1,000 contacts, but
+ * past 1,500 its colouring may take several times the iterations. */
+#define CLCONE_SCENES_MAX_CONTACTS 1024
+/* "local", "body", "blocks", "primal", "scenes"; "?" out of range. */
 CLCONE_API const char *clcone_form_name(clcone_form f);
 
 /* One row of the solver table: the forms on which solver serves model,
@@ -192,6 +200,10 @@ CLCONE_API const clcone_offer *clcone_offer_at(int i);
  * the reference (device 0) or on devices, in the table's order, as "nsgs
  * (default), cgs, jacobi, ..."; "" where none. */
 CLCONE_API void clcone_offers_describe(unsigned forms, clcone_model m, int device, char *buf, size_t len);
+/* Whether a row of form f runs o's model and solver (unset: the
+ * backend's default for the model) on devices (device 1) or the
+ * reference (0). */
+CLCONE_API int clcone_form_offers(clcone_form f, const clcone_options *o, int device);
 
 /* The one rule for what options leave unset, for the backend ctx (NULL =
  * the CPU reference), on the local and body forms: solver

@@ -964,7 +964,7 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
         return plan.solve(warm)
 
 
-FORMS = ("local", "body", "blocks", "primal")
+FORMS = ("local", "body", "blocks", "primal", "scenes")
 
 
 @dataclass(frozen=True)
