@@ -59,7 +59,7 @@ clcone_status clc_mujoco_begin(clc_mujoco *a, const mjModel *m, mjData *d, const
                                   clc_mujoco_pending *pd, clc_mujoco_stats *st, clcone_error *err);
 clcone_status clc_mujoco_end(clc_mujoco *a, const mjModel *m, mjData *d, clc_mujoco_pending *pd,
                                 clc_mujoco_stats *st, clcone_error *err);
-/* Frees pd after begin or end, whatever they returned. */
+/* Frees pd; the caller frees it after begin and after end. */
 void clc_mujoco_pending_free(clc_mujoco_pending *pd);
 /* pd's problem alone: forces in pd->r, result in st->res, plan set-up added to st->setup_ms. */
 clcone_status clc_mujoco_solve_pending(clc_mujoco *a, clc_mujoco_pending *pd, clc_mujoco_stats *st,
