@@ -1,28 +1,19 @@
-/* The general-block problem's sets, projections and natural map, shared
- * by the host reference (C, double) and kernels/blocks.cl (float or
- * double). Include after cone.h (real_t, CONE_GLOBAL, CONE_SQRT).
- *
- * A block is 1 to BLK_MAX_ROWS consecutive rows of one kind. The solvers
- * work on the scaled problem (core/blocks.h), where a cone block is the
- * standard second-order cone { x : ||x_1..n-1|| <= x_0 } and a box row
- * |x_i| <= bound_i. Every function reads and writes rows in global
- * memory (on the host, plain memory) by index: a kernel keeps no private
- * array indexed by a loop counter (cone.h says why). */
+/* The general-block problem's sets, projections and natural map, shared by the
+ * host reference and kernels/blocks.cl; after cone.h. On the scaled problem a cone
+ * is ||x_1..n-1|| <= x_0; rows are read by index, no private arrays (cone.h). */
 #ifndef CLCONE_BLOCK_SETS_H
 #define CLCONE_BLOCK_SETS_H
 
 #define BLK_MAX_ROWS 10
 
-/* Block kinds (named free, box, nonneg, cone in the file format,
- * docs/formats.md section 7). */
+/* Block kinds (free, box, nonneg, cone in docs/formats.md section 7). */
 #define BLK_FREE 0   /* unbounded rows (MuJoCo's equality rows) */
 #define BLK_BOX 1    /* |x_i| <= bound_i per row (friction loss) */
 #define BLK_NONNEG 2 /* x_i >= 0 per row (limits, frictionless and pyramidal contacts) */
 #define BLK_CONE 3   /* second-order cone, normal row first (elliptic contacts) */
 #define BLK_KINDS 4
 
-/* The projection onto the standard cone of a point with normal w0 and
- * tangential norm t: normal pn and the factor a of the tangential rows. */
+/* Projection onto the standard cone of (w0, t): normal pn and the tangential rows' factor a. */
 CONE_FN void blk_soc(real_t w0, real_t t, CONE_PRIV real_t *pn, CONE_PRIV real_t *a)
 {
     if (t <= w0) {
@@ -70,9 +61,7 @@ CONE_FN void blk_project_step(int kind, int n, CONE_GLOBAL const real_t *bound, 
     for (int i = 0; i < n; ++i) x[i] = blk_clamp(kind, w[i] - c * v[i], bound[i]);
 }
 
-/* APGD's momentum sequence: t_next = (1 + sqrt(1 + 4 t^2)) / 2, the
- * extrapolation weight (t - 1) / t_next; the host reference (in double)
- * and kernels/blocks.cl (in real_t) compute it alike. */
+/* APGD's t_next = (1 + sqrt(1 + 4 t^2)) / 2 and weight (t - 1) / t_next, alike on host and device. */
 CONE_FN real_t blk_apgd_next_t(real_t t) { return (1 + CONE_SQRT(1 + 4 * t * t)) / 2; }
 
 /* Sum of squares of the natural map g - P(g - u) of a block (rho = 1). */

@@ -1,21 +1,12 @@
-/* Cone math shared by the host reference (C, double) and the OpenCL
- * kernels (float or double). This is the ONLY place where projections,
- * De Saxce's velocity, the pyramid and the per-contact residuals are
- * written, so the reference and the device cannot drift apart.
- *
- * Host C: include after defining nothing; real_t is double.
- * OpenCL C: the program is built with -DCLCONE_OPENCL and, for double,
- * -DCLCONE_DOUBLE; real_t is float otherwise.
- *
- * Vectors are 3 values per contact, normal first: x = (x_n, x_t1, x_t2).
- * K_mu = { x : ||x_t|| <= mu x_n }; K_mu* = { y : mu ||y_t|| <= y_n }.
- */
+/* Cone math shared by the host reference (C, double) and the OpenCL kernels
+ * (float, or double with -DCLCONE_DOUBLE): the ONLY place projections, De
+ * Saxce's velocity, the pyramid and the residuals are written, so the two
+ * cannot drift apart. Vectors are (x_n, x_t1, x_t2); K_mu = {||x_t|| <= mu x_n}. */
 #ifndef CLCONE_CONE_H
 #define CLCONE_CONE_H
 
 #ifdef CLCONE_OPENCL
-/* No fused multiply-add contraction, here or on the host (-ffp-contract=
- * off), so that device double results follow the reference's rounding. */
+/* No fused multiply-add, as on the host (-ffp-contract=off): device double follows the reference's rounding. */
 #  pragma OPENCL FP_CONTRACT OFF
 #  ifdef CLCONE_DOUBLE
 #    pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -39,8 +30,7 @@
 #  define CONE_GLOBAL
 #endif
 
-/* The math functions go by the same names in C and OpenCL C (overloaded
- * for float there); the macros mark the shared code's uses of them. */
+/* Math functions, named alike in C and OpenCL C; the macros mark the shared code's uses. */
 #define CONE_FN static inline
 #define CONE_SQRT sqrt
 #define CONE_FABS fabs
@@ -51,12 +41,7 @@
 
 #define CONE_PI 3.14159265358979323846
 
-/* A contact's 3 values between global and private memory. Kernels index
- * private arrays by constants only, never by a loop counter: POCL forms
- * its work-item loops before LLVM unrolls such loops, so an array indexed
- * in a loop stays in memory, a copy per work-item (pocl issue #825), and
- * the stores and reloads through the stack cost the body-form kernels a
- * third to two thirds of their time (measured on POCL 3.1). */
+/* A contact's 3 values into private memory; index private arrays by constants only (docs/architecture.md). */
 CONE_FN void cone_load3(CONE_GLOBAL const real_t *p, CONE_PRIV real_t *x)
 {
     x[0] = p[0];
@@ -64,6 +49,7 @@ CONE_FN void cone_load3(CONE_GLOBAL const real_t *p, CONE_PRIV real_t *x)
     x[2] = p[2];
 }
 
+/* A contact's 3 values back to global memory. */
 CONE_FN void cone_store3(CONE_GLOBAL real_t *p, CONE_PRIV const real_t *x)
 {
     p[0] = x[0];
@@ -79,8 +65,7 @@ CONE_FN void cone_load9(CONE_GLOBAL const real_t *p, CONE_PRIV real_t *B)
     cone_load3(p + 6, B + 6);
 }
 
-/* acc += B x for one 3x3 block of W (row-major): the one block product of
- * every W product, on the host and in the kernels. */
+/* acc += B x for one 3x3 block of W: the one block product of every W product, host and kernels. */
 CONE_FN void cone_block_add(CONE_GLOBAL const real_t *B, real_t x0, real_t x1, real_t x2, CONE_PRIV real_t *acc)
 {
     acc[0] += B[0] * x0 + B[1] * x1 + B[2] * x2;
@@ -105,8 +90,7 @@ CONE_FN void cone_project(real_t mu, CONE_PRIV real_t *x)
     }
 }
 
-/* Projection onto the dual cone K_mu*, by Moreau's decomposition:
- * x = P_K*(x) - P_K(-x). */
+/* Projection onto the dual cone K_mu* by Moreau's decomposition x = P_K*(x) - P_K(-x). */
 CONE_FN void cone_project_dual(real_t mu, CONE_PRIV real_t *x)
 {
     real_t m[3];
@@ -127,8 +111,7 @@ CONE_FN real_t cone_desaxce_n(real_t mu, CONE_PRIV const real_t *u)
     return u[0] + cone_desaxce_shift(mu, u[1], u[2]);
 }
 
-/* Natural map F = r - P_K(r - w) for one contact; w is u (ccp) or De
- * Saxce's velocity (coulomb). Returns ||F||^2 and writes F. */
+/* F = r - P_K(r - w), w being u (ccp) or De Saxce's velocity (coulomb); writes F, returns ||F||^2. */
 CONE_FN real_t cone_natural_map(real_t mu, CONE_PRIV const real_t *r,
                                 CONE_PRIV const real_t *w,
                                 CONE_PRIV real_t *F)
@@ -175,19 +158,7 @@ CONE_FN real_t cone_complementarity(real_t mu, CONE_PRIV const real_t *r,
     return CONE_FABS(d);
 }
 
-/* ------------------------------------------------------------------ */
-/* Pyramidal cone with N facets.                                       */
-/*                                                                     */
-/* P = { x : d_k . x_t <= m x_n, k = 0..N-1 }, d_k the unit facet      */
-/* normal at angle phi0 + 2 pi k / N.                                  */
-/*   outer fit: phi0 = 0,    m = mu: the facets touch the circle, the  */
-/*              vertices lie outside it, at radius mu / cos(pi/N);     */
-/*   inner fit: phi0 = pi/N, m = mu cos(pi/N): the vertices lie on the */
-/*              circle at angles 2 pi k / N.                           */
-/* So inner contains the disc of radius mu cos(pi/N) and outer lies in */
-/* the disc of radius mu / cos(pi/N).                                  */
-/* ------------------------------------------------------------------ */
-
+/* Pyramidal cone with N facets: d_k . x_t <= m x_n, inner or outer fit (docs/formats.md). */
 typedef struct cone_pyramid {
     int N;
     real_t phi0;   /* angle of facet normal 0 */
@@ -195,6 +166,7 @@ typedef struct cone_pyramid {
     real_t rho;    /* vertex radius m / cos(pi/N) */
 } cone_pyramid;
 
+/* The pyramid of N facets fitted inside (inner) or around the circle of radius mu. */
 CONE_FN cone_pyramid cone_pyramid_make(int N, int inner, real_t mu)
 {
     cone_pyramid P;
@@ -206,8 +178,7 @@ CONE_FN cone_pyramid cone_pyramid_make(int N, int inner, real_t mu)
     return P;
 }
 
-/* Slack of one facet with unit normal (d1, d2): m f_n - d . f_t
- * (>= 0 inside, 0 on the facet). */
+/* Slack m f_n - d . f_t of the facet with unit normal (d1, d2): >= 0 inside, 0 on it. */
 CONE_FN real_t cone_facet_slack(real_t d1, real_t d2, real_t m,
                                 CONE_PRIV const real_t *f)
 {
@@ -227,8 +198,7 @@ CONE_FN real_t cone_pyramid_score(cone_pyramid P, real_t t1, real_t t2)
     return len * CONE_COS(delta);
 }
 
-/* max_j g_j . t over the vertex (edge-ray) directions g_j, which sit
- * halfway between facet normals. */
+/* max_j g_j . t over the edge-ray directions g_j, halfway between facet normals. */
 CONE_FN real_t cone_pyramid_vertex_score(cone_pyramid P, real_t t1, real_t t2)
 {
     cone_pyramid V = P;
@@ -236,23 +206,20 @@ CONE_FN real_t cone_pyramid_vertex_score(cone_pyramid P, real_t t1, real_t t2)
     return cone_pyramid_score(V, t1, t2);
 }
 
-/* Support function of the pyramid's section at f_n = 1 evaluated at -t:
- * max over the section of -s . t = rho max_j (-g_j . t). Plays the role
- * that mu ||u_t|| plays for the circular cone. */
+/* The section's support function at -t: the pyramid's counterpart of mu ||u_t||. */
 CONE_FN real_t cone_pyramid_support(cone_pyramid P, real_t t1, real_t t2)
 {
     return P.rho * cone_pyramid_vertex_score(P, -t1, -t2);
 }
 
+/* Whether x lies in the pyramid, up to tol. */
 CONE_FN int cone_pyramid_contains(cone_pyramid P, CONE_PRIV const real_t *x,
                                   real_t tol)
 {
     return cone_pyramid_score(P, x[1], x[2]) <= P.m * x[0] + tol;
 }
 
-/* Euclidean projection onto the pyramid, in place. The projection lies
- * in the interior, on one facet, on one edge ray or at the apex; the
- * closest feasible of the facet-plane and edge-ray projections is it. */
+/* Euclidean projection onto the pyramid, in place: the closest feasible facet or edge-ray projection. */
 CONE_FN void cone_pyramid_project(cone_pyramid P, CONE_PRIV real_t *x)
 {
     real_t scale = CONE_FABS(x[0]) + cone_hypot2(x[1], x[2]);

@@ -1,10 +1,6 @@
-/* Per-contact device functions that kernels of several programs inline
- * (host/opencl/opencl.c builds each .cl file as its own program, after
- * cone.h, local_solve.h, schedule.h and this file): u = w + q, the local
- * form's block-row product and Gauss-Seidel contact update (cgs_local,
- * group_solve_local), APGD's per-contact terms (apgd_terms,
- * body_apply_apgd_terms), the whole-problem kernels' barrier and error
- * check (group_solve.cl, newton.cl). OpenCL C only: the host never includes it. */
+/* Per-contact device functions that kernels of several programs inline: u, block-row
+ * products, Gauss-Seidel updates, APGD's terms, the whole-problem barrier and
+ * error check. OpenCL C only, after cone.h, local_solve.h and schedule.h. */
 
 /* u = w + q of contact c, q_c given in private memory. */
 static inline void contact_u(int c, __global const real_t *w, const real_t *qc, real_t *u)
@@ -14,8 +10,7 @@ static inline void contact_u(int c, __global const real_t *w, const real_t *qc, 
     u[2] = w[3 * c + 2] + qc[2];
 }
 
-/* acc += W_c,* x over block row c, skipping the diagonal block when
- * skip_diag (Gauss-Seidel right-hand sides). */
+/* acc += W_c,* x over block row c, the diagonal block skipped if skip_diag (Gauss-Seidel). */
 static inline void row_product(__global const int *row_ptr, __global const int *col,
                                __global const real_t *W, __global const real_t *x,
                                int c, int skip_diag, real_t *acc)
@@ -30,8 +25,7 @@ static inline void row_product(__global const int *row_ptr, __global const int *
     }
 }
 
-/* The Gauss-Seidel update of contact c in r, from the current values of
- * every other contact of its block row (cgs_local, group_solve_local). */
+/* The Gauss-Seidel update of contact c in r from its block row's current values. */
 static inline void local_gs_contact(__global const int *row_ptr, __global const int *col,
                                     __global const real_t *W, __global const int *diag,
                                     __global const real_t *q, __global const real_t *mu,
@@ -60,15 +54,10 @@ static inline void apgd_contact_terms(int c, __global const real_t *y, __global 
                                 + (wy[a + 2] + qe[a + 2]) * (xn[a + 2] - x[a + 2]);
 }
 
-/* The whole-problem kernels' barrier: lanes exchange the iterate in
- * global memory and sums in local memory, so it fences both
- * (group_solve.cl says why). */
+/* The whole-problem kernels' barrier, fencing global and local memory (group_solve.cl says why). */
 #define group_barrier() barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)
 
-/* Combines the stripes' K partial sums (sums[K v + k]) into sums[0..K) with
- * the additions of reduce_rows' tree, level by level in the same order,
- * done by lane 0 alone: two barriers instead of one per level, which is
- * what a barrier costs on a CPU device. */
+/* Lane 0 combines the stripes' K sums as reduce_rows' tree does: two barriers, not one a level. */
 static void group_tree(__local real_t *sums, int K)
 {
     group_barrier();
@@ -79,11 +68,7 @@ static void group_tree(__local real_t *sums, int K)
     group_barrier();
 }
 
-/* Error of problem [c0, c1) at r into err_out, and whether it stops; the
- * lanes sum strided subsets and a tree combines them exactly as
- * residual_terms + reduce_rows do. Every lane returns the same status.
- * K = 5 adds ACGS's objective as sums[4] (as acgs_objective + reduce_rows
- * sum it), which every lane may read until the next use of sums. */
+/* Problem [c0, c1)'s error and stop verdict, summed as residual_terms + reduce_rows (docs/architecture.md). */
 static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
                        __global const int *row_ptr, __global const int *col,
                        __global const real_t *W, __global const real_t *q,

@@ -1,8 +1,6 @@
-/* Per-contact updates shared by the host reference and the kernels:
- * the projected step of Jacobi/PGS iterations and the exact one-contact
- * Coulomb solve used by Gauss-Seidel. Requires cone.h first.
- *
- * Models: 0 = coulomb, 1 = ccp, 2 = pyramid, clcone_model's numbering
+/* Per-contact updates shared by the host reference and the kernels: the
+ * projected step of Jacobi/PGS and the exact one-contact Coulomb solve of
+ * Gauss-Seidel. Requires cone.h first. Model numbers are clcone_model's
  * (host/core/options.c asserts it). */
 #ifndef CLCONE_LOCAL_SOLVE_H
 #define CLCONE_LOCAL_SOLVE_H
@@ -11,9 +9,7 @@
 #define CONE_MODEL_CCP 1
 #define CONE_MODEL_PYRAMID 2
 
-/* Proximal weight of Gauss-Seidel's local solves in sweep `sweep`
- * (1-based), relative to trace(W_cc)/3: 0 for the first 100 sweeps, then
- * 0.01 (host/ref/nsgs.c says why and how it was chosen). */
+/* Gauss-Seidel's proximal weight in 1-based sweep `sweep`, times trace(W_cc)/3 (why: host/ref/nsgs.c). */
 CONE_FN real_t cone_prox_sigma(int sweep)
 {
     return sweep > 100 ? (real_t)0.01 : (real_t)0;
@@ -27,9 +23,7 @@ CONE_FN cone_pyramid cone_model_pyramid(int model, int facets, int inner, real_t
     return P;
 }
 
-/* Normal shift that makes the model's law a cone complementarity:
- * De Saxce's mu ||u_t|| (coulomb), 0 (ccp), the pyramid's support
- * function (pyramid). */
+/* Normal shift making the model's law a cone complementarity (coulomb: De Saxce's mu ||u_t||). */
 CONE_FN real_t cone_model_shift(int model, cone_pyramid P, real_t mu,
                                 CONE_PRIV const real_t *u)
 {
@@ -38,6 +32,7 @@ CONE_FN real_t cone_model_shift(int model, cone_pyramid P, real_t mu,
     return 0;
 }
 
+/* Projects x onto the model's cone (the pyramid, else K_mu). */
 CONE_FN void cone_model_project(int model, cone_pyramid P, real_t mu,
                                 CONE_PRIV real_t *x)
 {
@@ -45,8 +40,7 @@ CONE_FN void cone_model_project(int model, cone_pyramid P, real_t mu,
     else cone_project(mu, x);
 }
 
-/* r <- P(r - omega (u + shift e_n)): the fixed-point step whose fixed
- * points are exactly the solutions of the model's law. */
+/* r <- P(r - omega (u + shift e_n)), whose fixed points are exactly the model's solutions. */
 CONE_FN void cone_projected_step(int model, cone_pyramid P, real_t mu,
                                  real_t omega, CONE_PRIV real_t *r,
                                  CONE_PRIV const real_t *u)
@@ -73,22 +67,14 @@ CONE_FN real_t cone_model_residual(int model, cone_pyramid P, real_t mu,
     return p[0] * p[0] + p[1] * p[1] + p[2] * p[2];
 }
 
-/* APGD's backtracking (host/ref/apgd.c, kernels/apgd.cl): candidates tried
- * per iteration, and the sufficient-decrease test
- * f(x) <= f(y) + g.(x - y) + L/2 |x - y|^2. For the quadratic
- * f = 1/2 r'Wr + q'r the left minus the first two terms is exactly
- * 1/2 d'Wd with d = x - y, so the test is d'Wd <= L |d|^2: free of the
- * cancellation between large f values that would stop progress near
- * sqrt(machine epsilon). dWd = d . (W x - W y). */
+/* APGD's backtracking: candidates an iteration, and the decrease test d'Wd <= L |d|^2 (docs/solvers.md). */
 #define CONE_APGD_TRIES 2
 CONE_FN int cone_apgd_decrease_ok(real_t dWd, real_t d2, real_t L)
 {
     return dWd <= L * d2;
 }
 
-/* Nesterov's momentum after an accepted step: the next theta (in place)
- * and the extrapolation weight beta, with the gradient restart (theta 1,
- * beta 0) when gdx = g.(x_new - x) > 0, the step going uphill. */
+/* Nesterov's next theta (in place) and beta; restarts (theta 1, beta 0) when gdx = g.(x_new - x) > 0. */
 CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
 {
     real_t th = *theta;
@@ -102,31 +88,21 @@ CONE_FN real_t cone_apgd_momentum(CONE_PRIV real_t *theta, real_t gdx)
     return b;
 }
 
-/* Accelerated coloured Gauss-Seidel (acgs; host/ref/acgs.c,
- * kernels/acgs.cl, group_solve.cl): Nesterov's extrapolation over whole
- * coloured sweeps, x_k = GS(y_{k-1}), y_k = P(x_k + beta (x_k - x_{k-1})),
- * beta from cone_apgd_momentum, with O'Donoghue and Candes' gradient
- * restart: the sweep's displacement y - x plays the gradient, and the
- * momentum is dropped when (y - x).(x - x_old) > 0, the step going
- * uphill. Per contact: that product's term, and the extrapolation (y
- * projected, so every sweep starts inside the cones). At each check a
- * function restart may drop it too (cone_acgs_climbed, schedule.h). On
- * piles of 5,000 to 60,000 contacts it reaches error 1e-4 in 15-20x fewer
- * sweeps than plain coloured Gauss-Seidel (README "Measured"). */
+/* acgs (docs/solvers.md): contact's term of the restart test (y - x).(x - x_old). */
 CONE_FN real_t cone_acgs_term(CONE_PRIV const real_t *y, CONE_PRIV const real_t *x,
                               CONE_PRIV const real_t *xo)
 {
     return (y[0] - x[0]) * (x[0] - xo[0]) + (y[1] - x[1]) * (x[1] - xo[1]) + (y[2] - x[2]) * (x[2] - xo[2]);
 }
 
-/* Contact c's share of the cone QP's objective 1/2 x.Wx + q.x, from its
- * x, u = (Wx + q)_c and q_c: 1/2 x.(u + q). */
+/* Contact c's share of the objective 1/2 x.Wx + q.x from x_c, u_c = (Wx + q)_c, q_c. */
 CONE_FN real_t cone_acgs_objective_term(CONE_PRIV const real_t *x, CONE_PRIV const real_t *u,
                                         CONE_PRIV const real_t *q)
 {
     return (real_t)0.5 * (x[0] * (u[0] + q[0]) + x[1] * (u[1] + q[1]) + x[2] * (u[2] + q[2]));
 }
 
+/* acgs's extrapolation y = P(x + beta (x - x_old)), so every sweep starts inside the cones. */
 CONE_FN void cone_acgs_extrapolate(real_t mu, real_t beta, CONE_PRIV const real_t *x,
                                    CONE_PRIV const real_t *xo, CONE_PRIV real_t *y)
 {
@@ -137,17 +113,7 @@ CONE_FN void cone_acgs_extrapolate(real_t mu, real_t beta, CONE_PRIV const real_
 }
 
 /* ---------------- exact one-contact Coulomb solve ------------------ */
-/* Find r with u = A r + b (A 3x3 row-major, b 3) obeying Coulomb's law
- * with De Saxce's velocity. Tries the three cases of the law in turn:
- * take-off (b_n >= 0), stick (r = -A^-1 b inside the cone), slide on the
- * boundary r = r_n (1, mu cos th, mu sin th), which is a 1-D root of
- * g(th) = u_t x d(th) with u_t . d <= 0 and r_n > 0. The slide root is
- * found by Newton from the direction of (hint_t1, hint_t2), the previous
- * iterate's tangential reaction (so that Gauss-Seidel sweeps near
- * convergence cost a couple of steps), or of -b_t when that is zero,
- * falling back to a bracketing scan and bisection. Returns 0 on success,
- * 1 when no case fits (r is then left at the best projected point). */
-
+/* Finds r with u = A r + b obeying Coulomb's law (method: docs/solvers.md); cone_local_coulomb's parts. */
 /* Slide candidate at angle th: writes r, returns g and the sign data. */
 CONE_FN real_t cone_slide_eval(CONE_PRIV const real_t *A,
                                CONE_PRIV const real_t *b, real_t mu, real_t th,
@@ -169,11 +135,13 @@ CONE_FN real_t cone_slide_eval(CONE_PRIV const real_t *A,
     return ut1 * s - ut2 * c;
 }
 
+/* Whether a slide candidate is valid: positive normal force, sliding against u_t. */
 CONE_FN int cone_slide_ok(CONE_PRIV const real_t *r, real_t dotv)
 {
     return r[0] > 0 && dotv <= 0;
 }
 
+/* x = A^-1 b for a 3x3 A; 0 when A is near singular. */
 CONE_FN int cone_solve3(CONE_PRIV const real_t *A, CONE_PRIV const real_t *b,
                         CONE_PRIV real_t *x)
 {
@@ -189,6 +157,7 @@ CONE_FN int cone_solve3(CONE_PRIV const real_t *A, CONE_PRIV const real_t *b,
     return 1;
 }
 
+/* The exact solve from the hint (previous tangential r); 0, or 1 with r the projected best point. */
 CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
                                CONE_PRIV const real_t *b, real_t mu,
                                real_t hint_t1, real_t hint_t2, CONE_PRIV real_t *r)
@@ -258,12 +227,7 @@ CONE_FN int cone_local_coulomb(CONE_PRIV const real_t *A,
     return 1;
 }
 
-/* One Gauss-Seidel update of a contact, given its diagonal block D
- * (W_cc, row-major) and b = q_c + sum over d != c of W_cd r_d. coulomb:
- * the exact local solve with the proximal term of sweep `sweep`
- * (host/ref/nsgs.c says why); ccp and pyramid: one projected step of size
- * omega. x holds r_c on entry and the update on exit. Shared by the
- * reference NSGS and both coloured Gauss-Seidel kernels. */
+/* One Gauss-Seidel update of x = r_c from D = W_cc and b = q_c + sum_{d != c} W_cd r_d, per model. */
 CONE_FN void cone_gs_update(int model, int facets, int inner, real_t mu, real_t omega, int sweep,
                             CONE_PRIV const real_t *D, CONE_PRIV const real_t *b, CONE_PRIV real_t *x)
 {

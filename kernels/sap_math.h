@@ -1,39 +1,13 @@
-/* SAP (Castro, Permenter & Han 2022, "An Unconstrained Convex Formulation
- * of Compliant Contact") per-contact and per-body math, shared by the CPU
- * reference (host/core/sap.c, double) and the device kernels (kernels/sap.cl,
- * float or double), so that both minimise exactly the same function.
- * Requires cone.h and jacobian.h first (real_t, CONE_FN, CONE_PRIV,
- * CONE_SQRT, the contact Jacobian), like local_solve.h.
- *
- * The model. Unknowns are the body velocities v; the cost is
- *   l(v) = 1/2 ||v - v*||_M^2 + sum_c 1/2 ||gamma_c||_{R_c}^2,
- *   gamma_c = P_F^R(y_c),  y_c = -R_c^-1 u_c,  u_c = J_c v - v_hat_c,
- * where P_F^R is the projection onto the friction cone
- * F = { g : ||g_t|| <= mu g_n } in the norm ||x||_R^2 = x' R x with
- * R = diag(Rn, Rt, Rt) (contact frame, normal first). v_hat_c, the
- * paper's free contact velocity (normal part -gap / (dt + tau_d), as in
- * Drake), is a constant the set-up folds into u_c (host/core/sap.c), so
- * these functions see u_c alone. Then
- *   grad l  = M (v - v*) - J' gamma,
- *   Hess l  = M + J' G J,   G = -d gamma / d u  (symmetric PSD 3x3),
- * and at the minimum M (v - v*) = J' gamma: gamma are the contact impulses.
- *
- * Regularisation (the paper's near-rigid regime): with w_c = ||W_cc||_F / 3
- * an estimate of the Delassus diagonal (W_cc = J_c M^-1 J_c'),
- *   Rn = beta^2 / (4 pi^2) w_c,  Rt = SAP_SIGMA w_c,
- * so the normal compliance is a fixed fraction of the contact's own
- * inverse mass: beta (default 1) sets how stiff, and the time step cancels
- * out of the rigid limit. The set-up raises Rn to Drake's compliant floor
- * 1 / (dt k (dt + tau_d)) when a stiffness k is given. */
+/* SAP's per-contact and per-body math (Castro, Permenter & Han 2022), shared by
+ * host/core/sap.c (double) and kernels/sap.cl so that both minimise the same
+ * cost (the model: docs/solvers.md). Requires cone.h and jacobian.h first. */
 #ifndef CLCONE_SAP_MATH_H
 #define CLCONE_SAP_MATH_H
 
-/* Terms of sap_body_eval's per-body row, which the host sums (host and
- * kernels both read this). */
+/* Terms of sap_body_eval's per-body row, which the host sums. */
 #define SAP_EVAL_TERMS 5
 
-/* Tangential regularisation relative to w_c: small, so that stiction
- * slips by only Rt |gamma_t| (the paper's default). */
+/* Rt relative to w_c: small, so stiction slips by only Rt |gamma_t| (the paper's default). */
 #define SAP_SIGMA 1e-3
 
 /* Rn, Rt of a contact from beta and its Delassus diagonal block. */
@@ -53,21 +27,7 @@ CONE_FN void sap_regularisation(real_t beta, CONE_PRIV const real_t *Wcc,
 #define SAP_STICTION 1
 #define SAP_SLIDING 2
 
-/* gamma = P_F^R(y) with y = -R^-1 u, and G = -d gamma / d u (row-major,
- * symmetric). Written in y directly: with mu_hat = mu Rt / Rn,
- *   separation  y_n + mu_hat ||y_t|| <= 0:  gamma = 0, G = 0;
- *   stiction    ||y_t|| <= mu y_n:          gamma = y, G = R^-1;
- *   sliding     otherwise:  gamma_n = (y_n + mu_hat t) / (1 + mu mu_hat),
- *               gamma_t = mu gamma_n t_hat, t = ||y_t||, t_hat = y_t / t,
- * which is the Euclidean projection onto the cone of slope
- * mu sqrt(Rt/Rn) after the change of variables R^1/2, mapped back. Its
- * derivative, times dy/du = -R^-1, gives for sliding
- *   G_nn = 1 / ((1 + mu mu_hat) Rn),  G_nt = mu t_hat' / ((1 + mu mu_hat) Rn),
- *   G_tt = mu^2 t_hat t_hat' / ((1 + mu mu_hat) Rn)
- *          + (mu gamma_n / (t Rt)) (I - t_hat t_hat').
- * In sliding t > mu y_n makes mu gamma_n / t < 1, so G stays bounded by
- * R^-1 even when t is tiny; the separation test comes first, so t > 0
- * whenever sliding is reached (for mu = 0 too). */
+/* gamma = P_F^R(y), y = -R^-1 u, and G = -d gamma / d u (symmetric); returns the regime (docs/solvers.md). */
 CONE_FN int sap_gamma(real_t mu, real_t Rn, real_t Rt, CONE_PRIV const real_t *u,
                       CONE_PRIV real_t *gamma, CONE_PRIV real_t *G)
 {
@@ -146,18 +106,14 @@ CONE_FN void sap_mass_apply(real_t mass, CONE_PRIV const real_t *I, CONE_PRIV co
     }
 }
 
-/* Diagonal of M_B, for the unit-free norm ||D x||, D = diag(M)^-1/2, in
- * which the gradient (a momentum) is measured: every component then has
- * the units of sqrt(energy), whatever mixes translation and rotation. */
+/* Diagonal of M_B, for the gradient's unit-free norm ||D x||, D = diag(M)^-1/2 (docs/solvers.md). */
 CONE_FN void sap_mass_diag(real_t mass, CONE_PRIV const real_t *I, CONE_PRIV real_t *d)
 {
     d[0] = d[1] = d[2] = mass;
     d[3] = I[0]; d[4] = I[4]; d[5] = I[8];
 }
 
-/* In-place Cholesky of an n x n SPD row-major matrix (lower factor in the
- * lower triangle); returns 0 when a pivot is not positive. n <= 6 on the
- * device (block-Jacobi blocks), any n on the host. */
+/* In-place lower Cholesky of an n x n SPD matrix (n <= 6 on the device); 0 when a pivot is not positive. */
 CONE_FN int sap_cholesky(int n, CONE_PRIV real_t *A)
 {
     int i, j, k;

@@ -9,31 +9,20 @@
 
 /* Eigenvalue range of the symmetric part of a 3x3 block. */
 void clc_sym3_eig_range(const double B[9], double *lo, double *hi);
-/* Sum over the block row of contact c of the blocks' Frobenius norms:
- * a Gershgorin bound on W's spectrum used for safe Jacobi steps. */
+/* Sum of contact c's block row's Frobenius norms: a Gershgorin bound for safe Jacobi steps. */
 double clc_row_block_norm(const clcone_problem *p, int c);
 
-/* Greedy colouring of m items in index order, each taking the smallest
- * colour none of its earlier neighbours has; neighbours(ctx, i, color,
- * mark) sets mark[color[d]] = i for every neighbour d < i of item i.
- * *order lists the items colour by colour, colour k being
- * order[color_ptr[k] .. color_ptr[k+1]). Arrays malloc'ed. */
+/* Greedy colouring in index order; neighbours sets mark[color[d]] = i for earlier neighbours d. */
 typedef void (*clc_neighbours_fn)(const void *ctx, int i, const int *color, int *mark);
 clcone_status clc_color_greedy(int m, clc_neighbours_fn neighbours, const void *ctx, int *ncolors,
                                   int **color_ptr, int **order, clcone_error *err);
 
-/* Greedy colouring of contacts [c0, c1) by the block sparsity of W (two
- * contacts conflict when W_cd or W_dc is stored): *order lists the
- * contacts colour by colour, colour k being order[color_ptr[k] ..
- * color_ptr[k+1]). Deterministic: contacts in index order, each taking
- * the smallest colour none of its neighbours has. Arrays malloc'ed. */
+/* Greedy colouring of contacts [c0, c1) by W's stored blocks; order colour by colour, malloc'ed. */
 clcone_status clc_color_contacts(const clcone_problem *p, int c0, int c1,
                                     int *ncolors, int **color_ptr, int **order,
                                     clcone_error *err);
 
-/* Sum of v[0..n) with the additions of the device's reduce_rows (lane l
- * adds v[l], v[l + CONE_REDUCE_WG], ... in order, then a fixed tree), so
- * a decision taken on a sum's sign goes the same way on both sides. */
+/* Sum of v[0..n) in reduce_rows's order, so decisions on a sum's sign agree with the device. */
 double clc_lane_sum(const double *v, int n);
 
 /* acc += B x for one 3x3 block of W: kernels/cone.h's block product. */

@@ -1,14 +1,11 @@
-/* Stepping one world over MPI ranks (mpi_step.c, mpi_sim.c): each rank
- * steps its own bodies (those in its region of the cut) with copies
- * (ghosts) of its neighbours' bodies near its region, through the
- * stepper's hooks (step/sim_hook.h). */
+/* Stepping one world over MPI ranks (mpi_step.c, mpi_sim.c): each rank steps the
+ * bodies of its region with ghosts of its neighbours', through step/sim_hook.h. */
 #ifndef CLCONE_MPI_STEP_H
 #define CLCONE_MPI_STEP_H
 
 #include "mpi/mpi_parts.h"
 
-/* A body as it goes between ranks: its id in the whole world, its weight
- * in a cut (its contacts, at least 1), its state and shape. */
+/* A body between ranks: its world id, its weight in a cut (contacts, at least 1), state and shape. */
 typedef struct clc_mpi_body {
     int gid, w;
     clcone_body b;
@@ -52,19 +49,13 @@ struct clcone_mpi_stepper {
     int fresh;             /* own[] is newer than L (the first step) */
 };
 
-/* The hook that runs before each local step's detection: bodies that left
- * the region go to their new rank (or all are cut again), ghosts come
- * from the neighbours, then L's contacts over its own bodies. */
+/* Before each local detection: leavers to their new rank (or a new cut), ghosts in, L's contacts. */
 clcone_status clc_mpi_step_detect(void *vs, clcone_world *w, double margin, unsigned long long **keys,
                                      clcone_error *err);
-/* Every rank: the bodies of root's own[0, nown) (the whole world's) cut
- * over the ranks by their weights, the ghosts' width, the cut. */
+/* Every rank: root's nown bodies cut over the ranks by weight, the ghosts' width, the cut. */
 clcone_status clc_mpi_step_repartition(clcone_mpi_stepper *S, clcone_error *err);
 void clc_mpi_step_free(clcone_mpi_stepper *S);
-/* n items of `size` bytes from every rank, one rank after another, into
- * *all (malloc'd, the caller frees it, also on failure) on every rank, or
- * on root alone (to_root); *total of them; n < 0: this rank failed (out of
- * memory), which every rank returns. Collective. */
+/* Collective gather of n items a rank into *all (caller frees, always); n < 0: failed on every rank (docs/mpi.md). */
 clcone_status clc_mpi_step_gather(clcone_mpi_stepper *S, const void *mine, int n, size_t size, int to_root,
                                      char **all, int *total, clcone_error *err);
 /* The solve hook (mpi_part_step.c). */

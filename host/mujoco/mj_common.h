@@ -11,9 +11,7 @@ int clc_mj_cmp_int(const void *x, const void *y);
 /* A constraint type's name in messages ("joint limit"). */
 const char *clc_mj_row_kind(int type);
 
-/* MuJoCo's J as sparse rows and X = M^-1 J' on each row's kinematic
- * trees only: M is block-diagonal over the trees, so X's row is zero
- * elsewhere, and forming it costs the trees' share of M's factor, not nv. */
+/* MuJoCo's J as sparse rows and X = M^-1 J' on each row's trees only (cost: docs/mujoco.md). */
 typedef struct clc_mj_rows {
     int *jp;      /* row i's nonzeros jp[i] .. jp[i+1], columns ascending */
     int *jc;      /* their columns, counted from their tree's first dof */
@@ -25,34 +23,25 @@ typedef struct clc_mj_rows {
     double *jqs;  /* J qacc_smooth */
 } clc_mj_rows;
 
-/* d's rows from MuJoCo's sparse or dense J, J qacc_smooth, each checked
- * finite (R, aref, J qacc_smooth, J: EINVAL naming the row), and X by
- * MuJoCo's factor of M (qLD) on each row's trees, the arithmetic of
- * mj_solveM. */
+/* d's rows, J qacc_smooth and X by MuJoCo's qLD as mj_solveM does; non-finite is EINVAL naming the row. */
 clcone_status clc_mj_rows_build(const mjModel *m, const mjData *d, const char *label, clc_mj_rows *J,
                                    clcone_error *err);
 void clc_mj_rows_free(clc_mj_rows *J);
 
-/* The block-CSR structure of A = J M^-1 J' over nb blocks (block b is
- * rows row[b] .. row[b] + nrow[b] - 1): b and c are coupled when they
- * share a kinematic tree. row_ptr (nb + 1) and col (*nnzb) allocated. */
+/* The block-CSR structure of A = J M^-1 J' (blocks coupled by a shared tree); row_ptr, col allocated. */
 clcone_status clc_mj_structure(const mjModel *m, const clc_mj_rows *J, int nb, const int *row,
                                   const int *nrow, int **row_ptr, int **col, int *nnzb, clcone_error *err);
 
-/* A_rs = J_r . X_s over row r's nonzero columns, in ascending order (the
- * columns off s's trees, where X_s is zero, left out). */
+/* A_rs = J_r . X_s over row r's nonzero columns in ascending order. */
 double clc_mj_dot(const clc_mj_rows *J, int r, int s);
 
-/* s (a failed check of the problem built, its message in err) said of
- * MuJoCo's problem at this state of the model label. */
+/* s, a failed check of the built problem (message in err), said of MuJoCo's problem for model label. */
 clcone_status clc_mj_state_error(clcone_status s, const char *label, clcone_error *err);
 
-/* Whether efc row i's Jacobian row is zero: A = J M^-1 J' (M positive
- * definite) then has a zero diagonal there and no entry off it. */
+/* Whether efc row i's Jacobian row is zero (A then has a zero diagonal there and no entry off it). */
 int clc_mj_zero_row(const mjModel *m, const mjData *d, int i);
 
-/* MuJoCo's outputs after efc_force and efc_state are set: efc_b,
- * qfrc_constraint = J'f and qacc = qacc_smooth + M^-1 qfrc_constraint. */
+/* MuJoCo's efc_b, qfrc_constraint = J'f and qacc, after efc_force and efc_state are set. */
 void clc_mj_finish(const mjModel *m, mjData *d);
 
 #endif

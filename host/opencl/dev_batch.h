@@ -1,10 +1,6 @@
-/* The device state of one batch solve (clc_dev_batch) and what the
- * device layer's files share about it: the batch's buffers and kernels
- * (dev_batch.c), each solver's driver, named after its kernel program
- * (apgd.c, acgs.c, newton.c; sweeps.c for jacobi and cgs, whose kernels
- * are the form programs'), the whole-problem kernels' driver
- * (group_solve.c), the body form (dev_body.c) and the plans that own a
- * batch (dev_plan.c). */
+/* The device state of one batch solve (clc_dev_batch) and what the device
+ * layer's files share about it: buffers, solver drivers, whole-problem kernels,
+ * the body form and plans (which file holds what: docs/architecture.md). */
 #ifndef CLCONE_DEV_BATCH_H
 #define CLCONE_DEV_BATCH_H
 
@@ -26,12 +22,7 @@ typedef struct clc_dev_host {
     int ncolors, *color_ptr, *order;
 } clc_dev_host;
 
-/* The body form on the device (matrix-free W = J M^-1 J^T): per contact
- * its bodies, frame, lever arms, W_cc and the soft model's R; per body
- * the contact list with signs, the inverse mass and inertia, and dv =
- * M^-1 J^T x; the gather and contact-apply kernels. nb = 0: the batch is
- * in local form. part: the scene is a part of a larger one (NULL: whole),
- * halo the host copy of the dv it exchanges. */
+/* The body form on the device (matrix-free W = J M^-1 J^T); nb = 0: local form, part NULL: whole scene. */
 typedef struct clc_dev_body {
     int nb;
     cl_mem bptr, bc, bs, ca, cb, frame, arm, inv_mass, inv_inertia, dv, Wcc, Rd;
@@ -40,11 +31,7 @@ typedef struct clc_dev_body {
     void *halo;
 } clc_dev_body;
 
-/* One batch on the device: the options it runs, the per-contact vectors
- * every solver reads (q, mu, the problem of each contact, the iterate r,
- * w = W r, the residual terms), the per-problem flags and error sums, the
- * form's operator (local form: W in block-CSR; body form: body), the
- * whole-problem kernel with its buffers, and the staging area. */
+/* One batch on the device: options, per-contact vectors, per-problem flags and sums, operator, staging. */
 struct clc_dev_batch {
     clcone_context *c;
     const clcone_options *o;
@@ -60,43 +47,33 @@ struct clc_dev_batch {
     cl_mem row_ptr, col, W;
     cl_kernel k_mv;
     clc_dev_body body;
-    /* whole-problem kernel: made, with its arguments, at the first solve
-     * and kept for the next; a solve resets only the states (and APGD's
-     * L and theta) */
+    /* whole-problem kernel, made at the first solve and kept; a solve resets only the states */
     cl_kernel k_group;
     cl_mem g_mem[GROUP_BUFFERS], g_state, g_err, g_L0, g_L, g_theta;
-    /* 3n reals in the device precision: the start going up and the
-     * reactions coming back without blocking */
+    /* 3n device reals: the start going up, the reactions coming back without blocking */
     void *stage;
 };
 
-/* dev_batch.c: the batch's life, its operator and its side of the
- * iteration loop. */
+/* dev_batch.c: the batch's life, its operator and its side of the iteration loop. */
 void clc_release_kernel(cl_kernel *k);
 void clc_dev_close(clc_dev_batch *d);
-/* What a batch keeps whatever its contacts: the options, the per-problem
- * flags and error sums, the error kernels. */
+/* Opens what a batch keeps whatever its contacts: options, per-problem flags and sums, error kernels. */
 clcone_status clc_dev_open(clc_dev_batch *d, clcone_context *c, int nprob, const clcone_options *o,
                               clcone_error *err);
 /* Body form: dv = M^-1 J^T x. */
 clcone_status clc_dev_body_dv(clc_dev_batch *d, cl_mem x, clcone_error *err);
-/* A part's ghost bodies' dv from the parts that own them, after a gather
- * (nothing for a whole scene). */
+/* A part's ghost bodies' dv from their owners, after a gather (nothing for a whole scene). */
 clcone_status clc_dev_halo(clc_dev_batch *d, clcone_error *err);
 /* w = W x with the form's operator. */
 clcone_status clc_dev_apply(clc_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err);
-/* Starts a solve from r0 with every problem active (d->res is the solve's
- * result); the clock starts here. */
+/* Starts a solve from r0, every problem active, into d->res; the clock starts here. */
 clcone_status clc_dev_begin(clc_dev_batch *d, const double *r0, clcone_error *err);
-/* Sums K per-contact terms per problem into sums, read back into host
- * when it is not NULL; a part's over the whole scene (part->sum). */
+/* Sums K per-contact terms per problem into sums (and host if not NULL); a part's over the whole scene. */
 clcone_status clc_dev_reduce(clc_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
                                 clcone_error *err);
 /* A multi-launch solver's iteration (or its work after a check). */
 typedef clcone_status (*clc_dev_step_fn)(clc_dev_batch *d, void *state, int it, clcone_error *err);
-/* Runs step until every problem of the batch has stopped (core/iterate.c's
- * loop); checked (NULL: none) runs after each check that leaves problems
- * running. */
+/* Runs step until every problem has stopped (core/iterate.c's loop); checked (may be NULL) after checks. */
 clcone_status clc_dev_iterate(clc_dev_batch *d, clc_dev_step_fn step, clc_dev_step_fn checked,
                                  void *state, clcone_error *err);
 /* Position of each diagonal block of the local form. */
@@ -107,8 +84,7 @@ clcone_status clc_dev_apgd_bounds(clc_dev_batch *d, cl_mem *L, clcone_error *err
 clcone_status clc_dev_local_host(const clcone_problem *p, clc_dev_host *h, clcone_error *err);
 void clc_dev_host_free(clc_dev_host *h);
 
-/* group_solve.c: the whole-problem kernels (kernels/group_solve.cl), which
- * group_solve_local runs as its `solver` argument says. */
+/* group_solve.c: the whole-problem kernels of kernels/group_solve.cl, chosen by its `solver` argument. */
 enum clc_group_kind {
     CLCONE_GROUP_NONE = -1,  /* the solver has no whole-problem kernel */
     CLCONE_GROUP_JACOBI = 0, /* group_solve.cl's GROUP_JACOBI */
@@ -116,27 +92,16 @@ enum clc_group_kind {
     CLCONE_GROUP_ACGS = 2,   /* GROUP_ACGS */
     CLCONE_GROUP_APGD = 3    /* its own kernel, group_apgd_local */
 };
-/* A multi-launch solver's loop on an opened, started batch (r on the
- * device in d->r). */
+/* A multi-launch solver's loop on an opened, started batch (r in d->r). */
 typedef clcone_status (*clc_dev_loop_fn)(clc_dev_batch *d, clcone_error *err);
-/* The one way a device solver runs a solve from r: the start uploaded,
- * then the whole-problem kernel of `group` when the batch fits one, else
- * `loop`; r brought back. */
+/* The one way a device solver runs: r up, `group`'s whole-problem kernel if the batch fits, else loop. */
 clcone_status clc_dev_solve(clc_dev_batch *d, double *r, enum clc_group_kind group,
                                clc_dev_loop_fn loop, clcone_error *err);
-/* For a whole-problem kernel of another program (kernels/newton.cl),
- * whose last five arguments are max_iter, check_every, tol, restart and
- * budget and which keeps its states in d->g_state and d->g_err: those
- * buffers, the solve's stopping rule into the arguments, and its launches
- * until every problem has stopped, with the results and r filled. */
+/* For another program's whole-problem kernel (newton.cl): its state buffers, limits and launches. */
 clcone_status clc_group_alloc_states(clc_dev_batch *d, clcone_error *err);
 /* Whether a local-form batch is solved by the whole-problem kernels. */
 int clc_group_fits(const clc_dev_batch *d);
-/* Per-problem colour classes for the whole-problem kernels: the batch
- * colouring (h->color_ptr, h->order) regrouped so that problem p's
- * colours are slots [pcol[p], pcol[p + 1]) of gptr, each slot listing its
- * contacts of that colour in index order. The colouring is greedy in
- * index order, so a problem's colours are those it gets alone. */
+/* The batch colouring regrouped per problem: problem p's colours are slots [pcol[p], pcol[p + 1]) of gptr. */
 clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err);
 clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err);
@@ -151,17 +116,14 @@ typedef struct clc_body_host {
     int prob_off[2];
 } clc_body_host;
 void clc_body_host_free(clc_body_host *b);
-/* Per contact the frame, arms, q = J v* (- a_ref), W_cc (+ R) and the
- * step sizes into b and h; the mass splitting counts each body's contacts
- * from L, or from counts (per body) when not NULL. */
+/* Per-contact frame, arms, q, W_cc and step sizes into b and h; counts (may be NULL) for mass splitting. */
 clcone_status clc_body_prepare(const clcone_scene *s, const clc_body_csr *L, const int *counts,
                                   const clcone_options *o, clc_body_host *b, clc_dev_host *h,
                                   clcone_error *err);
 /* The colouring by shared moving bodies into h. */
 clcone_status clc_body_colors(const clcone_scene *s, const clc_body_csr *L, const clc_body_host *b,
                                  clc_dev_host *h, clcone_error *err);
-/* 1/2 r'(W + R)r + q'r from one more operator product on the device (a
- * part's over the whole scene). */
+/* 1/2 r'(W + R)r + q'r by one more operator product on the device (a part's: the whole scene's). */
 clcone_status clc_body_cost(clc_dev_batch *d, const double *r, const double *q, double *cost,
                                clcone_error *err);
 

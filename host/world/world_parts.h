@@ -6,8 +6,7 @@
 #include <clcone/ext.h>
 
 
-/* Rotation matrix (row-major, body to world) of a unit quaternion
- * (w, x, y, z). */
+/* Rotation matrix (row-major, body to world) of a unit quaternion (w, x, y, z). */
 void clc_quat_to_mat(const double q[4], double R[9]);
 /* Principal moments of inertia (body axes) of a uniform solid shape. */
 void clc_shape_inertia(const clcone_shape *sh, double I[3]);
@@ -21,52 +20,37 @@ clcone_status clc_world_settings_validate(const clcone_world *w, clcone_error *e
 /* inv_mass and world inverse inertia of one body from its shape. */
 void clc_body_set_mass(clcone_body *b, const clcone_shape *sh);
 
-/* Per body, the sum of the magnitudes of the contact forces (r / dt) of
- * w->s.contacts acting on it (r NULL: zeros). */
+/* Per body, the summed magnitudes of its contact forces r / dt (r NULL: zeros). */
 void clc_world_body_forces(const clcone_world *w, const double *r, double *f);
 /* World-frame force (r_c / dt in the contact frame) of contact c on a. */
 void clc_contact_force(const clcone_world *w, const double *r, int c, double out[3]);
 
-/* Allocates zeroed arrays (contacts may be 0); gravity (0, 0, -9.81),
- * dt 0.01, mu 0.5. On failure w is freed. */
+/* Allocates zeroed arrays with default settings (docs/architecture.md); on failure w is freed. */
 clcone_status clc_world_alloc(clcone_world *w, int nbodies, int ncontacts, int nplanes,
                                  clcone_error *err);
 
-/* The generators' argument checks (scene_gen.c): mu finite and >= 0, dt
- * finite and > 0; at most a million bodies (`what` names the scene). */
+/* The generators' argument checks: mu >= 0, dt > 0, at most a million bodies (what names the scene). */
 clcone_status clc_gen_check_mu_dt(double mu, double dt, clcone_error *err);
 clcone_status clc_gen_size_check(const char *what, double bodies, clcone_error *err);
 
-/* The scene generators behind clcone_world_generate (scene_gen.c), for the
- * tests and the bench, which need sizes it does not offer (an L x L x H
- * grid) and no world. Each returns bodies at rest in contact
- * (contacts detected at the generated state, gap ~ 0) with the free
- * velocity of one time step dt under gravity g = (0, 0, -9.81):
- * v* = v + dt g. Deterministic for a given seed. */
-/* A tower of k unit boxes (mass 1) on the static ground; 4 corner
- * contacts per interface, 4k contacts. */
+/* The generators behind clcone_world_generate, for sizes it lacks: bodies at rest, deterministic by seed. */
+/* A tower of k unit boxes on the ground, 4 corner contacts an interface. */
 clcone_status clc_gen_stack(int k, double mu, double dt, clcone_scene *s,
                                clcone_error *err);
-/* About n spheres (radius 0.5 +- spread, unit density) packed densely in
- * a box container (static floor and walls) with contacts wherever two
- * spheres or a sphere and a wall touch. */
+/* About n spheres (radius 0.5 +- spread) packed in a static box container. */
 clcone_status clc_gen_pile(int n, double mu, double dt, double spread,
                               unsigned seed, clcone_scene *s,
                               clcone_error *err);
-/* L x L x H spheres of radius 0.5 in a simple cubic lattice resting on
- * each other and on the ground: about 3 L^2 H contacts. */
+/* L x L x H spheres of radius 0.5 in a cubic lattice on the ground: about 3 L^2 H contacts. */
 clcone_status clc_gen_grid(int L, int H, double mu, double dt,
                               clcone_scene *s, clcone_error *err);
 
-/* clc_gen_pile, also returning each sphere's radius (n doubles,
- * caller-allocated) and the container's extent wx, wy (floor z = 0, walls
- * x = 0, wx and y = 0, wy). */
+/* clc_gen_pile, also each sphere's radius (caller's n doubles) and the container's extent wx, wy. */
 clcone_status clc_gen_pile_ex(int n, double mu, double dt, double spread, unsigned seed,
                                  clcone_scene *s, double *radius, double box[2],
                                  clcone_error *err);
 
-/* A scene file held in memory, read as clcone_read_world does (whether
- * bytes are one: clc_buf_is_world, io/io.h). */
+/* A scene file in memory, read as clcone_read_world does. */
 clcone_status clc_parse_world(const char *name, const char *buf, size_t len,
                                  clcone_world *w, clcone_error *err);
 
