@@ -1,10 +1,10 @@
-/* clcone benchmark driver: runs the sections (2, 1, 3, 4, 7, 6, 5, 8: the
+/* clcone benchmark driver: runs the sections (2, 1, 3, 4, 7, 6, 5, 8, 9, 10: the
  * hardware limit first, since the scaling figures are set against it) and
  * writes bench/results/report.md with the machine, the OpenCL device and
  * the peak memory of the run.
  *
- * usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 12345678]
- * (--sections runs only the listed sections, for development)
+ * usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 1234567890]
+ * (--sections runs only the listed sections, 0 for 10, for development)
  * BENCH_QUICK=1 in the environment is the same as --quick. */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
@@ -17,8 +17,21 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <libgen.h>
 #include <time.h>
 #include <unistd.h>
+
+void bench_cli_path(char *buf, size_t len)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) {
+        snprintf(buf, len, "build/clcone");
+        return;
+    }
+    exe[n] = 0;
+    snprintf(buf, len, "%s/clcone", dirname(exe));
+}
 
 double bench_now(void)
 {
@@ -233,6 +246,7 @@ static const char *const SEC_TITLES[BENCH_SECTIONS] = {
     "7. Siconos itself as the peer: NSGS and NSN against clcone, one judge",
     "8. Hard contact without creep: a pinched capsule's slip, MuJoCo against clcone coulomb",
     "9. MuJoCo worlds in one batch against MuJoCo one after another",
+    "10. Second order: scenes and large piles to 1e-8",
 };
 
 /* The float and double contexts (spec as --device) and the device's
@@ -301,16 +315,16 @@ static void report_head(FILE *md, bench *B, const char *ver, const char *cver, c
  * it) into their buffers. */
 static void run_sections(bench *B, const char *only)
 {
-    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4, 7, 8};
+    static const int order[BENCH_SECTIONS] = {1, 0, 2, 3, 6, 5, 4, 7, 8, 9};
     void (*fns[BENCH_SECTIONS])(bench *, FILE *) = {bench_section_scaling, bench_section_bandwidth,
                                                      bench_section_batches, bench_section_siconos,
                                                      bench_section_mujoco, bench_section_bias,
                                                      bench_section_peer, bench_section_creep,
-                                                     bench_section_worlds};
+                                                     bench_section_worlds, bench_section_second};
     for (int k = 0; k < BENCH_SECTIONS; ++k) {
         int i = order[k];
         double t = bench_now();
-        if (only && !strchr(only, '1' + i)) {
+        if (only && !strchr(only, i < 9 ? '1' + i : '0')) {
             fprintf(B->sec[i], "(not run: --sections %s)\n", only);
             continue;
         }
@@ -345,7 +359,7 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--quick") == 0) B.quick = 1;
         else if (strcmp(argv[i], "--sections") == 0 && i + 1 < argc) only = argv[++i];
         else {
-            fprintf(stderr, "usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 12345678]\n");
+            fprintf(stderr, "usage: bench [--out DIR] [--problems DIR] [--device SPEC] [--quick] [--sections 1234567890]\n");
             return 2;
         }
     }

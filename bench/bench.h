@@ -14,7 +14,7 @@
 
 #include <stdio.h>
 
-#define BENCH_SECTIONS 9
+#define BENCH_SECTIONS 10
 
 typedef struct bench {
     int quick;                    /* BENCH_QUICK=1: small sizes, short caps */
@@ -55,6 +55,10 @@ FILE *bench_data(bench *b, FILE *sec, const char *name);
  * and output lines. */
 int bench_plot(bench *b, FILE *sec, const char *name, const char *body);
 
+/* The CLI built beside this bench (build/clcone), for the sections that
+ * measure what a user runs. */
+void bench_cli_path(char *buf, size_t len);
+
 /* Formats a time in ms with a sensible unit into buf. */
 const char *bench_fmt_ms(double ms, char *buf, size_t len);
 
@@ -70,6 +74,7 @@ void bench_section_bias(bench *b, FILE *f);        /* 6 */
 void bench_section_peer(bench *b, FILE *f);        /* 7: Siconos itself */
 void bench_section_creep(bench *b, FILE *f);       /* 8: the pinched capsule's slip */
 void bench_section_worlds(bench *b, FILE *f);      /* 9: MuJoCo worlds in one batch */
+void bench_section_second(bench *b, FILE *f);      /* 10: second order to 1e-8 */
 
 /* The problem files of b->problems (.dat, and .hdf5 unless dat_only),
  * sorted by name, at most max, strdup'ed into files; -1 and a failure

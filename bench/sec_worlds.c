@@ -11,7 +11,6 @@
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
 
-#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -25,19 +24,6 @@ typedef struct worlds_run {
     double host_ms, build_ms, batch_ms, solve_ms; /* per step, averaged */
     int contacts;
 } worlds_run;
-
-/* The CLI built beside this bench (build/clcone). */
-static void cli_path(char *buf, size_t len)
-{
-    char exe[4096];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n <= 0) {
-        snprintf(buf, len, "build/clcone");
-        return;
-    }
-    exe[n] = 0;
-    snprintf(buf, len, "%s/clcone", dirname(exe));
-}
 
 /* Runs `clcone mujoco MODEL --worlds n --steps K --compare mujoco` on the
  * reference (device 0) or the default device in double, and reads it. */
@@ -120,7 +106,7 @@ void bench_section_worlds(bench *b, FILE *f)
     const int nn = b->quick ? 2 : 4;
     char cli[4200], model[4400], problems[4096];
     snprintf(problems, sizeof problems, "%s", b->problems);
-    cli_path(cli, sizeof cli);
+    bench_cli_path(cli, sizeof cli);
     if (access(cli, X_OK) != 0) {
         bench_fail(b, f, "the CLI %s is not there (make bench builds it)", cli);
         return;
