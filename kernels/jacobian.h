@@ -1,12 +1,9 @@
-/* The contact Jacobian of the body form, shared by the host (the body-form
- * set-up in host/core/scene.c, SAP's reference) and the kernels (SAP):
- * rows in the contact frame F (normal, t1, t2), columns the body's linear
- * then angular velocity. Requires cone.h first. */
+/* The body form's contact Jacobian for host and kernels: rows in frame F, columns (v_lin, w).
+ * Requires cone.h first. */
 #ifndef CLCONE_JACOBIAN_H
 #define CLCONE_JACOBIAN_H
 
-/* J (3x6, row-major) of one side of a contact, without the side's sign:
- * row k = (F_k, arm x F_k), so J v = F (v_lin + w x arm) (host/core/body_form.h). */
+/* J (3x6, row-major) of one side, unsigned: row k = (F_k, arm x F_k), J v = F (v_lin + w x arm). */
 CONE_FN void cone_side_jacobian(CONE_PRIV const real_t *F, CONE_PRIV const real_t *arm,
                                 CONE_PRIV real_t *J)
 {

@@ -1,6 +1,4 @@
-/* The 23 Siconos problems of tests/data/problems (docs/formats.md), in the
- * order of their README: what `clcone demo --siconos` solves and what the
- * test suites read, listed once for both. Internal: not installed. */
+/* The 23 Siconos problems of tests/data/problems in their README's order: demo --siconos, tests. */
 #ifndef CLCONE_SHARED_PROBLEMS_H
 #define CLCONE_SHARED_PROBLEMS_H
 

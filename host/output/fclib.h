@@ -1,12 +1,10 @@
-/* The FCLib HDF5 reader (output/hdf5.c), for what hands it to libclcone's
- * readers from outside libclcone_output: the CLI and the fuzz harness. */
+/* The FCLib HDF5 reader, for the CLI and the fuzz harness to hand to libclcone's readers. */
 #ifndef CLCONE_OUTPUT_FCLIB_H
 #define CLCONE_OUTPUT_FCLIB_H
 
 #include <clcone/ext.h>
 
-/* Reads /fclib_local of an FCLib HDF5 file image held in memory; p is not
- * validated beyond the file structure. */
+/* Reads /fclib_local of an in-memory FCLib HDF5 image; p is not validated beyond the structure. */
 clcone_problem_parse_fn clc_parse_fclib_hdf5;
 
 #endif

@@ -1,12 +1,11 @@
-/* The reference solvers of the general-block problem (ref/blocks_ref.c). */
+/* The reference solvers of the general-block problem. */
 #ifndef CLCONE_REF_BLOCKS_REF_H
 #define CLCONE_REF_BLOCKS_REF_H
 
 #include "core/blocks.h"
 
-/* Solves p (validated) with o->solver pgs (else apgd), o's tol, max_iter,
- * check schedule and time cap; f (m) is the start when o->warm_start and
- * the forces on return; res gets the status, iterations, error and cost. */
+/* Solves validated p by pgs if o says so, else apgd, under o's tol and caps; f (m): the start
+ * with o->warm_start, the forces on return; res: status, iterations, error, cost. */
 clcone_status clc_ref_blocks(const clc_bproblem *p, const clcone_options *o, double *f, clcone_prob_result *res,
                                 clcone_error *err);
 

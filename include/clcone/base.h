@@ -13,23 +13,19 @@ extern "C" {
 #define CLCONE_VERSION_PATCH 0
 #define CLCONE_VERSION "0.3.0"
 
-/* The library is built with -fvisibility=hidden: only declarations marked
- * CLCONE_API are exported from the shared library, so internal helpers
- * cannot clash with a host application's symbols. */
+/* Marks an exported declaration (the library is built -fvisibility=hidden). */
 #if defined(__GNUC__)
 #define CLCONE_API __attribute__((visibility("default")))
 #else
 #define CLCONE_API
 #endif
 
-/* Version of the library linked at run time ("0.3.0"); compare with
- * CLCONE_VERSION, the version of the header compiled against. */
+/* The linked library's version ("0.3.0"); CLCONE_VERSION is the header's. */
 CLCONE_API const char *clcone_version(void);
 
 typedef enum clcone_status {
     CLCONE_OK = 0,
-    CLCONE_EINVAL,   /* invalid argument (a NULL where a pointer is needed
-                        too) or invalid problem data */
+    CLCONE_EINVAL,   /* invalid argument (a needed pointer NULL too) or problem data */
     CLCONE_EIO,      /* file could not be opened, read or written */
     CLCONE_EFORMAT,  /* file content malformed */
     CLCONE_ENOMEM,   /* host allocation failed */

@@ -1,7 +1,5 @@
-/* clcone extension API: the seams a layer built on the library (libclcone_mpi,
- * host/mpi/) drives the stepper and the device plans through. Exported and
- * stable as the rest of <clcone/clcone.h>, which does not include it: a
- * program that only solves and steps never needs it (docs/library.md). */
+/* clcone extension API: the seams a layer such as libclcone_mpi drives the stepper and plans
+ * through; stable as <clcone/clcone.h>, which does not include it (docs/library.md). */
 #ifndef CLCONE_API_EXT_H
 #define CLCONE_API_EXT_H
 

@@ -1,10 +1,5 @@
-/* clcone as MuJoCo's constraint solver for a program that holds its own
- * MuJoCo model and data (the Python package's clcone.mujoco): each step
- * is mj_step's, with clcone solving MuJoCo's constraint problem (the
- * adapter of `clcone mujoco`, docs/mujoco.md). In libclcone_mujoco, built
- * beside libclcone when the build found MuJoCo (`make
- * build/libclcone_mujoco.so`), linked against the libmujoco it was built
- * with; not part of libclcone. */
+/* clcone as MuJoCo's constraint solver for a program's own model and data: each step is
+ * mj_step's, clcone solving the constraints. libclcone_mujoco's, not libclcone's (docs/mujoco.md). */
 #ifndef CLCONE_API_MUJOCO_H
 #define CLCONE_API_MUJOCO_H
 
@@ -14,17 +9,14 @@
 extern "C" {
 #endif
 
-/* MuJoCo's mjModel and mjData (<mujoco/mujoco.h>), which this header
- * does not need to include. */
+/* MuJoCo's mjModel and mjData (<mujoco/mujoco.h>, not included here). */
 struct mjModel_;
 struct mjData_;
 
-/* MuJoCo's version that libclcone_mujoco was compiled against ("4.0.0");
- * the libmujoco loaded with it must be that one. */
+/* The MuJoCo version built against ("4.0.0"); the libmujoco loaded must be that one. */
 CLCONE_API const char *clcone_mj_version(void);
 
-/* Steps n MuJoCo data of one model together: their constraint problems
- * solved as one batch a step, each world as it would be alone. */
+/* Steps n data of one model, their problems one batch a step, each world as it would be alone. */
 typedef struct clcone_mj_stepper clcone_mj_stepper;
 
 /* What one world's step did. */
@@ -39,23 +31,16 @@ typedef struct clcone_mj_stats {
     double solve_ms;          /* the solve's time (a device batch's, the whole batch's) */
 } clcone_mj_stats;
 
-/* A stepper of n worlds of m (which must outlive it) on the device spec
- * (as clcone_context_create takes it; "ref": the CPU reference, double)
- * in precision prec, with the options o: model CLCONE_MODEL_SOFT
- * (MuJoCo's own problem) or CLCONE_MODEL_COULOMB (hard contact), solver,
- * tolerance and caps as for clcone_solve; warm_start is the stepper's
- * own. MuJoCo's stages run a world on `threads` threads (1 to 256; the
- * results do not depend on it). */
+/* n worlds of m (which must outlive it) on device spec ("ref": reference, double), model soft
+ * (MuJoCo's problem) or coulomb (hard), o's solver, tol and caps (warm_start: the stepper's);
+ * MuJoCo's stages on `threads` threads (1 to 256, the same results). */
 CLCONE_API clcone_status clcone_mj_stepper_create(const char *spec, clcone_precision prec, const clcone_options *o,
                                                   const struct mjModel_ *m, int n, int threads,
                                                   clcone_mj_stepper **out, clcone_error *err);
 CLCONE_API void clcone_mj_stepper_free(clcone_mj_stepper *s);
 
-/* One step of each d[k] (n data of the stepper's model, as many as it was
- * made for) in place, as mj_step does; world k warm-starts from the
- * forces of its own last step. st (n entries) gets each world's figures.
- * An error names the world (and the row); a world whose step failed is
- * not to be stepped on. */
+/* Steps each of the n d[k] in place as mj_step (n as at creation), st[k] its figures; an error
+ * names the world (and row), and a world whose step failed is not to be stepped on. */
 CLCONE_API clcone_status clcone_mj_stepper_step(clcone_mj_stepper *s, struct mjData_ *const *d, int n,
                                                 clcone_mj_stats *st, clcone_error *err);
 

@@ -1,6 +1,5 @@
-/* libclcone_output's API (clcone-output.pc): pictures and plots (cairo)
- * and FCLib HDF5 problems (HDF5), the formats whose libraries a solver
- * does not need, kept out of libclcone. Not included by clcone.h. */
+/* libclcone_output's API (clcone-output.pc): pictures and plots (cairo), FCLib HDF5 problems;
+ * not included by clcone.h. */
 #ifndef CLCONE_API_OUTPUT_H
 #define CLCONE_API_OUTPUT_H
 
@@ -15,21 +14,14 @@ CLCONE_API clcone_status clcone_read_problem_hdf5(const char *path, clcone_probl
 /* clcone_read_input, FCLib HDF5 local problems too. */
 CLCONE_API clcone_status clcone_read_input_hdf5(const char *path, clcone_input *in, clcone_error *err);
 
-/* Orthographic picture of the world seen from the -y side, a little from
- * above; bodies shaded and coloured by the magnitude of the contact force
- * on them (blue = none, red = the 98th percentile and above, with a
- * colour bar in newtons), the static planes as translucent surfaces
- * clipped to the region around the bodies (planes seen from behind as
- * outlines), and `title` (NULL = none) on top. PNG (RGB, compressed),
- * width x height within 64 .. 8192. */
+/* A PNG of the world from -y, bodies coloured by their contact force (docs/library.md), title
+ * (NULL: none) on top; width and height within 96 .. 8192. */
 CLCONE_API clcone_status clcone_render_png(const char *path, const clcone_world *w,
                                 const double *r, int width, int height,
                                 const char *title, clcone_error *err);
 
-/* Line plots as a PNG: panels on a grid of `columns` columns, each with
- * its axes (linear or log), series and an optional dashed reference line
- * (a tolerance). On a log axis points <= 0 are left out; non-finite
- * points are left out everywhere (the line breaks there). */
+/* Line plots as a PNG, panels on `columns` columns; points <= 0 on a log axis and non-finite
+ * ones are left out (the line breaks). */
 typedef struct clcone_plot_series {
     const char *label;   /* legend entry, NULL = none */
     int n;
@@ -43,8 +35,7 @@ typedef struct clcone_plot_panel {
     const clcone_plot_series *series;
     const char *hline_label;  /* non-NULL: a dashed line at y = hline */
     double hline;
-    const char *note;         /* non-NULL: a line written in the middle of
-                                 the plot area (why it is empty, say) */
+    const char *note;         /* non-NULL: a line in the middle of the plot (why it is empty) */
 } clcone_plot_panel;
 
 CLCONE_API clcone_status clcone_plot_png(const char *path, const char *title,

@@ -8,14 +8,9 @@
 extern "C" {
 #endif
 
-/* W in block-CSR with 3x3 blocks; each block is stored ROW-MAJOR (9
- * doubles). Block columns within a block row are strictly increasing and
- * every diagonal block is present.
- *
- * A batch is several independent problems concatenated: problem k owns
- * contacts [prob_off[k], prob_off[k+1]). No block of W may couple contacts
- * of two different problems (checked by clcone_problem_validate). A single
- * problem is a batch with nprob = 1. */
+/* W in block-CSR of ROW-MAJOR 3x3 blocks, block columns strictly increasing, every diagonal
+ * block present. A batch: problem k owns contacts [prob_off[k], prob_off[k+1]) and no block
+ * couples two problems; a single problem is a batch of nprob = 1. */
 typedef struct clcone_problem {
     int n;            /* contacts (all problems of the batch) */
     int nnzb;         /* stored 3x3 blocks */
@@ -28,27 +23,21 @@ typedef struct clcone_problem {
     int *prob_off;    /* nprob + 1 contact offsets */
 } clcone_problem;
 
-/* Allocates all arrays for n contacts and nnzb blocks (zeroed; nprob = 1,
- * prob_off = {0, n}). */
+/* Allocates every array for n contacts, nnzb blocks, zeroed (nprob = 1, prob_off = {0, n}). */
 CLCONE_API clcone_status clcone_problem_alloc(clcone_problem *p, int n, int nnzb,
                                    clcone_error *err);
 CLCONE_API void clcone_problem_free(clcone_problem *p);
 
-/* Builds a problem from a dense 3n x 3n row-major W; all-zero off-diagonal
- * blocks are dropped. A non-finite entry of W, q or mu is CLCONE_EINVAL,
- * naming it. */
+/* From a dense row-major 3n x 3n W (zero off-diagonal blocks dropped); a non-finite entry
+ * of W, q or mu is CLCONE_EINVAL naming it. */
 CLCONE_API clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
                                         const double *W_rowmajor,
                                         const double *q, const double *mu,
                                         clcone_error *err);
 
-/* Checks structure and values: sizes, sorted in-range block columns,
- * diagonal blocks present, finite W/q/mu, mu >= 0, batch offsets
- * consistent and no coupling across problems, and each diagonal block's
- * symmetric part positive semidefinite with a strictly positive normal
- * entry W_nn > 0 (the solvers divide by it). Semidefiniteness is accepted
- * up to -1e-6 * max|block| on the smallest eigenvalue, since real files
- * carry rounding (see docs/formats.md section 6). */
+/* Checks sizes, sorted in-range columns, diagonal blocks, finite W/q/mu, mu >= 0, the batch
+ * (no coupling), and each diagonal block PSD (smallest eigenvalue >= -1e-6 max|block|) with
+ * W_nn > 0. */
 CLCONE_API clcone_status clcone_problem_validate(const clcone_problem *p,
                                       clcone_error *err);
 

@@ -15,10 +15,8 @@ typedef struct clcone_body {
     double v[6];           /* free velocity v* = (linear, angular) */
 } clcone_body;
 
-/* Contact between bodies a and b (b = -1: the static world). The unit
- * normal points from b towards a: a positive normal impulse pushes a along
- * +normal and b along -normal, and u_n > 0 means the bodies separate.
- * u = (velocity of a's material point) - (velocity of b's). */
+/* Contact of bodies a and b (b = -1: the static world); the unit normal points from b to a,
+ * u = (a's point velocity) - (b's), u_n > 0 separating, r_n > 0 pushing a along +normal. */
 typedef struct clcone_contact {
     int a, b;
     double point[3];
@@ -33,23 +31,19 @@ typedef struct clcone_scene {
     clcone_contact *contacts;
 } clcone_scene;
 
-/* Validates bodies (finite values, inv_mass >= 0, symmetric PSD inverse
- * inertia) and contacts (indices in range, a != b, unit normal within
- * 1e-6, mu >= 0, not two static ends). */
+/* Bodies: finite, inv_mass >= 0, symmetric PSD inverse inertia; contacts: indices in range,
+ * a != b, unit normal within 1e-6, mu >= 0, not two static ends. */
 CLCONE_API clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err);
 
-/* Contact frame: the normal, then t1 = normalize(normal x e_k) where e_k is
- * the world axis with the smallest |normal_k| (lowest k on ties), and
- * t2 = normal x t1. frame[0..2] = normal, [3..5] = t1, [6..8] = t2. */
+/* frame = (normal, t1, t2): t1 = normalize(normal x e_k), e_k the axis of smallest |normal_k|
+ * (lowest k on ties), t2 = normal x t1. */
 CLCONE_API void clcone_contact_frame(const double normal[3], double frame[9]);
 
-/* Local form of the scene's contact problem: W = J M^-1 J^T (only blocks
- * of contacts that share a non-static body), q = J v*. */
+/* The local form: W = J M^-1 J^T (blocks of contacts sharing a moving body), q = J v*. */
 CLCONE_API clcone_status clcone_scene_to_local(const clcone_scene *s, clcone_problem *p,
                                     clcone_error *err);
 
-/* Velocity change of every body (6 per body) caused by reactions r:
- * dv = M^-1 J^T r. */
+/* dv = M^-1 J^T r, 6 per body. */
 CLCONE_API void clcone_scene_apply_impulses(const clcone_scene *s, const double *r,
                                  double *dv);
 
