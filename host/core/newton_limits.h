@@ -4,7 +4,8 @@
 
 /* The most contacts of a problem the dense Newton takes (docs/measured.md). */
 #define CLCONE_NEWTON_REF_MAX_CONTACTS 512
-/* The hybrid's sweeps run alone at tolerances from this one up. */
-#define CLCONE_HYBRID_BELOW 1e-6
+/* From this tolerance up a device's hybrid runs its sweeps alone, but for coulomb in double; the reference's
+ * switch decides at any tolerance (why: docs/measured.md). */
+#define CLCONE_DEVICE_HYBRID_BELOW 1e-6
 
 #endif

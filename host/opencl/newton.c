@@ -141,13 +141,15 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
     return s ? s : newton_solve(d, 0, r, err);
 }
 
-/* The hybrid is CGS (ccp: APGD, its default before) where Newton has
- * nothing to add (tol >= 1e-6, as on the reference) or where the batch
- * does not run on the whole-problem kernels (scenes in the body form,
- * --plot, problems beyond their size), bit for bit. */
+/* The hybrid is CGS (ccp: APGD, its default before) where Newton does
+ * not pay (tol >= CLCONE_DEVICE_HYBRID_BELOW, but for coulomb in double)
+ * or where the batch does not run on the whole-problem kernels (scenes
+ * in the body form, --plot, problems beyond their size), bit for bit. */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
-    if (d->o->tol >= CLCONE_HYBRID_BELOW || !clc_group_fits(d))
+    int loose = d->o->tol >= CLCONE_DEVICE_HYBRID_BELOW
+                && (clcone_context_precision(d->c) == CLCONE_FLOAT || d->model != CLCONE_MODEL_COULOMB);
+    if (loose || !clc_group_fits(d))
         return d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs(d, r, err) : clc_dev_apgd(d, r, err);
     return newton_solve(d, 1, r, err);
 }

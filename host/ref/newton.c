@@ -442,7 +442,7 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, problem_of(p, c0), 0, 0, 0};
     clcone_status s;
-    if (o->tol >= CLCONE_HYBRID_BELOW || c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
         return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
                                                 : clc_ref_apgd(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);

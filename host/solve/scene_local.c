@@ -13,15 +13,17 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
                             const clcone_dev_part *part)
 {
     /* float Newton on these problems ran into the time cap where the
-     * float sweeps end at their 1e-5; the hybrid's sweeps alone (tol >=
-     * CLCONE_HYBRID_BELOW) and its --plot stay on the body form, whose
-     * cgs they are */
+     * float sweeps end at their 1e-5; the hybrid's sweeps alone (ccp at
+     * tol >= CLCONE_DEVICE_HYBRID_BELOW) and its --plot stay on the body
+     * form, whose cgs and apgd they are */
     /* ccp reads W, q and mu only, so its local form is the scene's law;
      * soft's a_ref needs the gaps, which the body form carries */
     if (!ctx || part || clcone_context_precision(ctx) != CLCONE_DOUBLE
         || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP))
         return 0;
-    if (o->solver == CLCONE_SOLVER_HYBRID && (o->tol >= CLCONE_HYBRID_BELOW || o->history)) return 0;
+    if (o->solver == CLCONE_SOLVER_HYBRID
+        && (o->history || (o->model != CLCONE_MODEL_COULOMB && o->tol >= CLCONE_DEVICE_HYBRID_BELOW)))
+        return 0;
     if (o->solver != CLCONE_SOLVER_HYBRID && o->solver != CLCONE_SOLVER_NEWTON) return 0;
     return s->ncontacts > 0 && s->ncontacts <= CLCONE_NEWTON_REF_MAX_CONTACTS;
 }
