@@ -350,7 +350,7 @@ START_TEST(cli_worlds)
         {"--worlds 2 --perturb -1", "--perturb needs a finite velocity >= 0"},
         {"--worlds 2 --perturb nan", "--perturb needs a finite velocity >= 0"},
     };
-    double wps = -1, mps = -1;
+    double wps = -1, mps = -1, speedup = -1, solve_ms = -1, mj_constraint_ms = -1;
     open_model(&f, WORLDS_XML);
     snprintf(args, sizeof args, "mujoco %s --steps 30 --device ref --tol 1e-10", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
@@ -362,11 +362,15 @@ START_TEST(cli_worlds)
     snprintf(args, sizeof args, "mujoco %s --steps 10 --device ref --worlds 3 --threads 2 --seed 5 --compare mujoco", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
     ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
-    ck_assert_msg(sscanf(strstr(test_last_line(out), " worlds=3 "), " worlds=3 worlds_per_s=%lf mujoco_worlds_per_s=%lf",
-                         &wps, &mps) == 2,
+    ck_assert_msg(sscanf(strstr(test_last_line(out), " worlds=3 "),
+                         " worlds=3 worlds_per_s=%lf mujoco_worlds_per_s=%lf speedup=%lf solve_ms_per_step=%lf "
+                         "mujoco_constraint_ms_per_step=%lf",
+                         &wps, &mps, &speedup, &solve_ms, &mj_constraint_ms) == 5,
                   "%s", test_last_line(out));
     ck_assert_double_gt(wps, 0);
     ck_assert_double_gt(mps, 0);
+    ck_assert_double_gt(solve_ms, 0);
+    ck_assert_double_gt(mj_constraint_ms, 0); /* MuJoCo's timer ran: its clock was set */
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         snprintf(args, sizeof args, "mujoco %s --steps 2 --device ref %s", f.path, bad[i][0]);
         ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);

@@ -74,7 +74,9 @@ static const char *const USAGE_MUJOCO =
     "the largest differences. With --worlds: iters sums each step's most of\n"
     "any world, contacts is the most of a step summed over the worlds, then\n"
     "worlds=N worlds_per_s=... (world steps a second, N K over the steps'\n"
-    "wall time) [mujoco_worlds_per_s=... speedup=...].\n"
+    "wall time) [mujoco_worlds_per_s=... speedup=... solve_ms_per_step=...\n"
+    "mujoco_constraint_ms_per_step=...: clcone's solve of a step's batch and\n"
+    "MuJoCo's constraint solver on all the worlds' step, its own timer].\n"
     "Device, precision, solver, tolerance and caps as for `clcone solve`.\n";
 
 /* Each step's solve stops after this many seconds unless --max-seconds
@@ -314,12 +316,22 @@ static clcone_status mj_steps(void *arg)
     return CLCONE_OK;
 }
 
+/* MuJoCo's timers read this clock (ms) while it is mjcb_time. */
+static mjtNum mujoco_clock_ms(void)
+{
+    return cli_now_ms();
+}
+
 /* World steps a second of mj_steps on the same n perturbed worlds in
- * *rate, or an error (out of memory, MuJoCo's). */
+ * *rate, and the milliseconds a step its constraint solver took for all
+ * of them (its own timer, mjTIMER_CONSTRAINT) in *constraint_ms; or an
+ * error (out of memory, MuJoCo's). */
 static clcone_status mujoco_worlds_per_s(const mjModel *m, const char *path, int n, int steps,
-                                         unsigned long long seed, double scale, double *rate, clcone_error *e)
+                                         unsigned long long seed, double scale, double *rate,
+                                         double *constraint_ms, clcone_error *e)
 {
     mj_steps_job j = {m, calloc((size_t)n, sizeof *j.d), n, steps};
+    mjfTime clock = mjcb_time;
     double t0;
     int made = 0;
     clcone_status s = CLCONE_OK;
@@ -332,9 +344,13 @@ static clcone_status mujoco_worlds_per_s(const mjModel *m, const char *path, int
         clc_worlds_perturb(m, j.d[made], seed, made, scale);
         ++made;
     }
+    mjcb_time = mujoco_clock_ms;
     t0 = cli_now_ms();
     if (!s) s = clc_mujoco_call(mj_steps, &j, path, e);
     *rate = 1e3 * n * (double)steps / (cli_now_ms() - t0);
+    mjcb_time = clock;
+    *constraint_ms = 0;
+    for (int w = 0; w < made; ++w) *constraint_ms += j.d[w]->timer[mjTIMER_CONSTRAINT].duration / steps;
     for (int w = 0; w < made; ++w) mj_deleteData(j.d[w]);
     free(j.d);
     return s;
@@ -356,7 +372,7 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     mjModel *m = NULL;
     clcone_options o;
     clcone_run_status worst = CLCONE_CONVERGED;
-    double error = 0, solve_ms = 0, t0, rate, mj_rate;
+    double error = 0, solve_ms = 0, t0, rate, mj_rate, mj_constraint_ms;
     int iters = 0, contacts = 0, rc = load_model(a->positional[0], &m);
     if (rc) return rc;
     if ((rc = open_backend(a, m, &ctx, &o, &prog))) goto out;
@@ -391,11 +407,13 @@ static int run_worlds(const cli_args *a, const worlds_args *wa)
     printf("status=%s error=%.6e iters=%d time_ms=%.3f contacts=%d worlds=%d worlds_per_s=%.1f",
            clcone_run_status_name(worst), error, iters, solve_ms, contacts, wa->n, rate);
     if (wa->compare) {
-        if (mujoco_worlds_per_s(m, a->positional[0], wa->n, wa->steps, wa->seed, wa->scale, &mj_rate, &e)) {
+        if (mujoco_worlds_per_s(m, a->positional[0], wa->n, wa->steps, wa->seed, wa->scale, &mj_rate,
+                                &mj_constraint_ms, &e)) {
             rc = lib_error(&e);
             goto out;
         }
-        printf(" mujoco_worlds_per_s=%.1f speedup=%.3f", mj_rate, rate / mj_rate);
+        printf(" mujoco_worlds_per_s=%.1f speedup=%.3f solve_ms_per_step=%.3f mujoco_constraint_ms_per_step=%.3f",
+               mj_rate, rate / mj_rate, solve_ms / wa->steps, mj_constraint_ms);
     }
     printf("\n");
     rc = worst == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
