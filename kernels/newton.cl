@@ -13,7 +13,12 @@
  * projected step, with CGS's step sizes omega) rescue it.
  * Unlike the reference, a rescue that does not help is followed by a
  * longer one, not a failure: the iteration cap or the host's time cap
- * ends the solve, with the best iterate.
+ * ends the solve, with the best iterate. In float, the hybrid's Newton
+ * gives up where its steps since the last rescue found no error better
+ * than the rescue's, and the sweeps go on: float's Newton steps can lower
+ * the merit while the error grows, and each stall would start a rescue
+ * twice as long (48 s on a 24-contact pile, docs/measured.md); in double
+ * the longer rescues carry such problems faster than the sweeps.
  *
  * Every element is written by one lane with a fixed order of additions,
  * and every sum (merit, slope, pivot search, the substitutions) is made
@@ -38,15 +43,21 @@
  * (by problem), then per problem the last mark's iteration, the rescue's
  * length, the iteration at which Newton took over (-1 while the
  * sweeps run), a rescue's sweeps to run and run, the sweeps (which the
- * host reads) and the iteration a try ends at (0: none); ns per problem
- * the best error, the mark's error and a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
+ * host reads), the iteration a try ends at (0: none) and whether a
+ * rescue ended before the next check; ns per problem the best error, the
+ * mark's error, a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
  * in the trial point's and u's places, which Newton rewrites before it
- * reads them). model is CONE_MODEL_COULOMB or CONE_MODEL_CCP. The last five
+ * reads them) and the best error after the last rescue. model is CONE_MODEL_COULOMB or CONE_MODEL_CCP. The last five
  * arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
-#define NEWTON_NS 4
-#define NEWTON_NI 7
+#define NEWTON_NS 5
+#define NEWTON_NI 8
+#ifdef CLCONE_DOUBLE
+#define NEWTON_GIVES_UP 0
+#else
+#define NEWTON_GIVES_UP 1
+#endif
 
 /* Contact c's rho (normal, tangential) from its diagonal block. */
 static void newton_contact_rho(__global const real_t *W, __global const int *diag, int c, real_t *rn, real_t *rt)
@@ -402,17 +413,17 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
     newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
+    int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5], after_rescue = pint[7];
     newton_track T = {pint[0], pint[2], pint[6], pns[1]};
-    real_t psi, best_e = pns[0], tiny;
+    real_t psi, best_e = pns[0], rescue_e = pns[4], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
     if (restart) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
             if (!isfinite(r[i])) r[i] = 0;
         group_barrier();
-        best_e = T.mark_e = INFINITY;
-        T.mark_it = pend = done = sweeps = T.trial_end = 0;
+        best_e = T.mark_e = rescue_e = INFINITY;
+        T.mark_it = pend = done = sweeps = T.trial_end = after_rescue = 0;
         burst = newton_first_burst(max_iter);
         T.switched = hybrid ? -1 : 0;
     }
@@ -442,6 +453,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                 status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
                                         T.trial_end > 0 ? T.trial_end : 0, &gave_up);
                 newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
+                if (after_rescue || gave_up) rescue_e = gave_up ? INFINITY : best_e;
+                after_rescue = 0;
                 if (status != CONE_GROUP_RUNNING) break;
             }
             if (!newton) continue;
@@ -457,13 +470,15 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
-            if (T.trial_end > 0 && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
-                T.trial_end = it + 1; /* a try that stalls gives up at the next check */
+            if ((T.trial_end > 0 || (NEWTON_GIVES_UP && hybrid && !(best_e < rescue_e)))
+                && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
+                T.trial_end = it + 1; /* a try, or the hybrid's Newton, that stalls gives up at the next check */
             } else if (!ok || it - T.mark_it >= NEWTON_STALL_STEPS) {
                 pend = burst;
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);
                 T.mark_e = INFINITY;
+                after_rescue = 1;
             }
             ++it;
         }
@@ -495,7 +510,9 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         pint[4] = done;
         pint[5] = sweeps;
         pint[6] = T.trial_end;
+        pint[7] = after_rescue;
         pns[0] = best_e;
         pns[1] = T.mark_e;
+        pns[4] = rescue_e;
     }
 }

@@ -587,6 +587,44 @@ START_TEST(hybrid_device_float_switches)
 }
 END_TEST
 
+/* In float, a hybrid's Newton whose steps since a rescue find nothing
+ * better gives up, and its sweeps run to the iteration cap: on this pile
+ * (`gen pile --n 8 --seed 35`, 24 contacts) float's Newton steps lowered
+ * the merit while the error grew, and its rescues, which the iteration
+ * cap does not count, grew twice as long at each stall (48 s to 5e-7 at
+ * the default cap). Now the solve ends at the cap, its best iterate
+ * finite. */
+START_TEST(hybrid_device_float_gives_up_a_cycling_newton)
+{
+    enum { CAP = 20000 };
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_scene sc;
+    clcone_problem p;
+    clcone_error e;
+    clcone_prob_result out;
+    double *r;
+    clcone_gen_params_default(&gp);
+    gp.n = 8;
+    gp.seed = 35;
+    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK && clcone_world_contact_scene(&w, &sc, &e) ==
+                      CLCONE_OK && clcone_scene_to_local(&sc, &p, &e) == CLCONE_OK, "%s", e.msg);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, 5e-7, CAP, 0, r);
+    ck_assert_int_eq(out.status, CLCONE_MAXITER);
+    ck_assert_int_eq(out.iters, CAP);
+    ck_assert_int_lt(out.inner_iters, out.iters); /* Newton ran before it gave up */
+    ck_assert(isfinite(out.error) && out.error < 1e-3);
+    assert_finite(r, 3 * p.n);
+    free(r);
+    clcone_problem_free(&p);
+    clcone_scene_free(&sc);
+    clcone_world_free(&w);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* The reference's history of problem p by the hybrid to 1e-8 shows a try
  * (Newton checked at every iteration) followed by sweeps (checked every
  * 10), its iterations rising throughout. */
@@ -663,6 +701,7 @@ Suite *suite_newton(void)
     tcase_add_test(t, hybrid_device_is_cgs_where_cgs_suffices);
     tcase_add_test(t, hybrid_device_batch_switches_per_problem);
     tcase_add_test(t, hybrid_device_float_switches);
+    tcase_add_test(t, hybrid_device_float_gives_up_a_cycling_newton);
     tcase_add_loop_test(t, hybrid_tries_newton_early, 0, 2);
     suite_add_tcase(s, t);
     return s;

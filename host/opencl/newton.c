@@ -14,14 +14,15 @@
 #include <stdlib.h>
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
- * problem (best error, mark error, a ccp rescue's two momentum terms;
- * mark iteration, rescue length, the iteration
- * Newton took over at, the sweeps of a rescue still to run and those run,
- * the hybrid's sweeps, the iteration a try ends at), as kernels/newton.cl
+ * problem (best error, mark error, a ccp rescue's two momentum terms,
+ * the best error after the last rescue; mark iteration, rescue length,
+ * the iteration Newton took over at, the sweeps of a rescue still to run
+ * and those run, the hybrid's sweeps, the iteration a try ends at,
+ * whether a rescue ended before the next check), as kernels/newton.cl
  * lays them out. */
 #define NEWTON_VECS 18
-#define NEWTON_NS 4
-#define NEWTON_NI 7
+#define NEWTON_NS 5
+#define NEWTON_NI 8
 
 clc_dev_fn clc_dev_newton, clc_dev_hybrid, clc_dev_cgs, clc_dev_apgd;
 
