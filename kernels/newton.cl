@@ -356,12 +356,30 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
 
 /* A problem's hybrid state, kept in ints and ns between launches: the
  * last mark (iteration, error), the iteration Newton took over at (-1
- * while the sweeps run) and the iteration a try ends at (0: none; -1: a
- * try failed, and there is no second). */
+ * while the sweeps run), the iteration a try ends at (0: none; -1: a
+ * try failed, and there is no second), whether a rescue ended before the
+ * next check and the best error after the last rescue. */
 typedef struct newton_track {
-    int mark_it, switched, trial_end;
-    real_t mark_e;
+    int mark_it, switched, trial_end, after_rescue;
+    real_t mark_e, rescue_e;
 } newton_track;
+
+/* The problem's state for its next launch, where newton_local reads it. */
+static void newton_save(const newton_track *T, int burst, int pend, int done, int sweeps, real_t best_e,
+                        __global int *pint, __global real_t *pns)
+{
+    pint[0] = T->mark_it;
+    pint[1] = burst;
+    pint[2] = T->switched;
+    pint[3] = pend;
+    pint[4] = done;
+    pint[5] = sweeps;
+    pint[6] = T->trial_end;
+    pint[7] = T->after_rescue;
+    pns[0] = best_e;
+    pns[1] = T->mark_e;
+    pns[4] = T->rescue_e;
+}
 
 /* After the check of iteration it (error e; a try given up or not): the
  * hybrid's switch while the sweeps run (newton_hybrid_switch), back to
@@ -413,17 +431,17 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
     newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
-    int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5], after_rescue = pint[7];
-    newton_track T = {pint[0], pint[2], pint[6], pns[1]};
-    real_t psi, best_e = pns[0], rescue_e = pns[4], tiny;
+    int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
+    newton_track T = {pint[0], pint[2], pint[6], pint[7], pns[1], pns[4]};
+    real_t psi, best_e = pns[0], tiny;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
     if (restart) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
             if (!isfinite(r[i])) r[i] = 0;
         group_barrier();
-        best_e = T.mark_e = rescue_e = INFINITY;
-        T.mark_it = pend = done = sweeps = T.trial_end = after_rescue = 0;
+        best_e = T.mark_e = T.rescue_e = INFINITY;
+        T.mark_it = pend = done = sweeps = T.trial_end = T.after_rescue = 0;
         burst = newton_first_burst(max_iter);
         T.switched = hybrid ? -1 : 0;
     }
@@ -453,8 +471,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                 status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
                                         T.trial_end > 0 ? T.trial_end : 0, &gave_up);
                 newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
-                if (after_rescue || gave_up) rescue_e = gave_up ? INFINITY : best_e;
-                after_rescue = 0;
+                if (T.after_rescue || gave_up) T.rescue_e = gave_up ? INFINITY : best_e;
+                T.after_rescue = 0;
                 if (status != CONE_GROUP_RUNNING) break;
             }
             if (!newton) continue;
@@ -470,7 +488,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
-            if ((T.trial_end > 0 || (NEWTON_GIVES_UP && hybrid && !(best_e < rescue_e)))
+            if ((T.trial_end > 0 || (NEWTON_GIVES_UP && hybrid && !(best_e < T.rescue_e)))
                 && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
                 T.trial_end = it + 1; /* a try, or the hybrid's Newton, that stalls gives up at the next check */
             } else if (!ok || it - T.mark_it >= NEWTON_STALL_STEPS) {
@@ -478,7 +496,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);
                 T.mark_e = INFINITY;
-                after_rescue = 1;
+                T.after_rescue = 1;
             }
             ++it;
         }
@@ -503,16 +521,6 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
-        pint[0] = T.mark_it;
-        pint[1] = burst;
-        pint[2] = T.switched;
-        pint[3] = pend;
-        pint[4] = done;
-        pint[5] = sweeps;
-        pint[6] = T.trial_end;
-        pint[7] = after_rescue;
-        pns[0] = best_e;
-        pns[1] = T.mark_e;
-        pns[4] = rescue_e;
+        newton_save(&T, burst, pend, done, sweeps, best_e, pint, pns);
     }
 }
