@@ -13,7 +13,7 @@ BINDIR  ?= $(PREFIX)/bin
 VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' include/clcone/base.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
 DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo \
-	libcairo2-dev libpng-dev
+	libcairo2-dev libpng-dev libsuitesparse-dev libopenblas0-serial
 
 HDF5_CFLAGS := $(shell pkg-config --cflags hdf5 2>/dev/null)
 HDF5_LIBS   := $(shell pkg-config --libs hdf5 2>/dev/null)
@@ -29,11 +29,11 @@ CHECK_LIBS  := $(shell pkg-config --libs check 2>/dev/null)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes
 CFLAGS  ?= -O2 -g
 ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC -Iinclude -Ihost -Ikernels -I$(BUILD) \
-	-DCL_TARGET_OPENCL_VERSION=120
+	-isystem /usr/include/suitesparse -DCL_TARGET_OPENCL_VERSION=120
 # libclcone links what a solver needs; cairo and HDF5, with the
 # desktop and network libraries they bring (X11, curl, ssl, ...), are
 # libclcone_output's alone (host/output/, OUT_LIBS below).
-LDLIBS  := -lOpenCL -lm $(EXTRA_LDFLAGS)
+LDLIBS  := -lOpenCL -lcholmod -lm $(EXTRA_LDFLAGS)
 OUT_LIBS := $(HDF5_LIBS) $(CAIRO_LIBS)
 
 # MuJoCo, for the adapter (host/mujoco/, `clcone mujoco`, the mujoco

@@ -234,6 +234,21 @@ static inline int test_run_cli(const char *env, const char *args, char *out, siz
     return test_sh(cmd, out, outlen, err, errlen);
 }
 
+/* `clcone gen pile --n N --seed S`'s contact problem as a scene (*s) and its local form (*p). */
+static inline void test_gen_pile(int n, unsigned seed, clcone_scene *s, clcone_problem *p)
+{
+    clcone_gen_params gp;
+    clcone_world w;
+    clcone_error e;
+    clcone_gen_params_default(&gp);
+    gp.n = n;
+    gp.seed = seed;
+    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_world_contact_scene(&w, s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_scene_to_local(s, p, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_world_free(&w);
+}
+
 /* One solve of a problem p, or of the scene sc when p is NULL, with model
  * m, solver v, tol, max_iter and check_every (0: the default; the rest
  * default too); the test fails when the call does. Returns the (single

@@ -286,14 +286,6 @@ static clcone_status newton_alloc(newton *N, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* The batch's problem that starts at contact c0. */
-static int problem_of(const clcone_problem *p, int c0)
-{
-    int prob = 0;
-    while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
-    return prob;
-}
-
 /* Newton from r, the solve's iteration it0 at clock t0 (a hybrid's sweeps
  * took the iterations before). trial set: the hybrid's early try
  * (NEWTON_TRIAL_STEPS, kernels/newton_math.h), which converges or gives
@@ -306,7 +298,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
     newton N = {p, (int)o->model, c0, c1 - c0, 3 * (c1 - c0), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                 NULL, NULL};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
-    int prob = problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
+    int prob = clc_ref_problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
     int trial_end = trial ? it0 + NEWTON_TRIAL_STEPS : 0;
     clcone_status s;
     if ((s = newton_alloc(&N, err))) goto done;
@@ -436,15 +428,40 @@ static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options
     return s;
 }
 
+/* ccp past the dense Newton's limit: ACGS watched as below, the interior
+ * point at the switch's first verdict (it cannot try a few steps: it
+ * starts inside the cone, not from r), and ACGS again from the best
+ * iterate where the interior point stalls above tol; APGD, as before the
+ * interior point, where it cannot go (a contact without friction). */
+static clcone_status hybrid_large(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                  clcone_prob_result *out, clcone_error *err)
+{
+    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
+    clcone_status s = clc_ref_ipm_price(p, c0, c1, &H.budget, err);
+    int sweeps;
+    if (s == CLCONE_ENOTSUP) return clc_ref_apgd(p, o, c0, c1, r, out, err);
+    if (s || (s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
+    out->inner_iters = sweeps = out->iters;
+    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
+        return CLCONE_OK;
+    if ((s = clc_ref_ipm_from(p, o, c0, c1, r, out->iters, H.t0, out, err)) || out->status != CLCONE_FAILED)
+        return s;
+    H.it0 = out->iters;
+    H.budget = INFINITY;
+    if ((s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
+    out->inner_iters = sweeps + out->iters - H.it0;
+    return CLCONE_OK;
+}
+
 clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
-    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, problem_of(p, c0), 0, 0, 0};
+    hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
     clcone_status s;
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
         return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
-                                                : clc_ref_apgd(p, o, c0, c1, r, out, err);
+                                                : hybrid_large(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
     for (;;) {
         int gave_up = 0;

@@ -52,3 +52,10 @@ clcone_status clc_ref_iterate(const clcone_problem *p, const clcone_options *o, 
     while (ops.prob0 + 1 < p->nprob && p->prob_off[ops.prob0 + 1] <= c0) ++ops.prob0;
     return clc_iterate(&ops, o, out, err);
 }
+
+int clc_ref_problem_of(const clcone_problem *p, int c0)
+{
+    int prob = 0;
+    while (prob + 1 < p->nprob && p->prob_off[prob + 1] <= c0) ++prob;
+    return prob;
+}

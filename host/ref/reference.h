@@ -26,8 +26,18 @@ clc_ref_fn clc_ref_lemke_pyramid;
 
 /* Semismooth Newton (ref/newton.c), dense: CLCONE_ENOTSUP past CLCONE_NEWTON_REF_MAX_CONTACTS. */
 clc_ref_fn clc_ref_newton;
+/* A primal-dual interior point for ccp and soft (ref/ipm.c), sparse: CLCONE_ENOTSUP where a contact has mu 0. */
+clc_ref_fn clc_ref_ipm;
+/* ipm from iteration it0 of a solve whose clock started at t0 (the hybrid's hand-over); r is a candidate, not its start. */
+clcone_status clc_ref_ipm_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                               int it0, double t0, clcone_prob_result *out, clcone_error *err);
+/* ipm's price in sweeps of [c0, c1) from its factor's flops (CLCONE_ENOTSUP as ipm's). */
+clcone_status clc_ref_ipm_price(const clcone_problem *p, int c0, int c1, double *sweeps, clcone_error *err);
 /* The default for coulomb: NSGS, then Newton once that pays (ccp: ACGS then Newton); docs/solvers.md. */
 clc_ref_fn clc_ref_hybrid;
+
+/* The batch's problem that starts at contact c0, for the history. */
+int clc_ref_problem_of(const clcone_problem *p, int c0);
 
 /* clc_iterate over one problem [c0, c1): step does iteration it, checked (may be NULL) after live checks. */
 typedef clcone_status (*ref_step_fn)(void *state, int it, clcone_error *err);

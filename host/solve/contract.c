@@ -18,7 +18,7 @@
 
 /* Names as the command line takes them, in enum order. */
 static const char *const MODEL_NAMES[] = {"coulomb", "ccp", "pyramid", "soft", "sap"};
-static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs", "newton", "hybrid"};
+static const char *const SOLVER_NAMES[] = {"nsgs", "jacobi", "pgs", "apgd", "lemke", "cgs", "acgs", "newton", "hybrid", "ipm"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 _Static_assert(COUNT(MODEL_NAMES) == CLCONE_MODEL_COUNT, "a name for every clcone_model");
@@ -109,6 +109,8 @@ static const clc_contract_row ROWS[] = {
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "semismooth Newton on the cone's natural map with a line search; dense, up to 512 contacts"),
+    ROW(CCP, IPM, REF, 0, clc_ref_ipm, NULL, CONE,
+        "primal-dual interior point with a sparse Cholesky factor (CHOLMOD): any size, mu > 0"),
     ROW(CCP, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
     PARTS_ROW(CCP, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
     ROW(CCP, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
@@ -125,6 +127,7 @@ static const clc_contract_row ROWS[] = {
         "ccp's hybrid on W + R"),
     ROW(SOFT, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
         "ccp's semismooth Newton on W + R; dense, up to 512 contacts"),
+    ROW(SOFT, IPM, REF, 0, clc_ref_ipm, NULL, CONE, "ccp's interior point on W + R"),
     ROW(SOFT, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "ccp's coloured Gauss-Seidel on W + R"),
     PARTS_ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "ccp's Jacobi on W + R"),
     ROW(SOFT, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "ccp's Gauss-Seidel on W + R"),
