@@ -167,7 +167,9 @@ static void pn_hessian(const pn_p *P, int n)
 {
     int nv = P->nv;
     for (int t = P->l; t < n * n; t += P->nl) {
-        int i = t / nv, j = t % nv;
+        /* not t % nv: LLVM pairs it with t / nv through a freeze, which
+         * Oclgrind cannot check */
+        int i = t / nv, j = t - i * nv;
         real_t h = P->M[t];
         for (int r = 0; j <= i && r < P->m; ++r) h += P->J[r * nv + i] * P->DJ[r * nv + j];
         if (j <= i) P->H[t] = h;
@@ -189,7 +191,7 @@ static int pn_cholesky(const pn_p *P, int n)
         for (int i = k + 1 + P->l; pivot < 0 && i < nv; i += P->nl) P->H[i * nv + k] /= d;
         PN_SYNC;
         for (int t = P->l; pivot < 0 && t < w * w; t += P->nl) {
-            int i = k + 1 + t / w, j = k + 1 + t % w;
+            int r = t / w, i = k + 1 + r, j = k + 1 + t - r * w;
             if (j <= i) P->H[i * nv + j] -= P->H[i * nv + k] * P->H[j * nv + k];
         }
         PN_SYNC;
