@@ -146,9 +146,10 @@ static pn_c pn_cost(const pn_p *P)
 static void pn_dj_row(const pn_p *P, int r0, int n, int r, __global const real_t *Hc)
 {
     int nv = P->nv, st = P->state[r];
+    real_t D = 1 / P->R[r];
     for (int c = 0; c < nv; ++c) {
         real_t t = 0;
-        if (st == PRIMAL_QUADRATIC) t = P->J[r * nv + c] / P->R[r];
+        if (st == PRIMAL_QUADRATIC) t = D * P->J[r * nv + c];
         for (int q = 0; st == PRIMAL_CONE && q < n; ++q) t += Hc[(r - r0) * n + q] * P->J[(r0 + q) * nv + c];
         P->DJ[r * nv + c] = t;
     }
@@ -162,17 +163,21 @@ static void pn_dj(const pn_p *P, int n)
             pn_dj_row(P, P->off[b], P->off[b + 1] - P->off[b], r, P->blk + b * PB_N + PB_HC);
 }
 
-/* H = M + J'DJ's lower triangle, an entry a lane, for n dofs (0: none). */
+/* H = M + J'DJ's lower triangle, a row of it a lane, for n dofs (0:
+ * none), over the rows of J that have a Hessian and the dofs they move
+ * (J is sparse: a humanoid's row moves a third of its dofs). */
 static void pn_hessian(const pn_p *P, int n)
 {
     int nv = P->nv;
-    for (int t = P->l; t < n * n; t += P->nl) {
-        /* not t % nv: LLVM pairs it with t / nv through a freeze, which
-         * Oclgrind cannot check */
-        int i = t / nv, j = t - i * nv;
-        real_t h = P->M[t];
-        for (int r = 0; j <= i && r < P->m; ++r) h += P->J[r * nv + i] * P->DJ[r * nv + j];
-        if (j <= i) P->H[t] = h;
+    for (int i = P->l; i < n; i += P->nl) {
+        __global real_t *h = P->H + i * nv;
+        for (int j = 0; j <= i; ++j) h[j] = P->M[i * nv + j];
+        for (int r = 0; r < P->m; ++r) {
+            real_t ji = P->J[r * nv + i];
+            int st = P->state[r];
+            for (int j = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && j <= i; ++j)
+                h[j] += ji * P->DJ[r * nv + j];
+        }
     }
 }
 
