@@ -391,8 +391,8 @@ static real_t pn_gradient(const pn_p *P)
     return P->scale * sqrt(g);
 }
 
-/* The stopping rule (core/stopping.c's clc_stop_rule, without the time
- * cap, which the host applies): PS_*, 0 to go on. */
+/* The stopping rule (core/stopping.c's clc_stop_rule) but for the time
+ * cap, which a launch cannot read (docs/mujoco.md): PS_*, 0 to go on. */
 static int pn_rule(real_t e, real_t tol, int it, int max_iter)
 {
     return !isfinite(e) ? PS_NONFINITE : e <= tol ? PS_TOL : it >= max_iter ? PS_ITERS : 0;
