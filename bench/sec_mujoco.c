@@ -91,10 +91,12 @@ static const ccfg cfgs[] = {
 
 /* The shared models' general-block form (what clc_solve_blocks runs) and,
  * for newton, their primal problem (MuJoCo's Newton method,
- * clc_mj_primal_solve): the solver table's rows of those forms. */
+ * clc_mj_primal_solve, on the reference or a device): the solver table's
+ * rows of those forms. */
 static const ccfg gcfgs[] = {{0, CLCONE_SOLVER_NEWTON, 0, 1}, {0, CLCONE_SOLVER_APGD, 0, 1},
                              {0, CLCONE_SOLVER_PGS, 0, 1},    {1, CLCONE_SOLVER_APGD, 0, 1},
-                             {2, CLCONE_SOLVER_APGD, 0, 1}};
+                             {2, CLCONE_SOLVER_APGD, 0, 1},   {1, CLCONE_SOLVER_NEWTON, 0, 1},
+                             {2, CLCONE_SOLVER_NEWTON, 0, 1}};
 #define NGCFG ((int)(sizeof gcfgs / sizeof *gcfgs))
 
 /* Seconds of CPU time of the whole process, every thread (POCL's

@@ -8,6 +8,7 @@
 
 #include <mujoco/mujoco.h>
 #include "testutil.h"
+#include "core/primal.h"
 
 /* Every row kind of MuJoCo's in one model: an arm on a hinge with
  * friction loss (a box row) and a limit it swings into, a ball held to
@@ -74,12 +75,51 @@ static inline void mj_open(mj_fixture *f, const char *xml, int key)
     f->mc->opt.iterations = 1000;
 }
 
+/* MuJoCo's model file rel (tests/data/models/mujoco) as a fixture. */
+static inline void mj_open_file(mj_fixture *f, const char *rel)
+{
+    char err[1000];
+    snprintf(f->path, sizeof f->path, "%s", "");
+    f->m = mj_loadXML(test_model_path(rel), NULL, err, sizeof err);
+    ck_assert_msg(f->m != NULL, "%s: %s", rel, err);
+    ck_assert_ptr_nonnull(f->d = mj_makeData(f->m));
+    f->mc = mj_copyModel(NULL, f->m);
+    f->mc->opt.solver = mjSOL_NEWTON;
+    f->mc->opt.tolerance = 1e-10;
+    f->mc->opt.iterations = 1000;
+}
+
 static inline void mj_close(mj_fixture *f)
 {
     mj_deleteData(f->d);
     mj_deleteModel(f->mc);
     mj_deleteModel(f->m);
     unlink(f->path);
+}
+
+/* A primal problem of nv dofs (M = I, a0 = f0 = -1) and one row of
+ * kind (a BLK_* of kernels/block_sets.h) summing them, R 1, a_ref 0. */
+static inline void primal_tiny(clc_pproblem *p, int nv, int kind)
+{
+    clcone_error e;
+    ck_assert_int_eq(clc_pproblem_alloc(p, nv, 1, 1, nv, (size_t)nv * nv, &e), CLCONE_OK);
+    p->moff[1] = nv * nv;
+    for (int v = 0; v < nv; ++v) {
+        p->M[(size_t)v * nv + v] = 1;
+        p->jc[v] = v;
+        p->jv[v] = 1;
+        p->a0[v] = p->f0[v] = -1;
+    }
+    p->jp[1] = nv;
+    p->ng = 1;
+    p->goff[1] = nv;
+    p->aref[0] = 0;
+    p->R[0] = 1;
+    p->kind[0] = kind;
+    p->off[1] = 1;
+    p->scale = 1;
+    p->ls_iterations = 50;
+    p->ls_tolerance = 0.01;
 }
 
 #endif

@@ -44,8 +44,8 @@ START_TEST(every_program_builds)
 {
     static const char *const one_kernel_each[] = {"acgs_terms",   "apgd_candidate",    "blk_mul",
                                                   "body_gather",  "group_solve_local", "jacobi_step",
-                                                  "matvec_local", "newton_local",      "reduce_rows",
-                                                  "sap_step"};
+                                                  "matvec_local", "newton_local",      "primal_newton",
+                                                  "reduce_rows",  "sap_step"};
     clcone_context *c = test_context(CLCONE_FLOAT);
     for (size_t i = 0; i < sizeof one_kernel_each / sizeof one_kernel_each[0]; ++i) {
         cl_kernel k = NULL;

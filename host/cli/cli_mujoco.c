@@ -168,12 +168,14 @@ static clcone_solver default_of(clcone_form form, clcone_model m, int dev)
 
 /* Whether the table sends MuJoCo's problem under model m and solver s
  * (CLCONE_SOLVER_DEFAULT: the reference's default) to its primal form,
- * which runs on the reference only. */
+ * where the reference is the default and a device is not (the reference
+ * is the faster there: docs/mujoco.md). */
 static int primal_form(clcone_model m, clcone_solver s)
 {
     const clcone_offer *f;
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference && !f->device &&
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference_default &&
+            !f->device_default &&
             (f->solver == s || (s == CLCONE_SOLVER_DEFAULT && f->reference_default)))
             return 1;
     return 0;
@@ -572,8 +574,8 @@ int cmd_mujoco(int argc, char **argv)
     if (a.o.model != CLCONE_MODEL_SOFT && a.o.model != CLCONE_MODEL_COULOMB)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
-    /* the primal form's solvers run on the reference only, and its default
-     * comes first there: the reference without a device given */
+    /* the primal form's solvers, the reference's default there, run on
+     * the reference without a device given */
     if (primal_form(a.o.model, a.o.solver) && !cli_given(&a, "--device") &&
         !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
         a.device = "ref";

@@ -6,12 +6,7 @@
 #define CLCONE_CORE_PRIMAL_H
 
 #include <clcone/clcone.h>
-
-/* A row's zone, in the order of MuJoCo's mjtConstraintState. */
-enum { PRIMAL_SATISFIED, PRIMAL_QUADRATIC, PRIMAL_LINEARNEG, PRIMAL_LINEARPOS, PRIMAL_CONE };
-
-/* Largest cone block (MuJoCo's condim 6). */
-#define PRIMAL_CONE_MAX 6
+#include "primal_layout.h" /* the zones and the largest cone, shared with kernels/primal.cl */
 
 typedef struct clc_pproblem {
     int nv;          /* dofs */

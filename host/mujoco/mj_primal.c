@@ -276,29 +276,51 @@ static void merge_results(const clcone_prob_result *res, int n, double ms, clcon
     out->time_ms = ms;
 }
 
-clcone_status clc_mj_primal_solve(clcone_context *ctx, clc_mj_primal *pr, const clcone_options *o,
-                                  clcone_prob_result *out, clcone_error *err)
+clcone_status clc_mj_primal_solve_many(clcone_context *ctx, int n, clc_mj_primal *const *pr,
+                                       const clcone_options *o, int threads, clcone_prob_result *out, int *failed,
+                                       clcone_error *err)
 {
-    size_t n = (size_t)pr->n;
-    const clc_pproblem **p = clc_calloc(n + 1, sizeof *p, err, "islands");
-    double **av = clc_calloc(2 * n + 1, sizeof *av, err, "island vectors"), t0 = clc_now_ms();
-    int **sv = clc_calloc(n + 1, sizeof *sv, err, "island zones"), failed;
-    clcone_prob_result *res = clc_calloc(n + 1, sizeof *res, err, "island results");
+    size_t N = 0;
+    const clc_pproblem **p;
+    double **av, t0 = clc_now_ms();
+    int **sv, *owner, fi = -1;
+    clcone_prob_result *res;
     clcone_status s = CLCONE_ENOMEM;
-    if (!p || !av || !sv || !res) goto out;
-    for (size_t k = 0; k < n; ++k) {
-        p[k] = &pr->isl[k];
-        av[k] = pr->a + pr->dof_off[k];
-        av[n + k] = pr->f + pr->row_off[k];
-        sv[k] = pr->state + pr->row_off[k];
+    *failed = -1;
+    for (int j = 0; j < n; ++j) N += (size_t)pr[j]->n;
+    p = clc_calloc(N + 1, sizeof *p, err, "islands");
+    av = clc_calloc(2 * N + 1, sizeof *av, err, "island vectors");
+    sv = clc_calloc(N + 1, sizeof *sv, err, "island zones");
+    owner = clc_calloc(2 * N + 1, sizeof *owner, err, "island owners");
+    res = clc_calloc(N + 1, sizeof *res, err, "island results");
+    if (!p || !av || !sv || !owner || !res) goto out;
+    for (int j = 0, i = 0; j < n; ++j)
+        for (int k = 0; k < pr[j]->n; ++k, ++i) {
+            p[i] = &pr[j]->isl[k];
+            av[i] = pr[j]->a + pr[j]->dof_off[k];
+            av[N + i] = pr[j]->f + pr[j]->row_off[k];
+            sv[i] = pr[j]->state + pr[j]->row_off[k];
+            owner[i] = j;
+            owner[N + i] = k;
+        }
+    s = clc_solve_primal_batch(ctx, (int)N, p, o, threads, av, av + N, sv, res, &fi, err);
+    if (s && fi >= 0) {
+        *failed = owner[fi];
+        clc_error_prefix(err, "island %d", owner[N + fi]);
     }
-    s = clc_solve_primal_batch(ctx, pr->n, p, o, 1, av, av + n, sv, res, &failed, err);
-    if (s && failed >= 0) clc_error_prefix(err, "island %d", failed);
-    if (!s) merge_results(res, pr->n, clc_now_ms() - t0, out);
+    for (int j = 0, i = 0; !s && j < n; i += pr[j++]->n) merge_results(res + i, pr[j]->n, clc_now_ms() - t0, &out[j]);
 out:
     free(p);
     free(av);
     free(sv);
+    free(owner);
     free(res);
     return s;
+}
+
+clcone_status clc_mj_primal_solve(clcone_context *ctx, clc_mj_primal *pr, const clcone_options *o,
+                                  clcone_prob_result *out, clcone_error *err)
+{
+    int failed;
+    return clc_mj_primal_solve_many(ctx, 1, &pr, o, 1, out, &failed, err);
 }

@@ -25,6 +25,13 @@ void clc_mj_primal_free(clc_mj_primal *pr);
 clcone_status clc_mj_primal_solve(clcone_context *ctx, clc_mj_primal *pr, const clcone_options *o,
                                   clcone_prob_result *out, clcone_error *err);
 
+/* The n pr[j]'s islands as one batch (one launch on a device), each
+ * solved as alone; out[j] pr[j]'s results as clc_mj_primal_solve's; a
+ * failing island's pr in *failed (else -1), the island named in err. */
+clcone_status clc_mj_primal_solve_many(clcone_context *ctx, int n, clc_mj_primal *const *pr,
+                                       const clcone_options *o, int threads, clcone_prob_result *out, int *failed,
+                                       clcone_error *err);
+
 /* pr's solution as MuJoCo's Newton leaves it: efc_force, efc_state, efc_b, qfrc_constraint, qacc. */
 void clc_mj_primal_write(const mjModel *m, mjData *d, const clc_mj_primal *pr);
 

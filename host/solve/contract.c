@@ -12,6 +12,7 @@
 #include "ref/blocks_ref.h"
 #include "ref/primal_newton.h"
 #include "opencl/blocks.h"
+#include "opencl/primal.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,7 +60,7 @@ enum { REF = 1, DEV = 2 };
 #define RUN_LOCAL(ref, dev) CLC_RUN_LOCAL, {.local = {ref, dev}}
 #define RUN_SAP(fn) CLC_RUN_SAP, {.sap = fn}
 #define RUN_BLOCKS(ref, dev) CLC_RUN_BLOCKS, {.blocks = {ref, dev}}
-#define RUN_PRIMAL(fn) CLC_RUN_PRIMAL, {.primal = fn}
+#define RUN_PRIMAL(ref, dev) CLC_RUN_PRIMAL, {.primal = {ref, dev}}
 /* A row of the local and body forms, by its two entries; a batch of
  * scenes is solved in their local forms, so it takes the same rows. */
 #define LOCAL_FORMS (LOCAL | BODY | SCENES)
@@ -134,7 +135,8 @@ static const clc_contract_row ROWS[] = {
     ROW(SOFT, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, CONE, "ccp's accelerated CGS on W + R"),
     ROW_OF(BODY, SAP, NEWTON, REF | DEV, REF | DEV, RUN_SAP(clc_sap_solve), NO_FALLBACK, TOL_SAP, 0, 0,
            "Newton on body velocities (dense Cholesky on ref, PCG on devices)"),
-    ROW_OF(PRIMAL, SOFT, NEWTON, REF, REF, RUN_PRIMAL(clc_ref_primal_newton), NO_FALLBACK, TOL, 0, 0,
+    ROW_OF(PRIMAL, SOFT, NEWTON, REF | DEV, REF, RUN_PRIMAL(clc_ref_primal_newton, clc_dev_primal_batch),
+           NO_FALLBACK, TOL, 0, 0,
            "MuJoCo's Newton method on its primal problem, with its line search and stopping rule"),
     ROW_OF(BLOCKS, SOFT, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
            NO_FALLBACK, TOL, 0, 0, "accelerated projected gradient on the general blocks"),

@@ -33,8 +33,12 @@ typedef clcone_status clc_blocks_ref_fn(const clc_bproblem *p, const clcone_opti
 typedef clcone_status clc_blocks_dev_fn(clcone_context *c, int K, const clc_bproblem *const *p,
                                         const clcone_options *o, int threads, double *const *f,
                                         clcone_prob_result *res, int *failed, clcone_error *err);
-typedef clcone_status clc_primal_fn(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
-                                    int *state, clcone_prob_result *res, clcone_error *err);
+typedef clcone_status clc_primal_ref_fn(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
+                                        int *state, clcone_prob_result *res, clcone_error *err);
+typedef clcone_status clc_primal_dev_fn(clcone_context *c, int K, const clc_pproblem *const *p,
+                                        const clcone_options *o, int threads, double *const *a, double *const *f,
+                                        int *const *state, clcone_prob_result *res, int *failed,
+                                        clcone_error *err);
 
 /* A row of the solver contract (solve/contract.c): the public offer, the
  * entries that run it, by its forms (NULL on a backend that does not),
@@ -51,7 +55,7 @@ typedef struct clc_contract_row {
         struct { clc_ref_fn *ref; clc_dev_fn *dev; } local; /* local and body forms */
         clc_sap_fn *sap;                                      /* model sap, either backend */
         struct { clc_blocks_ref_fn *ref; clc_blocks_dev_fn *dev; } blocks;
-        clc_primal_fn *primal;                                /* reference only */
+        struct { clc_primal_ref_fn *ref; clc_primal_dev_fn *dev; } primal;
     } run;
     clcone_solver fallback[2];
     double step_tol;

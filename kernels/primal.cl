@@ -1,0 +1,560 @@
+/* needs: cone.h block_sets.h primal_layout.h */
+/* MuJoCo's Newton method on its primal problem (core/primal.h) as the
+ * reference runs it (ref/primal_newton.c: the cost, MuJoCo's exact line
+ * search, the stopping rule), a work-group a problem of the batch, its
+ * whole solve in one launch. Lanes share a phase's rows, blocks, dofs or
+ * Hessian entries, each written by one lane, with a barrier between
+ * phases; a sum (the cost, a norm, a line-search evaluation) is taken
+ * by every lane alike, in the problem's own order, so every lane holds
+ * the same bits, follows the same branches to the same barriers, and a
+ * problem's bits depend neither on the lanes nor on the batch. The
+ * Hessian H = M + J'DJ is dense, nv x nv, with J dense (m x nv) beside
+ * it, in global scratch (host/opencl/primal.c bounds nv); its Cholesky
+ * factor overwrites H's lower triangle, one column a step. */
+
+#define PN_SYNC barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
+/* MuJoCo's mjMINVAL: a search direction shorter than this is none. */
+#define PN_MINVAL ((real_t)1e-15)
+
+typedef struct pn_p {
+    int nv, m, nb, ls_it, l, nl;
+    real_t scale, ls_tol;
+    __global const int *off, *kind;
+    __global const real_t *M, *J, *a0, *f0, *aref, *R, *bound, *mu;
+    __global real_t *H, *DJ, *a, *Ma, *grad, *Mg, *s, *Mv, *tmp, *diag, *x, *f, *Jv, *quad, *blk;
+    __global int *state;
+} pn_p;
+
+/* The cost and its Gauss part at the iterate. */
+typedef struct pn_c {
+    real_t cost, gauss;
+} pn_c;
+
+/* A point of the line search: step, cost and its first two derivatives. */
+typedef struct pn_pt {
+    real_t alpha, cost, d1, d2;
+} pn_pt;
+
+/* The line search's quadratic in alpha, c0 + c1 alpha + c2 alpha^2. */
+typedef struct pn_q {
+    real_t c0, c1, c2;
+} pn_q;
+
+/* Mv = M v over the dofs, Jv = J v (minus a_ref when shift) over the rows; go 0: nothing. */
+static void pn_mul(const pn_p *P, int go, __global const real_t *v, __global real_t *Mv, __global real_t *Jv,
+                   int shift)
+{
+    int nv = go ? P->nv : 0;
+    for (int i = P->l; i < nv; i += P->nl) {
+        real_t t = 0;
+        for (int j = 0; j < nv; ++j) t += P->M[i * nv + j] * v[j];
+        Mv[i] = t;
+    }
+    for (int r = P->l; go && r < P->m; r += P->nl) {
+        real_t t = 0;
+        for (int j = 0; j < nv; ++j) t += P->J[r * nv + j] * v[j];
+        Jv[r] = shift ? t - P->aref[r] : t;
+    }
+}
+
+/* Cone block b (n rows from r0) at x: forces, zones, the middle zone's
+ * Hessian in scaled space (core/primal.c's cone_update); its cost. */
+static real_t pn_cone(const pn_p *P, int r0, int n, real_t mu, __global real_t *Hc)
+{
+    __global const real_t *x = P->x + r0, *fr = P->bound + r0, *Rr = P->R + r0;
+    __global real_t *f = P->f + r0;
+    real_t T = 0, N = mu * x[0], s = 0, Dm, g;
+    int zone;
+    for (int j = 1; j < n; ++j) T += (fr[j] * x[j]) * (fr[j] * x[j]);
+    T = sqrt(T);
+    zone = N >= mu * T || (T <= 0 && N >= 0) ? PRIMAL_SATISFIED
+           : mu * N + T <= 0 || T <= 0     ? PRIMAL_QUADRATIC
+                                           : PRIMAL_CONE;
+    for (int j = 0; j < n; ++j) P->state[r0 + j] = zone;
+    if (zone != PRIMAL_CONE) {
+        for (int j = 0; j < n; ++j) {
+            f[j] = zone == PRIMAL_SATISFIED ? 0 : -x[j] / Rr[j];
+            s += zone == PRIMAL_SATISFIED ? 0 : (real_t)0.5 * x[j] * x[j] / Rr[j];
+        }
+        return s;
+    }
+    Dm = 1 / (Rr[0] * mu * mu * (1 + mu * mu));
+    g = N - mu * T;
+    f[0] = -Dm * g * mu;
+    for (int j = 1; j < n; ++j) f[j] = -f[0] * (fr[j] * x[j]) * fr[j] / T;
+    for (int j = 0; j < n; ++j)
+        for (int k = 0; k < n; ++k) {
+            real_t uj = fr[j] * x[j], uk = fr[k] * x[k];
+            real_t h = j == 0 && k == 0 ? 1
+                       : j == 0         ? -mu * uk / T
+                       : k == 0         ? -mu * uj / T
+                                        : mu * N * uj * uk / (T * T * T) + (j == k ? mu * mu - mu * N / T : 0);
+            Hc[j * n + k] = Dm * h * (j ? fr[j] : mu) * (k ? fr[k] : mu);
+        }
+    return (real_t)0.5 * Dm * g * g;
+}
+
+/* Forces, zones and cone Hessians at x, a block a lane; each block's cost in its slot. */
+static void pn_blocks(const pn_p *P)
+{
+    for (int b = P->l; b < P->nb; b += P->nl) {
+        int r0 = P->off[b], r1 = P->off[b + 1], k = P->kind[b];
+        __global real_t *B = P->blk + b * PB_N;
+        real_t s = 0;
+        if (k == BLK_CONE) s = pn_cone(P, r0, r1 - r0, P->mu[b], B + PB_HC);
+        for (int i = r0; k != BLK_CONE && i < r1; ++i) {
+            real_t R = P->R[i], w = P->bound[i], x = P->x[i];
+            if (k == BLK_BOX && (x <= -R * w || x >= R * w)) {
+                P->f[i] = x <= -R * w ? w : -w;
+                P->state[i] = x <= -R * w ? PRIMAL_LINEARNEG : PRIMAL_LINEARPOS;
+                s += w * fabs(x) - (real_t)0.5 * R * w * w;
+            } else if (k == BLK_NONNEG && x >= 0) {
+                P->f[i] = 0;
+                P->state[i] = PRIMAL_SATISFIED;
+            } else {
+                P->f[i] = -x / R;
+                P->state[i] = PRIMAL_QUADRATIC;
+                s += (real_t)0.5 * x * x / R;
+            }
+        }
+        B[PB_COST] = s;
+    }
+}
+
+/* The gradient M a - M a0 - J'f, a dof a lane. */
+static void pn_gradient_dofs(const pn_p *P)
+{
+    int nv = P->nv;
+    for (int v = P->l; v < nv; v += P->nl) {
+        real_t g = P->Ma[v] - P->f0[v];
+        for (int r = 0; r < P->m; ++r) g -= P->J[r * nv + v] * P->f[r];
+        P->grad[v] = g;
+    }
+}
+
+/* The cost, its Gauss part apart, on every lane. */
+static pn_c pn_cost(const pn_p *P)
+{
+    pn_c c = {0, 0};
+    for (int b = 0; b < P->nb; ++b) c.cost += P->blk[b * PB_N + PB_COST];
+    for (int v = 0; v < P->nv; ++v) c.gauss += (real_t)0.5 * (P->Ma[v] - P->f0[v]) * (P->a[v] - P->a0[v]);
+    c.cost += c.gauss;
+    return c;
+}
+
+/* Row r's (of block rows r0 .. r0+n-1) row of D J, D its block's Hessian of the soft cost. */
+static void pn_dj_row(const pn_p *P, int r0, int n, int r, __global const real_t *Hc)
+{
+    int nv = P->nv, st = P->state[r];
+    real_t D = 1 / P->R[r];
+    for (int c = 0; c < nv; ++c) {
+        real_t t = 0;
+        if (st == PRIMAL_QUADRATIC) t = D * P->J[r * nv + c];
+        for (int q = 0; st == PRIMAL_CONE && q < n; ++q) t += Hc[(r - r0) * n + q] * P->J[(r0 + q) * nv + c];
+        P->DJ[r * nv + c] = t;
+    }
+}
+
+/* D J's rows, a block a lane, for n dofs (0: none). */
+static void pn_dj(const pn_p *P, int n)
+{
+    for (int b = P->l; n && b < P->nb; b += P->nl)
+        for (int r = P->off[b]; r < P->off[b + 1]; ++r)
+            pn_dj_row(P, P->off[b], P->off[b + 1] - P->off[b], r, P->blk + b * PB_N + PB_HC);
+}
+
+/* H = M + J'DJ's lower triangle, a row of it a lane, for n dofs (0:
+ * none), over the rows of J that have a Hessian and the dofs they move
+ * (J is sparse: a humanoid's row moves a third of its dofs). */
+static void pn_hessian(const pn_p *P, int n)
+{
+    int nv = P->nv;
+    for (int i = P->l; i < n; i += P->nl) {
+        __global real_t *h = P->H + i * nv;
+        for (int j = 0; j <= i; ++j) h[j] = P->M[i * nv + j];
+        for (int r = 0; r < P->m; ++r) {
+            real_t ji = P->J[r * nv + i];
+            int st = P->state[r];
+            for (int j = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && j <= i; ++j)
+                h[j] += ji * P->DJ[r * nv + j];
+        }
+    }
+}
+
+/* H factored in place over its first n dofs (n: nv or 0): L in H's lower
+ * triangle below the diagonal, the diagonal in diag, a column a step.
+ * Returns the first pivot that is not positive, or -1. */
+static int pn_cholesky(const pn_p *P, int n)
+{
+    int nv = P->nv, pivot = -1;
+    for (int k = 0; k < n && pivot < 0; ++k) {
+        int w = nv - k - 1;
+        real_t d = P->H[k * nv + k];
+        if (!(d > 0) || !isfinite(d)) pivot = k;
+        d = sqrt(d);
+        if (P->l == 0 && pivot < 0) P->diag[k] = d;
+        for (int i = k + 1 + P->l; pivot < 0 && i < nv; i += P->nl) P->H[i * nv + k] /= d;
+        PN_SYNC;
+        for (int t = P->l; pivot < 0 && t < w * w; t += P->nl) {
+            int r = t / w, i = k + 1 + r, j = k + 1 + t - r * w;
+            if (j <= i) P->H[i * nv + j] -= P->H[i * nv + k] * P->H[j * nv + k];
+        }
+        PN_SYNC;
+    }
+    return pivot;
+}
+
+/* The direction s = -H^-1 grad by the factor, on one lane (nv^2 work). */
+static void pn_direction(const pn_p *P, int go)
+{
+    int nv = P->nv;
+    for (int i = 0; go && P->l == 0 && i < nv; ++i) {
+        real_t t = P->grad[i];
+        for (int j = 0; j < i; ++j) t -= P->H[i * nv + j] * P->tmp[j];
+        P->tmp[i] = t / P->diag[i];
+    }
+    for (int i = nv - 1; go && P->l == 0 && i >= 0; --i) {
+        real_t t = P->tmp[i];
+        for (int j = i + 1; j < nv; ++j) t -= P->H[j * nv + i] * P->Mg[j];
+        P->Mg[i] = t / P->diag[i];
+        P->s[i] = -P->Mg[i];
+    }
+}
+
+/* The line search's terms along s (ref/primal_newton.c's pn_prepare):
+ * each row's quadratic, each cone's U0, V0, UU, UV, VV, Dm (M s and J s
+ * computed). */
+static void pn_prepare(const pn_p *P, int go)
+{
+    for (int b = P->l; go && b < P->nb; b += P->nl) {
+        int r0 = P->off[b], r1 = P->off[b + 1];
+        __global real_t *c = P->blk + b * PB_N + PB_CQ;
+        real_t mu = P->mu[b];
+        for (int i = r0; i < r1; ++i) {
+            real_t D = 1 / P->R[i];
+            P->quad[3 * i] = (real_t)0.5 * D * P->x[i] * P->x[i];
+            P->quad[3 * i + 1] = D * P->x[i] * P->Jv[i];
+            P->quad[3 * i + 2] = (real_t)0.5 * D * P->Jv[i] * P->Jv[i];
+        }
+        if (P->kind[b] != BLK_CONE) continue;
+        c[0] = mu * P->x[r0];
+        c[1] = mu * P->Jv[r0];
+        c[2] = c[3] = c[4] = 0;
+        for (int j = r0 + 1; j < r1; ++j) {
+            real_t u = P->bound[j] * P->x[j], v = P->bound[j] * P->Jv[j];
+            c[2] += u * u;
+            c[3] += u * v;
+            c[4] += v * v;
+        }
+        c[5] = 1 / (P->R[r0] * mu * mu * (1 + mu * mu));
+    }
+}
+
+static void pn_add(pn_q *t, real_t c0, real_t c1, real_t c2)
+{
+    t->c0 += c0;
+    t->c1 += c1;
+    t->c2 += c2;
+}
+
+/* Cone block b at step alpha: its quadratic into t, or its middle-zone
+ * cost and derivatives into pt. */
+static void pn_cone_eval(const pn_p *P, int b, real_t alpha, pn_q *t, pn_pt *pt)
+{
+    __global const real_t *c = P->blk + b * PB_N + PB_CQ;
+    real_t mu = P->mu[b], N = c[0] + alpha * c[1], T2 = c[2] + alpha * (2 * c[3] + alpha * c[4]), T, T1, T2d, g,
+           g1;
+    int r0 = P->off[b], r1 = P->off[b + 1], bottom;
+    T = T2 > 0 ? sqrt(T2) : 0;
+    if (T2 > 0 && N >= mu * T) return;
+    bottom = T2 <= 0 ? N < 0 : mu * N + T <= 0;
+    if (T2 <= 0 || bottom) {
+        for (int i = r0; bottom && i < r1; ++i) pn_add(t, P->quad[3 * i], P->quad[3 * i + 1], P->quad[3 * i + 2]);
+        return;
+    }
+    T1 = (c[3] + alpha * c[4]) / T;
+    T2d = c[4] / T - (c[3] + alpha * c[4]) * T1 / (T * T);
+    g = N - mu * T;
+    g1 = c[1] - mu * T1;
+    pt->cost += (real_t)0.5 * c[5] * g * g;
+    pt->d1 += c[5] * g * g1;
+    pt->d2 += c[5] * (g1 * g1 - g * mu * T2d);
+}
+
+/* The cost along s at pt->alpha with its first two derivatives, on every lane. */
+static void pn_eval(const pn_p *P, pn_q qg, pn_pt *pt, int *evals)
+{
+    pn_q t = qg;
+    real_t al = pt->alpha;
+    pt->cost = pt->d1 = pt->d2 = 0;
+    for (int b = 0; b < P->nb; ++b) {
+        int k = P->kind[b];
+        if (k == BLK_CONE) {
+            pn_cone_eval(P, b, al, &t, pt);
+            continue;
+        }
+        for (int i = P->off[b]; i < P->off[b + 1]; ++i) {
+            real_t x = P->x[i], jv = P->Jv[i], Rw = P->R[i] * P->bound[i], fw = P->bound[i], xa = x + al * jv;
+            if (k == BLK_BOX && xa <= -Rw) pn_add(&t, fw * ((real_t)-0.5 * Rw - x), -fw * jv, 0);
+            else if (k == BLK_BOX && xa >= Rw) pn_add(&t, fw * ((real_t)-0.5 * Rw + x), fw * jv, 0);
+            else if (k != BLK_NONNEG || xa < 0) pn_add(&t, P->quad[3 * i], P->quad[3 * i + 1], P->quad[3 * i + 2]);
+        }
+    }
+    pt->cost += al * al * t.c2 + al * t.c1 + t.c0;
+    pt->d1 += 2 * al * t.c2 + t.c1;
+    pt->d2 += 2 * t.c2;
+    if (!(pt->d2 > 0)) pt->d2 = PN_MINVAL; /* convex: only by round-off */
+    ++*evals;
+}
+
+/* Whether c, on b's side of the minimum, has the smaller slope. */
+static int pn_closer(const pn_pt *b, const pn_pt *c)
+{
+    return (b->d1 < 0 && c->d1 < 0 && b->d1 < c->d1) || (b->d1 > 0 && c->d1 > 0 && b->d1 > c->d1);
+}
+
+/* Replaces *b by the candidate (c0, c1, c2) on its side with the smallest
+ * slope, and its Newton point into *next; 1 when it moved. */
+static int pn_bracket(const pn_p *P, pn_q qg, pn_pt *b, const pn_pt *c0, const pn_pt *c1, const pn_pt *c2,
+                      pn_pt *next, int *evals)
+{
+    int moved = 0;
+    if (pn_closer(b, c0)) *b = *c0, moved = 1;
+    if (pn_closer(b, c1)) *b = *c1, moved = 1;
+    if (pn_closer(b, c2)) *b = *c2, moved = 1;
+    if (moved) {
+        next->alpha = b->alpha - b->d1 / b->d2;
+        pn_eval(P, qg, next, evals);
+    }
+    return moved;
+}
+
+/* The candidate of (c0, c1, c2) under gtol with the least cost, or NULL. */
+static const pn_pt *pn_best(const pn_pt *c0, const pn_pt *c1, const pn_pt *c2, real_t gtol)
+{
+    const pn_pt *best = 0;
+    if (fabs(c0->d1) < gtol) best = c0;
+    if (fabs(c1->d1) < gtol && (!best || c1->cost < best->cost)) best = c1;
+    if (fabs(c2->d1) < gtol && (!best || c2->cost < best->cost)) best = c2;
+    return best;
+}
+
+/* MuJoCo's exact line search along s (ref/primal_newton.c's pn_search),
+ * on every lane alike; the step, 0 when none decreases the cost. */
+static real_t pn_search(const pn_p *P, real_t tol, pn_q qg)
+{
+    real_t snorm = 0, gtol;
+    pn_pt p0 = {0, 0, 0, 0}, p1, p2 = {0, 0, 0, 0}, mid, n1, n2;
+    const pn_pt *best;
+    int evals = 0, have2 = 0, dir;
+    for (int v = 0; v < P->nv; ++v) snorm += P->s[v] * P->s[v];
+    snorm = sqrt(snorm);
+    if (snorm < PN_MINVAL) return 0;
+    gtol = tol * P->ls_tol * snorm / P->scale;
+    pn_eval(P, qg, &p0, &evals);
+    p1.alpha = -p0.d1 / p0.d2;
+    pn_eval(P, qg, &p1, &evals);
+    if (p0.cost < p1.cost) p1 = p0;
+    if (fabs(p1.d1) < gtol) return p1.alpha;
+    dir = p1.d1 < 0 ? 1 : -1;
+    while (p1.d1 * dir <= -gtol && evals < P->ls_it) {
+        p2 = p1;
+        have2 = 1;
+        p1.alpha -= p1.d1 / p1.d2;
+        pn_eval(P, qg, &p1, &evals);
+        if (fabs(p1.d1) < gtol) return p1.alpha;
+    }
+    if (evals >= P->ls_it || !have2) return p1.alpha;
+    n2 = p1;
+    n1.alpha = p1.alpha - p1.d1 / p1.d2;
+    pn_eval(P, qg, &n1, &evals);
+    while (evals < P->ls_it) {
+        int m1, m2;
+        pn_pt c0 = n1, c1 = n2;
+        mid.alpha = (real_t)0.5 * (p1.alpha + p2.alpha);
+        pn_eval(P, qg, &mid, &evals);
+        if ((best = pn_best(&c0, &c1, &mid, gtol))) return best->alpha;
+        m1 = pn_bracket(P, qg, &p1, &c0, &c1, &mid, &n1, &evals);
+        m2 = pn_bracket(P, qg, &p2, &c0, &c1, &mid, &n2, &evals);
+        if (!m1 && !m2) return mid.alpha;
+    }
+    if (p1.cost <= p2.cost && p1.cost < p0.cost) return p1.alpha;
+    if (p2.cost <= p1.cost && p2.cost < p0.cost) return p2.alpha;
+    return 0;
+}
+
+/* The scaled gradient norm, on every lane. */
+static real_t pn_gradient(const pn_p *P)
+{
+    real_t g = 0;
+    for (int v = 0; v < P->nv; ++v) g += P->grad[v] * P->grad[v];
+    return P->scale * sqrt(g);
+}
+
+/* The stopping rule (core/stopping.c's clc_stop_rule) but for the time
+ * cap, which a launch cannot read (docs/mujoco.md): PS_*, 0 to go on. */
+static int pn_rule(real_t e, real_t tol, int it, int max_iter)
+{
+    return !isfinite(e) ? PS_NONFINITE : e <= tol ? PS_TOL : it >= max_iter ? PS_ITERS : 0;
+}
+
+/* The start's stages (MuJoCo's warm start: the warm a, then a0, then
+ * the warm a again unless it costs more), then Newton's steps. */
+enum { PN_WARM, PN_COLD, PN_BACK, PN_NEWTON };
+
+/* The stage's iterate: a0 (the warm a kept in Mv, free until the first
+ * search), the warm a back, or the step alpha along s. */
+static void pn_move(const pn_p *P, int stage, real_t alpha)
+{
+    for (int v = P->l; v < P->nv; v += P->nl) {
+        if (stage == PN_COLD) {
+            P->Mv[v] = P->a[v];
+            P->a[v] = P->a0[v];
+        } else if (stage == PN_BACK) {
+            P->a[v] = P->Mv[v];
+        } else if (stage == PN_NEWTON) {
+            P->a[v] += alpha * P->s[v];
+            P->Ma[v] += alpha * P->Mv[v];
+        }
+    }
+    for (int i = P->l; stage == PN_NEWTON && i < P->m; i += P->nl) P->x[i] += alpha * P->Jv[i];
+}
+
+/* The line search's polynomial of the Gauss part along s, on every lane. */
+static pn_q pn_gauss(const pn_p *P, real_t gauss)
+{
+    real_t sMa = 0, sf0 = 0, sMv = 0;
+    pn_q q;
+    for (int v = 0; v < P->nv; ++v) {
+        sMa += P->s[v] * P->Ma[v];
+        sf0 += P->s[v] * P->f0[v];
+        sMv += P->s[v] * P->Mv[v];
+    }
+    q.c0 = gauss;
+    q.c1 = sMa - sf0;
+    q.c2 = (real_t)0.5 * sMv;
+    return q;
+}
+
+/* The Newton loop (ref/primal_newton.c's clc_ref_primal_newton) as one
+ * loop whose every pass reaches every barrier (POCL compiles a barrier
+ * under a branch by copying the code after it): a stage of the start
+ * or a step, the update there, then, where the solve goes on, the
+ * Hessian, its factor, the direction and the line search. The outcome
+ * into out (PO_*) and outr (error, cost), by lane 0. */
+static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global int *out, __global real_t *outr)
+{
+    int stage = warm ? PN_WARM : PN_COLD, stop = 0, iters = 0, pivot = -1, it = 0;
+    real_t warm_cost = INFINITY, e = 0, alpha = 0, old = 0;
+    pn_c c;
+    while (!stop) {
+        int go = 0;
+        pn_move(P, stage, alpha);
+        PN_SYNC;
+        pn_mul(P, stage != PN_NEWTON, P->a, P->Ma, P->x, 1);
+        PN_SYNC;
+        pn_blocks(P);
+        PN_SYNC;
+        pn_gradient_dofs(P);
+        PN_SYNC;
+        c = pn_cost(P);
+        if (stage == PN_WARM) {
+            warm_cost = c.cost;
+            stage = PN_COLD;
+        } else if (stage == PN_COLD && warm_cost <= c.cost) {
+            stage = PN_BACK;
+        } else if (stage != PN_NEWTON) {
+            stage = PN_NEWTON;
+            go = 1;
+        } else {
+            real_t impr = P->scale * (old - c.cost);
+            iters = it;
+            e = pn_gradient(P);
+            e = impr < e ? fmax(impr, (real_t)0) : e;
+            stop = pn_rule(e, tol, it, max_iter);
+            go = !stop;
+        }
+        pn_dj(P, go ? P->nv : 0);
+        PN_SYNC;
+        pn_hessian(P, go ? P->nv : 0);
+        PN_SYNC;
+        pivot = pn_cholesky(P, go ? P->nv : 0);
+        if (pivot >= 0) stop = PS_NOT_PD;
+        go = go && pivot < 0;
+        pn_direction(P, go);
+        PN_SYNC;
+        pn_mul(P, go, P->s, P->Mv, P->Jv, 0);
+        PN_SYNC;
+        pn_prepare(P, go);
+        PN_SYNC;
+        if (go) {
+            ++it;
+            old = c.cost;
+            alpha = pn_search(P, tol, pn_gauss(P, c.gauss));
+        }
+        if (go && alpha == 0) { /* no decrease along Newton's direction: done */
+            iters = it - 1;
+            e = pn_gradient(P);
+            stop = pn_rule(e, tol, iters, max_iter);
+            if (!stop) stop = PS_NO_DECREASE;
+        }
+        PN_SYNC; /* the reads of every lane's sums before the next pass writes */
+    }
+    if (P->l) return;
+    out[PO_STOP] = stop;
+    out[PO_ITERS] = iters;
+    out[PO_PIVOT] = pivot;
+    outr[0] = e;
+    outr[1] = c.cost;
+}
+
+/* A work-group a problem: problem k's solve from a (a0 without warm);
+ * a, the forces and zones, and its outcome back. */
+__kernel void primal_newton(int max_iter, real_t tol, int warm, __global const int *info,
+                            __global const int *off, __global const int *kind, __global const real_t *mu,
+                            __global const real_t *prm, __global const real_t *M, __global const real_t *J,
+                            __global const real_t *din, __global const real_t *rin, __global real_t *H,
+                            __global real_t *DJ, __global real_t *dv, __global real_t *rv, __global real_t *blk,
+                            __global int *state, __global int *out, __global real_t *outr)
+{
+    int k = get_group_id(0);
+    __global const int *I = info + PI_N * k;
+    int d0 = I[PI_D0], nv = I[PI_NV], r0 = I[PI_R0], m = I[PI_M], b0 = I[PI_B0];
+    __global real_t *d = dv + PD_N * d0, *r = rv + PR_N * r0;
+    pn_p P;
+    P.nv = nv;
+    P.m = m;
+    P.nb = I[PI_NB];
+    P.ls_it = I[PI_LS];
+    P.l = get_local_id(0);
+    P.nl = get_local_size(0);
+    P.scale = prm[2 * k];
+    P.ls_tol = prm[2 * k + 1];
+    P.off = off + b0 + k; /* its own nb + 1 row offsets, from 0 */
+    P.kind = kind + b0;
+    P.mu = mu + b0;
+    P.M = M + I[PI_HOFF];
+    P.H = H + I[PI_HOFF];
+    P.J = J + I[PI_JOFF];
+    P.DJ = DJ + I[PI_JOFF];
+    P.a0 = din + 2 * d0;
+    P.f0 = P.a0 + nv;
+    P.aref = rin + 3 * r0;
+    P.R = P.aref + m;
+    P.bound = P.R + m;
+    P.a = d + PD_A * nv;
+    P.Ma = d + PD_MA * nv;
+    P.grad = d + PD_GRAD * nv;
+    P.Mg = d + PD_MG * nv;
+    P.s = d + PD_S * nv;
+    P.Mv = d + PD_MV * nv;
+    P.tmp = d + PD_TMP * nv;
+    P.diag = d + PD_DIAG * nv;
+    P.x = r + PR_X * m;
+    P.f = r + PR_F * m;
+    P.Jv = r + PR_JV * m;
+    P.quad = r + PR_QUAD * m;
+    P.blk = blk + PB_N * b0;
+    P.state = state + r0;
+    pn_solve(&P, max_iter, tol, warm, out + PO_N * k, outr + 2 * k);
+}

@@ -1,0 +1,71 @@
+/* What host/opencl/primal.c and kernels/primal.cl agree on for MuJoCo's
+ * primal problem (core/primal.h): the rows' zones, the largest cone, and
+ * the batch's layout on the device. */
+#ifndef CLCONE_PRIMAL_LAYOUT_H
+#define CLCONE_PRIMAL_LAYOUT_H
+
+/* A row's zone, in the order of MuJoCo's mjtConstraintState. */
+#define PRIMAL_SATISFIED 0
+#define PRIMAL_QUADRATIC 1
+#define PRIMAL_LINEARNEG 2
+#define PRIMAL_LINEARPOS 3
+#define PRIMAL_CONE 4
+
+/* Largest cone block (MuJoCo's condim 6). */
+#define PRIMAL_CONE_MAX 6
+
+/* A problem's ints: its first dof, dofs, first row, rows, first block,
+ * blocks, its nv x nv blocks' offset (M, H), its m x nv blocks' (J, D J),
+ * its line search's evaluations at most. */
+#define PI_D0 0
+#define PI_NV 1
+#define PI_R0 2
+#define PI_M 3
+#define PI_B0 4
+#define PI_NB 5
+#define PI_HOFF 6
+#define PI_JOFF 7
+#define PI_LS 8
+#define PI_N 9
+
+/* A problem's dof vectors, nv reals each from PD_N d0: the iterate,
+ * M a, the gradient, H^-1 grad, the direction, M s, the triangular
+ * solve's middle and the factor's diagonal. */
+#define PD_A 0
+#define PD_MA 1
+#define PD_GRAD 2
+#define PD_MG 3
+#define PD_S 4
+#define PD_MV 5
+#define PD_TMP 6
+#define PD_DIAG 7
+#define PD_N 8
+
+/* Its row vectors, m reals each from PR_N r0: J a - a_ref, the forces,
+ * J s, and the line search's quadratics (3 m). */
+#define PR_X 0
+#define PR_F 1
+#define PR_JV 2
+#define PR_QUAD 3
+#define PR_N 6
+
+/* A block's reals: a cone's middle-zone Hessian, its line search terms,
+ * the block's cost. */
+#define PB_HC 0
+#define PB_CQ (PRIMAL_CONE_MAX * PRIMAL_CONE_MAX)
+#define PB_COST (PB_CQ + 6)
+#define PB_N (PB_COST + 1)
+
+/* A problem's outcome: how it stopped (PS_*), iterations, the pivot
+ * that was not positive; and its reals: the error and the cost. */
+#define PO_STOP 0
+#define PO_ITERS 1
+#define PO_PIVOT 2
+#define PO_N 3
+#define PS_TOL 1
+#define PS_ITERS 2
+#define PS_NONFINITE 3
+#define PS_NO_DECREASE 4
+#define PS_NOT_PD 5
+
+#endif
