@@ -12,6 +12,10 @@ BINDIR  ?= $(PREFIX)/bin
 # The version has one home, include/clcone/base.h; the soname follows its major.
 VERSION := $(shell sed -n 's/^.define CLCONE_VERSION "\(.*\)"/\1/p' include/clcone/base.h)
 SOMAJOR := $(firstword $(subst ., ,$(VERSION)))
+# apt-get waiting up to 10 minutes for another apt or dpkg (an unattended
+# upgrade, a second build on the machine) to let go of its locks, rather
+# than failing at once.
+APT_GET := apt-get -o DPkg::Lock::Timeout=600
 DEBIAN_DEPS := ocl-icd-opencl-dev opencl-headers pocl-opencl-icd check pkg-config libhdf5-dev clinfo \
 	libcairo2-dev libpng-dev libsuitesparse-dev libopenblas0-serial
 
@@ -347,7 +351,7 @@ define need_packages
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "$(2): installing missing packages:$$missing"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing) >/dev/null || \
+	    ($(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq $$missing) >/dev/null || \
 	      { echo "$(2): apt-get install failed; run: sudo apt-get install$$missing" >&2; exit 1; }; \
 	  else \
 	    echo "$(2): missing packages:$$missing" >&2; \
@@ -360,7 +364,7 @@ check-deps:
 	$(call need_packages,$(DEBIAN_DEPS),clcone)
 
 deps:
-	@if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y $(DEBIAN_DEPS); \
+	@if [ "$$(id -u)" = 0 ]; then $(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y $(DEBIAN_DEPS); \
 	else echo "run as root: sudo apt-get install $(DEBIAN_DEPS)"; exit 1; fi
 
 # Sub-make after check-deps so pkg-config flags are read once packages exist.
@@ -636,7 +640,7 @@ FUZZ_SECONDS ?= 15
 fuzz-deps: check-deps
 	@install() { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	    echo "clcone fuzz: installing $$*"; \
-	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$$@") >/dev/null || \
+	    ($(APT_GET) update -qq && DEBIAN_FRONTEND=noninteractive $(APT_GET) install -y -qq "$$@") >/dev/null || \
 	      { echo "clcone fuzz: apt-get install failed; run: sudo apt-get install $$*" >&2; exit 1; }; \
 	  else echo "clcone fuzz: missing $$*; install with: sudo apt-get install $$*" >&2; exit 1; fi; }; \
 	command -v clang >/dev/null || install clang; \
