@@ -1,8 +1,12 @@
-/* The block Cholesky factor of MuJoCo's Newton Hessian by dof groups
- * (ref/primal_chol.h). */
+/* The sparse Cholesky factor of MuJoCo's Newton Hessian (ref/primal_chol.h):
+ * the pattern by the elimination tree once a solve, each factor
+ * left-looking by columns into a scatter vector. */
 #include "ref/primal_chol.h"
 #include "core/internal.h"
+#include "cone.h"
+#include "block_sets.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,8 +14,9 @@
 void clc_pchol_free(pchol *c)
 {
     free(c->pd);
-    free(c->blk);
-    free(c->store);
+    free(c->li);
+    free(c->lx);
+    free(c->re);
     memset(c, 0, sizeof *c);
 }
 
@@ -35,8 +40,8 @@ static void group_graph(const clc_pproblem *p, const int *gof, unsigned char *ad
     }
 }
 
-/* Minimum-degree elimination of the group graph (ties: the lower group),
- * its fill added to adj; order[P] the group eliminated P-th. */
+/* Minimum-degree elimination of the group graph (ties: the lower group);
+ * order[P] the group eliminated P-th. */
 static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigned char *done)
 {
     for (int g = 0; g < ng; ++g) {
@@ -62,154 +67,277 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
     }
 }
 
-clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
+/* c->pd and c->orig: the trees in minimum-degree order, each tree's dofs
+ * last first (scratch: 3 ng ints). */
+static clcone_status order_dofs(pchol *c, const clc_pproblem *p, int *scratch, clcone_error *err)
 {
-    int ng = p->ng, nv = p->nv, *gof, *order, *deg;
-    unsigned char *adj, *done;
-    size_t total = 0;
-    clcone_status s = CLCONE_ENOMEM;
-    memset(c, 0, sizeof *c);
-    c->nv = nv;
-    c->ng = ng;
-    c->pd = clc_calloc(4 * (size_t)nv + 4 * (size_t)ng + 4, sizeof *c->pd, err, "the factor's order");
-    adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the group graph");
-    c->blk = clc_calloc((size_t)ng * ng + 1, sizeof *c->blk, err, "the factor's blocks");
-    if (!c->pd || !adj || !c->blk) goto out;
-    c->gp = c->pd + nv;
-    c->orig = c->gp + nv;
-    gof = c->orig + nv;
-    c->gs = gof + nv;
-    order = c->gs + ng + 1;
-    deg = order + ng;
-    done = adj + (size_t)ng * ng;
+    int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
+    unsigned char *adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the tree graph");
+    if (!adj) return CLCONE_ENOMEM;
     for (int g = 0; g < ng; ++g)
         for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
     group_graph(p, gof, adj, order, deg);
-    min_degree(ng, adj, order, deg, done);
-    for (int P = 0, a = 0; P < ng; ++P) {
-        int g = order[P];
-        c->gs[P] = a;
-        for (int i = p->goff[g]; i < p->goff[g + 1]; ++i, ++a) {
-            c->pd[i] = a;
-            c->gp[a] = P;
-            c->orig[a] = i;
+    min_degree(ng, adj, order, deg, adj + (size_t)ng * ng);
+    for (int P = 0, a = 0; P < ng; ++P)
+        for (int i = p->goff[order[P] + 1] - 1; i >= p->goff[order[P]]; --i) c->pd[i] = a++;
+    for (int i = 0; i < p->nv; ++i) c->orig[c->pd[i]] = i;
+    free(adj);
+    return CLCONE_OK;
+}
+
+/* H's pattern below the diagonal, a list a column: column lo's rows at
+ * row[k] for k = head[lo], next[k], ... until -1. */
+typedef struct hlist {
+    int *head, *next, *row, n;
+} hlist;
+
+static void h_add(hlist *h, int lo, int hi)
+{
+    h->row[h->n] = hi;
+    h->next[h->n] = h->head[lo];
+    h->head[lo] = h->n++;
+}
+
+/* H's pattern: each nonzero pair of M in a tree, then as a clique the
+ * dofs a cone's rows reach together or another block's row alone, each
+ * clique but its least position in the least's column (the elimination
+ * tree carries the rest up: every other member is an ancestor of the
+ * least). buf, mark: nv each, scratch; mark < 0 on entry. */
+static void h_pattern(const clc_pproblem *p, const int *pd, hlist *h, int *buf, int *mark)
+{
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        for (int i = 0; i < n; ++i)
+            for (int j = i + 1; j < n; ++j)
+                if (p->M[p->moff[g] + i * n + j] != 0) {
+                    int x = pd[g0 + i], y = pd[g0 + j];
+                    h_add(h, x < y ? x : y, x < y ? y : x);
+                }
+    }
+    for (int b = 0, stamp = 0, e0 = 0, e1 = 0; b < p->nb; ++b)
+        for (int r = p->off[b], r2; r < p->off[b + 1]; r = r2) {
+            int ns = 0, lo = INT_MAX;
+            r2 = p->kind[b] == BLK_CONE ? p->off[b + 1] : r + 1;
+            /* a pyramid's rows, a contact's after another's: the same dofs again */
+            if (p->jp[r2] - p->jp[r] == e1 - e0 &&
+                !memcmp(p->jc + p->jp[r], p->jc + e0, sizeof *p->jc * (size_t)(e1 - e0)))
+                continue;
+            e0 = p->jp[r];
+            e1 = p->jp[r2];
+            ++stamp;
+            for (int e = p->jp[r]; e < p->jp[r2]; ++e)
+                if (mark[p->jc[e]] != stamp) {
+                    mark[p->jc[e]] = stamp;
+                    buf[ns] = pd[p->jc[e]];
+                    if (buf[ns] < lo) lo = buf[ns];
+                    ++ns;
+                }
+            for (int x = 0; x < ns; ++x)
+                if (buf[x] != lo) h_add(h, lo, buf[x]);
+        }
+}
+
+static int int_less(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+/* Ascending; most columns are short, where insertion beats qsort's calls. */
+static void sort_rows(int *v, int n)
+{
+    if (n > 32) {
+        qsort(v, (size_t)n, sizeof *v, int_less);
+        return;
+    }
+    for (int i = 1; i < n; ++i) {
+        int x = v[i], k = i;
+        for (; k > 0 && v[k - 1] > x; --k) v[k] = v[k - 1];
+        v[k] = x;
+    }
+}
+
+/* L's pattern from H's: column j holds j, H's rows and its children's in
+ * the elimination tree, but their own (head, next, mark: nv each,
+ * scratch). */
+static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, int *mark, clcone_error *err)
+{
+    int nv = c->nv;
+    size_t cap = (size_t)h->n + 2 * (size_t)nv + 1, len = 0;
+    for (int j = 0; j < nv; ++j) head[j] = mark[j] = -1;
+    if (!(c->li = clc_calloc(cap, sizeof *c->li, err, "the factor's pattern"))) return CLCONE_ENOMEM;
+    for (int j = 0; j < nv; ++j) {
+        size_t start = len;
+        if (len + (size_t)nv > cap) {
+            int *li = realloc(c->li, sizeof *li * (cap = 2 * cap + (size_t)nv));
+            if (!li) return clc_fail(err, CLCONE_ENOMEM, "out of memory for the factor's pattern (%zu entries)", cap);
+            c->li = li;
+        }
+        c->li[len++] = j;
+        mark[j] = j;
+        for (int k = h->head[j]; k >= 0; k = h->next[k])
+            if (mark[h->row[k]] != j) {
+                mark[h->row[k]] = j;
+                c->li[len++] = h->row[k];
+            }
+        for (int k = head[j]; k >= 0; k = next[k])
+            for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q)
+                if (mark[c->li[q]] != j) {
+                    mark[c->li[q]] = j;
+                    c->li[len++] = c->li[q];
+                }
+        sort_rows(c->li + start + 1, (int)(len - start - 1));
+        if ((size_t)INT_MAX < len)
+            return clc_fail(err, CLCONE_ENOTSUP, "the Hessian's factor has over %d entries", INT_MAX);
+        c->lp[j + 1] = (int)len;
+        if (len > start + 1) { /* the parent: the first row below the diagonal */
+            next[j] = head[c->li[start + 1]];
+            head[c->li[start + 1]] = j;
         }
     }
-    c->gs[ng] = nv;
-    for (int P = 0; P < ng; ++P)
-        for (int Q = 0; Q <= P; ++Q)
-            if (P == Q || adj[(size_t)order[P] * ng + order[Q]])
-                total += (size_t)(c->gs[P + 1] - c->gs[P]) * (size_t)(c->gs[Q + 1] - c->gs[Q]);
-    if (!(c->store = clc_calloc(total + 1, sizeof *c->store, err, "the factor"))) goto out;
-    total = 0;
-    for (int P = 0; P < ng; ++P)
-        for (int Q = 0; Q <= P; ++Q)
-            if (P == Q || adj[(size_t)order[P] * ng + order[Q]]) {
-                c->blk[(size_t)P * ng + Q] = c->store + total;
-                total += (size_t)(c->gs[P + 1] - c->gs[P]) * (size_t)(c->gs[Q + 1] - c->gs[Q]);
-            }
+    return CLCONE_OK;
+}
+
+/* Each row's entries left of the diagonal (c->rp, re, rk). */
+static clcone_status rows_of(pchol *c, clcone_error *err)
+{
+    int nv = c->nv, off = c->lp[nv] - nv;
+    if (!(c->re = clc_calloc(2 * (size_t)off + 1, sizeof *c->re, err, "the factor's rows"))) return CLCONE_ENOMEM;
+    c->rk = c->re + off;
+    for (int k = 0; k < nv; ++k)
+        for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q) ++c->rp[c->li[q] + 1];
+    for (int j = 0; j < nv; ++j) c->rp[j + 1] += c->rp[j];
+    for (int k = 0; k < nv; ++k)
+        for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q) {
+            int t = c->rp[c->li[q]]++;
+            c->re[t] = q;
+            c->rk[t] = k;
+        }
+    for (int j = nv; j > 0; --j) c->rp[j] = c->rp[j - 1];
+    c->rp[0] = 0;
+    return CLCONE_OK;
+}
+
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
+{
+    int nv = p->nv, *at;
+    size_t cap = (size_t)p->jp[p->m] + 1;
+    hlist h = {NULL, NULL, NULL, 0};
+    clcone_status s = CLCONE_ENOMEM;
+    memset(c, 0, sizeof *c);
+    c->nv = nv;
+    /* pd, orig, lp, rp, then scratch: H's heads, a buffer or the tree's heads, marks, the tree's links */
+    if (!(c->pd = clc_calloc(8 * (size_t)nv + 2 * (size_t)p->ng + 8, sizeof *c->pd, err, "the factor's order")))
+        goto out;
+    c->orig = c->pd + nv;
+    c->lp = c->orig + nv;
+    c->rp = c->lp + nv + 1;
+    at = c->rp + nv + 1;
+    if ((s = order_dofs(c, p, at, err))) goto out;
+    for (int g = 0; g < p->ng; ++g)
+        cap += (size_t)(p->goff[g + 1] - p->goff[g]) * (size_t)(p->goff[g + 1] - p->goff[g]) / 2;
+    s = CLCONE_ENOMEM;
+    if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) goto out;
+    h.row = h.next + cap;
+    h.head = at;
+    for (int i = 0; i < nv; ++i) at[i] = at[2 * nv + i] = -1;
+    h_pattern(p, c->pd, &h, at + nv, at + 2 * nv);
+    if ((s = symbolic(c, &h, at + nv, at + 3 * nv, at + 2 * nv, err)) || (s = rows_of(c, err))) goto out;
+    s = CLCONE_ENOMEM;
+    c->lx = clc_calloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
+    if (!c->lx) goto out;
+    c->w = c->lx + c->lp[nv];
+    for (int j = 0; j < nv; ++j) {
+        double len = c->lp[j + 1] - c->lp[j];
+        c->cost += 0.5 * len * (len + 1);
+    }
     s = CLCONE_OK;
 out:
-    free(adj);
+    free(h.next);
     if (s) clc_pchol_free(c);
     return s;
 }
 
-void clc_pchol_zero(pchol *c)
+clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone_error *err)
 {
-    size_t total = 0;
-    for (int P = 0; P < c->ng; ++P)
-        for (int Q = 0; Q <= P; ++Q)
-            if (c->blk[(size_t)P * c->ng + Q])
-                total += (size_t)(c->gs[P + 1] - c->gs[P]) * (size_t)(c->gs[Q + 1] - c->gs[Q]);
-    memset(c->store, 0, sizeof *c->store * total);
-}
-
-/* B (m x n) <- B L^-T, L (n x n) lower. */
-static void solve_right(double *B, int m, const double *L, int n)
-{
-    for (int r = 0; r < m; ++r)
-        for (int j = 0; j < n; ++j) {
-            double t = B[r * n + j];
-            for (int k = 0; k < j; ++k) t -= B[r * n + k] * L[j * n + k];
-            B[r * n + j] = t / L[j * n + j];
+    double *w = c->w, *lx = c->lx;
+    const int *li = c->li;
+    for (int j = 0; j < c->nv; ++j) {
+        int q0 = c->lp[j] + 1, q1 = c->lp[j + 1];
+        double d;
+        col(arg, j, w);
+        for (int t = c->rp[j]; t < c->rp[j + 1]; ++t) {
+            int e = c->re[t], end = c->lp[c->rk[t] + 1];
+            double l = lx[e];
+            for (int q = e; q < end; ++q) w[li[q]] -= l * lx[q];
         }
-}
-
-clcone_status clc_pchol_factor(pchol *c, clcone_error *err)
-{
-    int ng = c->ng;
-    for (int P = 0; P < ng; ++P) {
-        int n = c->gs[P + 1] - c->gs[P];
-        double *L = c->blk[(size_t)P * ng + P];
-        for (int j = 0; j < n; ++j) {
-            double d = L[j * n + j];
-            for (int k = 0; k < j; ++k) d -= L[j * n + k] * L[j * n + k];
-            if (!(d > 0) || !isfinite(d))
-                return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive "
-                                                       "definite (pivot %g at dof %d of %d)",
-                                   d, c->orig[c->gs[P] + j], c->nv);
-            L[j * n + j] = sqrt(d);
-            for (int i = j + 1; i < n; ++i) {
-                double t = L[i * n + j];
-                for (int k = 0; k < j; ++k) t -= L[i * n + k] * L[j * n + k];
-                L[i * n + j] = t / L[j * n + j];
-            }
+        d = w[j];
+        w[j] = 0;
+        for (int q = q0; q < q1; ++q) {
+            lx[q] = w[li[q]];
+            w[li[q]] = 0;
         }
-        for (int Q = P + 1; Q < ng; ++Q)
-            if (c->blk[(size_t)Q * ng + P]) solve_right(c->blk[(size_t)Q * ng + P], c->gs[Q + 1] - c->gs[Q], L, n);
-        for (int Q = P + 1; Q < ng; ++Q) {
-            const double *A = c->blk[(size_t)Q * ng + P];
-            int nq = c->gs[Q + 1] - c->gs[Q];
-            for (int R = P + 1; A && R <= Q; ++R) {
-                const double *B = c->blk[(size_t)R * ng + P];
-                double *T = c->blk[(size_t)Q * ng + R];
-                int nr = c->gs[R + 1] - c->gs[R];
-                for (int i = 0; B && i < nq; ++i)
-                    for (int j = 0; j < nr; ++j) {
-                        double t = 0;
-                        for (int k = 0; k < n; ++k) t += A[i * n + k] * B[j * n + k];
-                        T[i * nr + j] -= t;
-                    }
-            }
-        }
+        if (!(d > 0) || !isfinite(d))
+            return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite "
+                                                   "(pivot %g at dof %d of %d)",
+                               d, c->orig[j], c->nv);
+        lx[q0 - 1] = d = sqrt(d);
+        for (int q = q0; q < q1; ++q) lx[q] /= d;
     }
     return CLCONE_OK;
 }
 
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
 {
-    int ng = c->ng;
-    for (int a = 0; a < c->nv; ++a) tmp[a] = b[c->orig[a]];
-    for (int P = 0; P < ng; ++P) { /* L y = b */
-        int n = c->gs[P + 1] - c->gs[P];
-        double *y = tmp + c->gs[P];
-        const double *L = c->blk[(size_t)P * ng + P];
-        for (int Q = 0; Q < P; ++Q) {
-            const double *B = c->blk[(size_t)P * ng + Q];
-            int nq = c->gs[Q + 1] - c->gs[Q];
-            for (int i = 0; B && i < n; ++i)
-                for (int k = 0; k < nq; ++k) y[i] -= B[i * nq + k] * tmp[c->gs[Q] + k];
+    const int *lp = c->lp, *li = c->li;
+    const double *lx = c->lx;
+    for (int j = 0; j < c->nv; ++j) tmp[j] = b[c->orig[j]];
+    for (int j = 0; j < c->nv; ++j) { /* L y = b */
+        double y = tmp[j] /= lx[lp[j]];
+        for (int q = lp[j] + 1; q < lp[j + 1]; ++q) tmp[li[q]] -= lx[q] * y;
+    }
+    for (int j = c->nv - 1; j >= 0; --j) { /* L' x = y */
+        double t = tmp[j];
+        for (int q = lp[j] + 1; q < lp[j + 1]; ++q) t -= lx[q] * tmp[li[q]];
+        tmp[j] = t / lx[lp[j]];
+    }
+    for (int j = 0; j < c->nv; ++j) x[c->orig[j]] = tmp[j];
+}
+
+double clc_pchol_path_cost(const pchol *c, int j)
+{
+    double cost = 0;
+    for (; j >= 0; j = c->lp[j + 1] > c->lp[j] + 1 ? c->li[c->lp[j] + 1] : -1) cost += 2.0 * (c->lp[j + 1] - c->lp[j]);
+    return cost;
+}
+
+int clc_pchol_update(pchol *c, int sigma, const int *vi, const double *vx, int n, double scale)
+{
+    double *w = c->w, *lx = c->lx, beta = 1;
+    const int *li = c->li;
+    int j = n ? vi[0] : -1, ok = 1;
+    for (int k = 0; k < n; ++k) w[vi[k]] = scale * vx[k];
+    /* down the path from the least position to the root (each column's
+     * rows are its ancestors there: w is zero again when it ends) */
+    for (; j >= 0; j = c->lp[j + 1] > c->lp[j] + 1 ? li[c->lp[j] + 1] : -1) {
+        int q = c->lp[j];
+        double alpha = w[j] / lx[q], beta2 = beta * beta + sigma * alpha * alpha, delta, gamma;
+        w[j] = 0;
+        if (!ok || !(beta2 > 0)) { /* not positive definite: finish clearing w */
+            ok = 0;
+            for (++q; q < c->lp[j + 1]; ++q) w[li[q]] = 0;
+            continue;
         }
-        for (int i = 0; i < n; ++i) {
-            for (int k = 0; k < i; ++k) y[i] -= L[i * n + k] * y[k];
-            y[i] /= L[i * n + i];
+        beta2 = sqrt(beta2);
+        delta = sigma > 0 ? beta / beta2 : beta2 / beta;
+        gamma = sigma * alpha / (beta2 * beta);
+        lx[q] = delta * lx[q] + (sigma > 0 ? gamma * alpha * lx[q] : 0);
+        beta = beta2;
+        for (++q; q < c->lp[j + 1]; ++q) {
+            double w1 = w[li[q]], w2 = w1 - alpha * lx[q];
+            w[li[q]] = w2;
+            lx[q] = delta * lx[q] + gamma * (sigma > 0 ? w1 : w2);
         }
     }
-    for (int P = ng - 1; P >= 0; --P) { /* L' x = y */
-        int n = c->gs[P + 1] - c->gs[P];
-        double *y = tmp + c->gs[P];
-        const double *L = c->blk[(size_t)P * ng + P];
-        for (int Q = P + 1; Q < ng; ++Q) {
-            const double *B = c->blk[(size_t)Q * ng + P];
-            int nq = c->gs[Q + 1] - c->gs[Q];
-            for (int k = 0; B && k < nq; ++k)
-                for (int i = 0; i < n; ++i) y[i] -= B[k * n + i] * tmp[c->gs[Q] + k];
-        }
-        for (int i = n - 1; i >= 0; --i) {
-            for (int k = i + 1; k < n; ++k) y[i] -= L[k * n + i] * y[k];
-            y[i] /= L[i * n + i];
-        }
-    }
-    for (int a = 0; a < c->nv; ++a) x[c->orig[a]] = tmp[a];
+    return ok;
 }

@@ -1,39 +1,47 @@
-/* The block Cholesky factor of MuJoCo's Newton Hessian by dof groups (docs/mujoco.md). */
+/* The sparse Cholesky factor of MuJoCo's Newton Hessian, its pattern
+ * found once a solve (docs/mujoco.md). */
 #ifndef CLCONE_REF_PRIMAL_CHOL_H
 #define CLCONE_REF_PRIMAL_CHOL_H
 
 #include "core/primal.h"
 
 typedef struct pchol {
-    int nv, ng;
-    int *pd;      /* nv: a dof's index in the eliminated order */
-    int *gp;      /* nv (eliminated order): its group's position */
-    int *gs;      /* ng + 1: a position's first dof (eliminated order) */
-    int *orig;    /* nv (eliminated order): the problem's dof */
-    double **blk; /* ng x ng: block (P, Q), P >= Q, gs sizes, row-major; NULL: none */
-    double *store;
+    int nv;
+    int *pd;    /* nv: a dof's position in the eliminated order */
+    int *orig;  /* nv: the dof at a position */
+    int *lp;    /* nv + 1: L's column j at li, lx [lp[j], lp[j+1]): the diagonal, then rows ascending */
+    int *li;    /* rows (positions) */
+    double *lx; /* values */
+    int *rp;    /* nv + 1: row j of L left of the diagonal at re, rk [rp[j], rp[j+1]) */
+    int *re;    /* each entry's index in li, lx */
+    int *rk;    /* and its column */
+    double *w;  /* nv: a column's scatter, zero between columns */
+    double cost; /* a factor's multiply-adds, about */
 } pchol;
 
-/* The symbolic factor of p's H (every constraint block, whatever its zone), blocks allocated. */
+/* The pattern of L for p's H = M + J'DJ + each cone's J'HcJ, whatever
+ * every block's zone: positions of p's trees in minimum-degree order,
+ * each tree's dofs last first (MuJoCo numbers a tree's dofs parents
+ * first, so its leaves go first and M's tree pattern fills nothing). */
 clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err);
 void clc_pchol_free(pchol *c);
 
-/* zero clears every block; add adds v to H_ij = H_ji (the problem's dofs), each pair once. */
-void clc_pchol_zero(pchol *c);
-static inline void clc_pchol_add(pchol *c, int i, int j, double v)
-{
-    int a = c->pd[i], b = c->pd[j], t;
-    if (a < b) {
-        t = a;
-        a = b;
-        b = t;
-    }
-    c->blk[(size_t)c->gp[a] * c->ng + c->gp[b]][(a - c->gs[c->gp[a]]) * (c->gs[c->gp[b] + 1] - c->gs[c->gp[b]]) +
-                                                 (b - c->gs[c->gp[b]])] += v;
-}
+/* Adds H's column at position j, rows at positions >= j, into w (by
+ * position); every entry it adds lies in the pattern clc_pchol_init saw. */
+typedef void (*clc_pchol_column)(void *arg, int j, double *w);
 
-/* Factors in place; CLCONE_EINVAL naming the dof of a pivot that is not positive. */
-clcone_status clc_pchol_factor(pchol *c, clcone_error *err);
+/* Factors H, its columns from col; CLCONE_EINVAL naming the dof of a
+ * pivot that is not positive. */
+clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone_error *err);
+
+/* The factor of H + sigma (scale v)(scale v)' in place (sigma +1 or -1),
+ * v's n entries at positions vi (ascending, in the pattern) with values
+ * vx. 0 when H - v v' is not positive definite to rounding: the factor is
+ * then spoilt, to be factored afresh. */
+int clc_pchol_update(pchol *c, int sigma, const int *vi, const double *vx, int n, double scale);
+
+/* About the multiply-adds of an update whose least position is j. */
+double clc_pchol_path_cost(const pchol *c, int j);
 
 /* x = H^-1 b (x and b may not alias; nv each, the problem's order). */
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp);

@@ -21,7 +21,14 @@ typedef struct pn {
     pchol ch; /* the Hessian's factor */
     double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
     int *state;
-    int *pos; /* each J entry's dof in the factor's order: H is built every iteration */
+    /* J's rows again, each entry's dof as its position in the factor's
+     * order, ascending: H's column j takes a row's entries from j on */
+    int *spos;
+    double *sval;
+    int *ctp, *ctr, *cte; /* J by dofs: dof i's rows ctr and their entry cte (in spos) at [ctp[i], ctp[i+1]) */
+    int *rb, *gof;        /* a row's block, a dof's group */
+    int *fstate, *changed; /* the zones at the last factor; rows since changed */
+    double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
 } pn;
 
@@ -70,24 +77,42 @@ static void pn_update(pn *w)
         for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) w->grad[p->jc[e]] -= p->jv[e] * w->f[i];
 }
 
-/* H += c J_r' J_s over the two rows' entries in the factor's lower
- * triangle, a run of one group's entries (consecutive: a row's columns
- * ascend and a group's dofs are consecutive) against another's at a
- * time, each pair of runs one block of the factor. */
-static void add_outer(const clc_pproblem *p, const int *pos, int r, int s, double c, pchol *ch)
+/* Row s's first entry in spos at position j or after. */
+static int first_from(const pn *w, int s, int j)
 {
-    int ng = ch->ng;
-    for (int e = p->jp[r], e2; e < p->jp[r + 1]; e = e2) {
-        int P = ch->gp[pos[e]], p0 = ch->gs[P];
-        for (e2 = e + 1; e2 < p->jp[r + 1] && ch->gp[pos[e2]] == P;) ++e2;
-        for (int k = p->jp[s], k2; k < p->jp[s + 1]; k = k2) {
-            int Q = ch->gp[pos[k]], q0 = ch->gs[Q], nq = ch->gs[Q + 1] - q0;
-            double *B = P >= Q ? ch->blk[(size_t)P * ng + Q] : NULL;
-            for (k2 = k + 1; k2 < p->jp[s + 1] && ch->gp[pos[k2]] == Q;) ++k2;
-            for (int x = e; B && x < e2; ++x) {
-                double cx = c * p->jv[x], *Ba = B + (size_t)(pos[x] - p0) * nq - q0;
-                int a = pos[x] - p0;
-                for (int y = k; y < k2 && (P > Q || pos[y] - q0 <= a); ++y) Ba[pos[y]] += cx * p->jv[y];
+    int lo = w->p->jp[s], hi = w->p->jp[s + 1];
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (w->spos[mid] < j) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* H's column at position j (ref/primal_chol.h): M's in the dof's tree,
+ * then D J_r'J_r of each quadratic row r and J'HcJ of each middle-zone
+ * cone, over the rows that reach the dof. */
+static void pn_column(void *arg, int j, double *out)
+{
+    const pn *w = arg;
+    const clc_pproblem *p = w->p;
+    const int *pd = w->ch.pd;
+    int i = w->ch.orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
+    const double *Mi = p->M + p->moff[g] + (size_t)(i - g0) * n;
+    for (int k = 0; k < n; ++k)
+        if (pd[g0 + k] >= j) out[pd[g0 + k]] += Mi[k];
+    for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
+        int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
+        double v = w->sval[e0];
+        if (w->state[r] == PRIMAL_QUADRATIC) {
+            v /= p->R[r];
+            for (int e = e0; e < p->jp[r + 1]; ++e) out[w->spos[e]] += v * w->sval[e];
+        } else if (w->state[r] == PRIMAL_CONE) {
+            int s0 = p->off[b], n2 = p->off[b + 1] - s0;
+            const double *hc = w->Hc + (size_t)b * CONE2 + (r - s0) * n2;
+            for (int s = s0; s < s0 + n2; ++s) {
+                double c = v * hc[s - s0];
+                for (int e = s == r ? e0 : first_from(w, s, j); e < p->jp[s + 1]; ++e) out[w->spos[e]] += c * w->sval[e];
             }
         }
     }
@@ -98,24 +123,44 @@ static void add_outer(const clc_pproblem *p, const int *pos, int r, int s, doubl
  * positive. */
 static clcone_status pn_factor(pn *w, clcone_error *err)
 {
+    memcpy(w->fstate, w->state, sizeof *w->state * (size_t)w->p->m);
+    return clc_pchol_factor(&w->ch, pn_column, w, err);
+}
+
+/* Row r's rank-one change to the factor (sigma +1: it joins the
+ * quadratic zone, -1: it leaves); 0 where the factor is spoilt. */
+static int pn_row_update(pn *w, int r, int sigma)
+{
     const clc_pproblem *p = w->p;
-    clc_pchol_zero(&w->ch);
-    for (int g = 0; g < p->ng; ++g) {
-        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
-        for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j)
-                if (w->ch.pd[g0 + i] >= w->ch.pd[g0 + j]) clc_pchol_add(&w->ch, g0 + i, g0 + j, p->M[p->moff[g] + i * n + j]);
+    int e0 = p->jp[r];
+    return clc_pchol_update(&w->ch, sigma, w->spos + e0, w->sval + e0, p->jp[r + 1] - e0, sqrt(1 / p->R[r]));
+}
+
+/* The factor for the zones now, as MuJoCo's incremental Hessian: rank-one
+ * updates by the rows that joined or left the quadratic zone since the
+ * last factor, joins first; afresh where a cone is in its middle zone
+ * then or now, where the updates would cost more, or where a downdate
+ * fails. */
+static clcone_status pn_refactor(pn *w, clcone_error *err)
+{
+    const clc_pproblem *p = w->p;
+    double cost = 0;
+    int n = 0, ok = 1;
+    for (int r = 0; r < p->m; ++r) {
+        if (w->state[r] == PRIMAL_CONE || w->fstate[r] == PRIMAL_CONE) return pn_factor(w, err);
+        if ((w->state[r] == PRIMAL_QUADRATIC) == (w->fstate[r] == PRIMAL_QUADRATIC) || p->jp[r + 1] == p->jp[r])
+            continue;
+        cost += clc_pchol_path_cost(&w->ch, w->spos[p->jp[r]]);
+        w->changed[n++] = r;
     }
-    for (int b = 0; b < p->nb; ++b) {
-        int r0 = p->off[b], n = p->off[b + 1] - r0;
-        for (int j = 0; j < n; ++j) {
-            int st = w->state[r0 + j];
-            if (st == PRIMAL_QUADRATIC) add_outer(p, w->pos, r0 + j, r0 + j, 1 / p->R[r0 + j], &w->ch);
-            for (int k = 0; st == PRIMAL_CONE && k < n; ++k)
-                add_outer(p, w->pos, r0 + j, r0 + k, w->Hc[(size_t)b * CONE2 + j * n + k], &w->ch);
-        }
-    }
-    return clc_pchol_factor(&w->ch, err);
+    if (cost > w->ch.cost + w->assembly) return pn_factor(w, err);
+    for (int k = 0; k < n; ++k)
+        if (w->state[w->changed[k]] == PRIMAL_QUADRATIC) pn_row_update(w, w->changed[k], 1);
+    for (int k = 0; k < n && ok; ++k)
+        if (w->state[w->changed[k]] != PRIMAL_QUADRATIC) ok = pn_row_update(w, w->changed[k], -1);
+    if (!ok) return pn_factor(w, err);
+    memcpy(w->fstate, w->state, sizeof *w->state * (size_t)p->m);
+    return CLCONE_OK;
 }
 
 /* w->Mg = H^-1 grad by the factor. */
@@ -296,13 +341,48 @@ static void pn_free(pn *w)
     free(w->Ma);
     free(w->x);
     free(w->Hc);
-    free(w->pos);
+    free(w->spos);
+    free(w->sval);
     clc_pchol_free(&w->ch);
+}
+
+/* J by dofs (ctp, ctr) and its rows by positions (spos, sval, and cte
+ * into them): a counting sort of the entries, the dofs taken in
+ * position order. */
+static void pn_by_dofs(pn *w)
+{
+    const clc_pproblem *p = w->p;
+    int nnz = p->jp[p->m], *fill;
+    w->ctp = w->spos + nnz;
+    w->ctr = w->ctp + p->nv + 1;
+    w->cte = w->ctr + nnz;
+    w->rb = w->cte + nnz;
+    w->gof = fill = w->rb + p->m; /* a row's fill (m ints) until the groups */
+    for (int e = 0; e < nnz; ++e) ++w->ctp[p->jc[e] + 1];
+    for (int v = 0; v < p->nv; ++v) w->ctp[v + 1] += w->ctp[v];
+    for (int r = 0; r < p->m; ++r)
+        for (int e = p->jp[r]; e < p->jp[r + 1]; ++e) {
+            int t = w->ctp[p->jc[e]]++;
+            w->ctr[t] = r;
+            w->cte[t] = e;
+        }
+    for (int v = p->nv; v > 0; --v) w->ctp[v] = w->ctp[v - 1];
+    w->ctp[0] = 0;
+    for (int r = 0; r < p->m; ++r) fill[r] = p->jp[r];
+    for (int j = 0; j < p->nv; ++j) {
+        int i = w->ch.orig[j];
+        for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
+            int e = fill[w->ctr[t]]++;
+            w->spos[e] = j;
+            w->sval[e] = p->jv[w->cte[t]];
+            w->cte[t] = e;
+        }
+    }
 }
 
 static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f, int *state, clcone_error *err)
 {
-    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb;
+    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb, nnz = (size_t)p->jp[p->m];
     clcone_status s;
     memset(w, 0, sizeof *w);
     w->p = p;
@@ -313,12 +393,23 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
     w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
-    w->pos = clc_calloc((size_t)p->jp[p->m] + 1, sizeof *w->pos, err, "the Jacobian's dof positions");
-    if (!w->Ma || !w->x || !w->Hc || !w->pos) {
+    w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
+    w->sval = clc_calloc(nnz + 1, sizeof *w->sval, err, "the Jacobian by positions");
+    if (!w->Ma || !w->x || !w->Hc || !w->spos || !w->sval) {
         pn_free(w);
         return CLCONE_ENOMEM;
     }
-    for (int e = 0; e < p->jp[p->m]; ++e) w->pos[e] = w->ch.pd[p->jc[e]];
+    pn_by_dofs(w);
+    w->fstate = w->gof + nv;
+    w->changed = w->fstate + m;
+    for (size_t r = 0; r < m; ++r) {
+        double k = p->jp[r + 1] - p->jp[r];
+        w->assembly += 0.5 * k * (k + 1);
+    }
+    for (int b = 0; b < p->nb; ++b)
+        for (int r = p->off[b]; r < p->off[b + 1]; ++r) w->rb[r] = b;
+    for (int g = 0; g < p->ng; ++g)
+        for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
     w->grad = w->Ma + nv;
     w->Mg = w->grad + nv;
     w->s = w->Mg + nv;
@@ -396,7 +487,7 @@ clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options 
         /* the next direction's Hessian only once the rule goes on: the
          * stop reads the gradient, not H^-1 grad (one factor in two of
          * a solve that stops after its first step) */
-        if ((s = pn_factor(&w, err))) goto out;
+        if ((s = pn_refactor(&w, err))) goto out;
         pn_solve(&w);
     }
     res->cost = w.cost;
