@@ -28,6 +28,9 @@ typedef struct pn {
     int *ctp, *ctr, *cte; /* J by dofs: dof i's rows ctr and their entry cte (in spos) at [ctp[i], ctp[i+1]) */
     int *rb, *gof;        /* a row's block, a dof's group */
     int *fstate, *changed; /* the zones at the last factor; rows since changed */
+    double *D;             /* m: 1 / R */
+    int *mp, *mi;          /* M by positions: column j's rows >= j at mi, mx [mp[j], mp[j+1]) */
+    double *mx;
     double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
 } pn;
@@ -96,16 +99,13 @@ static void pn_column(void *arg, int j, double *out)
 {
     const pn *w = arg;
     const clc_pproblem *p = w->p;
-    const int *pd = w->ch.pd;
-    int i = w->ch.orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
-    const double *Mi = p->M + p->moff[g] + (size_t)(i - g0) * n;
-    for (int k = 0; k < n; ++k)
-        if (pd[g0 + k] >= j) out[pd[g0 + k]] += Mi[k];
+    int i = w->ch.orig[j];
+    for (int q = w->mp[j]; q < w->mp[j + 1]; ++q) out[w->mi[q]] += w->mx[q];
     for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
         double v = w->sval[e0];
         if (w->state[r] == PRIMAL_QUADRATIC) {
-            v /= p->R[r];
+            v *= w->D[r];
             for (int e = e0; e < p->jp[r + 1]; ++e) out[w->spos[e]] += v * w->sval[e];
         } else if (w->state[r] == PRIMAL_CONE) {
             int s0 = p->off[b], n2 = p->off[b + 1] - s0;
@@ -133,7 +133,7 @@ static int pn_row_update(pn *w, int r, int sigma)
 {
     const clc_pproblem *p = w->p;
     int e0 = p->jp[r];
-    return clc_pchol_update(&w->ch, sigma, w->spos + e0, w->sval + e0, p->jp[r + 1] - e0, sqrt(1 / p->R[r]));
+    return clc_pchol_update(&w->ch, sigma, w->spos + e0, w->sval + e0, p->jp[r + 1] - e0, sqrt(w->D[r]));
 }
 
 /* The factor for the zones now, as MuJoCo's incremental Hessian: rank-one
@@ -183,7 +183,7 @@ static void pn_prepare(pn *w)
     w->qg[1] = sMa - sf0;
     w->qg[2] = 0.5 * sMv;
     for (int i = 0; i < p->m; ++i) {
-        double D = 1 / p->R[i];
+        double D = w->D[i];
         w->quad[3 * i] = 0.5 * D * w->x[i] * w->x[i];
         w->quad[3 * i + 1] = D * w->x[i] * w->Jv[i];
         w->quad[3 * i + 2] = 0.5 * D * w->Jv[i] * w->Jv[i];
@@ -380,9 +380,28 @@ static void pn_by_dofs(pn *w)
     }
 }
 
+/* 1 / R, and M's lower triangle by positions (its nonzeros only: a
+ * tree's M is zero between two dofs on different branches). */
+static void pn_m_columns(pn *w)
+{
+    const clc_pproblem *p = w->p;
+    const int *pd = w->ch.pd;
+    for (int r = 0; r < p->m; ++r) w->D[r] = 1 / p->R[r];
+    for (int j = 0, q = 0; j < p->nv; ++j) {
+        int i = w->ch.orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        const double *Mi = p->M + p->moff[g] + (size_t)(i - g0) * n;
+        for (int k = 0; k < n; ++k)
+            if (pd[g0 + k] >= j && Mi[k] != 0) {
+                w->mi[q] = pd[g0 + k];
+                w->mx[q++] = Mi[k];
+            }
+        w->mp[j + 1] = q;
+    }
+}
+
 static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f, int *state, clcone_error *err)
 {
-    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb, nnz = (size_t)p->jp[p->m];
+    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb, nnz = (size_t)p->jp[p->m], nm = 0;
     clcone_status s;
     memset(w, 0, sizeof *w);
     w->p = p;
@@ -393,8 +412,9 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
     w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
-    w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
-    w->sval = clc_calloc(nnz + 1, sizeof *w->sval, err, "the Jacobian by positions");
+    for (int g = 0; g < p->ng; ++g) nm += (size_t)(p->goff[g + 1] - p->goff[g]) * (p->goff[g + 1] - p->goff[g] + 1) / 2;
+    w->spos = clc_calloc(3 * nnz + 3 * nv + 4 * m + nm + 3, sizeof *w->spos, err, "the Jacobian by dofs");
+    w->sval = clc_calloc(nnz + m + nm + 1, sizeof *w->sval, err, "the Jacobian by positions");
     if (!w->Ma || !w->x || !w->Hc || !w->spos || !w->sval) {
         pn_free(w);
         return CLCONE_ENOMEM;
@@ -402,6 +422,10 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     pn_by_dofs(w);
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
+    w->mp = w->changed + m;
+    w->mi = w->mp + nv + 1;
+    w->D = w->sval + nnz;
+    w->mx = w->D + m;
     for (size_t r = 0; r < m; ++r) {
         double k = p->jp[r + 1] - p->jp[r];
         w->assembly += 0.5 * k * (k + 1);
@@ -410,6 +434,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
         for (int r = p->off[b]; r < p->off[b + 1]; ++r) w->rb[r] = b;
     for (int g = 0; g < p->ng; ++g)
         for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
+    pn_m_columns(w);
     w->grad = w->Ma + nv;
     w->Mg = w->grad + nv;
     w->s = w->Mg + nv;
