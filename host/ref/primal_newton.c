@@ -101,19 +101,23 @@ static void pn_column(void *arg, int j, double *out)
     const clc_pproblem *p = w->p;
     int i = w->ch.orig[j];
     for (int q = w->mp[j]; q < w->mp[j + 1]; ++q) out[w->mi[q]] += w->mx[q];
-    for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
+    for (int t = w->ctp[i], t2; t < w->ctp[i + 1]; t = t2) {
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
-        double v = w->sval[e0];
+        t2 = t + 1;
         if (w->state[r] == PRIMAL_QUADRATIC) {
-            v *= w->D[r];
+            double v = w->sval[e0] * w->D[r];
             for (int e = e0; e < p->jp[r + 1]; ++e) out[w->spos[e]] += v * w->sval[e];
         } else if (w->state[r] == PRIMAL_CONE) {
+            /* the cone's rows that reach dof i follow in its list: Hc J_b
+             * at i summed over them first, then each row scattered once */
             int s0 = p->off[b], n2 = p->off[b + 1] - s0;
-            const double *hc = w->Hc + (size_t)b * CONE2 + (r - s0) * n2;
-            for (int s = s0; s < s0 + n2; ++s) {
-                double c = v * hc[s - s0];
-                for (int e = s == r ? e0 : first_from(w, s, j); e < p->jp[s + 1]; ++e) out[w->spos[e]] += c * w->sval[e];
-            }
+            const double *hc = w->Hc + (size_t)b * CONE2;
+            double c[PRIMAL_CONE_MAX] = {0};
+            for (t2 = t; t2 < w->ctp[i + 1] && w->rb[w->ctr[t2]] == b; ++t2)
+                for (int k = 0; k < n2; ++k) c[k] += w->sval[w->cte[t2]] * hc[(w->ctr[t2] - s0) * n2 + k];
+            for (int k = 0; k < n2; ++k)
+                for (int e = first_from(w, s0 + k, j); c[k] != 0 && e < p->jp[s0 + k + 1]; ++e)
+                    out[w->spos[e]] += c[k] * w->sval[e];
         }
     }
 }
