@@ -368,6 +368,7 @@ int main(int argc, char **argv)
         return 1;
     }
     B.gnuplot_ok = system("command -v gnuplot > /dev/null 2>&1") == 0;
+    B.spec = spec;
     open_contexts(&B, spec, ver, cver);
     for (int i = 0; i < BENCH_SECTIONS; ++i) {
         B.sec[i] = open_memstream(&B.sec_text[i], &B.sec_len[i]);

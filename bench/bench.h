@@ -21,6 +21,7 @@ typedef struct bench {
     const char *out;              /* results directory */
     const char *problems;         /* Siconos problems directory */
     clcone_context *fctx, *dctx;  /* float and double contexts (NULL if unavailable) */
+    const char *spec;             /* --device as given (NULL: the default device) */
     char dev_name[1024];           /* device, platform and driver, for the rows */
     char dev_short[64];           /* short device name for table rows */
     char fctx_err[1100], dctx_err[1100];

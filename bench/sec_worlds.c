@@ -13,6 +13,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -23,20 +24,31 @@ typedef struct worlds_run {
     double wps, mj_wps, speedup;     /* world steps a second, clcone and MuJoCo */
     double host_ms, build_ms, batch_ms, solve_ms; /* per step, averaged */
     double mj_constraint_ms;         /* MuJoCo's constraint solver a step, all worlds (its timer) */
+    double wall_s, cpu_s;            /* the whole CLI run: wall time and CPU time (every thread) */
     int contacts;
 } worlds_run;
 
-/* Runs `clcone mujoco MODEL --worlds n --steps K --compare mujoco` on the
- * reference (device 0) or the default device in double, and reads it. */
-static void run_cli(const char *cli, const char *model, int n, int steps, int device, worlds_run *r)
+static double cpu_children_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+           1e-6 * ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec);
+}
+
+/* Runs `clcone mujoco MODEL --worlds n --steps K --compare mujoco` with
+ * MuJoCo's Newton method on the reference (device NULL) or on that device
+ * in double, and reads it. */
+static void run_cli(const char *cli, const char *model, int n, int steps, const char *device, worlds_run *r)
 {
     char cmd[16384], line[4096];
     int nsteps = 0, err_seen = 0;
+    double t0 = bench_now(), c0 = cpu_children_s();
     FILE *p;
     memset(r, 0, sizeof *r);
     r->rc = -1;
-    snprintf(cmd, sizeof cmd, "'%s' mujoco '%s' --worlds %d --steps %d --compare mujoco %s 2>&1", cli, model, n,
-             steps, device ? "--precision double" : "--device ref");
+    snprintf(cmd, sizeof cmd, "'%s' mujoco '%s' --worlds %d --steps %d --compare mujoco --solver newton --device '%s'%s 2>&1",
+             cli, model, n, steps, device ? device : "ref", device ? " --precision double" : "");
     p = popen(cmd, "r");
     if (!p) return;
     while (fgets(line, sizeof line, p)) {
@@ -58,6 +70,8 @@ static void run_cli(const char *cli, const char *model, int n, int steps, int de
     }
     r->rc = pclose(p);
     r->rc = r->rc >= 0 && WIFEXITED(r->rc) ? WEXITSTATUS(r->rc) : -1;
+    r->wall_s = bench_now() - t0;
+    r->cpu_s = cpu_children_s() - c0;
     if (nsteps) {
         r->host_ms /= nsteps;
         r->build_ms /= nsteps;
@@ -101,37 +115,43 @@ static int elliptic_copy(const char *src, const char *dst)
 
 void bench_section_worlds(bench *b, FILE *f)
 {
-    /* the shared models, and the humanoid with elliptic cones (its
-     * pyramidal contacts are not solved yet) */
+    /* the shared models, and the humanoid with elliptic cones */
     static const char *const models[] = {"sleep/dominos.xml", "humanoid/humanoid.xml", "humanoid (elliptic copy)"};
     static const int full_n[] = {16, 64, 256, 1024}, quick_n[] = {16, 64};
     const int *ns = b->quick ? quick_n : full_n;
     const int nn = b->quick ? 2 : 4;
     char cli[4200], model[4400], problems[4096];
+    /* the CLI's name for the bench's device: as given, else its kind */
+    const char *device = b->spec       ? b->spec
+                         : !b->dctx    ? "gpu"
+                         : clcone_context_device(b->dctx)->is_gpu ? "gpu"
+                                                                  : "cpu";
     snprintf(problems, sizeof problems, "%s", b->problems);
     bench_cli_path(cli, sizeof cli);
     if (access(cli, X_OK) != 0) {
         bench_fail(b, f, "the CLI %s is not there (make bench builds it)", cli);
         return;
     }
-    fprintf(f, "N copies of a model (`clcone mujoco MODEL --worlds N --steps K --compare mujoco`, world k >= 1 "
-               "from the model's state with qvel perturbed by up to 0.01, seed 1): each step MuJoCo's stages run "
-               "per world on the host (one thread), all the worlds' constraint problems are solved as one clcone "
-               "batch (one plan), then each world finishes its step; against MuJoCo's own `mj_step` (the model's "
+    fprintf(f, "N copies of a model (`clcone mujoco MODEL --worlds N --steps K --compare mujoco --solver newton`, "
+               "world k >= 1 from the model's state with qvel perturbed by up to 0.01, seed 1): each step MuJoCo's "
+               "stages run per world on the host (one thread), all the worlds' constraint problems are solved as "
+               "one clcone batch, then each world finishes its step; against MuJoCo's own `mj_step` (the model's "
                "solver and options) stepping the same worlds one after another, timed in the same process. "
                "Worlds/s counts world steps a second (N K over the wall time of the K steps; K = %d for the "
-               "dominos, %d for the humanoid). The last columns are per step: host = MuJoCo's stages and building "
-               "the problems (build = the building alone, J M^-1 J' per world), batch = concatenation and plan, "
-               "solve = the batch's solve, against MuJoCo's constraint solver on the same worlds' step "
-               "(`mjTIMER_CONSTRAINT`, its own timer, summed over the worlds; the model's solver and tolerance). "
-               "Reference: the CPU reference in double, one thread; device: the "
-               "default OpenCL device in double. The humanoid's elliptic copy is `humanoid.xml` with "
-               "`cone=\"elliptic\"`, which keeps every world on the 3-row form (the shared model's pyramidal "
-               "contacts take the general-block form).\n\n",
-            b->quick ? 3 : 5, b->quick ? 10 : 20);
+               "dominos, %d for the humanoid). The per-step columns: host = MuJoCo's stages and building the "
+               "problems (build = the building alone: MuJoCo's primal problem per world, its M and J by islands, "
+               "no J M^-1 J'), batch = gathering the worlds' problems, solve = the batch's solve, against "
+               "MuJoCo's constraint solver on the same worlds' step (`mjTIMER_CONSTRAINT`, its own timer, summed "
+               "over the worlds; the model's solver and tolerance). Both backends run MuJoCo's Newton method on "
+               "its primal problem: reference = the CPU reference in double, one thread (its solve time is the "
+               "worlds' solves summed); device = the bench's device in double, every island of every world in "
+               "one launch (`--device %s`). The CLI run's CPU time (every thread, MuJoCo's stepping and the "
+               "comparison included) is beside its wall time. The humanoid's elliptic copy is `humanoid.xml` "
+               "with `cone=\"elliptic\"` (the shared model's contacts are pyramidal).\n\n",
+            b->quick ? 3 : 5, b->quick ? 10 : 20, device);
     fprintf(f, "| model | N | backend | status | contacts (all worlds, most) | clcone worlds/s | MuJoCo worlds/s | "
-               "speedup | host ms | build ms | batch ms | solve ms | MuJoCo constraint ms |\n"
-               "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
+               "speedup | host ms | build ms | batch ms | solve ms | MuJoCo constraint ms | CLI wall s, CPU s |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n");
     for (size_t mi = 0; mi < sizeof models / sizeof models[0]; ++mi) {
         int refused = 0; /* a refused model is refused at every N */
         const int steps = mi == 0 ? (b->quick ? 3 : 5) : (b->quick ? 10 : 20);
@@ -148,18 +168,19 @@ void bench_section_worlds(bench *b, FILE *f)
             for (int dev = 0; dev < 2; ++dev) {
                 worlds_run r;
                 if (refused || (dev && !b->dctx)) continue;
-                run_cli(cli, model, ns[i], steps, dev, &r);
+                run_cli(cli, model, ns[i], steps, dev ? device : NULL, &r);
                 if (r.rc == 2 || r.rc < 0 || !r.status[0]) {
                     /* refused (rows not solved yet) or broken: the CLI's message */
-                    fprintf(f, "| %s | %d | %s | not run (exit %d) | %s ||||||||\n", models[mi], ns[i],
+                    fprintf(f, "| %s | %d | %s | not run (exit %d) | %s |||||||||\n", models[mi], ns[i],
                             dev ? "device" : "reference", r.rc, r.message);
                     if (r.rc != 2) bench_fail(b, f, "%s, %d worlds: the CLI failed: %s", models[mi], ns[i], r.message);
                     refused = r.rc == 2;
                     continue;
                 }
-                fprintf(f, "| %s | %d | %s | %s | %d | %.1f | %.1f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f |\n",
+                fprintf(f, "| %s | %d | %s | %s | %d | %.1f | %.1f | %.3f | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f, %.2f |\n",
                         models[mi], ns[i], dev ? "device" : "reference", r.status, r.contacts, r.wps, r.mj_wps,
-                        r.speedup, r.host_ms, r.build_ms, r.batch_ms, r.solve_ms, r.mj_constraint_ms);
+                        r.speedup, r.host_ms, r.build_ms, r.batch_ms, r.solve_ms, r.mj_constraint_ms, r.wall_s,
+                        r.cpu_s);
                 fflush(f);
             }
     }
