@@ -72,17 +72,41 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
 static clcone_status order_dofs(pchol *c, const clc_pproblem *p, int *scratch, clcone_error *err)
 {
     int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
-    unsigned char *adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the tree graph");
-    if (!adj) return CLCONE_ENOMEM;
-    for (int g = 0; g < ng; ++g)
-        for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
-    group_graph(p, gof, adj, order, deg);
-    min_degree(ng, adj, order, deg, adj + (size_t)ng * ng);
+    unsigned char *adj = NULL;
+    order[0] = 0; /* one tree: no order to find */
+    if (ng > 1) {
+        if (!(adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the tree graph"))) return CLCONE_ENOMEM;
+        for (int g = 0; g < ng; ++g)
+            for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
+        group_graph(p, gof, adj, order, deg);
+        min_degree(ng, adj, order, deg, adj + (size_t)ng * ng);
+        free(adj);
+    }
     for (int P = 0, a = 0; P < ng; ++P)
         for (int i = p->goff[order[P] + 1] - 1; i >= p->goff[order[P]]; --i) c->pd[i] = a++;
     for (int i = 0; i < p->nv; ++i) c->orig[c->pd[i]] = i;
-    free(adj);
     return CLCONE_OK;
+}
+
+/* M's nonzeros on and below the diagonal by positions (c->mp, mi): M is
+ * zero between trees, and a tree's M between dofs on different branches. */
+static void m_pattern(pchol *c, const clc_pproblem *p)
+{
+    for (int pass = 0; pass < 2; ++pass) {
+        for (int g = 0; g < p->ng; ++g) {
+            int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+            for (int i = 0; i < n; ++i)
+                for (int k = i; k < n; ++k) {
+                    int a = c->pd[g0 + i], b = c->pd[g0 + k], lo = a < b ? a : b;
+                    if (p->M[p->moff[g] + i * n + k] == 0) continue;
+                    if (pass) c->mi[c->mp[lo]++] = a + b - lo;
+                    else ++c->mp[lo + 1];
+                }
+        }
+        for (int j = 0; !pass && j < c->nv; ++j) c->mp[j + 1] += c->mp[j];
+    }
+    for (int j = c->nv; j > 0; --j) c->mp[j] = c->mp[j - 1];
+    c->mp[0] = 0;
 }
 
 /* H's pattern below the diagonal, a list a column: column lo's rows at
@@ -98,22 +122,13 @@ static void h_add(hlist *h, int lo, int hi)
     h->head[lo] = h->n++;
 }
 
-/* H's pattern: each nonzero pair of M in a tree, then as a clique the
- * dofs a cone's rows reach together or another block's row alone, each
- * clique but its least position in the least's column (the elimination
- * tree carries the rest up: every other member is an ancestor of the
- * least). buf, mark: nv each, scratch; mark < 0 on entry. */
+/* H's pattern but M's (c->mp, mi): as a clique the dofs a cone's rows
+ * reach together or another block's row alone, each clique but its least
+ * position in the least's column (the elimination tree carries the rest
+ * up: every other member is an ancestor of the least). buf, mark: nv
+ * each, scratch; mark < 0 on entry. */
 static void h_pattern(const clc_pproblem *p, const int *pd, hlist *h, int *buf, int *mark)
 {
-    for (int g = 0; g < p->ng; ++g) {
-        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
-        for (int i = 0; i < n; ++i)
-            for (int j = i + 1; j < n; ++j)
-                if (p->M[p->moff[g] + i * n + j] != 0) {
-                    int x = pd[g0 + i], y = pd[g0 + j];
-                    h_add(h, x < y ? x : y, x < y ? y : x);
-                }
-    }
     for (int b = 0, stamp = 0, e0 = 0, e1 = 0; b < p->nb; ++b)
         for (int r = p->off[b], r2; r < p->off[b + 1]; r = r2) {
             int ns = 0, lo = INT_MAX;
@@ -157,13 +172,13 @@ static void sort_rows(int *v, int n)
     }
 }
 
-/* L's pattern from H's: column j holds j, H's rows and its children's in
+/* L's pattern from H's: column j holds j, M's and H's rows and its children's in
  * the elimination tree, but their own (head, next, mark: nv each,
  * scratch). */
 static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, int *mark, clcone_error *err)
 {
     int nv = c->nv;
-    size_t cap = (size_t)h->n + 2 * (size_t)nv + 1, len = 0;
+    size_t cap = (size_t)h->n + (size_t)c->mp[nv] + (size_t)nv + 1, len = 0;
     for (int j = 0; j < nv; ++j) head[j] = mark[j] = -1;
     if (!(c->li = clc_calloc(cap, sizeof *c->li, err, "the factor's pattern"))) return CLCONE_ENOMEM;
     for (int j = 0; j < nv; ++j) {
@@ -175,6 +190,11 @@ static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, in
         }
         c->li[len++] = j;
         mark[j] = j;
+        for (int q = c->mp[j]; q < c->mp[j + 1]; ++q)
+            if (mark[c->mi[q]] != j) {
+                mark[c->mi[q]] = j;
+                c->li[len++] = c->mi[q];
+            }
         for (int k = h->head[j]; k >= 0; k = h->next[k])
             if (mark[h->row[k]] != j) {
                 mark[h->row[k]] = j;
@@ -221,21 +241,25 @@ static clcone_status rows_of(pchol *c, clcone_error *err)
 clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
 {
     int nv = p->nv, *at;
-    size_t cap = (size_t)p->jp[p->m] + 1;
+    size_t cap = (size_t)p->jp[p->m] + 1, nm = 0;
     hlist h = {NULL, NULL, NULL, 0};
     clcone_status s = CLCONE_ENOMEM;
     memset(c, 0, sizeof *c);
     c->nv = nv;
-    /* pd, orig, lp, rp, then scratch: H's heads, a buffer or the tree's heads, marks, the tree's links */
-    if (!(c->pd = clc_calloc(8 * (size_t)nv + 2 * (size_t)p->ng + 8, sizeof *c->pd, err, "the factor's order")))
-        goto out;
+    for (int g = 0; g < p->ng; ++g)
+        nm += (size_t)(p->goff[g + 1] - p->goff[g]) * (size_t)(p->goff[g + 1] - p->goff[g] + 1) / 2;
+    /* pd, orig, lp, rp, mp, mi, then scratch: H's heads, a buffer or the
+     * tree's heads, marks, the tree's links */
+    c->pd = clc_calloc(9 * (size_t)nv + nm + 2 * (size_t)p->ng + 8, sizeof *c->pd, err, "the factor's order");
+    if (!c->pd) goto out;
     c->orig = c->pd + nv;
     c->lp = c->orig + nv;
     c->rp = c->lp + nv + 1;
-    at = c->rp + nv + 1;
+    c->mp = c->rp + nv + 1;
+    c->mi = c->mp + nv + 1;
+    at = c->mi + nm;
     if ((s = order_dofs(c, p, at, err))) goto out;
-    for (int g = 0; g < p->ng; ++g)
-        cap += (size_t)(p->goff[g + 1] - p->goff[g]) * (size_t)(p->goff[g + 1] - p->goff[g]) / 2;
+    m_pattern(c, p);
     s = CLCONE_ENOMEM;
     if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) goto out;
     h.row = h.next + cap;

@@ -9,6 +9,8 @@ typedef struct pchol {
     int nv;
     int *pd;    /* nv: a dof's position in the eliminated order */
     int *orig;  /* nv: the dof at a position */
+    int *mp;    /* nv + 1: M's nonzeros on and below the diagonal by positions: column j's rows at mi [mp[j], mp[j+1]) */
+    int *mi;
     int *lp;    /* nv + 1: L's column j at li, lx [lp[j], lp[j+1]): the diagonal, then rows ascending */
     int *li;    /* rows (positions) */
     double *lx; /* values */

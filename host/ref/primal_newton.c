@@ -29,8 +29,7 @@ typedef struct pn {
     int *rb, *gof;        /* a row's block, a dof's group */
     int *fstate, *changed; /* the zones at the last factor; rows since changed */
     double *D;             /* m: 1 / R */
-    int *mp, *mi;          /* M by positions: column j's rows >= j at mi, mx [mp[j], mp[j+1]) */
-    double *mx;
+    double *mx;            /* M's values at the factor's mi (ref/primal_chol.h) */
     double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
 } pn;
@@ -100,7 +99,7 @@ static void pn_column(void *arg, int j, double *out)
     const pn *w = arg;
     const clc_pproblem *p = w->p;
     int i = w->ch.orig[j];
-    for (int q = w->mp[j]; q < w->mp[j + 1]; ++q) out[w->mi[q]] += w->mx[q];
+    for (int q = w->ch.mp[j]; q < w->ch.mp[j + 1]; ++q) out[w->ch.mi[q]] += w->mx[q];
     for (int t = w->ctp[i], t2; t < w->ctp[i + 1]; t = t2) {
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
         t2 = t + 1;
@@ -148,16 +147,15 @@ static int pn_row_update(pn *w, int r, int sigma)
 static clcone_status pn_refactor(pn *w, clcone_error *err)
 {
     const clc_pproblem *p = w->p;
-    double cost = 0;
+    double cost = 0, fresh = w->ch.cost + w->assembly;
     int n = 0, ok = 1;
     for (int r = 0; r < p->m; ++r) {
         if (w->state[r] == PRIMAL_CONE || w->fstate[r] == PRIMAL_CONE) return pn_factor(w, err);
         if ((w->state[r] == PRIMAL_QUADRATIC) == (w->fstate[r] == PRIMAL_QUADRATIC) || p->jp[r + 1] == p->jp[r])
             continue;
-        cost += clc_pchol_path_cost(&w->ch, w->spos[p->jp[r]]);
+        if ((cost += clc_pchol_path_cost(&w->ch, w->spos[p->jp[r]])) > fresh) return pn_factor(w, err);
         w->changed[n++] = r;
     }
-    if (cost > w->ch.cost + w->assembly) return pn_factor(w, err);
     for (int k = 0; k < n; ++k)
         if (w->state[w->changed[k]] == PRIMAL_QUADRATIC) pn_row_update(w, w->changed[k], 1);
     for (int k = 0; k < n && ok; ++k)
@@ -384,28 +382,21 @@ static void pn_by_dofs(pn *w)
     }
 }
 
-/* 1 / R, and M's lower triangle by positions (its nonzeros only: a
- * tree's M is zero between two dofs on different branches). */
+/* 1 / R, and M's values where the factor's pattern has M (mx). */
 static void pn_m_columns(pn *w)
 {
     const clc_pproblem *p = w->p;
-    const int *pd = w->ch.pd;
+    const pchol *c = &w->ch;
     for (int r = 0; r < p->m; ++r) w->D[r] = 1 / p->R[r];
-    for (int j = 0, q = 0; j < p->nv; ++j) {
-        int i = w->ch.orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
-        const double *Mi = p->M + p->moff[g] + (size_t)(i - g0) * n;
-        for (int k = 0; k < n; ++k)
-            if (pd[g0 + k] >= j && Mi[k] != 0) {
-                w->mi[q] = pd[g0 + k];
-                w->mx[q++] = Mi[k];
-            }
-        w->mp[j + 1] = q;
+    for (int j = 0; j < p->nv; ++j) {
+        int i = c->orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        for (int q = c->mp[j]; q < c->mp[j + 1]; ++q) w->mx[q] = p->M[p->moff[g] + (size_t)(i - g0) * n + c->orig[c->mi[q]] - g0];
     }
 }
 
 static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f, int *state, clcone_error *err)
 {
-    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb, nnz = (size_t)p->jp[p->m], nm = 0;
+    size_t nv = (size_t)p->nv, m = (size_t)p->m, nb = (size_t)p->nb, nnz = (size_t)p->jp[p->m];
     clcone_status s;
     memset(w, 0, sizeof *w);
     w->p = p;
@@ -416,9 +407,8 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
     w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
-    for (int g = 0; g < p->ng; ++g) nm += (size_t)(p->goff[g + 1] - p->goff[g]) * (p->goff[g + 1] - p->goff[g] + 1) / 2;
-    w->spos = clc_calloc(3 * nnz + 3 * nv + 4 * m + nm + 3, sizeof *w->spos, err, "the Jacobian by dofs");
-    w->sval = clc_calloc(nnz + m + nm + 1, sizeof *w->sval, err, "the Jacobian by positions");
+    w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
+    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + 1, sizeof *w->sval, err, "the Jacobian by positions");
     if (!w->Ma || !w->x || !w->Hc || !w->spos || !w->sval) {
         pn_free(w);
         return CLCONE_ENOMEM;
@@ -426,8 +416,6 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     pn_by_dofs(w);
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
-    w->mp = w->changed + m;
-    w->mi = w->mp + nv + 1;
     w->D = w->sval + nnz;
     w->mx = w->D + m;
     for (size_t r = 0; r < m; ++r) {
