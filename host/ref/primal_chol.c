@@ -68,7 +68,7 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
 }
 
 /* c->pd and c->orig: the trees in minimum-degree order, each tree's dofs
- * last first (scratch: 3 ng ints). */
+ * last first (scratch: 2 ng ints). */
 static clcone_status order_dofs(pchol *c, const clc_pproblem *p, int *scratch, clcone_error *err)
 {
     int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
@@ -133,7 +133,7 @@ static void h_pattern(const clc_pproblem *p, const int *pd, hlist *h, int *buf, 
         for (int r = p->off[b], r2; r < p->off[b + 1]; r = r2) {
             int ns = 0, lo = INT_MAX;
             r2 = p->kind[b] == BLK_CONE ? p->off[b + 1] : r + 1;
-            /* a pyramid's rows, a contact's after another's: the same dofs again */
+            /* the same dofs as the set before (a pyramid's next edge): nothing new */
             if (p->jp[r2] - p->jp[r] == e1 - e0 &&
                 !memcmp(p->jc + p->jp[r], p->jc + e0, sizeof *p->jc * (size_t)(e1 - e0)))
                 continue;
