@@ -185,8 +185,8 @@ START_TEST(islands_hold_mujocos_m_and_j)
 END_TEST
 
 /* Bad problems are a status naming what is wrong, not a crash or a
- * silent answer: a non-positive R, a Hessian that is not positive
- * definite, a solver other than newton (the device's own cases:
+ * silent answer: a non-positive R, J's columns out of order, a Hessian
+ * that is not positive definite, a solver other than newton (the device's own cases:
  * tests/test_mujoco_newton_device.c); and the CLI's newton on a device goes on
  * to load the model. */
 START_TEST(bad_cases_are_a_status)
@@ -211,6 +211,10 @@ START_TEST(bad_cases_are_a_status)
     ck_assert_double_eq_tol(a[0], -0.5, 1e-14); /* min 1/2 (a + 1)^2 + 1/2 a^2 */
     clc_pproblem_free(&p);
     primal_tiny(&p, 2, BLK_FREE);
+    p.jc[0] = 1; /* a row's columns out of order (or twice) */
+    ck_assert_int_eq(clc_pproblem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "row 0: J's columns 1 then 1, not ascending"), "%s", e.msg);
+    p.jc[0] = 0;
     p.M[1] = p.M[2] = 2; /* [[1 2] [2 1]]: indefinite */
     ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_EINVAL);
     /* a tree's dofs are eliminated last first: dof 1's pivot is positive, dof 0's not */

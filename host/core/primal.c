@@ -62,10 +62,14 @@ static clcone_status check_rows(const clc_pproblem *p, clcone_error *err)
         if (p->jp[i + 1] < p->jp[i])
             return clc_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
                                p->jp[i + 1]);
-        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e)
+        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) {
             if (p->jc[e] < 0 || p->jc[e] >= p->nv || !isfinite(p->jv[e]))
                 return clc_fail(err, CLCONE_EINVAL, "row %d: J's entry at column %d of %d is %g", i, p->jc[e],
                                    p->nv, p->jv[e]);
+            if (e > p->jp[i] && p->jc[e] <= p->jc[e - 1])
+                return clc_fail(err, CLCONE_EINVAL, "row %d: J's columns %d then %d, not ascending", i,
+                                   p->jc[e - 1], p->jc[e]);
+        }
     }
     return CLCONE_OK;
 }

@@ -19,7 +19,7 @@ typedef struct clc_pproblem {
     double *a0;      /* nv: the unconstrained acceleration */
     double *f0;      /* nv: M a0 (MuJoCo's qfrc_smooth) */
     int *jp;         /* m + 1: row i's entries of J at jp[i] .. jp[i+1] */
-    int *jc;         /* their columns (0 .. nv-1) */
+    int *jc;         /* their columns (0 .. nv-1), ascending in a row */
     double *jv;      /* and values */
     double *aref;    /* m */
     double *R;       /* m, > 0 */

@@ -95,16 +95,10 @@ typedef struct primal_job {
     clcone_prob_result *res;
 } primal_job;
 
-static clcone_status primal_validate(void *job, int k, clcone_error *err)
-{
-    return clc_pproblem_validate(((const primal_job *)job)->p[k], err);
-}
-
 static clcone_status primal_item(void *job, int k, clcone_error *err)
 {
     const primal_job *j = job;
-    clcone_status s = clc_pproblem_validate(j->p[k], err);
-    return s ? s : j->row->run.primal.ref(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
+    return j->row->run.primal.ref(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
 }
 
 clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pproblem *const *p,
@@ -127,9 +121,8 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
                            K, threads);
     if ((s = resolve_options(CLCONE_FORM_PRIMAL, ctx, o, &oo, &job.row, err))) return s;
     memset(res, 0, sizeof *res * (size_t)K);
-    if (ctx) { /* the device takes the batch at once: every problem checked first */
-        if ((s = clc_each_item(threads, K, primal_validate, &job, &k, err))
-            || ((s = job.row->run.primal.dev(ctx, K, p, &oo, threads, a, f, state, res, &k, err)) && k >= 0))
+    if (ctx) {
+        if ((s = job.row->run.primal.dev(ctx, K, p, &oo, threads, a, f, state, res, &k, err)) && k >= 0)
             return problem_failed(s, K, k, failed, err);
         return s;
     }

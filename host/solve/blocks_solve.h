@@ -14,7 +14,8 @@ clcone_status clc_solve_blocks_batch(clcone_context *ctx, int K, const clc_bprob
                                         const clcone_options *o, int threads, double *const *f,
                                         clcone_prob_result *res, int *failed, clcone_error *err);
 
-/* K primal problems by MuJoCo's Newton on the reference (a device is CLCONE_ENOTSUP); failed as above. */
+/* K primal problems by MuJoCo's Newton on the reference or a device; failed as above. Each p[k] is
+ * already checked by clc_pproblem_validate (clc_mj_primal_build checks every island it builds). */
 clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pproblem *const *p,
                                         const clcone_options *o, int threads, double *const *a, double *const *f,
                                         int *const *state, clcone_prob_result *res, int *failed, clcone_error *err);
