@@ -217,8 +217,8 @@ START_TEST(bad_cases_are_a_status)
     p.jc[0] = 0;
     p.M[1] = p.M[2] = 2; /* [[1 2] [2 1]]: indefinite */
     ck_assert_int_eq(clc_ref_primal_newton(&p, &o, a, &f, &st, &res, &e), CLCONE_EINVAL);
-    /* a tree's dofs are eliminated last first: dof 1's pivot is positive, dof 0's not */
-    ck_assert_msg(strstr(e.msg, "not positive definite") && strstr(e.msg, "at dof 0 of 2"), "%s", e.msg);
+    /* two dofs are factored dense, in their own order: dof 0's pivot is positive, dof 1's not */
+    ck_assert_msg(strstr(e.msg, "not positive definite") && strstr(e.msg, "at dof 1 of 2"), "%s", e.msg);
     p.M[1] = p.M[2] = 0;
     o.solver = CLCONE_SOLVER_APGD;
     ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),

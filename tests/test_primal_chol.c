@@ -1,6 +1,6 @@
-/* The sparse Cholesky factor of MuJoCo's Newton Hessian (ref/primal_chol.h)
- * against a dense solve: factored afresh, after rank-one updates and
- * downdates (the incremental Hessian), and a downdate past positive
+/* The Cholesky factor of MuJoCo's Newton Hessian (ref/primal_chol.h), sparse
+ * and dense, against a dense solve: factored afresh, after rank-one updates
+ * and downdates (the incremental Hessian), and a downdate past positive
  * definiteness refused with the factor usable again afresh. */
 #include "testutil.h"
 #include "ref/primal_chol.h"
@@ -153,7 +153,8 @@ START_TEST(factor_updates_and_downdates)
     int all[NR], half[NR], none[NR] = {0}, vi[NV], n;
     problem(&p);
     ck_assert_msg(clc_pproblem_validate(&p, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_int_eq(clc_pchol_init(&c, &p, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_pchol_init(&c, &p, _i, &e), CLCONE_OK); /* _i: dense */
+    ck_assert_int_eq(c.dense, _i);
     for (int r = 0; r < NR; ++r) {
         all[r] = 1;
         half[r] = r % 2;
@@ -197,7 +198,7 @@ Suite *suite_primal_chol(void)
 {
     Suite *s = suite_create("primal_chol");
     TCase *t = tcase_create("primal_chol");
-    tcase_add_test(t, factor_updates_and_downdates);
+    tcase_add_loop_test(t, factor_updates_and_downdates, 0, 2);
     suite_add_tcase(s, t);
     return s;
 }

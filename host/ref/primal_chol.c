@@ -1,6 +1,6 @@
-/* The sparse Cholesky factor of MuJoCo's Newton Hessian (ref/primal_chol.h):
- * the pattern by the elimination tree once a solve, each factor
- * left-looking by columns into a scatter vector. */
+/* The Cholesky factor of MuJoCo's Newton Hessian (ref/primal_chol.h): sparse,
+ * the pattern by the elimination tree once a solve, or dense for a small
+ * island; each factor left-looking by columns into a scatter vector. */
 #include "ref/primal_chol.h"
 #include "core/internal.h"
 #include "cone.h"
@@ -238,15 +238,51 @@ static clcone_status rows_of(pchol *c, clcone_error *err)
     return CLCONE_OK;
 }
 
-clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
+int clc_pchol_dense_pays(const clc_pproblem *p) { return p->nv <= PCHOL_DENSE_MAX; }
+
+/* The whole lower triangle in the dofs' own order: column j's rows j..nv-1
+ * at lp[j] on, the diagonal first. */
+static clcone_status dense_pattern(pchol *c, clcone_error *err)
 {
-    int nv = p->nv, *at;
-    size_t cap = (size_t)p->jp[p->m] + 1, nm = 0;
+    int nv = c->nv;
+    if (!(c->li = clc_calloc((size_t)nv * (size_t)(nv + 1) / 2 + 1, sizeof *c->li, err, "the factor's pattern")))
+        return CLCONE_ENOMEM;
+    for (int j = 0; j < nv; ++j) {
+        c->pd[j] = c->orig[j] = j;
+        c->lp[j + 1] = c->lp[j] + nv - j;
+        for (int i = j; i < nv; ++i) c->li[c->lp[j] + i - j] = i;
+    }
+    return CLCONE_OK;
+}
+
+/* The pattern by the elimination tree (c->pd and the lists laid out). */
+static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, int *at, clcone_error *err)
+{
+    int nv = c->nv;
+    size_t cap = (size_t)p->jp[p->m] + 1;
     hlist h = {NULL, NULL, NULL, 0};
+    clcone_status s;
+    if ((s = order_dofs(c, p, at, err))) return s;
+    m_pattern(c, p);
+    if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) return CLCONE_ENOMEM;
+    h.row = h.next + cap;
+    h.head = at;
+    for (int i = 0; i < nv; ++i) at[i] = at[2 * nv + i] = -1;
+    h_pattern(p, c->pd, &h, at + nv, at + 2 * nv);
+    if (!(s = symbolic(c, &h, at + nv, at + 3 * nv, at + 2 * nv, err))) s = rows_of(c, err);
+    free(h.next);
+    return s;
+}
+
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, clcone_error *err)
+{
+    int nv = p->nv;
+    size_t nm = 0;
     clcone_status s = CLCONE_ENOMEM;
     memset(c, 0, sizeof *c);
     c->nv = nv;
-    for (int g = 0; g < p->ng; ++g)
+    c->dense = dense;
+    for (int g = 0; g < p->ng && !dense; ++g)
         nm += (size_t)(p->goff[g + 1] - p->goff[g]) * (size_t)(p->goff[g + 1] - p->goff[g] + 1) / 2;
     /* pd, orig, lp, rp, mp, mi, then scratch: H's heads, a buffer or the
      * tree's heads, marks, the tree's links */
@@ -257,16 +293,7 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
     c->rp = c->lp + nv + 1;
     c->mp = c->rp + nv + 1;
     c->mi = c->mp + nv + 1;
-    at = c->mi + nm;
-    if ((s = order_dofs(c, p, at, err))) goto out;
-    m_pattern(c, p);
-    s = CLCONE_ENOMEM;
-    if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) goto out;
-    h.row = h.next + cap;
-    h.head = at;
-    for (int i = 0; i < nv; ++i) at[i] = at[2 * nv + i] = -1;
-    h_pattern(p, c->pd, &h, at + nv, at + 2 * nv);
-    if ((s = symbolic(c, &h, at + nv, at + 3 * nv, at + 2 * nv, err)) || (s = rows_of(c, err))) goto out;
+    if ((s = dense ? dense_pattern(c, err) : sparse_pattern(c, p, c->mi + nm, err))) goto out;
     s = CLCONE_ENOMEM;
     c->lx = clc_calloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
     if (!c->lx) goto out;
@@ -277,15 +304,54 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err)
     }
     s = CLCONE_OK;
 out:
-    free(h.next);
     if (s) clc_pchol_free(c);
     return s;
+}
+
+/* Column j's pivot d (w[j] taken): L's diagonal, or CLCONE_EINVAL. */
+static clcone_status pivot(const pchol *c, int j, double d, clcone_error *err)
+{
+    if (!(d > 0) || !isfinite(d))
+        return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite "
+                                               "(pivot %g at dof %d of %d)",
+                           d, c->orig[j], c->nv);
+    c->lx[c->lp[j]] = sqrt(d);
+    return CLCONE_OK;
+}
+
+/* Left-looking on the whole triangle: each earlier column's rows from j
+ * on are contiguous, an axpy each. */
+static clcone_status factor_dense(pchol *c, clc_pchol_column col, void *arg, clcone_error *err)
+{
+    int nv = c->nv;
+    double *w = c->w, *lx = c->lx;
+    clcone_status s;
+    for (int j = 0; j < nv; ++j) {
+        double *wj = w + j, *Lj = lx + c->lp[j];
+        int len = nv - j;
+        col(arg, j, w);
+        for (int k = 0; k < j; ++k) {
+            const double *Lk = lx + c->lp[k] + (j - k);
+            double l = Lk[0];
+            if (l == 0) continue;
+            for (int i = 0; i < len; ++i) wj[i] -= l * Lk[i];
+        }
+        s = pivot(c, j, wj[0], err);
+        if (!s) {
+            for (int i = 1; i < len; ++i) Lj[i] = wj[i] / Lj[0];
+        }
+        memset(wj, 0, sizeof *wj * (size_t)len);
+        if (s) return s;
+    }
+    return CLCONE_OK;
 }
 
 clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone_error *err)
 {
     double *w = c->w, *lx = c->lx;
     const int *li = c->li;
+    clcone_status s;
+    if (c->dense) return factor_dense(c, col, arg, err);
     for (int j = 0; j < c->nv; ++j) {
         int q0 = c->lp[j] + 1, q1 = c->lp[j + 1];
         double d;
@@ -301,20 +367,38 @@ clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone
             lx[q] = w[li[q]];
             w[li[q]] = 0;
         }
-        if (!(d > 0) || !isfinite(d))
-            return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite "
-                                                   "(pivot %g at dof %d of %d)",
-                               d, c->orig[j], c->nv);
-        lx[q0 - 1] = d = sqrt(d);
-        for (int q = q0; q < q1; ++q) lx[q] /= d;
+        if ((s = pivot(c, j, d, err))) return s;
+        for (int q = q0; q < q1; ++q) lx[q] /= lx[q0 - 1];
     }
     return CLCONE_OK;
+}
+
+/* The solve on the whole triangle: contiguous columns, no orders. */
+static void solve_dense(const pchol *c, const double *b, double *x)
+{
+    int nv = c->nv;
+    memcpy(x, b, sizeof *x * (size_t)nv);
+    for (int j = 0; j < nv; ++j) { /* L y = b */
+        const double *L = c->lx + c->lp[j] - j;
+        double y = x[j] /= L[j];
+        for (int i = j + 1; i < nv; ++i) x[i] -= L[i] * y;
+    }
+    for (int j = nv - 1; j >= 0; --j) { /* L' x = y */
+        const double *L = c->lx + c->lp[j] - j;
+        double t = x[j];
+        for (int i = j + 1; i < nv; ++i) t -= L[i] * x[i];
+        x[j] = t / L[j];
+    }
 }
 
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
 {
     const int *lp = c->lp, *li = c->li;
     const double *lx = c->lx;
+    if (c->dense) {
+        solve_dense(c, b, x);
+        return;
+    }
     for (int j = 0; j < c->nv; ++j) tmp[j] = b[c->orig[j]];
     for (int j = 0; j < c->nv; ++j) { /* L y = b */
         double y = tmp[j] /= lx[lp[j]];

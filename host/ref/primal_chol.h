@@ -1,5 +1,5 @@
-/* The sparse Cholesky factor of MuJoCo's Newton Hessian, its pattern
- * found once a solve (docs/mujoco.md). */
+/* The Cholesky factor of MuJoCo's Newton Hessian, sparse with its pattern
+ * found once a solve, or dense for a small island (docs/mujoco.md). */
 #ifndef CLCONE_REF_PRIMAL_CHOL_H
 #define CLCONE_REF_PRIMAL_CHOL_H
 
@@ -19,13 +19,23 @@ typedef struct pchol {
     int *rk;    /* and its column */
     double *w;  /* nv: a column's scatter, zero between columns */
     double cost; /* a factor's multiply-adds, about */
+    int dense;   /* the whole triangle in the dofs' order: no pattern, mp, mi or rows */
 } pchol;
 
+/* Islands of at most this many dofs are factored dense: below it the
+ * pattern's analysis and the scattered assembly cost more than the flops
+ * a dense factor adds (bench section 5's humanoid states, docs/mujoco.md). */
+#define PCHOL_DENSE_MAX 48
+
+/* Whether p's Hessian is best factored dense. */
+int clc_pchol_dense_pays(const clc_pproblem *p);
+
 /* The pattern of L for p's H = M + J'DJ + each cone's J'HcJ, whatever
- * every block's zone: positions of p's trees in minimum-degree order,
+ * every block's zone; dense: the whole triangle, positions the dofs.
+ * Sparse: positions of p's trees in minimum-degree order,
  * each tree's dofs last first (MuJoCo numbers a tree's dofs parents
  * first, so its leaves go first and M's tree pattern fills nothing). */
-clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, clcone_error *err);
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, clcone_error *err);
 void clc_pchol_free(pchol *c);
 
 /* Adds H's column at position j, rows at positions >= j, into w (by

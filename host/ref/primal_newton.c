@@ -30,6 +30,7 @@ typedef struct pn {
     int *fstate, *changed; /* the zones at the last factor; rows since changed */
     double *D;             /* m: 1 / R */
     double *mx;            /* M's values at the factor's mi (ref/primal_chol.h) */
+    double *Hd;            /* a dense factor's H, by columns (nv x nv, on and below the diagonal) */
     double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
 } pn;
@@ -121,13 +122,88 @@ static void pn_column(void *arg, int j, double *out)
     }
 }
 
+/* H += c J_r'J_s on and below the diagonal of the dense H (column
+ * jc[y] takes the entries of row r at or below it). */
+static void dense_outer(const clc_pproblem *p, double *H, int r, int s, double c)
+{
+    for (int y = p->jp[s]; y < p->jp[s + 1]; ++y) {
+        double cy = c * p->jv[y], *col = H + (size_t)p->jc[y] * p->nv;
+        for (int x = p->jp[r]; x < p->jp[r + 1]; ++x)
+            if (p->jc[x] >= p->jc[y]) col[p->jc[x]] += cy * p->jv[x];
+    }
+}
+
+/* Whether rows r and s have the same dofs (a pyramid's edges do). */
+static int same_dofs(const clc_pproblem *p, int r, int s)
+{
+    int n = p->jp[r + 1] - p->jp[r];
+    return p->jp[s + 1] - p->jp[s] == n && !memcmp(p->jc + p->jp[r], p->jc + p->jp[s], sizeof *p->jc * (size_t)n);
+}
+
+/* H += sum D_r J_r'J_r over rows r0..r1-1, quadratic, of the same dofs:
+ * their terms summed per column before the scatter. t: scratch of their
+ * length. */
+static void dense_quad(const pn *w, int r0, int r1, double *t)
+{
+    const clc_pproblem *p = w->p;
+    int e0 = p->jp[r0], k = p->jp[r0 + 1] - e0;
+    const int *jc = p->jc + e0;
+    for (int y = 0; y < k; ++y) {
+        double *col = w->Hd + (size_t)jc[y] * p->nv;
+        for (int x = y; x < k; ++x) t[x] = 0;
+        for (int r = r0; r < r1; ++r) {
+            const double *v = p->jv + p->jp[r];
+            double cy = w->D[r] * v[y];
+            for (int x = y; x < k; ++x) t[x] += cy * v[x];
+        }
+        for (int x = y; x < k; ++x) col[jc[x]] += t[x];
+    }
+}
+
+/* The dense H by columns: M's blocks, D J_r'J_r of each quadratic row,
+ * each middle-zone cone's J'HcJ. */
+static void pn_dense(pn *w)
+{
+    const clc_pproblem *p = w->p;
+    size_t nv = (size_t)p->nv;
+    memset(w->Hd, 0, sizeof *w->Hd * nv * nv);
+    for (int g = 0; g < p->ng; ++g) {
+        int g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        const double *B = p->M + p->moff[g];
+        for (int i = 0; i < n; ++i)
+            memcpy(w->Hd + (size_t)(g0 + i) * nv + g0 + i, B + (size_t)i * n + i, sizeof *B * (size_t)(n - i));
+    }
+    for (int r = 0, r1; r < p->m; r = r1) {
+        int b = w->rb[r], n = p->off[b + 1] - p->off[b];
+        r1 = r + 1;
+        if (w->state[r] == PRIMAL_CONE) {
+            for (int k = 0; k < n; ++k)
+                dense_outer(p, w->Hd, r, p->off[b] + k, w->Hc[(size_t)b * CONE2 + (r - p->off[b]) * n + k]);
+            continue;
+        }
+        if (w->state[r] != PRIMAL_QUADRATIC) continue;
+        while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && same_dofs(p, r, r1)) ++r1;
+        dense_quad(w, r, r1, w->tmp);
+    }
+}
+
+static void pn_dense_column(void *arg, int j, double *out)
+{
+    const pn *w = arg;
+    size_t nv = (size_t)w->p->nv;
+    const double *col = w->Hd + j * nv;
+    for (size_t i = (size_t)j; i < nv; ++i) out[i] += col[i];
+}
+
 /* H = M + J'DJ over the quadratic rows + each middle-zone cone's J'HcJ,
  * factored (ref/primal_chol.h); CLCONE_EINVAL at a pivot that is not
  * positive. */
 static clcone_status pn_factor(pn *w, clcone_error *err)
 {
     memcpy(w->fstate, w->state, sizeof *w->state * (size_t)w->p->m);
-    return clc_pchol_factor(&w->ch, pn_column, w, err);
+    if (!w->ch.dense) return clc_pchol_factor(&w->ch, pn_column, w, err);
+    pn_dense(w);
+    return clc_pchol_factor(&w->ch, pn_dense_column, w, err);
 }
 
 /* Row r's rank-one change to the factor (sigma +1: it joins the
@@ -354,12 +430,7 @@ static void pn_free(pn *w)
 static void pn_by_dofs(pn *w)
 {
     const clc_pproblem *p = w->p;
-    int nnz = p->jp[p->m], *fill;
-    w->ctp = w->spos + nnz;
-    w->ctr = w->ctp + p->nv + 1;
-    w->cte = w->ctr + nnz;
-    w->rb = w->cte + nnz;
-    w->gof = fill = w->rb + p->m; /* a row's fill (m ints) until the groups */
+    int nnz = p->jp[p->m], *fill = w->gof; /* a row's fill (m ints) until the groups */
     for (int e = 0; e < nnz; ++e) ++w->ctp[p->jc[e] + 1];
     for (int v = 0; v < p->nv; ++v) w->ctp[v + 1] += w->ctp[v];
     for (int r = 0; r < p->m; ++r)
@@ -382,12 +453,11 @@ static void pn_by_dofs(pn *w)
     }
 }
 
-/* 1 / R, and M's values where the factor's pattern has M (mx). */
+/* M's values where the factor's pattern has M (mx). */
 static void pn_m_columns(pn *w)
 {
     const clc_pproblem *p = w->p;
     const pchol *c = &w->ch;
-    for (int r = 0; r < p->m; ++r) w->D[r] = 1 / p->R[r];
     for (int j = 0; j < p->nv; ++j) {
         int i = c->orig[j], g = w->gof[i], g0 = p->goff[g], n = p->goff[g + 1] - g0;
         for (int q = c->mp[j]; q < c->mp[j + 1]; ++q) w->mx[q] = p->M[p->moff[g] + (size_t)(i - g0) * n + c->orig[c->mi[q]] - g0];
@@ -403,30 +473,43 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->a = a;
     w->f = f;
     w->state = state;
-    if ((s = clc_pchol_init(&w->ch, p, err))) return s;
+    if ((s = clc_pchol_init(&w->ch, p, clc_pchol_dense_pays(p), err))) return s;
     w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
     w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
     w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
     w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
-    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + 1, sizeof *w->sval, err, "the Jacobian by positions");
+    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + (w->ch.dense ? nv * nv : 0) + 1, sizeof *w->sval, err,
+                         "the Jacobian by positions");
     if (!w->Ma || !w->x || !w->Hc || !w->spos || !w->sval) {
         pn_free(w);
         return CLCONE_ENOMEM;
     }
-    pn_by_dofs(w);
+    w->ctp = w->spos + nnz;
+    w->ctr = w->ctp + nv + 1;
+    w->cte = w->ctr + nnz;
+    w->rb = w->cte + nnz;
+    w->gof = w->rb + m;
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
     w->D = w->sval + nnz;
     w->mx = w->D + m;
+    w->Hd = w->mx + w->ch.mp[p->nv];
     for (size_t r = 0; r < m; ++r) {
         double k = p->jp[r + 1] - p->jp[r];
         w->assembly += 0.5 * k * (k + 1);
+        w->D[r] = 1 / p->R[r];
     }
     for (int b = 0; b < p->nb; ++b)
         for (int r = p->off[b]; r < p->off[b + 1]; ++r) w->rb[r] = b;
-    for (int g = 0; g < p->ng; ++g)
-        for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
-    pn_m_columns(w);
+    if (w->ch.dense) { /* positions are dofs: J's own rows */
+        memcpy(w->spos, p->jc, sizeof *p->jc * nnz);
+        memcpy(w->sval, p->jv, sizeof *p->jv * nnz);
+    } else {
+        pn_by_dofs(w);
+        for (int g = 0; g < p->ng; ++g)
+            for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
+        pn_m_columns(w);
+    }
     w->grad = w->Ma + nv;
     w->Mg = w->grad + nv;
     w->s = w->Mg + nv;
