@@ -186,6 +186,12 @@ static double cone_update(const clc_pproblem *p, int b, const double *x, double 
     return 0.5 * Dm * g * g;
 }
 
+int clc_pproblem_same_dofs(const clc_pproblem *p, int r, int s)
+{
+    int n = p->jp[r + 1] - p->jp[r];
+    return p->jp[s + 1] - p->jp[s] == n && !memcmp(p->jc + p->jp[r], p->jc + p->jp[s], sizeof *p->jc * (size_t)n);
+}
+
 double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc)
 {
     double s = 0;

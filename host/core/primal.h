@@ -40,6 +40,9 @@ void clc_pproblem_free(clc_pproblem *p);
 /* Checks structure and values (list: docs/mujoco.md), naming the row, block, dof or group. */
 clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err);
 
+/* Whether rows r and s reach the same dofs (a pyramid's edges do). */
+int clc_pproblem_same_dofs(const clc_pproblem *p, int r, int s);
+
 /* Returns s(x); fills f = -ds/dx, zones, and (Hc non-NULL) each cone's middle-zone Hessian, 36 a block. */
 double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc);
 

@@ -21,15 +21,18 @@ void clc_pchol_free(pchol *c)
 }
 
 /* The groups that constraint blocks join, as an adjacency matrix (buf
- * and mark: ng each, scratch). */
+ * and mark: ng each, scratch). A row with the dofs of the row before
+ * joins nothing new; a row's dofs of one group are consecutive. */
 static void group_graph(const clc_pproblem *p, const int *gof, unsigned char *adj, int *buf, int *mark)
 {
     int ng = p->ng;
     for (int g = 0; g < ng; ++g) mark[g] = -1;
     for (int b = 0; b < p->nb; ++b) {
         int ns = 0;
+        if (p->off[b + 1] - p->off[b] == 1 && b > 0 && clc_pproblem_same_dofs(p, p->off[b] - 1, p->off[b])) continue;
         for (int i = p->off[b]; i < p->off[b + 1]; ++i)
-            for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) {
+            for (int e = p->jp[i], e1 = i > p->off[b] && clc_pproblem_same_dofs(p, i - 1, i) ? e : p->jp[i + 1]; e < e1;
+                 ++e) {
                 int g = gof[p->jc[e]];
                 if (mark[g] == b) continue;
                 mark[g] = b;

@@ -28,6 +28,7 @@ typedef struct pn {
     int *ctp, *ctr, *cte; /* J by dofs: dof i's rows ctr and their entry cte (in spos) at [ctp[i], ctp[i+1]) */
     int *rb, *gof;        /* a row's block, a dof's group */
     int *fstate, *changed; /* the zones at the last factor; rows since changed */
+    int *same;             /* a row with the same dofs as the row before */
     double *D;             /* m: 1 / R */
     double *mx;            /* M's values at the factor's mi (ref/primal_chol.h) */
     double *Hd;            /* a dense factor's H, by columns (nv x nv, on and below the diagonal) */
@@ -105,8 +106,19 @@ static void pn_column(void *arg, int j, double *out)
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
         t2 = t + 1;
         if (w->state[r] == PRIMAL_QUADRATIC) {
-            double v = w->sval[e0] * w->D[r];
-            for (int e = e0; e < p->jp[r + 1]; ++e) out[w->spos[e]] += v * w->sval[e];
+            const double *va = w->sval + e0, *vb;
+            const int *pos = w->spos + e0;
+            int n = p->jp[r + 1] - e0, s = t2 < w->ctp[i + 1] ? w->ctr[t2] : 0;
+            double ca = va[0] * w->D[r], cb;
+            if (s != r + 1 || !w->same[s] || w->state[s] != PRIMAL_QUADRATIC) {
+                for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e];
+                continue;
+            }
+            /* the next row has the same dofs (a pyramid's next edge): both
+             * scattered at once */
+            vb = w->sval + w->cte[t2++];
+            cb = vb[0] * w->D[s];
+            for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e] + cb * vb[e];
         } else if (w->state[r] == PRIMAL_CONE) {
             /* the cone's rows that reach dof i follow in its list: Hc J_b
              * at i summed over them first, then each row scattered once */
@@ -131,13 +143,6 @@ static void dense_outer(const clc_pproblem *p, double *H, int r, int s, double c
         for (int x = p->jp[r]; x < p->jp[r + 1]; ++x)
             if (p->jc[x] >= p->jc[y]) col[p->jc[x]] += cy * p->jv[x];
     }
-}
-
-/* Whether rows r and s have the same dofs (a pyramid's edges do). */
-static int same_dofs(const clc_pproblem *p, int r, int s)
-{
-    int n = p->jp[r + 1] - p->jp[r];
-    return p->jp[s + 1] - p->jp[s] == n && !memcmp(p->jc + p->jp[r], p->jc + p->jp[s], sizeof *p->jc * (size_t)n);
 }
 
 /* H += sum D_r J_r'J_r over rows r0..r1-1, quadratic, of the same dofs:
@@ -188,7 +193,7 @@ static void pn_dense(pn *w)
             continue;
         }
         if (w->state[r] != PRIMAL_QUADRATIC) continue;
-        while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && same_dofs(p, r, r1)) ++r1;
+        while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && clc_pproblem_same_dofs(p, r, r1)) ++r1;
         dense_quad(w, r, r1, w->tmp);
     }
 }
@@ -497,6 +502,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->gof = w->rb + m;
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
+    w->same = w->changed + m;
     w->D = w->sval + nnz;
     w->mx = w->D + m;
     w->Hd = w->mx + w->ch.mp[p->nv];
@@ -512,6 +518,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
         memcpy(w->sval, p->jv, sizeof *p->jv * nnz);
     } else {
         pn_by_dofs(w);
+        for (int r = 1; r < p->m; ++r) w->same[r] = clc_pproblem_same_dofs(p, r - 1, r);
         for (int g = 0; g < p->ng; ++g)
             for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
         pn_m_columns(w);
