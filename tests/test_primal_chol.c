@@ -150,10 +150,11 @@ START_TEST(factor_updates_and_downdates)
     clcone_error e;
     double H[NV][NV], vx[NV];
     col_arg arg = {&c, H};
-    int all[NR], half[NR], none[NR] = {0}, vi[NV], n;
+    int all[NR], half[NR], none[NR] = {0}, same[NR], vi[NV], n;
     problem(&p);
     ck_assert_msg(clc_pproblem_validate(&p, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_int_eq(clc_pchol_init(&c, &p, _i, &e), CLCONE_OK); /* _i: dense */
+    for (int r = 0; r < NR; ++r) same[r] = r && clc_pproblem_same_dofs(&p, r - 1, r);
+    ck_assert_int_eq(clc_pchol_init(&c, &p, _i, same, &e), CLCONE_OK); /* _i: dense */
     ck_assert_int_eq(c.dense, _i);
     for (int r = 0; r < NR; ++r) {
         all[r] = 1;

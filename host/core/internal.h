@@ -24,6 +24,8 @@ double clc_now_ms(void);
 /* Zeroed allocation, n * size checked for overflow; NULL only with err filled. */
 void *clc_calloc(size_t n, size_t size, clcone_error *err,
                     const char *what);
+/* The same, not zeroed: for large scratch written before it is read. */
+void *clc_malloc(size_t n, size_t size, clcone_error *err, const char *what);
 
 /* Whether 1-based iteration it measures the error; shared, so both backends stop alike (docs/architecture.md). */
 int clc_is_check_iteration(const clcone_options *o, int it);

@@ -58,8 +58,7 @@ double clc_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-void *clc_calloc(size_t n, size_t size, clcone_error *err,
-                    const char *what)
+static void *allocate(size_t n, size_t size, int zero, clcone_error *err, const char *what)
 {
     void *p;
     if (n == 0) n = 1;
@@ -68,9 +67,19 @@ void *clc_calloc(size_t n, size_t size, clcone_error *err,
                     what, n, size);
         return NULL;
     }
-    p = calloc(n, size);
+    p = zero ? calloc(n, size) : malloc(n * size);
     if (!p)
         clc_fail(err, CLCONE_ENOMEM, "%s: cannot allocate %zu bytes", what,
                     n * size);
     return p;
+}
+
+void *clc_calloc(size_t n, size_t size, clcone_error *err, const char *what)
+{
+    return allocate(n, size, 1, err, what);
+}
+
+void *clc_malloc(size_t n, size_t size, clcone_error *err, const char *what)
+{
+    return allocate(n, size, 0, err, what);
 }

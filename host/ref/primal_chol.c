@@ -20,19 +20,26 @@ void clc_pchol_free(pchol *c)
     memset(c, 0, sizeof *c);
 }
 
+/* Whether rows r0..r1-1 all reach the dofs of the row before r0. */
+static int repeats(const int *same, int r0, int r1)
+{
+    while (r0 < r1 && same[r0]) ++r0;
+    return r0 == r1;
+}
+
 /* The groups that constraint blocks join, as an adjacency matrix (buf
  * and mark: ng each, scratch). A row with the dofs of the row before
- * joins nothing new; a row's dofs of one group are consecutive. */
-static void group_graph(const clc_pproblem *p, const int *gof, unsigned char *adj, int *buf, int *mark)
+ * joins nothing new. */
+static void group_graph(const clc_pproblem *p, const int *same, const int *gof, unsigned char *adj, int *buf,
+                        int *mark)
 {
     int ng = p->ng;
     for (int g = 0; g < ng; ++g) mark[g] = -1;
     for (int b = 0; b < p->nb; ++b) {
         int ns = 0;
-        if (p->off[b + 1] - p->off[b] == 1 && b > 0 && clc_pproblem_same_dofs(p, p->off[b] - 1, p->off[b])) continue;
+        if (repeats(same, p->off[b], p->off[b + 1])) continue;
         for (int i = p->off[b]; i < p->off[b + 1]; ++i)
-            for (int e = p->jp[i], e1 = i > p->off[b] && clc_pproblem_same_dofs(p, i - 1, i) ? e : p->jp[i + 1]; e < e1;
-                 ++e) {
+            for (int e = p->jp[i], e1 = i > p->off[b] && same[i] ? e : p->jp[i + 1]; e < e1; ++e) {
                 int g = gof[p->jc[e]];
                 if (mark[g] == b) continue;
                 mark[g] = b;
@@ -72,7 +79,7 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
 
 /* c->pd and c->orig: the trees in minimum-degree order, each tree's dofs
  * last first (scratch: 2 ng ints). */
-static clcone_status order_dofs(pchol *c, const clc_pproblem *p, int *scratch, clcone_error *err)
+static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same, int *scratch, clcone_error *err)
 {
     int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
     unsigned char *adj = NULL;
@@ -81,7 +88,7 @@ static clcone_status order_dofs(pchol *c, const clc_pproblem *p, int *scratch, c
         if (!(adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the tree graph"))) return CLCONE_ENOMEM;
         for (int g = 0; g < ng; ++g)
             for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
-        group_graph(p, gof, adj, order, deg);
+        group_graph(p, same, gof, adj, order, deg);
         min_degree(ng, adj, order, deg, adj + (size_t)ng * ng);
         free(adj);
     }
@@ -130,18 +137,14 @@ static void h_add(hlist *h, int lo, int hi)
  * position in the least's column (the elimination tree carries the rest
  * up: every other member is an ancestor of the least). buf, mark: nv
  * each, scratch; mark < 0 on entry. */
-static void h_pattern(const clc_pproblem *p, const int *pd, hlist *h, int *buf, int *mark)
+static void h_pattern(const clc_pproblem *p, const int *same, const int *pd, hlist *h, int *buf, int *mark)
 {
-    for (int b = 0, stamp = 0, e0 = 0, e1 = 0; b < p->nb; ++b)
+    for (int b = 0, stamp = 0; b < p->nb; ++b)
         for (int r = p->off[b], r2; r < p->off[b + 1]; r = r2) {
             int ns = 0, lo = INT_MAX;
             r2 = p->kind[b] == BLK_CONE ? p->off[b + 1] : r + 1;
-            /* the same dofs as the set before (a pyramid's next edge): nothing new */
-            if (p->jp[r2] - p->jp[r] == e1 - e0 &&
-                !memcmp(p->jc + p->jp[r], p->jc + e0, sizeof *p->jc * (size_t)(e1 - e0)))
-                continue;
-            e0 = p->jp[r];
-            e1 = p->jp[r2];
+            /* the dofs of the rows before (a pyramid's next edge): within the clique already added */
+            if (repeats(same, r, r2)) continue;
             ++stamp;
             for (int e = p->jp[r]; e < p->jp[r2]; ++e)
                 if (mark[p->jc[e]] != stamp) {
@@ -259,25 +262,25 @@ static clcone_status dense_pattern(pchol *c, clcone_error *err)
 }
 
 /* The pattern by the elimination tree (c->pd and the lists laid out). */
-static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, int *at, clcone_error *err)
+static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, const int *same, int *at, clcone_error *err)
 {
     int nv = c->nv;
     size_t cap = (size_t)p->jp[p->m] + 1;
     hlist h = {NULL, NULL, NULL, 0};
     clcone_status s;
-    if ((s = order_dofs(c, p, at, err))) return s;
+    if ((s = order_dofs(c, p, same, at, err))) return s;
     m_pattern(c, p);
     if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) return CLCONE_ENOMEM;
     h.row = h.next + cap;
     h.head = at;
     for (int i = 0; i < nv; ++i) at[i] = at[2 * nv + i] = -1;
-    h_pattern(p, c->pd, &h, at + nv, at + 2 * nv);
+    h_pattern(p, same, c->pd, &h, at + nv, at + 2 * nv);
     if (!(s = symbolic(c, &h, at + nv, at + 3 * nv, at + 2 * nv, err))) s = rows_of(c, err);
     free(h.next);
     return s;
 }
 
-clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, clcone_error *err)
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const int *same, clcone_error *err)
 {
     int nv = p->nv;
     size_t nm = 0;
@@ -296,7 +299,7 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, clcone_
     c->rp = c->lp + nv + 1;
     c->mp = c->rp + nv + 1;
     c->mi = c->mp + nv + 1;
-    if ((s = dense ? dense_pattern(c, err) : sparse_pattern(c, p, c->mi + nm, err))) goto out;
+    if ((s = dense ? dense_pattern(c, err) : sparse_pattern(c, p, same, c->mi + nm, err))) goto out;
     s = CLCONE_ENOMEM;
     c->lx = clc_calloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
     if (!c->lx) goto out;

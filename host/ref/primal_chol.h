@@ -34,8 +34,10 @@ int clc_pchol_dense_pays(const clc_pproblem *p);
  * every block's zone; dense: the whole triangle, positions the dofs.
  * Sparse: positions of p's trees in minimum-degree order,
  * each tree's dofs last first (MuJoCo numbers a tree's dofs parents
- * first, so its leaves go first and M's tree pattern fills nothing). */
-clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, clcone_error *err);
+ * first, so its leaves go first and M's tree pattern fills nothing).
+ * same[r]: rows r - 1 and r reach the same dofs (clc_pproblem_same_dofs;
+ * same[0] 0), read by the sparse pattern only. */
+clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const int *same, clcone_error *err);
 void clc_pchol_free(pchol *c);
 
 /* Adds H's column at position j, rows at positions >= j, into w (by

@@ -193,7 +193,7 @@ static void pn_dense(pn *w)
             continue;
         }
         if (w->state[r] != PRIMAL_QUADRATIC) continue;
-        while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && clc_pproblem_same_dofs(p, r, r1)) ++r1;
+        while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && w->same[r1]) ++r1;
         dense_quad(w, r, r1, w->tmp);
     }
 }
@@ -484,17 +484,8 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->a = a;
     w->f = f;
     w->state = state;
-    if ((s = clc_pchol_init(&w->ch, p, clc_pchol_dense_pays(p), err))) return s;
-    w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
-    w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
-    w->Hc = clc_calloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
     w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
-    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + (w->ch.dense ? nv * nv : 0) + 1, sizeof *w->sval, err,
-                         "the Jacobian by positions");
-    if (!w->Ma || !w->x || !w->Hc || !w->spos || !w->sval) {
-        pn_free(w);
-        return CLCONE_ENOMEM;
-    }
+    if (!w->spos) return CLCONE_ENOMEM;
     w->ctp = w->spos + nnz;
     w->ctr = w->ctp + nv + 1;
     w->cte = w->ctr + nnz;
@@ -503,6 +494,22 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
     w->same = w->changed + m;
+    for (int r = 1; r < p->m; ++r) w->same[r] = clc_pproblem_same_dofs(p, r - 1, r);
+    if ((s = clc_pchol_init(&w->ch, p, clc_pchol_dense_pays(p), w->same, err))) {
+        free(w->spos);
+        return s;
+    }
+    w->Ma = clc_calloc(6 * nv + 1, sizeof *w->Ma, err, "Newton's dof vectors");
+    w->x = clc_calloc(5 * m + 1, sizeof *w->x, err, "Newton's row vectors");
+    /* a block's room whatever its kind, written for cones only before
+     * it is read: not zeroed (most blocks of a pyramidal model are not cones) */
+    w->Hc = clc_malloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
+    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + (w->ch.dense ? nv * nv : 0) + 1, sizeof *w->sval, err,
+                         "the Jacobian by positions");
+    if (!w->Ma || !w->x || !w->Hc || !w->sval) {
+        pn_free(w);
+        return CLCONE_ENOMEM;
+    }
     w->D = w->sval + nnz;
     w->mx = w->D + m;
     w->Hd = w->mx + w->ch.mp[p->nv];
@@ -518,7 +525,6 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
         memcpy(w->sval, p->jv, sizeof *p->jv * nnz);
     } else {
         pn_by_dofs(w);
-        for (int r = 1; r < p->m; ++r) w->same[r] = clc_pproblem_same_dofs(p, r - 1, r);
         for (int g = 0; g < p->ng; ++g)
             for (int v = p->goff[g]; v < p->goff[g + 1]; ++v) w->gof[v] = g;
         pn_m_columns(w);
