@@ -540,31 +540,39 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     return CLCONE_OK;
 }
 
-/* w->a set: Ma, x = J a - aref, and the update there. */
+/* w->a and w->Ma = M a set: x = J a - aref, and the update there. */
 static void pn_at(pn *w)
 {
-    mul_m(w->p, w->a, w->Ma);
     mul_j(w->p, w->a, w->x);
     for (int i = 0; i < w->p->m; ++i) w->x[i] -= w->p->aref[i];
     pn_update(w);
 }
 
-/* MuJoCo's warm start: a or a0, a unless it costs more. */
-static void pn_start(pn *w, int warm)
+/* At a0, whose M a0 the problem holds (f0). */
+static void pn_at_a0(pn *w)
 {
     size_t n = sizeof *w->a * (size_t)w->p->nv;
-    double warm_cost = INFINITY;
-    if (warm) {
-        pn_at(w);
-        warm_cost = w->cost;
-        memcpy(w->Mv, w->a, n); /* Mv is free until the first search */
-    }
     memcpy(w->a, w->p->a0, n);
+    memcpy(w->Ma, w->p->f0, n);
     pn_at(w);
-    if (warm_cost <= w->cost) {
-        memcpy(w->a, w->Mv, n);
-        pn_at(w);
+}
+
+/* MuJoCo's warm start: a or a0, a unless it costs more (a0 first: it
+ * needs no M a, and the warm start, mostly taken, is then current). */
+static void pn_start(pn *w, int warm)
+{
+    double cold;
+    if (!warm) {
+        pn_at_a0(w);
+        return;
     }
+    memcpy(w->Mv, w->a, sizeof *w->a * (size_t)w->p->nv); /* Mv is free until the first search */
+    pn_at_a0(w);
+    cold = w->cost;
+    memcpy(w->a, w->Mv, sizeof *w->a * (size_t)w->p->nv);
+    mul_m(w->p, w->a, w->Ma);
+    pn_at(w);
+    if (w->cost > cold) pn_at_a0(w);
 }
 
 clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
