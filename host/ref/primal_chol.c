@@ -396,9 +396,7 @@ static void solve_dense(const pchol *c, const double *b, double *x)
     }
     for (int j = nv - 1; j >= 0; --j) { /* L' x = y */
         const double *L = c->lx + c->lp[j] - j;
-        double t = x[j];
-        for (int i = j + 1; i < nv; ++i) t -= L[i] * x[i];
-        x[j] = t / L[j];
+        x[j] = (x[j] - clc_pchol_dot(L + j + 1, x + j + 1, nv - j - 1)) / L[j];
     }
 }
 

@@ -57,6 +57,21 @@ int clc_pchol_update(pchol *c, int sigma, const int *vi, const double *vx, int n
 /* About the multiply-adds of an update whose least position is j. */
 double clc_pchol_path_cost(const pchol *c, int j);
 
+/* a'b over four running sums (one sum waits on each add's latency). */
+static inline double clc_pchol_dot(const double *a, const double *b, int n)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    int j = 0;
+    for (; j + 3 < n; j += 4) {
+        s0 += a[j] * b[j];
+        s1 += a[j + 1] * b[j + 1];
+        s2 += a[j + 2] * b[j + 2];
+        s3 += a[j + 3] * b[j + 3];
+    }
+    for (; j < n; ++j) s0 += a[j] * b[j];
+    return (s0 + s1) + (s2 + s3);
+}
+
 /* x = H^-1 b (x and b may not alias; nv each, the problem's order). */
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp);
 

@@ -47,20 +47,22 @@ static void mul_m(const clc_pproblem *p, const double *v, double *out)
     for (int g = 0; g < p->ng; ++g) {
         int g0 = p->goff[g], n = p->goff[g + 1] - g0;
         const double *B = p->M + p->moff[g];
-        for (int i = 0; i < n; ++i) {
-            double t = 0;
-            for (int j = 0; j < n; ++j) t += B[i * n + j] * v[g0 + j];
-            out[g0 + i] = t;
-        }
+        for (int i = 0; i < n; ++i) out[g0 + i] = clc_pchol_dot(B + (size_t)i * n, v + g0, n);
     }
 }
 
+/* out = J v, each row over two running sums (as clc_pchol_dot). */
 static void mul_j(const clc_pproblem *p, const double *v, double *out)
 {
     for (int i = 0; i < p->m; ++i) {
-        double t = 0;
-        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) t += p->jv[e] * v[p->jc[e]];
-        out[i] = t;
+        double t0 = 0, t1 = 0;
+        int e = p->jp[i];
+        for (; e + 1 < p->jp[i + 1]; e += 2) {
+            t0 += p->jv[e] * v[p->jc[e]];
+            t1 += p->jv[e + 1] * v[p->jc[e + 1]];
+        }
+        if (e < p->jp[i + 1]) t0 += p->jv[e] * v[p->jc[e]];
+        out[i] = t0 + t1;
     }
 }
 
