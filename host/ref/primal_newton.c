@@ -34,6 +34,7 @@ typedef struct pn {
     double *Hd;            /* a dense factor's H, by columns (nv x nv, on and below the diagonal) */
     double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
+    double predicted; /* the last search's decrease by its quadratic model at 0 */
 } pn;
 
 /* A point of the line search: step, cost and its first two derivatives. */
@@ -387,10 +388,12 @@ static double pn_search(pn *w, double tol)
     int evals = 0, have2 = 0, dir;
     for (int v = 0; v < p->nv; ++v) snorm += w->s[v] * w->s[v];
     snorm = sqrt(snorm);
+    w->predicted = 0;
     if (snorm < PN_MINVAL) return 0;
     gtol = tol * p->ls_tolerance * snorm / p->scale;
     pn_prepare(w);
     pn_eval(w, &p0, &evals);
+    w->predicted = 0.5 * p0.d1 * p0.d1 / p0.d2;
     p1.alpha = -p0.d1 / p0.d2;
     pn_eval(w, &p1, &evals);
     if (p0.cost < p1.cost) p1 = p0;
@@ -593,12 +596,17 @@ clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options 
         for (int v = 0; v < p->nv; ++v) w.s[v] = -w.Mg[v];
         alpha = pn_search(&w, o->tol);
         if (alpha == 0) { /* no decrease along Newton's direction: done */
+            /* converged where the gradient, or the decrease the step's own
+             * quadratic model promised, is within tol (MuJoCo's rule on the
+             * improvement): below rounding no step shows a decrease; failed
+             * where the model promised more */
+            double predicted = p->scale * w.predicted;
             for (int v = 0; v < p->nv; ++v) gradient += w.grad[v] * w.grad[v];
             gradient = p->scale * sqrt(gradient);
-            if (!clc_stop_rule(o, it - 1, gradient, clc_now_ms() - t0, res)) {
+            if (!clc_stop_rule(o, it - 1, fmin(gradient, predicted), clc_now_ms() - t0, res)) {
                 res->status = CLCONE_FAILED;
-                snprintf(res->reason, sizeof res->reason, "the line search found no decrease at scaled gradient %.3g",
-                         gradient);
+                snprintf(res->reason, sizeof res->reason,
+                         "the line search found no decrease at scaled gradient %.3g (%.3g promised)", gradient, predicted);
             }
             break;
         }
