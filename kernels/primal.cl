@@ -340,8 +340,9 @@ static const pn_pt *pn_best(const pn_pt *c0, const pn_pt *c1, const pn_pt *c2, r
 }
 
 /* MuJoCo's exact line search along s (ref/primal_newton.c's pn_search),
- * on every lane alike; the step, 0 when none decreases the cost. */
-static real_t pn_search(const pn_p *P, real_t tol, pn_q qg)
+ * on every lane alike; the step, 0 when none decreases the cost, and in
+ * *pred the decrease the quadratic model at 0 promised. */
+static real_t pn_search(const pn_p *P, real_t tol, pn_q qg, real_t *pred)
 {
     real_t snorm = 0, gtol;
     pn_pt p0 = {0, 0, 0, 0}, p1, p2 = {0, 0, 0, 0}, mid, n1, n2;
@@ -349,9 +350,11 @@ static real_t pn_search(const pn_p *P, real_t tol, pn_q qg)
     int evals = 0, have2 = 0, dir;
     for (int v = 0; v < P->nv; ++v) snorm += P->s[v] * P->s[v];
     snorm = sqrt(snorm);
+    *pred = 0;
     if (snorm < PN_MINVAL) return 0;
     gtol = tol * P->ls_tol * snorm / P->scale;
     pn_eval(P, qg, &p0, &evals);
+    *pred = (real_t)0.5 * p0.d1 * p0.d1 / p0.d2;
     p1.alpha = -p0.d1 / p0.d2;
     pn_eval(P, qg, &p1, &evals);
     if (p0.cost < p1.cost) p1 = p0;
@@ -445,7 +448,7 @@ static pn_q pn_gauss(const pn_p *P, real_t gauss)
 static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global int *out, __global real_t *outr)
 {
     int stage = warm ? PN_WARM : PN_COLD, stop = 0, iters = 0, pivot = -1, it = 0;
-    real_t warm_cost = INFINITY, e = 0, alpha = 0, old = 0;
+    real_t warm_cost = INFINITY, e = 0, alpha = 0, old = 0, pred = 0;
     pn_c c;
     while (!stop) {
         int go = 0;
@@ -490,11 +493,13 @@ static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global
         if (go) {
             ++it;
             old = c.cost;
-            alpha = pn_search(P, tol, pn_gauss(P, c.gauss));
+            alpha = pn_search(P, tol, pn_gauss(P, c.gauss), &pred);
         }
         if (go && alpha == 0) { /* no decrease along Newton's direction: done */
+            /* judged as the reference judges it: the smaller of the
+             * gradient and the decrease the step's model promised */
             iters = it - 1;
-            e = pn_gradient(P);
+            e = fmin(pn_gradient(P), P->scale * pred);
             stop = pn_rule(e, tol, iters, max_iter);
             if (!stop) stop = PS_NO_DECREASE;
         }

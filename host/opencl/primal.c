@@ -222,7 +222,9 @@ static clcone_status pdev_result(pdev *D, int k, double *a, double *f, int *stat
                            out[PO_PIVOT], nv);
     if (out[PO_STOP] == PS_NO_DECREASE) {
         res->status = CLCONE_FAILED;
-        snprintf(res->reason, sizeof res->reason, "the line search found no decrease at scaled gradient %.3g",
+        snprintf(res->reason, sizeof res->reason,
+                 "the line search found no decrease at %.3g (the smaller of the scaled gradient and the decrease "
+                 "promised)",
                  res->error);
     } else if (out[PO_STOP] >= PS_TOL && out[PO_STOP] <= PS_NONFINITE)
         clc_stop(res, WHY[out[PO_STOP]], D->o, res->iters);
