@@ -51,8 +51,9 @@ static void group_graph(const clc_pproblem *p, const int *same, const int *gof, 
 }
 
 /* Minimum-degree elimination of the group graph (ties: the lower group);
- * order[P] the group eliminated P-th. */
-static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigned char *done)
+ * order[P] the group eliminated P-th (nbr: ng ints, scratch, the
+ * eliminated group's neighbours, which become a clique). */
+static void min_degree(int ng, unsigned char *adj, int *order, int *deg, int *nbr, unsigned char *done)
 {
     for (int g = 0; g < ng; ++g) {
         deg[g] = 0;
@@ -63,14 +64,17 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
         int best = -1;
         for (int g = 0; g < ng; ++g)
             if (!done[g] && (best < 0 || deg[g] < deg[best])) best = g;
+        int nn = 0;
         order[P] = best;
         done[best] = 1;
-        for (int a = 0; a < ng; ++a) {
-            if (done[a] || !adj[(size_t)best * ng + a]) continue;
+        for (int a = 0; a < ng; ++a)
+            if (!done[a] && adj[(size_t)best * ng + a]) nbr[nn++] = a;
+        for (int x = 0; x < nn; ++x) {
+            int a = nbr[x];
             --deg[a];
-            for (int b = 0; b < ng; ++b)
-                if (b != a && !done[b] && adj[(size_t)best * ng + b] && !adj[(size_t)a * ng + b]) {
-                    adj[(size_t)a * ng + b] = 1;
+            for (int y = 0; y < nn; ++y)
+                if (y != x && !adj[(size_t)a * ng + nbr[y]]) {
+                    adj[(size_t)a * ng + nbr[y]] = 1;
                     ++deg[a];
                 }
         }
@@ -78,7 +82,7 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, unsigne
 }
 
 /* c->pd and c->orig: the trees in minimum-degree order, each tree's dofs
- * last first (scratch: 2 ng ints). */
+ * last first (scratch: 3 ng ints). */
 static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same, int *scratch, clcone_error *err)
 {
     int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
@@ -89,7 +93,7 @@ static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same
         for (int g = 0; g < ng; ++g)
             for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
         group_graph(p, same, gof, adj, order, deg);
-        min_degree(ng, adj, order, deg, adj + (size_t)ng * ng);
+        min_degree(ng, adj, order, deg, scratch + 2 * ng, adj + (size_t)ng * ng);
         free(adj);
     }
     for (int P = 0, a = 0; P < ng; ++P)
