@@ -372,9 +372,19 @@ clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone
         double d;
         col(arg, j, w);
         for (int t = c->rp[j]; t < c->rp[j + 1]; ++t) {
-            int e = c->re[t], end = c->lp[c->rk[t] + 1];
-            double l = lx[e];
-            for (int q = e; q < end; ++q) w[li[q]] -= l * lx[q];
+            int e = c->re[t], k = c->rk[t], n = c->lp[k + 1] - e, e2;
+            double l = lx[e], l2;
+            /* the next column k + 1 the parent of k with rows from j on
+             * as many (then the same: a child's below itself are its
+             * parent's): both in one pass, as a tree's chain of dofs has */
+            if (t + 1 < c->rp[j + 1] && c->rk[t + 1] == k + 1 && li[c->lp[k] + 1] == k + 1 &&
+                c->lp[k + 2] - (e2 = c->re[t + 1]) == n) {
+                l2 = lx[e2];
+                for (int q = 0; q < n; ++q) w[li[e + q]] -= l * lx[e + q] + l2 * lx[e2 + q];
+                ++t;
+                continue;
+            }
+            for (int q = e; q < e + n; ++q) w[li[q]] -= l * lx[q];
         }
         d = w[j];
         w[j] = 0;
