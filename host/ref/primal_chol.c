@@ -103,24 +103,23 @@ static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same
 }
 
 /* M's nonzeros on and below the diagonal by positions (c->mp, mi): M is
- * zero between trees, and a tree's M between dofs on different branches. */
-static void m_pattern(pchol *c, const clc_pproblem *p)
+ * zero between trees, and a tree's M between dofs on different branches.
+ * The trees in order[] (their positions' order); a tree's dofs last
+ * first, so column position pd[k] holds the rows pd[i], i <= k, of M's
+ * row k. */
+static void m_pattern(pchol *c, const clc_pproblem *p, const int *order)
 {
-    for (int pass = 0; pass < 2; ++pass) {
-        for (int g = 0; g < p->ng; ++g) {
-            int g0 = p->goff[g], n = p->goff[g + 1] - g0;
-            for (int i = 0; i < n; ++i)
-                for (int k = i; k < n; ++k) {
-                    int a = c->pd[g0 + i], b = c->pd[g0 + k], lo = a < b ? a : b;
-                    if (p->M[p->moff[g] + i * n + k] == 0) continue;
-                    if (pass) c->mi[c->mp[lo]++] = a + b - lo;
-                    else ++c->mp[lo + 1];
-                }
+    int cnt = 0;
+    for (int P = 0; P < p->ng; ++P) {
+        int g = order[P], g0 = p->goff[g], n = p->goff[g + 1] - g0;
+        const double *B = p->M + p->moff[g];
+        for (int k = n - 1; k >= 0; --k) {
+            c->mp[c->pd[g0 + k]] = cnt;
+            for (int i = 0; i <= k; ++i)
+                if (B[(size_t)k * n + i] != 0) c->mi[cnt++] = c->pd[g0 + i];
         }
-        for (int j = 0; !pass && j < c->nv; ++j) c->mp[j + 1] += c->mp[j];
     }
-    for (int j = c->nv; j > 0; --j) c->mp[j] = c->mp[j - 1];
-    c->mp[0] = 0;
+    c->mp[c->nv] = cnt;
 }
 
 /* H's pattern below the diagonal, a list a column: column lo's rows at
@@ -273,7 +272,7 @@ static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, const int *
     hlist h = {NULL, NULL, NULL, 0};
     clcone_status s;
     if ((s = order_dofs(c, p, same, at, err))) return s;
-    m_pattern(c, p);
+    m_pattern(c, p, at); /* order_dofs left the trees' order there */
     if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) return CLCONE_ENOMEM;
     h.row = h.next + cap;
     h.head = at;
