@@ -106,7 +106,8 @@ static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same
  * zero between trees, and a tree's M between dofs on different branches.
  * The trees in order[] (their positions' order); a tree's dofs last
  * first, so column position pd[k] holds the rows pd[i], i <= k, of M's
- * row k. */
+ * row k, ascending for i from k down (the pattern's sort then has
+ * little to move). */
 static void m_pattern(pchol *c, const clc_pproblem *p, const int *order)
 {
     int cnt = 0;
@@ -115,7 +116,7 @@ static void m_pattern(pchol *c, const clc_pproblem *p, const int *order)
         const double *B = p->M + p->moff[g];
         for (int k = n - 1; k >= 0; --k) {
             c->mp[c->pd[g0 + k]] = cnt;
-            for (int i = 0; i <= k; ++i)
+            for (int i = k; i >= 0; --i)
                 if (B[(size_t)k * n + i] != 0) c->mi[cnt++] = c->pd[g0 + i];
         }
     }
