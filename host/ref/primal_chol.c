@@ -319,7 +319,7 @@ out:
 }
 
 /* Column j's pivot d (w[j] taken): L's diagonal, or CLCONE_EINVAL. */
-static clcone_status pivot(const pchol *c, int j, double d, clcone_error *err)
+static clcone_status pivot(pchol *c, int j, double d, clcone_error *err)
 {
     if (!(d > 0) || !isfinite(d))
         return clc_fail(err, CLCONE_EINVAL, "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite "
@@ -427,16 +427,8 @@ void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
         double y = tmp[j] /= lx[lp[j]];
         for (int q = lp[j] + 1; q < lp[j + 1]; ++q) tmp[li[q]] -= lx[q] * y;
     }
-    for (int j = c->nv - 1; j >= 0; --j) { /* L' x = y, over two running sums */
-        double t0 = 0, t1 = 0;
-        int q = lp[j] + 1;
-        for (; q + 1 < lp[j + 1]; q += 2) {
-            t0 += lx[q] * tmp[li[q]];
-            t1 += lx[q + 1] * tmp[li[q + 1]];
-        }
-        if (q < lp[j + 1]) t0 += lx[q] * tmp[li[q]];
-        tmp[j] = (tmp[j] - (t0 + t1)) / lx[lp[j]];
-    }
+    for (int j = c->nv - 1; j >= 0; --j) /* L' x = y */
+        tmp[j] = (tmp[j] - clc_pchol_dot_at(lx + lp[j] + 1, li + lp[j] + 1, tmp, lp[j + 1] - lp[j] - 1)) / lx[lp[j]];
     for (int j = 0; j < c->nv; ++j) x[c->orig[j]] = tmp[j];
 }
 

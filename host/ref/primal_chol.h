@@ -72,6 +72,19 @@ static inline double clc_pchol_dot(const double *a, const double *b, int n)
     return (s0 + s1) + (s2 + s3);
 }
 
+/* sum a[e] x[idx[e]] over two running sums, as clc_pchol_dot. */
+static inline double clc_pchol_dot_at(const double *a, const int *idx, const double *x, int n)
+{
+    double s0 = 0, s1 = 0;
+    int e = 0;
+    for (; e + 1 < n; e += 2) {
+        s0 += a[e] * x[idx[e]];
+        s1 += a[e + 1] * x[idx[e + 1]];
+    }
+    if (e < n) s0 += a[e] * x[idx[e]];
+    return s0 + s1;
+}
+
 /* x = H^-1 b (x and b may not alias; nv each, the problem's order). */
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp);
 

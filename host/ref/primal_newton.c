@@ -52,19 +52,10 @@ static void mul_m(const clc_pproblem *p, const double *v, double *out)
     }
 }
 
-/* out = J v, each row over two running sums (as clc_pchol_dot). */
 static void mul_j(const clc_pproblem *p, const double *v, double *out)
 {
-    for (int i = 0; i < p->m; ++i) {
-        double t0 = 0, t1 = 0;
-        int e = p->jp[i];
-        for (; e + 1 < p->jp[i + 1]; e += 2) {
-            t0 += p->jv[e] * v[p->jc[e]];
-            t1 += p->jv[e + 1] * v[p->jc[e + 1]];
-        }
-        if (e < p->jp[i + 1]) t0 += p->jv[e] * v[p->jc[e]];
-        out[i] = t0 + t1;
-    }
+    for (int i = 0; i < p->m; ++i)
+        out[i] = clc_pchol_dot_at(p->jv + p->jp[i], p->jc + p->jp[i], v, p->jp[i + 1] - p->jp[i]);
 }
 
 /* The cost, forces, zones and gradient M a - M a0 - J'f at w->a (with
