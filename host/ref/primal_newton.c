@@ -140,9 +140,8 @@ static void dense_outer(const clc_pproblem *p, double *H, int r, int s, double c
 }
 
 /* H += sum D_r J_r'J_r over rows r0..r1-1, quadratic, of the same dofs:
- * their terms summed per column before the scatter. t: scratch of their
- * length. */
-static void dense_quad(const pn *w, int r0, int r1, double *t)
+ * up to four rows a pass over each column (a pyramid's edges in one). */
+static void dense_quad(const pn *w, int r0, int r1)
 {
     const clc_pproblem *p = w->p;
     int e0 = p->jp[r0], k = p->jp[r0 + 1] - e0;
@@ -150,18 +149,22 @@ static void dense_quad(const pn *w, int r0, int r1, double *t)
     for (int y = 0; y < k; ++y) {
         double *col = w->Hd + (size_t)jc[y] * p->nv;
         int r = r0;
-        for (int x = y; x < k; ++x) t[x] = 0;
-        for (; r + 1 < r1; r += 2) { /* two rows a pass over t */
-            const double *v = p->jv + p->jp[r], *u = p->jv + p->jp[r + 1];
-            double cv = w->D[r] * v[y], cu = w->D[r + 1] * u[y];
-            for (int x = y; x < k; ++x) t[x] += cv * v[x] + cu * u[x];
+        for (; r + 3 < r1; r += 4) {
+            const double *v0 = p->jv + p->jp[r], *v1 = p->jv + p->jp[r + 1], *v2 = p->jv + p->jp[r + 2],
+                         *v3 = p->jv + p->jp[r + 3];
+            double c0 = w->D[r] * v0[y], c1 = w->D[r + 1] * v1[y], c2 = w->D[r + 2] * v2[y], c3 = w->D[r + 3] * v3[y];
+            for (int x = y; x < k; ++x) col[jc[x]] += (c0 * v0[x] + c1 * v1[x]) + (c2 * v2[x] + c3 * v3[x]);
+        }
+        for (; r + 1 < r1; r += 2) {
+            const double *v0 = p->jv + p->jp[r], *v1 = p->jv + p->jp[r + 1];
+            double c0 = w->D[r] * v0[y], c1 = w->D[r + 1] * v1[y];
+            for (int x = y; x < k; ++x) col[jc[x]] += c0 * v0[x] + c1 * v1[x];
         }
         for (; r < r1; ++r) {
-            const double *v = p->jv + p->jp[r];
-            double cy = w->D[r] * v[y];
-            for (int x = y; x < k; ++x) t[x] += cy * v[x];
+            const double *v0 = p->jv + p->jp[r];
+            double c0 = w->D[r] * v0[y];
+            for (int x = y; x < k; ++x) col[jc[x]] += c0 * v0[x];
         }
-        for (int x = y; x < k; ++x) col[jc[x]] += t[x];
     }
 }
 
@@ -188,7 +191,7 @@ static void pn_dense(pn *w)
         }
         if (w->state[r] != PRIMAL_QUADRATIC) continue;
         while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && w->same[r1]) ++r1;
-        dense_quad(w, r, r1, w->tmp);
+        dense_quad(w, r, r1);
     }
 }
 
