@@ -329,34 +329,33 @@ static clcone_status pivot(pchol *c, int j, double d, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* Left-looking on the whole triangle: each earlier column's rows from j
- * on are contiguous, taken two at a time (half the passes over w). */
+/* Left-looking on the whole triangle, in place: each earlier column's
+ * rows from j on are contiguous, taken two at a time (half the passes
+ * over column j). H's columns from col where given. */
 static clcone_status factor_dense(pchol *c, clc_pchol_column col, void *arg, clcone_error *err)
 {
     int nv = c->nv;
-    double *w = c->w, *lx = c->lx;
+    double *lx = c->lx;
     clcone_status s;
+    for (int j = 0; j < nv && col; ++j) {
+        memset(lx + c->lp[j], 0, sizeof *lx * (size_t)(nv - j));
+        col(arg, j, clc_pchol_dense_col(c, j));
+    }
     for (int j = 0; j < nv; ++j) {
-        double *wj = w + j, *Lj = lx + c->lp[j];
-        int len = nv - j;
-        col(arg, j, w);
-        int k = 0;
+        double *Lj = lx + c->lp[j];
+        int len = nv - j, k = 0;
         for (; k + 1 < j; k += 2) {
             const double *L0 = lx + c->lp[k] + (j - k), *L1 = lx + c->lp[k + 1] + (j - k - 1);
             double l0 = L0[0], l1 = L1[0];
-            for (int i = 0; i < len; ++i) wj[i] -= l0 * L0[i] + l1 * L1[i];
+            for (int i = 0; i < len; ++i) Lj[i] -= l0 * L0[i] + l1 * L1[i];
         }
         for (; k < j; ++k) {
             const double *Lk = lx + c->lp[k] + (j - k);
             double l = Lk[0];
-            for (int i = 0; i < len; ++i) wj[i] -= l * Lk[i];
+            for (int i = 0; i < len; ++i) Lj[i] -= l * Lk[i];
         }
-        s = pivot(c, j, wj[0], err);
-        if (!s) {
-            for (int i = 1; i < len; ++i) Lj[i] = wj[i] / Lj[0];
-        }
-        memset(wj, 0, sizeof *wj * (size_t)len);
-        if (s) return s;
+        if ((s = pivot(c, j, Lj[0], err))) return s;
+        for (int i = 1; i < len; ++i) Lj[i] /= Lj[0];
     }
     return CLCONE_OK;
 }

@@ -44,8 +44,13 @@ void clc_pchol_free(pchol *c);
  * position); every entry it adds lies in the pattern clc_pchol_init saw. */
 typedef void (*clc_pchol_column)(void *arg, int j, double *w);
 
-/* Factors H, its columns from col; CLCONE_EINVAL naming the dof of a
- * pivot that is not positive. */
+/* A dense factor's column j, H's or L's, indexed by row: rows j..nv-1. */
+static inline double *clc_pchol_dense_col(const pchol *c, int j) { return c->lx + c->lp[j] - j; }
+
+/* Factors H, its columns from col; or, col NULL, a dense factor in place
+ * from H's lower triangle written through clc_pchol_dense_col (no copy
+ * of each column). CLCONE_EINVAL naming the dof of a pivot that is not
+ * positive. */
 clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone_error *err);
 
 /* The factor of H + sigma (scale v)(scale v)' in place (sigma +1 or -1),

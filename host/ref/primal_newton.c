@@ -31,7 +31,6 @@ typedef struct pn {
     int *same;             /* a row with the same dofs as the row before */
     double *D;             /* m: 1 / R */
     double *mx;            /* M's values at the factor's mi (ref/primal_chol.h) */
-    double *Hd;            /* a dense factor's H, by columns (nv x nv, on and below the diagonal) */
     double assembly;       /* H's assembly's multiply-adds, about */
     double cost, qg[3];
     double predicted; /* the last search's decrease by its quadratic model at 0 */
@@ -130,10 +129,11 @@ static void pn_column(void *arg, int j, double *out)
 
 /* H += c J_r'J_s on and below the diagonal of the dense H (column
  * jc[y] takes the entries of row r at or below it). */
-static void dense_outer(const clc_pproblem *p, double *H, int r, int s, double c)
+static void dense_outer(const pn *w, int r, int s, double c)
 {
+    const clc_pproblem *p = w->p;
     for (int y = p->jp[s]; y < p->jp[s + 1]; ++y) {
-        double cy = c * p->jv[y], *col = H + (size_t)p->jc[y] * p->nv;
+        double cy = c * p->jv[y], *col = clc_pchol_dense_col(&w->ch, p->jc[y]);
         for (int x = p->jp[r]; x < p->jp[r + 1]; ++x)
             if (p->jc[x] >= p->jc[y]) col[p->jc[x]] += cy * p->jv[x];
     }
@@ -147,7 +147,7 @@ static void dense_quad(const pn *w, int r0, int r1)
     int e0 = p->jp[r0], k = p->jp[r0 + 1] - e0;
     const int *jc = p->jc + e0;
     for (int y = 0; y < k; ++y) {
-        double *col = w->Hd + (size_t)jc[y] * p->nv;
+        double *col = clc_pchol_dense_col(&w->ch, jc[y]);
         int r = r0;
         for (; r + 3 < r1; r += 4) {
             const double *v0 = p->jv + p->jp[r], *v1 = p->jv + p->jp[r + 1], *v2 = p->jv + p->jp[r + 2],
@@ -168,39 +168,31 @@ static void dense_quad(const pn *w, int r0, int r1)
     }
 }
 
-/* The dense H by columns: M's blocks, D J_r'J_r of each quadratic row,
- * each middle-zone cone's J'HcJ. */
+/* The dense H by columns, in the factor's room: M's blocks, D J_r'J_r of
+ * each quadratic row, each middle-zone cone's J'HcJ. */
 static void pn_dense(pn *w)
 {
     const clc_pproblem *p = w->p;
     size_t nv = (size_t)p->nv;
-    memset(w->Hd, 0, sizeof *w->Hd * nv * nv);
+    memset(w->ch.lx, 0, sizeof *w->ch.lx * (size_t)w->ch.lp[nv]);
     for (int g = 0; g < p->ng; ++g) {
         int g0 = p->goff[g], n = p->goff[g + 1] - g0;
         const double *B = p->M + p->moff[g];
         for (int i = 0; i < n; ++i)
-            memcpy(w->Hd + (size_t)(g0 + i) * nv + g0 + i, B + (size_t)i * n + i, sizeof *B * (size_t)(n - i));
+            memcpy(clc_pchol_dense_col(&w->ch, g0 + i) + g0 + i, B + (size_t)i * n + i, sizeof *B * (size_t)(n - i));
     }
     for (int r = 0, r1; r < p->m; r = r1) {
         int b = w->rb[r], n = p->off[b + 1] - p->off[b];
         r1 = r + 1;
         if (w->state[r] == PRIMAL_CONE) {
             for (int k = 0; k < n; ++k)
-                dense_outer(p, w->Hd, r, p->off[b] + k, w->Hc[(size_t)b * CONE2 + (r - p->off[b]) * n + k]);
+                dense_outer(w, r, p->off[b] + k, w->Hc[(size_t)b * CONE2 + (r - p->off[b]) * n + k]);
             continue;
         }
         if (w->state[r] != PRIMAL_QUADRATIC) continue;
         while (r1 < p->m && w->state[r1] == PRIMAL_QUADRATIC && w->same[r1]) ++r1;
         dense_quad(w, r, r1);
     }
-}
-
-static void pn_dense_column(void *arg, int j, double *out)
-{
-    const pn *w = arg;
-    size_t nv = (size_t)w->p->nv;
-    const double *col = w->Hd + j * nv;
-    for (size_t i = (size_t)j; i < nv; ++i) out[i] += col[i];
 }
 
 /* H = M + J'DJ over the quadratic rows + each middle-zone cone's J'HcJ,
@@ -211,7 +203,7 @@ static clcone_status pn_factor(pn *w, clcone_error *err)
     memcpy(w->fstate, w->state, sizeof *w->state * (size_t)w->p->m);
     if (!w->ch.dense) return clc_pchol_factor(&w->ch, pn_column, w, err);
     pn_dense(w);
-    return clc_pchol_factor(&w->ch, pn_dense_column, w, err);
+    return clc_pchol_factor(&w->ch, NULL, NULL, err);
 }
 
 /* Row r's rank-one change to the factor (sigma +1: it joins the
@@ -503,7 +495,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     /* a block's room whatever its kind, written for cones only before
      * it is read: not zeroed (most blocks of a pyramidal model are not cones) */
     w->Hc = clc_malloc(nb * (CONE2 + 6) + 1, sizeof *w->Hc, err, "the cones' Hessians");
-    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + (w->ch.dense ? nv * nv : 0) + 1, sizeof *w->sval, err,
+    w->sval = clc_calloc(nnz + m + (size_t)w->ch.mp[p->nv] + 1, sizeof *w->sval, err,
                          "the Jacobian by positions");
     if (!w->Ma || !w->x || !w->Hc || !w->sval) {
         pn_free(w);
@@ -511,7 +503,6 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     }
     w->D = w->sval + nnz;
     w->mx = w->D + m;
-    w->Hd = w->mx + w->ch.mp[p->nv];
     for (size_t r = 0; r < m; ++r) {
         double k = p->jp[r + 1] - p->jp[r];
         w->assembly += 0.5 * k * (k + 1);
