@@ -70,8 +70,18 @@ static void pn_update(pn *w)
     }
     w->qg[0] = gauss;
     w->cost += gauss;
-    for (int i = 0; i < p->m; ++i)
-        for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) w->grad[p->jc[e]] -= p->jv[e] * w->f[i];
+    /* rows of the same dofs (a pyramid's edges, a cone's rows) summed
+     * before one subtraction a dof, not one a row */
+    for (int i = 0, i1; i < p->m; i = i1) {
+        int e0 = p->jp[i], n = p->jp[i + 1] - e0;
+        for (i1 = i + 1; i1 < p->m && w->same[i1]; ++i1) {
+        }
+        for (int e = 0; e < n; ++e) {
+            double g = 0;
+            for (int r = i; r < i1; ++r) g += p->jv[e0 + (size_t)(r - i) * n + e] * w->f[r];
+            w->grad[p->jc[e0 + e]] -= g;
+        }
+    }
 }
 
 /* Row s's first entry in spos at position j or after. */
