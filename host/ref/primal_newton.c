@@ -25,7 +25,8 @@ typedef struct pn {
      * order, ascending: H's column j takes a row's entries from j on */
     int *spos;
     double *sval;
-    int *ctp, *ctr, *cte; /* J by dofs: dof i's rows ctr and their entry cte (in spos) at [ctp[i], ctp[i+1]) */
+    int *ctp, *ctr, *cte; /* J by dofs: dof i's runs ctr (each by its first row) and its entry cte (in spos) at [ctp[i], ctp[i+1]) */
+    int *run; /* a run's first row: the run's end. A run: rows of the same dofs outside cones (a pyramid's edges), or a row alone */
     int *rb, *gof;        /* a row's block, a dof's group */
     int *fstate, *changed; /* the zones at the last factor; rows since changed */
     int *same;             /* a row with the same dofs as the row before */
@@ -96,9 +97,16 @@ static int first_from(const pn *w, int s, int j)
     return lo;
 }
 
+/* out[pos[e]] += ca va[e] + cb vb[e] for e < n. */
+static inline void scatter2(double *out, const int *pos, int n, const double *va, double ca, const double *vb,
+                            double cb)
+{
+    for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e] + cb * vb[e];
+}
+
 /* H's column at position j (ref/primal_chol.h): M's in the dof's tree,
  * then D J_r'J_r of each quadratic row r and J'HcJ of each middle-zone
- * cone, over the rows that reach the dof. */
+ * cone, over the runs (pn's run) that reach the dof. */
 static void pn_column(void *arg, int j, double *out)
 {
     const pn *w = arg;
@@ -108,20 +116,38 @@ static void pn_column(void *arg, int j, double *out)
     for (int t = w->ctp[i], t2; t < w->ctp[i + 1]; t = t2) {
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
         t2 = t + 1;
-        if (w->state[r] == PRIMAL_QUADRATIC) {
+        if (w->run[r] > r + 1) {
+            /* a pyramid's edges: their quadratic rows, the same entries
+             * from e0 on, scattered two at a time */
+            const int *pos = w->spos + e0;
+            const double *va = NULL;
+            int n = p->jp[r + 1] - e0, o = e0 - p->jp[r], a = -1;
+            for (int s = r; s < w->run[r]; ++s) {
+                const double *vb = w->sval + p->jp[s] + o;
+                if (w->state[s] != PRIMAL_QUADRATIC) continue;
+                if (a < 0) {
+                    a = s;
+                    va = vb;
+                    continue;
+                }
+                scatter2(out, pos, n, va, va[0] * w->D[a], vb, vb[0] * w->D[s]);
+                a = -1;
+            }
+            if (a >= 0) scatter2(out, pos, n, va, va[0] * w->D[a], va, 0);
+        } else if (w->state[r] == PRIMAL_QUADRATIC) {
             const double *va = w->sval + e0, *vb;
             const int *pos = w->spos + e0;
             int n = p->jp[r + 1] - e0, s = t2 < w->ctp[i + 1] ? w->ctr[t2] : 0;
             double ca = va[0] * w->D[r], cb;
-            if (s != r + 1 || !w->same[s] || w->state[s] != PRIMAL_QUADRATIC) {
-                for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e];
+            if (s != r + 1 || !w->same[s] || w->state[s] != PRIMAL_QUADRATIC || w->run[s] > s + 1) {
+                scatter2(out, pos, n, va, ca, va, 0);
                 continue;
             }
-            /* the next row has the same dofs (a pyramid's next edge): both
-             * scattered at once */
+            /* the next row, alone in its run, has the same dofs (a cone's
+             * next row): both scattered at once */
             vb = w->sval + w->cte[t2++];
             cb = vb[0] * w->D[s];
-            for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e] + cb * vb[e];
+            scatter2(out, pos, n, va, ca, vb, cb);
         } else if (w->state[r] == PRIMAL_CONE) {
             /* the cone's rows that reach dof i follow in its list: Hc J_b
              * at i summed over them first, then each row scattered once */
@@ -436,16 +462,24 @@ static void pn_free(pn *w)
     clc_pchol_free(&w->ch);
 }
 
-/* J by dofs (ctp, ctr) and its rows by positions (spos, sval, and cte
- * into them): a counting sort of the entries, the dofs taken in
- * position order. */
+/* J by dofs (ctp, ctr, cte), a run of rows listed once, and its rows by
+ * positions (spos, sval): a counting sort of the runs' first rows'
+ * entries, the dofs taken in position order; each run's other rows
+ * after. */
 static void pn_by_dofs(pn *w)
 {
     const clc_pproblem *p = w->p;
-    int nnz = p->jp[p->m], *fill = w->gof; /* a row's fill (m ints) until the groups */
-    for (int e = 0; e < nnz; ++e) ++w->ctp[p->jc[e] + 1];
+    int *fill = w->gof; /* a row's fill (m ints) until the groups */
+    for (int r = 0, r1; r < p->m; r = r1) {
+        r1 = r + 1;
+        if (p->kind[w->rb[r]] != BLK_CONE)
+            while (r1 < p->m && w->same[r1] && p->kind[w->rb[r1]] != BLK_CONE) ++r1;
+        w->run[r] = r1;
+        fill[r] = p->jp[r];
+        for (int e = p->jp[r]; e < p->jp[r + 1]; ++e) ++w->ctp[p->jc[e] + 1];
+    }
     for (int v = 0; v < p->nv; ++v) w->ctp[v + 1] += w->ctp[v];
-    for (int r = 0; r < p->m; ++r)
+    for (int r = 0; r < p->m; r = w->run[r])
         for (int e = p->jp[r]; e < p->jp[r + 1]; ++e) {
             int t = w->ctp[p->jc[e]]++;
             w->ctr[t] = r;
@@ -453,7 +487,6 @@ static void pn_by_dofs(pn *w)
         }
     for (int v = p->nv; v > 0; --v) w->ctp[v] = w->ctp[v - 1];
     w->ctp[0] = 0;
-    for (int r = 0; r < p->m; ++r) fill[r] = p->jp[r];
     for (int j = 0; j < p->nv; ++j) {
         int i = w->ch.orig[j];
         for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
@@ -463,6 +496,16 @@ static void pn_by_dofs(pn *w)
             w->cte[t] = e;
         }
     }
+    /* a run's other rows in its first's order (the entry of the first's
+     * o-th dof now at k) */
+    for (int r = 0; r < p->m; r = w->run[r])
+        for (int o = 0, e0 = p->jp[r], n = p->jp[r + 1] - e0; w->run[r] > r + 1 && o < n; ++o) {
+            int k = first_from(w, r, w->ch.pd[p->jc[e0 + o]]) - e0;
+            for (int s = r + 1; s < w->run[r]; ++s) {
+                w->spos[p->jp[s] + k] = w->spos[e0 + k];
+                w->sval[p->jp[s] + k] = p->jv[p->jp[s] + o];
+            }
+        }
 }
 
 /* M's values where the factor's pattern has M (mx). */
@@ -485,7 +528,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->a = a;
     w->f = f;
     w->state = state;
-    w->spos = clc_calloc(3 * nnz + 2 * nv + 4 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
+    w->spos = clc_calloc(3 * nnz + 2 * nv + 5 * m + 2, sizeof *w->spos, err, "the Jacobian by dofs");
     if (!w->spos) return CLCONE_ENOMEM;
     w->ctp = w->spos + nnz;
     w->ctr = w->ctp + nv + 1;
@@ -495,6 +538,7 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     w->fstate = w->gof + nv;
     w->changed = w->fstate + m;
     w->same = w->changed + m;
+    w->run = w->same + m;
     for (int r = 1; r < p->m; ++r) w->same[r] = clc_pproblem_same_dofs(p, r - 1, r);
     if ((s = clc_pchol_init(&w->ch, p, clc_pchol_dense_pays(p), w->same, err))) {
         free(w->spos);
