@@ -140,10 +140,11 @@ clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err)
 /* Cone block b at x (its n rows from r0): its cost, forces, zone and,
  * with H, its Hessian in the middle zone, in the scaled space U = diag(mu,
  * friction) x where the cone is circular. */
-static double cone_update(const clc_pproblem *p, int b, const double *x, double *f, int *state, double *H)
+static double cone_update(const clc_pproblem *p, const double *D, int b, const double *x, double *f, int *state,
+                          double *H)
 {
     int r0 = p->off[b], n = p->off[b + 1] - r0, zone;
-    const double *fr = p->bound + r0, *Rr = p->R + r0;
+    const double *fr = p->bound + r0;
     double mu = p->mu[b], U[PRIMAL_CONE_MAX], T = 0, N, s = 0, Dm, g;
     U[0] = mu * x[r0];
     for (int j = 1; j < n; ++j) {
@@ -162,12 +163,12 @@ static double cone_update(const clc_pproblem *p, int b, const double *x, double 
     }
     if (zone == PRIMAL_QUADRATIC) {
         for (int j = 0; j < n; ++j) {
-            f[r0 + j] = -x[r0 + j] / Rr[j];
-            s += 0.5 * x[r0 + j] * x[r0 + j] / Rr[j];
+            f[r0 + j] = -x[r0 + j] * D[r0 + j];
+            s -= 0.5 * x[r0 + j] * f[r0 + j];
         }
         return s;
     }
-    Dm = 1 / (Rr[0] * mu * mu * (1 + mu * mu));
+    Dm = 1 / (p->R[r0] * mu * mu * (1 + mu * mu));
     g = N - mu * T;
     f[r0] = -Dm * g * mu;
     for (int j = 1; j < n; ++j) f[r0 + j] = -f[r0] * U[j] * fr[j] / T;
@@ -192,13 +193,14 @@ int clc_pproblem_same_dofs(const clc_pproblem *p, int r, int s)
     return p->jp[s + 1] - p->jp[s] == n && !memcmp(p->jc + p->jp[r], p->jc + p->jp[s], sizeof *p->jc * (size_t)n);
 }
 
-double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc)
+double clc_pproblem_update(const clc_pproblem *p, const double *D, const double *x, double *f, int *state,
+                           double *Hc)
 {
     double s = 0;
     for (int b = 0; b < p->nb; ++b) {
         int k = p->kind[b];
         if (k == BLK_CONE) {
-            s += cone_update(p, b, x, f, state, Hc ? Hc + (size_t)b * PRIMAL_CONE_MAX * PRIMAL_CONE_MAX : NULL);
+            s += cone_update(p, D, b, x, f, state, Hc ? Hc + (size_t)b * PRIMAL_CONE_MAX * PRIMAL_CONE_MAX : NULL);
             continue;
         }
         for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
@@ -212,9 +214,9 @@ double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, in
                 f[i] = 0;
                 state[i] = PRIMAL_SATISFIED;
             } else {
-                f[i] = -x[i] / R;
+                f[i] = -x[i] * D[i];
                 state[i] = PRIMAL_QUADRATIC;
-                s += 0.5 * x[i] * x[i] / R;
+                s -= 0.5 * x[i] * f[i];
             }
         }
     }

@@ -43,7 +43,9 @@ clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err);
 /* Whether rows r and s reach the same dofs (a pyramid's edges do). */
 int clc_pproblem_same_dofs(const clc_pproblem *p, int r, int s);
 
-/* Returns s(x); fills f = -ds/dx, zones, and (Hc non-NULL) each cone's middle-zone Hessian, 36 a block. */
-double clc_pproblem_update(const clc_pproblem *p, const double *x, double *f, int *state, double *Hc);
+/* Returns s(x); fills f = -ds/dx, zones, and (Hc non-NULL) each cone's middle-zone Hessian, 36 a block.
+ * D: 1 / R a row (MuJoCo's efc_D: a quadratic row's force is -D x, no division). */
+double clc_pproblem_update(const clc_pproblem *p, const double *D, const double *x, double *f, int *state,
+                           double *Hc);
 
 #endif
