@@ -27,14 +27,26 @@ static int repeats(const int *same, int r0, int r1)
     return r0 == r1;
 }
 
-/* The groups that constraint blocks join, as an adjacency matrix (buf
- * and mark: ng each, scratch). A row with the dofs of the row before
- * joins nothing new. */
-static void group_graph(const clc_pproblem *p, const int *same, const int *gof, unsigned char *adj, int *buf,
+/* The group graph's rows as bit sets of nw 64-bit words a group: the
+ * elimination below touches a row a word at a time. */
+typedef unsigned long long gword;
+
+static int pop(gword x)
+{
+    x -= (x >> 1) & 0x5555555555555555ULL;
+    x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+    return (int)((x * 0x0101010101010101ULL) >> 56);
+}
+
+static void set_bit(gword *row, int g) { row[g / 64] |= 1ULL << (g % 64); }
+
+/* The groups that constraint blocks join (buf and mark: ng each,
+ * scratch). A row with the dofs of the row before joins nothing new. */
+static void group_graph(const clc_pproblem *p, const int *same, const int *gof, gword *adj, int nw, int *buf,
                         int *mark)
 {
-    int ng = p->ng;
-    for (int g = 0; g < ng; ++g) mark[g] = -1;
+    for (int g = 0; g < p->ng; ++g) mark[g] = -1;
     for (int b = 0; b < p->nb; ++b) {
         int ns = 0;
         if (repeats(same, p->off[b], p->off[b + 1])) continue;
@@ -46,37 +58,43 @@ static void group_graph(const clc_pproblem *p, const int *same, const int *gof, 
                 buf[ns++] = g;
             }
         for (int x = 0; x < ns; ++x)
-            for (int y = 0; y < ns; ++y) adj[(size_t)buf[x] * ng + buf[y]] = 1;
+            for (int y = 0; y < ns; ++y)
+                if (x != y) set_bit(adj + (size_t)buf[x] * nw, buf[y]);
     }
 }
 
 /* Minimum-degree elimination of the group graph (ties: the lower group);
- * order[P] the group eliminated P-th (nbr: ng ints, scratch, the
- * eliminated group's neighbours, which become a clique). */
-static void min_degree(int ng, unsigned char *adj, int *order, int *deg, int *nbr, unsigned char *done)
+ * order[P] the group eliminated P-th. A group's degree counts the groups
+ * not yet eliminated (alive: nw words) it joins; an eliminated group's
+ * neighbours become a clique (nbr: ng ints, scratch). */
+static void min_degree(int ng, int nw, gword *adj, int *order, int *deg, int *nbr, gword *alive)
 {
+    for (int k = 0; k < nw; ++k) alive[k] = 0;
     for (int g = 0; g < ng; ++g) {
+        set_bit(alive, g);
         deg[g] = 0;
-        done[g] = 0;
-        for (int h = 0; h < ng; ++h) deg[g] += h != g && adj[(size_t)g * ng + h];
+        for (int k = 0; k < nw; ++k) deg[g] += pop(adj[(size_t)g * nw + k]);
     }
     for (int P = 0; P < ng; ++P) {
-        int best = -1;
-        for (int g = 0; g < ng; ++g)
-            if (!done[g] && (best < 0 || deg[g] < deg[best])) best = g;
-        int nn = 0;
+        int best = 0, nn = 0;
+        const gword *row;
+        for (int g = 1; g < ng; ++g)
+            if (deg[g] < deg[best]) best = g;
         order[P] = best;
-        done[best] = 1;
-        for (int a = 0; a < ng; ++a)
-            if (!done[a] && adj[(size_t)best * ng + a]) nbr[nn++] = a;
+        deg[best] = INT_MAX;
+        alive[best / 64] &= ~(1ULL << (best % 64));
+        row = adj + (size_t)best * nw;
+        for (int k = 0; k < nw; ++k)
+            for (gword x = row[k] & alive[k]; x; x &= x - 1) nbr[nn++] = 64 * k + pop((x & -x) - 1);
         for (int x = 0; x < nn; ++x) {
-            int a = nbr[x];
-            --deg[a];
-            for (int y = 0; y < nn; ++y)
-                if (y != x && !adj[(size_t)a * ng + nbr[y]]) {
-                    adj[(size_t)a * ng + nbr[y]] = 1;
-                    ++deg[a];
-                }
+            gword *ra = adj + (size_t)nbr[x] * nw;
+            deg[nbr[x]] = 0;
+            for (int k = 0; k < nw; ++k) {
+                ra[k] |= row[k] & alive[k];
+                deg[nbr[x]] += pop(ra[k] & alive[k]);
+            }
+            ra[nbr[x] / 64] &= ~(1ULL << (nbr[x] % 64));
+            deg[nbr[x]] -= 1; /* itself, joined by the clique above */
         }
     }
 }
@@ -85,15 +103,15 @@ static void min_degree(int ng, unsigned char *adj, int *order, int *deg, int *nb
  * last first (scratch: 3 ng ints). */
 static clcone_status order_dofs(pchol *c, const clc_pproblem *p, const int *same, int *scratch, clcone_error *err)
 {
-    int ng = p->ng, *gof = c->orig, *order = scratch, *deg = scratch + ng;
-    unsigned char *adj = NULL;
+    int ng = p->ng, nw = (ng + 63) / 64, *gof = c->orig, *order = scratch, *deg = scratch + ng;
+    gword *adj = NULL;
     order[0] = 0; /* one tree: no order to find */
     if (ng > 1) {
-        if (!(adj = clc_calloc((size_t)ng * ng + ng + 1, 1, err, "the tree graph"))) return CLCONE_ENOMEM;
+        if (!(adj = clc_calloc((size_t)(ng + 1) * nw, sizeof *adj, err, "the tree graph"))) return CLCONE_ENOMEM;
         for (int g = 0; g < ng; ++g)
             for (int i = p->goff[g]; i < p->goff[g + 1]; ++i) gof[i] = g;
-        group_graph(p, same, gof, adj, order, deg);
-        min_degree(ng, adj, order, deg, scratch + 2 * ng, adj + (size_t)ng * ng);
+        group_graph(p, same, gof, adj, nw, order, deg);
+        min_degree(ng, nw, adj, order, deg, scratch + 2 * ng, adj + (size_t)ng * nw);
         free(adj);
     }
     for (int P = 0, a = 0; P < ng; ++P)
@@ -190,7 +208,7 @@ static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, in
     int nv = c->nv;
     size_t cap = (size_t)h->n + (size_t)c->mp[nv] + (size_t)nv + 1, len = 0;
     for (int j = 0; j < nv; ++j) head[j] = mark[j] = -1;
-    if (!(c->li = clc_calloc(cap, sizeof *c->li, err, "the factor's pattern"))) return CLCONE_ENOMEM;
+    if (!(c->li = clc_malloc(cap, sizeof *c->li, err, "the factor's pattern"))) return CLCONE_ENOMEM;
     for (int j = 0; j < nv; ++j) {
         size_t start = len;
         if (len + (size_t)nv > cap) {
@@ -232,7 +250,7 @@ static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, in
 static clcone_status rows_of(pchol *c, clcone_error *err)
 {
     int nv = c->nv, off = c->lp[nv] - nv;
-    if (!(c->re = clc_calloc(2 * (size_t)off + 1, sizeof *c->re, err, "the factor's rows"))) return CLCONE_ENOMEM;
+    if (!(c->re = clc_malloc(2 * (size_t)off + 1, sizeof *c->re, err, "the factor's rows"))) return CLCONE_ENOMEM;
     c->rk = c->re + off;
     for (int k = 0; k < nv; ++k)
         for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q) ++c->rp[c->li[q] + 1];
@@ -255,7 +273,7 @@ int clc_pchol_dense_pays(const clc_pproblem *p) { return p->nv <= PCHOL_DENSE_MA
 static clcone_status dense_pattern(pchol *c, clcone_error *err)
 {
     int nv = c->nv;
-    if (!(c->li = clc_calloc((size_t)nv * (size_t)(nv + 1) / 2 + 1, sizeof *c->li, err, "the factor's pattern")))
+    if (!(c->li = clc_malloc((size_t)nv * (size_t)(nv + 1) / 2 + 1, sizeof *c->li, err, "the factor's pattern")))
         return CLCONE_ENOMEM;
     for (int j = 0; j < nv; ++j) {
         c->pd[j] = c->orig[j] = j;
@@ -274,7 +292,7 @@ static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, const int *
     clcone_status s;
     if ((s = order_dofs(c, p, same, at, err))) return s;
     m_pattern(c, p, at); /* order_dofs left the trees' order there */
-    if (!(h.next = clc_calloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) return CLCONE_ENOMEM;
+    if (!(h.next = clc_malloc(2 * cap, sizeof *h.next, err, "the Hessian's pattern"))) return CLCONE_ENOMEM;
     h.row = h.next + cap;
     h.head = at;
     for (int i = 0; i < nv; ++i) at[i] = at[2 * nv + i] = -1;
@@ -305,9 +323,12 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const i
     c->mi = c->mp + nv + 1;
     if ((s = dense ? dense_pattern(c, err) : sparse_pattern(c, p, same, c->mi + nm, err))) goto out;
     s = CLCONE_ENOMEM;
-    c->lx = clc_calloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
+    /* L's entries are written by each factor before they are read: only
+     * the scatter starts zeroed */
+    c->lx = clc_malloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
     if (!c->lx) goto out;
     c->w = c->lx + c->lp[nv];
+    memset(c->w, 0, sizeof *c->w * (size_t)nv);
     for (int j = 0; j < nv; ++j) {
         double len = c->lp[j + 1] - c->lp[j];
         c->cost += 0.5 * len * (len + 1);
