@@ -200,6 +200,23 @@ static void sort_rows(int *v, int n)
     }
 }
 
+/* Whether column j's rows are its one child's past j alone: the child
+ * k its only one, no H rows of its own and its M rows (ascending, as
+ * m_pattern lists them) among k's: a tree's chain of dofs, whose
+ * columns then need no marks or sort. */
+static int chain_column(const pchol *c, const hlist *h, const int *head, const int *next, int j)
+{
+    int k = head[j], e;
+    if (k < 0 || next[k] >= 0 || h->head[j] >= 0) return 0;
+    e = c->lp[k] + 2; /* k's diagonal, then j (its parent), then the rest */
+    for (int q = c->mp[j]; q < c->mp[j + 1]; ++q) {
+        if (c->mi[q] == j) continue;
+        while (e < c->lp[k + 1] && c->li[e] < c->mi[q]) ++e;
+        if (e == c->lp[k + 1] || c->li[e] != c->mi[q]) return 0;
+    }
+    return 1;
+}
+
 /* L's pattern from H's: column j holds j, M's and H's rows and its children's in
  * the elimination tree, but their own (head, next, mark: nv each,
  * scratch). */
@@ -217,24 +234,30 @@ static clcone_status symbolic(pchol *c, const hlist *h, int *head, int *next, in
             c->li = li;
         }
         c->li[len++] = j;
-        mark[j] = j;
-        for (int q = c->mp[j]; q < c->mp[j + 1]; ++q)
-            if (mark[c->mi[q]] != j) {
-                mark[c->mi[q]] = j;
-                c->li[len++] = c->mi[q];
-            }
-        for (int k = h->head[j]; k >= 0; k = h->next[k])
-            if (mark[h->row[k]] != j) {
-                mark[h->row[k]] = j;
-                c->li[len++] = h->row[k];
-            }
-        for (int k = head[j]; k >= 0; k = next[k])
-            for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q)
-                if (mark[c->li[q]] != j) {
-                    mark[c->li[q]] = j;
-                    c->li[len++] = c->li[q];
+        if (chain_column(c, h, head, next, j)) {
+            int k = head[j], n = c->lp[k + 1] - c->lp[k] - 2;
+            memcpy(c->li + len, c->li + c->lp[k] + 2, sizeof *c->li * (size_t)n);
+            len += (size_t)n;
+        } else {
+            mark[j] = j;
+            for (int q = c->mp[j]; q < c->mp[j + 1]; ++q)
+                if (mark[c->mi[q]] != j) {
+                    mark[c->mi[q]] = j;
+                    c->li[len++] = c->mi[q];
                 }
-        sort_rows(c->li + start + 1, (int)(len - start - 1));
+            for (int k = h->head[j]; k >= 0; k = h->next[k])
+                if (mark[h->row[k]] != j) {
+                    mark[h->row[k]] = j;
+                    c->li[len++] = h->row[k];
+                }
+            for (int k = head[j]; k >= 0; k = next[k])
+                for (int q = c->lp[k] + 1; q < c->lp[k + 1]; ++q)
+                    if (mark[c->li[q]] != j) {
+                        mark[c->li[q]] = j;
+                        c->li[len++] = c->li[q];
+                    }
+            sort_rows(c->li + start + 1, (int)(len - start - 1));
+        }
         if ((size_t)INT_MAX < len)
             return clc_fail(err, CLCONE_ENOTSUP, "the Hessian's factor has over %d entries", INT_MAX);
         c->lp[j + 1] = (int)len;
