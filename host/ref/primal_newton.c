@@ -464,8 +464,8 @@ static void pn_free(pn *w)
 
 /* J by dofs (ctp, ctr, cte), a run of rows listed once, and its rows by
  * positions (spos, sval): a counting sort of the runs' first rows'
- * entries, the dofs taken in position order; each run's other rows
- * after. */
+ * entries, the dofs taken in position order, each run's other rows
+ * beside its first. */
 static void pn_by_dofs(pn *w)
 {
     const clc_pproblem *p = w->p;
@@ -487,25 +487,20 @@ static void pn_by_dofs(pn *w)
         }
     for (int v = p->nv; v > 0; --v) w->ctp[v] = w->ctp[v - 1];
     w->ctp[0] = 0;
+    /* a run's other rows in its first's order, entry by entry */
     for (int j = 0; j < p->nv; ++j) {
         int i = w->ch.orig[j];
         for (int t = w->ctp[i]; t < w->ctp[i + 1]; ++t) {
-            int e = fill[w->ctr[t]]++;
+            int r = w->ctr[t], e = fill[r]++, k = e - p->jp[r], o = w->cte[t] - p->jp[r];
             w->spos[e] = j;
             w->sval[e] = p->jv[w->cte[t]];
             w->cte[t] = e;
-        }
-    }
-    /* a run's other rows in its first's order (the entry of the first's
-     * o-th dof now at k) */
-    for (int r = 0; r < p->m; r = w->run[r])
-        for (int o = 0, e0 = p->jp[r], n = p->jp[r + 1] - e0; w->run[r] > r + 1 && o < n; ++o) {
-            int k = first_from(w, r, w->ch.pd[p->jc[e0 + o]]) - e0;
             for (int s = r + 1; s < w->run[r]; ++s) {
-                w->spos[p->jp[s] + k] = w->spos[e0 + k];
+                w->spos[p->jp[s] + k] = j;
                 w->sval[p->jp[s] + k] = p->jv[p->jp[s] + o];
             }
         }
+    }
 }
 
 /* M's values where the factor's pattern has M (mx). */
