@@ -168,13 +168,14 @@ static void h_pattern(const clc_pproblem *p, const int *same, const int *pd, hli
             /* the dofs of the rows before (a pyramid's next edge): within the clique already added */
             if (repeats(same, r, r2)) continue;
             ++stamp;
-            for (int e = p->jp[r]; e < p->jp[r2]; ++e)
-                if (mark[p->jc[e]] != stamp) {
-                    mark[p->jc[e]] = stamp;
-                    buf[ns] = pd[p->jc[e]];
-                    if (buf[ns] < lo) lo = buf[ns];
-                    ++ns;
-                }
+            for (int s = r; s < r2; ++s) /* a cone's row of the row before's dofs adds none */
+                for (int e = p->jp[s], e1 = s > r && same[s] ? e : p->jp[s + 1]; e < e1; ++e)
+                    if (mark[p->jc[e]] != stamp) {
+                        mark[p->jc[e]] = stamp;
+                        buf[ns] = pd[p->jc[e]];
+                        if (buf[ns] < lo) lo = buf[ns];
+                        ++ns;
+                    }
             for (int x = 0; x < ns; ++x)
                 if (buf[x] != lo) h_add(h, lo, buf[x]);
         }
