@@ -88,6 +88,19 @@ static void column(void *arg, int j, double *w)
     for (int i = j; i < NV; ++i) w[i] += a->H[a->c->orig[i]][a->c->orig[j]];
 }
 
+/* An nv x nv H held whole, by columns for the factor (many_trees_factor). */
+typedef struct whole_h {
+    const pchol *c;
+    const double *H;
+    int nv;
+} whole_h;
+
+static void whole_column(void *arg, int j, double *w)
+{
+    const whole_h *a = arg;
+    for (int i = j; i < a->nv; ++i) w[i] += a->H[(size_t)a->c->orig[i] * a->nv + a->c->orig[j]];
+}
+
 /* H x = b by Gaussian elimination with partial pivoting (H is copied). */
 static void dense_solve(double H[NV][NV], const double *b, double *x)
 {
@@ -195,11 +208,95 @@ START_TEST(factor_updates_and_downdates)
 }
 END_TEST
 
+/* More trees than a word of the group graph's bit sets (70: two words a
+ * row), each of 1-3 dofs with M dense (a chain: the symbolic pass copies
+ * a column from its child), in a ring of rows joining neighbours and a
+ * few joining trees far apart: the sparse factor's solve against a
+ * dense one, H and the solve checked by their residual. */
+START_TEST(many_trees_factor)
+{
+    enum { NT = 70, ROWS = NT + 12 };
+    clc_pproblem p;
+    pchol c;
+    clcone_error e;
+    unsigned long long x = 777;
+    int nv = 0, nnz = 0, same[ROWS], len[NT];
+    size_t nm = 0;
+    double *H, *b, *y, *tmp, err = 0, scale = 0;
+    for (int t = 0; t < NT; ++t) {
+        len[t] = 1 + t % 3;
+        nv += len[t];
+        nm += (size_t)len[t] * (size_t)len[t];
+    }
+    ck_assert_int_eq(clc_pproblem_alloc(&p, nv, ROWS, ROWS, ROWS * 6, nm, &e), CLCONE_OK);
+    p.ng = NT;
+    for (int t = 0; t < NT; ++t) {
+        int n = len[t];
+        p.goff[t + 1] = p.goff[t] + n;
+        p.moff[t + 1] = p.moff[t] + n * n;
+        for (int i = 0; i < n; ++i)
+            for (int j = 0; j < n; ++j) p.M[p.moff[t] + i * n + j] = i == j ? 3 + i : 0.4 / (1 + i + j);
+    }
+    for (int r = 0; r < ROWS; ++r) {
+        /* tree r and the next around the ring, then pairs far apart */
+        int t0 = r < NT ? r : (r - NT) * 5, t1 = r < NT ? (r + 1) % NT : (t0 + 37) % NT, lo = t0 < t1 ? t0 : t1,
+            hi = t0 < t1 ? t1 : t0;
+        for (int k = 0; k < 2; ++k)
+            for (int v = p.goff[k ? hi : lo]; v < p.goff[(k ? hi : lo) + 1]; ++v) {
+                x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+                p.jc[nnz] = v;
+                p.jv[nnz++] = ((double)(x >> 11) / 9007199254740992.0) * 2 - 1;
+            }
+        p.jp[r + 1] = nnz;
+        p.R[r] = 0.5;
+        p.off[r + 1] = r + 1;
+        p.kind[r] = BLK_NONNEG;
+    }
+    p.scale = 1;
+    p.ls_iterations = 50;
+    p.ls_tolerance = 0.01;
+    ck_assert_msg(clc_pproblem_validate(&p, &e) == CLCONE_OK, "%s", e.msg);
+    for (int r = 0; r < ROWS; ++r) same[r] = r && clc_pproblem_same_dofs(&p, r - 1, r);
+    ck_assert_int_eq(clc_pchol_init(&c, &p, 0, same, &e), CLCONE_OK);
+    H = calloc((size_t)nv * (size_t)nv, sizeof *H);
+    b = calloc(3 * (size_t)nv, sizeof *b);
+    ck_assert(H && b);
+    y = b + nv;
+    tmp = y + nv;
+    for (int t = 0; t < NT; ++t)
+        for (int i = 0; i < len[t]; ++i)
+            for (int j = 0; j < len[t]; ++j)
+                H[(size_t)(p.goff[t] + i) * nv + p.goff[t] + j] = p.M[p.moff[t] + i * len[t] + j];
+    for (int r = 0; r < ROWS; ++r)
+        for (int a = p.jp[r]; a < p.jp[r + 1]; ++a)
+            for (int d = p.jp[r]; d < p.jp[r + 1]; ++d)
+                H[(size_t)p.jc[a] * nv + p.jc[d]] += p.jv[a] * p.jv[d] / p.R[r];
+    {
+        whole_h arg = {&c, H, nv};
+        ck_assert_int_eq(clc_pchol_factor(&c, whole_column, &arg, &e), CLCONE_OK);
+    }
+    for (int i = 0; i < nv; ++i) b[i] = 1 + 0.3 * (i % 7) - 0.05 * i;
+    clc_pchol_solve(&c, b, y, tmp);
+    for (int i = 0; i < nv; ++i) { /* b - H y */
+        double r = b[i];
+        for (int j = 0; j < nv; ++j) r -= H[(size_t)i * nv + j] * y[j];
+        err = fmax(err, fabs(r));
+        scale = fmax(scale, fabs(b[i]));
+    }
+    ck_assert_msg(err <= 1e-12 * scale, "the factor's solve leaves a residual of %g (scale %g)", err, scale);
+    free(H);
+    free(b);
+    clc_pchol_free(&c);
+    clc_pproblem_free(&p);
+}
+END_TEST
+
 Suite *suite_primal_chol(void)
 {
     Suite *s = suite_create("primal_chol");
     TCase *t = tcase_create("primal_chol");
     tcase_add_loop_test(t, factor_updates_and_downdates, 0, 2);
+    tcase_add_test(t, many_trees_factor);
     suite_add_tcase(s, t);
     return s;
 }
