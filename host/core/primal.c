@@ -12,28 +12,33 @@
 clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
                                     clcone_error *err)
 {
+    size_t V = (size_t)nv, R = (size_t)m, B = (size_t)nb, N = (size_t)nnz;
     memset(p, 0, sizeof *p);
     p->nv = nv;
     p->m = m;
     p->nb = nb;
-    p->M = clc_calloc(nm + 1, sizeof *p->M, err, "M");
-    p->a0 = clc_calloc(2 * (size_t)nv + 1, sizeof *p->a0, err, "a0");
-    p->jp = clc_calloc((size_t)m + 1, sizeof *p->jp, err, "J's rows");
-    p->jc = clc_calloc((size_t)nnz + 1, sizeof *p->jc, err, "J's columns");
-    p->jv = clc_calloc((size_t)nnz + 1, sizeof *p->jv, err, "J's values");
-    p->aref = clc_calloc(3 * (size_t)m + 1, sizeof *p->aref, err, "a_ref, R and bounds");
-    p->off = clc_calloc((size_t)nb + 1, sizeof *p->off, err, "block offsets");
-    p->kind = clc_calloc((size_t)nb + 1, sizeof *p->kind, err, "block kinds");
-    p->mu = clc_calloc((size_t)nb + 1, sizeof *p->mu, err, "cone mu");
-    p->goff = clc_calloc(2 * (size_t)nv + 4, sizeof *p->goff, err, "dof groups");
-    if (!p->M || !p->a0 || !p->jp || !p->jc || !p->jv || !p->aref || !p->off || !p->kind || !p->mu || !p->goff) {
+    /* the reals and the integers in one allocation each (an island of a
+     * world is built every step): M, a0 and f0, J's values, a_ref, R
+     * and bounds, mu; J's rows and columns, the blocks' offsets and
+     * kinds, the groups' dof and M offsets */
+    p->M = clc_calloc(nm + 2 * V + N + 3 * R + B + 1, sizeof *p->M, err, "the problem's reals");
+    p->jp = clc_calloc(R + 1 + N + B + 1 + B + 2 * V + 4, sizeof *p->jp, err, "the problem's integers");
+    if (!p->M || !p->jp) {
         clc_pproblem_free(p);
         return CLCONE_ENOMEM;
     }
+    p->a0 = p->M + nm;
     p->f0 = p->a0 + nv;
-    p->moff = p->goff + nv + 2;
+    p->jv = p->f0 + nv;
+    p->aref = p->jv + nnz;
     p->R = p->aref + m;
     p->bound = p->R + m;
+    p->mu = p->bound + m;
+    p->jc = p->jp + m + 1;
+    p->off = p->jc + nnz;
+    p->kind = p->off + nb + 1;
+    p->goff = p->kind + nb;
+    p->moff = p->goff + nv + 2;
     return CLCONE_OK;
 }
 
@@ -41,15 +46,7 @@ void clc_pproblem_free(clc_pproblem *p)
 {
     if (!p) return;
     free(p->M);
-    free(p->a0);
     free(p->jp);
-    free(p->jc);
-    free(p->jv);
-    free(p->aref);
-    free(p->off);
-    free(p->kind);
-    free(p->mu);
-    free(p->goff);
     memset(p, 0, sizeof *p);
 }
 

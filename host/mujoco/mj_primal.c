@@ -27,10 +27,11 @@ static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clc
     size_t cap = !d->nefc ? 0
                  : sparse ? (size_t)d->efc_J_rowadr[d->nefc - 1] + (size_t)d->efc_J_rownnz[d->nefc - 1]
                         : (size_t)d->nefc * (size_t)nv;
-    J->jp = clc_calloc((size_t)d->nefc + 1, sizeof *J->jp, err, "J's rows");
-    J->jc = clc_calloc(cap + 1, sizeof *J->jc, err, "J's columns");
-    J->jv = clc_calloc(cap + 1, sizeof *J->jv, err, "J's values");
-    if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
+    J->jv = clc_malloc(cap + 1, sizeof *J->jv, err, "J's values");
+    J->jp = clc_malloc((size_t)d->nefc + 1 + cap + 1, sizeof *J->jp, err, "J's rows and columns");
+    if (!J->jp || !J->jv) return CLCONE_ENOMEM;
+    J->jc = J->jp + d->nefc + 1;
+    J->jp[0] = 0;
     for (int i = 0; i < d->nefc; ++i) {
         int len = sparse ? d->efc_J_rownnz[i] : nv;
         for (int k = 0; k < len; ++k) {
@@ -47,7 +48,6 @@ static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clc
 static void jrows_free(jrows *J)
 {
     free(J->jp);
-    free(J->jc);
     free(J->jv);
 }
 
@@ -77,10 +77,12 @@ static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, 
     for (int i = 0; i < d->nefc; i += block_rows(d, i)) {
         int t0 = -1;
         for (int r = i; r < i + block_rows(d, i); ++r)
-            for (int k = J->jp[r]; k < J->jp[r + 1]; ++k) {
-                int c = J->jc[k];
-                if (t0 < 0) t0 = root(up, m->dof_treeid[c]);
-                else up[root(up, m->dof_treeid[c])] = root(up, t0);
+            for (int k = J->jp[r], last = -1; k < J->jp[r + 1]; ++k) {
+                int t = m->dof_treeid[J->jc[k]];
+                if (t == last) continue; /* a tree's dofs are contiguous: its entries in a row are one run */
+                last = t;
+                if (t0 < 0) t0 = root(up, t);
+                else up[root(up, t)] = root(up, t0);
             }
         for (int r = i; r < i + block_rows(d, i); ++r) isl[r] = t0; /* a tree for now */
     }
@@ -193,17 +195,17 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
                                      clcone_error *err)
 {
     int nt = (int)m->ntree, nv = (int)m->nv, nefc = d->nefc;
-    int *up = clc_calloc((size_t)nt + 1, sizeof *up, err, "tree sets");
-    int *tisl = clc_calloc((size_t)nt + 1, sizeof *tisl, err, "tree islands");
-    int *isl = clc_calloc((size_t)nefc + 1, sizeof *isl, err, "row islands");
-    int *loc = clc_calloc((size_t)nv + 1, sizeof *loc, err, "local dofs");
-    int *fill = NULL;
+    /* scratch in one allocation: the trees' sets and islands, the rows'
+     * islands, the dofs' local indices, the islands' fill (at most one an
+     * island, and the dofless rows' one) */
+    int *up = clc_calloc(3 * (size_t)nt + (size_t)nefc + (size_t)nv + 6, sizeof *up, err, "the islands' scratch");
+    int *tisl = up ? up + nt + 1 : NULL, *isl = up ? tisl + nt + 1 : NULL, *loc = up ? isl + nefc + 1 : NULL,
+        *fill = up ? loc + nv + 1 : NULL;
     jrows J = {0};
     clcone_status s = CLCONE_ENOMEM;
     memset(pr, 0, sizeof *pr);
-    if (!up || !tisl || !isl || !loc || jrows_make(m, d, &J, err)) goto out;
+    if (!up || jrows_make(m, d, &J, err)) goto out;
     islands(m, d, &J, up, isl, tisl, &pr->n);
-    fill = clc_calloc((size_t)pr->n + 1, sizeof *fill, err, "island fill");
     pr->isl = clc_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
     pr->dof_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
     pr->row_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
@@ -212,7 +214,7 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
     pr->a = clc_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
     pr->f = clc_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
     pr->state = clc_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
-    if (!fill || !pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
+    if (!pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
         goto out;
     lists(m, d, pr, isl, tisl, loc, fill);
     pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
@@ -222,10 +224,6 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
 out:
     jrows_free(&J);
     free(up);
-    free(tisl);
-    free(isl);
-    free(loc);
-    free(fill);
     if (s) clc_mj_primal_free(pr);
     return s;
 }
