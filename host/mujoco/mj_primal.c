@@ -34,11 +34,11 @@ static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clc
     J->jp[0] = 0;
     for (int i = 0; i < d->nefc; ++i) {
         int len = sparse ? d->efc_J_rownnz[i] : nv;
-        for (int k = 0; k < len; ++k) {
+        for (int k = 0; k < len; ++k) { /* without a branch: a dense row's zeros come in no pattern */
             int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k;
-            if (d->efc_J[a] == 0) continue;
             J->jc[n] = sparse ? d->efc_J_colind[a] : k;
-            J->jv[n++] = d->efc_J[a];
+            J->jv[n] = d->efc_J[a];
+            n += d->efc_J[a] != 0;
         }
         J->jp[i + 1] = n;
     }
