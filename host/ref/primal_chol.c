@@ -374,6 +374,14 @@ static clcone_status pivot(pchol *c, int j, double d, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* A column below its pivot l, times 1 / l (as MuJoCo's factor): a
+ * division an entry cost the humanoid's whole solve 6%. */
+static void scale_column(double *x, int n, double l)
+{
+    double inv = 1 / l;
+    for (int i = 0; i < n; ++i) x[i] *= inv;
+}
+
 /* Left-looking on the whole triangle, in place: each earlier column's
  * rows from j on are contiguous, taken two at a time (half the passes
  * over column j). H's columns from col where given. */
@@ -400,7 +408,7 @@ static clcone_status factor_dense(pchol *c, clc_pchol_column col, void *arg, clc
             for (int i = 0; i < len; ++i) Lj[i] -= l * Lk[i];
         }
         if ((s = pivot(c, j, Lj[0], err))) return s;
-        for (int i = 1; i < len; ++i) Lj[i] /= Lj[0];
+        scale_column(Lj + 1, len - 1, Lj[0]);
     }
     return CLCONE_OK;
 }
@@ -437,7 +445,7 @@ clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone
             w[li[q]] = 0;
         }
         if ((s = pivot(c, j, d, err))) return s;
-        for (int q = q0; q < q1; ++q) lx[q] /= lx[q0 - 1];
+        scale_column(lx + q0, q1 - q0, lx[q0 - 1]);
     }
     return CLCONE_OK;
 }
