@@ -349,9 +349,10 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const i
     s = CLCONE_ENOMEM;
     /* L's entries are written by each factor before they are read: only
      * the scatter starts zeroed */
-    c->lx = clc_malloc((size_t)c->lp[nv] + (size_t)nv + 1, sizeof *c->lx, err, "the factor");
+    c->lx = clc_malloc((size_t)c->lp[nv] + 2 * (size_t)nv + 1, sizeof *c->lx, err, "the factor");
     if (!c->lx) goto out;
     c->w = c->lx + c->lp[nv];
+    c->dinv = c->w + nv;
     memset(c->w, 0, sizeof *c->w * (size_t)nv);
     for (int j = 0; j < nv; ++j) {
         double len = c->lp[j + 1] - c->lp[j];
@@ -454,33 +455,37 @@ clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone
 static void solve_dense(const pchol *c, const double *b, double *x)
 {
     int nv = c->nv;
+    const double *dinv = c->dinv;
     memcpy(x, b, sizeof *x * (size_t)nv);
     for (int j = 0; j < nv; ++j) { /* L y = b */
         const double *L = c->lx + c->lp[j] - j;
-        double y = x[j] /= L[j];
+        double y = x[j] *= dinv[j];
         for (int i = j + 1; i < nv; ++i) x[i] -= L[i] * y;
     }
     for (int j = nv - 1; j >= 0; --j) { /* L' x = y */
         const double *L = c->lx + c->lp[j] - j;
-        x[j] = (x[j] - clc_pchol_dot(L + j + 1, x + j + 1, nv - j - 1)) / L[j];
+        x[j] = (x[j] - clc_pchol_dot(L + j + 1, x + j + 1, nv - j - 1)) * dinv[j];
     }
 }
 
 void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
 {
     const int *lp = c->lp, *li = c->li;
-    const double *lx = c->lx;
+    const double *lx = c->lx, *dinv = c->dinv;
+    /* the diagonal's reciprocals first, apart: a division in each
+     * substitution's step waits on the one before */
+    for (int j = 0; j < c->nv; ++j) c->dinv[j] = 1 / lx[lp[j]];
     if (c->dense) {
         solve_dense(c, b, x);
         return;
     }
     for (int j = 0; j < c->nv; ++j) tmp[j] = b[c->orig[j]];
     for (int j = 0; j < c->nv; ++j) { /* L y = b */
-        double y = tmp[j] /= lx[lp[j]];
+        double y = tmp[j] *= dinv[j];
         for (int q = lp[j] + 1; q < lp[j + 1]; ++q) tmp[li[q]] -= lx[q] * y;
     }
     for (int j = c->nv - 1; j >= 0; --j) /* L' x = y */
-        tmp[j] = (tmp[j] - clc_pchol_dot_at(lx + lp[j] + 1, li + lp[j] + 1, tmp, lp[j + 1] - lp[j] - 1)) / lx[lp[j]];
+        tmp[j] = (tmp[j] - clc_pchol_dot_at(lx + lp[j] + 1, li + lp[j] + 1, tmp, lp[j + 1] - lp[j] - 1)) * dinv[j];
     for (int j = 0; j < c->nv; ++j) x[c->orig[j]] = tmp[j];
 }
 

@@ -18,6 +18,7 @@ typedef struct pchol {
     int *re;    /* each entry's index in li, lx */
     int *rk;    /* and its column */
     double *w;  /* nv: a column's scatter, zero between columns */
+    double *dinv; /* nv: the solve's scratch, the diagonal's reciprocals */
     double cost; /* a factor's multiply-adds, about */
     int dense;   /* the whole triangle in the dofs' order: no pattern, mp, mi or rows */
 } pchol;
