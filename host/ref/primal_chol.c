@@ -372,14 +372,14 @@ static clcone_status pivot(pchol *c, int j, double d, clcone_error *err)
                                                "(pivot %g at dof %d of %d)",
                            d, c->orig[j], c->nv);
     c->lx[c->lp[j]] = sqrt(d);
+    c->dinv[j] = 1 / c->lx[c->lp[j]];
     return CLCONE_OK;
 }
 
-/* A column below its pivot l, times 1 / l (as MuJoCo's factor): a
- * division an entry cost the humanoid's whole solve 6%. */
-static void scale_column(double *x, int n, double l)
+/* A column below its pivot, times the pivot's reciprocal (as MuJoCo's
+ * factor): a division an entry cost the humanoid's whole solve 6%. */
+static void scale_column(double *x, int n, double inv)
 {
-    double inv = 1 / l;
     for (int i = 0; i < n; ++i) x[i] *= inv;
 }
 
@@ -409,7 +409,7 @@ static clcone_status factor_dense(pchol *c, clc_pchol_column col, void *arg, clc
             for (int i = 0; i < len; ++i) Lj[i] -= l * Lk[i];
         }
         if ((s = pivot(c, j, Lj[0], err))) return s;
-        scale_column(Lj + 1, len - 1, Lj[0]);
+        scale_column(Lj + 1, len - 1, c->dinv[j]);
     }
     return CLCONE_OK;
 }
@@ -446,7 +446,7 @@ clcone_status clc_pchol_factor(pchol *c, clc_pchol_column col, void *arg, clcone
             w[li[q]] = 0;
         }
         if ((s = pivot(c, j, d, err))) return s;
-        scale_column(lx + q0, q1 - q0, lx[q0 - 1]);
+        scale_column(lx + q0, q1 - q0, c->dinv[j]);
     }
     return CLCONE_OK;
 }
@@ -472,9 +472,6 @@ void clc_pchol_solve(const pchol *c, const double *b, double *x, double *tmp)
 {
     const int *lp = c->lp, *li = c->li;
     const double *lx = c->lx, *dinv = c->dinv;
-    /* the diagonal's reciprocals first, apart: a division in each
-     * substitution's step waits on the one before */
-    for (int j = 0; j < c->nv; ++j) c->dinv[j] = 1 / lx[lp[j]];
     if (c->dense) {
         solve_dense(c, b, x);
         return;
@@ -517,6 +514,7 @@ int clc_pchol_update(pchol *c, int sigma, const int *vi, const double *vx, int n
         delta = sigma > 0 ? beta / beta2 : beta2 / beta;
         gamma = sigma * alpha / (beta2 * beta);
         lx[q] = delta * lx[q] + (sigma > 0 ? gamma * alpha * lx[q] : 0);
+        c->dinv[j] = 1 / lx[q];
         beta = beta2;
         for (++q; q < c->lp[j + 1]; ++q) {
             double w1 = w[li[q]], w2 = w1 - alpha * lx[q];

@@ -18,7 +18,8 @@ typedef struct pchol {
     int *re;    /* each entry's index in li, lx */
     int *rk;    /* and its column */
     double *w;  /* nv: a column's scatter, zero between columns */
-    double *dinv; /* nv: the solve's scratch, the diagonal's reciprocals */
+    double *dinv; /* nv: 1 / L's diagonal, kept by the factor and the updates (the solve multiplies: a
+                   * division in each substitution's step waited on the one before) */
     double cost; /* a factor's multiply-adds, about */
     int dense;   /* the whole triangle in the dofs' order: no pattern, mp, mi or rows */
 } pchol;
