@@ -75,8 +75,8 @@ static void pn_update(pn *w)
      * before one subtraction a dof, not one a row */
     for (int i = 0, i1; i < p->m; i = i1) {
         int e0 = p->jp[i], n = p->jp[i + 1] - e0;
-        for (i1 = i + 1; i1 < p->m && w->same[i1]; ++i1) {
-        }
+        i1 = i + 1;
+        while (i1 < p->m && w->same[i1]) ++i1;
         for (int e = 0; e < n; ++e) {
             double g = 0;
             for (int r = i; r < i1; ++r) g += p->jv[e0 + (size_t)(r - i) * n + e] * w->f[r];
