@@ -34,7 +34,9 @@
  * (newton_hybrid_switch); a try that gives up goes back to the sweeps
  * from the best iterate. Each work-group decides for its problem. A
  * problem the host gave no dense scratch (too large) stays with the
- * sweeps.
+ * sweeps, or, where the host priced its interior point (handover[p] > 0,
+ * in sweeps), stops at the switch's first verdict in state
+ * CONE_GROUP_HANDOVER, its best iterate in r.
  *
  * Scratch: problem p's J, F (factors) and J'J, m x m each (m = 3 n_p),
  * lie one after another in mats from mat_off[p] (mat_off[p + 1] equal to
@@ -416,8 +418,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                            __global const real_t *omega, __global const int *prob_colors,
                            __global const int *color_ptr, __global const int *order, __global real_t *r,
                            __global real_t *mats, __global real_t *vecs, __global int *ints, __global real_t *ns,
-                           __global int *state, __global real_t *error, int model, int hybrid, int max_iter,
-                           int check_every, real_t tol, int restart, int budget)
+                           __global int *state, __global real_t *error, __global const real_t *handover, int model,
+                           int hybrid, int max_iter, int check_every, real_t tol, int restart, int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG], scal;
     __local int verdict, flag;
@@ -473,6 +475,9 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                 newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
                 if (T.after_rescue || gave_up) T.rescue_e = gave_up ? INFINITY : best_e;
                 T.after_rescue = 0;
+                if (status == CONE_GROUP_RUNNING && !dense && handover[p] > 0
+                    && newton_hybrid_switch(it, e, tol, handover[p], 0, &T.mark_it, &T.mark_e))
+                    status = CONE_GROUP_HANDOVER;
                 if (status != CONE_GROUP_RUNNING) break;
             }
             if (!newton) continue;

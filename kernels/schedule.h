@@ -17,6 +17,8 @@
 #define CONE_GROUP_CONVERGED 1
 #define CONE_GROUP_MAXITER 2
 #define CONE_GROUP_DIVERGED 3
+/* newton_local's hybrid gave the problem to the host's interior point (host/opencl/newton.c) */
+#define CONE_GROUP_HANDOVER 4
 
 /* Per-contact terms summed by the APGD backtracking test (apgd.cl). */
 #define CONE_APGD_TERMS 3

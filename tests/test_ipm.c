@@ -4,7 +4,8 @@
  * gives each problem the bits it gets alone; what it cannot take (a
  * contact without friction) and where it breaks down (W not positive
  * semi-definite) end with a clear status and a finite best iterate; the
- * reference's ccp hybrid hands a large pile to it. */
+ * ccp hybrid hands a large pile to it, the reference's and a double
+ * device's (opencl/newton.c). */
 #include "testutil.h"
 #include "ref/reference.h"
 #include <clcone/output.h>
@@ -50,6 +51,15 @@ START_TEST(ipm_solves_every_shared_problem)
 }
 END_TEST
 
+/* ccp's error of r on p, measured here. */
+static double ccp_error(const clcone_problem *p, const double *r)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    return clcone_error_of(p, &o, r, 0, p->n);
+}
+
 /* `gen pile --n N --seed S`'s local form. */
 static clcone_problem pile(int n, unsigned seed)
 {
@@ -61,26 +71,100 @@ static clcone_problem pile(int n, unsigned seed)
 }
 
 /* A pile past the dense limit at 1e-8: ipm, and the hybrid that hands it
- * over, converge; apgd within ipm's own iterations' worth of sweeps
- * many times over does not. */
+ * over after its sweeps, converge, on the reference and (the hybrid; its
+ * factor on the host) on a double device; apgd within ipm's own
+ * iterations' worth of sweeps many times over does not. */
 START_TEST(ipm_and_hybrid_past_the_dense_limit)
 {
+    clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
     clcone_problem p = pile(300, 5);
     double *r = calloc(3 * (size_t)p.n, sizeof *r);
     clcone_prob_result out;
     ck_assert_int_gt(p.n, CLCONE_NEWTON_REF_MAX_CONTACTS);
-    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-8, 20000, 0, r);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-8, 20000, 0, r);
     ck_assert_int_ne(out.status, CLCONE_CONVERGED);
-    for (int v = 0; v < 2; ++v) {
+    for (int v = _i; v < 2; ++v) {
         memset(r, 0, 3 * (size_t)p.n * sizeof *r);
-        out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_CCP, v ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_IPM, 1e-8,
+        out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, v ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_IPM, 1e-8,
                              0, 0, r);
         ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d iterations, error %g (%s)",
                       v ? "hybrid" : "ipm", clcone_run_status_name(out.status), out.iters, out.error, out.reason);
+        ck_assert_double_le(ccp_error(&p, r), 1e-8);
         if (!v) ck_assert_int_le(out.iters, 80);
+        else ck_assert(out.inner_iters > 0 && out.iters > out.inner_iters);
     }
     free(r);
     clcone_problem_free(&p);
+    if (ctx) clcone_context_free(ctx);
+}
+END_TEST
+
+/* On a double device, that pile and a tiny one as one batch: each gets
+ * the status, iterations, error and bits it gets alone, run after run. */
+START_TEST(device_hand_over_is_alone_and_repeats)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem parts[2] = {pile(300, 5), pile(11, 8)}, batch;
+    const clcone_problem *pp[2] = {&parts[0], &parts[1]};
+    clcone_prob_result alone[2];
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *r[2], *rb[2];
+    for (int k = 0; k < 2; ++k) {
+        r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
+        alone[k] = test_solve_one(ctx, &parts[k], NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, 0, 0, r[k]);
+        ck_assert_int_eq(alone[k].status, CLCONE_CONVERGED);
+    }
+    ck_assert_msg(clcone_batch_concat(pp, 2, &batch, &e) == CLCONE_OK, "%s", e.msg);
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    o.solver = CLCONE_SOLVER_HYBRID;
+    o.tol = 1e-8;
+    for (int run = 0; run < 2; ++run) {
+        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
+        for (int k = 0; k < 2; ++k) {
+            ck_assert_int_eq(res.items[k].status, alone[k].status);
+            ck_assert_int_eq(res.items[k].iters, alone[k].iters);
+            ck_assert_int_eq(res.items[k].inner_iters, alone[k].inner_iters);
+            ck_assert_double_eq(res.items[k].error, alone[k].error);
+            ck_assert(memcmp(r[k], rb[run] + 3 * batch.prob_off[k], sizeof(double) * 3 * (size_t)parts[k].n) == 0);
+        }
+        clcone_result_free(&res);
+    }
+    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+    for (int k = 0; k < 2; ++k) {
+        free(r[k]);
+        free(rb[k]);
+        clcone_problem_free(&parts[k]);
+    }
+    clcone_problem_free(&batch);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* Below the interior point's floor (tol 1e-11 on the pile) it stalls and
+ * the device's sweeps go on from its iterate, with no second hand-over,
+ * to the iteration cap, which counts the sweeps and its steps; what comes
+ * back is the best iterate, its error measured (well below what the
+ * sweeps alone reach within the cap). */
+START_TEST(device_sweeps_resume_where_ipm_stalls)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem p = pile(300, 5);
+    double *r = calloc(3 * (size_t)p.n, sizeof *r);
+    clcone_prob_result out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-11, 30000, 0, r);
+    ck_assert_msg(out.status == CLCONE_MAXITER, "%s after %d iterations (%s)", clcone_run_status_name(out.status),
+                  out.iters, out.reason);
+    ck_assert_int_eq(out.iters, 30000);
+    ck_assert(out.inner_iters > 0 && out.inner_iters < out.iters);
+    for (int i = 0; i < 3 * p.n; ++i) ck_assert(isfinite(r[i]));
+    ck_assert_double_eq_tol(ccp_error(&p, r), out.error, 1e-6 * out.error);
+    ck_assert_double_lt(out.error, 1e-9);
+    free(r);
+    clcone_problem_free(&p);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -160,7 +244,9 @@ Suite *suite_ipm(void)
     TCase *t = tcase_create("ipm");
     tcase_set_timeout(t, 300);
     tcase_add_test(t, ipm_solves_every_shared_problem);
-    tcase_add_test(t, ipm_and_hybrid_past_the_dense_limit);
+    tcase_add_loop_test(t, ipm_and_hybrid_past_the_dense_limit, 0, 2);
+    tcase_add_test(t, device_hand_over_is_alone_and_repeats);
+    tcase_add_test(t, device_sweeps_resume_where_ipm_stalls);
     tcase_add_test(t, ipm_batch_is_alone);
     tcase_add_test(t, ipm_fails_safe);
     suite_add_tcase(s, t);

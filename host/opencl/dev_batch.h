@@ -9,7 +9,7 @@
 #include "core/body_form.h"
 
 /* Buffers the whole-problem kernels keep besides their states. */
-#define GROUP_BUFFERS 9
+#define GROUP_BUFFERS 10
 
 /* What the solvers need from a form, on the host, before upload. */
 typedef struct clc_dev_host {
@@ -105,7 +105,8 @@ int clc_group_fits(const clc_dev_batch *d);
 clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err);
 clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err);
-clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err);
+clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, int restart, double *r,
+                              clcone_error *err);
 
 /* dev_body.c: the body form's host side. */
 typedef struct clc_body_host {

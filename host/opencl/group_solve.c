@@ -58,32 +58,40 @@ out:
     return s;
 }
 
+int clc_group_holds(const clcone_context *c, int n)
+{
+    return n <= (c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU);
+}
+
 int clc_group_fits(const clc_dev_batch *d)
 {
     /* they check on the device and keep no history */
     if (d->body.nb || d->o->history) return 0;
-    int most = d->c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU;
     for (int k = 0; k < d->nprob; ++k)
-        if (d->h.prob_off[k + 1] - d->h.prob_off[k] > most) return 0;
+        if (!clc_group_holds(d->c, d->h.prob_off[k + 1] - d->h.prob_off[k])) return 0;
     return 1;
 }
+
+/* The most iterations a launch of a whole-problem kernel runs: the host
+ * sees the states, and applies the time cap, only between launches. */
+#define GROUP_MAX_BUDGET (1 << 14)
 
 /* Launches of a whole-problem kernel whose arguments are set, the last
  * two being restart and the iteration budget, until every problem has
  * stopped: a growing number of iterations per launch; after each, the
  * states, errors and reactions come back in one wait, and the host
- * applies its time cap. Fills the results and r. */
-/* The most iterations a launch of a whole-problem kernel runs: the host
- * sees the states, and applies the time cap, only between launches. */
-#define GROUP_MAX_BUDGET (1 << 14)
+ * applies its time cap. The first launch restarts every problem
+ * (restart), or goes on from the states and r on the device (a solve
+ * resumed). Fills the results and r. */
 
-clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, double *r, clcone_error *err)
+clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, int restart, double *r,
+                              clcone_error *err)
 {
     clcone_context *c = d->c;
     const clcone_options *o = d->o;
     /* under a cap or cancel flag the first launch is one iteration, so
      * that the next are sized from the pace it shows */
-    int np = d->nprob, budget = isinf(clc_cap_slice_ms(o)) ? 128 : 1, restart = 1;
+    int np = d->nprob, budget = isinf(clc_cap_slice_ms(o)) ? 128 : 1;
     /* a GPU runs a problem's contacts on a warp's lanes; a CPU device
      * runs a work-group's items one after another, where every barrier
      * costs a pass over them, so one item per problem does the least */
@@ -253,7 +261,7 @@ static clcone_status group_solve(clc_dev_batch *d, enum clc_group_kind kind, dou
     clcone_status s;
     if (!d->k_group && (s = apgd ? group_make_apgd(d, err) : group_make(d, kind, err))) return s;
     if ((s = clc_group_set_limits(d, err))) return s;
-    return clc_group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", r, err);
+    return clc_group_loop(d, d->k_group, apgd ? "group_apgd_local" : "group_solve_local", 1, r, err);
 }
 
 clcone_status clc_dev_solve(clc_dev_batch *d, double *r, enum clc_group_kind group,

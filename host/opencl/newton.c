@@ -7,11 +7,18 @@
  * reals a problem: newton holds problems to the reference's limit; the
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its
- * memory, and lets the others finish with the sweeps. */
+ * memory, and lets the others finish with the sweeps; ccp and soft in
+ * double hand those to the host's interior point (ref/ipm.c, a sparse
+ * factor) at the switch's verdict, as the reference's hybrid does past
+ * its limit: no matrix-free solve of the interior point's systems
+ * converges on a device (docs/measured.md). */
 #include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
+#include "ref/reference.h"
+#include "schedule.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
  * problem (best error, mark error, a ccp rescue's two momentum terms,
@@ -60,10 +67,36 @@ static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_er
     return off;
 }
 
+/* The hybrid's price in sweeps of the host's interior point for each
+ * problem without dense scratch, ccp and soft in double (0: none; also
+ * where a contact without friction keeps the interior point out), into
+ * a device buffer. */
+static clcone_status handover_prices(clc_dev_batch *d, int hybrid, const cl_ulong *off, cl_mem *out,
+                                     clcone_error *err)
+{
+    size_t np = (size_t)d->nprob;
+    double *price = clc_calloc(np, sizeof *price, err, "interior point prices");
+    int host = hybrid && (d->model == CLCONE_MODEL_CCP || d->model == CLCONE_MODEL_SOFT)
+               && clcone_context_precision(d->c) == CLCONE_DOUBLE;
+    clcone_status s = price ? CLCONE_OK : CLCONE_ENOMEM;
+    for (size_t p = 0; host && !s && p < np; ++p) {
+        if (off[p + 1] > off[p]) continue;
+        s = clc_ref_ipm_price(d->p, d->h.prob_off[p], d->h.prob_off[p + 1], &price[p], err);
+        if (s == CLCONE_ENOTSUP) {
+            price[p] = 0;
+            s = CLCONE_OK;
+        }
+    }
+    if (!s) s = clc_buf_reals(d->c, "interior point price of problem", 1, price, np, out, err);
+    free(price);
+    return s;
+}
+
 /* The kernel and its scratch, made at the first solve and kept: m[0]
  * diagonal positions, m[1] the dense matrices, m[2] the vectors, m[3]
  * pivots and per-problem integers, m[4] the matrices' offsets, m[5..7]
- * the per-problem colours of the sweeps, m[8] their step sizes (ccp). */
+ * the per-problem colours of the sweeps, m[8] their step sizes (ccp),
+ * m[9] the interior point's prices (handover_prices). */
 static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err)
 {
     clcone_context *c = d->c;
@@ -86,6 +119,7 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
         || (s = clc_buf_ints(c, gptr, (size_t)pcol[np] + 1, &m[6], err))
         || (s = clc_buf_ints(c, gorder, n, &m[7], err))
         || (s = clc_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, n, &m[8], err))
+        || (s = handover_prices(d, hybrid, off, &m[9], err))
         || (s = clc_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
         || (s = clc_group_alloc_states(d, err)) || (s = clc_kernel(c, "newton_local", &d->k_group, err)))
         goto out;
@@ -97,7 +131,7 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
     /* the stopping rule, restart and budget are set per solve and launch */
     s = SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[8]), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]),
-                 KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(d->model), KI(hybrid),
+                 KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KM(m[9]), KI(d->model), KI(hybrid),
                  KI(max_iter), KI(check), KR(c, tol), KI(budget), KI(budget));
 out:
     free(off);
@@ -126,14 +160,77 @@ static clcone_status hybrid_sweeps(clc_dev_batch *d, clcone_error *err)
     return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the hybrid's sweeps");
 }
 
+/* The device again for the problems whose interior point stalled above
+ * tol (state running in `state`, their iteration the solve's, their
+ * price zeroed: no second hand-over), from r; the others keep their
+ * results. */
+static clcone_status handover_resume(clc_dev_batch *d, const int *state, double *r, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    size_t np = (size_t)d->nprob;
+    clcone_prob_result *kept = clc_calloc(np, sizeof *kept, err, "handed-over results");
+    char zero[sizeof(double)] = {0};
+    clcone_status s = kept ? CLCONE_OK : CLCONE_ENOMEM;
+    cl_int e = CL_SUCCESS;
+    if (s) return s;
+    memcpy(kept, d->res->items, np * sizeof *kept);
+    for (size_t p = 0; p < np && e == CL_SUCCESS; ++p)
+        if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
+            e = clEnqueueWriteBuffer(c->queue, d->g_mem[9], CL_TRUE, p * c->real_size, c->real_size, zero, 0, NULL,
+                                     NULL);
+            d->res->items[p].time_ms = 0;
+        }
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
+    if (e != CL_SUCCESS) s = clc_cl_fail(err, e, "resuming the handed-over problems");
+    if (!s) s = clc_write_reals(c, "reaction of contact", 3, d->r, r, 3 * (size_t)d->n, err);
+    if (!s) s = clc_group_loop(d, d->k_group, "newton_local", 0, r, err);
+    if (!s) s = hybrid_sweeps(d, err);
+    for (size_t p = 0; !s && p < np; ++p)
+        if (state[2 * p + 1] != CONE_GROUP_RUNNING) d->res->items[p] = kept[p];
+    free(kept);
+    return s;
+}
+
+/* The problems the kernel handed over: the host's interior point, its
+ * start inside the cones and the sweeps' best iterate its candidate (as
+ * the reference's hybrid past its limit); where it stalls above tol, the
+ * device's sweeps again from the better of the two. */
+static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
+{
+    size_t np = (size_t)d->nprob;
+    int *state = clc_calloc(2 * np, sizeof *state, err, "problem states"), resume = 0;
+    clcone_status s;
+    cl_int e;
+    if (!state) return CLCONE_ENOMEM;
+    e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
+    s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
+    for (size_t p = 0; !s && p < np; ++p) {
+        clcone_prob_result *out = &d->res->items[p];
+        int sweeps = out->inner_iters;
+        if (state[2 * p + 1] != CONE_GROUP_HANDOVER) continue;
+        s = clc_ref_ipm_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, state[2 * p], d->t0, out, err);
+        out->inner_iters = sweeps;
+        if (!s && out->status == CLCONE_FAILED && out->iters < d->o->max_iter
+            && !clc_time_is_up(d->o, clc_now_ms() - d->t0)) {
+            state[2 * p] = out->iters;
+            state[2 * p + 1] = CONE_GROUP_RUNNING;
+            resume = 1;
+        }
+    }
+    if (!s && resume) s = handover_resume(d, state, r, err);
+    free(state);
+    return s;
+}
+
 static clcone_status newton_solve(clc_dev_batch *d, int hybrid, double *r, clcone_error *err)
 {
     clcone_status s;
     if ((s = clc_dev_begin(d, r, err))) return s;
     if (!d->k_group && (s = newton_make(d, hybrid, err))) return s;
-    if ((s = clc_group_set_limits(d, err)) || (s = clc_group_loop(d, d->k_group, "newton_local", r, err)))
+    if ((s = clc_group_set_limits(d, err)) || (s = clc_group_loop(d, d->k_group, "newton_local", 1, r, err)))
         return s;
-    return hybrid ? hybrid_sweeps(d, err) : CLCONE_OK;
+    return hybrid && !(s = hybrid_sweeps(d, err)) ? handover_solve(d, r, err) : s;
 }
 
 clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
