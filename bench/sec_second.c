@@ -112,8 +112,8 @@ static void large_scenes(bench *b, FILE *f, const char *cli, const char *dir)
     fprintf(f, "\n### A stack and large piles\n\n"
                "`gen stack --n 20`, `gen pile --n 1000 --seed 5` and%s `gen pile --n 3400 --seed 5`, each "
                "solved alone at tol 1e-8 with the model's default solver, capped at %d s. Newton's dense "
-               "factor stops at 512 contacts: past it coulomb's hybrid is its sweeps alone, ccp's is apgd on the "
-               "device and hands over to ipm (a sparse factor) on the reference.\n\n"
+               "factor stops at 512 contacts: past it coulomb's hybrid is its sweeps alone, ccp's hands over to ipm "
+               "(a sparse factor, on the host for a device) after its sweeps.\n\n"
                "| scene | contacts | model | backend | status | error | iterations | ms |\n"
                "|---|---|---|---|---|---|---|---|\n",
             b->quick ? " (not in a quick run)" : "", cap);
