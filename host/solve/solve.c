@@ -121,8 +121,8 @@ static const plan_backend REFERENCE = {ref_create, ref_set_q, ref_assemble, ref_
 /* The device                                                          */
 /* ------------------------------------------------------------------ */
 
-/* A scene within the dense Newton's limit: its local form, assembled
- * here, on the local form's solvers (solve/scene_local.c). */
+/* A scene solved in its local form (where: solve/scene_local.c),
+ * assembled here, on the local form's solvers. */
 static clcone_status dev_local(clcone_plan *pl, clcone_error *err)
 {
     clcone_status s = clc_scene_local_assemble(&pl->s, &pl->p, err);
