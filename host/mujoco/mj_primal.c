@@ -14,8 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MuJoCo's J (sparse or dense) as its rows' nonzero entries: row i's at
- * jp[i] .. jp[i+1]. */
+/* MuJoCo's J (sparse or dense) as its rows' entries: row i's at jp[i]
+ * .. jp[i+1]. A sparse row keeps its zeros: MuJoCo gives every row of a
+ * contact the contact's chain of dofs, so its rows share their dofs (one
+ * run in J's transpose and H's pattern: primal_newton.c); a dense row's
+ * zeros, which come in no pattern, are dropped. */
 typedef struct jrows {
     int *jp, *jc;
     double *jv;
@@ -34,11 +37,11 @@ static clcone_status jrows_make(const mjModel *m, const mjData *d, jrows *J, clc
     J->jp[0] = 0;
     for (int i = 0; i < d->nefc; ++i) {
         int len = sparse ? d->efc_J_rownnz[i] : nv;
-        for (int k = 0; k < len; ++k) { /* without a branch: a dense row's zeros come in no pattern */
+        for (int k = 0; k < len; ++k) { /* without a branch */
             int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k;
             J->jc[n] = sparse ? d->efc_J_colind[a] : k;
             J->jv[n] = d->efc_J[a];
-            n += d->efc_J[a] != 0;
+            n += sparse || d->efc_J[a] != 0;
         }
         J->jp[i + 1] = n;
     }
