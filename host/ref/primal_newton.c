@@ -104,6 +104,25 @@ static inline void scatter2(double *out, const int *pos, int n, const double *va
     for (int e = 0; e < n; ++e) out[pos[e]] += ca * va[e] + cb * vb[e];
 }
 
+/* J'HcJ of the middle-zone cone that starts at row s0, its rows all of
+ * the same dofs, at the column of their entries at o (their first at the
+ * column's position, the others at pos). */
+static void pn_cone_run(const pn *w, int s0, int o, const int *pos, int n, double *out)
+{
+    const clc_pproblem *p = w->p;
+    int b = w->rb[s0], n2 = p->off[b + 1] - s0;
+    const double *hc = w->Hc + (size_t)b * CONE2, *v[PRIMAL_CONE_MAX];
+    double c[PRIMAL_CONE_MAX] = {0};
+    for (int k = 0; k < n2; ++k) v[k] = w->sval + p->jp[s0 + k] + o;
+    for (int l = 0; l < n2; ++l)
+        for (int k = 0; k < n2; ++k) c[k] += v[l][0] * hc[l * n2 + k];
+    for (int e = 0; e < n; ++e) {
+        double x = 0;
+        for (int k = 0; k < n2; ++k) x += c[k] * v[k][e];
+        out[pos[e]] += x;
+    }
+}
+
 /* H's column at position j (ref/primal_chol.h): M's in the dof's tree,
  * then D J_r'J_r of each quadratic row r and J'HcJ of each middle-zone
  * cone, over the runs (pn's run) that reach the dof. */
@@ -117,14 +136,18 @@ static void pn_column(void *arg, int j, double *out)
         int r = w->ctr[t], e0 = w->cte[t], b = w->rb[r];
         t2 = t + 1;
         if (w->run[r] > r + 1) {
-            /* a pyramid's edges: their quadratic rows, the same entries
-             * from e0 on, scattered two at a time */
+            /* rows of the same dofs (a pyramid's edges, a cone's rows):
+             * the same entries from e0 on; quadratic rows scattered two
+             * at a time, a middle-zone cone (whole in its run) at once */
             const int *pos = w->spos + e0;
             const double *va = NULL;
             int n = p->jp[r + 1] - e0, o = e0 - p->jp[r], a = -1;
             for (int s = r; s < w->run[r]; ++s) {
                 const double *vb = w->sval + p->jp[s] + o;
-                if (w->state[s] != PRIMAL_QUADRATIC) continue;
+                if (w->state[s] != PRIMAL_QUADRATIC) {
+                    if (w->state[s] == PRIMAL_CONE && s == p->off[w->rb[s]]) pn_cone_run(w, s, o, pos, n, out);
+                    continue;
+                }
                 if (a < 0) {
                     a = s;
                     va = vb;
@@ -459,6 +482,18 @@ static void pn_free(pn *w)
     clc_pchol_free(&w->ch);
 }
 
+/* Whether row r may share a run: a cone's rows only where they all have
+ * the same dofs (a cone is whole in one run or its rows each alone). */
+static int pn_joins(const pn *w, int r)
+{
+    const clc_pproblem *p = w->p;
+    int b = w->rb[r];
+    if (p->kind[b] != BLK_CONE) return 1;
+    for (int s = p->off[b] + 1; s < p->off[b + 1]; ++s)
+        if (!w->same[s]) return 0;
+    return 1;
+}
+
 /* J by dofs (ctp, ctr, cte), a run of rows listed once, and its rows by
  * positions (spos, sval): a counting sort of the runs' first rows'
  * entries, the dofs taken in position order, each run's other rows
@@ -469,8 +504,8 @@ static void pn_by_dofs(pn *w)
     int *fill = w->gof; /* a row's fill (m ints) until the groups */
     for (int r = 0, r1; r < p->m; r = r1) {
         r1 = r + 1;
-        if (p->kind[w->rb[r]] != BLK_CONE)
-            while (r1 < p->m && w->same[r1] && p->kind[w->rb[r1]] != BLK_CONE) ++r1;
+        if (pn_joins(w, r))
+            while (r1 < p->m && w->same[r1] && pn_joins(w, r1)) ++r1;
         w->run[r] = r1;
         fill[r] = p->jp[r];
         for (int e = p->jp[r]; e < p->jp[r + 1]; ++e) ++w->ctp[p->jc[e] + 1];
