@@ -104,42 +104,15 @@ END_TEST
 START_TEST(device_hand_over_is_alone_and_repeats)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    clcone_problem parts[2] = {pile(300, 5), pile(11, 8)}, batch;
-    const clcone_problem *pp[2] = {&parts[0], &parts[1]};
+    clcone_problem parts[2] = {pile(300, 5), pile(11, 8)};
     clcone_prob_result alone[2];
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    double *r[2], *rb[2];
+    double *r[2];
     for (int k = 0; k < 2; ++k) {
         r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
         alone[k] = test_solve_one(ctx, &parts[k], NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, 0, 0, r[k]);
         ck_assert_int_eq(alone[k].status, CLCONE_CONVERGED);
     }
-    ck_assert_msg(clcone_batch_concat(pp, 2, &batch, &e) == CLCONE_OK, "%s", e.msg);
-    clcone_options_default(&o);
-    o.model = CLCONE_MODEL_CCP;
-    o.solver = CLCONE_SOLVER_HYBRID;
-    o.tol = 1e-8;
-    for (int run = 0; run < 2; ++run) {
-        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
-        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
-        for (int k = 0; k < 2; ++k) {
-            ck_assert_int_eq(res.items[k].status, alone[k].status);
-            ck_assert_int_eq(res.items[k].iters, alone[k].iters);
-            ck_assert_int_eq(res.items[k].inner_iters, alone[k].inner_iters);
-            ck_assert_double_eq(res.items[k].error, alone[k].error);
-            ck_assert(memcmp(r[k], rb[run] + 3 * batch.prob_off[k], sizeof(double) * 3 * (size_t)parts[k].n) == 0);
-        }
-        clcone_result_free(&res);
-    }
-    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
-    for (int k = 0; k < 2; ++k) {
-        free(r[k]);
-        free(rb[k]);
-        clcone_problem_free(&parts[k]);
-    }
-    clcone_problem_free(&batch);
+    test_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, 0, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST

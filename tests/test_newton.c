@@ -317,48 +317,6 @@ START_TEST(newton_device_solves_every_shared_problem)
 }
 END_TEST
 
-/* Problems parts[0..nb) as one batch on ctx by solver v (tol, max_iter),
- * twice: each gets the status, iterations, inner iterations, error and
- * bits it got alone (alone, r), and the runs the same bits. Frees r and
- * parts. */
-static void batch_is_alone(clcone_context *ctx, clcone_problem *parts, int nb, clcone_solver v, double tol,
-                           int max_iter, const clcone_prob_result *alone, double **r)
-{
-    const clcone_problem *ptr[8];
-    clcone_problem batch;
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    double *rb[2];
-    ck_assert_int_le(nb, 8);
-    for (int i = 0; i < nb; ++i) ptr[i] = &parts[i];
-    ck_assert(clcone_batch_concat(ptr, nb, &batch, &e) == CLCONE_OK);
-    clcone_options_default(&o);
-    o.solver = v;
-    o.tol = tol;
-    o.max_iter = max_iter;
-    for (int run = 0; run < 2; ++run) {
-        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
-        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
-        for (int i = 0; i < nb; ++i) {
-            ck_assert_int_eq(res.items[i].status, alone[i].status);
-            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
-            ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
-            ck_assert_double_eq(res.items[i].error, alone[i].error);
-            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
-        }
-        clcone_result_free(&res);
-    }
-    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
-    for (int i = 0; i < nb; ++i) {
-        free(r[i]);
-        clcone_problem_free(&parts[i]);
-    }
-    free(rb[0]);
-    free(rb[1]);
-    clcone_problem_free(&batch);
-}
-
 /* Shared problems names[0..n) alone on ctx by solver v (tol, cap) into
  * parts, r and alone; each must converge, to tol by clcone's own measure
  * in double too. */
@@ -383,7 +341,7 @@ START_TEST(newton_device_batch_is_alone_and_repeats)
     double *r[3];
     clcone_prob_result alone[3];
     solve_each(ctx, names, 3, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, parts, r, alone);
-    batch_is_alone(ctx, parts, 3, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, alone, r);
+    test_batch_is_alone(ctx, parts, 3, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, NEWTON_STEP_CAP, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -562,7 +520,7 @@ START_TEST(hybrid_device_batch_switches_per_problem)
     ck_assert(memcmp(r[2], rc, sizeof(double) * 3 * (size_t)parts[2].n) == 0);
     assert_finite(r[2], 3 * parts[2].n);
     free(rc);
-    batch_is_alone(ctx, parts, NB, CLCONE_SOLVER_DEFAULT, 1e-8, CAP, alone, r);
+    test_batch_is_alone(ctx, parts, NB, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_DEFAULT, 1e-8, CAP, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -582,7 +540,7 @@ START_TEST(hybrid_device_float_switches)
     solve_each(ctx, names, 2, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, parts, r, alone);
     ck_assert_int_lt(alone[0].inner_iters, alone[0].iters);
     ck_assert_int_eq(alone[1].inner_iters, alone[1].iters);
-    batch_is_alone(ctx, parts, 2, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, alone, r);
+    test_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_DEFAULT, 1e-7, CAP, alone, r);
     clcone_context_free(ctx);
 }
 END_TEST

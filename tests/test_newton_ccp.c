@@ -122,46 +122,17 @@ END_TEST
 START_TEST(ccp_device_batch_is_alone_and_repeats)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
-    const clcone_problem *ptr[NSTALLS];
-    clcone_problem parts[NSTALLS], batch;
+    clcone_problem parts[NSTALLS];
     clcone_scene s[NSTALLS];
     clcone_prob_result alone[NSTALLS];
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
-    double *r[NSTALLS], *rb[2];
+    double *r[NSTALLS];
     for (int k = 0; k < NSTALLS; ++k) {
         test_gen_pile(STALLS[k].n, STALLS[k].seed, &s[k], &parts[k]);
         r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
         alone[k] = test_solve_one(ctx, &parts[k], NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, BUDGET, 0, r[k]);
-        ptr[k] = &parts[k];
     }
-    ck_assert(clcone_batch_concat(ptr, NSTALLS, &batch, &e) == CLCONE_OK);
-    clcone_options_default(&o);
-    o.model = CLCONE_MODEL_CCP;
-    o.solver = CLCONE_SOLVER_HYBRID;
-    o.tol = 1e-8;
-    o.max_iter = BUDGET;
-    for (int run = 0; run < 2; ++run) {
-        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
-        ck_assert_msg(clcone_solve(ctx, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
-        for (int k = 0; k < NSTALLS; ++k) {
-            ck_assert_int_eq(res.items[k].status, alone[k].status);
-            ck_assert_int_eq(res.items[k].iters, alone[k].iters);
-            ck_assert_double_eq(res.items[k].error, alone[k].error);
-            ck_assert(memcmp(r[k], rb[run] + 3 * batch.prob_off[k], sizeof(double) * 3 * (size_t)parts[k].n) == 0);
-        }
-        clcone_result_free(&res);
-    }
-    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
-    for (int k = 0; k < NSTALLS; ++k) {
-        free(r[k]);
-        clcone_problem_free(&parts[k]);
-        clcone_scene_free(&s[k]);
-    }
-    free(rb[0]);
-    free(rb[1]);
-    clcone_problem_free(&batch);
+    test_batch_is_alone(ctx, parts, NSTALLS, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, BUDGET, alone, r);
+    for (int k = 0; k < NSTALLS; ++k) clcone_scene_free(&s[k]);
     clcone_context_free(ctx);
 }
 END_TEST

@@ -274,4 +274,48 @@ static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_
     return out;
 }
 
+/* Problems parts[0..nb) as one batch on c, model m by solver v (tol,
+ * max_iter; 0: the default), twice: each gets the status, iterations,
+ * inner iterations, error and bits it got alone (alone, r), and the runs
+ * the same bits. Frees r and parts. */
+static inline void test_batch_is_alone(clcone_context *c, clcone_problem *parts, int nb, clcone_model m,
+                                       clcone_solver v, double tol, int max_iter, const clcone_prob_result *alone,
+                                       double **r)
+{
+    const clcone_problem *ptr[8];
+    clcone_problem batch;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *rb[2];
+    ck_assert_int_le(nb, 8);
+    for (int i = 0; i < nb; ++i) ptr[i] = &parts[i];
+    ck_assert(clcone_batch_concat(ptr, nb, &batch, &e) == CLCONE_OK);
+    clcone_options_default(&o);
+    o.model = m;
+    o.solver = v;
+    o.tol = tol;
+    if (max_iter > 0) o.max_iter = max_iter;
+    for (int run = 0; run < 2; ++run) {
+        rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+        ck_assert_msg(clcone_solve(c, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
+        for (int i = 0; i < nb; ++i) {
+            ck_assert_int_eq(res.items[i].status, alone[i].status);
+            ck_assert_int_eq(res.items[i].iters, alone[i].iters);
+            ck_assert_int_eq(res.items[i].inner_iters, alone[i].inner_iters);
+            ck_assert_double_eq(res.items[i].error, alone[i].error);
+            ck_assert(memcmp(r[i], rb[run] + 3 * batch.prob_off[i], sizeof(double) * 3 * (size_t)parts[i].n) == 0);
+        }
+        clcone_result_free(&res);
+    }
+    ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+    for (int i = 0; i < nb; ++i) {
+        free(r[i]);
+        clcone_problem_free(&parts[i]);
+    }
+    free(rb[0]);
+    free(rb[1]);
+    clcone_problem_free(&batch);
+}
+
 #endif
