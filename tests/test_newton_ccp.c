@@ -4,8 +4,8 @@
  * reach 1e-8 by ccp's own error measure (clcone_error_of) on the
  * reference and on a double device, as local problems and as scenes; on
  * the device a batch gives each problem the bits it gets alone, run after
- * run; at tol >= 1e-6, and on float devices' scenes, the hybrid is apgd,
- * bit for bit; float's newton reaches 1e-6. */
+ * run; at tol >= 1e-6, and on float devices, the hybrid is acgs (apgd
+ * on a scene's body form), bit for bit; float's newton reaches 1e-6. */
 #include "testutil.h"
 #include "core/internal.h"
 #include "ref/reference.h"
@@ -137,12 +137,12 @@ START_TEST(ccp_device_batch_is_alone_and_repeats)
 }
 END_TEST
 
-/* Where Newton has no part the hybrid is apgd, bit for bit, for the
- * problem and for its scene: on a device at tol >= 1e-6 (its sweeps,
- * cgs's, trail apgd there; a pile of 600 contacts), on a float device at
- * its default tolerance. (The reference's past the dense limit hands
- * over to ipm: test_ipm.c.) */
-START_TEST(ccp_hybrid_is_apgd_where_newton_has_no_part)
+/* Where Newton has no part the hybrid is its sweeps alone, bit for bit:
+ * acgs for the problem, apgd for its scene (the body form, which has no
+ * acgs); on a device at tol >= 1e-6 (a pile of 600 contacts), on a float
+ * device at its default tolerance. (Past the dense limit in double the
+ * hybrid hands over to ipm: test_ipm.c.) */
+START_TEST(ccp_hybrid_is_its_sweeps_where_newton_has_no_part)
 {
     clcone_context *ctx = _i == 2 ? test_context(CLCONE_FLOAT) : backend(_i);
     double tol = _i == 2 ? 1e-5 : 1e-6;
@@ -155,7 +155,8 @@ START_TEST(ccp_hybrid_is_apgd_where_newton_has_no_part)
     a = calloc(3 * (size_t)p.n, sizeof *a);
     b = calloc(3 * (size_t)p.n, sizeof *b);
     for (int scene = 0; scene < 2; ++scene) {
-        ra = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, tol, 2000, 0, a);
+        ra = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, scene ? CLCONE_SOLVER_APGD : CLCONE_SOLVER_ACGS,
+                            tol, 2000, 0, a);
         rb = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, tol, 2000, 0, b);
         ck_assert_int_eq(ra.status, rb.status);
         ck_assert_int_eq(ra.iters, rb.iters);
@@ -228,7 +229,7 @@ Suite *suite_newton_ccp(void)
     tcase_add_loop_test(t, ccp_converges_where_apgd_stalls, 0, 2);
     tcase_add_loop_test(t, soft_converges_where_apgd_stalls, 0, 2);
     tcase_add_test(t, ccp_device_batch_is_alone_and_repeats);
-    tcase_add_loop_test(t, ccp_hybrid_is_apgd_where_newton_has_no_part, 1, 3);
+    tcase_add_loop_test(t, ccp_hybrid_is_its_sweeps_where_newton_has_no_part, 1, 3);
     tcase_add_test(t, ccp_device_float_newton);
     suite_add_tcase(s, t);
     return s;
