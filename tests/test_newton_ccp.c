@@ -4,8 +4,8 @@
  * reach 1e-8 by ccp's own error measure (clcone_error_of) on the
  * reference and on a double device, as local problems and as scenes; on
  * the device a batch gives each problem the bits it gets alone, run after
- * run; at tol >= 1e-6, and on float devices, the hybrid is acgs (apgd
- * on a scene's body form), bit for bit; float's newton reaches 1e-6. */
+ * run; at tol >= 1e-6, and on float devices, the hybrid is acgs, bit
+ * for bit; float's newton reaches 1e-6. */
 #include "testutil.h"
 #include "core/internal.h"
 #include "ref/reference.h"
@@ -137,11 +137,11 @@ START_TEST(ccp_device_batch_is_alone_and_repeats)
 }
 END_TEST
 
-/* Where Newton has no part the hybrid is its sweeps alone, bit for bit:
- * acgs for the problem, apgd for its scene (the body form, which has no
- * acgs); on a device at tol >= 1e-6 (a pile of 600 contacts), on a float
- * device at its default tolerance. (Past the dense limit in double the
- * hybrid hands over to ipm: test_ipm.c.) */
+/* Where Newton has no part the hybrid is its sweeps alone, acgs, bit
+ * for bit, for the problem and for its scene (the body form): on a
+ * device at tol >= 1e-6 (a pile of 600 contacts), on a float device at
+ * its default tolerance. (Past the dense limit in double the hybrid
+ * hands over to ipm: test_ipm.c.) */
 START_TEST(ccp_hybrid_is_its_sweeps_where_newton_has_no_part)
 {
     clcone_context *ctx = _i == 2 ? test_context(CLCONE_FLOAT) : backend(_i);
@@ -155,8 +155,7 @@ START_TEST(ccp_hybrid_is_its_sweeps_where_newton_has_no_part)
     a = calloc(3 * (size_t)p.n, sizeof *a);
     b = calloc(3 * (size_t)p.n, sizeof *b);
     for (int scene = 0; scene < 2; ++scene) {
-        ra = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, scene ? CLCONE_SOLVER_APGD : CLCONE_SOLVER_ACGS,
-                            tol, 2000, 0, a);
+        ra = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, tol, 2000, 0, a);
         rb = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, tol, 2000, 0, b);
         ck_assert_int_eq(ra.status, rb.status);
         ck_assert_int_eq(ra.iters, rb.iters);

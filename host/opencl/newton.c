@@ -31,7 +31,7 @@
 #define NEWTON_NS 5
 #define NEWTON_NI 8
 
-clc_dev_fn clc_dev_newton, clc_dev_hybrid, clc_dev_cgs, clc_dev_apgd, clc_dev_acgs;
+clc_dev_fn clc_dev_newton, clc_dev_hybrid, clc_dev_cgs, clc_dev_acgs;
 
 /* Why the batch cannot run newton on the device, or 0. */
 static clcone_status newton_refuse(const clc_dev_batch *d, clcone_error *err)
@@ -242,17 +242,14 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
 /* The hybrid is its sweeps alone, bit for bit, where Newton does not
  * pay (tol >= CLCONE_DEVICE_HYBRID_BELOW, but for coulomb in double) or
  * where the batch does not run on the whole-problem kernels (scenes in
- * the body form, --plot, problems beyond their size): coulomb's CGS;
- * ccp's (and soft's) ACGS, the reference's first phase, on the local
- * form, APGD on the body form, which has no ACGS (docs/measured.md: on
- * the local form ACGS took a twentieth of APGD's time at 1e-6). */
+ * the body form, --plot, problems beyond their size): coulomb's CGS,
+ * ccp's (and soft's) ACGS, the reference's first phase (docs/measured.md:
+ * a twentieth of APGD's time at 1e-6, where APGD stalls on piles). */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
     int loose = d->o->tol >= CLCONE_DEVICE_HYBRID_BELOW
                 && (clcone_context_precision(d->c) == CLCONE_FLOAT || d->model != CLCONE_MODEL_COULOMB);
     if (loose || !clc_group_fits(d))
-        return d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs(d, r, err)
-               : d->body.nb                     ? clc_dev_apgd(d, r, err)
-                                                : clc_dev_acgs(d, r, err);
+        return d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs(d, r, err) : clc_dev_acgs(d, r, err);
     return newton_solve(d, 1, r, err);
 }

@@ -105,8 +105,8 @@ static const clc_contract_row ROWS[] = {
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm, on the host "
-        "for a double device); on devices at tol >= 1e-6 acgs alone (apgd on the body form); apgd where neither "
-        "can go"),
+        "for a double device); acgs alone on devices at tol >= 1e-6; apgd on the reference where neither can "
+        "go"),
     PARTS_ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
