@@ -203,7 +203,10 @@ START_TEST(ipm_fails_safe)
                      "0 3 0 0 1 0\n0 0 3 0 0 1\n-1 0.5 0 1 0 0.5\n0.5 0.5\n");
     ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(res.items[0].status, CLCONE_FAILED);
-    ck_assert_msg(strstr(res.items[0].reason, "Newton matrix is not positive definite"), "%s", res.items[0].reason);
+    /* which of the two shows first depends on rounding (a pivot near 0) */
+    ck_assert_msg(strstr(res.items[0].reason, "Newton matrix is not positive definite")
+                      || strstr(res.items[0].reason, "no step has lowered the error"),
+                  "%s", res.items[0].reason);
     for (int k = 0; k < 6; ++k) ck_assert(isfinite(r[k]));
     ck_assert_double_eq(res.items[0].error, clcone_error_of(&p, &o, r, 0, p.n));
     clcone_result_free(&res);
