@@ -79,20 +79,10 @@ START_TEST(ipm_and_hybrid_past_the_dense_limit)
     clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;
     clcone_problem p = pile(300, 5);
     double *r = calloc(3 * (size_t)p.n, sizeof *r);
-    clcone_prob_result out;
-    ck_assert_int_gt(p.n, CLCONE_NEWTON_REF_MAX_CONTACTS);
-    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-8, 20000, 0, r);
+    clcone_prob_result out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-8, 20000, 0, r);
     ck_assert_int_ne(out.status, CLCONE_CONVERGED);
-    for (int v = _i; v < 2; ++v) {
-        memset(r, 0, 3 * (size_t)p.n * sizeof *r);
-        out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, v ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_IPM, 1e-8,
-                             0, 0, r);
-        ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d iterations, error %g (%s)",
-                      v ? "hybrid" : "ipm", clcone_run_status_name(out.status), out.iters, out.error, out.reason);
-        ck_assert_double_le(ccp_error(&p, r), 1e-8);
-        if (!v) ck_assert_int_le(out.iters, 80);
-        else ck_assert(out.inner_iters > 0 && out.iters > out.inner_iters);
-    }
+    ck_assert_int_gt(p.n, CLCONE_NEWTON_REF_MAX_CONTACTS);
+    test_ipm_and_hybrid_converge(ctx, &p, CLCONE_MODEL_CCP, !_i, r);
     free(r);
     clcone_problem_free(&p);
     if (ctx) clcone_context_free(ctx);
@@ -105,14 +95,7 @@ START_TEST(device_hand_over_is_alone_and_repeats)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
     clcone_problem parts[2] = {pile(300, 5), pile(11, 8)};
-    clcone_prob_result alone[2];
-    double *r[2];
-    for (int k = 0; k < 2; ++k) {
-        r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
-        alone[k] = test_solve_one(ctx, &parts[k], NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, 0, 0, r[k]);
-        ck_assert_int_eq(alone[k].status, CLCONE_CONVERGED);
-    }
-    test_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8, 0, alone, r);
+    test_converged_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-8);
     clcone_context_free(ctx);
 }
 END_TEST

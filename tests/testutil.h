@@ -234,8 +234,8 @@ static inline int test_run_cli(const char *env, const char *args, char *out, siz
     return test_sh(cmd, out, outlen, err, errlen);
 }
 
-/* `clcone gen pile --n N --seed S`'s contact problem as a scene (*s) and its local form (*p). */
-static inline void test_gen_pile(int n, unsigned seed, clcone_scene *s, clcone_problem *p)
+/* `clcone gen NAME --n N --seed S`'s contact problem as a scene (*s) and its local form (*p, unless NULL). */
+static inline void test_gen_scene(const char *name, int n, unsigned seed, clcone_scene *s, clcone_problem *p)
 {
     clcone_gen_params gp;
     clcone_world w;
@@ -243,10 +243,15 @@ static inline void test_gen_pile(int n, unsigned seed, clcone_scene *s, clcone_p
     clcone_gen_params_default(&gp);
     gp.n = n;
     gp.seed = seed;
-    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_world_generate(name, &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_msg(clcone_world_contact_scene(&w, s, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_msg(clcone_scene_to_local(s, p, &e) == CLCONE_OK, "%s", e.msg);
+    if (p) ck_assert_msg(clcone_scene_to_local(s, p, &e) == CLCONE_OK, "%s", e.msg);
     clcone_world_free(&w);
+}
+
+static inline void test_gen_pile(int n, unsigned seed, clcone_scene *s, clcone_problem *p)
+{
+    test_gen_scene("pile", n, seed, s, p);
 }
 
 /* One solve of a problem p, or of the scene sc when p is NULL, with model
@@ -316,6 +321,45 @@ static inline void test_batch_is_alone(clcone_context *c, clcone_problem *parts,
     free(rb[0]);
     free(rb[1]);
     clcone_problem_free(&batch);
+}
+
+/* Each of parts[0..nb) solved alone on c by model m's solver v to tol,
+ * converging, then as one batch by test_batch_is_alone. Frees parts. */
+static inline void test_converged_batch_is_alone(clcone_context *c, clcone_problem *parts, int nb, clcone_model m,
+                                                 clcone_solver v, double tol)
+{
+    clcone_prob_result alone[8];
+    double *r[8];
+    ck_assert_int_le(nb, 8);
+    for (int k = 0; k < nb; ++k) {
+        r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
+        alone[k] = test_solve_one(c, &parts[k], NULL, m, v, tol, 0, 0, r[k]);
+        ck_assert_msg(alone[k].status == CLCONE_CONVERGED, "problem %d alone: %s (%s)", k,
+                      clcone_run_status_name(alone[k].status), alone[k].reason);
+    }
+    test_batch_is_alone(c, parts, nb, m, v, tol, 0, alone, r);
+}
+
+/* p past the dense limit, from r = 0 to 1e-8 in model m: ipm (from_ipm
+ * set; the reference only) within 80 steps and the hybrid on c, which
+ * gets there after sweeps (inner iterations) and the hand-over's steps;
+ * the error measured here. r: scratch of 3 p->n. */
+static inline void test_ipm_and_hybrid_converge(clcone_context *c, const clcone_problem *p, clcone_model m,
+                                                int from_ipm, double *r)
+{
+    clcone_options o;
+    clcone_options_default(&o);
+    o.model = m;
+    for (int v = !from_ipm; v < 2; ++v) {
+        clcone_prob_result out;
+        memset(r, 0, 3 * (size_t)p->n * sizeof *r);
+        out = test_solve_one(c, p, NULL, m, v ? CLCONE_SOLVER_HYBRID : CLCONE_SOLVER_IPM, 1e-8, 0, 0, r);
+        ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d iterations, error %g (%s)",
+                      v ? "hybrid" : "ipm", clcone_run_status_name(out.status), out.iters, out.error, out.reason);
+        ck_assert_double_le(clcone_error_of(p, &o, r, 0, p->n), 1e-8);
+        if (!v) ck_assert_int_le(out.iters, 80);
+        else ck_assert(out.inner_iters > 0 && out.iters > out.inner_iters);
+    }
 }
 
 #endif

@@ -7,11 +7,12 @@
  * reals a problem: newton holds problems to the reference's limit; the
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its
- * memory, and lets the others finish with the sweeps; ccp and soft in
- * double hand those to the host's interior point (ref/ipm.c, a sparse
- * factor) at the switch's verdict, as the reference's hybrid does past
- * its limit: no matrix-free solve of the interior point's systems
- * converges on a device (docs/measured.md). */
+ * memory, and lets the others finish with the sweeps; in double it
+ * hands those to the host at the switch's verdict, as the reference's
+ * hybrid does past its limit: ccp and soft to the interior point
+ * (ref/ipm.c, a sparse factor), coulomb to its fixed point over it
+ * (ref/fixed_point.c). No matrix-free solve of the interior point's
+ * systems converges on a device (docs/measured.md). */
 #include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
 #include "ref/reference.h"
@@ -67,21 +68,20 @@ static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_er
     return off;
 }
 
-/* The hybrid's price in sweeps of the host's interior point for each
- * problem without dense scratch, ccp and soft in double (0: none; also
- * where a contact without friction keeps the interior point out), into
- * a device buffer. */
+/* The hybrid's price in sweeps of the host's sparse second phase for
+ * each problem without dense scratch, in double (0: none; also where a
+ * contact without friction keeps the interior point out), into a device
+ * buffer. */
 static clcone_status handover_prices(clc_dev_batch *d, int hybrid, const cl_ulong *off, cl_mem *out,
                                      clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
     double *price = clc_calloc(np, sizeof *price, err, "interior point prices");
-    int host = hybrid && (d->model == CLCONE_MODEL_CCP || d->model == CLCONE_MODEL_SOFT)
-               && clcone_context_precision(d->c) == CLCONE_DOUBLE;
+    int host = hybrid && clcone_context_precision(d->c) == CLCONE_DOUBLE;
     clcone_status s = price ? CLCONE_OK : CLCONE_ENOMEM;
     for (size_t p = 0; host && !s && p < np; ++p) {
         if (off[p + 1] > off[p]) continue;
-        s = clc_ref_ipm_price(d->p, d->h.prob_off[p], d->h.prob_off[p + 1], &price[p], err);
+        s = clc_ref_past_dense_price(d->p, d->model, d->h.prob_off[p], d->h.prob_off[p + 1], &price[p], err);
         if (s == CLCONE_ENOTSUP) {
             price[p] = 0;
             s = CLCONE_OK;
@@ -192,10 +192,11 @@ static clcone_status handover_resume(clc_dev_batch *d, const int *state, double 
     return s;
 }
 
-/* The problems the kernel handed over: the host's interior point, its
- * start inside the cones and the sweeps' best iterate its candidate (as
- * the reference's hybrid past its limit); where it stalls above tol, the
- * device's sweeps again from the better of the two. */
+/* The problems the kernel handed over: the host's interior point (for
+ * coulomb its fixed point), its start inside the cones and the sweeps'
+ * best iterate its candidate (as the reference's hybrid past its limit);
+ * where it stalls above tol, the device's sweeps again from the better
+ * of the two. */
 static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
@@ -209,7 +210,8 @@ static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *e
         clcone_prob_result *out = &d->res->items[p];
         int sweeps = out->inner_iters;
         if (state[2 * p + 1] != CONE_GROUP_HANDOVER) continue;
-        s = clc_ref_ipm_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, state[2 * p], d->t0, out, err);
+        s = clc_ref_past_dense_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, state[2 * p], d->t0, out,
+                                    err);
         out->inner_iters = sweeps;
         if (!s && out->status == CLCONE_FAILED && out->iters < d->o->max_iter
             && !clc_time_is_up(d->o, clc_now_ms() - d->t0)) {

@@ -53,6 +53,7 @@
  * reference a Newton step costs a dense factorisation, some 10^3 sweeps
  * on Capsules, so NSGS keeps the problems it finishes in a few thousand
  * sweeps and Newton takes those it would need 10^5 for (BoxesStack1).
+ * Past the dense limit its second phase is sparse (hybrid_large).
  *
  * ccp (and soft, solved as a ccp on W + R) runs the same method on
  * Alart-Curnier's function at v = u - mu |u_T| e_N (newton_ccp_contact,
@@ -428,23 +429,27 @@ static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options
     return s;
 }
 
-/* ccp past the dense Newton's limit: ACGS watched as below, the interior
- * point at the switch's first verdict (it cannot try a few steps: it
- * starts inside the cone, not from r), and ACGS again from the best
- * iterate where the interior point stalls above tol; APGD, as before the
- * interior point, where it cannot go (a contact without friction). */
+/* Past the dense Newton's limit: the sweeps watched as below, the
+ * sparse second phase at the switch's first verdict (ccp's interior
+ * point, or coulomb's fixed point over it, ref/fixed_point.c; neither
+ * can try a few steps: the interior point starts inside the cone, not
+ * from r), and the sweeps again from the best iterate where it stalls
+ * above tol. Where the interior point cannot go (a contact without
+ * friction) coulomb keeps NSGS and ccp APGD, as before it. */
 static clcone_status hybrid_large(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                   clcone_prob_result *out, clcone_error *err)
 {
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
-    clcone_status s = clc_ref_ipm_price(p, c0, c1, &H.budget, err);
+    clcone_status s = clc_ref_past_dense_price(p, o->model, c0, c1, &H.budget, err);
     int sweeps;
-    if (s == CLCONE_ENOTSUP) return clc_ref_apgd(p, o, c0, c1, r, out, err);
+    if (s == CLCONE_ENOTSUP)
+        return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
+                                                : clc_ref_apgd(p, o, c0, c1, r, out, err);
     if (s || (s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
     out->inner_iters = sweeps = out->iters;
     if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
         return CLCONE_OK;
-    if ((s = clc_ref_ipm_from(p, o, c0, c1, r, out->iters, H.t0, out, err)) || out->status != CLCONE_FAILED)
+    if ((s = clc_ref_past_dense_from(p, o, c0, c1, r, out->iters, H.t0, out, err)) || out->status != CLCONE_FAILED)
         return s;
     H.it0 = out->iters;
     H.budget = INFINITY;
@@ -459,9 +464,7 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
     int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
     clcone_status s;
-    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS)
-        return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
-                                                : hybrid_large(p, o, c0, c1, r, out, err);
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return hybrid_large(p, o, c0, c1, r, out, err);
     H.budget = newton_hybrid_budget(m, blocks);
     for (;;) {
         int gave_up = 0;

@@ -33,6 +33,16 @@ clcone_status clc_ref_ipm_from(const clcone_problem *p, const clcone_options *o,
                                int it0, double t0, clcone_prob_result *out, clcone_error *err);
 /* ipm's price in sweeps of [c0, c1) from its factor's flops (CLCONE_ENOTSUP as ipm's). */
 clcone_status clc_ref_ipm_price(const clcone_problem *p, int c0, int c1, double *sweeps, clcone_error *err);
+/* Coulomb as De Saxce's fixed point over ipm's ccp solves (ref/fixed_point.c): any size, mu > 0 as ipm. */
+clc_ref_fn clc_ref_fixed_point;
+clcone_status clc_ref_fixed_point_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                       int it0, double t0, clcone_prob_result *out, clcone_error *err);
+/* The hybrid's second phase past the dense Newton's limit, the fixed point for coulomb and ipm for ccp and
+ * soft: from iteration it0 at clock t0 as clc_ref_ipm_from, and its price in sweeps (CLCONE_ENOTSUP as ipm's). */
+clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                      int it0, double t0, clcone_prob_result *out, clcone_error *err);
+clcone_status clc_ref_past_dense_price(const clcone_problem *p, clcone_model model, int c0, int c1, double *sweeps,
+                                       clcone_error *err);
 /* The default for coulomb: NSGS, then Newton once that pays (ccp: ACGS then Newton); docs/solvers.md. */
 clc_ref_fn clc_ref_hybrid;
 

@@ -90,8 +90,8 @@ enum { REF = 1, DEV = 2 };
  * takes the primal form's default before the others'. */
 static const clc_contract_row ROWS[] = {
     ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, COULOMB,
-        "nsgs (cgs on devices) until its pace stalls, then newton to polish; the sweeps alone at tol >= 1e-6 "
-        "and where newton cannot go"),
+        "nsgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm's fixed "
+        "point, on the host for a double device); the sweeps alone at tol >= 1e-6 and where neither can go"),
     ROW(COULOMB, NSGS, REF, 0, clc_ref_nsgs_coulomb, NULL, COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, COULOMB,
@@ -103,6 +103,8 @@ static const clc_contract_row ROWS[] = {
     ROW(COULOMB, PGS, REF, 0, clc_ref_pgs, NULL, COULOMB, "projected Gauss-Seidel"),
     ROW(COULOMB, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, COULOMB,
         "semismooth Newton (Alart-Curnier) with a line search; dense, up to 512 contacts"),
+    ROW(COULOMB, IPM, REF, 0, clc_ref_fixed_point, NULL, COULOMB,
+        "De Saxce's fixed point, each cone QP solved by ipm (sparse Cholesky): any size, mu > 0"),
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm, on the host "
         "for a double device); acgs alone on devices at tol >= 1e-6; apgd on the reference where neither can "

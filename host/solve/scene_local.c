@@ -5,7 +5,8 @@
  * limit, its local form W = J M^-1 J', q = J v*, mu is small enough to
  * assemble, and the local form's hybrid (sweeps, then semismooth
  * Newton; coulomb's or ccp's) solves it in milliseconds; past that limit
- * ccp's hybrid hands it to the host's interior point. The reactions are the scene's own,
+ * the hybrid hands it to the host's interior point (coulomb: its fixed
+ * point). The reactions are the scene's own,
  * contact for contact, and W r + q is the scene's u = J (v* + M^-1 J' r),
  * so the result (error, iterations, status) is the scene's. */
 #include "solve/solve_entries.h"
@@ -27,10 +28,11 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
         return 0;
     if (o->solver != CLCONE_SOLVER_HYBRID && o->solver != CLCONE_SOLVER_NEWTON) return 0;
     if (s->ncontacts <= 0) return 0;
-    /* past Newton's limit ccp's hybrid hands the local form to the host's
-     * interior point (opencl/newton.c), where one work-group holds it */
+    /* past Newton's limit the hybrid hands the local form to the host's
+     * interior point or its fixed point (opencl/newton.c), where one
+     * work-group holds it */
     return s->ncontacts <= CLCONE_NEWTON_REF_MAX_CONTACTS
-           || (o->model == CLCONE_MODEL_CCP && o->solver == CLCONE_SOLVER_HYBRID && clc_group_holds(ctx, s->ncontacts));
+           || (o->solver == CLCONE_SOLVER_HYBRID && clc_group_holds(ctx, s->ncontacts));
 }
 
 clcone_status clc_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)

@@ -28,7 +28,7 @@ typedef enum clcone_solver {
     CLCONE_SOLVER_ACGS,      /* ccp/soft: cgs with Nesterov momentum and restart (large piles) */
     CLCONE_SOLVER_NEWTON,    /* coulomb: semismooth Newton (Alart-Curnier), line search */
     CLCONE_SOLVER_HYBRID,    /* coulomb: nsgs until its pace stalls, then newton (default below tol 1e-6) */
-    CLCONE_SOLVER_IPM,       /* ccp/soft: primal-dual interior point, sparse Cholesky (reference) */
+    CLCONE_SOLVER_IPM,       /* ccp/soft: primal-dual interior point, sparse Cholesky; coulomb: its fixed point (reference) */
     CLCONE_SOLVER_COUNT      /* the number of solvers, not a solver */
 } clcone_solver;
 
