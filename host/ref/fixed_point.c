@@ -10,12 +10,14 @@
  * 1.2e-7 after 20 s of NSGS; a 3,600-contact wall at 3.3e-5), and no
  * semismooth Newton beyond the dense one converged there
  * (docs/measured.md). Where contacts stick, u_T = 0 and one round is
- * the whole solve (ccp's answer is Coulomb's); where they slide, the
- * rounds converge when the shift settles. They need not: on the
- * close-packed piles of `clcone gen pile` the error wanders between
- * 3e-5 and 7e-4 round after round, so rounds that do not halve the best
- * error end the method (CLCONE_FAILED with its best iterate), and the
- * hybrid goes back to its sweeps from there.
+ * the whole solve (ccp's answer is Coulomb's), which is why the first
+ * round has no shift: one taken from a hybrid's unconverged sweeps
+ * (u_T not yet 0 where contacts stick) took a 3,600-contact wall ten
+ * rounds. Where contacts slide, the rounds converge when the shift
+ * settles. They need not: on the close-packed piles of `clcone gen
+ * pile` the error goes 7e-4, 1.1e-3, ..., so two rounds that do not
+ * halve the method's best error end it (CLCONE_FAILED with its best
+ * iterate), and the hybrid goes back to its sweeps from there.
  *
  * Iterations are ipm's steps, summed over the rounds; the error checked
  * after each round is Coulomb's (the shifted problem's is ipm's own). */
@@ -82,7 +84,7 @@ clcone_status clc_ref_fixed_point_from(const clcone_problem *p, const clcone_opt
             best_e = e;
             memcpy(best, r + 3 * c0, m * sizeof *best);
         }
-        /* the start is judged as a candidate, not as the method's progress */
+        /* the given r is a candidate, not the method's progress */
         if (round > 0 && e <= 0.5 * mark_e) {
             mark_e = e;
             mark_round = round;
