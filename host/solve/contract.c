@@ -91,7 +91,7 @@ enum { REF = 1, DEV = 2 };
 static const clc_contract_row ROWS[] = {
     ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, COULOMB,
         "nsgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm's fixed "
-        "point, on the host for a double device); the sweeps alone at tol >= 1e-6 and where neither can go"),
+        "point, on the host for a device); the sweeps alone at tol >= 1e-6 and where neither can go"),
     ROW(COULOMB, NSGS, REF, 0, clc_ref_nsgs_coulomb, NULL, COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, COULOMB,
@@ -107,7 +107,7 @@ static const clc_contract_row ROWS[] = {
         "De Saxce's fixed point, each cone QP solved by ipm (sparse Cholesky): any size, mu > 0"),
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm, on the host "
-        "for a double device); acgs alone on devices at tol >= 1e-6; apgd on the reference where neither can "
+        "for a device); acgs alone on devices at tol >= 1e-6; apgd on the reference where neither can "
         "go"),
     PARTS_ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
