@@ -2,8 +2,9 @@
  * and the coulomb hybrid's second phase past the dense Newton's limit:
  * a stack of 600 contacts, where NSGS crawls, converges to 1e-8 by the
  * fixed point and by the hybrid, on the reference and (the hybrid,
- * handing the problem to the host) on a device, problem or scene in
- * double, problem in float; a batch gives each problem its bits alone; on a pile, where the
+ * handing the problem to the host) on a device, problem or scene, in
+ * double and float, on the whole-problem kernel and on the multi-launch
+ * loop; a batch gives each problem its bits alone; on a pile, where the
  * shift does not settle, it stops with a clear status and its best
  * iterate. */
 #include "testutil.h"
@@ -41,9 +42,9 @@ START_TEST(fixed_point_and_hybrid_solve_a_tall_stack)
 END_TEST
 
 /* The device hybrid hands the stack to the host's fixed point after its
- * sweeps: in double as a problem and as a scene (its local form), in
- * float (scenes stay in the body form there) as a problem at 1e-7, below
- * the float sweeps' floor (they stood at 6.7e-7 after 20 s). */
+ * sweeps, as a problem and as a scene (its local form): in double, and in
+ * float at 1e-7, below the float sweeps' floor (they stood at 6.7e-7
+ * after 20 s, the scene's body form at 7.1e-7 after 10 s). */
 START_TEST(device_hybrid_hands_a_tall_stack_over)
 {
     clcone_context *ctx = test_context(_i ? CLCONE_FLOAT : CLCONE_DOUBLE);
@@ -52,7 +53,7 @@ START_TEST(device_hybrid_hands_a_tall_stack_over)
     double *r;
     stack(&s, &p);
     r = calloc(3 * (size_t)p.n, sizeof *r);
-    for (int scene = 0; scene < 2 - _i; ++scene) {
+    for (int scene = 0; scene < 2; ++scene) {
         clcone_prob_result out;
         memset(r, 0, 3 * (size_t)p.n * sizeof *r);
         out = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID,
@@ -82,6 +83,73 @@ START_TEST(device_batch_is_alone)
     clcone_scene_free(&s[0]);
     clcone_scene_free(&s[1]);
     test_converged_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, 1e-8);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* A solve that keeps its history (--plot) runs the sweeps' multi-launch
+ * loop, as a batch with a problem past the whole-problem kernels (4,096
+ * contacts on a GPU) does; its switch hands the stack to the host there
+ * too, coulomb's (the fixed point) and ccp's (ipm). Two stacks past the
+ * dense limit as one batch: each gets its history, result and bits
+ * alone. */
+START_TEST(device_hybrid_keeping_history_hands_over)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_scene s;
+    clcone_problem parts[2], batch;
+    const clcone_problem *ptr[2] = {&parts[0], &parts[1]};
+    clcone_history h[3] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
+    clcone_result res[3];
+    clcone_options o;
+    clcone_error e;
+    double *r[3];
+    stack(&s, &parts[0]);
+    clcone_scene_free(&s);
+    test_gen_scene("stack", 130, 1, &s, &parts[1]);
+    clcone_scene_free(&s);
+    ck_assert_int_gt(parts[1].n, CLCONE_NEWTON_REF_MAX_CONTACTS);
+    ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
+    clcone_options_default(&o);
+    o.model = _i ? CLCONE_MODEL_CCP : CLCONE_MODEL_COULOMB;
+    o.tol = 1e-8;
+    for (int k = 0; k < 3; ++k) {
+        const clcone_problem *p = k < 2 ? &parts[k] : &batch;
+        r[k] = calloc(3 * (size_t)p->n, sizeof *r[k]);
+        o.history = &h[k];
+        ck_assert_msg(clcone_solve(ctx, p, &o, r[k], &res[k], &e) == CLCONE_OK, "%s", e.msg);
+    }
+    for (int k = 0; k < 2; ++k) {
+        const clcone_prob_result *a = &res[k].items[0], *b = &res[2].items[k];
+        int n = 0;
+        ck_assert_msg(a->status == CLCONE_CONVERGED, "stack %d: %s after %d iterations, error %g (%s)", k,
+                      clcone_run_status_name(a->status), a->iters, a->error, a->reason);
+        ck_assert(a->inner_iters > 0 && a->iters > a->inner_iters);
+        ck_assert_double_le(clcone_error_of(&parts[k], &o, r[k], 0, parts[k].n), 1e-8);
+        ck_assert_int_eq(b->status, a->status);
+        ck_assert_int_eq(b->iters, a->iters);
+        ck_assert_int_eq(b->inner_iters, a->inner_iters);
+        ck_assert_double_eq(b->error, a->error);
+        ck_assert(memcmp(r[k], r[2] + 3 * batch.prob_off[k], sizeof(double) * 3 * (size_t)parts[k].n) == 0);
+        for (int i = 0; i < h[2].count; ++i) {
+            const clcone_history_point *pt = &h[2].points[i];
+            if (pt->prob != k) continue;
+            ck_assert_int_lt(n, h[k].count);
+            ck_assert_int_eq(pt->iter, h[k].points[n].iter);
+            ck_assert_double_eq(pt->error, h[k].points[n].error);
+            ++n;
+        }
+        ck_assert_int_eq(n, h[k].count);
+        ck_assert_int_gt(n, 0);
+    }
+    for (int k = 0; k < 3; ++k) {
+        free(r[k]);
+        clcone_result_free(&res[k]);
+        clcone_history_free(&h[k]);
+    }
+    clcone_problem_free(&parts[0]);
+    clcone_problem_free(&parts[1]);
+    clcone_problem_free(&batch);
     clcone_context_free(ctx);
 }
 END_TEST
@@ -126,6 +194,7 @@ Suite *suite_fixed_point(void)
     tcase_add_test(t, fixed_point_and_hybrid_solve_a_tall_stack);
     tcase_add_loop_test(t, device_hybrid_hands_a_tall_stack_over, 0, 2);
     tcase_add_test(t, device_batch_is_alone);
+    tcase_add_loop_test(t, device_hybrid_keeping_history_hands_over, 0, 2);
     tcase_add_test(t, fixed_point_fails_safe);
     suite_add_tcase(s, t);
     return s;

@@ -72,6 +72,10 @@ typedef struct clc_iter_ops {
     clcone_status (*sync)(void *ctx, clcone_error *err);
     /* makes *ms, the clock, the largest over processes sharing the solve, at checks; NULL: one process */
     clcone_status (*agree_ms)(void *ctx, double *ms, clcone_error *err);
+    /* whether problem k, still running at error e after iteration it, stops for another method (NULL: never) */
+    int (*hand_over)(void *ctx, int k, int it, double e);
+    const int *skip; /* problems that do not run (NULL: every one runs) */
+    int it0;         /* iterations done before this loop: the stop rule, history and progress count from it */
 } clc_iter_ops;
 /* Iterates until every problem stops by clc_stop_rule, checking on is_check; fills out[k]. */
 clcone_status clc_iterate_on(const clc_iter_ops *ops, const clcone_options *o,

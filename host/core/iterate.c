@@ -28,7 +28,10 @@ clcone_status clc_iterate_on(const clc_iter_ops *ops, const clcone_options *o,
     double t0 = ops->t0_ms > 0 ? ops->t0_ms : clc_now_ms();
     clcone_status s = CLCONE_ENOMEM;
     if (!active || !errors) goto out;
-    for (int k = 0; k < n; ++k) active[k] = 1;
+    for (int k = 0; k < n; ++k) {
+        active[k] = !(ops->skip && ops->skip[k]);
+        remaining -= !active[k];
+    }
     s = CLCONE_OK;
     synced = clc_now_ms();
     for (int it = 1; remaining > 0; ++it) {
@@ -56,12 +59,13 @@ clcone_status clc_iterate_on(const clc_iter_ops *ops, const clcone_options *o,
         synced = clc_now_ms();
         elapsed = synced - t0;
         if (ops->agree_ms && (s = ops->agree_ms(ops->ctx, &elapsed, err))) break;
-        for (int k = 0; k < n; ++k) {
+        for (int k = 0, at = ops->it0 + it; k < n; ++k) {
             if (!active[k]) continue;
             out[k].time_ms = elapsed;
-            clc_history_add(o->history, ops->prob0 + k, it, elapsed, errors[k]);
-            if (o->progress) o->progress(o->progress_user, ops->prob0 + k, it, errors[k]);
-            if (clc_stop_rule(o, it, errors[k], elapsed, &out[k])) {
+            clc_history_add(o->history, ops->prob0 + k, at, elapsed, errors[k]);
+            if (o->progress) o->progress(o->progress_user, ops->prob0 + k, at, errors[k]);
+            if (clc_stop_rule(o, at, errors[k], elapsed, &out[k])
+                || (ops->hand_over && ops->hand_over(ops->ctx, k, at, errors[k]))) {
                 active[k] = 0;
                 --remaining;
                 changed = 1;

@@ -422,7 +422,7 @@ clcone_status clc_dev_blocks_batch(clcone_context *c, int K, const clc_bproblem 
                                       clcone_prob_result *res, int *failed, clcone_error *err)
 {
     bdev D;
-    clc_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL};
+    clc_iter_ops ops = {&D, K, 0, 0, bdev_step, bdev_measure, bdev_checked, bdev_sync, NULL, NULL, NULL, 0};
     clcone_status s;
     memset(&D, 0, sizeof D);
     D.c = c;

@@ -118,8 +118,9 @@ clcone_status clc_dev_begin(clc_dev_batch *d, const double *r0, clcone_error *er
 {
     clcone_status s;
     cl_int e;
-    for (int k = 0; k < d->nprob; ++k) d->active_h[k] = 1;
-    d->t0 = clc_now_ms();
+    const clc_dev_watch *w = d->watch;
+    for (int k = 0; k < d->nprob; ++k) d->active_h[k] = !(w && w->skip && w->skip[k]);
+    d->t0 = w && w->t0 > 0 ? w->t0 : clc_now_ms();
     if ((s = clc_stage_reals(d->c, "warm start of contact", 3, r0, 3 * (size_t)d->n, d->stage, err))) return s;
     e = clEnqueueWriteBuffer(d->c->queue, d->r, CL_FALSE, 0, 3 * (size_t)d->n * d->c->real_size, d->stage, 0, NULL,
                              NULL);
@@ -226,13 +227,25 @@ static clcone_status loop_agree_ms(void *ctx, double *ms, clcone_error *err)
     return part->max(part->ctx, ms, err);
 }
 
+static int loop_hand_over(void *ctx, int k, int it, double e)
+{
+    const clc_dev_watch *w = ((dev_loop *)ctx)->d->watch;
+    return w->hand_over(w->state, k, it, e);
+}
+
 /* Runs step until every problem of the batch has stopped; checked (NULL:
  * none) runs after each check that leaves problems running. */
 clcone_status clc_dev_iterate(clc_dev_batch *d, clc_dev_step_fn step, clc_dev_step_fn checked, void *state, clcone_error *err)
 {
     dev_loop L = {d, step, checked, state};
-    clc_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked, loop_sync, NULL};
+    clc_iter_ops ops = {&L, d->nprob, 0, d->t0, loop_step, loop_measure, loop_checked, loop_sync,
+                        NULL, NULL, NULL, 0};
     if (d->body.part) ops.agree_ms = loop_agree_ms;
+    if (d->watch) {
+        ops.hand_over = d->watch->hand_over ? loop_hand_over : NULL;
+        ops.skip = d->watch->skip;
+        ops.it0 = d->watch->it0;
+    }
     return clc_iterate(&ops, d->o, d->res->items, err);
 }
 

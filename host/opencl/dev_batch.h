@@ -31,6 +31,18 @@ typedef struct clc_dev_body {
     void *halo;
 } clc_dev_body;
 
+/* What the hybrid asks of the multi-launch loop (opencl/handover.c): the
+ * problems to stop for the host's second phase (hand_over, NULL: none),
+ * and a loop that resumes some problems (skip the others) from iteration
+ * it0 of a solve whose clock started at t0 (0: a new solve). */
+typedef struct clc_dev_watch {
+    int (*hand_over)(void *state, int k, int it, double e);
+    void *state;
+    const int *skip;
+    int it0;
+    double t0;
+} clc_dev_watch;
+
 /* One batch on the device: options, per-contact vectors, per-problem flags and sums, operator, staging. */
 struct clc_dev_batch {
     clcone_context *c;
@@ -52,6 +64,7 @@ struct clc_dev_batch {
     cl_mem g_mem[GROUP_BUFFERS], g_state, g_err, g_L0, g_L, g_theta;
     /* 3n device reals: the start going up, the reactions coming back without blocking */
     void *stage;
+    const clc_dev_watch *watch; /* the multi-launch loop's, NULL: none */
 };
 
 /* dev_batch.c: the batch's life, its operator and its side of the iteration loop. */
@@ -66,7 +79,8 @@ clcone_status clc_dev_body_dv(clc_dev_batch *d, cl_mem x, clcone_error *err);
 clcone_status clc_dev_halo(clc_dev_batch *d, clcone_error *err);
 /* w = W x with the form's operator. */
 clcone_status clc_dev_apply(clc_dev_batch *d, cl_mem x, cl_mem w, clcone_error *err);
-/* Starts a solve from r0, every problem active, into d->res; the clock starts here. */
+/* Starts a solve from r0, every problem active (but those d->watch skips), into d->res; the clock
+ * starts here (or at d->watch's t0). */
 clcone_status clc_dev_begin(clc_dev_batch *d, const double *r0, clcone_error *err);
 /* Sums K per-contact terms per problem into sums (and host if not NULL); a part's over the whole scene. */
 clcone_status clc_dev_reduce(clc_dev_batch *d, cl_mem terms, int K, cl_mem sums, double *host,
@@ -107,6 +121,17 @@ clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr
 clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err);
 clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, int restart, double *r,
                               clcone_error *err);
+
+/* handover.c: the hybrid's hand-over to the host's second phase past the dense Newton. */
+/* Each problem's price in sweeps (0: not handed over): those without dense scratch in off (NULL: past the
+ * dense limit); 0 too where a contact without friction keeps the interior point out. */
+clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
+/* Problem p's second phase from r at its iteration in d->res (s: its status); 1 where it stalled above
+ * tol within the caps, for the device's sweeps to go on from r. */
+int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err);
+/* The hybrid on the multi-launch loop: `sweeps` watched by the switch, the problems it stops to the host,
+ * the sweeps again where that stalls. */
+clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r, clcone_error *err);
 
 /* dev_body.c: the body form's host side. */
 typedef struct clc_body_host {

@@ -36,9 +36,6 @@ typedef struct clc_dev_counts {
 clc_dev_counts clc_dev_plan_counts(const clc_dev_plan *pl);
 void clc_dev_plan_free(clc_dev_plan *pl);
 
-/* Whether a problem of n contacts is solved inside one work-group on c's device (opencl/group_solve.c). */
-int clc_group_holds(const clcone_context *c, int n);
-
 /* Builds SAP's programs (SAP has no plan of its own), so compilation is not timed. */
 clcone_status clc_sap_device_prepare(clcone_context *ctx, clcone_error *err);
 

@@ -58,7 +58,7 @@ out:
     return s;
 }
 
-int clc_group_holds(const clcone_context *c, int n)
+static int group_holds(const clcone_context *c, int n)
 {
     return n <= (c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU);
 }
@@ -68,7 +68,7 @@ int clc_group_fits(const clc_dev_batch *d)
     /* they check on the device and keep no history */
     if (d->body.nb || d->o->history) return 0;
     for (int k = 0; k < d->nprob; ++k)
-        if (!clc_group_holds(d->c, d->h.prob_off[k + 1] - d->h.prob_off[k])) return 0;
+        if (!group_holds(d->c, d->h.prob_off[k + 1] - d->h.prob_off[k])) return 0;
     return 1;
 }
 

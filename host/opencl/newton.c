@@ -7,15 +7,11 @@
  * reals a problem: newton holds problems to the reference's limit; the
  * hybrid gives them to the problems within it while the batch's total
  * stays within the device's largest allocation and a quarter of its
- * memory, and lets the others finish with the sweeps; it hands those
- * to the host at the switch's verdict, as the reference's
- * hybrid does past its limit: ccp and soft to the interior point
- * (ref/ipm.c, a sparse factor), coulomb to its fixed point over it
- * (ref/fixed_point.c). No matrix-free solve of the interior point's
- * systems converges on a device (docs/measured.md). */
+ * memory, and stops the others at the switch's verdict for the host's
+ * second phase (opencl/handover.c). No matrix-free solve of the
+ * interior point's systems converges on a device (docs/measured.md). */
 #include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
-#include "ref/reference.h"
 #include "schedule.h"
 
 #include <stdlib.h>
@@ -68,27 +64,19 @@ static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_er
     return off;
 }
 
-/* The hybrid's price in sweeps of the host's sparse second phase for
- * each problem without dense scratch (0: none; also where a contact
- * without friction keeps the interior point out), into a device buffer.
- * A float device's too: its sweeps stall near its rounding floor, and
- * below tol 1e-6 (where it runs this kernel at all) the host's double
- * answer is what reaches tol (a 3,000-contact pile's ccp at 1e-7 in
- * 3.6 s where its sweeps stood at 7.4e-6 after 20 s). */
+/* The hybrid's prices of the host's second phase (opencl/handover.c) for
+ * the problems without dense scratch, into a device buffer. A float
+ * device's too: its sweeps stall near its rounding floor, and below tol
+ * 1e-6 (where it runs this kernel at all) the host's double answer is
+ * what reaches tol (a 3,000-contact pile's ccp at 1e-7 in 3.6 s where
+ * its sweeps stood at 7.4e-6 after 20 s). */
 static clcone_status handover_prices(clc_dev_batch *d, int hybrid, const cl_ulong *off, cl_mem *out,
                                      clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
     double *price = clc_calloc(np, sizeof *price, err, "second phase prices");
     clcone_status s = price ? CLCONE_OK : CLCONE_ENOMEM;
-    for (size_t p = 0; hybrid && !s && p < np; ++p) {
-        if (off[p + 1] > off[p]) continue;
-        s = clc_ref_past_dense_price(d->p, d->model, d->h.prob_off[p], d->h.prob_off[p + 1], &price[p], err);
-        if (s == CLCONE_ENOTSUP) {
-            price[p] = 0;
-            s = CLCONE_OK;
-        }
-    }
+    if (!s && hybrid) s = clc_handover_prices(d, off, price, err);
     if (!s) s = clc_buf_reals(d->c, "second phase price of problem", 1, price, np, out, err);
     free(price);
     return s;
@@ -209,15 +197,10 @@ static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *e
     e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
     s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
     for (size_t p = 0; !s && p < np; ++p) {
-        clcone_prob_result *out = &d->res->items[p];
-        int sweeps = out->inner_iters;
         if (state[2 * p + 1] != CONE_GROUP_HANDOVER) continue;
-        s = clc_ref_past_dense_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, state[2 * p], d->t0, out,
-                                    err);
-        out->inner_iters = sweeps;
-        if (!s && out->status == CLCONE_FAILED && out->iters < d->o->max_iter
-            && !clc_time_is_up(d->o, clc_now_ms() - d->t0)) {
-            state[2 * p] = out->iters;
+        d->res->items[p].iters = state[2 * p];
+        if (clc_handover_run(d, (int)p, r, &s, err)) {
+            state[2 * p] = d->res->items[p].iters;
             state[2 * p + 1] = CONE_GROUP_RUNNING;
             resume = 1;
         }
@@ -244,16 +227,18 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
 }
 
 /* The hybrid is its sweeps alone, bit for bit, where Newton does not
- * pay (tol >= CLCONE_DEVICE_HYBRID_BELOW, but for coulomb in double) or
- * where the batch does not run on the whole-problem kernels (scenes in
- * the body form, --plot, problems beyond their size): coulomb's CGS,
- * ccp's (and soft's) ACGS, the reference's first phase (docs/measured.md:
- * a twentieth of APGD's time at 1e-6, where APGD stalls on piles). */
+ * pay (tol >= CLCONE_DEVICE_HYBRID_BELOW, but for coulomb in double) and
+ * on scenes in the body form: coulomb's CGS, ccp's (and soft's) ACGS,
+ * the reference's first phase (docs/measured.md: a twentieth of APGD's
+ * time at 1e-6, where APGD stalls on piles). Where the batch does not
+ * run on the whole-problem kernels (--plot, a problem beyond their size)
+ * it is those sweeps' multi-launch loop, its problems past the dense
+ * limit handed to the host (opencl/handover.c). */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
     int loose = d->o->tol >= CLCONE_DEVICE_HYBRID_BELOW
                 && (clcone_context_precision(d->c) == CLCONE_FLOAT || d->model != CLCONE_MODEL_COULOMB);
-    if (loose || !clc_group_fits(d))
-        return d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs(d, r, err) : clc_dev_acgs(d, r, err);
-    return newton_solve(d, 1, r, err);
+    clc_dev_fn *sweeps = d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs : clc_dev_acgs;
+    if (loose || d->body.nb) return sweeps(d, r, err);
+    return clc_group_fits(d) ? newton_solve(d, 1, r, err) : clc_handover_loop(d, sweeps, r, err);
 }

@@ -174,7 +174,7 @@ clcone_status clc_ref_blocks(const clc_bproblem *p, const clcone_options *o, dou
                                 clcone_error *err)
 {
     bref R;
-    clc_iter_ops ops = {&R, 1, 0, 0, bref_step, bref_measure, NULL, NULL, NULL};
+    clc_iter_ops ops = {&R, 1, 0, 0, bref_step, bref_measure, NULL, NULL, NULL, NULL, NULL, 0};
     clcone_status s;
     double t0 = clc_now_ms();
     if ((s = bref_init(&R, p, o, f, err))) return s;

@@ -48,7 +48,7 @@ clcone_status clc_ref_iterate(const clcone_problem *p, const clcone_options *o, 
                                  clcone_error *err)
 {
     ref_run R = {p, o, c0, c1, r, step, checked, state};
-    clc_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked, NULL, NULL};
+    clc_iter_ops ops = {&R, 1, 0, 0, run_step, run_measure, run_checked, NULL, NULL, NULL, NULL, 0};
     while (ops.prob0 + 1 < p->nprob && p->prob_off[ops.prob0 + 1] <= c0) ++ops.prob0;
     return clc_iterate(&ops, o, out, err);
 }

@@ -11,28 +11,32 @@
  * so the result (error, iterations, status) is the scene's. */
 #include "solve/solve_entries.h"
 
+/* The largest scene the hybrid takes to its local form past Newton's
+ * limit. Beyond it the body form's sweeps pay: on a 60,000-contact pile
+ * (POCL, double) the local form's sweeps took 1.45x their time and the
+ * solve 2.4x their memory, and the host's sparse second phase, which
+ * the local form is for, took 15-32 s at 10,200 contacts. */
+#define SCENE_LOCAL_MAX_CONTACTS 16384
+
 int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, const clcone_scene *s,
                             const clcone_dev_part *part)
 {
-    /* float Newton on these problems ran into the time cap where the
-     * float sweeps end at their 1e-5; the hybrid's sweeps alone (ccp at
-     * tol >= CLCONE_DEVICE_HYBRID_BELOW) and its --plot stay on the body
-     * form, whose cgs and apgd they are */
+    int dbl, past;
     /* ccp reads W, q and mu only, so its local form is the scene's law;
      * soft's a_ref needs the gaps, which the body form carries */
-    if (!ctx || part || clcone_context_precision(ctx) != CLCONE_DOUBLE
-        || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP))
+    if (!ctx || part || s->ncontacts <= 0 || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP))
         return 0;
-    if (o->solver == CLCONE_SOLVER_HYBRID
-        && (o->history || (o->model != CLCONE_MODEL_COULOMB && o->tol >= CLCONE_DEVICE_HYBRID_BELOW)))
-        return 0;
-    if (o->solver != CLCONE_SOLVER_HYBRID && o->solver != CLCONE_SOLVER_NEWTON) return 0;
-    if (s->ncontacts <= 0) return 0;
-    /* past Newton's limit the hybrid hands the local form to the host's
-     * interior point or its fixed point (opencl/newton.c), where one
-     * work-group holds it */
-    return s->ncontacts <= CLCONE_NEWTON_REF_MAX_CONTACTS
-           || (o->solver == CLCONE_SOLVER_HYBRID && clc_group_holds(ctx, s->ncontacts));
+    dbl = clcone_context_precision(ctx) == CLCONE_DOUBLE;
+    past = s->ncontacts > CLCONE_NEWTON_REF_MAX_CONTACTS;
+    if (o->solver == CLCONE_SOLVER_NEWTON) return dbl && !past;
+    if (o->solver != CLCONE_SOLVER_HYBRID) return 0;
+    /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are */
+    if (o->tol >= CLCONE_DEVICE_HYBRID_BELOW && (!dbl || o->model != CLCONE_MODEL_COULOMB)) return 0;
+    /* within Newton's limit float Newton ran into the time cap where the
+     * float sweeps end at their 1e-5, and --plot's loop runs no Newton;
+     * past it the hybrid hands the local form to the host's interior
+     * point or its fixed point (opencl/handover.c) in either precision */
+    return past ? s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS : dbl && !o->history;
 }
 
 clcone_status clc_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)

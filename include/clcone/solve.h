@@ -185,7 +185,7 @@ CLCONE_API clcone_status clcone_options_check_given(const clcone_options *o, uns
 typedef struct clcone_prob_result {
     clcone_run_status status;
     int iters;           /* iterations (Newton iterations for sap) */
-    int inner_iters;     /* inner iterations (CG for sap), else 0 */
+    int inner_iters;     /* inner iterations (CG for sap; the hybrid's sweeps), else 0 */
     double cost;         /* objective at exit for ccp, soft, sap; else 0 */
     double error;        /* error measure of the model, see clcone_error_of */
     double time_ms;
