@@ -8,6 +8,7 @@
  * compiles left out). */
 #define _POSIX_C_SOURCE 200809L
 #include "bench.h"
+#include "core/newton_limits.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -70,8 +71,11 @@ static int write_scene(bench *b, FILE *f, const char *name, int n, unsigned seed
 }
 
 static const char *const MODELS[] = {"coulomb", "ccp", "soft"};
-static const char *const BACKENDS[] = {"--precision double", "--device ref"};
-static const char *const BACKEND_NAMES[] = {"device, double", "reference"};
+/* The third: the device's multi-launch loop, which --plot's history
+ * takes, as a batch with a problem past the whole-problem kernels (4,096
+ * contacts on a GPU) does; its plot is written to the scratch folder. */
+static const char *const BACKENDS[] = {"--precision double", "--device ref", "--precision double --plot"};
+static const char *const BACKEND_NAMES[] = {"device, double", "reference", "device, double, multi-launch loop"};
 
 /* The 256 tiny piles in dir as one batch per model and backend. */
 static void tiny_piles(bench *b, FILE *f, const char *cli, const char *dir)
@@ -116,29 +120,34 @@ static void large_scenes(bench *b, FILE *f, const char *cli, const char *dir)
                "`gen pile --n 3400 --seed 5`, each solved alone at tol 1e-8 with the model's default solver, "
                "capped at %d s. Newton's dense factor stops at 512 contacts: past it the hybrid hands over after "
                "its sweeps to a sparse second phase (on the host for a device): ipm for ccp, De Saxce's fixed "
-               "point over ipm for coulomb, and the sweeps again where that stops above tol.\n\n"
+               "point over ipm for coulomb, and the sweeps again where that stops above tol. Past 512 contacts "
+               "each scene runs a third time on the device's multi-launch loop (`--plot`), the path a GPU "
+               "takes past 4,096 contacts, which hands over the same way.\n\n"
                "| scene | contacts | model | backend | status | error | iterations | ms |\n"
                "|---|---|---|---|---|---|---|---|\n",
             b->quick ? " (not in a quick run)" : "", cap);
     for (int s = 0; s < nscenes; ++s) {
         snprintf(path, sizeof path, "%s/%s", dir, SCENES[s].file);
         if (write_scene(b, f, SCENES[s].gen, SCENES[s].n, SCENES[s].seed, path)) continue;
-        for (int m = 0; m < 2; ++m)
-            for (int k = 0; k < 2; ++k) {
+        for (int m = 0, contacts = 0; m < 2; ++m)
+            for (int k = 0; k < 3 && (k < 2 || contacts > CLCONE_NEWTON_REF_MAX_CONTACTS); ++k) {
                 solve_run r;
-                snprintf(args, sizeof args, "'%s' --model %s --tol 1e-8 --max-seconds %d %s", path, MODELS[m], cap,
-                         BACKENDS[k]);
+                snprintf(args, sizeof args, "'%s' --model %s --tol 1e-8 --max-seconds %d %s%s%s%s", path, MODELS[m],
+                         cap, BACKENDS[k], k == 2 ? " '" : "", k == 2 ? dir : "", k == 2 ? "/loop.png'" : "");
                 run_solve(cli, args, &r);
                 if (r.rc != 0 && r.rc != 1) {
                     bench_fail(b, f, "%s %s on the %s: exit %d, %s", SCENES[s].file, MODELS[m], BACKEND_NAMES[k],
                                r.rc, r.message);
                     continue;
                 }
+                contacts = r.contacts;
                 fprintf(f, "| `gen %s --n %d` | %d | %s | %s | %s | %.1e | %ld | %.0f |\n", SCENES[s].gen,
                         SCENES[s].n, r.contacts, MODELS[m], BACKEND_NAMES[k], r.status, r.error, r.iters, r.ms);
             }
         remove(path);
     }
+    snprintf(path, sizeof path, "%s/loop.png", dir);
+    remove(path);
 }
 
 void bench_section_second(bench *b, FILE *f)
