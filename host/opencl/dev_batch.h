@@ -123,14 +123,15 @@ clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, in
                               clcone_error *err);
 
 /* handover.c: the hybrid's hand-over to the host's second phase past the dense Newton. */
-/* Each problem's price in sweeps (0: not handed over): those without dense scratch in off (NULL: past the
- * dense limit); 0 too where a contact without friction keeps the interior point out. */
+/* Each problem's price in sweeps (0: not handed over): those without dense scratch in off, the second
+ * phase's; off NULL, every problem's (within the dense limit the host's Newton's); 0 too where a contact
+ * without friction keeps the interior point out. */
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
 /* Problem p's second phase from r at its iteration in d->res (s: its status); 1 where it stalled above
  * tol within the caps, for the device's sweeps to go on from r. */
 int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err);
-/* The hybrid on the multi-launch loop: `sweeps` watched by the switch, the problems it stops to the host,
- * the sweeps again where that stalls. */
+/* The hybrid on the multi-launch loop: `sweeps` watched by the switch, the problems it stops to the host's
+ * Newton or second phase, the sweeps again where that gives up or stalls. */
 clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r, clcone_error *err);
 
 /* dev_body.c: the body form's host side. */

@@ -1,14 +1,19 @@
-/* The device hybrid's hand-over to the host: a problem beyond the dense
+/* The device hybrid's hand-over to the host. A problem beyond the dense
  * Newton (past its contact limit, or without room for its matrices) goes
  * from the device's sweeps to the host's sparse second phase at the
  * switch's first verdict (newton_hybrid_switch), as the reference's
  * hybrid does past its limit: ccp and soft to the interior point
- * (ref/ipm.c), coulomb to its fixed point over it (ref/fixed_point.c).
- * Where the second phase stalls above tol the sweeps go on from its
- * better iterate. The whole-problem kernel stops such a problem itself
- * (opencl/newton.c); a batch beyond those kernels (a problem past 4,096
- * contacts on a GPU, 16,384 on a CPU, or a solve keeping its history)
- * runs the sweeps' multi-launch loop, watched here at each check. */
+ * (ref/ipm.c), coulomb to its fixed point over it (ref/fixed_point.c);
+ * where that stalls above tol the sweeps go on from its better iterate.
+ * The whole-problem kernel stops such a problem itself (opencl/newton.c).
+ * A batch beyond those kernels (a problem past 4,096 contacts on a GPU,
+ * 16,384 on a CPU, or a solve keeping its history) runs the sweeps'
+ * multi-launch loop, watched here at each check, and there a problem
+ * within the dense limit goes to the host's Newton (ref/newton.c) as the
+ * kernel would run its own: a host's dense LU where a GPU's work-group
+ * would factor, but the reference's answer where the loop's sweeps alone
+ * stalled (BoxesStack1 with --plot: 3.6e-7 after 5 s, now 1e-8 in 1,086
+ * iterations). */
 #include "core/internal.h"
 #include "core/newton_limits.h"
 #include "opencl/dev_batch.h"
@@ -26,12 +31,22 @@ clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, d
         int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1];
         clcone_status s;
         price[p] = 0;
-        if (off ? off[p + 1] > off[p] : c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) continue;
+        if (off && off[p + 1] > off[p]) continue;
+        if (!off && c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
+            price[p] = newton_hybrid_budget(3 * (c1 - c0), d->p->row_ptr[c1] - d->p->row_ptr[c0]);
+            continue;
+        }
         s = clc_ref_past_dense_price(d->p, d->model, c0, c1, &price[p], err);
         if (s == CLCONE_ENOTSUP) price[p] = 0;
         else if (s) return s;
     }
     return CLCONE_OK;
+}
+
+/* Whether problem p's caps leave its sweeps more to do. */
+static int caps_left(const clc_dev_batch *d, int p)
+{
+    return d->res->items[p].iters < d->o->max_iter && !clc_time_is_up(d->o, clc_now_ms() - d->t0);
 }
 
 int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err)
@@ -40,77 +55,95 @@ int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcon
     int sweeps = out->inner_iters;
     *s = clc_ref_past_dense_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, out->iters, d->t0, out, err);
     out->inner_iters = sweeps;
-    return !*s && out->status == CLCONE_FAILED && out->iters < d->o->max_iter
-           && !clc_time_is_up(d->o, clc_now_ms() - d->t0);
+    return !*s && out->status == CLCONE_FAILED && caps_left(d, p);
 }
 
-/* The switch's marks per problem and which problems it stopped. */
+/* The switch of each problem on the multi-launch loop: its price, marks,
+ * whether its early try was spent, its verdict when it stopped the
+ * problem (handed). */
 typedef struct loop_switch {
-    const double *price;
-    double tol, *mark_e;
-    int *mark_it, *handed;
+    double tol, *price, *mark_e;
+    int *mark_it, *tried, *verdict, *handed;
 } loop_switch;
 
 static int loop_switch_says(void *state, int k, int it, double e)
 {
     loop_switch *S = state;
-    if (!(S->price[k] > 0) || !newton_hybrid_switch(it, e, S->tol, S->price[k], 0, &S->mark_it[k], &S->mark_e[k]))
-        return 0;
-    S->handed[k] = 1;
-    return 1;
+    if (!(S->price[k] > 0)) return 0;
+    S->verdict[k] = newton_hybrid_switch(it, e, S->tol, S->price[k], S->tried[k], &S->mark_it[k], &S->mark_e[k]);
+    return S->handed[k] = S->verdict[k] != 0;
 }
 
-/* Problem p's sweeps again, alone, from r and the iteration its second
- * phase stopped at, to the caps (no second hand-over). */
-static clcone_status loop_resume(clc_dev_batch *d, clc_dev_fn *sweeps, int p, int *skip, double *r, clcone_error *err)
+/* Problem p's sweeps again, alone, watched by S, from r and the
+ * iteration its second phase stopped at; counts them into *sweeps. */
+static clcone_status loop_resume(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_switch *S, int p, int *skip,
+                                 double *r, int *sweeps, clcone_error *err)
 {
     clcone_prob_result *out = &d->res->items[p];
-    int before = out->inner_iters, it0 = out->iters;
-    clc_dev_watch resume = {NULL, NULL, skip, it0, d->t0};
+    int it0 = out->iters;
+    clc_dev_watch resume = {loop_switch_says, S, skip, it0, d->t0};
     clcone_status s;
     for (int k = 0; k < d->nprob; ++k) skip[k] = k != p;
     d->watch = &resume;
-    s = sweeps(d, r, err);
+    s = sweeps_fn(d, r, err);
     d->watch = NULL;
-    out->inner_iters = before + out->iters - it0;
+    *sweeps += out->iters - it0;
+    return s;
+}
+
+/* Problem p after its switch stopped it on the loop: within the dense
+ * limit the host's Newton (an early try, and where that gives up the
+ * sweeps again with no second try), past it the sparse second phase (the
+ * sweeps again where that stalls, with no second hand-over); the
+ * reference's hybrid in either case. */
+static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_switch *S, int p, int *skip,
+                                    double *r, clcone_error *err)
+{
+    clcone_prob_result *out = &d->res->items[p];
+    int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1], sweeps = out->iters;
+    clcone_status s = CLCONE_OK;
+    if (!(S->price[p] > 0)) return CLCONE_OK; /* its sweeps alone, as the reference's */
+    while (!s && S->handed[p]) {
+        int again = 0;
+        S->handed[p] = 0;
+        if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
+            s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, S->verdict[p] == 1, &again, out, err);
+            again = again && caps_left(d, p);
+            S->tried[p] = 1;
+            S->mark_it[p] = 0;
+            S->mark_e[p] = INFINITY;
+        } else {
+            out->inner_iters = sweeps;
+            again = clc_handover_run(d, p, r, &s, err);
+            S->price[p] = 0;
+        }
+        if (!s && again) s = loop_resume(d, sweeps_fn, S, p, skip, r, &sweeps, err);
+    }
+    out->inner_iters = sweeps;
     return s;
 }
 
 clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r, clcone_error *err)
 {
-    int np = d->nprob, any = 0;
-    double *price = clc_calloc((size_t)np, sizeof *price, err, "second phase prices");
-    double *mark_e = clc_calloc((size_t)np, sizeof *mark_e, err, "switch marks");
-    int *mark_it = clc_calloc((size_t)np, sizeof *mark_it, err, "switch marks");
-    int *handed = clc_calloc((size_t)np, sizeof *handed, err, "handed-over problems");
-    int *skip = clc_calloc((size_t)np, sizeof *skip, err, "resumed problems");
+    size_t np = (size_t)d->nprob;
+    double *reals = clc_calloc(2 * np, sizeof *reals, err, "the hybrid's switches");
+    int *ints = clc_calloc(5 * np, sizeof *ints, err, "the hybrid's switches");
+    loop_switch S;
     clcone_status s = CLCONE_ENOMEM;
-    if (!price || !mark_e || !mark_it || !handed || !skip || (s = clc_handover_prices(d, NULL, price, err)))
-        goto out;
-    for (int p = 0; p < np; ++p) {
-        mark_e[p] = INFINITY;
-        any |= price[p] > 0;
-    }
-    if (!any) {
-        s = sweeps(d, r, err);
-        goto out;
-    }
+    if (!reals || !ints) goto out;
+    S = (loop_switch){d->o->tol, reals, reals + np, ints, ints + np, ints + 2 * np, ints + 3 * np};
+    if ((s = clc_handover_prices(d, NULL, S.price, err))) goto out;
+    for (size_t p = 0; p < np; ++p) S.mark_e[p] = INFINITY;
     {
-        loop_switch S = {price, d->o->tol, mark_e, mark_it, handed};
         clc_dev_watch watch = {loop_switch_says, &S, NULL, 0, 0};
         d->watch = &watch;
         s = sweeps(d, r, err);
         d->watch = NULL;
     }
-    for (int p = 0; !s && p < np; ++p) {
-        d->res->items[p].inner_iters = d->res->items[p].iters;
-        if (handed[p] && clc_handover_run(d, p, r, &s, err)) s = loop_resume(d, sweeps, p, skip, r, err);
-    }
+    /* the last np ints: the resumed loop's skip list */
+    for (size_t p = 0; !s && p < np; ++p) s = loop_hand_over(d, sweeps, &S, (int)p, ints + 4 * np, r, err);
 out:
-    free(price);
-    free(mark_e);
-    free(mark_it);
-    free(handed);
-    free(skip);
+    free(reals);
+    free(ints);
     return s;
 }

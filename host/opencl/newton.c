@@ -232,8 +232,8 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
  * the reference's first phase (docs/measured.md: a twentieth of APGD's
  * time at 1e-6, where APGD stalls on piles). Where the batch does not
  * run on the whole-problem kernels (--plot, a problem beyond their size)
- * it is those sweeps' multi-launch loop, its problems past the dense
- * limit handed to the host (opencl/handover.c). */
+ * it is those sweeps' multi-launch loop, each problem handed to the
+ * host's Newton or second phase at its switch (opencl/handover.c). */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
     int loose = d->o->tol >= CLCONE_DEVICE_HYBRID_BELOW

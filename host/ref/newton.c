@@ -378,6 +378,15 @@ clcone_status clc_ref_newton(const clcone_problem *p, const clcone_options *o, i
     return newton_run(p, o, c0, c1, r, 0, clc_now_ms(), 0, &gave_up, out, err);
 }
 
+clcone_status clc_ref_newton_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                  int it0, double t0, int trial, int *gave_up, clcone_prob_result *out,
+                                  clcone_error *err)
+{
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return too_large(c1 - c0, err);
+    out->status = CLCONE_CONVERGED; /* newton_run sets it again */
+    return newton_run(p, o, c0, c1, r, it0, t0, trial, gave_up, out, err);
+}
+
 /* The hybrid's sweeps: NSGS (ACGS for ccp) watched at their checks by
  * its switch (newton_hybrid_switch, kernels/newton_math.h); a try or the
  * hand-over raises stop, which the sweeps' loop reads as its cancel flag.
@@ -472,8 +481,7 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
         out->inner_iters = sweeps += out->iters - H.it0;
         if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
             return CLCONE_OK;
-        out->status = CLCONE_CONVERGED; /* newton_run sets it again */
-        s = newton_run(p, o, c0, c1, r, out->iters, H.t0, H.verdict == 1, &gave_up, out, err);
+        s = clc_ref_newton_from(p, o, c0, c1, r, out->iters, H.t0, H.verdict == 1, &gave_up, out, err);
         if (s || !gave_up) return s;
         /* the try gave up: sweeps again until the hand-over, no second try */
         H.tried = 1;

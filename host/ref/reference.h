@@ -26,6 +26,11 @@ clc_ref_fn clc_ref_lemke_pyramid;
 
 /* Semismooth Newton (ref/newton.c), dense: CLCONE_ENOTSUP past CLCONE_NEWTON_REF_MAX_CONTACTS. */
 clc_ref_fn clc_ref_newton;
+/* Newton from r at iteration it0 of a solve whose clock started at t0, as the hybrid's second phase within
+ * the dense limit: trial set, an early try that converges or sets *gave_up, its best iterate in r. */
+clcone_status clc_ref_newton_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                  int it0, double t0, int trial, int *gave_up, clcone_prob_result *out,
+                                  clcone_error *err);
 /* A primal-dual interior point for ccp and soft (ref/ipm.c), sparse: CLCONE_ENOTSUP where a contact has mu 0. */
 clc_ref_fn clc_ref_ipm;
 /* ipm from iteration it0 of a solve whose clock started at t0 (the hybrid's hand-over); r is a candidate, not its start. */
