@@ -59,11 +59,11 @@ int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcon
 }
 
 /* The switch of each problem on the multi-launch loop: its price, marks,
- * whether its early try was spent, its verdict when it stopped the
- * problem (handed). */
+ * whether its early try was spent, and its last verdict (not 0: it
+ * stopped the problem). */
 typedef struct loop_switch {
     double tol, *price, *mark_e;
-    int *mark_it, *tried, *verdict, *handed;
+    int *mark_it, *tried, *verdict;
 } loop_switch;
 
 static int loop_switch_says(void *state, int k, int it, double e)
@@ -71,7 +71,7 @@ static int loop_switch_says(void *state, int k, int it, double e)
     loop_switch *S = state;
     if (!(S->price[k] > 0)) return 0;
     S->verdict[k] = newton_hybrid_switch(it, e, S->tol, S->price[k], S->tried[k], &S->mark_it[k], &S->mark_e[k]);
-    return S->handed[k] = S->verdict[k] != 0;
+    return S->verdict[k] != 0;
 }
 
 /* Problem p's sweeps again, alone, watched by S, from r and the
@@ -103,17 +103,16 @@ static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loo
     int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1], sweeps = out->iters;
     clcone_status s = CLCONE_OK;
     if (!(S->price[p] > 0)) return CLCONE_OK; /* its sweeps alone, as the reference's */
-    while (!s && S->handed[p]) {
-        int again = 0;
-        S->handed[p] = 0;
+    while (!s && S->verdict[p]) {
+        int again = 0, trial = S->verdict[p] == 1;
+        S->verdict[p] = 0;
         if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
-            s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, S->verdict[p] == 1, &again, out, err);
+            s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, trial, &again, out, err);
             again = again && caps_left(d, p);
             S->tried[p] = 1;
             S->mark_it[p] = 0;
             S->mark_e[p] = INFINITY;
         } else {
-            out->inner_iters = sweeps;
             again = clc_handover_run(d, p, r, &s, err);
             S->price[p] = 0;
         }
@@ -127,11 +126,11 @@ clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r,
 {
     size_t np = (size_t)d->nprob;
     double *reals = clc_calloc(2 * np, sizeof *reals, err, "the hybrid's switches");
-    int *ints = clc_calloc(5 * np, sizeof *ints, err, "the hybrid's switches");
+    int *ints = clc_calloc(4 * np, sizeof *ints, err, "the hybrid's switches");
     loop_switch S;
     clcone_status s = CLCONE_ENOMEM;
     if (!reals || !ints) goto out;
-    S = (loop_switch){d->o->tol, reals, reals + np, ints, ints + np, ints + 2 * np, ints + 3 * np};
+    S = (loop_switch){d->o->tol, reals, reals + np, ints, ints + np, ints + 2 * np};
     if ((s = clc_handover_prices(d, NULL, S.price, err))) goto out;
     for (size_t p = 0; p < np; ++p) S.mark_e[p] = INFINITY;
     {
@@ -141,7 +140,7 @@ clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r,
         d->watch = NULL;
     }
     /* the last np ints: the resumed loop's skip list */
-    for (size_t p = 0; !s && p < np; ++p) s = loop_hand_over(d, sweeps, &S, (int)p, ints + 4 * np, r, err);
+    for (size_t p = 0; !s && p < np; ++p) s = loop_hand_over(d, sweeps, &S, (int)p, ints + 3 * np, r, err);
 out:
     free(reals);
     free(ints);

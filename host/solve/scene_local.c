@@ -33,9 +33,10 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
     /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are */
     if (o->tol >= CLCONE_DEVICE_HYBRID_BELOW && (!dbl || o->model != CLCONE_MODEL_COULOMB)) return 0;
     /* within Newton's limit float Newton ran into the time cap where the
-     * float sweeps end at their 1e-5, and --plot's loop runs no Newton;
-     * past it the hybrid hands the local form to the host's interior
-     * point or its fixed point (opencl/handover.c) in either precision */
+     * float sweeps end at their 1e-5, and --plot keeps the body form's
+     * sweeps, as it did when the multi-launch loop ran no Newton; past it the
+     * hybrid hands the local form to the host's interior point or its
+     * fixed point (opencl/handover.c) in either precision */
     return past ? s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS : dbl && !o->history;
 }
 
