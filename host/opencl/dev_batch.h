@@ -123,9 +123,12 @@ clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, in
                               clcone_error *err);
 
 /* handover.c: the hybrid's hand-over to the host's second phase past the dense Newton. */
+/* Whether the hybrid's switch stops problems within the dense limit (past 0) or past it (past 1):
+ * clc_device_hybrid_switches at the batch's tolerance and precision. */
+int clc_hybrid_switches(const clc_dev_batch *d, int past);
 /* Each problem's price in sweeps (0: not handed over): those without dense scratch in off, the second
  * phase's; off NULL, every problem's (within the dense limit the host's Newton's); 0 too where a contact
- * without friction keeps the interior point out. */
+ * without friction keeps the interior point out, and within the dense limit where the switch stops none there. */
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
 /* Problem p's second phase from r at its iteration in d->res (s: its status); 1 where it stalled above
  * tol within the caps, for the device's sweeps to go on from r. */

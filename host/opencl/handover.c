@@ -25,13 +25,20 @@
 #include <math.h>
 #include <stdlib.h>
 
+int clc_hybrid_switches(const clc_dev_batch *d, int past)
+{
+    return clc_device_hybrid_switches(d->o->tol, clcone_context_precision(d->c) == CLCONE_DOUBLE,
+                                      d->model == CLCONE_MODEL_COULOMB, past);
+}
+
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err)
 {
+    int within = clc_hybrid_switches(d, 0);
     for (int p = 0; p < d->nprob; ++p) {
         int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1];
         clcone_status s;
         price[p] = 0;
-        if (off && off[p + 1] > off[p]) continue;
+        if ((off && off[p + 1] > off[p]) || (!within && c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS)) continue;
         if (!off && c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
             price[p] = newton_hybrid_budget(3 * (c1 - c0), d->p->row_ptr[c1] - d->p->row_ptr[c0]);
             continue;

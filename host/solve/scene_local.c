@@ -9,6 +9,7 @@
  * point). The reactions are the scene's own,
  * contact for contact, and W r + q is the scene's u = J (v* + M^-1 J' r),
  * so the result (error, iterations, status) is the scene's. */
+#include "core/newton_limits.h"
 #include "solve/solve_entries.h"
 
 /* The largest scene the hybrid takes to its local form past Newton's
@@ -31,7 +32,7 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
     if (o->solver == CLCONE_SOLVER_NEWTON) return dbl && !past;
     if (o->solver != CLCONE_SOLVER_HYBRID) return 0;
     /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are */
-    if (o->tol >= CLCONE_DEVICE_HYBRID_BELOW && (!dbl || o->model != CLCONE_MODEL_COULOMB)) return 0;
+    if (!clc_device_hybrid_switches(o->tol, dbl, o->model == CLCONE_MODEL_COULOMB, past)) return 0;
     /* within Newton's limit float Newton ran into the time cap where the
      * float sweeps end at their 1e-5, and --plot keeps the body form's
      * sweeps, as it did when the multi-launch loop ran no Newton; past it the
