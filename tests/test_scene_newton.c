@@ -1,6 +1,7 @@
 /* Newton on scenes (solve/scene_local.c): coulomb's hybrid on a scene
  * within the dense Newton's limit runs on the scene's local form, on the
- * reference and on a double device, where the body form's sweeps stall;
+ * reference and on a double device (also keeping its history), where the
+ * body form's sweeps stall;
  * its reactions are the scene's; past the limit, in float and for the
  * other solvers the body form's path is unchanged. */
 #include "testutil.h"
@@ -145,6 +146,55 @@ START_TEST(scene_newton_elsewhere_keeps_the_sweeps)
 }
 END_TEST
 
+/* A solve keeping its history (--plot) on a double device runs the
+ * multi-launch loop, which hands a problem within the dense limit to the
+ * host's Newton: the 36-contact pile as a scene goes to its local form
+ * for it and converges with its history (the body form's sweeps stood at
+ * 1.0e-3 after 5 s), the same status, iterations and reactions as its
+ * local form solved with its history. */
+START_TEST(scene_newton_keeping_history)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_scene w;
+    clcone_problem local;
+    clcone_history h[2] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
+    clcone_result res[2];
+    clcone_options o;
+    clcone_error e;
+    double *r[2];
+    size_t m;
+    gen_scene("pile", 12, 219, &w);
+    ck_assert_msg(clcone_scene_to_local(&w, &local, &e) == CLCONE_OK, "%s", e.msg);
+    m = 3 * (size_t)w.ncontacts;
+    clcone_options_default(&o);
+    o.tol = 1e-8;
+    o.max_iter = BUDGET;
+    for (int k = 0; k < 2; ++k) {
+        r[k] = calloc(m, sizeof *r[k]);
+        o.history = &h[k];
+        ck_assert_msg((k ? clcone_solve(ctx, &local, &o, r[k], &res[k], &e)
+                         : clcone_solve_scene(ctx, &w, &o, r[k], &res[k], &e)) == CLCONE_OK,
+                      "%s", e.msg);
+    }
+    ck_assert_msg(res[0].items[0].status == CLCONE_CONVERGED, "%s after %d iterations, error %g",
+                  clcone_run_status_name(res[0].items[0].status), res[0].items[0].iters, res[0].items[0].error);
+    ck_assert_double_le(scene_error(&w, r[0]), 1.01e-8);
+    ck_assert_int_gt(h[0].count, 0);
+    ck_assert_int_eq(h[0].count, h[1].count);
+    ck_assert_int_eq(res[0].items[0].status, res[1].items[0].status);
+    ck_assert_int_eq(res[0].items[0].iters, res[1].items[0].iters);
+    ck_assert(memcmp(r[0], r[1], m * sizeof *r[0]) == 0);
+    for (int k = 0; k < 2; ++k) {
+        free(r[k]);
+        clcone_result_free(&res[k]);
+        clcone_history_free(&h[k]);
+    }
+    clcone_problem_free(&local);
+    clcone_scene_free(&w);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* A device plan handed scenes in turn, within the limit, past it and
  * back, gives each what a solve of that scene alone gives, bit for bit. */
 START_TEST(scene_newton_plan_follows_its_scenes)
@@ -197,6 +247,7 @@ Suite *suite_scene_newton(void)
     tcase_add_loop_test(t, scene_newton_bitwise_run_to_run, 0, 2);
     tcase_add_loop_test(t, scene_newton_elsewhere_keeps_the_sweeps, 0, 2);
     tcase_add_test(t, scene_newton_plan_follows_its_scenes);
+    tcase_add_test(t, scene_newton_keeping_history);
     suite_add_tcase(s, t);
     return s;
 }

@@ -34,11 +34,11 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
     /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are */
     if (!clc_device_hybrid_switches(o->tol, dbl, o->model == CLCONE_MODEL_COULOMB, past)) return 0;
     /* within Newton's limit float Newton ran into the time cap where the
-     * float sweeps end at their 1e-5, and --plot keeps the body form's
-     * sweeps, as it did when the multi-launch loop ran no Newton; past it the
-     * hybrid hands the local form to the host's interior point or its
-     * fixed point (opencl/handover.c) in either precision */
-    return past ? s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS : dbl && !o->history;
+     * float sweeps end at their 1e-5 (--plot's multi-launch loop hands a
+     * problem there to the host's Newton, as the kernel runs its own);
+     * past it the hybrid hands the local form to the host's interior point
+     * or its fixed point (opencl/handover.c) in either precision */
+    return past ? s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS : dbl;
 }
 
 clcone_status clc_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)
