@@ -240,8 +240,9 @@ clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
     clc_dev_fn *sweeps = d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs : clc_dev_acgs;
     int past = 0;
+    if (d->body.nb) return sweeps(d, r, err);
     for (int k = 0; k < d->nprob && !past; ++k)
         past = d->h.prob_off[k + 1] - d->h.prob_off[k] > CLCONE_NEWTON_REF_MAX_CONTACTS;
-    if (d->body.nb || !clc_hybrid_switches(d, past)) return sweeps(d, r, err);
+    if (!clc_hybrid_switches(d, past)) return sweeps(d, r, err);
     return clc_group_fits(d) ? newton_solve(d, 1, r, err) : clc_handover_loop(d, sweeps, r, err);
 }
