@@ -4,8 +4,8 @@
  * reach 1e-8 by ccp's own error measure (clcone_error_of) on the
  * reference and on a double device, as local problems and as scenes; on
  * the device a batch gives each problem the bits it gets alone, run after
- * run; at tol >= 1e-6, and on float devices, the hybrid is acgs, bit
- * for bit; float's newton reaches 1e-6. */
+ * run; at tol >= 1e-6 on devices the hybrid is acgs, bit for bit;
+ * float's newton reaches 1e-6. */
 #include "testutil.h"
 #include "core/internal.h"
 #include "ref/reference.h"

@@ -4,17 +4,16 @@
 
 /* The most contacts of a problem the dense Newton takes (docs/measured.md). */
 #define CLCONE_NEWTON_REF_MAX_CONTACTS 512
-/* From this tolerance up a device's hybrid runs its sweeps alone, but for coulomb in double and coulomb's problems
- * past the dense limit; the reference's switch decides at any tolerance (why: docs/measured.md). */
+/* From this tolerance up a device's hybrid runs its sweeps alone for ccp and soft, whose acgs reaches it; coulomb's
+ * switch decides at any tolerance (why: docs/measured.md). */
 #define CLCONE_DEVICE_HYBRID_BELOW 1e-6
 
-/* Whether a device's hybrid lets its switch stop a problem's sweeps (for its Newton within the dense limit, for
- * the host's second phase past it) at tol, in double or float. Float Newton at loose tolerances took seconds where
- * the sweeps took milliseconds; past the limit the host's second phase runs in double on either device, and the
- * float sweeps stall there above coulomb's loose tolerances (the rocks of bench/models at 1e-5: 20 s a step). */
-static inline int clc_device_hybrid_switches(double tol, int dbl, int coulomb, int past)
+/* Whether a device's hybrid lets its switch stop a problem's sweeps at tol (for the kernel's Newton in double, the
+ * host's in float, the host's second phase past the dense limit). coulomb's sweeps stall above loose tolerances: in
+ * float a 12-contact pile at 3.3e-5 against the default's 1e-5, the rocks of bench/models at 20 s a step. */
+static inline int clc_device_hybrid_switches(double tol, int coulomb)
 {
-    return tol < CLCONE_DEVICE_HYBRID_BELOW || (coulomb && (dbl || past));
+    return tol < CLCONE_DEVICE_HYBRID_BELOW || coulomb;
 }
 
 #endif

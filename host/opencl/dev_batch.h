@@ -122,16 +122,16 @@ clcone_status clc_group_set_limits(clc_dev_batch *d, clcone_error *err);
 clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, int restart, double *r,
                               clcone_error *err);
 
-/* handover.c: the hybrid's hand-over to the host's second phase past the dense Newton. */
-/* Whether the hybrid's switch stops problems within the dense limit (past 0) or past it (past 1):
- * clc_device_hybrid_switches at the batch's tolerance and precision. */
-int clc_hybrid_switches(const clc_dev_batch *d, int past);
-/* Each problem's price in sweeps (0: not handed over): those without dense scratch in off, the second
- * phase's; off NULL, every problem's (within the dense limit the host's Newton's); 0 too where a contact
- * without friction keeps the interior point out, and within the dense limit where the switch stops none there. */
+/* handover.c: the hybrid's hand-over to the host's Newton (float) and second phase (past the dense Newton). */
+/* Whether the hybrid's switch stops problems: clc_device_hybrid_switches at the batch's tolerance and model. */
+int clc_hybrid_switches(const clc_dev_batch *d);
+/* Each problem's price in sweeps (0: not handed over): those without dense scratch in off (off NULL: every
+ * problem), within the dense limit the host's Newton's, past it the second phase's; 0 where a contact without
+ * friction keeps the interior point out. */
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
-/* Problem p's second phase from r at its iteration in d->res (s: its status); 1 where it stalled above
- * tol within the caps, for the device's sweeps to go on from r. */
+/* Problem p from r at its iteration in d->res on the host (s: its status): within the dense limit its Newton in
+ * double, past it the second phase; 1 where that stopped above tol within the caps, for the device's sweeps to go
+ * on from r. */
 int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err);
 /* The hybrid on the multi-launch loop: `sweeps` watched by the switch, the problems it stops to the host's
  * Newton or second phase, the sweeps again where that gives up or stalls. */

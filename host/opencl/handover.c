@@ -1,9 +1,12 @@
-/* The device hybrid's hand-over to the host. A problem beyond the dense
- * Newton (past its contact limit, or without room for its matrices) goes
- * from the device's sweeps to the host's sparse second phase at the
- * switch's first verdict (newton_hybrid_switch), as the reference's
- * hybrid does past its limit: ccp and soft to the interior point
- * (ref/ipm.c), coulomb to its fixed point over it (ref/fixed_point.c);
+/* The device hybrid's hand-over to the host. A problem without the
+ * kernel's dense Newton (all of a float device's, whose float Newton
+ * passes Armijo while the error grows; those past the contact limit or
+ * without room for their matrices) goes from the device's sweeps to the
+ * host at the switch's first verdict (newton_hybrid_switch): within the
+ * limit to its Newton in double (ref/newton.c), past it to the sparse
+ * second phase, as the reference's hybrid does past its limit: ccp and
+ * soft to the interior point (ref/ipm.c), coulomb to its fixed point
+ * over it (ref/fixed_point.c);
  * where that stalls above tol the sweeps go on from its better iterate.
  * The whole-problem kernel stops such a problem itself (opencl/newton.c).
  * A batch beyond those kernels (a problem past 4,096 contacts on a GPU,
@@ -25,21 +28,19 @@
 #include <math.h>
 #include <stdlib.h>
 
-int clc_hybrid_switches(const clc_dev_batch *d, int past)
+int clc_hybrid_switches(const clc_dev_batch *d)
 {
-    return clc_device_hybrid_switches(d->o->tol, clcone_context_precision(d->c) == CLCONE_DOUBLE,
-                                      d->model == CLCONE_MODEL_COULOMB, past);
+    return clc_device_hybrid_switches(d->o->tol, d->model == CLCONE_MODEL_COULOMB);
 }
 
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err)
 {
-    int within = clc_hybrid_switches(d, 0);
     for (int p = 0; p < d->nprob; ++p) {
         int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1];
         clcone_status s;
         price[p] = 0;
-        if ((off && off[p + 1] > off[p]) || (!within && c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS)) continue;
-        if (!off && c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
+        if (off && off[p + 1] > off[p]) continue; /* the kernel's own Newton */
+        if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
             price[p] = newton_hybrid_budget(3 * (c1 - c0), d->p->row_ptr[c1] - d->p->row_ptr[c0]);
             continue;
         }
@@ -59,8 +60,11 @@ static int caps_left(const clc_dev_batch *d, int p)
 int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err)
 {
     clcone_prob_result *out = &d->res->items[p];
-    int sweeps = out->inner_iters;
-    *s = clc_ref_past_dense_from(d->p, d->o, d->h.prob_off[p], d->h.prob_off[p + 1], r, out->iters, d->t0, out, err);
+    int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1], sweeps = out->inner_iters, gave_up = 0;
+    if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS)
+        *s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, 0, &gave_up, out, err);
+    else
+        *s = clc_ref_past_dense_from(d->p, d->o, c0, c1, r, out->iters, d->t0, out, err);
     out->inner_iters = sweeps;
     return !*s && out->status == CLCONE_FAILED && caps_left(d, p);
 }

@@ -64,7 +64,7 @@ static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_er
     return off;
 }
 
-/* The hybrid's prices of the host's second phase (opencl/handover.c) for
+/* The hybrid's prices of the host's Newton or second phase (opencl/handover.c) for
  * the problems without dense scratch, into a device buffer. A float
  * device's too: its sweeps stall near its rounding floor, and the host's
  * double answer is what reaches tol (a 3,000-contact pile's ccp at 1e-7
@@ -92,7 +92,9 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
     size_t n = (size_t)d->n, np = (size_t)d->nprob;
     int budget = 0, check = 1, max_iter = 0, *pcol = NULL, *gptr = NULL, *gorder = NULL;
     cl_ulong cap = c->info.global_mem / 4 < c->info.max_alloc ? c->info.global_mem / 4 : c->info.max_alloc;
-    cl_ulong most = !hybrid ? (cl_ulong)-1 : clc_hybrid_switches(d, 0) ? cap / c->real_size : 0;
+    int dbl = clcone_context_precision(c) == CLCONE_DOUBLE;
+    /* a float hybrid's problems go to the host's Newton in double (clc_handover_run) */
+    cl_ulong most = !hybrid ? (cl_ulong)-1 : dbl ? cap / c->real_size : 0;
     cl_ulong *off = newton_scratch(d, most, err);
     kreal tol = KREAL(0);
     cl_mem *m = d->g_mem;
@@ -227,22 +229,20 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
 }
 
 /* The hybrid is its sweeps alone, bit for bit, where its switch stops
- * nothing (clc_device_hybrid_switches: from tol 1e-6 up in float and for
- * ccp, but coulomb's problems past the dense limit, which the kernel
- * hands over while those within it run their sweeps alone) and on scenes
- * in the body form: coulomb's CGS, ccp's (and soft's) ACGS,
- * the reference's first phase (docs/measured.md: a twentieth of APGD's
- * time at 1e-6, where APGD stalls on piles). Where the batch does not
- * run on the whole-problem kernels (--plot, a problem beyond their size)
- * it is those sweeps' multi-launch loop, each problem handed to the
- * host's Newton or second phase at its switch (opencl/handover.c). */
+ * nothing (clc_device_hybrid_switches: from tol 1e-6 up for ccp and
+ * soft) and on scenes in the body form: coulomb's CGS, ccp's (and
+ * soft's) ACGS, the reference's first phase (docs/measured.md: a
+ * twentieth of APGD's time at 1e-6, where APGD stalls on piles). In
+ * double the kernel runs its own Newton within the dense limit; a float
+ * device's problems go to the host's Newton in double (float Newton's
+ * steps pass Armijo while the error grows), and those past the limit to
+ * the host's second phase. Where the batch does not run on the
+ * whole-problem kernels (--plot, a problem beyond their size) it is
+ * those sweeps' multi-launch loop, each problem handed to the host's
+ * Newton or second phase at its switch (opencl/handover.c). */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
     clc_dev_fn *sweeps = d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs : clc_dev_acgs;
-    int past = 0;
-    if (d->body.nb) return sweeps(d, r, err);
-    for (int k = 0; k < d->nprob && !past; ++k)
-        past = d->h.prob_off[k + 1] - d->h.prob_off[k] > CLCONE_NEWTON_REF_MAX_CONTACTS;
-    if (!clc_hybrid_switches(d, past)) return sweeps(d, r, err);
+    if (d->body.nb || !clc_hybrid_switches(d)) return sweeps(d, r, err);
     return clc_group_fits(d) ? newton_solve(d, 1, r, err) : clc_handover_loop(d, sweeps, r, err);
 }

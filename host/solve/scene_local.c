@@ -31,14 +31,11 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
     past = s->ncontacts > CLCONE_NEWTON_REF_MAX_CONTACTS;
     if (o->solver == CLCONE_SOLVER_NEWTON) return dbl && !past;
     if (o->solver != CLCONE_SOLVER_HYBRID) return 0;
-    /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are */
-    if (!clc_device_hybrid_switches(o->tol, dbl, o->model == CLCONE_MODEL_COULOMB, past)) return 0;
-    /* within Newton's limit float Newton ran into the time cap where the
-     * float sweeps end at their 1e-5 (--plot's multi-launch loop hands a
-     * problem there to the host's Newton, as the kernel runs its own);
-     * past it the hybrid hands the local form to the host's interior point
-     * or its fixed point (opencl/handover.c) in either precision */
-    return past ? s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS : dbl;
+    /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are; past Newton's limit the
+     * hybrid hands the local form to the host's interior point or its fixed point (opencl/handover.c), within it
+     * to Newton (the host's for a float device) */
+    if (!clc_device_hybrid_switches(o->tol, o->model == CLCONE_MODEL_COULOMB)) return 0;
+    return s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS;
 }
 
 clcone_status clc_scene_local_assemble(const clcone_scene *s, clcone_problem *p, clcone_error *err)
