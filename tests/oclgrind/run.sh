@@ -157,7 +157,7 @@ refused() {
 if echo refused | grep -qE -- "$pattern"; then
     refused small-global-mem "does not fit in the 65536 bytes of global memory" --global-mem-size 65536 \
         "$cli" solve "$problems/Capsules-i100-1090.dat"
-    refused small-local-mem "needs 1284 bytes of local memory" --local-mem-size 1024 \
+    refused small-local-mem "kernel newton_local needs 1036 bytes of local memory" --local-mem-size 1024 \
         "$cli" solve "$problems/Rover1040.dat"
     refused build-failure "building program 'iterate'.*build log" --build-options "-Dreal_t=int*" \
         "$cli" solve "$problems/Rover1040.dat"
