@@ -4,22 +4,39 @@
 #include "core/internal.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
+
+/* The items the threads share: the next one to claim, and whether one
+ * failed (no more are claimed then). */
+typedef struct item_queue {
+    atomic_int next, stop;
+} item_queue;
 
 typedef struct item_thread {
     clc_item_fn fn;
     void *job;
-    int t, threads, n, failed;
+    item_queue *queue;
+    int n, failed;
     clcone_status s;
     clcone_error err;
 } item_thread;
 
+/* Claims items in increasing order until none is left or one failed: every
+ * item below a failing one was claimed before it and runs to its end, so
+ * the lowest failure is the one a single thread would stop at. */
 static void *run_items(void *arg)
 {
     item_thread *j = arg;
-    for (int i = j->t; i < j->n && !j->s; i += j->threads)
-        if ((j->s = j->fn(j->job, i, &j->err))) j->failed = i;
-    return NULL;
+    for (;;) {
+        int i;
+        if (atomic_load(&j->queue->stop) || (i = atomic_fetch_add(&j->queue->next, 1)) >= j->n) return NULL;
+        if ((j->s = j->fn(j->job, i, &j->err))) {
+            j->failed = i;
+            atomic_store(&j->queue->stop, 1);
+            return NULL;
+        }
+    }
 }
 
 /* The lowest failing item of threads' runs into err and *failed. */
@@ -36,10 +53,13 @@ static clcone_status lowest_failure(const item_thread *j, int threads, int *fail
 
 clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *failed, clcone_error *err)
 {
-    item_thread one = {fn, job, 0, 1, n, -1, CLCONE_OK, {0}}, *j;
+    item_queue queue;
+    item_thread one = {fn, job, &queue, n, -1, CLCONE_OK, {0}}, *j;
     pthread_t *tid;
     char *started;
     clcone_status s;
+    atomic_init(&queue.next, 0);
+    atomic_init(&queue.stop, 0);
     if (failed) *failed = -1;
     if (threads > n) threads = n;
     if (threads <= 1) { /* the common single thread: nothing allocated */
@@ -51,7 +71,7 @@ clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *
     started = clc_calloc((size_t)threads, 1, err, "the threads");
     s = CLCONE_ENOMEM;
     if (j && tid && started) {
-        for (int t = 0; t < threads; ++t) j[t] = (item_thread){fn, job, t, threads, n, -1, CLCONE_OK, {0}};
+        for (int t = 0; t < threads; ++t) j[t] = (item_thread){fn, job, &queue, n, -1, CLCONE_OK, {0}};
         for (int t = 1; t < threads; ++t) started[t] = pthread_create(&tid[t], NULL, run_items, &j[t]) == 0;
         run_items(&j[0]);
         for (int t = 1; t < threads; ++t)
@@ -62,5 +82,35 @@ clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *
     free(j);
     free(tid);
     free(started);
+    return s;
+}
+
+/* The caller's progress callback behind a lock. */
+typedef struct locked_progress {
+    pthread_mutex_t lock;
+    void (*fn)(void *user, int prob, int iter, double error);
+    void *user;
+} locked_progress;
+
+static void progress_locked(void *user, int prob, int iter, double error)
+{
+    locked_progress *L = user;
+    pthread_mutex_lock(&L->lock);
+    L->fn(L->user, prob, iter, error);
+    pthread_mutex_unlock(&L->lock);
+}
+
+clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *job, clcone_error *err)
+{
+    int threads = o->history || o->threads < 1 ? 1 : o->threads;
+    locked_progress L = {PTHREAD_MUTEX_INITIALIZER, o->progress, o->progress_user};
+    clcone_status s;
+    if (threads > 1 && n > 1 && o->progress) {
+        o->progress = progress_locked;
+        o->progress_user = &L;
+    }
+    s = clc_each_item(threads, n, fn, job, NULL, err);
+    o->progress = L.fn;
+    o->progress_user = L.user;
     return s;
 }
