@@ -219,6 +219,7 @@ START_TEST(options_that_do_not_apply_are_refused)
         {"--device ref --compare", "--compare does not apply"},
         {"--dir /tmp", "--dir does not apply"},
         {"--tol 0", "--tol needs a number > 0"},
+        {"--threads 0", "--threads needs an integer from 1 to 256"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         char args[4096];
@@ -231,6 +232,9 @@ START_TEST(options_that_do_not_apply_are_refused)
         snprintf(args, sizeof args, "check '%s' /dev/null --max-iter 5", test_problem_path("Rover4396.dat"));
         ck_assert_int_eq(run_cli(NULL, args), 2);
         ck_assert_msg(strstr(err_buf, "--max-iter does not apply"), "%s", err_buf);
+        snprintf(args, sizeof args, "check '%s' /dev/null --threads 2", test_problem_path("Rover4396.dat"));
+        ck_assert_int_eq(run_cli(NULL, args), 2);
+        ck_assert_msg(strstr(err_buf, "--threads does not apply"), "%s", err_buf);
     }
 }
 END_TEST
@@ -339,7 +343,8 @@ START_TEST(solve_many_files_as_a_batch)
     for (int dev = 0; dev < 2; ++dev) {
         int iters = 0, it, n;
         double emax = 0, e;
-        snprintf(args, sizeof args, "solve %s --device %s --out %s", files, dev ? "0" : "ref", dir);
+        snprintf(args, sizeof args, "solve %s --device %s --out %s%s", files, dev ? "0" : "ref", dir,
+                 dev ? "" : " --threads 2");
         ck_assert_msg(run_cli(NULL, args) == 0, "%s %s", out_buf, err_buf);
         assert_last_line_format();
         ck_assert_msg(strncmp(last_line(), "status=converged", 16) == 0, "%s", last_line());

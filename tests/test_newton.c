@@ -582,6 +582,83 @@ START_TEST(hybrid_device_float_hands_newton_to_the_host)
 }
 END_TEST
 
+/* Progress calls counted (behind the library's lock when on threads). */
+static void count_progress(void *user, int prob, int iter, double error)
+{
+    (void)prob;
+    (void)iter;
+    (void)error;
+    ++*(int *)user;
+}
+
+/* A batch of tiny piles (`gen pile --n 3..10`, 9-30 contacts), the
+ * scenes a simulator meets, whose float hybrid hands problems to the
+ * host's Newton: on four host threads, with a progress callback, each
+ * problem gets the bits, status and iterations it gets on one; the
+ * reference's batch likewise; threads past the limit are refused. */
+START_TEST(hybrid_hand_overs_on_threads)
+{
+    enum { NB = 8 };
+    clcone_context *ctx[2] = {test_context(CLCONE_FLOAT), NULL};
+    const clcone_problem *ptr[NB];
+    clcone_problem parts[NB], batch;
+    clcone_options o;
+    clcone_result res[2];
+    clcone_error e;
+    double *rb[2];
+    for (int i = 0; i < NB; ++i) {
+        clcone_gen_params gp;
+        clcone_world w;
+        clcone_scene sc;
+        clcone_gen_params_default(&gp);
+        gp.n = 3 + i;
+        gp.seed = 30 + i;
+        ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK && clcone_world_contact_scene(&w, &sc, &e)
+                          == CLCONE_OK && clcone_scene_to_local(&sc, &parts[i], &e) == CLCONE_OK, "%s", e.msg);
+        ptr[i] = &parts[i];
+        clcone_scene_free(&sc);
+        clcone_world_free(&w);
+    }
+    ck_assert(clcone_batch_concat(ptr, NB, &batch, &e) == CLCONE_OK);
+    for (int b = 0; b < 2; ++b) {
+        int handed = 0, calls = 0;
+        clcone_options_default(&o);
+        o.tol = 5e-7;
+        o.max_iter = 20000;
+        for (int run = 0; run < 2; ++run) {
+            o.threads = run ? 4 : 0;
+            o.progress = run ? count_progress : NULL;
+            o.progress_user = &calls;
+            rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
+            ck_assert_msg(clcone_solve(ctx[b], &batch, &o, rb[run], &res[run], &e) == CLCONE_OK, "%s", e.msg);
+        }
+        for (int i = 0; i < NB; ++i) {
+            ck_assert_int_eq(res[0].items[i].status, CLCONE_CONVERGED);
+            ck_assert_int_eq(res[1].items[i].status, res[0].items[i].status);
+            ck_assert_int_eq(res[1].items[i].iters, res[0].items[i].iters);
+            ck_assert_int_eq(res[1].items[i].inner_iters, res[0].items[i].inner_iters);
+            handed += res[0].items[i].inner_iters < res[0].items[i].iters;
+        }
+        ck_assert_msg(handed >= 2, "%d problems went to Newton", handed); /* the threads had work */
+        ck_assert_int_gt(calls, 0);
+        ck_assert(memcmp(rb[0], rb[1], sizeof(double) * 3 * (size_t)batch.n) == 0);
+        for (int run = 0; run < 2; ++run) {
+            clcone_result_free(&res[run]);
+            free(rb[run]);
+        }
+    }
+    o.threads = CLCONE_SOLVE_THREADS + 1;
+    o.progress = NULL;
+    rb[0] = calloc(3 * (size_t)batch.n, sizeof *rb[0]);
+    ck_assert_int_eq(clcone_solve(NULL, &batch, &o, rb[0], &res[0], &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "threads=257"), "%s", e.msg);
+    free(rb[0]);
+    for (int i = 0; i < NB; ++i) clcone_problem_free(&parts[i]);
+    clcone_problem_free(&batch);
+    clcone_context_free(ctx[0]);
+}
+END_TEST
+
 /* The history of problem p by the hybrid to 1e-8 on ctx (NULL: the
  * reference) shows a try (Newton checked at every iteration) followed by
  * sweeps (checked every 10), its iterations rising throughout. A device
@@ -662,6 +739,7 @@ Suite *suite_newton(void)
     tcase_add_test(t, hybrid_device_batch_switches_per_problem);
     tcase_add_test(t, hybrid_device_float_switches);
     tcase_add_test(t, hybrid_device_float_hands_newton_to_the_host);
+    tcase_add_test(t, hybrid_hand_overs_on_threads);
     tcase_add_loop_test(t, hybrid_tries_newton_early, 0, 2);
     suite_add_tcase(s, t);
     return s;

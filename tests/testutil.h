@@ -282,7 +282,7 @@ static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_
 /* Problems parts[0..nb) as one batch on c, model m by solver v (tol,
  * max_iter; 0: the default), twice: each gets the status, iterations,
  * inner iterations, error and bits it got alone (alone, r), and the runs
- * the same bits. Frees r and parts. */
+ * (on one host thread, then three) the same bits. Frees r and parts. */
 static inline void test_batch_is_alone(clcone_context *c, clcone_problem *parts, int nb, clcone_model m,
                                        clcone_solver v, double tol, int max_iter, const clcone_prob_result *alone,
                                        double **r)
@@ -302,6 +302,7 @@ static inline void test_batch_is_alone(clcone_context *c, clcone_problem *parts,
     o.tol = tol;
     if (max_iter > 0) o.max_iter = max_iter;
     for (int run = 0; run < 2; ++run) {
+        o.threads = 1 + 2 * run; /* the second run's host work on three threads: the same bits */
         rb[run] = calloc(3 * (size_t)batch.n, sizeof *rb[run]);
         ck_assert_msg(clcone_solve(c, &batch, &o, rb[run], &res, &e) == CLCONE_OK, "%s", e.msg);
         for (int i = 0; i < nb; ++i) {

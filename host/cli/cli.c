@@ -87,6 +87,9 @@ static const char *const USAGE_SOLVE =
     "  --max-iter K                  iteration (pivot) cap (default 1000000)\n"
     "  --check-every K               error evaluated every K iterations (default 10)\n"
     "  --max-seconds S               wall-clock cap (default 30; 0 = none)\n"
+    "  --threads T                   a batch's problems on T host threads (1 to\n"
+    "                                256, default 1; the same results): ref's\n"
+    "                                solves, a device's hand-overs to the host\n"
     "  --progress                    iteration and error on stderr during a long\n"
     "                                solve even when stderr is not a terminal\n"
     "  --warm R0.txt                 start from these reactions\n"
@@ -305,7 +308,7 @@ static int cmd_check(int argc, char **argv)
                                          "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
                                          "--soft-dt", "--sap-beta",
                                          "--sap-stiffness", "--sap-dissipation", "--out", "--warm", "--dir", "--compare",
-                                         "--progress", "--plot", NULL};
+                                         "--progress", "--plot", "--threads", NULL};
     cli_args a;
     clcone_input in;
     clcone_problem sp, *p;
@@ -379,7 +382,7 @@ static int cmd_demo_siconos(int argc, char **argv)
                                               "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio",
                                               "--soft-impedance", "--soft-dt", "--sap-beta",
                                               "--sap-stiffness", "--sap-dissipation", "--out", "--warm",
-                                              "--compare", "--progress", NULL};
+                                              "--compare", "--progress", "--threads", NULL};
     cli_args a;
     const char *dir;
     clcone_context *ctx = NULL;

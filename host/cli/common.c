@@ -79,7 +79,7 @@ int parse_int(const char *s, int *v)
 static const char *const VALUE_OPTS[] = {
     "--model", "--solver", "--facets", "--fit", "--tol", "--device", "--precision", "--max-iter",
     "--check-every", "--max-seconds", "--soft-timeconst", "--soft-dampratio", "--soft-impedance",
-    "--soft-dt", "--sap-beta", "--sap-stiffness", "--sap-dissipation", "--out", "--warm", "--dir", "--plot"};
+    "--soft-dt", "--sap-beta", "--sap-stiffness", "--sap-dissipation", "--out", "--warm", "--dir", "--plot", "--threads"};
 
 static int value_opt_index(const char *opt)
 {
@@ -181,6 +181,9 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
         } else if (strcmp(opt, "--check-every") == 0) {
             if (!parse_int(val, &a->o.check_every) || a->o.check_every < 1)
                 return usage_error(usage, "--check-every needs an integer >= 1, got '%s'", val);
+        } else if (strcmp(opt, "--threads") == 0) {
+            if (!parse_int(val, &a->o.threads) || a->o.threads < 1 || a->o.threads > CLCONE_SOLVE_THREADS)
+                return usage_error(usage, "--threads needs an integer from 1 to 256, got '%s'", val);
         } else if (strcmp(opt, "--max-seconds") == 0) {
             if (!parse_double(val, &a->o.max_seconds) || a->o.max_seconds < 0)
                 return usage_error(usage, "--max-seconds needs a number >= 0, got '%s'", val);

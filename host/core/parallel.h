@@ -7,8 +7,14 @@
 /* Item i of a job, touching only what is item i's (the same bits on any number of threads). */
 typedef clcone_status (*clc_item_fn)(void *job, int i, clcone_error *err);
 
-/* fn(job, i) for i < n, item i on thread i % threads (docs/architecture.md); the status and
- * message are the lowest failing item's, *failed (if not NULL) that item or -1. */
+/* fn(job, i) for i < n on `threads` threads, each claiming the next item when done with its last
+ * (docs/architecture.md); the status and message are the lowest failing item's, *failed (if not
+ * NULL) that item or -1. */
 clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *failed, clcone_error *err);
+
+/* fn(job, i) for each of a batch's n problems on o's threads (clcone_options.threads; one where
+ * o keeps a history, whose points stay in the batch's order), o's progress callback meanwhile
+ * routed through a lock, so that the caller's is called by one thread at a time (o is restored). */
+clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *job, clcone_error *err);
 
 #endif

@@ -11,6 +11,7 @@
  * second phase (opencl/handover.c). No matrix-free solve of the
  * interior point's systems converges on a device (docs/measured.md). */
 #include "core/newton_limits.h"
+#include "core/parallel.h"
 #include "opencl/dev_batch.h"
 #include "schedule.h"
 
@@ -189,24 +190,47 @@ static clcone_status handover_resume(clc_dev_batch *d, const int *state, double 
  * best iterate its candidate (as the reference's hybrid past its limit);
  * where it stalls above tol, the device's sweeps again from the better
  * of the two. */
+typedef struct handover_batch {
+    clc_dev_batch *d;
+    double *r;
+    int *state, *handed; /* handed: the problems the kernel handed over */
+} handover_batch;
+
+/* One handed-over problem on the host, touching only its own reactions,
+ * result and state (the options' threads run them side by side). */
+static clcone_status handover_problem(void *job, int i, clcone_error *err)
+{
+    handover_batch *b = job;
+    int p = b->handed[i];
+    clcone_status s;
+    b->d->res->items[p].iters = b->state[2 * p];
+    if (clc_handover_run(b->d, p, b->r, &s, err)) {
+        b->state[2 * p] = b->d->res->items[p].iters;
+        b->state[2 * p + 1] = CONE_GROUP_RUNNING;
+    }
+    return s;
+}
+
 static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
-    int *state = clc_calloc(2 * np, sizeof *state, err, "problem states"), resume = 0;
+    int *state = clc_calloc(3 * np, sizeof *state, err, "problem states"), nhanded = 0, resume = 0;
+    handover_batch b = {d, r, state, state + 2 * np};
     clcone_status s;
     cl_int e;
     if (!state) return CLCONE_ENOMEM;
     e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
     s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
-    for (size_t p = 0; !s && p < np; ++p) {
-        if (state[2 * p + 1] != CONE_GROUP_HANDOVER) continue;
-        d->res->items[p].iters = state[2 * p];
-        if (clc_handover_run(d, (int)p, r, &s, err)) {
-            state[2 * p] = d->res->items[p].iters;
-            state[2 * p + 1] = CONE_GROUP_RUNNING;
-            resume = 1;
-        }
+    for (size_t p = 0; p < np; ++p)
+        if (state[2 * p + 1] == CONE_GROUP_HANDOVER) b.handed[nhanded++] = (int)p;
+    if (!s) {
+        const clcone_options *own = d->o;
+        clcone_options o = *own; /* its progress callback behind the threads' lock */
+        d->o = &o;
+        s = clc_each_problem(&o, nhanded, handover_problem, &b, err);
+        d->o = own;
     }
+    for (int i = 0; i < nhanded; ++i) resume |= state[2 * b.handed[i] + 1] == CONE_GROUP_RUNNING;
     if (!s && resume) s = handover_resume(d, state, r, err);
     free(state);
     return s;

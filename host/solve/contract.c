@@ -330,6 +330,9 @@ static unsigned model_forms(unsigned forms, clcone_model m)
 /* The checks of the options the model reads on forms. */
 static clcone_status model_checks(unsigned forms, const clcone_options *o, clcone_error *err)
 {
+    if (o->threads < 0 || o->threads > CLCONE_SOLVE_THREADS)
+        return clc_fail(err, CLCONE_EINVAL, "threads=%d: a batch runs on 0 (one) to %d host threads", o->threads,
+                        CLCONE_SOLVE_THREADS);
     if (o->model == CLCONE_MODEL_SAP) return clc_sap_check_options(o, err);
     if (o->model == CLCONE_MODEL_SOFT && (forms & (LOCAL | BODY))) {
         clcone_status s = clc_soft_validate(o, err);

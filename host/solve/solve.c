@@ -6,6 +6,7 @@
  * batch (opencl/dev_plan.c), or sap's Newton solve. clcone_solve and
  * clcone_solve_scene are a plan made, solved and freed. */
 #include "core/internal.h"
+#include "core/parallel.h"
 #include "ref/reference.h"
 #include "core/sap.h"
 #include "opencl/device_solve.h"
@@ -93,21 +94,32 @@ static clcone_status ref_set_q(clcone_plan *pl, clcone_error *err)
     return soft_make(pl, err);
 }
 
+/* The reference's batch, its problems items on the options' threads:
+ * each touches only its own contacts' reactions and its own result. */
+typedef struct ref_batch {
+    const clcone_problem *P;
+    const clcone_options *o;
+    clc_ref_fn *fn;
+    double *r;
+    clcone_result *res;
+} ref_batch;
+
+static clcone_status ref_problem(void *job, int k, clcone_error *err)
+{
+    ref_batch *b = job;
+    double tk = clc_now_ms();
+    clcone_status s = b->fn(b->P, b->o, b->P->prob_off[k], b->P->prob_off[k + 1], b->r, &b->res->items[k], err);
+    b->res->items[k].time_ms = clc_now_ms() - tk;
+    if (s) clc_error_prefix(err, "problem %d of the batch", k);
+    return s;
+}
+
 static clcone_status ref_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
-    const clcone_problem *P = solved_problem(pl);
     clcone_options oc = pl->o;
+    ref_batch b = {solved_problem(pl), &oc, pl->row->run.local.ref, r, res};
     oc.model = clc_model_solved_as(pl->o.model);
-    for (int k = 0; k < P->nprob; ++k) {
-        double tk = clc_now_ms();
-        clcone_status s = pl->row->run.local.ref(P, &oc, P->prob_off[k], P->prob_off[k + 1], r, &res->items[k], err);
-        res->items[k].time_ms = clc_now_ms() - tk;
-        if (s) {
-            clc_error_prefix(err, "problem %d of the batch", k);
-            return s;
-        }
-    }
-    return CLCONE_OK;
+    return clc_each_problem(&oc, b.P->nprob, ref_problem, &b, err);
 }
 
 static void ref_release(clcone_plan *pl)

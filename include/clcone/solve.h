@@ -104,7 +104,14 @@ typedef struct clcone_options {
     /* Optional: set non-zero (any thread, a signal handler) to stop as at the time cap: status
      * maxiter, reason "cancelled", the last iterate's reactions; Lemke's pivoting ignores it. */
     const volatile int *cancel;
+    /* Host threads for a batch's problems, 0 (default: 1) to CLCONE_SOLVE_THREADS: the reference
+     * solves its problems on them, a device hands its hybrid's problems to the host's Newton on
+     * them. The same bits on any number; with history or progress set, one thread. */
+    int threads;
 } clcone_options;
+
+/* The most host threads clcone_options.threads may ask for. */
+#define CLCONE_SOLVE_THREADS 256
 
 /* The most pyramid facets (projection costs O(N) a contact and iteration). */
 #define CLCONE_MAX_FACETS 1024

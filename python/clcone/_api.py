@@ -785,6 +785,14 @@ def _number(name: str, v: Any, integer: bool = False) -> Any:
     return int(v) if integer else float(v)
 
 
+def _option_value(name: str, v: Any, integer: bool) -> Union[int, float]:
+    """v for the options' field name: a number, an int that fits C's."""
+    v = _number(name, v, integer)
+    if integer and not -2**31 <= v < 2**31:
+        raise ValueError(f"{name} {v} does not fit a C int")
+    return v
+
+
 def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional[float] = None,
              max_iter: Optional[int] = None, check_every: Optional[int] = None, max_seconds: Optional[float] = None,
              facets: Optional[int] = None, fit: Optional[str] = None, soft_timeconst: Optional[float] = None,
@@ -817,10 +825,7 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
                              ("sap_beta", sap_beta, False), ("sap_stiffness", sap_stiffness, False),
                              ("sap_dissipation", sap_dissipation, False)):
         if v is not None:
-            v = _number(name, v, integer)
-            if integer and not -2**31 <= v < 2**31:
-                raise ValueError(f"{name} {v} does not fit a C int")
-            setattr(o, name, v)
+            setattr(o, name, _option_value(name, v, integer))
             given |= getattr(lib, "CLCONE_GIVEN_" + name.upper())
     check(lib.clcone_options_check_given(o, given, 1 if scene else 0, err), err)
     return o
@@ -848,7 +853,7 @@ class Plan(Owner):
                  device: Union[None, str, int, Device] = None, precision: Optional[str] = None,
                  tol: Optional[float] = None, max_iter: Optional[int] = None, check_every: Optional[int] = None,
                  max_seconds: Optional[float] = None, history: bool = False, cancel: Optional[Cancel] = None,
-                 **model_options: Any) -> None:
+                 threads: Optional[int] = None, **model_options: Any) -> None:
         self._lock = threading.Lock()
         if not isinstance(problem, (Problem, Scene)):
             raise TypeError(f"a plan is made for a clcone.Problem or clcone.Scene, got {type(problem).__name__}")
@@ -860,6 +865,8 @@ class Plan(Owner):
         self._o = _options(model, solver, tol, max_iter, check_every, max_seconds, scene=self._scene,
                            **model_options)
         self._o.warm_start = 1
+        if threads is not None:
+            self._o.threads = _option_value("threads", threads, True)
         # the plan keeps the options' pointers: the history it appends to, the cancel flag
         self._hist = ffi.gc(ffi.new("clcone_history *"), lib.clcone_history_free) if history else None
         self._o.history = self._hist if history else ffi.NULL
@@ -934,7 +941,7 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
           device: Union[None, str, int, Device] = None, precision: Optional[str] = None, tol: Optional[float] = None,
           max_iter: Optional[int] = None, warm: Any = None, check_every: Optional[int] = None,
           max_seconds: Optional[float] = None, history: bool = False, cancel: Optional[Cancel] = None,
-          **model_options: Any) -> Tuple[Any, Result]:
+          threads: Optional[int] = None, **model_options: Any) -> Tuple[Any, Result]:
     """Solves a problem, a scene's contact problem or a batch.
 
     model: coulomb, ccp, pyramid, soft or sap; solver: the backend's
@@ -943,7 +950,9 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
     precision's default when None (1e-5 float, 1e-8 double); max_iter:
     1,000,000 when None; max_seconds: no cap when None (Ctrl-C or cancel
     stop a solve); warm: a start (n, 3); history: record every error check
-    in result.history; model_options: facets, fit (pyramid),
+    in result.history; threads: a batch's problems on that many host
+    threads (1 to 256, default 1; the same results): the reference's
+    solves, a device's hand-overs to the host; model_options: facets, fit (pyramid),
     soft_timeconst, soft_dampratio, soft_impedance, soft_dt (soft),
     sap_beta, sap_stiffness, sap_dissipation (sap).
 
@@ -956,10 +965,10 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
         w = None if warm is None else np.concatenate([_reactions(x, p.n, "warm") for x, p in zip(warm, problem)])
         r, res = solve(b, model=model, solver=solver, device=device, precision=precision, tol=tol, max_iter=max_iter,
                        warm=w, check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel,
-                       **model_options)
+                       threads=threads, **model_options)
         return np.split(r, b.offsets[1:-1]), res
     with Plan(problem, model=model, solver=solver, device=device, precision=precision, tol=tol, max_iter=max_iter,
-              check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel,
+              check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel, threads=threads,
               **model_options) as plan:
         return plan.solve(warm)
 

@@ -276,3 +276,20 @@ def test_reactions_before_the_first_step_are_empty(device):
     st = sim.step()
     assert st.applied and np.array_equal(sim.reactions(), st.reactions)
     assert st.reactions.shape == (st.contacts, 3) == (scene.ncontacts, 3)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_batch_on_host_threads_gives_the_bits_of_one(device):
+    # tiny piles, whose hybrid hands problems to the host's Newton on a
+    # float device and runs them whole on the reference
+    parts = [clcone.generate("pile", n=3 + k, seed=40 + k).to_problem() for k in range(6)]
+    one, res1 = clcone.solve(parts, device=device, tol=5e-7, max_iter=20000)
+    many, res4 = clcone.solve(parts, device=device, tol=5e-7, max_iter=20000, threads=4)
+    for a, b, p1, p4 in zip(one, many, res1.problems, res4.problems):
+        assert p1.status == "converged"
+        assert (p4.status, p4.iterations, p4.inner_iterations) == (p1.status, p1.iterations, p1.inner_iterations)
+        assert np.array_equal(a, b)
+    with pytest.raises(clcone.InvalidInput, match="threads=257"):
+        clcone.solve(parts, device=device, threads=257)
+    with pytest.raises(ValueError, match="does not fit a C int"):
+        clcone.solve(parts, device=device, threads=2**40)
