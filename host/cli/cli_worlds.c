@@ -32,7 +32,7 @@ static int open_worlds(cli_args *a, double dt, int threads, clcone_context *ctx,
     clcone_error e;
     clcone_sim_options_default(&so);
     so.solve = a->o;
-    so.threads = threads;
+    so.threads = so.solve.threads = threads; /* and the device batch's hand-overs to the host */
     for (int k = 0; k < a->npos; ++k) {
         if (clcone_read_world(a->positional[k], &w[k], &e)) return lib_error(&e);
         if (dt > 0) w[k].dt = dt;
