@@ -27,7 +27,7 @@ static clcone_sim *stepper(clcone_world *w, clcone_context *c, clcone_model m, i
     clcone_error e;
     clcone_sim_options_default(&so);
     so.solve.model = m;
-    so.threads = threads;
+    so.threads = so.solve.threads = threads;
     ck_assert_msg(clcone_sim_create(w, c, &so, &s, &e) == CLCONE_OK, "%s", e.msg);
     return s;
 }
@@ -43,16 +43,18 @@ static void same_state(const clcone_world *a, const clcone_world *b, int k)
                       "world %d body %d: the batch's state differs from the world's alone", k, i);
 }
 
-/* ccp (the stepper's default) and coulomb on a float device, ccp on the
- * reference, the worlds' host parts on 1 or 3 threads: every world of
- * the batch as alone, every step applied. */
+/* ccp (the stepper's default) and coulomb on a float device, ccp and
+ * coulomb on the reference, the worlds' host parts (on the reference
+ * their solves, on the device the batch's hand-overs) on 1 to 3 threads:
+ * every world of the batch as alone on one, every step applied. */
 START_TEST(worlds_batch_equals_each_alone)
 {
     static const struct {
         int device;
         clcone_model m;
         int threads;
-    } cases[] = {{1, CLCONE_MODEL_CCP, 1}, {1, CLCONE_MODEL_COULOMB, 3}, {0, CLCONE_MODEL_CCP, 2}};
+    } cases[] = {{1, CLCONE_MODEL_CCP, 1}, {1, CLCONE_MODEL_COULOMB, 3}, {0, CLCONE_MODEL_CCP, 2},
+                 {0, CLCONE_MODEL_COULOMB, 3}};
     clcone_context *c = cases[_i].device ? test_context(CLCONE_FLOAT) : NULL;
     clcone_world wb[NWORLDS], wa[NWORLDS];
     clcone_sim *sb[NWORLDS], *sa[NWORLDS];
@@ -243,7 +245,7 @@ Suite *suite_worlds(void)
     Suite *s = suite_create("worlds");
     TCase *t = tcase_create("worlds");
     tcase_set_timeout(t, 300);
-    tcase_add_loop_test(t, worlds_batch_equals_each_alone, 0, 3);
+    tcase_add_loop_test(t, worlds_batch_equals_each_alone, 0, 4);
     tcase_add_test(t, worlds_batch_refuses_what_cannot_be_one);
     tcase_add_test(t, worlds_cli_matches_alone);
     tcase_add_test(t, worlds_soft_scenes_batch_with_their_own_terms);

@@ -585,6 +585,28 @@ static clcone_status begin_item(void *job, int i, clcone_error *err)
     return step_begin(J->sims[i], &J->pd[i], &J->info[i], err);
 }
 
+/* World i's step where it did not join the batch, on its own plan. */
+static clcone_status solve_item(void *job, int i, clcone_error *err)
+{
+    worlds_job *J = job;
+    pending *pd = &J->pd[i];
+    if (pd->joins || pd->sc.ncontacts == 0) return CLCONE_OK;
+    return solve_step(J->sims[i], &pd->sc, &pd->so, pd->r, &J->info[i], err);
+}
+
+/* The threads for the worlds' own solves: on the reference each world's
+ * plan is its own, so they run side by side; a device's plans take turns
+ * on it, hooks (MPI) solve over ranks, and a history or progress callback
+ * shared by the worlds would be written from several threads. */
+static int solve_threads(clcone_sim *const *sims, int n, int threads)
+{
+    const clcone_options *o = &sims[0]->o.solve;
+    if (sims[0]->ctx || o->history || o->progress) return 1;
+    for (int i = 0; i < n; ++i)
+        if (sims[i]->h.solve) return 1;
+    return threads;
+}
+
 static clcone_status end_item(void *job, int i, clcone_error *err)
 {
     worlds_job *J = job;
@@ -652,10 +674,8 @@ clcone_status clcone_sim_step_many(clcone_sim *const *sims, int n, clcone_step_i
     if ((st = clc_each_item(threads, n, begin_item, &job, &failed, err)) && n > 1)
         clc_error_prefix(err, "world %d", failed);
     if (!st) st = solve_joined(sims, n, pd, info, err);
-    for (int i = 0; i < n && !st; ++i)
-        if (!pd[i].joins && pd[i].sc.ncontacts > 0
-            && (st = solve_step(sims[i], &pd[i].sc, &pd[i].so, pd[i].r, &info[i], err)) && n > 1)
-            clc_error_prefix(err, "world %d", i);
+    if (!st && (st = clc_each_item(solve_threads(sims, n, threads), n, solve_item, &job, &failed, err)) && n > 1)
+        clc_error_prefix(err, "world %d", failed);
     if (!st) clc_each_item(threads, n, end_item, &job, NULL, err);
     for (int i = 0; i < n; ++i) pending_free(&pd[i]);
     free(pd);

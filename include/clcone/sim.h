@@ -15,7 +15,8 @@ typedef struct clcone_sim_options {
     double projection;       /* penetration beyond slop removed a step (default 0.2) */
     double slop;             /* penetration left alone (default 1e-4) */
     int warm_start;          /* reuse matched reactions (default 1) */
-    int threads;             /* step_many's host threads, 1 to 256 (0: 1); same bits on any */
+    int threads;             /* step_many's host threads, 1 to 256 (0: 1): the worlds' detection and
+                                update, on the reference their solves; same bits on any */
 } clcone_sim_options;
 
 CLCONE_API void clcone_sim_options_default(clcone_sim_options *o);
