@@ -387,11 +387,12 @@ static void newton_save(const newton_track *T, int burst, int pend, int done, in
  * hybrid's switch while the sweeps run (newton_hybrid_switch), back to
  * the sweeps from a try that gave up, and Newton's mark at each halving
  * of the error. Returns whether Newton runs. */
-static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, real_t price, int dense, int gave_up)
+static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, real_t price, int max_iter, int dense,
+                              int gave_up)
 {
     int newton = T->switched >= 0;
     if (!newton && dense) {
-        int to = newton_hybrid_switch(it, e, tol, price, T->trial_end < 0, &T->mark_it, &T->mark_e);
+        int to = newton_hybrid_switch(it, e, tol, price, max_iter, T->trial_end < 0, &T->mark_it, &T->mark_e);
         if (to) {
             T->switched = it;
             newton = 1;
@@ -472,11 +473,11 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             if (newton || cone_is_check(it, check_every, max_iter)) {
                 status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
                                         T.trial_end > 0 ? T.trial_end : 0, &gave_up);
-                newton = newton_track_check(&T, it, e, tol, price, dense, gave_up);
+                newton = newton_track_check(&T, it, e, tol, price, max_iter, dense, gave_up);
                 if (T.after_rescue || gave_up) T.rescue_e = gave_up ? INFINITY : best_e;
                 T.after_rescue = 0;
                 if (status == CONE_GROUP_RUNNING && !dense && handover[p] > 0
-                    && newton_hybrid_switch(it, e, tol, handover[p], 0, &T.mark_it, &T.mark_e))
+                    && newton_hybrid_switch(it, e, tol, handover[p], max_iter, 0, &T.mark_it, &T.mark_e))
                     status = CONE_GROUP_HANDOVER;
                 if (status != CONE_GROUP_RUNNING) break;
             }

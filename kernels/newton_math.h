@@ -42,16 +42,28 @@ CONE_FN real_t newton_hybrid_budget(int m, int blocks)
 /* The Newton steps an early try gets to reach tol, else the sweeps go on from the best iterate. */
 #define NEWTON_TRIAL_STEPS 4
 
-/* The hybrid's verdict at a check: 0 sweeps on, 1 an early try, 2 the hand-over (rule: docs/solvers.md). */
-CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, int tried, CONE_PRIV int *mark_it,
-                                 CONE_PRIV real_t *mark_e)
+/* Newton's price, in sweeps, that the hybrid still brings inside a tight iteration cap: at most this
+ * many caps. The cap bounds a solve's work too, and a dense Newton priced far beyond it would turn a
+ * capped step into a long one (a 450-contact pile capped at 300 prices it at 96,000 sweeps). */
+#define NEWTON_CAP_OVERSHOOT 32
+
+/* The hybrid's verdict at a check: 0 sweeps on, 1 an early try, 2 the hand-over (rule: docs/solvers.md).
+ * Where the sweeps' pace would run into the iteration cap before tol, Newton's price (within
+ * NEWTON_CAP_OVERSHOOT caps) counts as half the cap, so that Newton gets the rest (a simulator's step
+ * of 1,000 iterations priced Newton at 10,800 sweeps and never ran it). */
+CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, int max_iter, int tried,
+                                 CONE_PRIV int *mark_it, CONE_PRIV real_t *mark_e)
 {
     int verdict = 0;
     if (it < 2 * *mark_it) return 0;
     if (*mark_it > 0) {
         real_t pace = log(*mark_e / e) / (it - *mark_it); /* decades (base e) a sweep */
         real_t need = pace > 0 ? log(e / tol) / pace : (real_t)INFINITY;
-        real_t trial = budget * NEWTON_TRIAL_STEPS / NEWTON_EXPECTED_STEPS;
+        real_t trial;
+        if (budget > (real_t)max_iter / 2 && budget <= (real_t)NEWTON_CAP_OVERSHOOT * max_iter
+            && it + need > (real_t)max_iter)
+            budget = (real_t)max_iter / 2;
+        trial = budget * NEWTON_TRIAL_STEPS / NEWTON_EXPECTED_STEPS;
         if (need > budget) verdict = it >= budget ? 2 : !tried && it >= trial;
     }
     *mark_it = it;

@@ -74,6 +74,7 @@ int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcon
  * stopped the problem). */
 typedef struct loop_switch {
     double tol, *price, *mark_e;
+    int max_iter;
     int *mark_it, *tried, *verdict;
 } loop_switch;
 
@@ -81,7 +82,8 @@ static int loop_switch_says(void *state, int k, int it, double e)
 {
     loop_switch *S = state;
     if (!(S->price[k] > 0)) return 0;
-    S->verdict[k] = newton_hybrid_switch(it, e, S->tol, S->price[k], S->tried[k], &S->mark_it[k], &S->mark_e[k]);
+    S->verdict[k] =
+        newton_hybrid_switch(it, e, S->tol, S->price[k], S->max_iter, S->tried[k], &S->mark_it[k], &S->mark_e[k]);
     return S->verdict[k] != 0;
 }
 
@@ -141,7 +143,7 @@ clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r,
     loop_switch S;
     clcone_status s = CLCONE_ENOMEM;
     if (!reals || !ints) goto out;
-    S = (loop_switch){d->o->tol, reals, reals + np, ints, ints + np, ints + 2 * np};
+    S = (loop_switch){d->o->tol, reals, reals + np, d->o->max_iter, ints, ints + np, ints + 2 * np};
     if ((s = clc_handover_prices(d, NULL, S.price, err))) goto out;
     for (size_t p = 0; p < np; ++p) S.mark_e[p] = INFINITY;
     {

@@ -408,7 +408,8 @@ static clcone_status hybrid_checked(void *state, int it, double e, clcone_error 
         clc_history_add(H->o->history, H->prob, H->it0 + it, clc_now_ms() - H->t0, e);
         if (H->o->progress) H->o->progress(H->o->progress_user, H->prob, H->it0 + it, e);
     }
-    H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, H->tried, &H->mark_it, &H->mark_e);
+    H->verdict = newton_hybrid_switch(H->it0 + it, e, H->o->tol, H->budget, H->o->max_iter, H->tried, &H->mark_it,
+                                      &H->mark_e);
     if (clc_cancelled(H->o) || H->verdict) H->stop = 1;
     return CLCONE_OK;
 }
