@@ -185,11 +185,6 @@ static clcone_status handover_resume(clc_dev_batch *d, const int *state, double 
     return s;
 }
 
-/* The problems the kernel handed over: the host's interior point (for
- * coulomb its fixed point), its start inside the cones and the sweeps'
- * best iterate its candidate (as the reference's hybrid past its limit);
- * where it stalls above tol, the device's sweeps again from the better
- * of the two. */
 typedef struct handover_batch {
     clc_dev_batch *d;
     double *r;
@@ -211,6 +206,11 @@ static clcone_status handover_problem(void *job, int i, clcone_error *err)
     return s;
 }
 
+/* The problems the kernel handed over, on the host (clc_handover_run:
+ * Newton in double within the dense limit, past it the second phase from
+ * the sweeps' best iterate, as the reference's hybrid), on the options'
+ * threads; where that stalls above tol, the device's sweeps again from
+ * the better iterate. */
 static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
@@ -221,7 +221,7 @@ static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *e
     if (!state) return CLCONE_ENOMEM;
     e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
     s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
-    for (size_t p = 0; p < np; ++p)
+    for (size_t p = 0; !s && p < np; ++p)
         if (state[2 * p + 1] == CONE_GROUP_HANDOVER) b.handed[nhanded++] = (int)p;
     if (!s) {
         const clcone_options *own = d->o;
