@@ -48,23 +48,24 @@ CONE_FN real_t newton_hybrid_budget(int m, int blocks)
 #define NEWTON_CAP_OVERSHOOT 32
 
 /* The hybrid's verdict at a check: 0 sweeps on, 1 an early try, 2 the hand-over (rule: docs/solvers.md).
- * Where the sweeps' pace would run into the iteration cap before tol, Newton's price (within
- * NEWTON_CAP_OVERSHOOT caps) counts as half the cap, so that Newton gets the rest (a simulator's step
- * of 1,000 iterations priced Newton at 10,800 sweeps and never ran it). */
+ * It looks at each doubling of the iterations and, under a cap, halfway from its last look to the cap (a
+ * 10-box stack capped at 500 at 1e-4 looked on pace at sweep 256 and had stalled by the cap). Where the
+ * sweeps' pace would run into the cap before tol, Newton's price (within NEWTON_CAP_OVERSHOOT caps)
+ * counts as at most half the cap, so that Newton gets the rest (a simulator's step of 1,000 iterations
+ * priced Newton at 10,800 sweeps and never ran it), whatever the sweeps' own need: they stop short. */
 CONE_FN int newton_hybrid_switch(int it, real_t e, real_t tol, real_t budget, int max_iter, int tried,
                                  CONE_PRIV int *mark_it, CONE_PRIV real_t *mark_e)
 {
     int verdict = 0;
-    if (it < 2 * *mark_it) return 0;
+    if (it < 2 * *mark_it && 2 * (real_t)it < *mark_it + (real_t)max_iter) return 0;
     if (*mark_it > 0) {
         real_t pace = log(*mark_e / e) / (it - *mark_it); /* decades (base e) a sweep */
         real_t need = pace > 0 ? log(e / tol) / pace : (real_t)INFINITY;
+        int capped = it + need > (real_t)max_iter && budget <= (real_t)NEWTON_CAP_OVERSHOOT * max_iter;
         real_t trial;
-        if (budget > (real_t)max_iter / 2 && budget <= (real_t)NEWTON_CAP_OVERSHOOT * max_iter
-            && it + need > (real_t)max_iter)
-            budget = (real_t)max_iter / 2;
+        if (capped && budget > (real_t)max_iter / 2) budget = (real_t)max_iter / 2;
         trial = budget * NEWTON_TRIAL_STEPS / NEWTON_EXPECTED_STEPS;
-        if (need > budget) verdict = it >= budget ? 2 : !tried && it >= trial;
+        if (capped || need > budget) verdict = it >= budget ? 2 : !tried && it >= trial;
     }
     *mark_it = it;
     *mark_e = e;

@@ -586,43 +586,54 @@ START_TEST(hybrid_device_float_hands_newton_to_the_host)
 }
 END_TEST
 
-/* A simulator's step: `gen pile --n 60` (180 contacts) capped at 1,000
- * iterations, as `simulate` caps each step. The sweeps' pace would not
- * reach tol within the cap, and Newton's price (about 10,800 sweeps) was
- * never reached: every backend stopped at the cap (3.7e-4 on the
- * reference, 1.1e-3 on the device). Newton now gets the cap's second
- * half and converges, on the reference and in double and float. */
+/* A simulator's step, capped as `simulate` caps each: `gen pile --n 60`
+ * (180 contacts) at 1,000 iterations, whose sweeps' pace would not reach
+ * tol within the cap and whose Newton (priced at about 10,800 sweeps)
+ * never ran: every backend stopped at the cap (3.7e-4 on the reference,
+ * 1.1e-3 on the device). And `gen stack --n 10` (40 contacts) at 1e-4
+ * capped at 500, whose pace looked sufficient at sweep 256 and had
+ * stalled before the switch's next look at 512: 5.1e-4 at the cap on
+ * every backend. Newton now gets the cap's second half, and the switch
+ * looks again halfway to the cap; both converge on the reference and in
+ * double and float. */
 START_TEST(hybrid_leaves_newton_room_under_the_cap)
 {
-    enum { CAP = 1000 };
+    static const struct {
+        const char *gen;
+        int n, cap, contacts;
+        double tol, float_tol;
+    } scenes[] = {{"pile", 60, 1000, 150, 1e-8, 1e-5}, {"stack", 10, 500, 40, 1e-4, 1e-4}};
     static const struct {
         int device;
         clcone_precision prec;
-        double tol;
-    } cases[] = {{0, CLCONE_DOUBLE, 1e-8}, {1, CLCONE_DOUBLE, 1e-8}, {1, CLCONE_FLOAT, 1e-5}};
-    clcone_gen_params gp;
-    clcone_world w;
-    clcone_scene sc;
-    clcone_error e;
-    clcone_gen_params_default(&gp);
-    gp.n = 60;
-    ck_assert_msg(clcone_world_generate("pile", &gp, &w, &e) == CLCONE_OK && clcone_world_contact_scene(&w, &sc, &e) ==
-                      CLCONE_OK, "%s", e.msg);
-    ck_assert_int_gt(sc.ncontacts, 150);
-    for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
-        clcone_context *ctx = cases[k].device ? test_context(cases[k].prec) : NULL;
-        double *r = calloc(3 * (size_t)sc.ncontacts, sizeof *r);
-        clcone_prob_result out =
-            test_solve_one(ctx, NULL, &sc, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_DEFAULT, cases[k].tol, CAP, 0, r);
-        ck_assert_msg(out.status == CLCONE_CONVERGED, "case %zu: %s at %g (%s)", k, clcone_run_status_name(out.status),
-                      out.error, out.reason);
-        ck_assert_int_lt(out.inner_iters, out.iters); /* Newton's steps after the sweeps */
-        assert_finite(r, 3 * sc.ncontacts);
-        free(r);
-        clcone_context_free(ctx);
+    } backends[] = {{0, CLCONE_DOUBLE}, {1, CLCONE_DOUBLE}, {1, CLCONE_FLOAT}};
+    for (size_t g = 0; g < sizeof scenes / sizeof *scenes; ++g) {
+        clcone_gen_params gp;
+        clcone_world w;
+        clcone_scene sc;
+        clcone_error e;
+        clcone_gen_params_default(&gp);
+        gp.n = scenes[g].n;
+        ck_assert_msg(clcone_world_generate(scenes[g].gen, &gp, &w, &e) == CLCONE_OK
+                          && clcone_world_contact_scene(&w, &sc, &e) == CLCONE_OK,
+                      "%s", e.msg);
+        ck_assert_int_ge(sc.ncontacts, scenes[g].contacts);
+        for (size_t k = 0; k < sizeof backends / sizeof *backends; ++k) {
+            clcone_context *ctx = backends[k].device ? test_context(backends[k].prec) : NULL;
+            double *r = calloc(3 * (size_t)sc.ncontacts, sizeof *r);
+            double tol = backends[k].prec == CLCONE_FLOAT ? scenes[g].float_tol : scenes[g].tol;
+            clcone_prob_result out = test_solve_one(ctx, NULL, &sc, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_DEFAULT, tol,
+                                                    scenes[g].cap, 0, r);
+            ck_assert_msg(out.status == CLCONE_CONVERGED, "%s, backend %zu: %s at %g (%s)", scenes[g].gen, k,
+                          clcone_run_status_name(out.status), out.error, out.reason);
+            ck_assert_int_lt(out.inner_iters, out.iters); /* Newton's steps after the sweeps */
+            assert_finite(r, 3 * sc.ncontacts);
+            free(r);
+            clcone_context_free(ctx);
+        }
+        clcone_scene_free(&sc);
+        clcone_world_free(&w);
     }
-    clcone_scene_free(&sc);
-    clcone_world_free(&w);
 }
 END_TEST
 
