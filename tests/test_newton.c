@@ -155,10 +155,9 @@ START_TEST(newton_nan_refused)
 }
 END_TEST
 
-/* The dense reference refuses a problem it cannot factor, naming the
- * limit; the default solver still solves it. */
-/* A problem one contact over newton's limit into p (and r = 0 for it),
- * which newton on ctx refuses, naming the limit; o is left asking for it. */
+/* A problem one contact over the dense limit into p (and r = 0 for it),
+ * which newton on a device refuses, naming the limit; o is left asking
+ * for it. */
 static void too_large_refused(clcone_context *ctx, clcone_problem *p, double **r, clcone_options *o)
 {
     const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
@@ -172,21 +171,42 @@ static void too_large_refused(clcone_context *ctx, clcone_problem *p, double **r
     ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
 }
 
-START_TEST(newton_too_large_refused)
+/* The reference's newton factors J sparse (KLU) and has no size limit
+ * (the device's dense one stops at 512 contacts): a diagonal problem one
+ * contact over that, a 576-contact wall, whose W is singular
+ * (Levenberg-Marquardt's steps, by CHOLMOD), and a 1,408-contact grid,
+ * each to 1e-8 in Newton's steps with at most one rescue. */
+START_TEST(newton_goes_sparse_past_the_dense_limit)
 {
+    static const struct {
+        const char *gen;
+        int n;
+        unsigned seed;
+    } scenes[] = {{"wall", 12, 1}, {"grid", 8, 1}};
+    const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
     clcone_problem p;
-    clcone_options o;
-    clcone_result res;
-    clcone_error e;
     double *r;
-    too_large_refused(NULL, &p, &r, &o);
-    /* the default, the hybrid, runs nsgs alone there */
-    o.solver = CLCONE_SOLVER_DEFAULT;
-    ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
-    ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
-    clcone_result_free(&res);
+    clcone_prob_result out;
+    diagonal_problem(&p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    out = test_solve_one(NULL, &p, NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 0, 0, r);
+    ck_assert_msg(out.status == CLCONE_CONVERGED && out.error <= 1e-8, "diagonal: %s at %g (%s)",
+                  clcone_run_status_name(out.status), out.error, out.reason);
     free(r);
     clcone_problem_free(&p);
+    for (size_t g = 0; g < sizeof scenes / sizeof *scenes; ++g) {
+        clcone_scene sc;
+        test_gen_scene(scenes[g].gen, scenes[g].n, scenes[g].seed, &sc, NULL);
+        ck_assert_int_gt(sc.ncontacts, CLCONE_NEWTON_REF_MAX_CONTACTS);
+        r = calloc(3 * (size_t)sc.ncontacts, sizeof *r);
+        out = test_solve_one(NULL, NULL, &sc, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 300, 0, r);
+        ck_assert_msg(out.status == CLCONE_CONVERGED && out.error <= 1e-8, "%s: %s at %g (%s)", scenes[g].gen,
+                      clcone_run_status_name(out.status), out.error, out.reason);
+        ck_assert_int_le(out.inner_iters, 50); /* one rescue's sweeps at most */
+        assert_finite(r, 3 * sc.ncontacts);
+        free(r);
+        clcone_scene_free(&sc);
+    }
 }
 END_TEST
 
@@ -608,15 +628,8 @@ START_TEST(hybrid_leaves_newton_room_under_the_cap)
         clcone_precision prec;
     } backends[] = {{0, CLCONE_DOUBLE}, {1, CLCONE_DOUBLE}, {1, CLCONE_FLOAT}};
     for (size_t g = 0; g < sizeof scenes / sizeof *scenes; ++g) {
-        clcone_gen_params gp;
-        clcone_world w;
         clcone_scene sc;
-        clcone_error e;
-        clcone_gen_params_default(&gp);
-        gp.n = scenes[g].n;
-        ck_assert_msg(clcone_world_generate(scenes[g].gen, &gp, &w, &e) == CLCONE_OK
-                          && clcone_world_contact_scene(&w, &sc, &e) == CLCONE_OK,
-                      "%s", e.msg);
+        test_gen_scene(scenes[g].gen, scenes[g].n, 1, &sc, NULL);
         ck_assert_int_ge(sc.ncontacts, scenes[g].contacts);
         for (size_t k = 0; k < sizeof backends / sizeof *backends; ++k) {
             clcone_context *ctx = backends[k].device ? test_context(backends[k].prec) : NULL;
@@ -632,7 +645,6 @@ START_TEST(hybrid_leaves_newton_room_under_the_cap)
             clcone_context_free(ctx);
         }
         clcone_scene_free(&sc);
-        clcone_world_free(&w);
     }
 }
 END_TEST
@@ -780,7 +792,7 @@ Suite *suite_newton(void)
     tcase_add_test(t, newton_singular_w_converges);
     tcase_add_test(t, newton_no_solution_fails_safely);
     tcase_add_test(t, newton_nan_refused);
-    tcase_add_test(t, newton_too_large_refused);
+    tcase_add_test(t, newton_goes_sparse_past_the_dense_limit);
     tcase_add_test(t, newton_offered_for_coulomb);
     tcase_add_test(t, hybrid_is_the_default);
     tcase_add_test(t, hybrid_is_nsgs_where_nsgs_suffices);

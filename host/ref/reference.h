@@ -24,7 +24,8 @@ clc_ref_fn clc_ref_apgd;
 /* Lemke's method on the pyramid LCP (Stewart-Trinkle form), dense; o->max_iter caps the pivots. */
 clc_ref_fn clc_ref_lemke_pyramid;
 
-/* Semismooth Newton (ref/newton.c), dense: CLCONE_ENOTSUP past CLCONE_NEWTON_REF_MAX_CONTACTS. */
+/* Semismooth Newton (ref/newton.c), any size: its systems by a dense LU for small problems, else sparse
+ * (ref/newton_sparse.c). */
 clc_ref_fn clc_ref_newton;
 /* Newton from r at iteration it0 of a solve whose clock started at t0, as the hybrid's second phase within
  * the dense limit: trial set, an early try that converges or sets *gave_up, its best iterate in r. */
