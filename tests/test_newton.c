@@ -286,11 +286,11 @@ START_TEST(hybrid_switches_where_nsgs_stalls)
 END_TEST
 
 /* In a batch each problem switches on its own: BoxesStack1 hands over to
- * Newton, Capsules-i125-1213 finishes with nsgs, and each gives the
- * iterations and bits it gives alone. */
+ * Newton, Confeti-ex03 finishes with nsgs, and each gives the iterations
+ * and bits it gives alone. */
 START_TEST(hybrid_batch_switches_per_problem)
 {
-    static const char *const names[2] = {"BoxesStack1-i100000-32.hdf5.dat", "Capsules-i125-1213.hdf5"};
+    static const char *const names[2] = {"BoxesStack1-i100000-32.hdf5.dat", "Confeti-ex03-Fc3D-SBM.dat"};
     clcone_problem parts[2], batch;
     const clcone_problem *ptr[2] = {&parts[0], &parts[1]};
     clcone_options o;

@@ -41,7 +41,7 @@ clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, d
         price[p] = 0;
         if (off && off[p + 1] > off[p]) continue; /* the kernel's own Newton */
         if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS) {
-            price[p] = newton_hybrid_budget(3 * (c1 - c0), d->p->row_ptr[c1] - d->p->row_ptr[c0]);
+            price[p] = clc_ref_newton_price(d->p, c0, c1);
             continue;
         }
         s = clc_ref_past_dense_price(d->p, d->model, c0, c1, &price[p], err);

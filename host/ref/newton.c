@@ -81,6 +81,12 @@
 /* Contacts from which Newton's systems are sparse: the 256 tiny piles (9-36 contacts) took 484 ms dense and
  * 671 sparse, BoxesStack1 (52) 32 ms dense and 22 sparse. */
 #define NEWTON_SPARSE_FROM 48
+/* A sparse Newton step in sweeps: this many, and the factor's multiply-subtracts (AMD's count) at this many per
+ * W block a sweep. Fitted to steps timed against sweeps on six problems of 40-484 contacts (65-543 sweeps a
+ * step, within 2x of the fit; docs/measured.md); the dense price (newton_hybrid_budget) stays where it is
+ * lower, as on BoxesStack1, whose hand-over it placed. */
+#define NEWTON_SPARSE_STEP_SWEEPS 100
+#define NEWTON_SPARSE_MULTSUBS_A_SWEEP 2
 
 typedef struct newton {
     const clcone_problem *p;
@@ -413,6 +419,21 @@ clcone_status clc_ref_newton(const clcone_problem *p, const clcone_options *o, i
     return newton_run(p, o, c0, c1, r, 0, clc_now_ms(), 0, &gave_up, out, err);
 }
 
+double clc_ref_newton_price(const clcone_problem *p, int c0, int c1)
+{
+    int n = c1 - c0, blocks = p->row_ptr[c1] - p->row_ptr[c0];
+    double dense = newton_hybrid_budget(3 * n, blocks), multsubs = 0;
+    clc_jac_sparse J;
+    clcone_status s;
+    if (n < NEWTON_SPARSE_FROM) return dense;
+    s = clc_jac_sparse_make(&J, p, c0, c1, NULL);
+    if (!s) s = clc_jac_sparse_flops(&J, &multsubs, NULL);
+    clc_jac_sparse_free(&J);
+    if (s) return dense; /* out of memory here: the solve itself will say so */
+    return fmin(dense, NEWTON_EXPECTED_STEPS
+                           * (NEWTON_SPARSE_STEP_SWEEPS + multsubs / (NEWTON_SPARSE_MULTSUBS_A_SWEEP * blocks)));
+}
+
 clcone_status clc_ref_newton_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                   int it0, double t0, int trial, int *gave_up, clcone_prob_result *out,
                                   clcone_error *err)
@@ -505,11 +526,11 @@ static clcone_status hybrid_large(const clcone_problem *p, const clcone_options 
 clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                 clcone_prob_result *out, clcone_error *err)
 {
-    int m = 3 * (c1 - c0), blocks = p->row_ptr[c1] - p->row_ptr[c0], sweeps = 0;
+    int sweeps = 0;
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
     clcone_status s;
     if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return hybrid_large(p, o, c0, c1, r, out, err);
-    H.budget = newton_hybrid_budget(m, blocks);
+    H.budget = clc_ref_newton_price(p, c0, c1);
     for (;;) {
         int gave_up = 0;
         if ((s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;

@@ -20,6 +20,7 @@
  * wall against CHOLMOD's 0.5 s. */
 #include "ref/newton_sparse.h"
 
+#include <amd.h>
 #include <cholmod.h>
 #include <limits.h>
 #include <math.h>
@@ -167,4 +168,18 @@ double clc_jac_sparse_normal_scale(const clc_jac_sparse *J)
     for (int k = 0; k < J->Ap[J->m]; ++k) col[J->Ai[k]] += J->Ax[k] * J->Ax[k];
     for (int i = 0; i < J->m; ++i) scale = fmax(scale, col[i]);
     return scale;
+}
+
+clcone_status clc_jac_sparse_flops(const clc_jac_sparse *J, double *multsubs, clcone_error *err)
+{
+    double info[AMD_INFO];
+    int *perm = clc_calloc((size_t)J->m + 1, sizeof *perm, err, "AMD's ordering"), ok;
+    if (!perm) return CLCONE_ENOMEM;
+    ok = amd_order(J->m, J->Ap, J->Ai, perm, NULL, info);
+    free(perm);
+    if (ok != AMD_OK && ok != AMD_OK_BUT_JUMBLED)
+        return clc_fail(err, ok == AMD_OUT_OF_MEMORY ? CLCONE_ENOMEM : CLCONE_EINVAL,
+                        "AMD could not order the sparse Jacobian of %d unknowns (status %d)", J->m, ok);
+    *multsubs = info[AMD_NMULTSUBS_LU];
+    return CLCONE_OK;
 }

@@ -10,7 +10,8 @@
 
 typedef struct clc_jac_sparse {
     int n, m;          /* contacts, unknowns */
-    int *slot_start;   /* n + 1: contact i's first block slot; its W blocks in W's order, then its diagonal if W has none */
+    int *slot_start;   /* n + 1: contact i's first block slot: its W blocks in W's order, then its diagonal if
+                        * W has none */
     int *diag;         /* n: the slot of contact i's diagonal block */
     int *Ap, *Ai;      /* J's scalar rows (row pointers, columns): KLU reads them as J' by columns */
     double *Ax;        /* J's values */
@@ -39,5 +40,7 @@ int clc_jac_sparse_solve(clc_jac_sparse *J, const double *rhs, double *d, double
 int clc_jac_sparse_lm(clc_jac_sparse *J, const double *g, double lambda, double *d);
 /* The largest diagonal entry of J'J (the squared norm of J's largest column). */
 double clc_jac_sparse_normal_scale(const clc_jac_sparse *J);
+/* An LU's multiply-subtract pairs on J's pattern (AMD's count, no pivoting). */
+clcone_status clc_jac_sparse_flops(const clc_jac_sparse *J, double *multsubs, clcone_error *err);
 
 #endif

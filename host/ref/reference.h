@@ -27,6 +27,8 @@ clc_ref_fn clc_ref_lemke_pyramid;
 /* Semismooth Newton (ref/newton.c), any size: its systems by a dense LU for small problems, else sparse
  * (ref/newton_sparse.c). */
 clc_ref_fn clc_ref_newton;
+/* The price in sweeps of Newton's NEWTON_EXPECTED_STEPS steps on [c0, c1), dense or sparse. */
+double clc_ref_newton_price(const clcone_problem *p, int c0, int c1);
 /* Newton from r at iteration it0 of a solve whose clock started at t0, as the hybrid's second phase within
  * the dense limit: trial set, an early try that converges or sets *gave_up, its best iterate in r. */
 clcone_status clc_ref_newton_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
