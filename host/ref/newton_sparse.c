@@ -29,46 +29,39 @@
 
 clcone_status clc_jac_sparse_make(clc_jac_sparse *J, const clcone_problem *p, int c0, int c1, clcone_error *err)
 {
-    int n = c1 - c0;
-    size_t slots = 0;
+    int n = c1 - c0, base = p->row_ptr[c0];
+    size_t slots = (size_t)(p->row_ptr[c1] - base);
     memset(J, 0, sizeof *J);
     J->n = n;
     J->m = 3 * n;
     klu_defaults(&J->common);
+    if (9 * slots > INT_MAX)
+        return clc_fail(err, CLCONE_ENOTSUP, "sparse Newton: J has over %d entries (KLU's int indices)", INT_MAX);
     if (!(J->slot_start = clc_calloc((size_t)n + 1, sizeof *J->slot_start, err, "sparse Jacobian's rows"))
-        || !(J->diag = clc_calloc((size_t)n, sizeof *J->diag, err, "sparse Jacobian's diagonal")))
-        return CLCONE_ENOMEM;
-    for (int i = 0; i < n; ++i) {
-        int c = c0 + i, nw = p->row_ptr[c + 1] - p->row_ptr[c];
-        J->slot_start[i] = (int)slots;
-        J->diag[i] = (int)slots + nw; /* the slot after W's blocks, unless W has the diagonal */
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
-            if (p->col[k] < c0 || p->col[k] >= c1)
-                return clc_fail(err, CLCONE_EINVAL, "W block %d of contact %d couples contact %d, outside its problem",
-                                k, c, p->col[k]);
-            if (p->col[k] == c) J->diag[i] = (int)slots + (k - p->row_ptr[c]);
-        }
-        slots += (size_t)nw + (J->diag[i] == (int)slots + nw);
-        if (9 * slots > INT_MAX)
-            return clc_fail(err, CLCONE_ENOTSUP, "sparse Newton: J has over %d entries (KLU's int indices)", INT_MAX);
-    }
-    J->slot_start[n] = (int)slots;
-    if (!(J->Ap = clc_calloc((size_t)J->m + 1, sizeof *J->Ap, err, "sparse Jacobian's row pointers"))
+        || !(J->diag = clc_calloc((size_t)n, sizeof *J->diag, err, "sparse Jacobian's diagonal"))
+        || !(J->Ap = clc_calloc((size_t)J->m + 1, sizeof *J->Ap, err, "sparse Jacobian's row pointers"))
         || !(J->Ai = clc_calloc(9 * slots, sizeof *J->Ai, err, "sparse Jacobian's columns"))
         || !(J->Ax = clc_calloc(9 * slots, sizeof *J->Ax, err, "sparse Jacobian's values"))
         || !(J->col = clc_calloc((size_t)J->m, sizeof *J->col, err, "sparse Jacobian's column norms")))
         return CLCONE_ENOMEM;
     for (int i = 0; i < n; ++i) {
-        int c = c0 + i, s0 = J->slot_start[i], nb = J->slot_start[i + 1] - s0;
-        for (int a = 0; a < 3; ++a) {
-            int *cols = J->Ai + 9 * s0 + 3 * a * nb;
-            J->Ap[3 * i + a] = 9 * s0 + 3 * a * nb;
-            for (int q = 0; q < nb; ++q) {
-                int j = s0 + q == J->diag[i] ? i : p->col[p->row_ptr[c] + q] - c0;
-                for (int b = 0; b < 3; ++b) cols[3 * q + b] = 3 * j + b;
-            }
+        int c = c0 + i, s0 = p->row_ptr[c] - base, nb = p->row_ptr[c + 1] - p->row_ptr[c];
+        J->slot_start[i] = s0;
+        J->diag[i] = -1;
+        for (int q = 0; q < nb; ++q) {
+            int j = p->col[p->row_ptr[c] + q] - c0;
+            if (j < 0 || j >= n)
+                return clc_fail(err, CLCONE_EINVAL, "W block %d of contact %d couples contact %d, outside its problem",
+                                p->row_ptr[c] + q, c, j + c0);
+            if (j == i) J->diag[i] = s0 + q;
+            for (int a = 0; a < 3; ++a)
+                for (int b = 0; b < 3; ++b) J->Ai[9 * s0 + 3 * a * nb + 3 * q + b] = 3 * j + b;
         }
+        /* a validated problem has every diagonal block (clcone_problem_validate) */
+        if (J->diag[i] < 0) return clc_fail(err, CLCONE_EINVAL, "W has no diagonal block for contact %d", c);
+        for (int a = 0; a < 3; ++a) J->Ap[3 * i + a] = 9 * s0 + 3 * a * nb;
     }
+    J->slot_start[n] = (int)slots;
     J->Ap[J->m] = 9 * (int)slots;
     return CLCONE_OK;
 }

@@ -10,8 +10,7 @@
 
 typedef struct clc_jac_sparse {
     int n, m;          /* contacts, unknowns */
-    int *slot_start;   /* n + 1: contact i's first block slot: its W blocks in W's order, then its diagonal if
-                        * W has none */
+    int *slot_start;   /* n + 1: contact i's first block slot (its W blocks in W's order) */
     int *diag;         /* n: the slot of contact i's diagonal block */
     int *Ap, *Ai;      /* J's scalar rows (row pointers, columns): KLU reads them as J' by columns */
     double *Ax;        /* J's values */
