@@ -210,8 +210,8 @@ static int line_search(newton *N, double *r, double *psi)
 }
 
 /* Levenberg-Marquardt: (J'J + lambda I) d = -g by LU (J'J + lambda I is
- * SPD, so no pivot is tiny unless J is not finite); sparse, by conjugate
- * gradients (ref/newton_sparse.c). */
+ * SPD, so no pivot is tiny unless J is not finite); sparse, by CHOLMOD's
+ * factor of it (ref/newton_sparse.c). */
 static int lm_direction(newton *N, int attempt, double psi)
 {
     int m = N->m;
