@@ -96,7 +96,8 @@ typedef struct clcone_options {
     double sap_stiffness;
     /* sap: dissipation time scale tau_d in s (0, default: beta dt / pi) */
     double sap_dissipation;
-    /* Optional: each error check of jacobi, pgs, cgs, nsgs, apgd appends a point; lemke, sap none. */
+    /* Optional: each error check of jacobi, pgs, cgs, acgs, nsgs, apgd, hybrid (and on the reference newton,
+     * ipm) appends a point; lemke, sap none; a device's newton refuses a history (CLCONE_ENOTSUP). */
     clcone_history *history;
     /* Optional: called at the same checks (problem of the batch, iteration, error). */
     void (*progress)(void *user, int prob, int iter, double error);
