@@ -1,7 +1,7 @@
 /* The command line's inputs, read once, and the general-block problem
  * files among them (clcone-blocks 1, docs/formats.md section 7): `solve`
- * runs the library's general-block solver on one (apgd; pgs on the
- * reference) with solve's report, --compare, --plot, --warm and --out (a
+ * runs the library's general-block solver on one (apgd; --solver pgs on
+ * the reference too) with solve's report, --compare, --plot, --warm and --out (a
  * forces file: one number a row), `check` measures forces against one. */
 #define _POSIX_C_SOURCE 200809L
 #include <clcone/clcone.h>

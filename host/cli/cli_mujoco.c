@@ -34,7 +34,7 @@ static const char *const USAGE_MUJOCO =
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
     "                   elliptic contacts every other kind, pyramids hard (general-\n"
-    "                   block form, apgd or pgs on ref); other states are refused,\n"
+    "                   block form, apgd, or pgs on ref); other states are refused,\n"
     "                   naming the rows (exit 2)\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"

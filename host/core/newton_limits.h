@@ -1,8 +1,9 @@
-/* The dense Newton's limits, one for both backends so that they refuse the same problems. */
+/* The dense Newton's limit: a device's newton refuses past it, and both backends' hybrids hand larger problems to
+ * the sparse second phase (the reference's newton is sparse and has none). */
 #ifndef CLCONE_NEWTON_LIMITS_H
 #define CLCONE_NEWTON_LIMITS_H
 
-/* The most contacts of a problem the dense Newton takes (docs/measured.md). */
+/* The most contacts of a problem the device's dense Newton takes (docs/measured.md). */
 #define CLCONE_NEWTON_REF_MAX_CONTACTS 512
 /* From this tolerance up a device's hybrid runs its sweeps alone for ccp and soft, whose acgs reaches it; coulomb's
  * switch decides at any tolerance (why: docs/measured.md). */
