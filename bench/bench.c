@@ -42,6 +42,29 @@ double bench_now(void)
 
 double bench_elapsed(const bench *b) { return bench_now() - b->t0; }
 
+int bench_repeat(int runs, double ms) { return runs < BENCH_REPEATS && ms < BENCH_REPEAT_MS; }
+
+clcone_status bench_plan_solve_best(clcone_plan *plan, double *r, size_t nr, clcone_result *res, double *ms,
+                                    clcone_error *err)
+{
+    double last;
+    int runs = 0;
+    *ms = INFINITY;
+    memset(res, 0, sizeof *res);
+    do {
+        clcone_status st;
+        double t;
+        clcone_result_free(res);
+        memset(r, 0, nr * sizeof *r);
+        t = bench_now();
+        st = clcone_plan_solve(plan, r, res, err);
+        last = (bench_now() - t) * 1e3;
+        if (st) return st;
+        *ms = fmin(*ms, last);
+    } while (bench_repeat(++runs, last));
+    return CLCONE_OK;
+}
+
 void bench_fail(bench *b, FILE *f, const char *fmt, ...)
 {
     va_list ap;

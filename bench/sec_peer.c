@@ -75,7 +75,8 @@ typedef struct sico_shared {
 enum { SICO_EXIT_READ = 3, SICO_EXIT_SIZE, SICO_EXIT_NOMEM };
 
 /* The child: reads the file with Siconos's own reader (untimed), solves
- * it from r = 0 (timed) and leaves the result in sh and r. Never returns.
+ * it from r = 0 (timed, short solves repeated) and leaves the result in sh
+ * and r. Never returns.
  * Its stdout and stderr go to the log, so that nothing Siconos prints
  * (verbosity off, but its warnings and fatal errors print regardless)
  * reaches the bench's output. */
@@ -83,7 +84,8 @@ static void sico_child(const char *path, int id, int cap, int n3, int logfd, sic
 {
     FrictionContactProblem *p;
     SolverOptions *o;
-    double *u, t;
+    double *u, t, last;
+    int runs = 0;
     if (logfd >= 0) {
         dup2(logfd, STDOUT_FILENO);
         dup2(logfd, STDERR_FILENO);
@@ -98,9 +100,15 @@ static void sico_child(const char *path, int id, int cap, int n3, int logfd, sic
     if (!o || !u) _exit(SICO_EXIT_NOMEM);
     o->dparam[SICONOS_DPARAM_TOL] = PEER_TOL;
     o->iparam[SICONOS_IPARAM_MAX_ITER] = cap;
-    t = bench_now();
-    sh->info = fc3d_driver(p, r, u, o);
-    sh->ms = (bench_now() - t) * 1e3;
+    sh->ms = INFINITY;
+    do { /* repeated as clcone's solves are (bench_repeat) */
+        memset(r, 0, (size_t)n3 * sizeof *r);
+        memset(u, 0, (size_t)n3 * sizeof *u);
+        t = bench_now();
+        sh->info = fc3d_driver(p, r, u, o);
+        last = (bench_now() - t) * 1e3;
+        sh->ms = fmin(sh->ms, last);
+    } while (bench_repeat(++runs, last));
     sh->iters = o->iparam[SICONOS_IPARAM_ITER_DONE];
     sh->done = 1;
     fflush(NULL);
@@ -169,22 +177,19 @@ static void sico_run(const char *path, const peer_solver *s, int n3, int guard, 
     munmap(sh, len);
 }
 
-/* One clcone solve: a plan made untimed, its solve timed, as section 4. */
+/* One clcone solve: a plan made untimed, its solve timed (short ones
+ * repeated, bench_repeat), as section 4. */
 static void clc_run(const clcone_problem *p, const peer_solver *s, int guard, double *r, peer_run *out)
 {
     clcone_plan *plan;
     clcone_result res;
     clcone_error err;
     clcone_status st;
-    double t;
     if (bench_coulomb_plan(s->ctx, p, s->solver, PEER_TOL, peer_cap(s), guard, &plan, &err)) {
         snprintf(out->note, sizeof out->note, "set-up: %.140s", err.msg);
         return;
     }
-    memset(r, 0, 3 * (size_t)p->n * sizeof *r);
-    t = bench_now();
-    st = clcone_plan_solve(plan, r, &res, &err);
-    out->ms = (bench_now() - t) * 1e3;
+    st = bench_plan_solve_best(plan, r, 3 * (size_t)p->n, &res, &out->ms, &err);
     clcone_plan_free(plan);
     if (st) {
         snprintf(out->note, sizeof out->note, "%.150s", err.msg);
@@ -442,13 +447,15 @@ static void peer_intro(const bench *b, FILE *f, int nf, const char *log)
                "relative natural-map error, FORMATS.md section 2); a run converges when that error is at most %.0e, "
                "whatever the solver itself reports: `(cap)` marks a run stopped by a cap, `(own test met)` one "
                "whose own test said converged. Time: the solve alone, the problem read before the clock starts "
-               "(Siconos: `fc3d_driver`; clcone: `clcone_plan_solve` on a plan made untimed, as in section 4). Each "
+               "(Siconos: `fc3d_driver`; clcone: `clcone_plan_solve` on a plan made untimed, as in section 4); a "
+               "solve under %.0f ms runs again, up to %d runs in all, on either side, and its time is the shortest "
+               "(a single sub-millisecond time swung 2x between runs of the bench). Each "
                "Siconos solve runs in a forked child, so that a crash or an exit() in Siconos costs its cell, not "
                "the bench; a killed run's time is what it cost before it was killed, and a total with one is a lower "
                "bound (`>=`). Siconos's own output goes to `%s`. Cells: iterations (sweeps or Newton steps) / time "
                "/ error.\n\n",
             nf, b->problems, PEER_TOL, BENCH_SICONOS_VERSION, b->dctx ? b->dev_name : "no double context",
-            PEER_SWEEPS, PEER_NEWTON, peer_guard(b), PEER_TOL, log);
+            PEER_SWEEPS, PEER_NEWTON, peer_guard(b), PEER_TOL, BENCH_REPEAT_MS, BENCH_REPEATS, log);
 }
 
 void bench_section_peer(bench *b, FILE *f)
