@@ -268,6 +268,20 @@ out:
     return s;
 }
 
+/* One world's result into ws's totals. A device batch's clock is the
+ * batch's: its time is the last stop (*last_ms, added by the caller);
+ * the reference's problems run one after another. */
+static void add_world_result(const clc_worlds *w, const clcone_prob_result *pr, clc_worlds_stats *ws,
+                             double *last_ms)
+{
+    ++ws->solved;
+    if (!w->ctx) ws->solve_ms += pr->time_ms;
+    else if (pr->time_ms > *last_ms) *last_ms = pr->time_ms;
+    if (pr->status > ws->status) ws->status = pr->status;
+    if (pr->error > ws->error) ws->error = pr->error;
+    if (pr->iters > ws->iters) ws->iters = pr->iters;
+}
+
 /* The worlds' primal problems, on a device one batch, on the reference a
  * world a thread at a time (the same results for any number of
  * threads), into ws's totals. */
@@ -276,16 +290,8 @@ static clcone_status solve_primal_worlds(clc_worlds *w, clc_worlds_stats *ws, cl
     clcone_status s = w->ctx ? solve_primal_batch(w, err)
                              : clc_each_item(w->threads, w->n, solve_primal_item, w, NULL, err);
     double last_ms = 0;
-    for (int k = 0; !s && k < w->n; ++k) {
-        const clcone_prob_result *pr = &w->st[k].res;
-        if (!w->pd[k].primal || !w->pd[k].nb) continue;
-        ++ws->solved;
-        if (!w->ctx) ws->solve_ms += pr->time_ms;
-        else if (pr->time_ms > last_ms) last_ms = pr->time_ms;
-        if (pr->status > ws->status) ws->status = pr->status;
-        if (pr->error > ws->error) ws->error = pr->error;
-        if (pr->iters > ws->iters) ws->iters = pr->iters;
-    }
+    for (int k = 0; !s && k < w->n; ++k)
+        if (w->pd[k].primal && w->pd[k].nb) add_world_result(w, &w->st[k].res, ws, &last_ms);
     ws->solve_ms += last_ms;
     return s;
 }
@@ -318,17 +324,9 @@ static clcone_status solve_general_batch(clc_worlds *w, clc_worlds_stats *ws, cl
         else clc_error_prefix(err, "the batch of %d worlds' general-block problems", np);
         goto out;
     }
-    ws->solved += np;
     for (int j = 0; j < np; ++j) {
-        const clcone_prob_result *pr = &res[j];
-        w->st[world[j]].res = *pr;
-        /* a device batch's clock is the batch's: its time is the last
-         * stop; the reference's problems run one after another */
-        if (!w->ctx) ws->solve_ms += pr->time_ms;
-        else if (pr->time_ms > last_ms) last_ms = pr->time_ms;
-        if (pr->status > ws->status) ws->status = pr->status;
-        if (pr->error > ws->error) ws->error = pr->error;
-        if (pr->iters > ws->iters) ws->iters = pr->iters;
+        w->st[world[j]].res = res[j];
+        add_world_result(w, &res[j], ws, &last_ms);
     }
     ws->solve_ms += last_ms;
 out:
