@@ -275,6 +275,26 @@ static void pipe_done(const char *path, pid_t child)
     waitpid(child, NULL, 0);
 }
 
+/* A device that never ends (/dev/zero, /dev/urandom) is refused at its
+ * first NUL byte, not read until memory runs out; by every reader. */
+START_TEST(endless_devices_refused)
+{
+    static const char *const dev[] = {"/dev/zero", "/dev/urandom"};
+    for (int k = 0; k < 2; ++k) {
+        clcone_problem p;
+        clcone_input in;
+        clcone_error e;
+        double r[3];
+        ck_assert_int_eq(clcone_read_problem(dev[k], &p, &e), CLCONE_EFORMAT);
+        ck_assert_msg(strstr(e.msg, dev[k]) && strstr(e.msg, "is NUL: not a text file"), "%s", e.msg);
+        ck_assert_int_eq(clcone_read_reactions(dev[k], 1, r, &e), CLCONE_EFORMAT);
+        ck_assert_msg(strstr(e.msg, "is NUL: not a text file"), "%s", e.msg);
+        ck_assert_int_eq(clcone_read_input(dev[k], &in, &e), CLCONE_EFORMAT);
+        ck_assert_msg(strstr(e.msg, "is NUL: not a text file"), "%s", e.msg);
+    }
+}
+END_TEST
+
 /* The format sniffing used to consume the stream and then find it empty. */
 START_TEST(input_from_pipe)
 {
@@ -597,6 +617,7 @@ Suite *suite_files(void)
     tcase_add_test(t, scene_inline_comments_and_bom);
     tcase_add_test(t, scene_lengths_bounded);
     tcase_add_test(t, input_from_pipe);
+    tcase_add_test(t, endless_devices_refused);
     tcase_add_test(t, scene_subnormal_is_a_number);
     tcase_add_test(t, scene_free_velocity_overflow_named);
     tcase_add_test(t, generator_sizes_limited);

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* ------------------------------------------------------------------ */
 /* Tokenizer                                                           */
@@ -205,7 +206,8 @@ clcone_status clc_load_file(const char *path, char **out, size_t *len,
     size_t cap = 1 << 16, n = 0;
     char *buf, *bigger;
     FILE *f = fopen(path, "rb");
-    int failed, saved;
+    struct stat st;
+    int failed, saved, stream;
     *out = NULL;
     *len = 0;
     if (!f)
@@ -216,10 +218,22 @@ clcone_status clc_load_file(const char *path, char **out, size_t *len,
         fclose(f);
         return clc_fail(err, CLCONE_ENOMEM, "%s: out of memory", path);
     }
+    /* a device or a pipe can be endless (/dev/zero, /dev/urandom): there
+     * a NUL byte outside an HDF5 image ends the read, not the memory */
+    stream = fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode);
     errno = 0;
     for (;;) {
         size_t got = fread(buf + n, 1, cap - 1 - n, f);
+        const char *nul = stream ? memchr(buf + n, 0, got) : NULL;
         n += got;
+        if (nul && !clc_buf_is_hdf5(buf, n)) {
+            size_t at = (size_t)(nul - buf);
+            free(buf);
+            fclose(f);
+            return clc_fail(err, CLCONE_EFORMAT,
+                            "%s: byte %zu is NUL: not a text file (a .dat, scene or reactions file) nor an HDF5 one",
+                            path, at);
+        }
         if (n < cap - 1) break;
         if (cap > SIZE_MAX / 2 || !(bigger = realloc(buf, cap * 2))) {
             free(buf);
