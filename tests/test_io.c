@@ -717,6 +717,43 @@ START_TEST(test_reactions_nul_in_number)
 }
 END_TEST
 
+/* A header that says it is clcone's but records what clcone would not
+ * write (edited, or damaged) is refused, naming the value, and r is left
+ * as it was; without a tolerance it records nothing and is not read. */
+START_TEST(test_reactions_header_refused)
+{
+    static const struct {
+        const char *text, *needle;
+    } bad[] = {
+        {"# clcone reactions: 1 contacts; solved to tol=1e-08 precision=double model=pyramid facets=0 fit=outer\n"
+         "1 2 3\n", ":1: the header's facets=0 is not an integer from 3 to 1024"},
+        {"# clcone reactions: 1 contacts; solved to tol=1e-08 precision=double model=pyramid facets=8 fit=zz\n"
+         "1 2 3\n", ":1: the header's fit=zz is not inner or outer"},
+        {"# clcone reactions: 1 contacts; solved to tol=-1 precision=double model=bogus\n1 2 3\n",
+         ":1: the header's tol=-1 is not a number > 0"},
+    };
+    static const char none[] = "# clcone reactions: 1 contacts\n1 2 3\n";
+    clcone_reactions_info info;
+    clcone_error err = {0};
+    double r[3];
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; ++k) {
+        const char *path = test_write_temp(bad[k].text, strlen(bad[k].text));
+        r[0] = r[1] = r[2] = 9;
+        ck_assert_int_eq(clcone_read_reactions_info(path, 1, r, &info, &err), CLCONE_EFORMAT);
+        ck_assert_msg(strstr(err.msg, bad[k].needle), "message '%s' lacks '%s'", err.msg, bad[k].needle);
+        ck_assert_double_eq(r[0], 9);
+        unlink(path);
+    }
+    {
+        const char *path = test_write_temp(none, strlen(none));
+        ck_assert_msg(clcone_read_reactions_info(path, 1, r, &info, &err) == CLCONE_OK, "%s", err.msg);
+        ck_assert_double_eq(info.tol, 0);
+        ck_assert_double_eq(r[2], 3);
+        unlink(path);
+    }
+}
+END_TEST
+
 START_TEST(test_reactions_write_invalid)
 {
     double r[3] = {1, INFINITY, 0};
@@ -824,6 +861,7 @@ Suite *suite_io(void)
     tcase_add_loop_test(tc, test_reactions_malformed, 0, (int)(sizeof RBAD / sizeof RBAD[0]));
     tcase_add_test(tc, test_reactions_write_invalid);
     tcase_add_test(tc, test_reactions_nul_in_number);
+    tcase_add_test(tc, test_reactions_header_refused);
     suite_add_tcase(s, tc);
     return s;
 }

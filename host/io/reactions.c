@@ -58,31 +58,58 @@ static void header_word(const char *line, const char *key, char *out, size_t len
     }
 }
 
-/* info from the header line of buf (the first line), when it is ours and
- * records a tolerance; the rest of the file is the parser's to judge. */
-static void parse_header(const char *buf, size_t len, clcone_reactions_info *info)
+/* The text after " key=" in line up to the next space (at most len - 1
+ * bytes) into out; 0 when the key is absent. */
+static int header_value(const char *line, const char *key, char *out, size_t len)
 {
-    const char *eol = memchr(buf, '\n', len), *tol, *prec;
+    const char *v = strstr(line, key);
+    size_t n;
+    if (!v) return 0;
+    v += strlen(key);
+    n = strcspn(v, " ");
+    if (n >= len) n = len - 1;
+    memcpy(out, v, n);
+    out[n] = 0;
+    return 1;
+}
+
+/* info from the header line of buf (the first line), when it is ours and
+ * records a tolerance; the rest of the file is the parser's to judge. A
+ * value that clcone would not have written (a header edited by hand, or
+ * a file cut or damaged) is refused, not read as a default. */
+static clcone_status parse_header(const char *name, const char *buf, size_t len, clcone_reactions_info *info,
+                                  clcone_error *err)
+{
+    const char *eol = memchr(buf, '\n', len), *prec;
     size_t n = eol ? (size_t)(eol - buf) : len;
     char line[256], num[64];
     memset(info, 0, sizeof *info);
     info->precision = CLCONE_DOUBLE;
     if (n >= sizeof line
         || (strncmp(buf, HEADER, sizeof HEADER - 1) != 0 && strncmp(buf, FORCES_HEADER, sizeof FORCES_HEADER - 1) != 0))
-        return;
+        return CLCONE_OK;
     memcpy(line, buf, n);
     line[n] = 0;
-    if (!(tol = strstr(line, " tol=")) || sscanf(tol + 5, "%63s", num) != 1 || !clc_parse_real(num, &info->tol)
-        || !(info->tol > 0)) {
+    if (!header_value(line, " tol=", num, sizeof num)) return CLCONE_OK;
+    if (!clc_parse_real(num, &info->tol) || !(info->tol > 0)) {
         info->tol = 0;
-        return;
+        return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header's tol=%s is not a number > 0", name, num);
     }
     if ((prec = strstr(line, " precision=")) && strncmp(prec + 11, "float", 5) == 0) info->precision = CLCONE_FLOAT;
     header_word(line, " model=", info->model, sizeof info->model);
     header_word(line, " solver=", info->solver, sizeof info->solver);
     header_word(line, " fit=", info->fit, sizeof info->fit);
-    header_word(line, " facets=", num, sizeof num);
-    if (num[0] && (sscanf(num, "%d", &info->facets) != 1 || info->facets < 3)) info->facets = 0;
+    if (header_value(line, " fit=", num, sizeof num) && strcmp(num, "inner") != 0 && strcmp(num, "outer") != 0)
+        return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header's fit=%s is not inner or outer", name, num);
+    if (header_value(line, " facets=", num, sizeof num)) {
+        char *end;
+        long f = strtol(num, &end, 10);
+        if (end == num || *end || f < 3 || f > CLCONE_MAX_FACETS)
+            return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header's facets=%s is not an integer from 3 to %d",
+                            name, num, CLCONE_MAX_FACETS);
+        info->facets = (int)f;
+    }
+    return CLCONE_OK;
 }
 
 /* A file of count numbers, per a line (3: reactions, 1: forces), and
@@ -94,8 +121,9 @@ static clcone_status read_numbers(const char *path, int count, int per, double *
     size_t len;
     clcone_status s;
     if ((s = clc_load_file(path, &buf, &len, err))) return s;
-    s = parse_numbers(path, buf, len, count, per, r, err);
-    if (!s && info) parse_header(buf, len, info);
+    /* the header first: r stays untouched where it is refused */
+    if (info) s = parse_header(path, buf, len, info, err);
+    if (!s) s = parse_numbers(path, buf, len, count, per, r, err);
     free(buf);
     return s;
 }
