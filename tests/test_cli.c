@@ -628,6 +628,10 @@ START_TEST(options_one_rule_everywhere)
     ck_assert_msg(strstr(err_buf, "needs a size WxH") && strstr(err_buf, "'800by600'"), "%s", err_buf);
     snprintf(args, sizeof args, "solve '%s' --device ref --precision double", test_problem_path("Rover4396.dat"));
     ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    /* the library reads "" as the default device; given so, it is a mistake */
+    snprintf(args, sizeof args, "solve '%s' --device ''", test_problem_path("Rover4396.dat"));
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "--device needs ref, an index or part of a device name, got ''"), "%s", err_buf);
     remove_dir(dir);
 }
 END_TEST

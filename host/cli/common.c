@@ -170,6 +170,9 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             if (!parse_double(val, &a->o.tol) || !(a->o.tol > 0))
                 return usage_error(usage, "--tol needs a number > 0, got '%s'", val);
         } else if (strcmp(opt, "--device") == 0) {
+            /* the library reads "" as the default device: given empty, it was a mistake */
+            if (!val[strspn(val, " \t")])
+                return usage_error(usage, "--device needs ref, an index or part of a device name, got '%s'", val);
             a->device = val;
         } else if (strcmp(opt, "--precision") == 0) {
             if (strcmp(val, "float") == 0) a->prec = CLCONE_FLOAT;
