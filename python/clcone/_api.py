@@ -385,7 +385,11 @@ class Problem:
         o = _options(model=model, facets=facets, fit=fit)
         e = lib.clcone_error_of(self._p, o, ffi.cast("double *", ffi.from_buffer(rr)), 0, self.n)
         if math.isnan(e):
-            raise InvalidInput(f"model {model} has no error measure on (W, q) alone")
+            if model in ("soft", "sap"):
+                raise InvalidInput(f"model {model} has no error measure on (W, q) alone")
+            if model == "pyramid" and not 3 <= o.facets <= 1024:
+                raise ValueError(f"facets must be from 3 to 1024, got {facets}")
+            raise InvalidInput("the error of r is not a number: r or W r + q overflows")
         return e
 
     def write(self, path: PathLike) -> None:
@@ -962,7 +966,10 @@ def solve(problem: Union[Problem, Scene, Sequence[Problem]], *, model: str = "co
     result."""
     if isinstance(problem, (list, tuple)):
         b = batch(problem)
-        w = None if warm is None else np.concatenate([_reactions(x, p.n, "warm") for x, p in zip(warm, problem)])
+        if warm is not None and len(warm) != len(problem):
+            raise ValueError(f"warm must hold one start per problem: {len(problem)} problems, {len(warm)} starts")
+        w = None if warm is None else np.concatenate([_reactions(x, p.n, f"warm[{k}]")
+                                                      for k, (x, p) in enumerate(zip(warm, problem))])
         r, res = solve(b, model=model, solver=solver, device=device, precision=precision, tol=tol, max_iter=max_iter,
                        warm=w, check_every=check_every, max_seconds=max_seconds, history=history, cancel=cancel,
                        threads=threads, **model_options)
@@ -1190,7 +1197,8 @@ def _simulate_worlds(scenes: List[Scene], steps: int, callback: Optional[Callabl
             now = step_together(sims)
             for k, st in enumerate(now):
                 done[k].append(st)
-            if not all(st.applied for st in now) or (callback is not None and callback(now) is False):
+            if (not all(st.applied for st in now) or options["cancel"].is_set
+                    or (callback is not None and callback(now) is False)):
                 break
         return done
     finally:
@@ -1208,7 +1216,9 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
     returning False stops the run. vtk: a folder for the CLI's VTK frames
     (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
     last, series.pvd); png: a picture of the final state. A step that
-    could not be applied ends the run (its Step has applied False).
+    could not be applied ends the run (its Step has applied False), and
+    so does a ``cancel=`` flag set during a step: that step, whose solve
+    stopped early (status maxiter, reason "cancelled"), is the last.
     Returns the steps (without callback, each with its arrays).
 
     A list of scenes is worlds stepped together (:func:`step_together`),
@@ -1247,9 +1257,12 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
             if not st.applied:
                 break
             last = st
-            if vtk is not None and (k % vtk_every == 0 or k == steps):
+            # a cancelled step (its solve stopped early) is the last: the
+            # next would run on a flag still set and solve nothing
+            stop = sim._cancel.is_set
+            if vtk is not None and (k % vtk_every == 0 or k == steps or stop):
                 _vtk_frame(scene, os.fspath(vtk), k, st.reactions, frames)
-            if callback is not None and callback(st) is False:
+            if stop or (callback is not None and callback(st) is False):
                 break
         if vtk is not None:
             names = [ffi.new("char[]", os.fsencode(f)) for fr in frames for f in fr[:2]]

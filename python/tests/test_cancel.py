@@ -83,3 +83,20 @@ def test_ctrl_c_interrupts_a_simulation():
     with pytest.raises(KeyboardInterrupt):
         clcone.simulate(s, 3, device="ref", model="ccp", tol=1e-300, max_iter=10**6, max_seconds=30)
     assert time.monotonic() - start < 20
+
+
+def test_cancel_set_during_simulate_ends_the_run():
+    # steps long enough that the flag is set during one of them; the run
+    # then ends at that step instead of running the rest on a set flag
+    s = clcone.generate("pile", n=200, seed=1)
+    cancel = clcone.Cancel()
+    timer = threading.Timer(0.3, cancel.set)
+    timer.start()
+    try:
+        steps = clcone.simulate(s, 100000, device="ref", model="ccp", tol=1e-300, max_seconds=60, cancel=cancel)
+    finally:
+        timer.cancel()
+    assert cancel.is_set
+    assert 1 <= len(steps) < 100000
+    assert steps[-1].solve.status == "maxiter" and steps[-1].solve.reason == "cancelled"
+    assert all(st.solve.reason != "cancelled" for st in steps[:-1])
