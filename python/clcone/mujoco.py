@@ -170,6 +170,11 @@ class Stepper(Owner):
                 raise TypeError(f"data[{k}] must be a mujoco.MjData, got {type(d).__name__}")
             if d.model._address != self.model._address:
                 raise ValueError(f"data[{k}] is not data of this stepper's model (mujoco.MjData(model))")
+        seen: dict = {}
+        for k, d in enumerate(datas):
+            j = seen.setdefault(d._address, k)
+            if j != k:  # one state stepped as two worlds would take two steps a step
+                raise ValueError(f"data[{j}] and data[{k}] are the same MjData; each world needs its own")
         if isinstance(nstep, bool) or not isinstance(nstep, int) or nstep < 0:
             raise ValueError(f"nstep must be an int >= 0, got {nstep!r}")
         n = len(datas)

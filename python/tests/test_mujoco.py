@@ -107,6 +107,9 @@ def test_bad_input():
         s.step([m])
     with pytest.raises(ValueError, match="not data of this stepper's model"):
         s.step(mujoco.MjData(other))
+    d = mujoco.MjData(m)
+    with pytest.raises(ValueError, match=r"data\[0\] and data\[1\] are the same MjData"):
+        s.step([d, d])
     s.step([mujoco.MjData(m), mujoco.MjData(m)])
     with pytest.raises(ValueError, match="steps 2 worlds, got 1"):
         s.step(mujoco.MjData(m))
