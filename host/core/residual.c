@@ -32,6 +32,8 @@ static double scaled_error(const clcone_problem *p, const clcone_options *o,
             f2 += cone_residual_ccp(p->mu[c], rc, u);
         else if (o->model != CLCONE_MODEL_PYRAMID)
             return NAN; /* soft and sap measure their own problems */
+        else if (o->facets < 3 || o->facets > CLCONE_MAX_FACETS)
+            return NAN; /* no pyramid to measure against (and 2^31 facets would take hours) */
         else
             f2 += cone_residual_pyramid(cone_pyramid_make(o->facets, o->fit == CLCONE_FIT_INNER, p->mu[c]), rc, u);
         for (int a = 0; a < 3; ++a) {

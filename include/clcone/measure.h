@@ -13,7 +13,8 @@ extern "C" {
 CLCONE_API double clcone_error_coulomb(const clcone_problem *p, const double *r,
                             int c0, int c1, double *err_q1);
 
-/* The model's own error on contacts [c0, c1) (docs/formats.md section 2); NaN for soft and sap. */
+/* The model's own error on contacts [c0, c1) (docs/formats.md section 2); NaN for soft and sap, for a pyramid's
+ * facets outside 3..CLCONE_MAX_FACETS, and where r or W r + q overflows. */
 CLCONE_API double clcone_error_of(const clcone_problem *p, const clcone_options *o,
                        const double *r, int c0, int c1);
 

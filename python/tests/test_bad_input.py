@@ -85,6 +85,19 @@ def test_bad_options_raise():
         clcone.batch([p, "x"])
     with pytest.raises(TypeError, match="cancel"):
         clcone.solve(p, cancel=True)
+    # a batch's starts: one per problem, each named where it is wrong
+    with pytest.raises(ValueError, match="one start per problem: 2 problems, 3 starts"):
+        clcone.solve([p, p], warm=[np.zeros((1, 3))] * 3, device="ref")
+    with pytest.raises(ValueError, match=r"warm\[1\]"):
+        clcone.solve([p, p], warm=[np.zeros((1, 3)), np.zeros((2, 3))], device="ref")
+    # the measure: a pyramid of 2 or 2^31 - 1 facets is refused (the latter
+    # took minutes), and an overflow is said to be one
+    r = np.zeros((1, 3))
+    for facets in (2, 2**31 - 1):
+        with pytest.raises(ValueError, match="facets must be from 3 to 1024"):
+            p.error(r, model="pyramid", facets=facets)
+    with pytest.raises(clcone.InvalidInput, match="overflows"):
+        p.error(np.full((1, 3), 1e160))
 
 
 def test_bad_plan_use():
