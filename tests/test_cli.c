@@ -515,24 +515,13 @@ static int temporaries_in(const char *dir)
     return n;
 }
 
-/* SIGINT during simulate: the run stops after the step under way, writes
- * the finished steps' CSV and final scene, leaves no temporary and exits
- * 130. The signal goes once the progress bar shows a finished step. */
-START_TEST(interrupted_simulate_keeps_finished_steps)
+/* The CLI (CLCONE_CLI) run in a child with args (NULL-ended), stdout to
+ * /dev/null, stderr into the pipe whose read end goes to *fd. */
+static pid_t cli_child(int *fd, const char *const *args)
 {
-    const char *dir = scratch_dir();
     const char *cli = getenv("CLCONE_CLI");
-    char args[4096], csv[256], scene[256], out[256], seen[8192] = "", *text, *line;
-    int fds[2], status, lines = 0, steps_done = -1;
-    size_t len = 0, size;
+    int fds[2];
     pid_t pid;
-    clcone_world w;
-    clcone_error e;
-    snprintf(args, sizeof args, "gen pile --n 100 -o %s/p.scene", dir);
-    ck_assert_int_eq(run_cli(NULL, args), 0);
-    snprintf(scene, sizeof scene, "%s/p.scene", dir);
-    snprintf(csv, sizeof csv, "%s/log.csv", dir);
-    snprintf(out, sizeof out, "%s/end.scene", dir);
     ck_assert_int_eq(pipe(fds), 0);
     pid = fork();
     ck_assert_int_ge(pid, 0);
@@ -541,38 +530,86 @@ START_TEST(interrupted_simulate_keeps_finished_steps)
         close(fds[0]);
         close(fds[1]);
         if (!freopen("/dev/null", "w", stdout)) _exit(127);
-        execl(cli && *cli ? cli : "build/clcone", "clcone", "simulate", scene, "--steps", "1000000", "--device", "ref",
-              "--progress", "--csv", csv, "--out", out, (char *)NULL);
+        execv(cli && *cli ? cli : "build/clcone", (char *const *)args);
         _exit(127);
     }
     close(fds[1]);
-    /* no timing: wait for the first finished step on the progress bar */
-    while (!strstr(seen, " steps,")) {
-        ssize_t n = read(fds[0], seen + len, sizeof seen - 1 - len);
-        ck_assert_msg(n > 0, "simulate ended before its first step: %s", seen);
+    *fd = fds[0];
+    return pid;
+}
+
+/* Reads fd until needle shows (no timing: the child says when), keeping
+ * a tail in seen (cap bytes). */
+static void read_until(int fd, char *seen, size_t cap, const char *needle)
+{
+    size_t len = strlen(seen);
+    while (!strstr(seen, needle)) {
+        ssize_t n = read(fd, seen + len, cap - 1 - len);
+        ck_assert_msg(n > 0, "the run ended before '%s': %s", needle, seen);
         len += (size_t)n;
         seen[len] = 0;
-        if (len > sizeof seen / 2) { /* keep the tail */
+        if (len > cap / 2) { /* keep the tail */
             memmove(seen, seen + len - 64, 64);
             len = 64;
             seen[len] = 0;
         }
     }
-    ck_assert_int_eq(kill(pid, SIGINT), 0);
-    len = 0;
-    for (;;) { /* the rest of stderr, until it closes */
-        ssize_t n = read(fds[0], seen + len, sizeof seen - 1 - len);
+}
+
+/* The rest of fd until it closes (its last cap / 4 bytes at least) into
+ * seen; closes fd and returns the child's wait status. */
+static int read_rest(int fd, pid_t pid, char *seen, size_t cap)
+{
+    size_t len = 0;
+    int status;
+    for (;;) {
+        ssize_t n = read(fd, seen + len, cap - 1 - len);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         len += (size_t)n;
-        if (len > sizeof seen / 2) {
-            memmove(seen, seen + len - 512, 512);
-            len = 512;
+        if (len > cap / 2) {
+            memmove(seen, seen + len - cap / 4, cap / 4);
+            len = cap / 4;
         }
     }
     seen[len] = 0;
-    close(fds[0]);
+    close(fd);
     ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* `gen pile` with args into dir/p.scene, whose path goes to scene. */
+static void gen_pile_in(const char *dir, const char *args, char *scene, size_t cap)
+{
+    char line[4096];
+    snprintf(scene, cap, "%s/p.scene", dir);
+    snprintf(line, sizeof line, "gen pile %s -o %s", args, scene);
+    ck_assert_int_eq(run_cli(NULL, line), 0);
+}
+
+/* SIGINT during simulate: the run stops after the step under way, writes
+ * the finished steps' CSV and final scene, leaves no temporary and exits
+ * 130. The signal goes once the progress bar shows a finished step. */
+START_TEST(interrupted_simulate_keeps_finished_steps)
+{
+    const char *dir = scratch_dir();
+    char csv[256], scene[256], out[256], seen[8192] = "", *text, *line;
+    int fd, status, lines = 0, steps_done = -1;
+    size_t size;
+    pid_t pid;
+    clcone_world w;
+    clcone_error e;
+    gen_pile_in(dir, "--n 100", scene, sizeof scene);
+    snprintf(csv, sizeof csv, "%s/log.csv", dir);
+    snprintf(out, sizeof out, "%s/end.scene", dir);
+    {
+        const char *const run[] = {"clcone", "simulate", scene, "--steps", "1000000", "--device", "ref",
+                                   "--progress", "--csv", csv, "--out", out, NULL};
+        pid = cli_child(&fd, run);
+    }
+    read_until(fd, seen, sizeof seen, " steps,"); /* a finished step on the progress bar */
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    status = read_rest(fd, pid, seen, sizeof seen);
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status, seen);
     ck_assert_msg(strstr(seen, "interrupted by SIGINT after step "), "%s", seen);
     ck_assert(sscanf(strstr(seen, "after step "), "after step %d", &steps_done) == 1);
@@ -593,6 +630,43 @@ START_TEST(interrupted_simulate_keeps_finished_steps)
     ck_assert_msg(clcone_read_world(out, &w, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_eq(w.s.nbodies, 100);
     clcone_world_free(&w);
+    remove_dir(dir);
+}
+END_TEST
+
+/* SIGINT or SIGTERM during a solve: the library's cancel flag stops it at
+ * its next look, the reactions it reached are written whole (no
+ * temporary left), and the exit code is 130 with a line saying so. The
+ * signal goes once the progress line shows the solve running. */
+START_TEST(interrupted_solve_writes_its_last_iterate)
+{
+    static const int sig[2] = {SIGINT, SIGTERM};
+    const char *dir = scratch_dir();
+    char scene[256], out[256], seen[8192];
+    int fd, status;
+    pid_t pid;
+    clcone_error e;
+    gen_pile_in(dir, "--n 300 --seed 5", scene, sizeof scene);
+    snprintf(out, sizeof out, "%s/r.txt", dir);
+    for (int k = 0; k < 2; ++k) {
+        /* a tolerance no solver reaches: only the signal (or the cap) ends it */
+        const char *const run[] = {"clcone", "solve", scene, "--model", "ccp", "--tol", "1e-300", "--device", "ref",
+                                   "--max-seconds", "120", "--progress", "-o", out, NULL};
+        double *r = calloc(3 * 900, sizeof *r);
+        seen[0] = 0;
+        pid = cli_child(&fd, run);
+        read_until(fd, seen, sizeof seen, "solving: iteration");
+        ck_assert_int_eq(kill(pid, sig[k]), 0);
+        status = read_rest(fd, pid, seen, sizeof seen);
+        ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status, seen);
+        ck_assert_msg(strstr(seen, k ? "interrupted by SIGTERM: the solve stopped early"
+                                     : "interrupted by SIGINT: the solve stopped early"), "%s", seen);
+        ck_assert_int_eq(temporaries_in(dir), 0);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_msg(clcone_read_reactions(out, 900, r, &e) == CLCONE_OK, "%s", e.msg);
+        free(r);
+        unlink(out);
+    }
     remove_dir(dir);
 }
 END_TEST
@@ -758,6 +832,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, two_outputs_on_one_file_refused);
     tcase_add_test(t, missing_directories_one_rule);
     tcase_add_test(t, interrupted_simulate_keeps_finished_steps);
+    tcase_add_test(t, interrupted_solve_writes_its_last_iterate);
     tcase_add_test(t, options_one_rule_everywhere);
     tcase_add_test(t, gen_and_simulate_refuse_what_they_do_not_use);
     tcase_add_test(t, check_takes_the_recorded_tolerance);

@@ -42,7 +42,8 @@ static const char *const USAGE_MAIN =
     "No output may name an input (by any path: a link, ./x, a path through ..)\n"
     "or another output, and no option may be given twice: such a run is\n"
     "refused before anything is read (exit 2).\n"
-    "Exit codes: 0 converged, 1 not converged, 2 bad input or usage.\n";
+    "Exit codes: 0 converged, 1 not converged, 2 bad input or usage,\n"
+    "130 stopped by SIGINT or SIGTERM (outputs written from where it stopped).\n";
 
 static const char *const USAGE_SOLVE =
     "usage: clcone solve FILE [options]\n"
@@ -157,6 +158,7 @@ static int cmd_solve(int argc, char **argv)
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
     if ((rc = cli_check_solve_files(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
+    a.o.cancel = cli_solve_cancel();
     if (a.npos > 1 || a.mpi) return cli_solve_batch(&a, USAGE_SOLVE);
     if ((rc = cli_read_input(&a, a.positional[0], USAGE_SOLVE, CLI_BLOCKS_SOLVE, &in, &blocks)) || blocks) return rc;
     scene = in.is_world;
@@ -485,7 +487,7 @@ static int run_command(int argc, char **argv)
         printf("clcone %s\n", clcone_version());
         return 0;
     }
-    if (strcmp(cmd, "solve") == 0) return cmd_solve(argc - 2, argv + 2);
+    if (strcmp(cmd, "solve") == 0) return cli_solve_interruptible(cmd_solve, argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 2, argv + 2);
     if (strcmp(cmd, "solvers") == 0) return cmd_solvers(argc - 2, argv + 2);

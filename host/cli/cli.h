@@ -140,6 +140,10 @@ int cli_solve_batch(cli_args *a, const char *usage);
 /* The stepping commands' shared parts: stop signals, progress bar, per-step CSV (world < 0: no column). */
 void cli_catch_stop_signals(void);
 void cli_release_stop_signals(void);
+/* solve's cancel flag (clcone_options.cancel), raised by SIGINT or SIGTERM while cli_solve_interruptible runs
+ * cmd; that returns cmd's exit code, or 130 after saying the solve was stopped (its outputs are written). */
+const volatile int *cli_solve_cancel(void);
+int cli_solve_interruptible(int (*cmd)(int, char **), int argc, char **argv);
 int cli_stop_requested(void);
 int cli_report_interrupted(int steps_done, int steps);
 void cli_steps_progress(int step, int steps, int contacts, double t0);

@@ -14,35 +14,63 @@
  * a shell reports a job ended by Ctrl-C. */
 #define EXIT_INTERRUPTED 130
 
-/* Set by SIGINT or SIGTERM during a run: it stops after the step under
- * way and writes the outputs of the finished steps. */
-static volatile sig_atomic_t stop_signal;
+/* Set by SIGINT or SIGTERM during a run: a stepping run stops after the
+ * step under way and writes the outputs of the finished steps; a solve
+ * stops at the library's next look at its cancel flag (solve_cancel). */
+static volatile sig_atomic_t stop_signal, solve_cancel;
+/* What the handler says: set before it is installed. */
+static const char *stop_says;
+static size_t stop_says_len;
 
 static void on_stop_signal(int sig)
 {
-    static const char msg[] = "\nclcone: interrupted; stopping after the current step (again to stop at once)\n";
     ssize_t n;
     stop_signal = sig;
+    solve_cancel = 1;
     /* write(2) is what a handler may call; nothing to do if it fails */
-    n = write(2, msg, sizeof msg - 1);
+    n = write(2, stop_says, stop_says_len);
     (void)n;
 }
 
-/* The handlers a run's cli_catch_stop_signals replaced. */
+/* The handlers a run's catch_stop_signals replaced. */
 static struct sigaction stop_old[2];
 
-/* Handlers for the run; a second signal takes the default action, for a
- * user who does not want to wait. */
-void cli_catch_stop_signals(void)
+/* Handlers for the run, saying `says`; a second signal takes the default
+ * action, for a user who does not want to wait. */
+static void catch_stop_signals(const char *says)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
+    stop_says = says;
+    stop_says_len = strlen(says);
     sa.sa_handler = on_stop_signal;
     sa.sa_flags = SA_RESETHAND | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    stop_signal = 0;
+    stop_signal = solve_cancel = 0;
     sigaction(SIGINT, &sa, &stop_old[0]);
     sigaction(SIGTERM, &sa, &stop_old[1]);
+}
+
+void cli_catch_stop_signals(void)
+{
+    catch_stop_signals("\nclcone: interrupted; stopping after the current step (again to stop at once)\n");
+}
+
+const volatile int *cli_solve_cancel(void)
+{
+    return &solve_cancel;
+}
+
+int cli_solve_interruptible(int (*cmd)(int, char **), int argc, char **argv)
+{
+    int rc;
+    catch_stop_signals("\nclcone: interrupted; stopping the solve (again to stop at once)\n");
+    rc = cmd(argc, argv);
+    cli_release_stop_signals();
+    if (!stop_signal) return rc;
+    fprintf(stderr, "clcone: interrupted by %s: the solve stopped early; outputs written hold its last iterate\n",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT");
+    return EXIT_INTERRUPTED;
 }
 
 void cli_release_stop_signals(void)
