@@ -158,7 +158,8 @@ static int cmd_solve(int argc, char **argv)
     if (a.npos == 0) return usage_error(USAGE_SOLVE, "solve needs a problem FILE%s", "");
     if ((rc = cli_check_solve_files(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = CLI_SOLVE_MAX_SECONDS;
-    a.o.cancel = cli_solve_cancel();
+    /* over MPI ranks the signal is mpirun's to pass on: no flag to share */
+    if (!a.mpi) a.o.cancel = cli_solve_cancel();
     if (a.npos > 1 || a.mpi) return cli_solve_batch(&a, USAGE_SOLVE);
     if ((rc = cli_read_input(&a, a.positional[0], USAGE_SOLVE, CLI_BLOCKS_SOLVE, &in, &blocks)) || blocks) return rc;
     scene = in.is_world;
