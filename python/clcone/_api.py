@@ -362,11 +362,10 @@ class Problem:
 
     def problem(self, k: int) -> "Problem":
         """Problem k of a batch, on its own."""
-        if not isinstance(k, (int, np.integer)) or isinstance(k, bool):
-            raise TypeError("the problem index must be an int")
+        k = _option_value("the problem index", k, True)
         out = ffi.new("clcone_problem *")
         err = new_error()
-        check(lib.clcone_batch_extract(self._p, int(k), out, err), err)
+        check(lib.clcone_batch_extract(self._p, k, out, err), err)
         return Problem._own(out)
 
     def velocity(self, r: Any) -> np.ndarray:
@@ -518,8 +517,11 @@ class Scene:
         for bit, v in ((lib.CLCONE_GEN_GIVEN_N, n), (lib.CLCONE_GEN_GIVEN_SEED, seed),
                        (lib.CLCONE_GEN_GIVEN_SPREAD, spread), (lib.CLCONE_GEN_GIVEN_THETA, theta)):
             given |= bit if v is not None else 0
-        if n is not None and (not isinstance(n, (int, np.integer)) or isinstance(n, bool)):
-            raise TypeError("n must be an int")
+        if n is not None:
+            n = _option_value("n", n, True)
+        mu, dt = _number("mu", mu), _number("dt", dt)
+        spread = None if spread is None else _number("spread", spread)
+        theta = None if theta is None else _number("theta", theta)
         if seed is not None and (not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**32):
             raise ValueError("seed must be an int in [0, 2**32)")
         cname = c_string(name, "generator name")
@@ -539,7 +541,7 @@ class Scene:
     def detect(self, margin: float = 1e-3) -> None:
         """Replaces the contacts by those at the current positions."""
         err = new_error()
-        check(lib.clcone_world_detect(self._w, margin, ffi.NULL, err), err)
+        check(lib.clcone_world_detect(self._w, _number("margin", margin), ffi.NULL, err), err)
 
     # bodies
     @property
@@ -718,7 +720,7 @@ def _png_size(size: Any) -> Tuple[int, int]:
     if (not isinstance(size, (tuple, list)) or len(size) != 2
             or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in size)):
         raise TypeError("size must be a pair of ints (width, height)")
-    return int(size[0]), int(size[1])
+    return _option_value("width", size[0], True), _option_value("height", size[1], True)
 
 
 generate = Scene.generate
@@ -1088,7 +1090,7 @@ class Simulation(Owner):
             if v is not None:
                 setattr(so, name, _number(name, v))
         so.warm_start = 1 if warm_start else 0
-        so.threads = _number("threads", threads, integer=True)
+        so.threads = _option_value("threads", threads, True)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         so.solve.cancel = self._cancel._flag

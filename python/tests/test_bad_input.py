@@ -182,3 +182,25 @@ def test_bad_scenes(tmp_path):
         clcone.simulate(s, 2, callback=3)
     with pytest.raises(TypeError):
         clcone.simulate(one_contact(), 2)
+
+
+def test_numbers_named_and_bounded():
+    # a size past C's int, or a value of the wrong type, names the argument
+    p = one_contact()
+    with pytest.raises(ValueError, match="the problem index 1099511627776 does not fit a C int"):
+        p.problem(2**40)
+    with pytest.raises(ValueError, match="n 1099511627776 does not fit a C int"):
+        clcone.generate("pile", n=2**40)
+    with pytest.raises(TypeError, match="mu must be a number, got str"):
+        clcone.generate("pile", n=3, mu="a")
+    with pytest.raises(TypeError, match="dt must be a number, got NoneType"):
+        clcone.generate("pile", n=3, dt=None)
+    with pytest.raises(TypeError, match="spread must be a number"):
+        clcone.generate("pile", n=3, spread="a")
+    s = clcone.generate("pile", n=3)
+    with pytest.raises(TypeError, match="margin must be a number, got str"):
+        s.detect("a")
+    with pytest.raises(ValueError, match="threads 1099511627776 does not fit a C int"):
+        clcone.Simulation(s, threads=2**40)
+    with pytest.raises(ValueError, match="width 1099511627776 does not fit a C int"):
+        s.render_png("x.png", size=(2**40, 100))
