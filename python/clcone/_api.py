@@ -4,6 +4,7 @@ results into numpy arrays and dataclasses."""
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import os
 import stat
@@ -151,6 +152,9 @@ def _device(device: Union[None, str, int, Device], precision: Optional[str]) -> 
         if precision is not None and precision != device.precision:
             raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
         return device
+    if device is not None and (isinstance(device, bool) or not isinstance(device, (str, int, np.integer))):
+        raise TypeError(f"device must be 'ref', an index, part of a device name or a clcone.Device, "
+                        f"got {type(device).__name__}")
     key = (device, precision, os.environ.get("CLCONE_DEVICE") if device is None else None)
     with _opening:
         if key not in _opened:
@@ -805,12 +809,15 @@ def _options(model: str = "coulomb", solver: Optional[str] = None, tol: Optional
              soft_dampratio: Optional[float] = None, soft_impedance: Optional[float] = None,
              soft_dt: Optional[float] = None, sap_beta: Optional[float] = None,
              sap_stiffness: Optional[float] = None, sap_dissipation: Optional[float] = None, *,
-             scene: bool = False) -> Any:
+             scene: bool = False, **unknown: Any) -> Any:
     """clcone_options from keywords; None keeps the library's default.
     The names are parsed by the library (its message lists the valid
     ones); which keywords apply to the model (on a scene when scene) is
     the library's rule, the CLI's too (clcone_options_check_given);
     values are checked by the solve."""
+    if unknown:
+        known = [k for k in inspect.signature(_options).parameters if k not in ("scene", "unknown")]
+        raise TypeError(f"unknown option {', '.join(map(repr, unknown))}; the options are {', '.join(known)}")
     o = ffi.new("clcone_options *")
     lib.clcone_options_default(o)
     err = new_error()

@@ -65,8 +65,10 @@ def test_bad_options_raise():
         clcone.solve(p, precision="half")
     with pytest.raises(ValueError, match="fit"):
         clcone.solve(p, model="pyramid", fit="tight")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="unknown option 'unknown_option'; the options are model, solver, tol"):
         clcone.solve(p, unknown_option=1)
+    with pytest.raises(TypeError, match="device must be 'ref', an index, part of a device name or a clcone.Device"):
+        clcone.solve(p, device=[0])
     with pytest.raises(clcone.DeviceError, match="no-such-device"):
         clcone.solve(p, device="no-such-device")
     with pytest.raises(clcone.DeviceError):
