@@ -15,7 +15,7 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 import numpy as np
 
 from ._native import (Cancel, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check, copy_in,
-                      copy_out, ffi, ints, lib, lib_output, locked, new_error, reals)
+                      copy_out, ffi, ints, lib, lib_output, locked, ndim, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -259,8 +259,8 @@ class Problem:
         n = rp.size - 1
         c = ints(col, (None,), "col")
         nnzb = c.size
-        b = reals(blocks, (nnzb, 3, 3) if np.ndim(blocks) == 3 else (nnzb, 9), "blocks")
-        qq = reals(q, (n, 3) if np.ndim(q) == 2 else (3 * n,), "q")
+        b = reals(blocks, (nnzb, 3, 3) if ndim(blocks, "blocks") == 3 else (nnzb, 9), "blocks")
+        qq = reals(q, (n, 3) if ndim(q, "q") == 2 else (3 * n,), "q")
         m = reals(mu, (n,), "mu")
         self._p = self._alloc(n, nnzb)
         copy_in(self._p.row_ptr, rp)
@@ -293,7 +293,7 @@ class Problem:
         m = reals(mu, (None,), "mu")
         n = m.size
         w = reals(W, (3 * n, 3 * n), "W")
-        qq = reals(q, (n, 3) if np.ndim(q) == 2 else (3 * n,), "q")
+        qq = reals(q, (n, 3) if ndim(q, "q") == 2 else (3 * n,), "q")
         p = ffi.new("clcone_problem *")
         err = new_error()
         check(lib.clcone_problem_from_dense(p, n, ffi.cast("double *", ffi.from_buffer(w)),
@@ -313,6 +313,11 @@ class Problem:
             raise ValueError(f"W must be square with a multiple of 3 rows, got shape {W.shape}")
         if W.dtype.kind != "f":
             raise TypeError(f"W must be a floating-point matrix, got dtype {W.dtype}")
+        coo = W.tocoo()
+        bad = np.flatnonzero(~np.isfinite(coo.data))
+        if bad.size:
+            k = bad[0]
+            raise ValueError(f"W[{coo.row[k]}][{coo.col[k]}] is {coo.data[k]}, not a finite number")
         bsr = W.tobsr(blocksize=(3, 3), copy=True)
         bsr.sum_duplicates()
         bsr.sort_indices()
@@ -418,7 +423,7 @@ def batch(problems: Sequence[Problem]) -> Problem:
 
 
 def _reactions(r: Any, n: int, what: str) -> np.ndarray:
-    return reals(r, (n, 3) if np.ndim(r) == 2 else (3 * n,), what).reshape(n, 3)
+    return reals(r, (n, 3) if ndim(r, what) == 2 else (3 * n,), what).reshape(n, 3)
 
 
 # Scenes ------------------------------------------------------------------
@@ -577,12 +582,13 @@ class Scene:
     def _bodies(self) -> np.ndarray:
         """A copy of the bodies' state, a row of doubles a body."""
         n = self._w.s.nbodies
-        return copy_out(self._w.s.bodies, np.uint8, n * ffi.sizeof("clcone_body")).view(np.float64).reshape(n, -1)
+        row = ffi.sizeof("clcone_body") // 8  # explicit: a scene of no bodies has no -1 to infer
+        return copy_out(self._w.s.bodies, np.uint8, n * ffi.sizeof("clcone_body")).view(np.float64).reshape(n, row)
 
     @locked
     def _shapes(self) -> np.ndarray:
         raw = copy_out(self._w.shapes, np.uint8, self.nbodies * ffi.sizeof("clcone_shape"))
-        return raw.reshape(self.nbodies, -1)
+        return raw.reshape(self.nbodies, ffi.sizeof("clcone_shape"))
 
     @property
     def positions(self) -> np.ndarray:
@@ -907,7 +913,7 @@ class Plan(Owner):
         pl = self._live("set_q")
         if self._scene:
             raise InvalidInput("set_q is for a plan of a problem; a scene plan takes set_scene")
-        qq = reals(q, (self.n, 3) if np.ndim(q) == 2 else (3 * self.n,), "q")
+        qq = reals(q, (self.n, 3) if ndim(q, "q") == 2 else (3 * self.n,), "q")
         err = new_error()
         with self.device._guard():
             status = lib.clcone_plan_set_q(pl, ffi.cast("double *", ffi.from_buffer(qq)), err)

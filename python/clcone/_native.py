@@ -123,6 +123,14 @@ def _shape(a: np.ndarray, shape: tuple, what: str) -> None:
         raise ValueError(f"{what} must have shape {want}, got {a.shape}")
 
 
+def ndim(x: Any, what: str) -> int:
+    """np.ndim(x), whose own error for a ragged list names no argument."""
+    try:
+        return int(np.ndim(x))
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"{what} must be an array of numbers: {e}") from None
+
+
 def reals(x: Any, shape: tuple, what: str, finite: bool = True) -> np.ndarray:
     """x as float64 of the given shape (None = any length), finite."""
     a = _array(x, "f", what)

@@ -133,8 +133,9 @@ class Stepper(Owner):
             raise TypeError(f"model must be a mujoco.MjModel, got {type(model).__name__}")
         if contact not in ("soft", "coulomb"):
             raise ValueError(f"contact must be 'soft' or 'coulomb' (MuJoCo's problem), got {contact!r}")
-        if isinstance(threads, bool) or not isinstance(threads, int) or not 1 <= threads <= 256:
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
             raise ValueError(f"threads must be an int from 1 to 256, got {threads!r}")
+        threads = int(threads)
         if cancel is not None and not isinstance(cancel, Cancel):
             raise TypeError("cancel must be a clcone.Cancel")
         self.model = model
@@ -175,8 +176,9 @@ class Stepper(Owner):
             j = seen.setdefault(d._address, k)
             if j != k:  # one state stepped as two worlds would take two steps a step
                 raise ValueError(f"data[{j}] and data[{k}] are the same MjData; each world needs its own")
-        if isinstance(nstep, bool) or not isinstance(nstep, int) or nstep < 0:
+        if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 0:
             raise ValueError(f"nstep must be an int >= 0, got {nstep!r}")
+        nstep = int(nstep)
         n = len(datas)
         if self._handle is None:
             if self._closed:

@@ -206,3 +206,18 @@ def test_numbers_named_and_bounded():
         clcone.Simulation(s, threads=2**40)
     with pytest.raises(ValueError, match="width 1099511627776 does not fit a C int"):
         s.render_png("x.png", size=(2**40, 100))
+
+
+def test_ragged_and_non_finite_named():
+    p = one_contact()
+    with pytest.raises(TypeError, match="q must be an array of numbers"):
+        clcone.Problem([0, 1], [0], np.eye(3).reshape(1, 3, 3), [[-1, 0], [0]], [0.5])
+    with pytest.raises(TypeError, match="warm must be an array of numbers"):
+        clcone.solve(p, warm=[[0, 0], [0]], device="ref")
+    import scipy.sparse as sp
+    W = sp.lil_matrix((3, 3))
+    W[0, 0], W[1, 1], W[2, 2], W[1, 2] = 1.0, 1.0, 1.0, np.nan
+    with pytest.raises(ValueError, match=r"W\[1\]\[2\] is nan, not a finite number"):
+        clcone.Problem.from_scipy(W.tocsr(), [-1, 0, 0], [0.5])
+    s = clcone.Scene([], np.zeros((0, 3)), [], np.zeros((0, 3)))
+    assert s.positions.shape == (0, 3) and s.velocities.shape == (0, 3)
