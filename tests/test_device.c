@@ -376,9 +376,8 @@ START_TEST(stale_cache_entry_never_used)
     clcone_context_free(c);
     c = test_context_built(CLCONE_FLOAT);           /* and the replaced entry serves again */
     ck_assert_int_eq(c->cache_hit, 1);
-    unlink(c->cache_path);
     clcone_context_free(c);
-    rmdir(dir);
+    test_remove_dir(dir);
     unsetenv("CLCONE_CACHE_DIR");
 }
 END_TEST

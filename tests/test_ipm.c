@@ -160,7 +160,9 @@ static clcone_problem text_problem(const char *text)
 {
     clcone_problem p;
     clcone_error e;
-    ck_assert_msg(clcone_read_problem(test_write_temp(text, strlen(text)), &p, &e) == CLCONE_OK, "%s", e.msg);
+    const char *path = test_write_temp(text, strlen(text));
+    ck_assert_msg(clcone_read_problem(path, &p, &e) == CLCONE_OK, "%s", e.msg);
+    unlink(path);
     return p;
 }
 

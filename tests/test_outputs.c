@@ -283,7 +283,8 @@ START_TEST(reactions_record_round_trip)
     clcone_reactions_info in, out;
     clcone_error e;
     double got[6];
-    const char *path = test_write_temp("", 0);
+    char path[64]; /* its own copy: the helper's buffer is reused by the temporaries below */
+    snprintf(path, sizeof path, "%s", test_write_temp("", 0));
     memset(&in, 0, sizeof in);
     in.tol = 1e-6;
     in.precision = CLCONE_FLOAT;

@@ -3,6 +3,7 @@
 #define CLCONE_TESTUTIL_H
 
 #include <check.h>
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,6 +74,23 @@ static inline const char *test_write_temp(const char *text, size_t len)
     ck_assert_uint_eq(fwrite(text, 1, len, f), len);
     fclose(f);
     return path;
+}
+
+/* Removes a test's flat temporary directory (a program cache) and every
+ * entry in it: a context may store more than the one entry a test looks at. */
+static inline void test_remove_dir(const char *dir)
+{
+    char entry[4096];
+    struct dirent *d;
+    DIR *h = opendir(dir);
+    ck_assert_ptr_nonnull(h);
+    while ((d = readdir(h)))
+        if (strcmp(d->d_name, ".") && strcmp(d->d_name, "..")) {
+            snprintf(entry, sizeof entry, "%s/%s", dir, d->d_name);
+            ck_assert_int_eq(unlink(entry), 0);
+        }
+    closedir(h);
+    ck_assert_int_eq(rmdir(dir), 0);
 }
 
 /* Largest difference of a and b relative to the largest |b|. */
