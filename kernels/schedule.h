@@ -39,11 +39,14 @@ CONE_FN int cone_acgs_climbed(int it, real_t f, CONE_PRIV real_t *last)
     return it > 1 && f - l > 64 * CONE_SCALE_EPS * CONE_FABS(l);
 }
 
-/* Siconos's ||F|| / max(||q||, ||r||, ||u||) from sums of squares; absolute when every scale is below eps. */
+/* Siconos's ||F|| / max(||q||, ||r||, ||u||) from sums of squares; absolute when every scale is below eps.
+ * A sum of squares that overflowed measures nothing: F / inf would be 0, a
+ * wrong answer called converged, so it is NaN (diverged) instead. */
 CONE_FN real_t cone_scaled_error(real_t f2, real_t q2, real_t r2, real_t u2)
 {
     real_t scale2 = q2 > r2 ? q2 : r2, eabs = CONE_SQRT(f2), scale;
     if (u2 > scale2) scale2 = u2;
+    if (isinf(scale2) || isinf(f2)) return (real_t)NAN;
     scale = CONE_SQRT(scale2);
     return scale > CONE_SCALE_EPS ? eabs / scale : eabs;
 }

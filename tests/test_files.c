@@ -21,10 +21,9 @@ static void use_fresh_cache(void)
     setenv("CLCONE_CACHE_DIR", cache_dir, 1);
 }
 
-static void drop_cache(const char *entry)
+static void drop_cache(void)
 {
-    unlink(entry);
-    rmdir(cache_dir);
+    test_remove_dir(cache_dir);
     unsetenv("CLCONE_CACHE_DIR");
 }
 
@@ -56,7 +55,7 @@ START_TEST(cache_damaged_binary_rebuilt)
     c = test_context_built(CLCONE_FLOAT);
     ck_assert_int_eq(c->cache_hit, 1);
     clcone_context_free(c);
-    drop_cache(entry);
+    drop_cache();
 }
 END_TEST
 
@@ -78,7 +77,7 @@ START_TEST(cache_fifo_entry_replaced)
     clcone_context_free(c);
     ck_assert_int_eq(stat(entry, &st), 0);
     ck_assert(S_ISREG(st.st_mode));
-    drop_cache(entry);
+    drop_cache();
 }
 END_TEST
 
@@ -138,6 +137,60 @@ START_TEST(float_range_tiny_beside_large_accepted)
     clcone_result_free(&res);
     clcone_problem_free(&p);
     clcone_context_free(c);
+}
+END_TEST
+
+/* Two coupled contacts, W = [2I I; I 2I], q = s (-1, 0.3, 0, -0.5, 0, 0.2). */
+static void coupled_pair(clcone_problem *p, double s)
+{
+    double W[36] = {0}, q[6] = {-s, 0.3 * s, 0, -0.5 * s, 0, 0.2 * s}, mu[2] = {0.5, 0.3};
+    clcone_error e;
+    for (int i = 0; i < 6; ++i) {
+        W[7 * i] = 2;
+        W[6 * i + (i + 3) % 6] = 1;
+    }
+    ck_assert_msg(clcone_problem_from_dense(p, 2, W, q, mu, &e) == CLCONE_OK, "%s", e.msg);
+}
+
+/* The error measure squares and sums q, r and u: where that sum overflows
+ * the measuring precision it measured nothing (F / inf = 0), and apgd in
+ * float called a wrong answer (double error 0.24) converged. Such a q is
+ * refused by name; at half the exponent both precisions still solve it. */
+START_TEST(squared_norms_overflow_refused)
+{
+    static const clcone_solver solvers[] = {CLCONE_SOLVER_DEFAULT, CLCONE_SOLVER_APGD, CLCONE_SOLVER_CGS};
+    clcone_context *cf = test_context_built(CLCONE_FLOAT), *cd = test_context_built(CLCONE_DOUBLE);
+    clcone_problem p;
+    clcone_options o;
+    clcone_result res;
+    clcone_error e = {0};
+    double r[6];
+    clcone_options_default(&o);
+    coupled_pair(&p, 1e20);
+    for (size_t k = 0; k < sizeof solvers / sizeof *solvers; ++k) {
+        o.solver = solvers[k];
+        ck_assert_int_eq(clcone_solve(cf, &p, &o, r, &res, &e), CLCONE_EINVAL);
+        ck_assert_msg(strstr(e.msg, "sum of squares overflows float") && strstr(e.msg, "solve in double"), "%s",
+                      e.msg);
+    }
+    o.solver = CLCONE_SOLVER_DEFAULT;
+    ck_assert_msg(clcone_solve(cd, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(res.items[0].status, CLCONE_CONVERGED);
+    ck_assert(clcone_error_coulomb(&p, r, 0, 2, NULL) <= o.tol);
+    clcone_result_free(&res);
+    clcone_problem_free(&p);
+    coupled_pair(&p, 1e200);
+    ck_assert_int_eq(clcone_problem_validate(&p, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "q entries up to 1e+200: their sum of squares overflows double"), "%s", e.msg);
+    ck_assert_int_eq(clcone_solve(NULL, &p, &o, r, &res, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_solve(cd, &p, &o, r, &res, &e), CLCONE_EINVAL);
+    clcone_problem_free(&p);
+    /* a measure whose scale overflowed is NaN (diverged), never 0 */
+    ck_assert(isnan(clc_scaled_error(1.0, INFINITY, 1.0, 1.0)));
+    ck_assert(isnan(clc_scaled_error(1.0, 1.0, 1.0, INFINITY)));
+    ck_assert(clc_scaled_error(4.0, 1.0, 16.0, 1.0) == 0.5);
+    clcone_context_free(cf);
+    clcone_context_free(cd);
 }
 END_TEST
 
@@ -611,6 +664,7 @@ Suite *suite_files(void)
     tcase_add_test(t, float_range_refused_at_upload);
     tcase_add_test(t, float_range_tiny_beside_large_accepted);
     tcase_add_test(t, float_range_scene_mass);
+    tcase_add_test(t, squared_norms_overflow_refused);
     tcase_add_test(t, output_through_links_and_devices);
     tcase_add_test(t, output_mode_follows_umask);
     tcase_add_test(t, output_link_loop_and_dangling_link);

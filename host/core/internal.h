@@ -18,6 +18,11 @@ clcone_status clc_fail(clcone_error *err, clcone_status code,
 void clc_error_prefix(clcone_error *err, const char *fmt, ...)
     CLCONE_PRINTF(2, 3);
 
+/* Refuses a per-contact vector (q, a start) whose sum of squares passes limit / 64, limit being
+ * the largest number of the precision it is measured in (FLT_MAX or DBL_MAX): the error measure
+ * squares and sums it, and an overflowed sum would measure nothing. */
+clcone_status clc_check_squares(const double *x, size_t n, double limit, const char *what, clcone_error *err);
+
 /* Monotonic clock in milliseconds. */
 double clc_now_ms(void);
 

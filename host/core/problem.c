@@ -98,6 +98,7 @@ clcone_status clcone_problem_from_dense(clcone_problem *p, int n,
 clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err)
 {
     CLCONE_REQUIRE(err, p);
+    clcone_status st;
     if (p->n < 0 || p->nnzb < 0)
         return clc_fail(err, CLCONE_EINVAL, "negative size (n=%d, blocks=%d)", p->n, p->nnzb);
     if (!p->row_ptr || (p->n > 0 && (!p->q || !p->mu)) || (p->nnzb > 0 && (!p->col || !p->blocks)))
@@ -159,6 +160,7 @@ clcone_status clcone_problem_validate(const clcone_problem *p, clcone_error *err
     for (int i = 0; i < 3 * p->n; ++i)
         if (!isfinite(p->q[i]))
             return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite (%g)", i, i / 3, p->q[i]);
+    if ((st = clc_check_squares(p->q, 3 * (size_t)p->n, DBL_MAX, "q", err))) return st;
     for (int c = 0; c < p->n; ++c)
         if (!isfinite(p->mu[c]) || p->mu[c] < 0.0)
             return clc_fail(err, CLCONE_EINVAL, "contact %d: mu = %g must be finite and >= 0", c, p->mu[c]);

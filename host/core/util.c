@@ -1,6 +1,8 @@
 #define _POSIX_C_SOURCE 199309L /* clock_gettime */
 #include "core/internal.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +37,21 @@ void clc_error_prefix(clcone_error *err, const char *fmt, ...)
     snprintf(both + len, sizeof both - len, ": %s", err->msg);
     memcpy(err->msg, both, sizeof err->msg - 1);
     err->msg[sizeof err->msg - 1] = 0;
+}
+
+clcone_status clc_check_squares(const double *x, size_t n, double limit, const char *what, clcone_error *err)
+{
+    double amax = 0, sum2 = 0;
+    int in_float = limit < DBL_MAX;
+    for (size_t i = 0; i < n; ++i) {
+        amax = fmax(amax, fabs(x[i]));
+        sum2 += x[i] * x[i];
+    }
+    if (!(sum2 > limit / 64)) return CLCONE_OK;
+    return clc_fail(err, CLCONE_EINVAL,
+                    "%s entries up to %g: their sum of squares overflows %s, the precision the error is "
+                    "measured in%s", what, amax, in_float ? "float" : "double",
+                    in_float ? ": solve in double precision or on the reference" : ": rescale the problem");
 }
 
 const char *clcone_status_name(clcone_status s)

@@ -388,7 +388,7 @@ clcone_status clc_stage_reals(const clcone_context *c, const char *what, size_t 
     double amax = 0;
     if (c->prec == CLCONE_DOUBLE) {
         memcpy(stage, x, n * sizeof(double));
-        return CLCONE_OK;
+        return per == 3 ? clc_check_squares(x, n, DBL_MAX, what, err) : CLCONE_OK;
     }
     for (size_t i = 0; i < n; ++i) amax = fmax(amax, fabs(x[i]));
     for (size_t i = 0; i < n; ++i) {
@@ -405,7 +405,7 @@ clcone_status clc_stage_reals(const clcone_context *c, const char *what, size_t 
         }
         ((float *)stage)[i] = (float)x[i];
     }
-    return CLCONE_OK;
+    return per == 3 ? clc_check_squares(x, n, FLT_MAX, what, err) : CLCONE_OK;
 }
 
 void clc_unstage_reals(const clcone_context *c, const void *stage, double *x, size_t n)

@@ -12,6 +12,7 @@
 #include "opencl/device_solve.h"
 #include "solve/solve_entries.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,7 +82,10 @@ static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
     pl->gap = clc_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
     if (!pl->gap) return CLCONE_ENOMEM;
     for (int c = 0; c < pl->s.ncontacts; ++c) pl->gap[c] = pl->s.contacts[c].gap;
-    return (s = clc_scene_local_assemble(&pl->s, &pl->p, err)) ? s : soft_make(pl, err);
+    if ((s = clc_scene_local_assemble(&pl->s, &pl->p, err)) ||
+        (s = clc_check_squares(pl->p.q, 3 * (size_t)pl->p.n, DBL_MAX, "contact velocity (q)", err)))
+        return s;
+    return soft_make(pl, err);
 }
 
 static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
@@ -405,10 +409,12 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
 {
     CLCONE_REQUIRE(err, pl);
     CLCONE_REQUIRE(err, q);
+    clcone_status s;
     if (pl->form == CLCONE_FORM_BODY)
         return clc_fail(err, CLCONE_EINVAL, "a scene plan takes new free velocities (clcone_plan_set_scene), not q");
     for (int i = 0; i < 3 * pl->p.n; ++i)
         if (!isfinite(q[i])) return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
+    if ((s = clc_check_squares(q, 3 * (size_t)pl->p.n, DBL_MAX, "q", err))) return s;
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
     return pl->be->set_q(pl, err);
 }
