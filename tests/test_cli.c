@@ -634,6 +634,38 @@ START_TEST(interrupted_simulate_keeps_finished_steps)
 }
 END_TEST
 
+/* A second SIGINT ends the run at once (killed by SIGINT, as without a
+ * handler) but leaves no temporary beside an output: the CSV's, open from
+ * the start, is discarded. The steps never finish (tolerance 1e-300),
+ * so the second signal always lands inside the first step. */
+START_TEST(second_signal_stops_at_once_leaving_no_temporary)
+{
+    const char *dir = scratch_dir();
+    char csv[256], scene[256], seen[8192] = "";
+    int fd, status;
+    pid_t pid;
+    gen_pile_in(dir, "--n 500", scene, sizeof scene);
+    snprintf(csv, sizeof csv, "%s/log.csv", dir);
+    {
+        const char *const run[] = {"clcone", "simulate", scene, "--steps", "10", "--device", "ref", "--tol", "1e-300",
+                                   "--max-iter", "1000000000", "--csv", csv, NULL};
+        pid = cli_child(&fd, run);
+    }
+    while (temporaries_in(dir) == 0) { /* the CSV is open: the handlers are in */
+        ck_assert_int_eq(waitpid(pid, &status, WNOHANG), 0);
+        usleep(1000);
+    }
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    read_until(fd, seen, sizeof seen, "stopping after the current step");
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    status = read_rest(fd, pid, seen, sizeof seen);
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT, "status %d: %s", status, seen);
+    ck_assert_int_eq(temporaries_in(dir), 0);
+    ck_assert_int_ne(access(csv, F_OK), 0); /* no step finished: nothing to keep */
+    remove_dir(dir);
+}
+END_TEST
+
 /* SIGINT or SIGTERM during a solve: the library's cancel flag stops it at
  * its next look, the reactions it reached are written whole (no
  * temporary left), and the exit code is 130 with a line saying so. The
@@ -832,6 +864,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, two_outputs_on_one_file_refused);
     tcase_add_test(t, missing_directories_one_rule);
     tcase_add_test(t, interrupted_simulate_keeps_finished_steps);
+    tcase_add_test(t, second_signal_stops_at_once_leaving_no_temporary);
     tcase_add_test(t, interrupted_solve_writes_its_last_iterate);
     tcase_add_test(t, options_one_rule_everywhere);
     tcase_add_test(t, gen_and_simulate_refuse_what_they_do_not_use);

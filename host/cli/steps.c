@@ -25,6 +25,14 @@ static size_t stop_says_len;
 static void on_stop_signal(int sig)
 {
     ssize_t n;
+    if (stop_signal) {
+        /* the second: stop at once, as the default action would, but
+         * leave no half-written temporary beside an output */
+        clcone_out_discard_temps();
+        signal(sig, SIG_DFL);
+        raise(sig); /* delivered when the handler returns: sig is blocked in it */
+        return;
+    }
     stop_signal = sig;
     solve_cancel = 1;
     /* write(2) is what a handler may call; nothing to do if it fails */
@@ -35,8 +43,8 @@ static void on_stop_signal(int sig)
 /* The handlers a run's catch_stop_signals replaced. */
 static struct sigaction stop_old[2];
 
-/* Handlers for the run, saying `says`; a second signal takes the default
- * action, for a user who does not want to wait. */
+/* Handlers for the run, saying `says`; a second signal ends the process
+ * at once, for a user who does not want to wait. */
 static void catch_stop_signals(const char *says)
 {
     struct sigaction sa;
@@ -44,7 +52,7 @@ static void catch_stop_signals(const char *says)
     stop_says = says;
     stop_says_len = strlen(says);
     sa.sa_handler = on_stop_signal;
-    sa.sa_flags = SA_RESETHAND | SA_RESTART;
+    sa.sa_flags = SA_RESTART;
     sigemptyset(&sa.sa_mask);
     stop_signal = solve_cancel = 0;
     sigaction(SIGINT, &sa, &stop_old[0]);

@@ -6,6 +6,7 @@
 #include "io/outfile.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,8 +21,41 @@ struct clcone_out {
     char *tmp;      /* its temporary sibling; NULL when writing through */
 };
 
+/* The temporaries being written, for clcone_out_discard_temps: a fixed
+ * table of lock-free slots, which a signal handler may walk while the
+ * interrupted code was claiming or freeing one. An output opened while
+ * every slot is taken is written all the same, only not discarded. */
+#define TEMP_SLOTS 64
+_Static_assert(ATOMIC_POINTER_LOCK_FREE == 2, "a signal handler reads the slots");
+static _Atomic(char *) temp_slots[TEMP_SLOTS];
+
+static void temp_track(char *tmp)
+{
+    for (int i = 0; i < TEMP_SLOTS; ++i) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&temp_slots[i], &none, tmp)) return;
+    }
+}
+
+static void temp_untrack(char *tmp)
+{
+    for (int i = 0; i < TEMP_SLOTS; ++i) {
+        char *mine = tmp;
+        if (atomic_compare_exchange_strong(&temp_slots[i], &mine, NULL)) return;
+    }
+}
+
+void clcone_out_discard_temps(void)
+{
+    for (int i = 0; i < TEMP_SLOTS; ++i) {
+        char *tmp = atomic_load(&temp_slots[i]);
+        if (tmp) unlink(tmp);
+    }
+}
+
 static void out_free(clcone_out *o)
 {
+    if (o->tmp) temp_untrack(o->tmp);
     free(o->target);
     free(o->tmp);
     free(o);
@@ -44,6 +78,7 @@ static int create_sibling(clcone_out *o, const struct stat *old)
                  counter++);
         fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, old ? 0600 : 0666);
         if (fd >= 0) {
+            temp_track(o->tmp);
             /* a mode we cannot set is no reason to lose the output */
             if (old) (void)fchmod(fd, old->st_mode & 07777);
             return fd;

@@ -45,6 +45,9 @@ typedef struct clcone_out clcone_out;
 CLCONE_API clcone_status clcone_out_open(const char *path, clcone_out **o, clcone_error *err);
 CLCONE_API FILE *clcone_out_file(clcone_out *o);
 CLCONE_API clcone_status clcone_out_close(clcone_out *o, int keep, clcone_error *err);
+/* Unlinks the temporary of every output still open, targets left as they were: for a signal
+ * handler about to end the process (async-signal-safe: it reads lock-free slots and calls unlink). */
+CLCONE_API void clcone_out_discard_temps(void);
 /* The file clcone_out_open(path) writes (malloc'ed, the caller frees it): path or its links'
  * end; CLCONE_EIO for a link loop or a path that cannot name a file. */
 CLCONE_API clcone_status clcone_out_target(const char *path, char **target, clcone_error *err);
