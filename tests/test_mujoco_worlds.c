@@ -269,14 +269,17 @@ START_TEST(errors_name_the_world)
                       strstr(e.msg, "dof 0: a0 nan"),
                   "%s", e.msg);
     clc_worlds_free(w);
-    /* options the batch's plan refuses (soft takes no nsgs): the batch's
-     * error, not a world's */
+    /* options no form runs (soft takes no nsgs) or out of range: refused
+     * when the worlds are made, not at their first contact */
     o.solver = CLCONE_SOLVER_NSGS;
-    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_OK);
-    for (int k = 0; k < 20 && clc_worlds_step(w, &ws, &e) == CLCONE_OK; ++k) continue;
-    ck_assert_msg(strstr(e.msg, "the batch of 3 worlds' problems (") == e.msg && strstr(e.msg, "nsgs"), "%s", e.msg);
-    clc_worlds_free(w);
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_ENOTSUP);
+    ck_assert_msg(strstr(e.msg, "solver nsgs: MuJoCo's problem (model soft) is solved on the reference by"), "%s",
+                  e.msg);
     o.solver = CLCONE_SOLVER_DEFAULT;
+    o.max_iter = 0;
+    ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 3, 1, 1, 0.01, &w, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "max_iter=0 >= 1"), "%s", e.msg);
+    soft_options(&o, 1e-8);
     /* two bad worlds on two threads: the lower one's error, as one
      * thread stopping at the first gives */
     ck_assert_int_eq(clc_worlds_create(NULL, &o, f.path, f.m, 4, 2, 1, 0.01, &w, &e), CLCONE_OK);

@@ -427,54 +427,14 @@ out:
     return rc;
 }
 
-/* The forms MuJoCo's problem comes in: the 3-row form where every row is
- * a contact's, else the general-block form; the primal one for the
- * solvers that take it. */
-#define MUJOCO_FORMS                                                                                         \
-    (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS) | CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL))
-
-/* Whether a form of MuJoCo's problem runs solver s for model m on the
- * reference or on a device (dev), by the library's table: a solver of
- * the primal form is solved there (the adapter's rule), so its row
- * decides. */
-static int solver_runs(clcone_model m, clcone_solver s, int dev)
-{
-    const clcone_offer *f;
-    unsigned forms = MUJOCO_FORMS;
-    if (s == CLCONE_SOLVER_DEFAULT) return 1;
-    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->solver == s)
-            forms = CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL);
-    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if ((f->forms & forms) && f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
-    return 0;
-}
-
 /* A --solver that no form runs on the backend, refused before the model
- * is loaded (a usage error), naming what each form offers; one that only
- * the 3-row form runs stops at the first step with rows it does not
- * hold, naming them. */
+ * is loaded (a usage error); one that only the 3-row form runs stops at
+ * the first step with rows it does not hold, naming them. */
 static int check_solver(const cli_args *a)
 {
-    static const char *const what[] = {[CLCONE_FORM_LOCAL] = "on the 3-row form",
-                                       [CLCONE_FORM_BLOCKS] = "on the general-block form",
-                                       [CLCONE_FORM_PRIMAL] = "on its primal problem"};
-    char offers[300], why[1000];
-    int dev = !is_ref(a->device), n, listed = 0;
-    const clcone_form forms[] = {CLCONE_FORM_LOCAL, CLCONE_FORM_BLOCKS, CLCONE_FORM_PRIMAL};
-    if (solver_runs(a->o.model, a->o.solver, dev)) return 0;
-    n = snprintf(why, sizeof why, "--solver %s: MuJoCo's problem (--model %s) is solved %s by",
-                 clcone_solver_name(a->o.solver), clcone_model_name(a->o.model),
-                 dev ? "on a device" : "on the reference");
-    for (int k = 0; k < 3 && n > 0 && (size_t)n < sizeof why; ++k) {
-        clcone_offers_describe(CLCONE_FORM_BIT(forms[k]), a->o.model, dev, offers, sizeof offers);
-        if (offers[0])
-            n += snprintf(why + n, sizeof why - (size_t)n, "%s %s %s", listed++ ? ";" : "", offers, what[forms[k]]);
-    }
-    if (dev && solver_runs(a->o.model, a->o.solver, 0) && n > 0 && (size_t)n < sizeof why)
-        snprintf(why + n, sizeof why - (size_t)n, "; %s runs on the reference only (--device ref)",
-                 clcone_solver_name(a->o.solver));
-    return usage_error(USAGE_MUJOCO, "%s", why);
+    clcone_error e;
+    if (!clc_mujoco_check_solver(&a->o, !is_ref(a->device), 1, &e)) return 0;
+    return usage_error(USAGE_MUJOCO, "%s", e.msg);
 }
 
 /* --csv, --qpos, --qpos-every, --png and --png-size (v: given or NULL)

@@ -214,16 +214,71 @@ out:
     return s;
 }
 
+/* The forms MuJoCo's problem comes in: the 3-row form where every row is
+ * a contact's, else the general-block form; the primal one for the
+ * solvers that take it. */
+#define MUJOCO_FORMS                                                                                         \
+    (CLCONE_FORM_BIT(CLCONE_FORM_LOCAL) | CLCONE_FORM_BIT(CLCONE_FORM_BLOCKS) | CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL))
+
+/* Whether a form of MuJoCo's problem runs solver s for model m on the
+ * reference or on a device (dev), by the library's table: a solver of
+ * the primal form is solved there (begin_primal's rule), so its row
+ * decides. */
+static int solver_runs(clcone_model m, clcone_solver s, int dev)
+{
+    const clcone_offer *f;
+    unsigned forms = MUJOCO_FORMS;
+    if (s == CLCONE_SOLVER_DEFAULT) return 1;
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->solver == s)
+            forms = CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL);
+    for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
+        if ((f->forms & forms) && f->model == m && f->solver == s && (dev ? f->device : f->reference)) return 1;
+    return 0;
+}
+
+clcone_status clc_mujoco_check_solver(const clcone_options *o, int device, int flags, clcone_error *err)
+{
+    static const char *const what[] = {[CLCONE_FORM_LOCAL] = "on the 3-row form",
+                                       [CLCONE_FORM_BLOCKS] = "on the general-block form",
+                                       [CLCONE_FORM_PRIMAL] = "on its primal problem"};
+    const clcone_form forms[] = {CLCONE_FORM_LOCAL, CLCONE_FORM_BLOCKS, CLCONE_FORM_PRIMAL};
+    const char *dash = flags ? "--" : "";
+    char offers[300], why[sizeof err->msg];
+    int n, listed = 0;
+    if (solver_runs(o->model, o->solver, device)) return CLCONE_OK;
+    n = snprintf(why, sizeof why, "%ssolver %s: MuJoCo's problem (%smodel %s) is solved %s by", dash,
+                 clcone_solver_name(o->solver), dash, clcone_model_name(o->model),
+                 device ? "on a device" : "on the reference");
+    for (int k = 0; k < 3 && n > 0 && (size_t)n < sizeof why; ++k) {
+        clcone_offers_describe(CLCONE_FORM_BIT(forms[k]), o->model, device, offers, sizeof offers);
+        if (offers[0])
+            n += snprintf(why + n, sizeof why - (size_t)n, "%s %s %s", listed++ ? ";" : "", offers, what[forms[k]]);
+    }
+    if (device && solver_runs(o->model, o->solver, 0) && n > 0 && (size_t)n < sizeof why)
+        snprintf(why + n, sizeof why - (size_t)n, "; %s runs on the reference only (%s)",
+                 clcone_solver_name(o->solver), flags ? "--device ref" : "device 'ref'");
+    return clc_fail(err, CLCONE_ENOTSUP, "%s", why);
+}
+
+clcone_status clc_mujoco_check_options(const clcone_options *o, int device, clcone_error *err)
+{
+    clcone_status s;
+    if (o->model != CLCONE_MODEL_SOFT && o->model != CLCONE_MODEL_COULOMB)
+        return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
+                                                "a_ref) or coulomb (R = 0 on contacts), not %s",
+                           clcone_model_name(o->model));
+    return (s = clc_mujoco_check_solver(o, device, 0, err)) ? s : clc_stopping_check(o, err);
+}
+
 clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
                                    clc_mujoco **out, clcone_error *err)
 {
     clc_mujoco *a;
     clcone_options primal;
+    clcone_status s;
     *out = NULL;
-    if (o->model != CLCONE_MODEL_SOFT && o->model != CLCONE_MODEL_COULOMB)
-        return clc_fail(err, CLCONE_ENOTSUP, "MuJoCo's problem is solved with the soft model (MuJoCo's own R and "
-                                                "a_ref) or coulomb (R = 0 on contacts), not %s",
-                           clcone_model_name(o->model));
+    if ((s = clc_mujoco_check_options(o, ctx != NULL, err))) return s;
     a = clc_calloc(1, sizeof *a, err, "the MuJoCo adapter");
     if (!a) return CLCONE_ENOMEM;
     a->ctx = ctx;

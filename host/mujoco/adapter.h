@@ -27,7 +27,13 @@ typedef struct clc_mujoco_stats {
 
 typedef struct clc_mujoco clc_mujoco;
 
-/* An adapter solving on ctx (NULL: the reference) with o (models: docs/mujoco.md); label names the model. */
+/* Refuses a solver that no form of MuJoCo's problem runs on the backend (device 1: a device), naming
+ * what each form offers; flags: the options named as the CLI's flags, else as the API's names. */
+clcone_status clc_mujoco_check_solver(const clcone_options *o, int device, int flags, clcone_error *err);
+/* The model (soft or coulomb), then the solver as above, then the stopping options. */
+clcone_status clc_mujoco_check_options(const clcone_options *o, int device, clcone_error *err);
+/* An adapter solving on ctx (NULL: the reference) with o (models: docs/mujoco.md), its options
+ * checked as clc_mujoco_check_options does; label names the model. */
 clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, const char *label,
                                    clc_mujoco **out, clcone_error *err);
 void clc_mujoco_free(clc_mujoco *a);

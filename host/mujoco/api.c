@@ -34,6 +34,12 @@ void clcone_mj_stepper_free(clcone_mj_stepper *s)
     free(s);
 }
 
+clcone_status clcone_mj_options_check(const clcone_options *o, int device, clcone_error *err)
+{
+    CLCONE_REQUIRE(err, o);
+    return clc_mujoco_check_options(o, device != 0, err);
+}
+
 clcone_status clcone_mj_stepper_create(const char *spec, clcone_precision prec, const clcone_options *o,
                                        const struct mjModel_ *m, int n, int threads, clcone_mj_stepper **out,
                                        clcone_error *err)

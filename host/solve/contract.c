@@ -345,6 +345,11 @@ static clcone_status model_checks(unsigned forms, const clcone_options *o, clcon
                         CLCONE_MAX_FACETS, o->facets);
     if (o->fit != CLCONE_FIT_OUTER && o->fit != CLCONE_FIT_INNER)
         return clc_fail(err, CLCONE_EINVAL, "unknown pyramid fit %d", (int)o->fit);
+    return clc_stopping_check(o, err);
+}
+
+clcone_status clc_stopping_check(const clcone_options *o, clcone_error *err)
+{
     if (!(o->tol >= 0) || o->max_iter < 1 || o->check_every < 1 || !(o->max_seconds >= 0))
         return clc_fail(err, CLCONE_EINVAL,
                         "bad stopping options (tol=%g >= 0, max_iter=%d >= 1, check_every=%d >= 1, "

@@ -75,6 +75,8 @@ const clc_contract_row *clc_contract_resolve_step(unsigned forms, clcone_options
  * the option ranges of the model and the stopping options. */
 clcone_status clc_contract_validate(unsigned forms, const clcone_options *o, const clcone_context *ctx,
                                     const clc_contract_row **row, clcone_error *err);
+/* tol >= 0, max_iter and check_every >= 1, max_seconds >= 0, or why not. */
+clcone_status clc_stopping_check(const clcone_options *o, clcone_error *err);
 /* The row that runs resolved o on a scene in parts over MPI ranks on
  * ctx, or why none does (clc_contract_validate's, then the parts'). */
 clcone_status clc_contract_validate_parts(const clcone_options *o, const clcone_context *ctx,

@@ -38,6 +38,10 @@ CLCONE_API clcone_status clcone_mj_stepper_create(const char *spec, clcone_preci
                                                   const struct mjModel_ *m, int n, int threads,
                                                   clcone_mj_stepper **out, clcone_error *err);
 CLCONE_API void clcone_mj_stepper_free(clcone_mj_stepper *s);
+/* Whether o can step MuJoCo's problem on a device (device 1) or the reference (0), as
+ * clcone_mj_stepper_create checks it: the model, a solver some form of the problem runs there,
+ * the stopping options; for a caller that makes its stepper later (at its first step). */
+CLCONE_API clcone_status clcone_mj_options_check(const clcone_options *o, int device, clcone_error *err);
 
 /* Steps each of the n d[k] in place as mj_step (n as at creation), st[k] its figures; an error
  * names the world (and row), and a world whose step failed is not to be stepped on. */

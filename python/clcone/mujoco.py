@@ -141,6 +141,8 @@ class Stepper(Owner):
         self.model = model
         self._spec, self.precision = _device_spec(device, precision, _primal_form(contact, solver))
         self._o = _options(contact, solver, tol, max_iter, check_every, max_seconds)
+        err = new_error()  # the stepper is made at the first step; its options are refused now
+        check(lib.clcone_mj_options_check(self._o, 0 if self._spec == "ref" else 1, err), err)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         self._o.cancel = self._cancel._flag
@@ -176,8 +178,8 @@ class Stepper(Owner):
             j = seen.setdefault(d._address, k)
             if j != k:  # one state stepped as two worlds would take two steps a step
                 raise ValueError(f"data[{j}] and data[{k}] are the same MjData; each world needs its own")
-        if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or nstep < 0:
-            raise ValueError(f"nstep must be an int >= 0, got {nstep!r}")
+        if isinstance(nstep, bool) or not isinstance(nstep, (int, np.integer)) or not 0 <= nstep < 2**31:
+            raise ValueError(f"nstep must be an int from 0 to 2**31 - 1, got {nstep!r}")
         nstep = int(nstep)
         n = len(datas)
         if self._handle is None:

@@ -102,6 +102,11 @@ def test_bad_input():
         cm.Stepper(m, device="ref", precision="float")
     with pytest.raises(clcone.InvalidInput):
         cm.Stepper(m, tol=-1.0, device="ref").step(mujoco.MjData(m))
+    # what the library refuses is refused when the Stepper is made, not at its first contact
+    with pytest.raises(clcone.NotSupported, match="solver lemke: MuJoCo's problem .model soft. is solved on the ref"):
+        cm.Stepper(m, solver="lemke", device="ref")
+    with pytest.raises(clcone.InvalidInput, match="max_iter=0 >= 1"):
+        cm.Stepper(m, max_iter=0, device="ref")
     s = cm.Stepper(m, device="ref")
     with pytest.raises(TypeError, match=r"data\[0\] must be a mujoco.MjData"):
         s.step([m])
@@ -113,6 +118,8 @@ def test_bad_input():
     s.step([mujoco.MjData(m), mujoco.MjData(m)])
     with pytest.raises(ValueError, match="steps 2 worlds, got 1"):
         s.step(mujoco.MjData(m))
+    with pytest.raises(ValueError, match="nstep must be an int from 0"):
+        s.step([mujoco.MjData(m), mujoco.MjData(m)], 2**62)
     s.close()
     with pytest.raises(clcone.Error, match="closed"):
         s.step([mujoco.MjData(m), mujoco.MjData(m)])
