@@ -8,6 +8,7 @@ import inspect
 import math
 import os
 import stat
+import tempfile
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
@@ -132,6 +133,10 @@ class Device:
 
     def __deepcopy__(self, memo: Any) -> "Device":
         return self
+
+    def __reduce__(self) -> Any:
+        # another process opens it again by what chose it (None: that process's $CLCONE_DEVICE or first GPU)
+        return (Device, (self.spec, self.precision))
 
     @property
     def name(self) -> str:
@@ -407,6 +412,16 @@ class Problem:
 
     def __repr__(self) -> str:
         return f"<clcone.Problem n={self.n} nnzb={self.nnzb} nprob={self.nprob}>"
+
+    def __reduce__(self) -> Any:
+        # its arrays, a batch problem by problem, so that pickle and deepcopy make an equal Problem
+        parts = [self] if self.nprob == 1 else [self.problem(k) for k in range(self.nprob)]
+        return (_problem_of_parts, ([(p.row_ptr, p.col, p.blocks, p.q, p.mu) for p in parts],))
+
+
+def _problem_of_parts(parts: Sequence[tuple]) -> "Problem":
+    ps = [Problem(*a) for a in parts]
+    return ps[0] if len(ps) == 1 else batch(ps)
 
 
 def batch(problems: Sequence[Problem]) -> Problem:
@@ -724,6 +739,26 @@ class Scene:
     @locked
     def __repr__(self) -> str:
         return f"<clcone.Scene bodies={self.nbodies} planes={self._w.nplanes} contacts={self.ncontacts}>"
+
+    @locked
+    def __reduce__(self) -> Any:
+        # the scene file's text (%.17g: the same bits), so that pickle and deepcopy make an equal, separate Scene
+        with tempfile.TemporaryDirectory(prefix="clcone-") as d:
+            path = os.path.join(d, "pickled.scene")
+            self.write(path)
+            with open(path, "rb") as f:
+                return (_scene_of_text, (f.read(),))
+
+
+def _scene_of_text(text: bytes) -> Scene:
+    with tempfile.TemporaryDirectory(prefix="clcone-") as d:
+        path = os.path.join(d, "pickled.scene")
+        with open(path, "wb") as f:
+            f.write(text)
+        out = read(path)
+    if not isinstance(out, Scene):
+        raise FormatError("a pickled clcone.Scene holds no scene")
+    return out
 
 
 def _png_size(size: Any) -> Tuple[int, int]:

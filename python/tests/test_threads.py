@@ -182,6 +182,28 @@ def test_plans_and_simulations_cannot_be_copied(pile):
     assert copy.copy(dev) is dev and copy.deepcopy(dev) is dev
 
 
+def test_problems_scenes_and_devices_pickle_for_other_processes(pile):
+    # a problem (a batch too) and a scene go whole, to the bit; a device as
+    # what chose it, opened again where it is unpickled
+    p = pile.to_problem()
+    b = clcone.batch([p, clcone.Problem.from_dense(np.eye(3), [-1.0, 0.2, 0.0], [0.3]), p])
+    for prob in (p, b):
+        for got in (pickle.loads(pickle.dumps(prob)), copy.deepcopy(prob)):
+            assert got is not prob and got.nprob == prob.nprob
+            for a in ("row_ptr", "col", "blocks", "q", "mu", "offsets"):
+                assert np.array_equal(getattr(got, a), getattr(prob, a)), a
+    for got in (pickle.loads(pickle.dumps(pile)), copy.deepcopy(pile)):
+        assert got is not pile and got.kinds == pile.kinds and got.dt == pile.dt and got.mu == pile.mu
+        for a in ("positions", "velocities", "angular_velocities", "orientations", "sizes", "masses", "planes",
+                  "gravity", "contact_bodies", "contact_points", "contact_normals", "contact_gaps"):
+            assert np.array_equal(getattr(got, a), getattr(pile, a)), a
+        r, _ = clcone.solve(got, device="ref", max_iter=20, **FIXED)
+        assert np.array_equal(r, clcone.solve(pile, device="ref", max_iter=20, **FIXED)[0])
+    for dev in (clcone.Device("ref"), clcone.Device("cpu", precision="double")):
+        got = pickle.loads(pickle.dumps(dev))
+        assert got.spec == dev.spec and got.precision == dev.precision and got.name == dev.name
+
+
 def test_plans_on_one_device_from_threads_match_their_solves_alone():
     # made in the threads on a new context, whose programs are built at
     # the first plan that needs them
