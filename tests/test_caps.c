@@ -11,6 +11,7 @@
 #include "local_solve.h"
 #include "newton_math.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +58,36 @@ START_TEST(reference_rescue_obeys_max_iter)
                   out.iters, M);
     free(r);
     clcone_problem_free(&p);
+}
+END_TEST
+
+/* A scene whose W passes the block limit is refused once the count
+ * passes it: 16,000 contacts between two bodies couple into 2.56e8
+ * blocks, 7% past the limit; a heap of 3,000 spheres on one spot (2.7e10)
+ * took 100 s to count in full. */
+START_TEST(scene_block_limit_counted_to_the_limit)
+{
+    clcone_scene s;
+    clcone_problem p;
+    clcone_error e;
+    char want[128];
+    const int n = 16000;
+    ck_assert_msg(clc_gen_pile(2, 0.5, 0.01, 0.1, 5, &s, &e) == CLCONE_OK, "%s", e.msg);
+    free(s.contacts);
+    s.contacts = calloc((size_t)n, sizeof *s.contacts);
+    ck_assert_ptr_nonnull(s.contacts);
+    s.ncontacts = n;
+    for (int c = 0; c < n; ++c) {
+        s.contacts[c].a = 0;
+        s.contacts[c].b = 1;
+        for (int k = 0; k < 3; ++k) s.contacts[c].point[k] = 0.5 * (s.bodies[0].x[k] + s.bodies[1].x[k]);
+        s.contacts[c].normal[2] = 1;
+        s.contacts[c].mu = 0.5;
+    }
+    ck_assert_int_eq(clcone_scene_to_local(&s, &p, &e), CLCONE_EINVAL);
+    snprintf(want, sizeof want, "scene couples too many contacts: W would hold more than %d blocks", INT_MAX / 9);
+    ck_assert_msg(strstr(e.msg, want) && strstr(e.msg, "of 16000 contacts"), "%s", e.msg);
+    clcone_scene_free(&s);
 }
 END_TEST
 
@@ -253,6 +284,7 @@ Suite *suite_caps(void)
     TCase *t = tcase_create("caps");
     tcase_set_timeout(t, 600);
     tcase_add_test(t, rescue_length_within_max_iter);
+    tcase_add_test(t, scene_block_limit_counted_to_the_limit);
     tcase_add_test(t, reference_rescue_obeys_max_iter);
     tcase_add_test(t, device_time_cap_holds);
     tcase_add_test(t, device_hybrid_rescues_keep_the_cap);
