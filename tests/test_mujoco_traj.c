@@ -334,6 +334,47 @@ START_TEST(cli_draws_the_last_state)
 }
 END_TEST
 
+/* SIGTERM during a `clcone mujoco` run with --csv and --qpos: the run
+ * stops after its step and exits 130, the log and the .npy (its header
+ * counting them) hold the finished steps, over the old files, and no
+ * temporary is left. The signal goes once a temporary is there: the
+ * handlers are in before the outputs open. */
+START_TEST(cli_signal_keeps_the_recorded_steps)
+{
+    char dir[] = "/tmp/clcone-mjsig-XXXXXX", cmd[8192], out[4096], csv[64], npy[64], *text, *shape;
+    long rows = -1, nq = -1, lines = 0;
+    size_t size;
+    FILE *f;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(csv, sizeof csv, "%s/log.csv", dir);
+    snprintf(npy, sizeof npy, "%s/q.npy", dir);
+    ck_assert_ptr_nonnull(f = fopen(csv, "w"));
+    fputs("an old log\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd,
+             "%s mujoco %s --steps 100000000 --device ref --csv %s --qpos %s >/dev/null 2>&1 & p=$!; i=0; "
+             "while ! ls %s | grep -q tmp && [ $i -lt 6000 ]; do sleep 0.01; i=$((i + 1)); done; sleep 0.2; "
+             "kill -TERM $p; wait $p; echo rc=$?; ls %s",
+             getenv("CLCONE_CLI"), test_model_path("humanoid/humanoid.xml"), csv, npy, dir, dir);
+    test_sh(cmd, out, sizeof out, NULL, 0);
+    ck_assert_msg(strstr(out, "rc=130") && !strstr(out, "tmp"), "%s", out);
+    text = test_read_all(csv, &size);
+    ck_assert_msg(strncmp(text, "step,time,", 10) == 0, "%.200s", text);
+    for (size_t i = 0; i < size; ++i) lines += text[i] == '\n';
+    free(text);
+    text = test_read_all(npy, &size);
+    ck_assert_ptr_nonnull(shape = strstr(text + 10, "'shape': ("));
+    ck_assert_int_eq(sscanf(shape, "'shape': (%ld, %ld)", &rows, &nq), 2);
+    ck_assert_int_ge(rows, 1);
+    ck_assert_int_eq(rows, lines - 1);
+    ck_assert_uint_eq(size, 128 + (size_t)rows * (size_t)nq * sizeof(double));
+    free(text);
+    unlink(csv);
+    unlink(npy);
+    rmdir(dir);
+}
+END_TEST
+
 #endif
 
 /* Without MuJoCo the suite is empty, saying so. */
@@ -347,6 +388,7 @@ Suite *suite_mujoco_traj(void)
     tcase_add_loop_test(tc, dominos_follow_mujoco, 0, 2);
     tcase_add_test(tc, cli_keeps_the_trajectory);
     tcase_add_test(tc, cli_draws_the_last_state);
+    tcase_add_test(tc, cli_signal_keeps_the_recorded_steps);
     suite_add_tcase(s, tc);
 #else
     fprintf(stderr, "mujoco_traj suite: built without MuJoCo; nothing to test\n");

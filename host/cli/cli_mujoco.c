@@ -60,6 +60,9 @@ static const char *const USAGE_MUJOCO =
     "                   1200x900): capsules as rows of spheres, cylinders,\n"
     "                   ellipsoids and meshes as their boxes, bodies coloured by\n"
     "                   their contact forces (--csv, --qpos, --png: not with --worlds)\n"
+    "Ctrl-C (SIGINT) or SIGTERM stops a run of one world after the current step;\n"
+    "--csv and --qpos then hold the finished steps (exit 130; a second signal\n"
+    "stops at once and leaves the old files).\n"
     "A warning of MuJoCo's that loses physics (a full contact list or constraint\n"
     "arena, a NaN or huge qpos, qvel or qacc that it resets) and an error inside\n"
     "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
@@ -238,7 +241,7 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     mjData *d = NULL;
     clcone_options o;
     const char *path = a->positional[0];
-    int rc = load_model(path, &m);
+    int rc = load_model(path, &m), caught = 0, done;
     if (rc) return rc;
     rc = EXIT_USAGE;
     if (clc_mujoco_make_data(m, path, &d, &e) || (compare && clc_mujoco_copy_model(m, path, &mc, &e))) {
@@ -258,23 +261,31 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     }
     if (mc) printf("compare: MuJoCo Newton, tolerance %g, at most %d iterations, at each step's state\n", cmp_tol,
                    mc->opt.iterations);
+    /* caught before the outputs open: a signal then ends the run after
+     * its step with the recorded steps kept, never beside a temporary */
+    cli_catch_stop_signals();
+    caught = 1;
     if ((ta->csv || ta->qpos) && clc_mj_traj_open(m, ta->csv, ta->qpos, ta->every, &tr, &e)) {
         rc = lib_error(&e);
         goto out;
     }
     memset(&tot, 0, sizeof tot);
     tot.force_rel_diff = tot.qacc_rel_diff = -1;
-    for (int k = 0; k < steps; ++k) {
+    for (done = 0; done < steps && !cli_stop_requested(); ++done) {
         double t0 = d->time;
         if (clc_mujoco_step(ad, m, d, mc, &st, &e)) {
-            rc = step_error(&e, k);
+            rc = step_error(&e, done);
             goto out;
         }
-        report_step(k, &st, &tot);
-        if (tr && clc_mj_traj_record(tr, m, d, k, t0, &st, &e)) {
+        report_step(done, &st, &tot);
+        if (tr && clc_mj_traj_record(tr, m, d, done, t0, &st, &e)) {
             rc = lib_error(&e);
             goto out;
         }
+    }
+    if (cli_stop_requested()) {
+        rc = cli_report_interrupted(done, steps);
+        goto out;
     }
     if (ta->png) {
         char title[600];
@@ -291,8 +302,9 @@ static int run(const cli_args *a, int steps, int compare, const traj_args *ta)
     printf("\n");
     rc = tot.res.status == CLCONE_CONVERGED ? 0 : EXIT_NOTCONV;
 out:
-    /* what was recorded is kept, a failed step's run too */
+    /* what was recorded is kept, a failed or stopped run's too */
     if (clc_mj_traj_close(tr, &e) && rc != EXIT_USAGE) rc = lib_error(&e);
+    if (caught) cli_release_stop_signals();
     cli_progress_end(&prog);
     clc_mujoco_free(ad);
     if (d) mj_deleteData(d);

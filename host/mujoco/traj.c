@@ -13,6 +13,7 @@
 #define NPY_HEADER 128
 
 struct clc_mj_traj {
+    clcone_out *csv_out, *qpos_out; /* written beside, renamed over at close (clcone_out_open) */
     FILE *csv, *qpos;
     const char *csv_path, *qpos_path;
     int npy, every, nq;
@@ -40,12 +41,12 @@ static clcone_status io_error(clcone_error *err, const char *path, const char *w
     return clc_fail(err, CLCONE_EIO, "%s: cannot %s: %s", path, what, strerror(errno));
 }
 
-/* t's files made so far closed, t freed, the error of path. */
-static clcone_status open_failed(clc_mj_traj *t, const char *path, clcone_error *err)
+/* t's files made so far discarded, t freed; s, the open's error. */
+static clcone_status open_failed(clc_mj_traj *t, clcone_status s)
 {
-    clcone_error ignored;
-    clcone_status s = io_error(err, path, "write it");
-    clc_mj_traj_close(t, &ignored);
+    clcone_out_close(t->csv_out, 0, NULL);
+    clcone_out_close(t->qpos_out, 0, NULL);
+    free(t);
     return s;
 }
 
@@ -54,6 +55,7 @@ clcone_status clc_mj_traj_open(mjModel *m, const char *csv, const char *qpos, in
 {
     clc_mj_traj *t = clc_calloc(1, sizeof *t, err, "the trajectory's files");
     size_t ql = qpos ? strlen(qpos) : 0;
+    clcone_status s;
     *out = NULL;
     if (!t) return CLCONE_ENOMEM;
     t->csv_path = csv;
@@ -61,8 +63,10 @@ clcone_status clc_mj_traj_open(mjModel *m, const char *csv, const char *qpos, in
     t->every = every;
     t->nq = (int)m->nq;
     t->npy = ql >= 4 && strcmp(qpos + ql - 4, ".npy") == 0;
-    if (csv && !(t->csv = fopen(csv, "w"))) return open_failed(t, csv, err);
-    if (qpos && !(t->qpos = fopen(qpos, t->npy ? "wb" : "w"))) return open_failed(t, qpos, err);
+    if (csv && (s = clcone_out_open(csv, &t->csv_out, err))) return open_failed(t, s);
+    if (qpos && (s = clcone_out_open(qpos, &t->qpos_out, err))) return open_failed(t, s);
+    t->csv = clcone_out_file(t->csv_out);
+    t->qpos = clcone_out_file(t->qpos_out);
     if (t->csv) {
         m->opt.enableflags |= mjENBL_ENERGY;
         fprintf(t->csv, "step,time,potential,kinetic,energy,rows,contacts,blocks,status,iters,error,solve_ms\n");
@@ -105,9 +109,14 @@ clcone_status clc_mj_traj_close(clc_mj_traj *t, clcone_error *err)
 {
     clcone_status s = CLCONE_OK;
     if (!t) return s;
+    clcone_error second;
+    clcone_status s2;
     if (t->qpos && t->npy && (fseek(t->qpos, 0, SEEK_SET) == 0)) npy_header(t->qpos, t->rows, t->nq);
-    if (t->qpos && (ferror(t->qpos) | fclose(t->qpos))) s = io_error(err, t->qpos_path, "write it");
-    if (t->csv && (ferror(t->csv) | fclose(t->csv)) && !s) s = io_error(err, t->csv_path, "write it");
+    /* what was recorded is kept: both renamed over their targets; the
+     * first failure is the one reported */
+    s = clcone_out_close(t->qpos_out, 1, err);
+    s2 = clcone_out_close(t->csv_out, 1, s ? &second : err);
+    if (!s) s = s2;
     free(t);
     return s;
 }
