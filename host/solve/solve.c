@@ -82,10 +82,7 @@ static clcone_status ref_assemble(clcone_plan *pl, clcone_error *err)
     pl->gap = clc_calloc((size_t)pl->s.ncontacts + 1, sizeof *pl->gap, err, "gaps");
     if (!pl->gap) return CLCONE_ENOMEM;
     for (int c = 0; c < pl->s.ncontacts; ++c) pl->gap[c] = pl->s.contacts[c].gap;
-    if ((s = clc_scene_local_assemble(&pl->s, &pl->p, err)) ||
-        (s = clc_check_squares(pl->p.q, 3 * (size_t)pl->p.n, DBL_MAX, "contact velocity (q)", err)))
-        return s;
-    return soft_make(pl, err);
+    return (s = clc_scene_local_assemble(&pl->s, &pl->p, err)) ? s : soft_make(pl, err);
 }
 
 static clcone_status ref_create(clcone_plan *pl, clcone_error *err)
