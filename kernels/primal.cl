@@ -188,16 +188,15 @@ static int pn_cholesky(const pn_p *P, int n)
 {
     int nv = P->nv, pivot = -1;
     for (int k = 0; k < n && pivot < 0; ++k) {
-        int w = nv - k - 1;
         real_t d = P->H[k * nv + k];
         if (!(d > 0) || !isfinite(d)) pivot = k;
         d = sqrt(d);
         if (P->l == 0 && pivot < 0) P->diag[k] = d;
         for (int i = k + 1 + P->l; pivot < 0 && i < nv; i += P->nl) P->H[i * nv + k] /= d;
         PN_SYNC;
-        for (int t = P->l; pivot < 0 && t < w * w; t += P->nl) {
-            int r = t / w, i = k + 1 + r, j = k + 1 + t - r * w;
-            if (j <= i) P->H[i * nv + j] -= P->H[i * nv + k] * P->H[j * nv + k];
+        for (int i = k + 1; pivot < 0 && i < nv; ++i) {
+            real_t lik = P->H[i * nv + k];
+            for (int j = k + 1 + P->l; lik != 0 && j <= i; j += P->nl) P->H[i * nv + j] -= lik * P->H[j * nv + k];
         }
         PN_SYNC;
     }
