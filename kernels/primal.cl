@@ -10,7 +10,12 @@
  * problem's bits depend neither on the lanes nor on the batch. The
  * Hessian H = M + J'DJ is dense, nv x nv, with J dense (m x nv) beside
  * it, in global scratch (host/opencl/primal.c bounds nv); its Cholesky
- * factor overwrites H's lower triangle, one column a step. */
+ * factor overwrites H's lower triangle, one column a step. J is sparse,
+ * by rows (CSR) and by dofs (CSC), and D J is kept a block at a time
+ * over the dofs the block's rows move (its pattern): a contact moves
+ * the dofs of two kinematic trees, a small part of an island's, and the
+ * dense J of a 360-dof island (Stonehenge) cost more than H's factor.
+ * Every sum skips only J's zeros, in the dense order otherwise. */
 
 #define PN_SYNC barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 /* MuJoCo's mjMINVAL: a search direction shorter than this is none. */
@@ -19,8 +24,8 @@
 typedef struct pn_p {
     int nv, m, nb, ls_it, l, nl;
     real_t scale, ls_tol;
-    __global const int *off, *kind;
-    __global const real_t *M, *J, *a0, *f0, *aref, *R, *bound, *mu;
+    __global const int *off, *kind, *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk;
+    __global const real_t *M, *jv, *cv, *a0, *f0, *aref, *R, *bound, *mu;
     __global real_t *H, *DJ, *a, *Ma, *grad, *Mg, *s, *Mv, *tmp, *diag, *x, *f, *Jv, *quad, *blk;
     __global int *state;
 } pn_p;
@@ -52,7 +57,7 @@ static void pn_mul(const pn_p *P, int go, __global const real_t *v, __global rea
     }
     for (int r = P->l; go && r < P->m; r += P->nl) {
         real_t t = 0;
-        for (int j = 0; j < nv; ++j) t += P->J[r * nv + j] * v[j];
+        for (int e = P->jp[r]; e < P->jp[r + 1]; ++e) t += P->jv[e] * v[P->jc[e]];
         Jv[r] = shift ? t - P->aref[r] : t;
     }
 }
@@ -124,10 +129,9 @@ static void pn_blocks(const pn_p *P)
 /* The gradient M a - M a0 - J'f, a dof a lane. */
 static void pn_gradient_dofs(const pn_p *P)
 {
-    int nv = P->nv;
-    for (int v = P->l; v < nv; v += P->nl) {
+    for (int v = P->l; v < P->nv; v += P->nl) {
         real_t g = P->Ma[v] - P->f0[v];
-        for (int r = 0; r < P->m; ++r) g -= P->J[r * nv + v] * P->f[r];
+        for (int e = P->cp[v]; e < P->cp[v + 1]; ++e) g -= P->cv[e] * P->f[P->cr[e]];
         P->grad[v] = g;
     }
 }
@@ -142,41 +146,52 @@ static pn_c pn_cost(const pn_p *P)
     return c;
 }
 
-/* Row r's (of block rows r0 .. r0+n-1) row of D J, D its block's Hessian of the soft cost. */
-static void pn_dj_row(const pn_p *P, int r0, int n, int r, __global const real_t *Hc)
+/* to += w times J's row r, to over the pattern pat (which holds the row's dofs). */
+static void pn_dj_add(const pn_p *P, int r, real_t w, __global const int *pat, __global real_t *to)
 {
-    int nv = P->nv, st = P->state[r];
-    real_t D = 1 / P->R[r];
-    for (int c = 0; c < nv; ++c) {
-        real_t t = 0;
-        if (st == PRIMAL_QUADRATIC) t = D * P->J[r * nv + c];
-        for (int q = 0; st == PRIMAL_CONE && q < n; ++q) t += Hc[(r - r0) * n + q] * P->J[(r0 + q) * nv + c];
-        P->DJ[r * nv + c] = t;
+    int t = 0;
+    for (int e = P->jp[r]; e < P->jp[r + 1]; ++e) {
+        while (pat[t] != P->jc[e]) ++t; /* both ascending */
+        to[t] += w * P->jv[e];
     }
 }
 
-/* D J's rows, a block a lane, for n dofs (0: none). */
+/* D J's rows over their blocks' patterns, a block a lane, for n dofs (0:
+ * none); D a block's Hessian of the soft cost (a row's 1 / R, a cone's
+ * middle zone), none where its rows have no Hessian. */
 static void pn_dj(const pn_p *P, int n)
 {
-    for (int b = P->l; n && b < P->nb; b += P->nl)
-        for (int r = P->off[b]; r < P->off[b + 1]; ++r)
-            pn_dj_row(P, P->off[b], P->off[b + 1] - P->off[b], r, P->blk + b * PB_N + PB_HC);
+    for (int b = P->l; n && b < P->nb; b += P->nl) {
+        int r0 = P->off[b], nr = P->off[b + 1] - r0, np = P->poff[b + 1] - P->poff[b];
+        __global const int *pat = P->pat + P->poff[b];
+        __global const real_t *Hc = P->blk + b * PB_N + PB_HC;
+        __global real_t *dj = P->DJ + P->doff[b];
+        for (int t = 0; t < nr * np; ++t) dj[t] = 0;
+        for (int a = 0; a < nr; ++a) {
+            int st = P->state[r0 + a];
+            if (st == PRIMAL_QUADRATIC) pn_dj_add(P, r0 + a, 1 / P->R[r0 + a], pat, dj + a * np);
+            for (int q = 0; st == PRIMAL_CONE && q < nr; ++q) pn_dj_add(P, r0 + q, Hc[a * nr + q], pat, dj + a * np);
+        }
+    }
 }
 
 /* H = M + J'DJ's lower triangle, a row of it a lane, for n dofs (0:
- * none), over the rows of J that have a Hessian and the dofs they move
- * (J is sparse: a humanoid's row moves a third of its dofs). */
+ * none): dof i's rows that have a Hessian, each over its block's
+ * pattern up to i. */
 static void pn_hessian(const pn_p *P, int n)
 {
     int nv = P->nv;
     for (int i = P->l; i < n; i += P->nl) {
         __global real_t *h = P->H + i * nv;
         for (int j = 0; j <= i; ++j) h[j] = P->M[i * nv + j];
-        for (int r = 0; r < P->m; ++r) {
-            real_t ji = P->J[r * nv + i];
-            int st = P->state[r];
-            for (int j = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && j <= i; ++j)
-                h[j] += ji * P->DJ[r * nv + j];
+        for (int e = P->cp[i]; e < P->cp[i + 1]; ++e) {
+            int r = P->cr[e], st = P->state[r], b = P->rowblk[r];
+            int np = P->poff[b + 1] - P->poff[b];
+            __global const int *pat = P->pat + P->poff[b];
+            __global const real_t *dj = P->DJ + P->doff[b] + (r - P->off[b]) * np;
+            real_t ji = P->cv[e];
+            for (int t = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && t < np && pat[t] <= i; ++t)
+                h[pat[t]] += ji * dj[t];
         }
     }
 }
@@ -516,14 +531,17 @@ static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global
  * a, the forces and zones, and its outcome back. */
 __kernel void primal_newton(int max_iter, real_t tol, int warm, __global const int *info,
                             __global const int *off, __global const int *kind, __global const real_t *mu,
-                            __global const real_t *prm, __global const real_t *M, __global const real_t *J,
+                            __global const real_t *prm, __global const real_t *M, __global const int *jp,
+                            __global const int *jc, __global const real_t *jv, __global const int *cp,
+                            __global const int *cr, __global const real_t *cv, __global const int *poff,
+                            __global const int *pat, __global const int *doff, __global const int *rowblk,
                             __global const real_t *din, __global const real_t *rin, __global real_t *H,
                             __global real_t *DJ, __global real_t *dv, __global real_t *rv, __global real_t *blk,
                             __global int *state, __global int *out, __global real_t *outr)
 {
     int k = get_group_id(0);
     __global const int *I = info + PI_N * k;
-    int d0 = I[PI_D0], nv = I[PI_NV], r0 = I[PI_R0], m = I[PI_M], b0 = I[PI_B0];
+    int d0 = I[PI_D0], nv = I[PI_NV], r0 = I[PI_R0], m = I[PI_M], b0 = I[PI_B0], nz0 = I[PI_NZ0];
     __global real_t *d = dv + PD_N * d0, *r = rv + PR_N * r0;
     pn_p P;
     P.nv = nv;
@@ -539,8 +557,17 @@ __kernel void primal_newton(int max_iter, real_t tol, int warm, __global const i
     P.mu = mu + b0;
     P.M = M + I[PI_HOFF];
     P.H = H + I[PI_HOFF];
-    P.J = J + I[PI_JOFF];
-    P.DJ = DJ + I[PI_JOFF];
+    P.jp = jp + r0 + k; /* its own m + 1 row offsets, as off's */
+    P.jc = jc + nz0;
+    P.jv = jv + nz0;
+    P.cp = cp + d0 + k;
+    P.cr = cr + nz0;
+    P.cv = cv + nz0;
+    P.poff = poff + b0 + k;
+    P.pat = pat + I[PI_PT0];
+    P.doff = doff + b0 + k;
+    P.rowblk = rowblk + r0;
+    P.DJ = DJ + I[PI_DJ0];
     P.a0 = din + 2 * d0;
     P.f0 = P.a0 + nv;
     P.aref = rin + 3 * r0;

@@ -15,8 +15,13 @@
 #define PRIMAL_CONE_MAX 6
 
 /* A problem's ints: its first dof, dofs, first row, rows, first block,
- * blocks, its nv x nv blocks' offset (M, H), its m x nv blocks' (J, D J),
- * its line search's evaluations at most. */
+ * blocks, its nv x nv blocks' offset (M, H), its line search's
+ * evaluations at most, the offsets of its J entries (by rows and by
+ * dofs alike), of its blocks' patterns (the dofs a block's rows move,
+ * ascending) and of its blocks' D J (a block's rows over its pattern).
+ * Its row offsets of J (m + 1) start at r0 + k for problem k, its dof
+ * offsets (nv + 1) at d0 + k, its blocks' pattern and D J offsets
+ * (nb + 1 each) at b0 + k, as the blocks' row offsets do. */
 #define PI_D0 0
 #define PI_NV 1
 #define PI_R0 2
@@ -24,9 +29,11 @@
 #define PI_B0 4
 #define PI_NB 5
 #define PI_HOFF 6
-#define PI_JOFF 7
-#define PI_LS 8
-#define PI_N 9
+#define PI_LS 7
+#define PI_NZ0 8
+#define PI_PT0 9
+#define PI_DJ0 10
+#define PI_N 11
 
 /* A problem's dof vectors, nv reals each from PD_N d0: the iterate,
  * M a, the gradient, H^-1 grad, the direction, M s, the triangular
