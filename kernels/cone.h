@@ -185,17 +185,22 @@ CONE_FN real_t cone_facet_slack(real_t d1, real_t d2, real_t m,
     return m * f[0] - (d1 * f[1] + d2 * f[2]);
 }
 
+/* The facet normal nearest to t (t nonzero): the angle from it to t, its own in *ang. */
+CONE_FN real_t cone_pyramid_nearest(cone_pyramid P, real_t t1, real_t t2, CONE_PRIV real_t *ang)
+{
+    real_t step = (real_t)(2 * CONE_PI) / (real_t)P.N;
+    real_t a = CONE_ATAN2(t2, t1) - P.phi0;
+    real_t k = CONE_FLOOR(a / step + (real_t)0.5);
+    *ang = P.phi0 + k * step;
+    return a - k * step;
+}
+
 /* max_k d_k . t: |t| cos(angle to the nearest facet normal). */
 CONE_FN real_t cone_pyramid_score(cone_pyramid P, real_t t1, real_t t2)
 {
-    real_t len = cone_hypot2(t1, t2);
-    real_t step, a, k, delta;
+    real_t len = cone_hypot2(t1, t2), ang;
     if (len == 0) return 0;
-    step = (real_t)(2 * CONE_PI) / (real_t)P.N;
-    a = CONE_ATAN2(t2, t1) - P.phi0;
-    k = CONE_FLOOR(a / step + (real_t)0.5);
-    delta = a - k * step;
-    return len * CONE_COS(delta);
+    return len * CONE_COS(cone_pyramid_nearest(P, t1, t2, &ang));
 }
 
 /* max_j g_j . t over the edge-ray directions g_j, halfway between facet normals. */

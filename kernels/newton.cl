@@ -49,7 +49,8 @@
  * rescue ended before the next check; ns per problem the best error, the
  * mark's error, a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
  * in the trial point's and u's places, which Newton rewrites before it
- * reads them) and the best error after the last rescue. model is CONE_MODEL_COULOMB or CONE_MODEL_CCP. The last five
+ * reads them) and the best error after the last rescue. model is CONE_MODEL_COULOMB, CONE_MODEL_CCP or
+ * CONE_MODEL_PYRAMID (of facets facets, inner or outer). The last five
  * arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
@@ -76,8 +77,10 @@ static void newton_contact_rho(__global const real_t *W, __global const int *dia
 }
 
 /* u = W x + q and phi at x (by contact) over [c0, c1); returns
- * 1/2 ||phi||^2, summed by lane 0 in index order. Every lane returns it. */
-static real_t newton_eval(int model, int c0, int c1, __global const int *row_ptr, __global const int *col,
+ * 1/2 ||phi||^2, summed by lane 0 in index order. Every lane returns it.
+ * facets and inner: the pyramid's (model CONE_MODEL_PYRAMID). */
+static real_t newton_eval(int model, int facets, int inner, int c0, int c1, __global const int *row_ptr,
+                          __global const int *col,
                           __global const real_t *W, __global const int *diag, __global const real_t *q,
                           __global const real_t *mu, __global const real_t *x, __global real_t *u,
                           __global real_t *phi, __local real_t *scal)
@@ -90,7 +93,7 @@ static real_t newton_eval(int model, int c0, int c1, __global const int *row_ptr
         uc[2] += q[3 * c + 2];
         cone_load3(x + 3 * c, xc);
         newton_contact_rho(W, diag, c, &rn, &rt);
-        newton_contact(model, mu[c], rn, rt, xc, uc, ph, 0, A, B);
+        newton_contact(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c], rn, rt, xc, uc, ph, 0, A, B);
         cone_store3(u + 3 * c, uc);
         cone_store3(phi + 3 * c, ph);
     }
@@ -106,7 +109,8 @@ static real_t newton_eval(int model, int c0, int c1, __global const int *row_ptr
 
 /* J = A + B W at r (u as newton_eval left it there), g = J' phi, and
  * the pivot threshold, which every lane returns. */
-static real_t newton_jacobian(int model, int c0, int c1, __global const int *row_ptr, __global const int *col,
+static real_t newton_jacobian(int model, int facets, int inner, int c0, int c1, __global const int *row_ptr,
+                              __global const int *col,
                               __global const real_t *W, __global const int *diag, __global const real_t *mu,
                               __global const real_t *r, __global const real_t *u, __global const real_t *phi,
                               __global real_t *J, __global real_t *g, __local real_t *sums)
@@ -122,7 +126,7 @@ static real_t newton_jacobian(int model, int c0, int c1, __global const int *row
         cone_load3(r + 3 * c, xc);
         cone_load3(u + 3 * c, uc);
         newton_contact_rho(W, diag, c, &rn, &rt);
-        newton_contact(model, mu[c], rn, rt, xc, uc, ph, 1, A, B);
+        newton_contact(model, cone_model_pyramid(model, facets, inner, mu[c]), mu[c], rn, rt, xc, uc, ph, 1, A, B);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) Jr[(ulong)a * m + 3 * i + b] += A[3 * a + b];
         for (int k = row_ptr[c]; k < row_ptr[c + 1]; ++k) {
@@ -194,7 +198,7 @@ static int newton_lu(__global real_t *F, int m, __global int *piv, __global cons
 
 /* The problem's constant inputs, which every step reads. */
 typedef struct newton_in {
-    int model, c0, c1;
+    int model, facets, inner, c0, c1;
     __global const int *row_ptr, *col, *diag;
     __global const real_t *W, *q, *mu, *omega;
 } newton_in;
@@ -220,8 +224,8 @@ static int newton_line_search(const newton_in *P, int found, __global real_t *r,
         real_t trial;
         for (int i = b + l; i < e; i += nl) x[i] = r[i] + t * d[i - b];
         group_barrier();
-        trial = newton_eval(P->model, P->c0, P->c1, P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, x, u, phi,
-                            scal);
+        trial = newton_eval(P->model, P->facets, P->inner, P->c0, P->c1, P->row_ptr, P->col, P->W, P->diag, P->q,
+                            P->mu, x, u, phi, scal);
         accepted = trial <= *psi + (real_t)NEWTON_ARMIJO * t * slope;
     }
     if (accepted) {
@@ -268,10 +272,11 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
 
 /* The Gauss-Seidel update of contact c in r at sweep `sweep`: the
  * exact one-contact solve of NSGS (coulomb) or PGS's projected step
- * (ccp), as CGS makes it. */
+ * (ccp, the pyramid), as CGS makes it. */
 static void newton_gs_contact(const newton_in *P, __global real_t *r, int c, int sweep)
 {
-    local_gs_contact(P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, P->omega, r, c, P->model, 0, 0, sweep);
+    local_gs_contact(P->row_ptr, P->col, P->W, P->diag, P->q, P->mu, P->omega, r, c, P->model, P->facets,
+                     P->inner, sweep);
 }
 
 /* Sweeps done + 1 .. done + len of a rescue over the problem by lane 0,
@@ -286,7 +291,7 @@ static void newton_gs_contact(const newton_in *P, __global real_t *r, int c, int
 static void newton_rescue(const newton_in *P, __global real_t *r, __global real_t *xo, __global real_t *ys,
                           __global real_t *mom, int done, int len)
 {
-    int acc = P->model != CONE_MODEL_COULOMB;
+    int acc = P->model == CONE_MODEL_CCP; /* ACGS's extrapolation projects onto K_mu */
     if (get_local_id(0) == 0)
         for (int s = done + 1; s <= done + len; ++s) {
             real_t t = 0, a[3], b[3], o[3];
@@ -348,7 +353,7 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
                           __global real_t *err_out, real_t *e_out, int trial_end, int *gave_up)
 {
     int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
-                             P->model, 0, 0, sums, verdict, err_out);
+                             P->model, P->facets, P->inner, sums, verdict, err_out);
     real_t e = *e_out = *err_out;
     *gave_up = trial_end && it >= trial_end && status == CONE_GROUP_RUNNING;
     if (e < *best_e) {
@@ -426,7 +431,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
                            __global const int *color_ptr, __global const int *order, __global real_t *r,
                            __global real_t *mats, __global real_t *vecs, __global int *ints, __global real_t *ns,
                            __global int *state, __global real_t *error, __global const real_t *handover, int model,
-                           int hybrid, int max_iter, int check_every, real_t tol, int restart, int budget)
+                           int facets, int inner, int hybrid, int max_iter, int check_every, real_t tol, int restart,
+                           int budget)
 {
     __local real_t sums[4 * CONE_REDUCE_WG], scal;
     __local int verdict, flag;
@@ -438,7 +444,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
     __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0, *pns = ns + NEWTON_NS * p;
     __global int *piv = ints + 3 * c0, *pint = ints + 3 * N + NEWTON_NI * p;
-    newton_in P = {model, c0, c1, row_ptr, col, diag, W, q, mu, omega};
+    newton_in P = {model, facets, inner, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
     newton_track T = {pint[0], pint[2], pint[6], pint[7], pns[1], pns[4]};
@@ -489,8 +495,8 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             if (!newton) continue;
             if (it + rescued >= it_end) break;
-            psi = newton_eval(model, c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
-            tiny = newton_jacobian(model, c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
+            psi = newton_eval(model, facets, inner, c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
+            tiny = newton_jacobian(model, facets, inner, c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
             /* Newton's direction, then Levenberg-Marquardt's */
             for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
                 int found;

@@ -5,6 +5,8 @@
 #ifndef CLCONE_NEWTON_MATH_H
 #define CLCONE_NEWTON_MATH_H
 
+
+
 /* Armijo's sufficient decrease and the shortest step tried. */
 #define NEWTON_ARMIJO 1e-4
 #define NEWTON_MIN_STEP 1e-12
@@ -78,6 +80,25 @@ CONE_FN real_t newton_rho(real_t diag)
     return diag > 0 && isfinite(diag) ? 2 / diag : (real_t)1;
 }
 
+/* Alart-Curnier's normal row at x_N = r_N - rn u_N into phi, A and B (zeroed first, if jac); at take-off
+ * (x_N <= 0: returns 1) the tangential rows too, phi_T = r_T. */
+CONE_FN int newton_ac_normal(real_t rn, real_t xn, CONE_PRIV const real_t *r, CONE_PRIV const real_t *u,
+                             CONE_PRIV real_t *phi, int jac, CONE_PRIV real_t *A, CONE_PRIV real_t *B)
+{
+    if (jac)
+        for (int a = 0; a < 9; ++a) A[a] = B[a] = 0;
+    if (xn > 0) {
+        phi[0] = rn * u[0];
+        if (jac) B[0] = rn;
+        return 0;
+    }
+    phi[0] = r[0];
+    phi[1] = r[1];
+    phi[2] = r[2];
+    if (jac) A[0] = A[4] = A[8] = 1;
+    return 1;
+}
+
 /* One contact's Alart-Curnier residual phi and, if jac, its Jacobian row d phi = A dr + B du (3x3 each). */
 CONE_FN void newton_ac_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
                                CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac,
@@ -85,22 +106,8 @@ CONE_FN void newton_ac_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const 
 {
     real_t xn = r[0] - rn * u[0], x1 = r[1] - rt * u[1], x2 = r[2] - rt * u[2];
     real_t R = xn > 0 ? mu * xn : 0, nx = hypot(x1, x2);
-    if (jac) {
-        A[0] = A[1] = A[2] = A[3] = A[4] = A[5] = A[6] = A[7] = A[8] = 0;
-        B[0] = B[1] = B[2] = B[3] = B[4] = B[5] = B[6] = B[7] = B[8] = 0;
-    }
-    if (xn > 0) {
-        phi[0] = rn * u[0];
-        if (jac) B[0] = rn;
-    } else {
-        phi[0] = r[0];
-        if (jac) A[0] = 1;
-    }
-    if (xn <= 0) { /* take-off: the disc is a point */
-        phi[1] = r[1];
-        phi[2] = r[2];
-        if (jac) A[4] = A[8] = 1;
-    } else if (nx <= R) { /* stick */
+    if (newton_ac_normal(rn, xn, r, u, phi, jac, A, B)) return; /* take-off: the disc is a point */
+    if (nx <= R) { /* stick */
         phi[1] = rt * u[1];
         phi[2] = rt * u[2];
         if (jac) B[4] = B[8] = rt;
@@ -136,12 +143,57 @@ CONE_FN void newton_ccp_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const
     }
 }
 
-/* The model's residual and Jacobian row for one contact (coulomb or ccp). */
-CONE_FN void newton_contact(int model, real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
+/* The pyramid's residual and Jacobian row: Alart-Curnier's with the disc
+ * replaced by the pyramid's section at x_N, the polygon d_k . t <= m x_N
+ * (cone_pyramid): phi_T = r_T - P(x_T), P the projection onto it, which
+ * lands inside (stick), on the edge of the facet whose normal is nearest
+ * x_T's direction, or on one of that edge's ends (a vertex, radius
+ * rho_P x_N). Its zeros are the pyramid model's solutions, as
+ * Alart-Curnier's are the Coulomb law's; the natural map with the
+ * section's support function as the normal shift (cone_model_residual)
+ * stalled on 10 of the 256 tiny piles, its kinks in u_T as well as r. */
+CONE_FN void newton_pyramid_contact(cone_pyramid P, real_t rn, real_t rt, CONE_PRIV const real_t *r,
+                                    CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac,
+                                    CONE_PRIV real_t *A, CONE_PRIV real_t *B)
+{
+    real_t xn = r[0] - rn * u[0], x1 = r[1] - rt * u[1], x2 = r[2] - rt * u[2], ang = 0, d1, d2, s;
+    real_t p1 = x1, p2 = x2, dR1 = 0, dR2 = 0, D11 = 1, D12 = 0, D22 = 1;
+    if (newton_ac_normal(rn, xn, r, u, phi, jac, A, B)) return; /* take-off: the section is a point */
+    if (x1 != 0 || x2 != 0) (void)cone_pyramid_nearest(P, x1, x2, &ang);
+    d1 = CONE_COS(ang);
+    d2 = CONE_SIN(ang);
+    s = d1 * x1 + d2 * x2 - P.m * xn;
+    if (s > 0) { /* outside: the nearest facet's edge, or an end of it */
+        real_t t = d1 * x2 - d2 * x1, hw = P.rho * xn * CONE_SIN((real_t)CONE_PI / (real_t)P.N);
+        if (CONE_FABS(t) <= hw) { /* within the half-width of the edge */
+            p1 = x1 - s * d1;
+            p2 = x2 - s * d2;
+            D11 = 1 - d1 * d1, D12 = -d1 * d2, D22 = 1 - d2 * d2;
+            dR1 = P.m * d1, dR2 = P.m * d2;
+        } else {
+            real_t ga = ang + (t > 0 ? (real_t)CONE_PI : -(real_t)CONE_PI) / (real_t)P.N;
+            dR1 = P.rho * CONE_COS(ga), dR2 = P.rho * CONE_SIN(ga);
+            p1 = dR1 * xn;
+            p2 = dR2 * xn;
+            D11 = D12 = D22 = 0;
+        }
+    }
+    phi[1] = r[1] - p1;
+    phi[2] = r[2] - p2;
+    if (!jac) return;
+    A[3] = -dR1, A[4] = 1 - D11, A[5] = -D12;
+    A[6] = -dR2, A[7] = -D12, A[8] = 1 - D22;
+    B[3] = rn * dR1, B[4] = rt * D11, B[5] = rt * D12;
+    B[6] = rn * dR2, B[7] = rt * D12, B[8] = rt * D22;
+}
+
+/* The model's residual and Jacobian row for one contact (coulomb, ccp, or the pyramid P). */
+CONE_FN void newton_contact(int model, cone_pyramid P, real_t mu, real_t rn, real_t rt, CONE_PRIV const real_t *r,
                             CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac, CONE_PRIV real_t *A,
                             CONE_PRIV real_t *B)
 {
     if (model == CONE_MODEL_COULOMB) newton_ac_contact(mu, rn, rt, r, u, phi, jac, A, B);
+    else if (model == CONE_MODEL_PYRAMID) newton_pyramid_contact(P, rn, rt, r, u, phi, jac, A, B);
     else newton_ccp_contact(mu, rn, rt, r, u, phi, jac, A, B);
 }
 

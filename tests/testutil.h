@@ -297,6 +297,24 @@ static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_
     return out;
 }
 
+/* p, then its scene s, by model m's solvers va and vb at tol within
+ * max_iter on c: each time the same status, iterations, error and bits. */
+static inline void test_solvers_agree(clcone_context *c, const clcone_problem *p, const clcone_scene *s,
+                                      clcone_model m, clcone_solver va, clcone_solver vb, double tol, int max_iter)
+{
+    double *a = calloc(3 * (size_t)p->n, sizeof *a), *b = calloc(3 * (size_t)p->n, sizeof *b);
+    for (int scene = 0; scene < 2; ++scene) {
+        clcone_prob_result ra = test_solve_one(c, scene ? NULL : p, s, m, va, tol, max_iter, 0, a);
+        clcone_prob_result rb = test_solve_one(c, scene ? NULL : p, s, m, vb, tol, max_iter, 0, b);
+        ck_assert_int_eq(ra.status, rb.status);
+        ck_assert_int_eq(ra.iters, rb.iters);
+        ck_assert_double_eq(ra.error, rb.error);
+        ck_assert(memcmp(a, b, sizeof(double) * 3 * (size_t)p->n) == 0);
+    }
+    free(a);
+    free(b);
+}
+
 /* Problems parts[0..nb) as one batch on c, model m by solver v (tol,
  * max_iter; 0: the default), twice: each gets the status, iterations,
  * inner iterations, error and bits it got alone (alone, r), and the runs

@@ -124,7 +124,8 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
     /* the stopping rule, restart and budget are set per solve and launch */
     s = SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[8]), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]),
-                 KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KM(m[9]), KI(d->model), KI(hybrid),
+                 KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KM(m[9]), KI(d->model), KI(d->facets),
+                 KI(d->inner), KI(hybrid),
                  KI(max_iter), KI(check), KR(c, tol), KI(budget), KI(budget));
 out:
     free(off);
@@ -266,7 +267,9 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
  * Newton or second phase at its switch (opencl/handover.c). */
 clcone_status clc_dev_hybrid(clc_dev_batch *d, double *r, clcone_error *err)
 {
-    clc_dev_fn *sweeps = d->model == CLCONE_MODEL_COULOMB ? clc_dev_cgs : clc_dev_acgs;
+    /* ACGS is ccp's: its extrapolation projects onto K_mu */
+    clc_dev_fn *sweeps = d->model == CLCONE_MODEL_COULOMB || d->model == CLCONE_MODEL_PYRAMID ? clc_dev_cgs
+                                                                                            : clc_dev_acgs;
     if (d->body.nb || !clc_hybrid_switches(d)) return sweeps(d, r, err);
     return clc_group_fits(d) ? newton_solve(d, 1, r, err) : clc_handover_loop(d, sweeps, r, err);
 }

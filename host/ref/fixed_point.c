@@ -127,7 +127,9 @@ clcone_status clc_ref_fixed_point(const clcone_problem *p, const clcone_options 
 clcone_status clc_ref_past_dense_price(const clcone_problem *p, clcone_model model, int c0, int c1, double *sweeps,
                                        clcone_error *err)
 {
-    clcone_status s = clc_ref_ipm_price(p, c0, c1, sweeps, err);
+    clcone_status s;
+    if (model == CLCONE_MODEL_PYRAMID) return CLCONE_ENOTSUP; /* no interior point for its facets */
+    s = clc_ref_ipm_price(p, c0, c1, sweeps, err);
     if (!s && model == CLCONE_MODEL_COULOMB) *sweeps *= FP_EXPECTED_ROUNDS;
     return s;
 }

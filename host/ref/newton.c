@@ -90,7 +90,8 @@
 
 typedef struct newton {
     const clcone_problem *p;
-    int model, c0, n, m; /* model: CONE_MODEL_COULOMB or CONE_MODEL_CCP */
+    int model, c0, n, m; /* model: CONE_MODEL_COULOMB, CONE_MODEL_CCP or CONE_MODEL_PYRAMID */
+    int facets, inner;   /* the pyramid's */
     double *rho;   /* 2 per contact: normal, tangential */
     clc_jac_sparse *S; /* from NEWTON_SPARSE_FROM contacts: J sparse, and none of J, F, JtJ, piv */
     double *J;     /* m x m, row-major */
@@ -109,8 +110,8 @@ static double ac_eval(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         for (int a = 0; a < 3; ++a) N->u[3 * i + a] += p->q[3 * c + a];
-        newton_contact(N->model, p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i,
-                       N->phi + 3 * i, 0, NULL, NULL);
+        newton_contact(N->model, cone_model_pyramid(N->model, N->facets, N->inner, p->mu[c]), p->mu[c],
+                       N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, N->phi + 3 * i, 0, NULL, NULL);
         for (int a = 0; a < 3; ++a) psi += N->phi[3 * i + a] * N->phi[3 * i + a];
     }
     return 0.5 * psi;
@@ -137,7 +138,8 @@ static void ac_jacobian(newton *N, const double *x)
     for (int i = 0; i < N->n; ++i) {
         int c = N->c0 + i;
         double A[9], B[9], phi[3], *to = jac_block(N, i, i, -1, &ld);
-        newton_contact(N->model, p->mu[c], N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, 1, A, B);
+        newton_contact(N->model, cone_model_pyramid(N->model, N->facets, N->inner, p->mu[c]), p->mu[c],
+                       N->rho[2 * i], N->rho[2 * i + 1], x + 3 * i, N->u + 3 * i, phi, 1, A, B);
         for (int a = 0; a < 3; ++a)
             for (int b = 0; b < 3; ++b) to[a * ld + b] += A[3 * a + b];
         for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k) {
@@ -290,8 +292,9 @@ static clcone_status gs_rescue(const clcone_problem *p, const clcone_options *o,
         if (!(left > 0)) return CLCONE_OK; /* the next check stops the solve */
         b.max_seconds = left;
     }
-    s = o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
-                                         : clc_ref_acgs(p, &b, c0, c1, r, &res, err);
+    s = o->model == CLCONE_MODEL_COULOMB   ? clc_ref_nsgs_coulomb(p, &b, c0, c1, r, &res, err)
+        : o->model == CLCONE_MODEL_PYRAMID ? clc_ref_pgs(p, &b, c0, c1, r, &res, err)
+                                           : clc_ref_acgs(p, &b, c0, c1, r, &res, err);
     *sweeps += res.iters;
     return s;
 }
@@ -346,7 +349,8 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
                                 int it0, double t0, int trial, int *gave_up, clcone_prob_result *out,
                                 clcone_error *err)
 {
-    newton N = {.p = p, .model = (int)o->model, .c0 = c0, .n = c1 - c0, .m = 3 * (c1 - c0)};
+    newton N = {.p = p, .model = (int)o->model, .c0 = c0, .n = c1 - c0, .m = 3 * (c1 - c0), .facets = o->facets,
+                .inner = o->fit == CLCONE_FIT_INNER};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi;
     int prob = clc_ref_problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
     int trial_end = trial ? it0 + NEWTON_TRIAL_STEPS : 0;
@@ -486,8 +490,9 @@ static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options
     }
     H->stop = 0;
     H->verdict = 0;
-    s = o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
-                                         : clc_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
+    s = o->model == CLCONE_MODEL_COULOMB   ? clc_ref_nsgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
+        : o->model == CLCONE_MODEL_PYRAMID ? clc_ref_pgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err)
+                                           : clc_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
     out->iters += H->it0;
     out->time_ms = clc_now_ms() - H->t0;
     if (H->it0 > 0 && !H->stop) clc_history_add(o->history, H->prob, out->iters, out->time_ms, out->error);
@@ -529,7 +534,9 @@ clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, i
     int sweeps = 0;
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
     clcone_status s;
-    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS) return hybrid_large(p, o, c0, c1, r, out, err);
+    /* the pyramid has no interior point: its Newton is the sparse one at any size */
+    if (c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS && o->model != CLCONE_MODEL_PYRAMID)
+        return hybrid_large(p, o, c0, c1, r, out, err);
     H.budget = clc_ref_newton_price(p, c0, c1);
     for (;;) {
         int gave_up = 0;

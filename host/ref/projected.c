@@ -26,13 +26,16 @@ static void contact_step(const clcone_problem *p, const clcone_options *o, int c
 }
 
 /* One solver's state for the loop: p's contacts [c0, c1), step sizes,
- * and (Jacobi) the velocities of the last iterate or (PGS) the order. */
+ * and (Jacobi) the velocities of the last iterate or (PGS) the order
+ * and a watch of the checks (NULL: none). */
 typedef struct projected {
     const clcone_problem *p;
     const clcone_options *o;
     int c0, c1;
     const int *order;
     double *r, *omega, *u;
+    ref_checked_fn watch;
+    void *watch_state;
 } projected;
 
 static clcone_status jacobi_step(void *state, int it, clcone_error *err)
@@ -50,7 +53,7 @@ clcone_status clc_ref_jacobi(const clcone_problem *p, const clcone_options *o, i
                                 int c1, double *r, clcone_prob_result *out, clcone_error *err)
 {
     int m = c1 - c0;
-    projected J = {p, o, c0, c1, NULL, r, NULL, NULL};
+    projected J = {p, o, c0, c1, NULL, r, NULL, NULL, NULL, NULL};
     clcone_status s = CLCONE_ENOMEM;
     J.omega = clc_calloc((size_t)m, sizeof *J.omega, err, "Jacobi steps");
     J.u = clc_calloc((size_t)m * 3, sizeof *J.u, err, "Jacobi velocities");
@@ -104,14 +107,32 @@ static clcone_status pgs_step(void *state, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
+static clcone_status pgs_watch(void *state, int it, double error, clcone_error *err)
+{
+    projected *G = state;
+    return G->watch(G->watch_state, it, error, err);
+}
+
+static clcone_status pgs_run(projected *G, double *r, clcone_prob_result *out, clcone_error *err)
+{
+    clcone_status s;
+    if (!(G->omega = clc_ref_gs_steps(G->p, G->c0, G->c1, err))) return CLCONE_ENOMEM;
+    s = clc_ref_iterate(G->p, G->o, G->c0, G->c1, r, pgs_step, G->watch ? pgs_watch : NULL, G, out, err);
+    free(G->omega);
+    return s;
+}
+
 clcone_status clc_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o, int c0,
                                      int c1, const int *order, double *r, clcone_prob_result *out,
                                      clcone_error *err)
 {
-    projected G = {p, o, c0, c1, order, r, NULL, NULL};
-    clcone_status s;
-    if (!(G.omega = clc_ref_gs_steps(p, c0, c1, err))) return CLCONE_ENOMEM;
-    s = clc_ref_iterate(p, o, c0, c1, r, pgs_step, NULL, &G, out, err);
-    free(G.omega);
-    return s;
+    projected G = {p, o, c0, c1, order, r, NULL, NULL, NULL, NULL};
+    return pgs_run(&G, r, out, err);
+}
+
+clcone_status clc_ref_pgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                  ref_checked_fn watch, void *state, clcone_prob_result *out, clcone_error *err)
+{
+    projected G = {p, o, c0, c1, NULL, r, NULL, NULL, watch, state};
+    return pgs_run(&G, r, out, err);
 }

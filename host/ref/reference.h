@@ -75,6 +75,9 @@ clcone_status clc_ref_nsgs_ordered(const clcone_problem *p, const clcone_options
 clcone_status clc_ref_pgs_ordered(const clcone_problem *p, const clcone_options *o,
                                      int c0, int c1, const int *order, double *r,
                                      clcone_prob_result *out, clcone_error *err);
+/* PGS with watch after every check that did not stop it (the pyramid's hybrid's stall test). */
+clcone_status clc_ref_pgs_watched(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                  ref_checked_fn watch, void *state, clcone_prob_result *out, clcone_error *err);
 /* Gauss-Seidel steps 1 / lambda_max(W_cc) of [c0, c1), malloc'ed (NULL: err set). */
 double *clc_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *err);
 /* One projected Gauss-Seidel sweep (ccp, pyramid) in order (NULL: natural), omega of clc_ref_gs_steps. */

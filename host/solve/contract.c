@@ -125,9 +125,15 @@ static const clc_contract_row ROWS[] = {
            STEP_TOL, 0, "coloured Gauss-Seidel with Nesterov momentum and gradient restart (large piles)"),
     ROW(PYRAMID, LEMKE, REF, REF, clc_ref_lemke_pyramid, NULL, CONE,
         "Lemke's complementary pivoting on the facet LCP (dense)"),
-    ROW(PYRAMID, CGS, REF | DEV, DEV, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
+    ROW(PYRAMID, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
     PARTS_ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
     ROW(PYRAMID, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
+    ROW(PYRAMID, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
+        "semismooth Newton on the pyramid's natural map with a line search; any size on the reference, up to "
+        "512 contacts on a device"),
+    ROW(PYRAMID, HYBRID, REF | DEV, DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
+        "projected Gauss-Seidel (cgs on devices) until its pace stalls, then newton; cgs alone on devices at tol "
+        ">= 1e-6 and past 512 contacts"),
     PARTS_ROW(SOFT, APGD, REF | DEV, REF | DEV, clc_ref_apgd, clc_dev_apgd, CONE,
         "ccp's APGD on W + R, q - a_ref"),
     ROW(SOFT, HYBRID, REF | DEV, 0, clc_ref_hybrid, clc_dev_hybrid, CONE,

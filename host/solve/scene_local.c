@@ -4,9 +4,10 @@
  * at 1e-3 after 30 s of cgs). Where the scene fits the dense Newton's
  * limit, its local form W = J M^-1 J', q = J v*, mu is small enough to
  * assemble, and the local form's hybrid (sweeps, then semismooth
- * Newton; coulomb's or ccp's) solves it in milliseconds; past that limit
- * the hybrid hands it to the host's interior point (coulomb: its fixed
- * point). The reactions are the scene's own,
+ * Newton; coulomb's, ccp's or the pyramid's) solves it in milliseconds;
+ * past that limit the hybrid hands it to the host's interior point
+ * (coulomb: its fixed point; the pyramid keeps its body form's sweeps,
+ * having neither). The reactions are the scene's own,
  * contact for contact, and W r + q is the scene's u = J (v* + M^-1 J' r),
  * so the result (error, iterations, status) is the scene's. */
 #include "core/newton_limits.h"
@@ -23,9 +24,10 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
                             const clcone_dev_part *part)
 {
     int dbl, past;
-    /* ccp reads W, q and mu only, so its local form is the scene's law;
-     * soft's a_ref needs the gaps, which the body form carries */
-    if (!ctx || part || s->ncontacts <= 0 || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP))
+    /* ccp and the pyramid read W, q and mu only, so their local form is the
+     * scene's law; soft's a_ref needs the gaps, which the body form carries */
+    if (!ctx || part || s->ncontacts <= 0
+        || (o->model != CLCONE_MODEL_COULOMB && o->model != CLCONE_MODEL_CCP && o->model != CLCONE_MODEL_PYRAMID))
         return 0;
     dbl = clcone_context_precision(ctx) == CLCONE_DOUBLE;
     past = s->ncontacts > CLCONE_NEWTON_REF_MAX_CONTACTS;
@@ -35,6 +37,7 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
      * hybrid hands the local form to the host's interior point or its fixed point (opencl/handover.c), within it
      * to Newton (the host's for a float device) */
     if (!clc_device_hybrid_switches(o->tol, o->model == CLCONE_MODEL_COULOMB)) return 0;
+    if (past && o->model == CLCONE_MODEL_PYRAMID) return 0; /* no second phase: the body form's sweeps */
     return s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS;
 }
 
