@@ -151,7 +151,7 @@ CONE_FN void newton_ccp_contact(real_t mu, real_t rn, real_t rt, CONE_PRIV const
  * rho_P x_N). Its zeros are the pyramid model's solutions, as
  * Alart-Curnier's are the Coulomb law's; the natural map with the
  * section's support function as the normal shift (cone_model_residual)
- * stalled on 10 of the 256 tiny piles, its kinks in u_T as well as r. */
+ * has kinks in u_T as well as in r and was no faster (docs/measured.md). */
 CONE_FN void newton_pyramid_contact(cone_pyramid P, real_t rn, real_t rt, CONE_PRIV const real_t *r,
                                     CONE_PRIV const real_t *u, CONE_PRIV real_t *phi, int jac,
                                     CONE_PRIV real_t *A, CONE_PRIV real_t *B)
