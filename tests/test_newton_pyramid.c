@@ -158,16 +158,8 @@ START_TEST(pyramid_device_batch_is_alone_and_repeats)
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
     clcone_problem parts[NCASES];
     clcone_scene s[NCASES];
-    clcone_prob_result alone[NCASES];
-    double *r[NCASES];
-    for (int k = 0; k < NCASES; ++k) {
-        test_gen_pile(CASES[k].n, CASES[k].seed, &s[k], &parts[k]);
-        r[k] = calloc(3 * (size_t)parts[k].n, sizeof *r[k]);
-        alone[k] = test_solve_one(ctx, &parts[k], NULL, CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_HYBRID, 1e-8, BUDGET, 0,
-                                  r[k]);
-        ck_assert_int_eq(alone[k].status, CLCONE_CONVERGED);
-    }
-    test_batch_is_alone(ctx, parts, NCASES, CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_HYBRID, 1e-8, BUDGET, alone, r);
+    for (int k = 0; k < NCASES; ++k) test_gen_pile(CASES[k].n, CASES[k].seed, &s[k], &parts[k]);
+    test_converged_batch_is_alone(ctx, parts, NCASES, CLCONE_MODEL_PYRAMID, CLCONE_SOLVER_HYBRID, 1e-8);
     for (int k = 0; k < NCASES; ++k) clcone_scene_free(&s[k]);
     clcone_context_free(ctx);
 }
