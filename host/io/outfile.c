@@ -72,18 +72,23 @@ static int create_sibling(clcone_out *o, const struct stat *old)
     struct timespec ts;
     if (!(o->tmp = malloc(len))) return -1;
     for (int attempt = 0; attempt < 100; ++attempt) {
-        int fd;
+        int fd, err;
         clock_gettime(CLOCK_REALTIME, &ts);
         snprintf(o->tmp, len, "%s.tmp%ld.%lx%x", o->target, (long)getpid(), (unsigned long)ts.tv_nsec,
                  counter++);
+        /* tracked before it exists: a signal taken between the file's
+         * creation and its tracking (a second Ctrl-C right after the
+         * first, whose handler ran on return from open) left it behind */
+        temp_track(o->tmp);
         fd = open(o->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, old ? 0600 : 0666);
         if (fd >= 0) {
-            temp_track(o->tmp);
             /* a mode we cannot set is no reason to lose the output */
             if (old) (void)fchmod(fd, old->st_mode & 07777);
             return fd;
         }
-        if (errno != EEXIST) return -1;
+        err = errno;
+        temp_untrack(o->tmp);
+        if (err != EEXIST) return -1;
     }
     return -1;
 }
