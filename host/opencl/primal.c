@@ -198,8 +198,10 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
         nr += (size_t)p->m;
         nb += (size_t)p->nb;
         nh += (size_t)p->nv * (size_t)p->nv;
-        sparse_sizes(p, stamp, &tag, &nz, &npat, &ndj);
         pack_sparse(D, k, stamp, &tag);
+        nz += (size_t)p->jp[p->m];
+        npat += (size_t)D->poff[(size_t)I[PI_B0] + (size_t)k + (size_t)p->nb];
+        ndj += (size_t)D->doff[(size_t)I[PI_B0] + (size_t)k + (size_t)p->nb];
     }
     free(stamp);
     return CLCONE_OK;
