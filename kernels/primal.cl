@@ -7,15 +7,17 @@
  * phases; a sum (the cost, a norm, a line-search evaluation) is taken
  * by every lane alike, in the problem's own order, so every lane holds
  * the same bits, follows the same branches to the same barriers, and a
- * problem's bits depend neither on the lanes nor on the batch. The
- * Hessian H = M + J'DJ is dense, nv x nv, with J dense (m x nv) beside
- * it, in global scratch (host/opencl/primal.c bounds nv); its Cholesky
+ * problem's bits depend neither on the lanes nor on the batch. M comes
+ * by its trees' blocks (a dof's row over its tree's dofs, mt), the
+ * Hessian H = M + J'DJ dense, nv x nv, in global scratch
+ * (host/opencl/primal.c bounds nv); its Cholesky
  * factor overwrites H's lower triangle, one column a step. J is sparse,
  * by rows (CSR) and by dofs (CSC), and D J is kept a block at a time
  * over the dofs the block's rows move (its pattern): a contact moves
  * the dofs of two kinematic trees, a small part of an island's, and the
  * dense J of a 360-dof island (Stonehenge) cost more than H's factor.
- * Every sum skips only J's zeros, in the dense order otherwise. */
+ * Every sum skips only J's zeros and M's between trees, in the dense
+ * order otherwise. */
 
 #define PN_SYNC barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 /* MuJoCo's mjMINVAL: a search direction shorter than this is none. */
@@ -24,7 +26,7 @@
 typedef struct pn_p {
     int nv, m, nb, ls_it, l, nl;
     real_t scale, ls_tol;
-    __global const int *off, *kind, *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk;
+    __global const int *off, *kind, *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk, *mt;
     __global const real_t *M, *jv, *cv, *a0, *f0, *aref, *R, *bound, *mu;
     __global real_t *H, *DJ, *a, *Ma, *grad, *Mg, *s, *Mv, *tmp, *diag, *x, *f, *Jv, *quad, *blk;
     __global int *state;
@@ -45,14 +47,16 @@ typedef struct pn_q {
     real_t c0, c1, c2;
 } pn_q;
 
-/* Mv = M v over the dofs, Jv = J v (minus a_ref when shift) over the rows; go 0: nothing. */
+/* Mv = M v over the dofs (each over its tree's), Jv = J v (minus a_ref
+ * when shift) over the rows; go 0: nothing. */
 static void pn_mul(const pn_p *P, int go, __global const real_t *v, __global real_t *Mv, __global real_t *Jv,
                    int shift)
 {
     int nv = go ? P->nv : 0;
     for (int i = P->l; i < nv; i += P->nl) {
+        __global const int *t3 = P->mt + 3 * i;
         real_t t = 0;
-        for (int j = 0; j < nv; ++j) t += P->M[i * nv + j] * v[j];
+        for (int j = t3[0]; j < t3[1]; ++j) t += P->M[t3[2] + j] * v[j];
         Mv[i] = t;
     }
     for (int r = P->l; go && r < P->m; r += P->nl) {
@@ -183,7 +187,8 @@ static void pn_hessian(const pn_p *P, int n)
     int nv = P->nv;
     for (int i = P->l; i < n; i += P->nl) {
         __global real_t *h = P->H + i * nv;
-        for (int j = 0; j <= i; ++j) h[j] = P->M[i * nv + j];
+        __global const int *t3 = P->mt + 3 * i;
+        for (int j = 0; j <= i; ++j) h[j] = j < t3[0] ? 0 : P->M[t3[2] + j];
         for (int e = P->cp[i]; e < P->cp[i + 1]; ++e) {
             int r = P->cr[e], st = P->state[r], b = P->rowblk[r];
             int np = P->poff[b + 1] - P->poff[b];
@@ -528,21 +533,25 @@ static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global
 }
 
 /* A work-group a problem: problem k's solve from a (a0 without warm);
- * a, the forces and zones, and its outcome back. */
-__kernel void primal_newton(int max_iter, real_t tol, int warm, __global const int *info,
+ * a, the forces and zones, and its outcome back. The batch's vectors
+ * lie slot by slot (PD_*, PR_*), each slot every problem's (nd dofs, nr
+ * rows in all), so that the host reads back the iterates and forces
+ * alone, each in one piece. */
+__kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, __global const int *info,
                             __global const int *off, __global const int *kind, __global const real_t *mu,
-                            __global const real_t *prm, __global const real_t *M, __global const int *jp,
+                            __global const real_t *prm, __global const real_t *M, __global const int *mt,
+                            __global const int *jp,
                             __global const int *jc, __global const real_t *jv, __global const int *cp,
                             __global const int *cr, __global const real_t *cv, __global const int *poff,
                             __global const int *pat, __global const int *doff, __global const int *rowblk,
                             __global const real_t *din, __global const real_t *rin, __global real_t *H,
-                            __global real_t *DJ, __global real_t *dv, __global real_t *rv, __global real_t *blk,
+                            __global real_t *DJ, __global real_t *av, __global real_t *dv, __global real_t *rv, __global real_t *blk,
                             __global int *state, __global int *out, __global real_t *outr)
 {
     int k = get_group_id(0);
     __global const int *I = info + PI_N * k;
     int d0 = I[PI_D0], nv = I[PI_NV], r0 = I[PI_R0], m = I[PI_M], b0 = I[PI_B0], nz0 = I[PI_NZ0];
-    __global real_t *d = dv + PD_N * d0, *r = rv + PR_N * r0;
+    __global real_t *d = dv + d0, *r = rv + r0;
     pn_p P;
     P.nv = nv;
     P.m = m;
@@ -555,7 +564,8 @@ __kernel void primal_newton(int max_iter, real_t tol, int warm, __global const i
     P.off = off + b0 + k; /* its own nb + 1 row offsets, from 0 */
     P.kind = kind + b0;
     P.mu = mu + b0;
-    P.M = M + I[PI_HOFF];
+    P.M = M + I[PI_MB0];
+    P.mt = mt + 3 * d0;
     P.H = H + I[PI_HOFF];
     P.jp = jp + r0 + k; /* its own m + 1 row offsets, as off's */
     P.jc = jc + nz0;
@@ -573,18 +583,18 @@ __kernel void primal_newton(int max_iter, real_t tol, int warm, __global const i
     P.aref = rin + 3 * r0;
     P.R = P.aref + m;
     P.bound = P.R + m;
-    P.a = d + PD_A * nv;
-    P.Ma = d + PD_MA * nv;
-    P.grad = d + PD_GRAD * nv;
-    P.Mg = d + PD_MG * nv;
-    P.s = d + PD_S * nv;
-    P.Mv = d + PD_MV * nv;
-    P.tmp = d + PD_TMP * nv;
-    P.diag = d + PD_DIAG * nv;
-    P.x = r + PR_X * m;
-    P.f = r + PR_F * m;
-    P.Jv = r + PR_JV * m;
-    P.quad = r + PR_QUAD * m;
+    P.a = av + d0;
+    P.Ma = d + PD_MA * nd;
+    P.grad = d + PD_GRAD * nd;
+    P.Mg = d + PD_MG * nd;
+    P.s = d + PD_S * nd;
+    P.Mv = d + PD_MV * nd;
+    P.tmp = d + PD_TMP * nd;
+    P.diag = d + PD_DIAG * nd;
+    P.x = r + PR_X * nr;
+    P.f = r + PR_F * nr;
+    P.Jv = r + PR_JV * nr;
+    P.quad = rv + PR_QUAD * nr + 3 * r0;
     P.blk = blk + PB_N * b0;
     P.state = state + r0;
     pn_solve(&P, max_iter, tol, warm, out + PO_N * k, outr + 2 * k);

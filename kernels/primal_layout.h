@@ -18,7 +18,10 @@
  * blocks, its nv x nv blocks' offset (M, H), its line search's
  * evaluations at most, the offsets of its J entries (by rows and by
  * dofs alike), of its blocks' patterns (the dofs a block's rows move,
- * ascending) and of its blocks' D J (a block's rows over its pattern).
+ * ascending), of its blocks' D J (a block's rows over its pattern) and
+ * of its M's blocks (a tree's n x n, row-major; each dof's three ints
+ * from 3 d0 give its tree's first dof, end and the offset o of its row:
+ * M's (i, j) at o + j).
  * Its row offsets of J (m + 1) start at r0 + k for problem k, its dof
  * offsets (nv + 1) at d0 + k, its blocks' pattern and D J offsets
  * (nb + 1 each) at b0 + k, as the blocks' row offsets do. */
@@ -33,23 +36,25 @@
 #define PI_NZ0 8
 #define PI_PT0 9
 #define PI_DJ0 10
-#define PI_N 11
+#define PI_MB0 11
+#define PI_N 12
 
-/* A problem's dof vectors, nv reals each from PD_N d0: the iterate,
- * M a, the gradient, H^-1 grad, the direction, M s, the triangular
- * solve's middle and the factor's diagonal. */
-#define PD_A 0
-#define PD_MA 1
-#define PD_GRAD 2
-#define PD_MG 3
-#define PD_S 4
-#define PD_MV 5
-#define PD_TMP 6
-#define PD_DIAG 7
-#define PD_N 8
+/* The batch's dof vectors besides the iterate (a buffer of its own,
+ * nd reals), a slot of nd reals each (the batch's dofs; a problem's nv
+ * from d0 in each): M a, the gradient, H^-1 grad, the direction, M s,
+ * the triangular solve's middle and the factor's diagonal. */
+#define PD_MA 0
+#define PD_GRAD 1
+#define PD_MG 2
+#define PD_S 3
+#define PD_MV 4
+#define PD_TMP 5
+#define PD_DIAG 6
+#define PD_N 7
 
-/* Its row vectors, m reals each from PR_N r0: J a - a_ref, the forces,
- * J s, and the line search's quadratics (3 m). */
+/* Its row vectors, nr reals each (a problem's m from r0): J a - a_ref,
+ * the forces, J s, and the line search's quadratics (3 nr, a problem's
+ * 3 m from 3 r0). */
 #define PR_X 0
 #define PR_F 1
 #define PR_JV 2

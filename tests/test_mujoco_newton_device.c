@@ -142,6 +142,7 @@ START_TEST(batch_is_each_alone)
         }
         ck_assert_int_gt(islands, N);
         ck_assert_msg(clc_mj_primal_solve_many(ctx, N, pm, &o, 2, rm, &failed, &e) == CLCONE_OK, "%s", e.msg);
+        /* ctx keeps the batch's buffers: each problem alone runs on them, larger and holding the batch's data */
         for (int j = 0; j < N; ++j) {
             size_t nv = (size_t)alone[j].dof_off[alone[j].n], m = (size_t)alone[j].row_off[alone[j].n];
             ck_assert_msg(clc_mj_primal_solve(ctx, &alone[j], &o, &ra, &e) == CLCONE_OK, "%s", e.msg);

@@ -41,25 +41,13 @@ static cl_mem *kept_mem(clc_dev_batch *d, enum kept k)
     return m[k];
 }
 
-/* Kept buffer k with room for `bytes`; *fresh = 1 when it was made now
- * (nothing of the last scene is in it). A buffer that grows gets half
- * again what it had, so that contacts creeping up step after step make
- * few buffers; the first is made to measure. */
+/* Kept buffer k with room for `bytes` (clc_buf_reserve); *fresh = 1
+ * when it was made now (nothing of the last scene is in it). */
 static clcone_status kept_reserve(clc_dev_plan *pl, enum kept k, size_t bytes, int *fresh, clcone_error *err)
 {
-    clcone_context *c = pl->d.c;
-    cl_mem *m = kept_mem(&pl->d, k);
-    size_t cap = pl->cap[k] + pl->cap[k] / 2;
-    clcone_status s;
-    *fresh = !*m || pl->cap[k] < bytes;
-    if (!*fresh) return CLCONE_OK;
-    if (cap < bytes || cap > c->info.max_alloc) cap = bytes;
-    clc_buf_free(c, m);
-    pl->cap[k] = 0;
-    if ((s = clc_buf_alloc(c, cap, m, err))) return s;
-    pl->cap[k] = cap;
-    pl->counts.buffers++;
-    return CLCONE_OK;
+    clcone_status s = clc_buf_reserve(pl->d.c, kept_mem(&pl->d, k), &pl->cap[k], bytes, fresh, err);
+    pl->counts.buffers += !s && *fresh;
+    return s;
 }
 
 /* Whether a kept buffer already holds x: old (old_bytes; NULL when

@@ -305,6 +305,7 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
 void clcone_context_free(clcone_context *c)
 {
     if (!c) return;
+    if (c->kept_free) c->kept_free(c, c->kept);
     for (int i = 0; i < c->nprograms; ++i)
         if (c->programs[i]) clReleaseProgram(c->programs[i]);
     free(c->programs);
@@ -367,6 +368,21 @@ void clc_buf_free(clcone_context *c, cl_mem *m)
 clcone_status clc_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out, clcone_error *err)
 {
     return create_buffer(c, bytes, NULL, out, err);
+}
+
+clcone_status clc_buf_reserve(clcone_context *c, cl_mem *m, size_t *cap, size_t bytes, int *fresh,
+                              clcone_error *err)
+{
+    size_t want = *cap + *cap / 2;
+    clcone_status s;
+    *fresh = !*m || *cap < bytes;
+    if (!*fresh) return CLCONE_OK;
+    if (want < bytes || want > c->info.max_alloc) want = bytes;
+    clc_buf_free(c, m);
+    *cap = 0;
+    if ((s = clc_buf_alloc(c, want, m, err))) return s;
+    *cap = want;
+    return CLCONE_OK;
 }
 
 clcone_status clc_buf_ints(clcone_context *c, const int *x, size_t n, cl_mem *out,

@@ -26,6 +26,8 @@ struct clcone_context {
     size_t max_wg;                /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
     cl_ulong local_mem;           /* CL_DEVICE_LOCAL_MEM_SIZE */
     size_t mem_held;              /* bytes of the buffers made and not freed */
+    void *kept;                   /* what a solver keeps between calls (opencl/primal.c's), */
+    void (*kept_free)(clcone_context *c, void *kept); /* freed with the context or by the next keeper */
 };
 
 /* Work-group size of launches that do not need a particular one. */
@@ -46,6 +48,11 @@ clcone_status clc_buf_ints(clcone_context *c, const int *x, size_t n,
 /* Uninitialised device buffer of n reals (or bytes when real is 0). */
 clcone_status clc_buf_alloc(clcone_context *c, size_t bytes, cl_mem *out,
                                clcone_error *err);
+/* *m with room for `bytes`, kept from call to call: *fresh = 1 when made now (its contents
+ * undefined). A buffer that grows gets half again what it had (*cap, in bytes), so that sizes
+ * creeping up call after call make few buffers; the first is made to measure. */
+clcone_status clc_buf_reserve(clcone_context *c, cl_mem *m, size_t *cap, size_t bytes, int *fresh,
+                              clcone_error *err);
 /* Releases such a buffer (NULL: nothing) and gives its bytes back to the context's account. */
 void clc_buf_free(clcone_context *c, cl_mem *m);
 /* Host doubles into (checked as clc_buf_reals) and out of a staging area, for non-blocking transfers. */

@@ -1,6 +1,6 @@
 /* MuJoCo's Newton method on its primal problem on a device
  * (opencl/primal.h): a batch of K problems packed one after another
- * (kernels/primal_layout.h), M made dense, J by rows and by dofs with
+ * (kernels/primal_layout.h), M by its trees' blocks, J by rows and by dofs with
  * each block's pattern (the dofs its rows move), uploaded, solved in one
  * launch of primal_newton (a work-group a problem, kernels/primal.cl) and
  * read back with one wait. A problem's work-group reads and writes only
@@ -16,45 +16,96 @@
 #include <string.h>
 
 enum {
-    Q_INFO, Q_OFF, Q_KIND, Q_MU, Q_PRM, Q_M, Q_JP, Q_JC, Q_JV, Q_CP, Q_CR, Q_CV, Q_POFF, Q_PAT, Q_DOFF, Q_ROWBLK,
-    Q_DIN, Q_RIN, Q_H, Q_DJ, Q_DV, Q_RV, Q_BLK, Q_STATE, Q_OUT, Q_OUTR, Q_COUNT
+    Q_INFO, Q_OFF, Q_KIND, Q_MU, Q_PRM, Q_M, Q_MT, Q_JP, Q_JC, Q_JV, Q_CP, Q_CR, Q_CV, Q_POFF, Q_PAT, Q_DOFF, Q_ROWBLK,
+    Q_DIN, Q_RIN, Q_H, Q_DJ, Q_A, Q_DV, Q_RV, Q_BLK, Q_STATE, Q_OUT, Q_OUTR, Q_COUNT
 };
 
+/* What the context keeps of the last batch (its kept slot): the device
+ * buffers, grown only when a batch needs more, the kernel, and the host
+ * arenas the batches are packed in. A simulator solves a batch of the
+ * same shape step after step; making these afresh each call cost about
+ * as much as the reference's whole solve of 256 humanoid worlds
+ * (docs/measured.md). */
+typedef struct pkept {
+    cl_mem mem[Q_COUNT];
+    size_t cap[Q_COUNT]; /* bytes */
+    cl_kernel k;
+    int *ints;
+    double *reals;
+    void *stage; /* the reals in the device's precision, when float */
+    size_t ints_cap, reals_cap, stage_cap;
+} pkept;
+
 /* The batch on the host: its layout (info, PI_* a problem) and its
- * arrays as the kernel reads them, in double. */
+ * arrays as the kernel reads them, in double, in the kept arenas. */
 typedef struct pdev {
     clcone_context *c;
+    pkept *kp;
     int K;
     const clc_pproblem *const *p;
     double *const *a;
     const clcone_options *o;
-    size_t nd, nr, nb, nh, nz, npat, ndj; /* dofs, rows, blocks, M's reals, J's entries, pattern dofs, D J's reals */
+    size_t nd, nr, nb, nh, nm, nz, npat, ndj; /* dofs, rows, blocks, H's reals, M's, J's entries, pattern dofs, D J's reals */
+    size_t nints, nreals;                 /* the arenas' parts in use */
     int *info, *off, *kind, *state, *out;
     int *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk; /* J by rows and by dofs, the blocks' patterns (layout.h) */
-    double *mu, *prm, *M, *jv, *cv, *din, *rin, *dv, *rv, *outr;
-    cl_mem mem[Q_COUNT];
-    cl_kernel k;
+    int *mt; /* each dof's tree and row of M (layout.h) */
+    double *mu, *prm, *M, *jv, *cv, *din, *rin, *a0, *f, *outr; /* a0: the start's a, then the solution's */
 } pdev;
 
 /* Lanes a problem: a CPU runs a group's lanes one after another, so a
  * few (as blocks.c's), a GPU CONE_REDUCE_WG. */
 #define PDEV_CPU_LANES 8
 
-static void pdev_free(pdev *D)
+static void pkept_free(clcone_context *c, void *kept)
 {
-    for (int i = 0; i < Q_COUNT; ++i) clc_buf_free(D->c, &D->mem[i]);
-    if (D->k) clReleaseKernel(D->k);
-    free(D->info);
-    free(D->jp);
-    free(D->mu);
+    pkept *kp = kept;
+    for (int i = 0; i < Q_COUNT; ++i) clc_buf_free(c, &kp->mem[i]);
+    if (kp->k) clReleaseKernel(kp->k);
+    free(kp->ints);
+    free(kp->reals);
+    free(kp->stage);
+    free(kp);
+}
+
+/* The context's kept primal state, made at its first primal batch (a
+ * solver that kept something else there gives it up). */
+static pkept *pkept_of(clcone_context *c, clcone_error *err)
+{
+    pkept *kp;
+    if (c->kept_free == pkept_free) return c->kept;
+    if (!(kp = clc_calloc(1, sizeof *kp, err, "the primal batch's kept state"))) return NULL;
+    if (c->kept_free) c->kept_free(c, c->kept);
+    c->kept = kp;
+    c->kept_free = pkept_free;
+    return kp;
+}
+
+/* *p with room for n items of size bytes, kept; its old contents lost. */
+static int arena(void **p, size_t *cap, size_t n, size_t size, clcone_error *err, const char *what)
+{
+    void *q;
+    if (n <= *cap) return 1;
+    if (!(q = clc_malloc(n, size, err, what))) return 0;
+    free(*p);
+    *p = q;
+    *cap = n;
+    return 1;
 }
 
 /* Block b's pattern: the dofs its rows move, ascending, into pat (when
- * not NULL); their count. tag marks a dof seen, stamp's tag[dof] holding
- * the last block's number that saw it. */
+ * not NULL); their count. Mostly its first row's columns (a block of one
+ * row, a contact's rows alike); else tag marks a dof seen, stamp's
+ * tag[dof] holding the last block's number that saw it. */
 static int block_pattern(const clc_pproblem *p, int b, int *stamp, int tag, int *pat)
 {
-    int n = 0;
+    int n = 0, r0 = p->off[b], same = 1;
+    for (int r = r0 + 1; same && r < p->off[b + 1]; ++r) same = clc_pproblem_same_dofs(p, r0, r);
+    if (same) {
+        n = p->jp[r0 + 1] - p->jp[r0];
+        if (pat) memcpy(pat, p->jc + p->jp[r0], sizeof *pat * (size_t)n);
+        return n;
+    }
     for (int e = p->jp[p->off[b]]; e < p->jp[p->off[b + 1]]; ++e) {
         int c = p->jc[e], i = n;
         if (stamp[c] == tag) continue;
@@ -116,7 +167,7 @@ static void pack_sparse(pdev *D, int k, int *stamp, int *tag)
  * limit, or a batch whose offsets overflow the kernel's ints, refused. */
 static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
 {
-    size_t nd = 0, nr = 0, nb = 0, nh = 0, nz = 0, npat = 0, ndj = 0, K = (size_t)D->K;
+    size_t nd = 0, nr = 0, nb = 0, nh = 0, nm = 0, nz = 0, npat = 0, ndj = 0, K = (size_t)D->K;
     int *stamp = NULL, tag = 0;
     for (int k = 0; k < D->K; ++k) {
         const clc_pproblem *p = D->p[k];
@@ -131,11 +182,12 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
         nr += (size_t)p->m;
         nb += (size_t)p->nb;
         nh += (size_t)p->nv * (size_t)p->nv;
+        nm += (size_t)p->moff[p->ng];
     }
     if (!(stamp = clc_calloc((size_t)CLC_PRIMAL_DEV_MAX_DOFS, sizeof *stamp, err, "the blocks' patterns")))
         return CLCONE_ENOMEM;
     for (int k = 0; k < D->K; ++k) sparse_sizes(D->p[k], stamp, &tag, &nz, &npat, &ndj);
-    if (nh > INT_MAX || nz > INT_MAX || npat > INT_MAX || ndj > INT_MAX || PR_N * nr > INT_MAX
+    if (nh > INT_MAX || nm > INT_MAX || 3 * nd > INT_MAX || nz > INT_MAX || npat > INT_MAX || ndj > INT_MAX || PR_N * nr > INT_MAX
         || PB_N * (nb + K) > INT_MAX || PD_N * nd > INT_MAX) {
         free(stamp);
         return clc_fail(err, CLCONE_ENOTSUP,
@@ -147,22 +199,26 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->nr = nr;
     D->nb = nb;
     D->nh = nh;
+    D->nm = nm;
     D->nz = nz;
     D->npat = npat;
     D->ndj = ndj;
-    D->info = clc_calloc(PI_N * K + (nb + K) + nb + nr + PO_N * K + 1, sizeof *D->info, err, "the batch's layout");
-    D->jp = clc_calloc((nr + K) + (nd + K) + 2 * (nb + K) + nr + 2 * nz + npat + 1, sizeof *D->jp, err,
-                          "J's structure");
-    D->mu = clc_calloc(nb + 2 * K + nh + 2 * nz + 2 * nd + 3 * nr + PD_N * nd + 1 + PR_N * nr + 2 * K,
-                          sizeof *D->mu, err, "the batch's values");
-    if (!D->info || !D->jp || !D->mu) {
+    D->nints = PI_N * K + (nb + K) + nb + nr + PO_N * K + (nr + K) + (nd + K) + 2 * (nb + K) + nr + 2 * nz + npat + 3 * nd + 1;
+    D->nreals = nb + 2 * K + nm + 2 * nz + 2 * nd + 3 * nr + nd + nr + 2 * K + 1;
+    if (!arena((void **)&D->kp->ints, &D->kp->ints_cap, D->nints, sizeof(int), err, "the batch's layout")
+        || !arena((void **)&D->kp->reals, &D->kp->reals_cap, D->nreals, sizeof(double), err, "the batch's values")
+        || (D->c->prec != CLCONE_DOUBLE
+            && !arena(&D->kp->stage, &D->kp->stage_cap, D->nreals, D->c->real_size, err, "the batch's staging"))) {
         free(stamp);
         return CLCONE_ENOMEM;
     }
+    memset(D->kp->ints, 0, D->nints * sizeof(int)); /* the packing counts in cp */
+    D->info = D->kp->ints;
     D->off = D->info + PI_N * K;
     D->kind = D->off + nb + K;
     D->state = D->kind + nb;
     D->out = D->state + nr;
+    D->jp = D->out + PO_N * K;
     D->cp = D->jp + nr + K;
     D->poff = D->cp + nd + K;
     D->doff = D->poff + nb + K;
@@ -170,16 +226,18 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->jc = D->rowblk + nr;
     D->cr = D->jc + nz;
     D->pat = D->cr + nz;
+    D->mt = D->pat + npat;
+    D->mu = D->kp->reals;
     D->prm = D->mu + nb;
     D->M = D->prm + 2 * K;
-    D->jv = D->M + nh;
+    D->jv = D->M + nm;
     D->cv = D->jv + nz;
     D->din = D->cv + nz;
     D->rin = D->din + 2 * nd;
-    D->dv = D->rin + 3 * nr;
-    D->rv = D->dv + PD_N * nd + 1;
-    D->outr = D->rv + PR_N * nr;
-    nd = nr = nb = nh = nz = npat = ndj = 0;
+    D->a0 = D->rin + 3 * nr;
+    D->f = D->a0 + nd;
+    D->outr = D->f + nr;
+    nd = nr = nb = nh = nm = nz = npat = ndj = 0;
     for (int k = 0; k < D->K; ++k) {
         const clc_pproblem *p = D->p[k];
         int *I = D->info + PI_N * k;
@@ -194,10 +252,12 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
         I[PI_NZ0] = (int)nz;
         I[PI_PT0] = (int)npat;
         I[PI_DJ0] = (int)ndj;
+        I[PI_MB0] = (int)nm;
         nd += (size_t)p->nv;
         nr += (size_t)p->m;
         nb += (size_t)p->nb;
         nh += (size_t)p->nv * (size_t)p->nv;
+        nm += (size_t)p->moff[p->ng];
         pack_sparse(D, k, stamp, &tag);
         nz += (size_t)p->jp[p->m];
         npat += (size_t)D->poff[(size_t)I[PI_B0] + (size_t)k + (size_t)p->nb];
@@ -207,21 +267,27 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* Problem k's values into its slices: M dense, the start a in the
- * iterate's slot (the kernel's warm start reads it). */
+/* Problem k's values into its slices: M's blocks with each dof's tree
+ * and row (layout.h), the start a in the iterate's slot (the kernel's
+ * warm start reads it). */
 static clcone_status pack_item(void *job, int k, clcone_error *err)
 {
     pdev *D = job;
     const clc_pproblem *p = D->p[k];
     const int *I = D->info + PI_N * k;
     int nv = p->nv, m = p->m, b0 = I[PI_B0];
-    double *M = D->M + I[PI_HOFF], *din = D->din + 2 * (size_t)I[PI_D0];
+    int *mt = D->mt + 3 * (size_t)I[PI_D0];
+    double *din = D->din + 2 * (size_t)I[PI_D0];
     double *rin = D->rin + 3 * (size_t)I[PI_R0];
     (void)err;
+    memcpy(D->M + I[PI_MB0], p->M, sizeof *D->M * (size_t)p->moff[p->ng]);
     for (int g = 0; g < p->ng; ++g) {
         int g0 = p->goff[g], n = p->goff[g + 1] - g0;
-        for (int i = 0; i < n; ++i)
-            for (int j = 0; j < n; ++j) M[(size_t)(g0 + i) * nv + g0 + j] = p->M[p->moff[g] + i * n + j];
+        for (int i = g0; i < g0 + n; ++i) {
+            mt[3 * i] = g0;
+            mt[3 * i + 1] = g0 + n;
+            mt[3 * i + 2] = p->moff[g] + (i - g0) * n - g0;
+        }
     }
     for (int b = 0; b <= p->nb; ++b) D->off[b0 + k + b] = p->off[b];
     for (int b = 0; b < p->nb; ++b) {
@@ -235,69 +301,116 @@ static clcone_status pack_item(void *job, int k, clcone_error *err)
     memcpy(rin, p->aref, sizeof *rin * (size_t)m);
     memcpy(rin + m, p->R, sizeof *rin * (size_t)m);
     memcpy(rin + 2 * m, p->bound, sizeof *rin * (size_t)m);
-    memcpy(D->dv + PD_N * (size_t)I[PI_D0] + PD_A * (size_t)nv, D->a[k], sizeof *D->dv * (size_t)nv);
+    memcpy(D->a0 + I[PI_D0], D->a[k], sizeof *D->a0 * (size_t)nv);
     return CLCONE_OK;
+}
+
+/* Kept buffer q with room for n items of size bytes (at least one), x's
+ * n written into it (x NULL: nothing) without a wait: the arenas stay as
+ * they are until the batch's read has waited. Each upload covers its
+ * buffer's head as the kernel reads it: Oclgrind's uninitialised-value
+ * plugin sizes a buffer's shadow to its last host store, and one into a
+ * part of a buffer left the rest poisoned for the kernel's own writes. */
+static clcone_status put(pdev *D, int q, size_t n, size_t size, const void *x, clcone_error *err)
+{
+    int fresh;
+    cl_int e;
+    clcone_status s = clc_buf_reserve(D->c, &D->kp->mem[q], &D->kp->cap[q], (n ? n : 1) * size, &fresh, err);
+    if (s || !x || !n) return s;
+    e = clEnqueueWriteBuffer(D->c->queue, D->kp->mem[q], CL_FALSE, 0, n * size, x, 0, NULL, NULL);
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "uploading the primal batch");
+}
+
+/* Kept buffer q holding the n reals x (in the arena), as put does: a
+ * float device's from their place in the staging arena, checked as
+ * clc_buf_reals. */
+static clcone_status put_reals(pdev *D, int q, const char *what, size_t per, const double *x, size_t n,
+                               clcone_error *err)
+{
+    void *st;
+    clcone_status s;
+    if (D->c->prec == CLCONE_DOUBLE) return put(D, q, n, sizeof(double), x, err);
+    st = (char *)D->kp->stage + (size_t)(x - D->kp->reals) * D->c->real_size;
+    if ((s = clc_stage_reals(D->c, what, per, x, n, st, err))) return s;
+    return put(D, q, n, D->c->real_size, st, err);
 }
 
 /* The batch on the device, the kernel's arguments set and its lanes. */
 static clcone_status pdev_upload(pdev *D, size_t *lanes, clcone_error *err)
 {
     clcone_context *c = D->c;
-    cl_mem *q = D->mem;
-    size_t K = (size_t)D->K, nb = D->nb, nr = D->nr;
-    int warm = D->o->warm_start != 0, max_iter = D->o->max_iter;
+    pkept *kp = D->kp;
+    cl_mem *q = kp->mem;
+    size_t K = (size_t)D->K, nb = D->nb, nr = D->nr, nd = D->nd, rs = c->real_size;
+    int warm = D->o->warm_start != 0, max_iter = D->o->max_iter, ND = (int)nd, NR = (int)nr;
     kreal tol = KREAL(D->o->tol);
     clcone_status s;
-    if ((s = clc_buf_ints(c, D->info, PI_N * K, &q[Q_INFO], err))
-        || (s = clc_buf_ints(c, D->off, nb + K, &q[Q_OFF], err))
-        || (s = clc_buf_ints(c, D->kind, nb, &q[Q_KIND], err))
-        || (s = clc_buf_reals(c, "cone mu", 1, D->mu, nb, &q[Q_MU], err))
-        || (s = clc_buf_reals(c, "scale and line-search tolerance", 2, D->prm, 2 * K, &q[Q_PRM], err))
-        || (s = clc_buf_reals(c, "M entry", 1, D->M, D->nh + 1, &q[Q_M], err))
-        || (s = clc_buf_ints(c, D->jp, nr + K, &q[Q_JP], err)) || (s = clc_buf_ints(c, D->jc, D->nz + 1, &q[Q_JC], err))
-        || (s = clc_buf_reals(c, "J entry", 1, D->jv, D->nz + 1, &q[Q_JV], err))
-        || (s = clc_buf_ints(c, D->cp, D->nd + K, &q[Q_CP], err)) || (s = clc_buf_ints(c, D->cr, D->nz + 1, &q[Q_CR], err))
-        || (s = clc_buf_reals(c, "J entry", 1, D->cv, D->nz + 1, &q[Q_CV], err))
-        || (s = clc_buf_ints(c, D->poff, nb + K, &q[Q_POFF], err))
-        || (s = clc_buf_ints(c, D->pat, D->npat + 1, &q[Q_PAT], err))
-        || (s = clc_buf_ints(c, D->doff, nb + K, &q[Q_DOFF], err))
-        || (s = clc_buf_ints(c, D->rowblk, nr + 1, &q[Q_ROWBLK], err))
-        || (s = clc_buf_reals(c, "a0 and M a0", 1, D->din, 2 * D->nd + 1, &q[Q_DIN], err))
-        || (s = clc_buf_reals(c, "a_ref, R and bound", 1, D->rin, 3 * nr, &q[Q_RIN], err))
-        || (s = clc_buf_alloc(c, (D->nh + 1) * c->real_size, &q[Q_H], err))
-        || (s = clc_buf_alloc(c, (D->ndj + 1) * c->real_size, &q[Q_DJ], err))
-        || (s = clc_buf_reals(c, "start dof", 1, D->dv, PD_N * D->nd + 1, &q[Q_DV], err))
-        || (s = clc_buf_alloc(c, (PR_N * nr + 1) * c->real_size, &q[Q_RV], err))
-        || (s = clc_buf_alloc(c, (PB_N * nb + 1) * c->real_size, &q[Q_BLK], err))
-        || (s = clc_buf_alloc(c, (nr + 1) * sizeof(cl_int), &q[Q_STATE], err))
-        || (s = clc_buf_alloc(c, PO_N * K * sizeof(cl_int), &q[Q_OUT], err))
-        || (s = clc_buf_alloc(c, 2 * K * c->real_size, &q[Q_OUTR], err)) || (s = clc_kernel(c, "primal_newton", &D->k, err))
-        || (s = SET_ARGS(D->k, "primal_newton", err, KI(max_iter), KR(c, tol), KI(warm), KM(q[Q_INFO]), KM(q[Q_OFF]),
-                         KM(q[Q_KIND]), KM(q[Q_MU]), KM(q[Q_PRM]), KM(q[Q_M]), KM(q[Q_JP]), KM(q[Q_JC]),
-                         KM(q[Q_JV]), KM(q[Q_CP]), KM(q[Q_CR]), KM(q[Q_CV]), KM(q[Q_POFF]), KM(q[Q_PAT]),
-                         KM(q[Q_DOFF]), KM(q[Q_ROWBLK]), KM(q[Q_DIN]),
-                         KM(q[Q_RIN]), KM(q[Q_H]), KM(q[Q_DJ]), KM(q[Q_DV]), KM(q[Q_RV]), KM(q[Q_BLK]),
+    if ((s = put(D, Q_INFO, PI_N * K, sizeof(int), D->info, err))
+        || (s = put(D, Q_OFF, nb + K, sizeof(int), D->off, err))
+        || (s = put(D, Q_KIND, nb, sizeof(int), D->kind, err))
+        || (s = put_reals(D, Q_MU, "cone mu", 1, D->mu, nb, err))
+        || (s = put_reals(D, Q_PRM, "scale and line-search tolerance", 2, D->prm, 2 * K, err))
+        || (s = put_reals(D, Q_M, "M entry", 1, D->M, D->nm, err))
+        || (s = put(D, Q_MT, 3 * nd, sizeof(int), D->mt, err))
+        || (s = put(D, Q_JP, nr + K, sizeof(int), D->jp, err))
+        || (s = put(D, Q_JC, D->nz, sizeof(int), D->jc, err))
+        || (s = put_reals(D, Q_JV, "J entry", 1, D->jv, D->nz, err))
+        || (s = put(D, Q_CP, nd + K, sizeof(int), D->cp, err))
+        || (s = put(D, Q_CR, D->nz, sizeof(int), D->cr, err))
+        || (s = put_reals(D, Q_CV, "J entry", 1, D->cv, D->nz, err))
+        || (s = put(D, Q_POFF, nb + K, sizeof(int), D->poff, err))
+        || (s = put(D, Q_PAT, D->npat, sizeof(int), D->pat, err))
+        || (s = put(D, Q_DOFF, nb + K, sizeof(int), D->doff, err))
+        || (s = put(D, Q_ROWBLK, nr, sizeof(int), D->rowblk, err))
+        || (s = put_reals(D, Q_DIN, "a0 and M a0", 1, D->din, 2 * nd, err))
+        || (s = put_reals(D, Q_RIN, "a_ref, R and bound", 1, D->rin, 3 * nr, err))
+        || (s = put(D, Q_H, D->nh, rs, NULL, err)) || (s = put(D, Q_DJ, D->ndj, rs, NULL, err))
+        || (s = put_reals(D, Q_A, "start dof", 1, D->a0, nd, err)) || (s = put(D, Q_DV, PD_N * nd, rs, NULL, err))
+        || (s = put(D, Q_RV, PR_N * nr, rs, NULL, err)) || (s = put(D, Q_BLK, PB_N * nb, rs, NULL, err))
+        || (s = put(D, Q_STATE, nr, sizeof(cl_int), NULL, err))
+        || (s = put(D, Q_OUT, PO_N * K, sizeof(cl_int), NULL, err))
+        || (s = put(D, Q_OUTR, 2 * K, rs, NULL, err))
+        || (!kp->k && (s = clc_kernel(c, "primal_newton", &kp->k, err)))
+        || (s = SET_ARGS(kp->k, "primal_newton", err, KI(max_iter), KR(c, tol), KI(warm), KI(ND), KI(NR),
+                         KM(q[Q_INFO]), KM(q[Q_OFF]), KM(q[Q_KIND]), KM(q[Q_MU]), KM(q[Q_PRM]), KM(q[Q_M]), KM(q[Q_MT]),
+                         KM(q[Q_JP]), KM(q[Q_JC]), KM(q[Q_JV]), KM(q[Q_CP]), KM(q[Q_CR]), KM(q[Q_CV]),
+                         KM(q[Q_POFF]), KM(q[Q_PAT]), KM(q[Q_DOFF]), KM(q[Q_ROWBLK]), KM(q[Q_DIN]),
+                         KM(q[Q_RIN]), KM(q[Q_H]), KM(q[Q_DJ]), KM(q[Q_A]), KM(q[Q_DV]), KM(q[Q_RV]), KM(q[Q_BLK]),
                          KM(q[Q_STATE]), KM(q[Q_OUT]), KM(q[Q_OUTR]))))
         return s;
-    return clc_kernel_lanes(c, D->k, "primal_newton", c->info.is_cpu ? PDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
+    return clc_kernel_lanes(c, kp->k, "primal_newton", c->info.is_cpu ? PDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
 }
 
-/* The iterates, forces, zones and outcomes back (one wait: the queue is in order). */
+/* n reals of buffer q from item `at` into x's place in the arena (a
+ * float device's into the staging arena's, unstaged after the wait). */
+static cl_int get_reals(pdev *D, int q, size_t at, double *x, size_t n)
+{
+    size_t rs = D->c->real_size;
+    void *to = D->c->prec == CLCONE_DOUBLE ? (void *)x : (char *)D->kp->stage + (size_t)(x - D->kp->reals) * rs;
+    return n ? clEnqueueReadBuffer(D->c->queue, D->kp->mem[q], CL_FALSE, at * rs, n * rs, to, 0, NULL, NULL)
+             : CL_SUCCESS;
+}
+
+/* The solutions, forces, zones and outcomes back, with one wait; only
+ * the iterate's and the forces' slots of the kernel's vectors. */
 static clcone_status pdev_read(pdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
-    size_t K = (size_t)D->K;
-    cl_int e = clEnqueueReadBuffer(c->queue, D->mem[Q_STATE], CL_FALSE, 0, D->nr * sizeof(cl_int), D->state, 0,
-                                   NULL, NULL);
-    clcone_status s;
+    size_t K = (size_t)D->K, nr = D->nr;
+    cl_int e = nr ? clEnqueueReadBuffer(c->queue, D->kp->mem[Q_STATE], CL_FALSE, 0, nr * sizeof(cl_int), D->state,
+                                        0, NULL, NULL)
+                  : CL_SUCCESS;
     if (e == CL_SUCCESS)
-        e = clEnqueueReadBuffer(c->queue, D->mem[Q_OUT], CL_TRUE, 0, PO_N * K * sizeof(cl_int), D->out, 0, NULL,
-                                NULL);
-    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "reading the primal Newton's zones and outcomes");
-    if ((s = clc_read_reals(c, D->mem[Q_DV], D->dv, PD_N * D->nd + 1, err))
-        || (s = clc_read_reals(c, D->mem[Q_RV], D->rv, PR_N * D->nr, err))
-        || (s = clc_read_reals(c, D->mem[Q_OUTR], D->outr, 2 * K, err)))
-        return s;
+        e = clEnqueueReadBuffer(c->queue, D->kp->mem[Q_OUT], CL_FALSE, 0, PO_N * K * sizeof(cl_int), D->out, 0,
+                                NULL, NULL);
+    if (e == CL_SUCCESS) e = get_reals(D, Q_A, 0, D->a0, D->nd);
+    if (e == CL_SUCCESS) e = get_reals(D, Q_RV, PR_F * nr, D->f, nr);
+    if (e == CL_SUCCESS) e = get_reals(D, Q_OUTR, 0, D->outr, 2 * K);
+    if (e == CL_SUCCESS) e = clFinish(c->queue);
+    if (e != CL_SUCCESS) return clc_cl_fail(err, e, "reading the primal Newton's results");
+    if (c->prec != CLCONE_DOUBLE) /* a0, f and outr lie one after another */
+        clc_unstage_reals(c, (char *)D->kp->stage + (size_t)(D->a0 - D->kp->reals) * c->real_size, D->a0,
+                          D->nd + nr + 2 * K);
     return CLCONE_OK;
 }
 
@@ -309,8 +422,8 @@ static clcone_status pdev_result(pdev *D, int k, double *a, double *f, int *stat
     const int *I = D->info + PI_N * k, *out = D->out + PO_N * k;
     int nv = I[PI_NV], m = I[PI_M];
     static const clc_stop_why WHY[] = {CLCONE_STOP_TOL, CLCONE_STOP_TOL, CLCONE_STOP_ITERS, CLCONE_STOP_NONFINITE};
-    memcpy(a, D->dv + PD_N * (size_t)I[PI_D0] + PD_A * (size_t)nv, sizeof *a * (size_t)nv);
-    memcpy(f, D->rv + PR_N * (size_t)I[PI_R0] + PR_F * (size_t)m, sizeof *f * (size_t)m);
+    memcpy(a, D->a0 + I[PI_D0], sizeof *a * (size_t)nv);
+    memcpy(f, D->f + I[PI_R0], sizeof *f * (size_t)m);
     memcpy(state, D->state + I[PI_R0], sizeof *state * (size_t)m);
     res->iters = out[PO_ITERS];
     res->error = D->outr[2 * k];
@@ -343,6 +456,7 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
     pdev D;
     memset(&D, 0, sizeof D);
     D.c = c;
+    if (!(D.kp = pkept_of(c, err))) return CLCONE_ENOMEM;
     D.K = K;
     D.p = p;
     D.a = a;
@@ -350,7 +464,7 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
     *failed = -1;
     if ((s = pdev_layout(&D, failed, err)) || (s = clc_each_item(threads, K, pack_item, &D, failed, err))
         || (s = pdev_upload(&D, &lanes, err))
-        || (s = clc_run(c, D.k, (size_t)K * lanes, lanes, "primal_newton", err)) || (s = pdev_read(&D, err)))
+        || (s = clc_run(c, D.kp->k, (size_t)K * lanes, lanes, "primal_newton", err)) || (s = pdev_read(&D, err)))
         goto out;
     for (int k = 0; k < K; ++k) {
         if ((s = pdev_result(&D, k, a[k], f[k], state[k], &res[k], err))) {
@@ -360,6 +474,6 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
         res[k].time_ms = clc_now_ms() - t0;
     }
 out:
-    pdev_free(&D);
+    if (s) clFinish(c->queue); /* no transfer left to read the arenas the next batch rewrites */
     return s;
 }

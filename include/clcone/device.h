@@ -47,7 +47,8 @@ typedef void (*clcone_compile_notice)(void *user, const char *program, const cha
 CLCONE_API void clcone_context_on_compile(clcone_context *ctx, clcone_compile_notice fn, void *user);
 CLCONE_API const clcone_device_info *clcone_context_device(const clcone_context *ctx);
 CLCONE_API clcone_precision clcone_context_precision(const clcone_context *ctx);
-/* Bytes the context's plans hold on the device (0 for NULL); past its memory: CLCONE_EDEVICE. */
+/* Bytes the context's plans hold on the device, and the buffers its last primal batch (MuJoCo's
+ * Newton) keeps for the next (0 for NULL); past its memory: CLCONE_EDEVICE. */
 CLCONE_API size_t clcone_context_memory(const clcone_context *ctx);
 
 #ifdef __cplusplus
