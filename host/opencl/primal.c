@@ -53,9 +53,11 @@ typedef struct pdev {
     double *mu, *prm, *M, *jv, *cv, *din, *rin, *a0, *f, *outr; /* a0: the start's a, then the solution's */
 } pdev;
 
-/* Lanes a problem: a CPU runs a group's lanes one after another, so a
- * few (as blocks.c's), a GPU CONE_REDUCE_WG. */
-#define PDEV_CPU_LANES 8
+/* Lanes a problem: a GPU CONE_REDUCE_WG; a CPU one. A CPU runs a
+ * group's lanes one after another, and every lane evaluates the line
+ * search and the cost whole: one lane took 0.6-0.7x the time of 8 on
+ * POCL (256 humanoid worlds, Stonehenge, 100 humanoids; same bits). */
+#define PDEV_CPU_LANES 1
 
 static void pkept_free(clcone_context *c, void *kept)
 {
