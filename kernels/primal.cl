@@ -24,9 +24,9 @@
 #define PN_MINVAL ((real_t)1e-15)
 
 typedef struct pn_p {
-    int nv, m, nb, ls_it, l, nl;
+    int nv, m, nb, ls_it, l, nl, dense;
     real_t scale, ls_tol;
-    __global const int *off, *kind, *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk, *mt;
+    __global const int *off, *kind, *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk, *mt, *pos, *lp, *li;
     __global const real_t *M, *jv, *cv, *a0, *f0, *aref, *R, *bound, *mu;
     __global real_t *H, *DJ, *a, *Ma, *grad, *Mg, *s, *Mv, *tmp, *diag, *x, *f, *Jv, *quad, *blk;
     __global int *state;
@@ -179,65 +179,92 @@ static void pn_dj(const pn_p *P, int n)
     }
 }
 
-/* H = M + J'DJ's lower triangle, a row of it a lane, for n dofs (0:
- * none): dof i's rows that have a Hessian, each over its block's
- * pattern up to i. */
+/* L's pattern (layout.h's): dof v's position, and column k's entries
+ * (the diagonal first, then rows ascending) from pn_col(P, k); e's row is
+ * e + sh where sh = pn_shift(P, k), or li[e]. A dense island (dense: its
+ * dofs' order, the whole triangle) has no tables: its rows follow
+ * arithmetically, and its loops stay free of the tables' loads. */
+static int pn_pos(const pn_p *P, int v) { return P->dense ? v : P->pos[v]; }
+static int pn_col(const pn_p *P, int k) { return P->dense ? k * P->nv - k * (k - 1) / 2 : P->lp[k]; }
+static int pn_shift(const pn_p *P, int k) { return P->dense ? k - pn_col(P, k) : 0; }
+static int pn_row(const pn_p *P, int sh, int e) { return P->dense ? e + sh : P->li[e]; }
+
+/* H = M + J'DJ's lower triangle by positions, for n dofs (0: none): L's
+ * pattern zeroed, a column a lane, then dof i's row (its position's, a
+ * lane), over M's tree and the rows of i that have a Hessian, each over
+ * its block's pattern, where the other dof's position is not past i's. */
 static void pn_hessian(const pn_p *P, int n)
 {
     int nv = P->nv;
+    for (int k = P->l; !P->dense && k < n; k += P->nl)
+        for (int e = pn_col(P, k), sh = pn_shift(P, k); e < pn_col(P, k + 1); ++e) P->H[pn_row(P, sh, e) * nv + k] = 0;
+    PN_SYNC;
     for (int i = P->l; i < n; i += P->nl) {
-        __global real_t *h = P->H + i * nv;
         __global const int *t3 = P->mt + 3 * i;
-        for (int j = 0; j <= i; ++j) h[j] = j < t3[0] ? 0 : P->M[t3[2] + j];
+        int pi = pn_pos(P, i);
+        __global real_t *h = P->H + pi * nv;
+        for (int j = 0; P->dense && j <= pi; ++j) h[j] = 0;
+        for (int j = t3[0]; j < t3[1] && (!P->dense || j <= i); ++j)
+            if (pn_pos(P, j) <= pi) h[pn_pos(P, j)] += P->M[t3[2] + j];
         for (int e = P->cp[i]; e < P->cp[i + 1]; ++e) {
             int r = P->cr[e], st = P->state[r], b = P->rowblk[r];
             int np = P->poff[b + 1] - P->poff[b];
             __global const int *pat = P->pat + P->poff[b];
             __global const real_t *dj = P->DJ + P->doff[b] + (r - P->off[b]) * np;
             real_t ji = P->cv[e];
-            for (int t = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && t < np && pat[t] <= i; ++t)
-                h[pat[t]] += ji * dj[t];
+            for (int t = 0; ji != 0 && (st == PRIMAL_QUADRATIC || st == PRIMAL_CONE) && t < np
+                            && (!P->dense || pat[t] <= i); ++t)
+                if (pn_pos(P, pat[t]) <= pi) h[pn_pos(P, pat[t])] += ji * dj[t];
         }
     }
 }
 
-/* H factored in place over its first n dofs (n: nv or 0): L in H's lower
- * triangle below the diagonal, the diagonal in diag, a column a step.
- * Returns the first pivot that is not positive, or -1. */
+/* H factored in place over its first n positions (n: nv or 0), within
+ * L's pattern: L below the diagonal, the diagonal in diag, a column a
+ * step, a lane a row of the column's update. Returns the first pivot
+ * that is not positive (a position), or -1. */
 static int pn_cholesky(const pn_p *P, int n)
 {
     int nv = P->nv, pivot = -1;
     for (int k = 0; k < n && pivot < 0; ++k) {
+        int e0 = pn_col(P, k) + 1, e1 = pn_col(P, k + 1), sh = pn_shift(P, k);
         real_t d = P->H[k * nv + k];
         if (!(d > 0) || !isfinite(d)) pivot = k;
         d = sqrt(d);
         if (P->l == 0 && pivot < 0) P->diag[k] = d;
-        for (int i = k + 1 + P->l; pivot < 0 && i < nv; i += P->nl) P->H[i * nv + k] /= d;
+        for (int e = e0 + P->l; pivot < 0 && e < e1; e += P->nl) P->H[pn_row(P, sh, e) * nv + k] /= d;
         PN_SYNC;
-        for (int i = k + 1; pivot < 0 && i < nv; ++i) {
-            real_t lik = P->H[i * nv + k];
-            for (int j = k + 1 + P->l; lik != 0 && j <= i; j += P->nl) P->H[i * nv + j] -= lik * P->H[j * nv + k];
+        for (int e = e0 + P->l; pivot < 0 && e < e1; e += P->nl) {
+            __global real_t *hi = P->H + pn_row(P, sh, e) * nv;
+            real_t lik = hi[k];
+            for (int f = e0; lik != 0 && f <= e; ++f) hi[pn_row(P, sh, f)] -= lik * P->H[pn_row(P, sh, f) * nv + k];
         }
         PN_SYNC;
     }
     return pivot;
 }
 
-/* The direction s = -H^-1 grad by the factor, on one lane (nv^2 work). */
+/* The direction s = -H^-1 grad by the factor, on one lane: by positions
+ * in tmp (forward) and Mg (back), over L's columns. */
 static void pn_direction(const pn_p *P, int go)
 {
     int nv = P->nv;
-    for (int i = 0; go && P->l == 0 && i < nv; ++i) {
-        real_t t = P->grad[i];
-        for (int j = 0; j < i; ++j) t -= P->H[i * nv + j] * P->tmp[j];
-        P->tmp[i] = t / P->diag[i];
+    for (int v = 0; go && P->l == 0 && v < nv; ++v) P->tmp[pn_pos(P, v)] = P->grad[v];
+    for (int k = 0; go && P->l == 0 && k < nv; ++k) {
+        int sh = pn_shift(P, k);
+        real_t t = P->tmp[k] / P->diag[k];
+        P->tmp[k] = t;
+        for (int e = pn_col(P, k) + 1; e < pn_col(P, k + 1); ++e)
+            P->tmp[pn_row(P, sh, e)] -= P->H[pn_row(P, sh, e) * nv + k] * t;
     }
-    for (int i = nv - 1; go && P->l == 0 && i >= 0; --i) {
-        real_t t = P->tmp[i];
-        for (int j = i + 1; j < nv; ++j) t -= P->H[j * nv + i] * P->Mg[j];
-        P->Mg[i] = t / P->diag[i];
-        P->s[i] = -P->Mg[i];
+    for (int k = nv - 1; go && P->l == 0 && k >= 0; --k) {
+        int sh = pn_shift(P, k);
+        real_t t = P->tmp[k];
+        for (int e = pn_col(P, k) + 1; e < pn_col(P, k + 1); ++e)
+            t -= P->H[pn_row(P, sh, e) * nv + k] * P->Mg[pn_row(P, sh, e)];
+        P->Mg[k] = t / P->diag[k];
     }
+    for (int v = 0; go && P->l == 0 && v < nv; ++v) P->s[v] = -P->Mg[pn_pos(P, v)];
 }
 
 /* The line search's terms along s (ref/primal_newton.c's pn_prepare):
@@ -540,6 +567,7 @@ static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global
 __kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, __global const int *info,
                             __global const int *off, __global const int *kind, __global const real_t *mu,
                             __global const real_t *prm, __global const real_t *M, __global const int *mt,
+                            __global const int *pos, __global const int *lp, __global const int *li,
                             __global const int *jp,
                             __global const int *jc, __global const real_t *jv, __global const int *cp,
                             __global const int *cr, __global const real_t *cv, __global const int *poff,
@@ -566,6 +594,10 @@ __kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, 
     P.mu = mu + b0;
     P.M = M + I[PI_MB0];
     P.mt = mt + 3 * d0;
+    P.pos = pos + d0;
+    P.lp = lp + d0 + k;
+    P.dense = I[PI_LI0] < 0;
+    P.li = li + (P.dense ? 0 : I[PI_LI0]);
     P.H = H + I[PI_HOFF];
     P.jp = jp + r0 + k; /* its own m + 1 row offsets, as off's */
     P.jc = jc + nz0;

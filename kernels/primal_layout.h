@@ -21,7 +21,9 @@
  * ascending), of its blocks' D J (a block's rows over its pattern) and
  * of its M's blocks (a tree's n x n, row-major; each dof's three ints
  * from 3 d0 give its tree's first dof, end and the offset o of its row:
- * M's (i, j) at o + j).
+ * M's (i, j) at o + j), and of its factor's pattern: each dof's position
+ * (nv from d0), L's columns' offsets (nv + 1 from d0 + k) and rows, each
+ * column's diagonal first, then its rows ascending (positions).
  * Its row offsets of J (m + 1) start at r0 + k for problem k, its dof
  * offsets (nv + 1) at d0 + k, its blocks' pattern and D J offsets
  * (nb + 1 each) at b0 + k, as the blocks' row offsets do. */
@@ -37,7 +39,8 @@
 #define PI_PT0 9
 #define PI_DJ0 10
 #define PI_MB0 11
-#define PI_N 12
+#define PI_LI0 12
+#define PI_N 13
 
 /* The batch's dof vectors besides the iterate (a buffer of its own,
  * nd reals), a slot of nd reals each (the batch's dofs; a problem's nv

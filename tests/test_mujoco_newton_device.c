@@ -16,6 +16,7 @@
 #include "mujoco/mj_primal.h"
 #include "opencl/opencl.h"
 #include "opencl/primal.h"
+#include "ref/primal_chol.h"
 #include "solve/blocks_solve.h"
 #include "cone.h"
 #include "block_sets.h"
@@ -48,14 +49,14 @@ static clcone_prob_result solve_state(mj_fixture *f, clcone_context *ctx, double
 /* The largest differences of device and reference over steps of a model. */
 typedef struct cmp_stats {
     double adiff, fdiff;
-    int iter_diff, iters, states;
+    int iter_diff, iters, states, most_dofs; /* most_dofs: the largest island's */
 } cmp_stats;
 
 /* K steps of f by MuJoCo; at each state with rows, the primal problem on
  * the device (at tol) and the reference (at the reference's tol). */
 static cmp_stats compare(mj_fixture *f, clcone_context *ctx, int K, double tol, double ref_tol)
 {
-    cmp_stats c = {0, 0, 0, 0, 0};
+    cmp_stats c = {0, 0, 0, 0, 0, 0};
     for (int k = 0; k < K; ++k) {
         clc_mj_primal pd, pr;
         clcone_prob_result rd, rr;
@@ -72,26 +73,30 @@ static cmp_stats compare(mj_fixture *f, clcone_context *ctx, int K, double tol, 
         c.iter_diff = abs(rd.iters - rr.iters) > c.iter_diff ? abs(rd.iters - rr.iters) : c.iter_diff;
         c.iters = rd.iters > c.iters ? rd.iters : c.iters;
         ++c.states;
+        for (int i = 0; i < pr.n; ++i)
+            if (pr.dof_off[i + 1] - pr.dof_off[i] > c.most_dofs) c.most_dofs = pr.dof_off[i + 1] - pr.dof_off[i];
         clc_mj_primal_free(&pd);
         clc_mj_primal_free(&pr);
     }
     return c;
 }
 
-/* Every row kind, the rows no dof moves, and the humanoid: in double the
+/* Every row kind, the rows no dof moves, the humanoid and Stonehenge
+ * (islands factored dense, and sparse in L's pattern): in double the
  * device's qacc and forces are the reference's to 1e-9 with the same
  * iterations (both at tol 1e-10); in float (tol 1e-5) to 2e-3 of the
  * reference's at 1e-10, within an iteration or two. */
 START_TEST(device_matches_reference)
 {
     static const struct {
-        const char *xml;
-        int steps;
+        const char *xml, *file;
+        int steps, sparse; /* sparse: an island past PCHOL_DENSE_MAX dofs, factored in L's pattern */
     } cases[] = {
-        {ALL_KINDS_XML("elliptic"), 120},
-        {ALL_KINDS_XML("pyramidal"), 120},
-        {HINGE_SPHERE_XML("elliptic"), 30},
-        {NULL, 60}, /* the humanoid */
+        {ALL_KINDS_XML("elliptic"), NULL, 120, 0},
+        {ALL_KINDS_XML("pyramidal"), NULL, 120, 0},
+        {HINGE_SPHERE_XML("elliptic"), NULL, 30, 0},
+        {NULL, "humanoid/humanoid.xml", 60, 0},
+        {NULL, "replicate/stonehenge.xml", 20, 1},
     };
     for (int prec = 0; prec < 2; ++prec) {
         clcone_context *ctx = test_context(prec ? CLCONE_DOUBLE : CLCONE_FLOAT);
@@ -104,11 +109,14 @@ START_TEST(device_matches_reference)
             mj_fixture f;
             cmp_stats c;
             if (cases[i].xml) mj_open(&f, cases[i].xml, 0);
-            else mj_open_file(&f, "humanoid/humanoid.xml");
+            else mj_open_file(&f, cases[i].file);
             c = compare(&f, ctx, cases[i].steps, tol, 1e-10);
-            fprintf(stderr, "primal device %s case %zu: %d states, qacc %.3e force %.3e, iterations %d (+-%d)\n",
-                    prec ? "double" : "float", i, c.states, c.adiff, c.fdiff, c.iters, c.iter_diff);
+            fprintf(stderr,
+                    "primal device %s case %zu: %d states, qacc %.3e force %.3e, iterations %d (+-%d), islands of up "
+                    "to %d dofs\n",
+                    prec ? "double" : "float", i, c.states, c.adiff, c.fdiff, c.iters, c.iter_diff, c.most_dofs);
             ck_assert_int_gt(c.states, 0);
+            ck_assert_int_eq(c.most_dofs > PCHOL_DENSE_MAX, cases[i].sparse);
             ck_assert_msg(c.adiff <= lim && c.fdiff <= lim, "case %zu: qacc %g force %g", i, c.adiff, c.fdiff);
             ck_assert_int_le(c.iter_diff, prec ? 0 : 2);
             mj_close(&f);

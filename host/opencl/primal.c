@@ -9,6 +9,7 @@
 #include "opencl/opencl.h"
 #include "core/internal.h"
 #include "core/parallel.h"
+#include "ref/primal_chol.h"
 #include "schedule.h"
 
 #include <limits.h>
@@ -16,7 +17,7 @@
 #include <string.h>
 
 enum {
-    Q_INFO, Q_OFF, Q_KIND, Q_MU, Q_PRM, Q_M, Q_MT, Q_JP, Q_JC, Q_JV, Q_CP, Q_CR, Q_CV, Q_POFF, Q_PAT, Q_DOFF, Q_ROWBLK,
+    Q_INFO, Q_OFF, Q_KIND, Q_MU, Q_PRM, Q_M, Q_MT, Q_POS, Q_LP, Q_LI, Q_JP, Q_JC, Q_JV, Q_CP, Q_CR, Q_CV, Q_POFF, Q_PAT, Q_DOFF, Q_ROWBLK,
     Q_DIN, Q_RIN, Q_H, Q_DJ, Q_A, Q_DV, Q_RV, Q_BLK, Q_STATE, Q_OUT, Q_OUTR, Q_COUNT
 };
 
@@ -41,15 +42,18 @@ typedef struct pkept {
 typedef struct pdev {
     clcone_context *c;
     pkept *kp;
-    int K;
+    int K, threads;
     const clc_pproblem *const *p;
+    pchol *ch; /* each sparse island's factor pattern (ref/primal_chol.h); a dense one's unused */
     double *const *a;
     const clcone_options *o;
     size_t nd, nr, nb, nh, nm, nz, npat, ndj; /* dofs, rows, blocks, H's reals, M's, J's entries, pattern dofs, D J's reals */
+    size_t nli;                                /* L's entries */
     size_t nints, nreals;                 /* the arenas' parts in use */
     int *info, *off, *kind, *state, *out;
     int *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk; /* J by rows and by dofs, the blocks' patterns (layout.h) */
     int *mt; /* each dof's tree and row of M (layout.h) */
+    int *pos, *lp, *li; /* each dof's position in the factor, L's columns' offsets and rows (positions) */
     double *mu, *prm, *M, *jv, *cv, *din, *rin, *a0, *f, *outr; /* a0: the start's a, then the solution's */
 } pdev;
 
@@ -165,12 +169,38 @@ static void pack_sparse(pdev *D, int k, int *stamp, int *tag)
     }
 }
 
+/* Problem k's factor pattern (ref/primal_chol.h, as the reference
+ * factors it): a sparse island's positions in minimum-degree order and
+ * L's columns; a dense one (clc_pchol_dense_pays) keeps its dofs' order
+ * and the whole triangle, which the kernel needs no table for. */
+static clcone_status analyse_item(void *job, int k, clcone_error *err)
+{
+    pdev *D = job;
+    const clc_pproblem *p = D->p[k];
+    int *same;
+    clcone_status s;
+    if (clc_pchol_dense_pays(p)) return CLCONE_OK;
+    if (!(same = clc_calloc((size_t)p->m + 1, sizeof *same, err, "the rows' dofs"))) return CLCONE_ENOMEM;
+    for (int r = 1; r < p->m; ++r) same[r] = clc_pproblem_same_dofs(p, r - 1, r);
+    s = clc_pchol_init(&D->ch[k], p, 0, same, err);
+    free(same);
+    return s;
+}
+
+/* L's rows problem k uploads: none for a dense island (the kernel's
+ * pn_row). */
+static size_t factor_size(const pdev *D, int k)
+{
+    return D->ch[k].lp ? (size_t)D->ch[k].lp[D->p[k]->nv] : 0;
+}
+
 /* The batch's offsets and sizes, J's structure; a problem over the dof
  * limit, or a batch whose offsets overflow the kernel's ints, refused. */
 static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
 {
-    size_t nd = 0, nr = 0, nb = 0, nh = 0, nm = 0, nz = 0, npat = 0, ndj = 0, K = (size_t)D->K;
-    int *stamp = NULL, tag = 0;
+    size_t nd = 0, nr = 0, nb = 0, nh = 0, nm = 0, nz = 0, npat = 0, ndj = 0, nli = 0, K = (size_t)D->K;
+    int *stamp = NULL, tag = 0, sparse = 0; /* whether an island is factored sparse (threads for their analysis) */
+    clcone_status s;
     for (int k = 0; k < D->K; ++k) {
         const clc_pproblem *p = D->p[k];
         if (p->nv > CLC_PRIMAL_DEV_MAX_DOFS) {
@@ -186,10 +216,14 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
         nh += (size_t)p->nv * (size_t)p->nv;
         nm += (size_t)p->moff[p->ng];
     }
+    if (!(D->ch = clc_calloc(K, sizeof *D->ch, err, "the factors' patterns"))) return CLCONE_ENOMEM;
+    for (int k = 0; k < D->K && !sparse; ++k) sparse = !clc_pchol_dense_pays(D->p[k]);
+    if (sparse && (s = clc_each_item(D->threads, D->K, analyse_item, D, failed, err))) return s;
+    for (int k = 0; k < D->K; ++k) nli += factor_size(D, k);
     if (!(stamp = clc_calloc((size_t)CLC_PRIMAL_DEV_MAX_DOFS, sizeof *stamp, err, "the blocks' patterns")))
         return CLCONE_ENOMEM;
     for (int k = 0; k < D->K; ++k) sparse_sizes(D->p[k], stamp, &tag, &nz, &npat, &ndj);
-    if (nh > INT_MAX || nm > INT_MAX || 3 * nd > INT_MAX || nz > INT_MAX || npat > INT_MAX || ndj > INT_MAX || PR_N * nr > INT_MAX
+    if (nh > INT_MAX || nm > INT_MAX || 3 * nd > INT_MAX || nli > INT_MAX || nz > INT_MAX || npat > INT_MAX || ndj > INT_MAX || PR_N * nr > INT_MAX
         || PB_N * (nb + K) > INT_MAX || PD_N * nd > INT_MAX) {
         free(stamp);
         return clc_fail(err, CLCONE_ENOTSUP,
@@ -202,10 +236,11 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->nb = nb;
     D->nh = nh;
     D->nm = nm;
+    D->nli = nli;
     D->nz = nz;
     D->npat = npat;
     D->ndj = ndj;
-    D->nints = PI_N * K + (nb + K) + nb + nr + PO_N * K + (nr + K) + (nd + K) + 2 * (nb + K) + nr + 2 * nz + npat + 3 * nd + 1;
+    D->nints = PI_N * K + (nb + K) + nb + nr + PO_N * K + (nr + K) + (nd + K) + 2 * (nb + K) + nr + 2 * nz + npat + 3 * nd + nd + (nd + K) + nli + 1;
     D->nreals = nb + 2 * K + nm + 2 * nz + 2 * nd + 3 * nr + nd + nr + 2 * K + 1;
     if (!arena((void **)&D->kp->ints, &D->kp->ints_cap, D->nints, sizeof(int), err, "the batch's layout")
         || !arena((void **)&D->kp->reals, &D->kp->reals_cap, D->nreals, sizeof(double), err, "the batch's values")
@@ -229,6 +264,9 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->cr = D->jc + nz;
     D->pat = D->cr + nz;
     D->mt = D->pat + npat;
+    D->pos = D->mt + 3 * nd;
+    D->lp = D->pos + nd;
+    D->li = D->lp + nd + K;
     D->mu = D->kp->reals;
     D->prm = D->mu + nb;
     D->M = D->prm + 2 * K;
@@ -239,7 +277,7 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->a0 = D->rin + 3 * nr;
     D->f = D->a0 + nd;
     D->outr = D->f + nr;
-    nd = nr = nb = nh = nm = nz = npat = ndj = 0;
+    nd = nr = nb = nh = nm = nz = npat = ndj = nli = 0;
     for (int k = 0; k < D->K; ++k) {
         const clc_pproblem *p = D->p[k];
         int *I = D->info + PI_N * k;
@@ -255,11 +293,13 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
         I[PI_PT0] = (int)npat;
         I[PI_DJ0] = (int)ndj;
         I[PI_MB0] = (int)nm;
+        I[PI_LI0] = (int)nli;
         nd += (size_t)p->nv;
         nr += (size_t)p->m;
         nb += (size_t)p->nb;
         nh += (size_t)p->nv * (size_t)p->nv;
         nm += (size_t)p->moff[p->ng];
+        nli += factor_size(D, k);
         pack_sparse(D, k, stamp, &tag);
         nz += (size_t)p->jp[p->m];
         npat += (size_t)D->poff[(size_t)I[PI_B0] + (size_t)k + (size_t)p->nb];
@@ -267,6 +307,21 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     }
     free(stamp);
     return CLCONE_OK;
+}
+
+/* Problem k's factor pattern (analyse_item's) into its slices, and
+ * whether it is dense (PI_LI0 -1: no tables). */
+static void pack_factor(pdev *D, int k)
+{
+    const pchol *c = &D->ch[k];
+    int *I = D->info + PI_N * k, nv = D->p[k]->nv;
+    if (!c->lp) {
+        I[PI_LI0] = -1;
+        return;
+    }
+    memcpy(D->pos + I[PI_D0], c->pd, sizeof *D->pos * (size_t)nv);
+    memcpy(D->lp + I[PI_D0] + k, c->lp, sizeof *D->lp * ((size_t)nv + 1));
+    memcpy(D->li + I[PI_LI0], c->li, sizeof *D->li * (size_t)c->lp[nv]);
 }
 
 /* Problem k's values into its slices: M's blocks with each dof's tree
@@ -291,6 +346,7 @@ static clcone_status pack_item(void *job, int k, clcone_error *err)
             mt[3 * i + 2] = p->moff[g] + (i - g0) * n - g0;
         }
     }
+    pack_factor(D, k);
     for (int b = 0; b <= p->nb; ++b) D->off[b0 + k + b] = p->off[b];
     for (int b = 0; b < p->nb; ++b) {
         D->kind[b0 + b] = p->kind[b];
@@ -354,6 +410,8 @@ static clcone_status pdev_upload(pdev *D, size_t *lanes, clcone_error *err)
         || (s = put_reals(D, Q_PRM, "scale and line-search tolerance", 2, D->prm, 2 * K, err))
         || (s = put_reals(D, Q_M, "M entry", 1, D->M, D->nm, err))
         || (s = put(D, Q_MT, 3 * nd, sizeof(int), D->mt, err))
+        || (s = put(D, Q_POS, nd, sizeof(int), D->pos, err)) || (s = put(D, Q_LP, nd + K, sizeof(int), D->lp, err))
+        || (s = put(D, Q_LI, D->nli, sizeof(int), D->li, err))
         || (s = put(D, Q_JP, nr + K, sizeof(int), D->jp, err))
         || (s = put(D, Q_JC, D->nz, sizeof(int), D->jc, err))
         || (s = put_reals(D, Q_JV, "J entry", 1, D->jv, D->nz, err))
@@ -374,7 +432,8 @@ static clcone_status pdev_upload(pdev *D, size_t *lanes, clcone_error *err)
         || (s = put(D, Q_OUTR, 2 * K, rs, NULL, err))
         || (!kp->k && (s = clc_kernel(c, "primal_newton", &kp->k, err)))
         || (s = SET_ARGS(kp->k, "primal_newton", err, KI(max_iter), KR(c, tol), KI(warm), KI(ND), KI(NR),
-                         KM(q[Q_INFO]), KM(q[Q_OFF]), KM(q[Q_KIND]), KM(q[Q_MU]), KM(q[Q_PRM]), KM(q[Q_M]), KM(q[Q_MT]),
+                         KM(q[Q_INFO]), KM(q[Q_OFF]), KM(q[Q_KIND]), KM(q[Q_MU]), KM(q[Q_PRM]), KM(q[Q_M]), KM(q[Q_MT]), KM(q[Q_POS]),
+                         KM(q[Q_LP]), KM(q[Q_LI]),
                          KM(q[Q_JP]), KM(q[Q_JC]), KM(q[Q_JV]), KM(q[Q_CP]), KM(q[Q_CR]), KM(q[Q_CV]),
                          KM(q[Q_POFF]), KM(q[Q_PAT]), KM(q[Q_DOFF]), KM(q[Q_ROWBLK]), KM(q[Q_DIN]),
                          KM(q[Q_RIN]), KM(q[Q_H]), KM(q[Q_DJ]), KM(q[Q_A]), KM(q[Q_DV]), KM(q[Q_RV]), KM(q[Q_BLK]),
@@ -430,11 +489,14 @@ static clcone_status pdev_result(pdev *D, int k, double *a, double *f, int *stat
     res->iters = out[PO_ITERS];
     res->error = D->outr[2 * k];
     res->cost = D->outr[2 * k + 1];
-    if (out[PO_STOP] == PS_NOT_PD)
+    if (out[PO_STOP] == PS_NOT_PD) {
+        int dof = I[PI_LI0] < 0 ? out[PO_PIVOT] : 0; /* the pivot's position, as a dof */
+        while (I[PI_LI0] >= 0 && dof < nv - 1 && D->pos[I[PI_D0] + dof] != out[PO_PIVOT]) ++dof;
         return clc_fail(err, CLCONE_EINVAL,
                            "MuJoCo's Newton: the Hessian M + J'DJ is not positive definite (pivot at dof %d of %d, "
                            "on the device)",
-                           out[PO_PIVOT], nv);
+                           dof, nv);
+    }
     if (out[PO_STOP] == PS_NO_DECREASE) {
         res->status = CLCONE_FAILED;
         snprintf(res->reason, sizeof res->reason,
@@ -463,6 +525,7 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
     D.p = p;
     D.a = a;
     D.o = o;
+    D.threads = threads;
     *failed = -1;
     if ((s = pdev_layout(&D, failed, err)) || (s = clc_each_item(threads, K, pack_item, &D, failed, err))
         || (s = pdev_upload(&D, &lanes, err))
@@ -477,5 +540,7 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
     }
 out:
     if (s) clFinish(c->queue); /* no transfer left to read the arenas the next batch rewrites */
+    for (int k = 0; D.ch && k < K; ++k) clc_pchol_free(&D.ch[k]);
+    free(D.ch);
     return s;
 }
