@@ -181,6 +181,7 @@ START_TEST(device_errors_are_a_status)
     clcone_error e;
     double *a[2], *f[2], fv[2];
     int *st[2], sv[2], failed;
+    char ref_dof[64];
     primal_tiny(&p[0], 2, BLK_FREE);
     primal_tiny(&p[1], 2, BLK_FREE);
     p[1].M[1] = p[1].M[2] = 2; /* [[1 2] [2 1]]: indefinite */
@@ -198,6 +199,20 @@ START_TEST(device_errors_are_a_status)
     ck_assert_msg(strstr(e.msg, "problem 1: 1025 dofs: the device's primal Newton takes at most 1024"), "%s", e.msg);
     ck_assert_int_eq(clc_solve_primal_batch(NULL, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_OK);
     ck_assert_int_eq(res[1].status, CLCONE_CONVERGED);
+    /* an island factored in L's sparse pattern names the dof, not its
+     * position in the factor's order, as the reference does */
+    clc_pproblem_free(&p[1]);
+    primal_tiny(&p[1], PCHOL_DENSE_MAX + 12, BLK_FREE);
+    p[1].M[10 * p[1].nv + 11] = p[1].M[11 * p[1].nv + 10] = 2;
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_EINVAL);
+    ck_assert_ptr_nonnull(strstr(e.msg, "dof "));
+    snprintf(ref_dof, sizeof ref_dof, "%s", strstr(e.msg, "dof "));
+    *strchr(ref_dof, ')') = 0; /* "dof N of M" */
+    ck_assert_int_eq(clc_solve_primal_batch(ctx, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, ref_dof), "device: %s; reference: %s", e.msg, ref_dof);
+    /* the context's kept buffers serve the next batch after a failed one */
+    ck_assert_int_eq(clc_solve_primal_batch(ctx, 1, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_OK);
+    ck_assert_int_eq(res[0].status, CLCONE_CONVERGED);
     for (int k = 0; k < 2; ++k) {
         clc_pproblem_free(&p[k]);
         free(a[k]);
