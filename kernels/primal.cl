@@ -560,22 +560,25 @@ static void pn_solve(const pn_p *P, int max_iter, real_t tol, int warm, __global
 }
 
 /* A work-group a problem: problem k's solve from a (a0 without warm);
- * a, the forces and zones, and its outcome back. The batch's vectors
- * lie slot by slot (PD_*, PR_*), each slot every problem's (nd dofs, nr
- * rows in all), so that the host reads back the iterates and forces
- * alone, each in one piece. */
-__kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, __global const int *info,
-                            __global const int *off, __global const int *kind, __global const real_t *mu,
-                            __global const real_t *prm, __global const real_t *M, __global const int *mt,
-                            __global const int *pos, __global const int *lp, __global const int *li,
-                            __global const int *jp,
-                            __global const int *jc, __global const real_t *jv, __global const int *cp,
-                            __global const int *cr, __global const real_t *cv, __global const int *poff,
-                            __global const int *pat, __global const int *doff, __global const int *rowblk,
-                            __global const real_t *din, __global const real_t *rin, __global real_t *H,
-                            __global real_t *DJ, __global real_t *av, __global real_t *dv, __global real_t *rv, __global real_t *blk,
-                            __global int *state, __global int *out, __global real_t *outr)
+ * a, the forces and zones, and its outcome back. The batch comes in
+ * three buffers (layout.h's PQ_*); its scratch vectors lie slot by slot
+ * (PD_*, PR_*), each slot every problem's (nd dofs, nr rows in all), and
+ * what goes back lies in two runs, the zones and outcomes, then the
+ * iterates, forces and errors: two reads. */
+__kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, __global int *ib,
+                            __global real_t *rb, __global real_t *sb)
 {
+    __global const int *info = ib + ib[PQ_INFO], *off = ib + ib[PQ_OFF], *kind = ib + ib[PQ_KIND];
+    __global const int *jp = ib + ib[PQ_JP], *jc = ib + ib[PQ_JC], *cp = ib + ib[PQ_CP], *cr = ib + ib[PQ_CR];
+    __global const int *poff = ib + ib[PQ_POFF], *pat = ib + ib[PQ_PAT], *doff = ib + ib[PQ_DOFF];
+    __global const int *rowblk = ib + ib[PQ_ROWBLK], *mt = ib + ib[PQ_MT], *pos = ib + ib[PQ_POS];
+    __global const int *lp = ib + ib[PQ_LP], *li = ib + ib[PQ_LI];
+    __global int *state = ib + ib[PQ_STATE], *out = ib + ib[PQ_OUT];
+    __global const real_t *mu = rb + ib[PQ_MU], *prm = rb + ib[PQ_PRM], *M = rb + ib[PQ_M], *jv = rb + ib[PQ_JV];
+    __global const real_t *cv = rb + ib[PQ_CV], *din = rb + ib[PQ_DIN], *rin = rb + ib[PQ_RIN];
+    __global real_t *av = rb + ib[PQ_A], *outr = rb + ib[PQ_OUTR];
+    __global real_t *H = sb + ib[PQ_H], *DJ = sb + ib[PQ_DJ], *dv = sb + ib[PQ_DV], *rv = sb + ib[PQ_RV];
+    __global real_t *blk = sb + ib[PQ_BLK];
     int k = get_group_id(0);
     __global const int *I = info + PI_N * k;
     int d0 = I[PI_D0], nv = I[PI_NV], r0 = I[PI_R0], m = I[PI_M], b0 = I[PI_B0], nz0 = I[PI_NZ0];
@@ -624,7 +627,7 @@ __kernel void primal_newton(int max_iter, real_t tol, int warm, int nd, int nr, 
     P.tmp = d + PD_TMP * nd;
     P.diag = d + PD_DIAG * nd;
     P.x = r + PR_X * nr;
-    P.f = r + PR_F * nr;
+    P.f = rb + ib[PQ_F] + r0;
     P.Jv = r + PR_JV * nr;
     P.quad = rv + PR_QUAD * nr + 3 * r0;
     P.blk = blk + PB_N * b0;

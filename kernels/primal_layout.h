@@ -14,6 +14,45 @@
 /* Largest cone block (MuJoCo's condim 6). */
 #define PRIMAL_CONE_MAX 6
 
+/* The batch's three buffers, each a run of regions: the ints (the
+ * layout, J's structure, the factor's pattern; the zones and outcomes
+ * written back), the reals (the problems' values; the iterate, forces
+ * and errors written back) and the kernel's scratch. The ints begin
+ * with every region's offset in its buffer, PQ_N of them. */
+#define PQ_INFO 0
+#define PQ_OFF 1
+#define PQ_KIND 2
+#define PQ_JP 3
+#define PQ_CP 4
+#define PQ_POFF 5
+#define PQ_DOFF 6
+#define PQ_ROWBLK 7
+#define PQ_JC 8
+#define PQ_CR 9
+#define PQ_PAT 10
+#define PQ_MT 11
+#define PQ_POS 12
+#define PQ_LP 13
+#define PQ_LI 14
+#define PQ_STATE 15
+#define PQ_OUT 16
+#define PQ_MU 17 /* the reals */
+#define PQ_PRM 18
+#define PQ_M 19
+#define PQ_JV 20
+#define PQ_CV 21
+#define PQ_DIN 22
+#define PQ_RIN 23
+#define PQ_A 24
+#define PQ_F 25
+#define PQ_OUTR 26
+#define PQ_H 27 /* the scratch */
+#define PQ_DJ 28
+#define PQ_DV 29
+#define PQ_RV 30
+#define PQ_BLK 31
+#define PQ_N 32
+
 /* A problem's ints: its first dof, dofs, first row, rows, first block,
  * blocks, its nv x nv blocks' offset (M, H), its line search's
  * evaluations at most, the offsets of its J entries (by rows and by
@@ -42,7 +81,7 @@
 #define PI_LI0 12
 #define PI_N 13
 
-/* The batch's dof vectors besides the iterate (a buffer of its own,
+/* The batch's dof vectors besides the iterate (a region of its own,
  * nd reals), a slot of nd reals each (the batch's dofs; a problem's nv
  * from d0 in each): M a, the gradient, H^-1 grad, the direction, M s,
  * the triangular solve's middle and the factor's diagonal. */
@@ -55,14 +94,13 @@
 #define PD_DIAG 6
 #define PD_N 7
 
-/* Its row vectors, nr reals each (a problem's m from r0): J a - a_ref,
- * the forces, J s, and the line search's quadratics (3 nr, a problem's
- * 3 m from 3 r0). */
+/* Its row vectors in the scratch, nr reals each (a problem's m from
+ * r0): J a - a_ref, J s, and the line search's quadratics (3 nr, a
+ * problem's 3 m from 3 r0); the forces have their region (PQ_F). */
 #define PR_X 0
-#define PR_F 1
-#define PR_JV 2
-#define PR_QUAD 3
-#define PR_N 6
+#define PR_JV 1
+#define PR_QUAD 2
+#define PR_N 5
 
 /* A block's reals: a cone's middle-zone Hessian, its line search terms,
  * the block's cost. */

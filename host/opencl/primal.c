@@ -16,10 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-    Q_INFO, Q_OFF, Q_KIND, Q_MU, Q_PRM, Q_M, Q_MT, Q_POS, Q_LP, Q_LI, Q_JP, Q_JC, Q_JV, Q_CP, Q_CR, Q_CV, Q_POFF, Q_PAT, Q_DOFF, Q_ROWBLK,
-    Q_DIN, Q_RIN, Q_H, Q_DJ, Q_A, Q_DV, Q_RV, Q_BLK, Q_STATE, Q_OUT, Q_OUTR, Q_COUNT
-};
+/* The batch's buffers (kernels/primal_layout.h's PQ_* regions): a few
+ * large transfers, where a buffer an array made 30 transfers a call. */
+enum { B_INTS, B_REALS, B_SCRATCH, B_COUNT };
 
 /* What the context keeps of the last batch (its kept slot): the device
  * buffers, grown only when a batch needs more, the kernel, and the host
@@ -28,8 +27,8 @@ enum {
  * as much as the reference's whole solve of 256 humanoid worlds
  * (docs/measured.md). */
 typedef struct pkept {
-    cl_mem mem[Q_COUNT];
-    size_t cap[Q_COUNT]; /* bytes */
+    cl_mem mem[B_COUNT];
+    size_t cap[B_COUNT]; /* bytes */
     cl_kernel k;
     int *ints;
     double *reals;
@@ -49,7 +48,8 @@ typedef struct pdev {
     const clcone_options *o;
     size_t nd, nr, nb, nh, nm, nz, npat, ndj; /* dofs, rows, blocks, H's reals, M's, J's entries, pattern dofs, D J's reals */
     size_t nli;                                /* L's entries */
-    size_t nints, nreals;                 /* the arenas' parts in use */
+    size_t at[PQ_N];                           /* each region's offset in its buffer (layout.h) */
+    size_t nints, nreals, nscratch;            /* the buffers' items in use */
     int *info, *off, *kind, *state, *out;
     int *jp, *jc, *cp, *cr, *poff, *pat, *doff, *rowblk; /* J by rows and by dofs, the blocks' patterns (layout.h) */
     int *mt; /* each dof's tree and row of M (layout.h) */
@@ -66,7 +66,7 @@ typedef struct pdev {
 static void pkept_free(clcone_context *c, void *kept)
 {
     pkept *kp = kept;
-    for (int i = 0; i < Q_COUNT; ++i) clc_buf_free(c, &kp->mem[i]);
+    for (int i = 0; i < B_COUNT; ++i) clc_buf_free(c, &kp->mem[i]);
     if (kp->k) clReleaseKernel(kp->k);
     free(kp->ints);
     free(kp->reals);
@@ -194,6 +194,56 @@ static size_t factor_size(const pdev *D, int k)
     return D->ch[k].lp ? (size_t)D->ch[k].lp[D->p[k]->nv] : 0;
 }
 
+/* The buffers' regions (layout.h's PQ_*) for the batch's sizes, their
+ * offsets in the ints' head, the host arenas and the arrays in them (the
+ * ints zeroed: the packing counts in cp); a batch whose offsets overflow
+ * the kernel's ints refused. */
+static clcone_status pdev_arenas(pdev *D, clcone_error *err)
+{
+    size_t K = (size_t)D->K, nd = D->nd, nr = D->nr, nb = D->nb, at = PQ_N, *n = D->at;
+    int *I;
+    double *R;
+    n[PQ_INFO] = PI_N * K, n[PQ_OFF] = nb + K, n[PQ_KIND] = nb, n[PQ_JP] = nr + K, n[PQ_CP] = nd + K;
+    n[PQ_POFF] = nb + K, n[PQ_DOFF] = nb + K, n[PQ_ROWBLK] = nr, n[PQ_JC] = D->nz, n[PQ_CR] = D->nz;
+    n[PQ_PAT] = D->npat, n[PQ_MT] = 3 * nd, n[PQ_POS] = nd, n[PQ_LP] = nd + K, n[PQ_LI] = D->nli;
+    n[PQ_STATE] = nr, n[PQ_OUT] = PO_N * K, n[PQ_MU] = nb, n[PQ_PRM] = 2 * K, n[PQ_M] = D->nm;
+    n[PQ_JV] = D->nz, n[PQ_CV] = D->nz, n[PQ_DIN] = 2 * nd, n[PQ_RIN] = 3 * nr, n[PQ_A] = nd, n[PQ_F] = nr;
+    n[PQ_OUTR] = 2 * K, n[PQ_H] = D->nh, n[PQ_DJ] = D->ndj, n[PQ_DV] = PD_N * nd, n[PQ_RV] = PR_N * nr;
+    n[PQ_BLK] = PB_N * nb;
+    for (int q = 0; q < PQ_N; ++q) { /* sizes become offsets; the reals and the scratch begin anew */
+        size_t len = n[q];
+        at = q == PQ_MU || q == PQ_H ? 0 : at;
+        n[q] = at;
+        at += len;
+        if (q == PQ_OUT) D->nints = at;
+        if (q == PQ_OUTR) D->nreals = at;
+    }
+    D->nscratch = at;
+    if (D->nints > INT_MAX || D->nreals > INT_MAX || D->nscratch > INT_MAX)
+        return clc_fail(err, CLCONE_ENOTSUP,
+                           "a primal batch of %zu dofs, %zu rows, %zu Hessian entries, %zu of J and %zu of D J: "
+                           "over the device's int offsets; split the batch",
+                           nd, nr, D->nh, D->nz, D->ndj);
+    if (!arena((void **)&D->kp->ints, &D->kp->ints_cap, D->nints, sizeof(int), err, "the batch's layout")
+        || !arena((void **)&D->kp->reals, &D->kp->reals_cap, D->nreals, sizeof(double), err, "the batch's values")
+        || (D->c->prec != CLCONE_DOUBLE
+            && !arena(&D->kp->stage, &D->kp->stage_cap, D->nreals, D->c->real_size, err, "the batch's staging")))
+        return CLCONE_ENOMEM;
+    I = D->kp->ints;
+    R = D->kp->reals;
+    memset(I, 0, D->nints * sizeof *I);
+    for (int q = 0; q < PQ_N; ++q) I[q] = (int)n[q];
+    D->info = I + n[PQ_INFO], D->off = I + n[PQ_OFF], D->kind = I + n[PQ_KIND], D->jp = I + n[PQ_JP];
+    D->cp = I + n[PQ_CP], D->poff = I + n[PQ_POFF], D->doff = I + n[PQ_DOFF], D->rowblk = I + n[PQ_ROWBLK];
+    D->jc = I + n[PQ_JC], D->cr = I + n[PQ_CR], D->pat = I + n[PQ_PAT], D->mt = I + n[PQ_MT];
+    D->pos = I + n[PQ_POS], D->lp = I + n[PQ_LP], D->li = I + n[PQ_LI], D->state = I + n[PQ_STATE];
+    D->out = I + n[PQ_OUT];
+    D->mu = R + n[PQ_MU], D->prm = R + n[PQ_PRM], D->M = R + n[PQ_M], D->jv = R + n[PQ_JV], D->cv = R + n[PQ_CV];
+    D->din = R + n[PQ_DIN], D->rin = R + n[PQ_RIN], D->a0 = R + n[PQ_A], D->f = R + n[PQ_F];
+    D->outr = R + n[PQ_OUTR];
+    return CLCONE_OK;
+}
+
 /* The batch's offsets and sizes, J's structure; a problem over the dof
  * limit, or a batch whose offsets overflow the kernel's ints, refused. */
 static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
@@ -223,14 +273,6 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     if (!(stamp = clc_calloc((size_t)CLC_PRIMAL_DEV_MAX_DOFS, sizeof *stamp, err, "the blocks' patterns")))
         return CLCONE_ENOMEM;
     for (int k = 0; k < D->K; ++k) sparse_sizes(D->p[k], stamp, &tag, &nz, &npat, &ndj);
-    if (nh > INT_MAX || nm > INT_MAX || 3 * nd > INT_MAX || nli > INT_MAX || nz > INT_MAX || npat > INT_MAX || ndj > INT_MAX || PR_N * nr > INT_MAX
-        || PB_N * (nb + K) > INT_MAX || PD_N * nd > INT_MAX) {
-        free(stamp);
-        return clc_fail(err, CLCONE_ENOTSUP,
-                           "a primal batch of %zu dofs, %zu rows, %zu Hessian entries, %zu of J and %zu of D J: "
-                           "over the device's int offsets; split the batch",
-                           nd, nr, nh, nz, ndj);
-    }
     D->nd = nd;
     D->nr = nr;
     D->nb = nb;
@@ -240,43 +282,10 @@ static clcone_status pdev_layout(pdev *D, int *failed, clcone_error *err)
     D->nz = nz;
     D->npat = npat;
     D->ndj = ndj;
-    D->nints = PI_N * K + (nb + K) + nb + nr + PO_N * K + (nr + K) + (nd + K) + 2 * (nb + K) + nr + 2 * nz + npat + 3 * nd + nd + (nd + K) + nli + 1;
-    D->nreals = nb + 2 * K + nm + 2 * nz + 2 * nd + 3 * nr + nd + nr + 2 * K + 1;
-    if (!arena((void **)&D->kp->ints, &D->kp->ints_cap, D->nints, sizeof(int), err, "the batch's layout")
-        || !arena((void **)&D->kp->reals, &D->kp->reals_cap, D->nreals, sizeof(double), err, "the batch's values")
-        || (D->c->prec != CLCONE_DOUBLE
-            && !arena(&D->kp->stage, &D->kp->stage_cap, D->nreals, D->c->real_size, err, "the batch's staging"))) {
+    if ((s = pdev_arenas(D, err))) {
         free(stamp);
-        return CLCONE_ENOMEM;
+        return s;
     }
-    memset(D->kp->ints, 0, D->nints * sizeof(int)); /* the packing counts in cp */
-    D->info = D->kp->ints;
-    D->off = D->info + PI_N * K;
-    D->kind = D->off + nb + K;
-    D->state = D->kind + nb;
-    D->out = D->state + nr;
-    D->jp = D->out + PO_N * K;
-    D->cp = D->jp + nr + K;
-    D->poff = D->cp + nd + K;
-    D->doff = D->poff + nb + K;
-    D->rowblk = D->doff + nb + K;
-    D->jc = D->rowblk + nr;
-    D->cr = D->jc + nz;
-    D->pat = D->cr + nz;
-    D->mt = D->pat + npat;
-    D->pos = D->mt + 3 * nd;
-    D->lp = D->pos + nd;
-    D->li = D->lp + nd + K;
-    D->mu = D->kp->reals;
-    D->prm = D->mu + nb;
-    D->M = D->prm + 2 * K;
-    D->jv = D->M + nm;
-    D->cv = D->jv + nz;
-    D->din = D->cv + nz;
-    D->rin = D->din + 2 * nd;
-    D->a0 = D->rin + 3 * nr;
-    D->f = D->a0 + nd;
-    D->outr = D->f + nr;
     nd = nr = nb = nh = nm = nz = npat = ndj = nli = 0;
     for (int k = 0; k < D->K; ++k) {
         const clc_pproblem *p = D->p[k];
@@ -364,8 +373,8 @@ static clcone_status pack_item(void *job, int k, clcone_error *err)
 }
 
 /* Kept buffer q with room for n items of size bytes (at least one), x's
- * n written into it (x NULL: nothing) without a wait: the arenas stay as
- * they are until the batch's read has waited. Each upload covers its
+ * n written into it (x NULL: nothing) without a wait: the arenas stay
+ * as they are until the batch's read has waited. Each upload covers its
  * buffer's head as the kernel reads it: Oclgrind's uninitialised-value
  * plugin sizes a buffer's shadow to its last host store, and one into a
  * part of a buffer left the rest poisoned for the kernel's own writes. */
@@ -379,18 +388,30 @@ static clcone_status put(pdev *D, int q, size_t n, size_t size, const void *x, c
     return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "uploading the primal batch");
 }
 
-/* Kept buffer q holding the n reals x (in the arena), as put does: a
- * float device's from their place in the staging arena, checked as
- * clc_buf_reals. */
-static clcone_status put_reals(pdev *D, int q, const char *what, size_t per, const double *x, size_t n,
-                               clcone_error *err)
+/* The reals in the device's precision: a float device's in the staging
+ * arena, each input region checked as clc_buf_reals does (the outputs'
+ * zeroed). */
+static const void *staged_reals(pdev *D, clcone_error *err)
 {
-    void *st;
-    clcone_status s;
-    if (D->c->prec == CLCONE_DOUBLE) return put(D, q, n, sizeof(double), x, err);
-    st = (char *)D->kp->stage + (size_t)(x - D->kp->reals) * D->c->real_size;
-    if ((s = clc_stage_reals(D->c, what, per, x, n, st, err))) return s;
-    return put(D, q, n, D->c->real_size, st, err);
+    static const struct {
+        int q;
+        size_t per;
+        const char *what;
+    } in[] = {{PQ_MU, 1, "cone mu"},         {PQ_PRM, 2, "scale and line-search tolerance"},
+              {PQ_M, 1, "M entry"},          {PQ_JV, 1, "J entry"},
+              {PQ_CV, 1, "J entry"},         {PQ_DIN, 1, "a0 and M a0"},
+              {PQ_RIN, 1, "a_ref, R and bound"}, {PQ_A, 1, "start dof"}};
+    size_t rs = D->c->real_size, *at = D->at;
+    char *st = D->kp->stage;
+    if (D->c->prec == CLCONE_DOUBLE) return D->kp->reals;
+    for (size_t i = 0; i < sizeof in / sizeof *in; ++i) {
+        int q = in[i].q;
+        if (clc_stage_reals(D->c, in[i].what, in[i].per, D->kp->reals + at[q], at[q + 1] - at[q], st + at[q] * rs,
+                            err))
+            return NULL;
+    }
+    memset(st + at[PQ_F] * rs, 0, (D->nreals - at[PQ_F]) * rs);
+    return st;
 }
 
 /* The batch on the device, the kernel's arguments set and its lanes. */
@@ -398,80 +419,36 @@ static clcone_status pdev_upload(pdev *D, size_t *lanes, clcone_error *err)
 {
     clcone_context *c = D->c;
     pkept *kp = D->kp;
-    cl_mem *q = kp->mem;
-    size_t K = (size_t)D->K, nb = D->nb, nr = D->nr, nd = D->nd, rs = c->real_size;
-    int warm = D->o->warm_start != 0, max_iter = D->o->max_iter, ND = (int)nd, NR = (int)nr;
+    int warm = D->o->warm_start != 0, max_iter = D->o->max_iter, ND = (int)D->nd, NR = (int)D->nr;
+    const void *reals = staged_reals(D, err);
     kreal tol = KREAL(D->o->tol);
     clcone_status s;
-    if ((s = put(D, Q_INFO, PI_N * K, sizeof(int), D->info, err))
-        || (s = put(D, Q_OFF, nb + K, sizeof(int), D->off, err))
-        || (s = put(D, Q_KIND, nb, sizeof(int), D->kind, err))
-        || (s = put_reals(D, Q_MU, "cone mu", 1, D->mu, nb, err))
-        || (s = put_reals(D, Q_PRM, "scale and line-search tolerance", 2, D->prm, 2 * K, err))
-        || (s = put_reals(D, Q_M, "M entry", 1, D->M, D->nm, err))
-        || (s = put(D, Q_MT, 3 * nd, sizeof(int), D->mt, err))
-        || (s = put(D, Q_POS, nd, sizeof(int), D->pos, err)) || (s = put(D, Q_LP, nd + K, sizeof(int), D->lp, err))
-        || (s = put(D, Q_LI, D->nli, sizeof(int), D->li, err))
-        || (s = put(D, Q_JP, nr + K, sizeof(int), D->jp, err))
-        || (s = put(D, Q_JC, D->nz, sizeof(int), D->jc, err))
-        || (s = put_reals(D, Q_JV, "J entry", 1, D->jv, D->nz, err))
-        || (s = put(D, Q_CP, nd + K, sizeof(int), D->cp, err))
-        || (s = put(D, Q_CR, D->nz, sizeof(int), D->cr, err))
-        || (s = put_reals(D, Q_CV, "J entry", 1, D->cv, D->nz, err))
-        || (s = put(D, Q_POFF, nb + K, sizeof(int), D->poff, err))
-        || (s = put(D, Q_PAT, D->npat, sizeof(int), D->pat, err))
-        || (s = put(D, Q_DOFF, nb + K, sizeof(int), D->doff, err))
-        || (s = put(D, Q_ROWBLK, nr, sizeof(int), D->rowblk, err))
-        || (s = put_reals(D, Q_DIN, "a0 and M a0", 1, D->din, 2 * nd, err))
-        || (s = put_reals(D, Q_RIN, "a_ref, R and bound", 1, D->rin, 3 * nr, err))
-        || (s = put(D, Q_H, D->nh, rs, NULL, err)) || (s = put(D, Q_DJ, D->ndj, rs, NULL, err))
-        || (s = put_reals(D, Q_A, "start dof", 1, D->a0, nd, err)) || (s = put(D, Q_DV, PD_N * nd, rs, NULL, err))
-        || (s = put(D, Q_RV, PR_N * nr, rs, NULL, err)) || (s = put(D, Q_BLK, PB_N * nb, rs, NULL, err))
-        || (s = put(D, Q_STATE, nr, sizeof(cl_int), NULL, err))
-        || (s = put(D, Q_OUT, PO_N * K, sizeof(cl_int), NULL, err))
-        || (s = put(D, Q_OUTR, 2 * K, rs, NULL, err))
+    if (!reals) return CLCONE_EINVAL;
+    if ((s = put(D, B_INTS, D->nints, sizeof(int), kp->ints, err))
+        || (s = put(D, B_REALS, D->nreals, c->real_size, reals, err))
+        || (s = put(D, B_SCRATCH, D->nscratch, c->real_size, NULL, err))
         || (!kp->k && (s = clc_kernel(c, "primal_newton", &kp->k, err)))
         || (s = SET_ARGS(kp->k, "primal_newton", err, KI(max_iter), KR(c, tol), KI(warm), KI(ND), KI(NR),
-                         KM(q[Q_INFO]), KM(q[Q_OFF]), KM(q[Q_KIND]), KM(q[Q_MU]), KM(q[Q_PRM]), KM(q[Q_M]), KM(q[Q_MT]), KM(q[Q_POS]),
-                         KM(q[Q_LP]), KM(q[Q_LI]),
-                         KM(q[Q_JP]), KM(q[Q_JC]), KM(q[Q_JV]), KM(q[Q_CP]), KM(q[Q_CR]), KM(q[Q_CV]),
-                         KM(q[Q_POFF]), KM(q[Q_PAT]), KM(q[Q_DOFF]), KM(q[Q_ROWBLK]), KM(q[Q_DIN]),
-                         KM(q[Q_RIN]), KM(q[Q_H]), KM(q[Q_DJ]), KM(q[Q_A]), KM(q[Q_DV]), KM(q[Q_RV]), KM(q[Q_BLK]),
-                         KM(q[Q_STATE]), KM(q[Q_OUT]), KM(q[Q_OUTR]))))
+                         KM(kp->mem[B_INTS]), KM(kp->mem[B_REALS]), KM(kp->mem[B_SCRATCH]))))
         return s;
     return clc_kernel_lanes(c, kp->k, "primal_newton", c->info.is_cpu ? PDEV_CPU_LANES : CONE_REDUCE_WG, lanes, err);
 }
 
-/* n reals of buffer q from item `at` into x's place in the arena (a
- * float device's into the staging arena's, unstaged after the wait). */
-static cl_int get_reals(pdev *D, int q, size_t at, double *x, size_t n)
-{
-    size_t rs = D->c->real_size;
-    void *to = D->c->prec == CLCONE_DOUBLE ? (void *)x : (char *)D->kp->stage + (size_t)(x - D->kp->reals) * rs;
-    return n ? clEnqueueReadBuffer(D->c->queue, D->kp->mem[q], CL_FALSE, at * rs, n * rs, to, 0, NULL, NULL)
-             : CL_SUCCESS;
-}
-
-/* The solutions, forces, zones and outcomes back, with one wait; only
- * the iterate's and the forces' slots of the kernel's vectors. */
+/* The zones and outcomes, then the iterates, forces and errors back
+ * (two runs, layout.h), with one wait. */
 static clcone_status pdev_read(pdev *D, clcone_error *err)
 {
     clcone_context *c = D->c;
-    size_t K = (size_t)D->K, nr = D->nr;
-    cl_int e = nr ? clEnqueueReadBuffer(c->queue, D->kp->mem[Q_STATE], CL_FALSE, 0, nr * sizeof(cl_int), D->state,
-                                        0, NULL, NULL)
-                  : CL_SUCCESS;
+    size_t rs = c->real_size, a = D->at[PQ_A], nback = D->nreals - a;
+    char *to = c->prec == CLCONE_DOUBLE ? (char *)D->kp->reals : (char *)D->kp->stage;
+    cl_int e = clEnqueueReadBuffer(c->queue, D->kp->mem[B_INTS], CL_FALSE, D->at[PQ_STATE] * sizeof(int),
+                                   (D->nints - D->at[PQ_STATE]) * sizeof(int), D->state, 0, NULL, NULL);
     if (e == CL_SUCCESS)
-        e = clEnqueueReadBuffer(c->queue, D->kp->mem[Q_OUT], CL_FALSE, 0, PO_N * K * sizeof(cl_int), D->out, 0,
-                                NULL, NULL);
-    if (e == CL_SUCCESS) e = get_reals(D, Q_A, 0, D->a0, D->nd);
-    if (e == CL_SUCCESS) e = get_reals(D, Q_RV, PR_F * nr, D->f, nr);
-    if (e == CL_SUCCESS) e = get_reals(D, Q_OUTR, 0, D->outr, 2 * K);
+        e = clEnqueueReadBuffer(c->queue, D->kp->mem[B_REALS], CL_FALSE, a * rs, nback * rs, to + a * rs, 0, NULL,
+                                NULL);
     if (e == CL_SUCCESS) e = clFinish(c->queue);
     if (e != CL_SUCCESS) return clc_cl_fail(err, e, "reading the primal Newton's results");
-    if (c->prec != CLCONE_DOUBLE) /* a0, f and outr lie one after another */
-        clc_unstage_reals(c, (char *)D->kp->stage + (size_t)(D->a0 - D->kp->reals) * c->real_size, D->a0,
-                          D->nd + nr + 2 * K);
+    if (c->prec != CLCONE_DOUBLE) clc_unstage_reals(c, to + a * rs, D->a0, nback);
     return CLCONE_OK;
 }
 
