@@ -204,8 +204,9 @@ static void pn_hessian(const pn_p *P, int n)
         int pi = pn_pos(P, i);
         __global real_t *h = P->H + pi * nv;
         for (int j = 0; P->dense && j <= pi; ++j) h[j] = 0;
+        /* M's zeros (between a tree's branches) may lie off L's pattern, never zeroed */
         for (int j = t3[0]; j < t3[1] && (!P->dense || j <= i); ++j)
-            if (pn_pos(P, j) <= pi) h[pn_pos(P, j)] += P->M[t3[2] + j];
+            if (pn_pos(P, j) <= pi && P->M[t3[2] + j] != 0) h[pn_pos(P, j)] += P->M[t3[2] + j];
         for (int e = P->cp[i]; e < P->cp[i + 1]; ++e) {
             int r = P->cr[e], st = P->state[r], b = P->rowblk[r];
             int np = P->poff[b + 1] - P->poff[b];

@@ -380,7 +380,8 @@ clcone_status clc_buf_reserve(clcone_context *c, cl_mem *m, size_t *cap, size_t 
     if (want < bytes || want > c->info.max_alloc) want = bytes;
     clc_buf_free(c, m);
     *cap = 0;
-    if ((s = clc_buf_alloc(c, want, m, err))) return s;
+    if (want > bytes && clc_buf_alloc(c, want, m, err) != CLCONE_OK) want = bytes; /* the room to spare does not fit */
+    if (!*m && (s = clc_buf_alloc(c, want, m, err))) return s;
     *cap = want;
     return CLCONE_OK;
 }

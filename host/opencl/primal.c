@@ -232,6 +232,7 @@ static clcone_status pdev_arenas(pdev *D, clcone_error *err)
     I = D->kp->ints;
     R = D->kp->reals;
     memset(I, 0, D->nints * sizeof *I);
+    memset(R + n[PQ_F], 0, (D->nreals - n[PQ_F]) * sizeof *R); /* outputs: no stale or undefined bytes go up */
     for (int q = 0; q < PQ_N; ++q) I[q] = (int)n[q];
     D->info = I + n[PQ_INFO], D->off = I + n[PQ_OFF], D->kind = I + n[PQ_KIND], D->jp = I + n[PQ_JP];
     D->cp = I + n[PQ_CP], D->poff = I + n[PQ_POFF], D->doff = I + n[PQ_DOFF], D->rowblk = I + n[PQ_ROWBLK];

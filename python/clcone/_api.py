@@ -1267,8 +1267,9 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
     (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
     last, series.pvd); png: a picture of the final state. A step that
     could not be applied ends the run (its Step has applied False), and
-    so does a ``cancel=`` flag set during a step: that step, whose solve
-    stopped early (status maxiter, reason "cancelled"), is the last.
+    so does a ``cancel=`` flag set during a step: that step is the last,
+    its solve stopped early (status maxiter, reason "cancelled") where the
+    flag came while the solve ran.
     Returns the steps (without callback, each with its arrays).
 
     A list of scenes is worlds stepped together (:func:`step_together`),

@@ -86,14 +86,18 @@ def test_ctrl_c_interrupts_a_simulation():
 
 
 def test_cancel_set_during_simulate_ends_the_run():
-    # steps long enough that the flag is set during one of them; the run
-    # then ends at that step instead of running the rest on a set flag
+    # a solve long enough (10**6 iterations, tens of seconds) that the flag
+    # is set while one runs, not in the milliseconds between two (the run
+    # then ends after that step too, but its solve finished: with 1,000
+    # iterations a step, a loaded machine put the flag there once); the
+    # run ends at that step instead of running the rest on a set flag
     s = clcone.generate("pile", n=200, seed=1)
     cancel = clcone.Cancel()
     timer = threading.Timer(0.3, cancel.set)
     timer.start()
     try:
-        steps = clcone.simulate(s, 100000, device="ref", model="ccp", tol=1e-300, max_seconds=60, cancel=cancel)
+        steps = clcone.simulate(s, 100000, device="ref", model="ccp", tol=1e-300, max_iter=10**6, max_seconds=60,
+                                cancel=cancel)
     finally:
         timer.cancel()
     assert cancel.is_set
