@@ -17,7 +17,9 @@
  * the dofs of two kinematic trees, a small part of an island's, and the
  * dense J of a 360-dof island (Stonehenge) cost more than H's factor.
  * Every sum skips only J's zeros and M's between trees, in the dense
- * order otherwise. */
+ * order otherwise; an island past PCHOL_DENSE_MAX dofs is assembled and
+ * factored in the reference's sparse order (positions, L's pattern),
+ * which rounds differently from the dense order. */
 
 #define PN_SYNC barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE)
 /* MuJoCo's mjMINVAL: a search direction shorter than this is none. */
