@@ -13,6 +13,7 @@
 #include "testutil.h"
 
 #ifdef CLCONE_MUJOCO
+#include "mujoco/adapter.h"
 #include "mujoco/mj_primal.h"
 #include "opencl/opencl.h"
 #include "opencl/primal.h"
@@ -240,6 +241,27 @@ START_TEST(cli_newton_on_device)
 }
 END_TEST
 
+/* An adapter for MuJoCo's Newton on a device builds the primal kernel
+ * when it is made (the context keeps it), so that its first step's
+ * solve pays for no compilation; one for another solver does not. */
+START_TEST(adapter_builds_the_kernel_when_made)
+{
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_options o = newton_options(1e-5, 1);
+    clc_mujoco *a;
+    clcone_error e;
+    o.solver = CLCONE_SOLVER_APGD;
+    ck_assert_msg(clc_mujoco_create(ctx, &o, "apgd", &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_ptr_null(ctx->kept);
+    clc_mujoco_free(a);
+    o.solver = CLCONE_SOLVER_NEWTON;
+    ck_assert_msg(clc_mujoco_create(ctx, &o, "newton", &a, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_ptr_nonnull(ctx->kept);
+    clc_mujoco_free(a);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 Suite *suite_mujoco_newton_device(void)
 {
     Suite *s = suite_create("mujoco_newton_device");
@@ -249,6 +271,7 @@ Suite *suite_mujoco_newton_device(void)
     tcase_add_test(tc, batch_is_each_alone);
     tcase_add_test(tc, device_errors_are_a_status);
     tcase_add_test(tc, cli_newton_on_device);
+    tcase_add_test(tc, adapter_builds_the_kernel_when_made);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -290,6 +290,13 @@ clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, co
     if (o->solver == CLCONE_SOLVER_DEFAULT && clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), &primal, ctx))
         a->o.solver = primal.solver;
     snprintf(a->label, sizeof a->label, "%s", label ? label : "MuJoCo model");
+    /* a device's kernel built now, not in the first step's solve */
+    if (clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver)
+        && (s = clc_solve_primal_prepare(ctx, &a->o, err))) {
+        clc_error_prefix(err, "%s", a->label);
+        clc_mujoco_free(a);
+        return s;
+    }
     *out = a;
     return CLCONE_OK;
 }

@@ -488,6 +488,13 @@ static clcone_status pdev_result(pdev *D, int k, double *a, double *f, int *stat
     return CLCONE_OK;
 }
 
+clcone_status clc_dev_primal_prepare(clcone_context *c, clcone_error *err)
+{
+    pkept *kp = pkept_of(c, err);
+    if (!kp) return CLCONE_ENOMEM;
+    return kp->k ? CLCONE_OK : clc_kernel(c, "primal_newton", &kp->k, err);
+}
+
 clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem *const *p,
                                       const clcone_options *o, int threads, double *const *a, double *const *f,
                                       int *const *state, clcone_prob_result *res, int *failed, clcone_error *err)

@@ -14,6 +14,11 @@
  * as clc_ref_primal_newton gives them; a problem over the dof limit is
  * CLCONE_ENOTSUP, one whose Hessian is not positive definite
  * CLCONE_EINVAL, either naming it in *failed (else -1). */
+/* primal.cl built and its kernel made in c's kept state, so that the
+ * first batch's solve does not pay for compiling (clcone's rule:
+ * compilation is never solve time); a batch makes it when not. */
+clcone_status clc_dev_primal_prepare(clcone_context *c, clcone_error *err);
+
 clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem *const *p,
                                       const clcone_options *o, int threads, double *const *a, double *const *f,
                                       int *const *state, clcone_prob_result *res, int *failed, clcone_error *err);

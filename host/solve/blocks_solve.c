@@ -5,6 +5,7 @@
 #include "core/internal.h"
 #include "core/parallel.h"
 #include "solve/solve_entries.h"
+#include "opencl/primal.h"
 
 #include <string.h>
 
@@ -128,4 +129,15 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
     }
     if ((s = clc_each_item(threads, K, primal_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;
+}
+
+clcone_status clc_solve_primal_prepare(clcone_context *ctx, const clcone_options *o, clcone_error *err)
+{
+    clcone_options oo;
+    const clc_contract_row *row;
+    clcone_status s;
+    CLCONE_REQUIRE(err, o);
+    if (!ctx) return CLCONE_OK;
+    if ((s = resolve_options(CLCONE_FORM_PRIMAL, ctx, o, &oo, &row, err))) return s;
+    return clc_dev_primal_prepare(ctx, err);
 }

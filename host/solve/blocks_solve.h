@@ -20,4 +20,8 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
                                         const clcone_options *o, int threads, double *const *a, double *const *f,
                                         int *const *state, clcone_prob_result *res, int *failed, clcone_error *err);
 
+/* What a solve of primal problems with o on ctx builds before its first batch (the device's
+ * kernel), so that its time is not the first solve's; nothing on the reference. */
+clcone_status clc_solve_primal_prepare(clcone_context *ctx, const clcone_options *o, clcone_error *err);
+
 #endif
