@@ -203,22 +203,31 @@ typedef struct newton_in {
     __global const real_t *W, *q, *mu, *omega;
 } newton_in;
 
-/* Armijo backtracking along d from r (by contact; g and d by problem):
- * on success r moves to the accepted point and *psi is its merit. */
-static int newton_line_search(const newton_in *P, int found, __global real_t *r, __global const real_t *g,
-                              __global const real_t *d, __global real_t *x, __global real_t *u,
-                              __global real_t *phi, real_t *psi, __local real_t *scal)
+/* The merit's derivative along d, g'd (g = J' phi, both by problem), summed by lane 0 in index order; 0
+ * where no direction was found. Every lane returns it. */
+static real_t newton_slope(int found, int m, __global const real_t *g, __global const real_t *d,
+                           __local real_t *scal)
 {
-    int l = get_local_id(0), nl = get_local_size(0), b = 3 * P->c0, e = 3 * P->c1, accepted = 0;
     real_t slope;
-    if (l == 0 && found) {
+    if (get_local_id(0) == 0 && found) {
         real_t s = 0;
-        for (int i = 0; i < e - b; ++i) s += g[i] * d[i];
+        for (int i = 0; i < m; ++i) s += g[i] * d[i];
         *scal = s;
     }
     group_barrier();
     slope = found ? *scal : 0;
     group_barrier();
+    return slope;
+}
+
+/* Armijo backtracking along d (by problem) from r (by contact), the merit's
+ * derivative there being slope: on success r moves to the accepted point
+ * and *psi is its merit. */
+static int newton_line_search(const newton_in *P, real_t slope, __global real_t *r, __global const real_t *d,
+                              __global real_t *x, __global real_t *u, __global real_t *phi, real_t *psi,
+                              __local real_t *scal)
+{
+    int l = get_local_id(0), nl = get_local_size(0), b = 3 * P->c0, e = 3 * P->c1, accepted = 0;
     /* no direction, or one that does not descend, tries no step */
     for (real_t t = slope < 0 ? 1 : 0; !accepted && t >= (real_t)NEWTON_MIN_STEP; t *= (real_t)0.5) {
         real_t trial;
@@ -235,6 +244,182 @@ static int newton_line_search(const newton_in *P, int found, __global real_t *r,
     group_barrier();
     return accepted;
 }
+
+#ifdef NEWTON_KRYLOV
+/* sum a[e] b[e] over e < len: stripe v of CONE_REDUCE_WG adds e = v,
+ * v + CONE_REDUCE_WG, ... and every lane adds the stripes in order, so
+ * any work-group size gives the same bits. a and b must be written
+ * (barrier) before. */
+static real_t newton_dot(int len, __global const real_t *a, __global const real_t *b, __local real_t *sums)
+{
+    real_t s = 0;
+    for (int v = get_local_id(0); v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
+        real_t t = 0;
+        for (int e = v; e < len; e += CONE_REDUCE_WG) t += a[e] * b[e];
+        sums[v] = t;
+    }
+    group_barrier();
+    for (int v = 0; v < CONE_REDUCE_WG; ++v) s += sums[v];
+    group_barrier();
+    return s;
+}
+
+/* Past the dense limit J = A + B W is never formed: per contact its A
+ * and B at r (u as newton_eval left it) and the preconditioner's block
+ * D = A + B W_cc, 27 reals a contact in AB. */
+static void newton_krylov_blocks(const newton_in *P, __global const real_t *r, __global const real_t *u,
+                                 __global real_t *AB)
+{
+    for (int c = P->c0 + (int)get_local_id(0); c < P->c1; c += (int)get_local_size(0)) {
+        real_t xc[3], uc[3], ph[3], A[9], B[9], rn, rt;
+        __global real_t *o = AB + 27 * (c - P->c0);
+        __global const real_t *Wd = P->W + 9 * P->diag[c];
+        cone_load3(r + 3 * c, xc);
+        cone_load3(u + 3 * c, uc);
+        newton_contact_rho(P->W, P->diag, c, &rn, &rt);
+        newton_contact(P->model, cone_model_pyramid(P->model, P->facets, P->inner, P->mu[c]), P->mu[c], rn, rt, xc,
+                       uc, ph, 1, A, B);
+        for (int a = 0; a < 3; ++a)
+            for (int b = 0; b < 3; ++b) {
+                o[3 * a + b] = A[3 * a + b];
+                o[9 + 3 * a + b] = B[3 * a + b];
+                o[18 + 3 * a + b] = A[3 * a + b] + B[3 * a] * Wd[b] + B[3 * a + 1] * Wd[3 + b]
+                                    + B[3 * a + 2] * Wd[6 + b];
+            }
+    }
+    group_barrier();
+}
+
+/* z = D^-1 s by contact blocks (s itself where pre is 0 or a block is
+ * singular), s by problem, z by contact (W's rows read it so); nothing
+ * but the barrier where not active. */
+static void newton_krylov_precond(const newton_in *P, __global const real_t *AB, __global const real_t *s, int pre,
+                                  __global real_t *z, int active)
+{
+    for (int c = P->c0 + (int)get_local_id(0); active && c < P->c1; c += (int)get_local_size(0)) {
+        int i = c - P->c0;
+        real_t a[3], y[3], D[9];
+        cone_load3(s + 3 * i, a);
+        for (int e = 0; e < 9; ++e) D[e] = AB[27 * i + 18 + e];
+        if (!pre || !cone_solve3(D, a, y)) y[0] = a[0], y[1] = a[1], y[2] = a[2];
+        cone_store3(z + 3 * c, y);
+    }
+    group_barrier();
+}
+
+/* w = J z (by problem), z = D^-1 s or s (newton_krylov_precond, into zc). */
+static void newton_krylov_apply(const newton_in *P, __global const real_t *AB, __global const real_t *s, int pre,
+                                __global real_t *zc, __global real_t *w)
+{
+    newton_krylov_precond(P, AB, s, pre, zc, 1);
+    for (int c = P->c0 + (int)get_local_id(0); c < P->c1; c += (int)get_local_size(0)) {
+        int i = c - P->c0;
+        real_t z[3], v[3] = {0, 0, 0}, o[3];
+        __global const real_t *A = AB + 27 * i, *B = A + 9;
+        row_product(P->row_ptr, P->col, P->W, zc, c, 0, v);
+        cone_load3(zc + 3 * c, z);
+        for (int a = 0; a < 3; ++a)
+            o[a] = A[3 * a] * z[0] + A[3 * a + 1] * z[1] + A[3 * a + 2] * z[2] + B[3 * a] * v[0] + B[3 * a + 1] * v[1]
+                   + B[3 * a + 2] * v[2];
+        cone_store3(w + 3 * i, o);
+    }
+    group_barrier();
+}
+
+/* Newton's direction past the dense limit: J d = -phi (phi by problem,
+ * psi = 1/2 ||phi||^2) by GMRES, right-preconditioned by the contacts'
+ * blocks D, restarted every NEWTON_KRYLOV_DIM products, from d = 0 to a
+ * true residual of eta ||phi|| (eta = min(NEWTON_KRYLOV_ETA,
+ * sqrt ||phi||): Eisenstat and Walker's forcing term, which keeps
+ * Newton's local speed without solving its first, rough systems
+ * exactly) or NEWTON_KRYLOV_PRODUCTS products. Each cycle starts from
+ * the true residual -phi - J d (j = -1; the first product, J 0, keeps
+ * every pass alike), which also ends the solve and gives the merit's
+ * slope phi' J d along d. Every barrier is on every pass (conditional
+ * ones multiply POCL's compile time): the steps a pass does not take
+ * skip their work. The Gram-Schmidt sums are newton_dot's, the
+ * Hessenberg matrix's rotations and triangular solve lane 0's, so any
+ * work-group size gives the same bits. Returns the slope (not finite:
+ * no direction, and the line search tries no step). Scratch kry: the
+ * basis, AB (newton_krylov_blocks), H, the rotations and their
+ * right-hand side; zc: a vector by contact. */
+static real_t newton_gmres(const newton_in *P, __global const real_t *phi, real_t psi, __global real_t *d,
+                           __global real_t *kry, __global real_t *zc, __local real_t *sums)
+{
+    int l = get_local_id(0), nl = get_local_size(0), m = 3 * (P->c1 - P->c0), K = NEWTON_KRYLOV_DIM;
+    int j = -1, products = 0, more = 1;
+    __global real_t *V = kry, *AB = kry + NEWTON_KRYLOV_AB(m), *H = AB + 9 * (ulong)m;
+    __global real_t *cs = H + (K + 1) * K, *sn = cs + K, *gv = sn + K;
+    real_t target = 0, res = 0, slope;
+    for (int i = l; i < m; i += nl) d[i] = 0;
+    group_barrier(); /* the first product reads d by contact */
+    while (more) {
+        __global real_t *w = V + (ulong)(j + 1) * m;
+        real_t h = 0;
+        int end;
+        newton_krylov_apply(P, AB, j < 0 ? d : V + (ulong)j * m, j >= 0, zc, w);
+        ++products;
+        for (int i = l; j < 0 && i < m; i += nl) w[i] = -phi[i] - w[i];
+        group_barrier();
+        /* modified Gram-Schmidt against the basis, then ||w||^2 */
+        for (int i = 0; i <= j + 1; ++i) {
+            __global const real_t *Vi = V + (ulong)i * m;
+            h = newton_dot(m, w, i <= j ? Vi : w, sums);
+            for (int e = l; i <= j && e < m; e += nl) w[e] -= h * Vi[e];
+            if (l == 0 && i <= j) H[i * K + j] = h;
+            group_barrier();
+        }
+        h = sqrt(h);
+        if (j < 0) {
+            if (products == 1)
+                target = fmin((real_t)NEWTON_KRYLOV_ETA, sqrt(h)) * h;
+            else if (!(h > target) || products >= NEWTON_KRYLOV_PRODUCTS)
+                more = 0;
+            if (!isfinite(h)) more = 0;
+            if (l == 0) gv[0] = h;
+        } else if (l == 0) { /* the new column's rotations, and the residual's estimate */
+            real_t den;
+            for (int i = 0; i < j; ++i) {
+                real_t a = H[i * K + j], b = H[(i + 1) * K + j];
+                H[i * K + j] = cs[i] * a + sn[i] * b;
+                H[(i + 1) * K + j] = cs[i] * b - sn[i] * a;
+            }
+            den = hypot(H[j * K + j], h);
+            cs[j] = den > 0 ? H[j * K + j] / den : 1;
+            sn[j] = den > 0 ? h / den : 0;
+            H[j * K + j] = den;
+            gv[j + 1] = -sn[j] * gv[j];
+            gv[j] = cs[j] * gv[j];
+        }
+        group_barrier();
+        res = j < 0 ? h : fabs(gv[j + 1]);
+        end = j >= 0 && (res <= target || j + 1 == K || products >= NEWTON_KRYLOV_PRODUCTS || !(h > 0));
+        for (int e = l; more && h > 0 && e < m; e += nl) w[e] /= h;
+        /* at a cycle's end y = H^-1 g into g, d += D^-1 V y (V_{j+1},
+         * unused now, holds V y) */
+        for (int i = j; l == 0 && end && i >= 0; --i) {
+            real_t t = gv[i];
+            for (int k = i + 1; k <= j; ++k) t -= H[i * K + k] * gv[k];
+            gv[i] = H[i * K + i] != 0 ? t / H[i * K + i] : 0;
+        }
+        group_barrier();
+        for (int e = l; end && e < m; e += nl) {
+            real_t t = 0;
+            for (int i = 0; i <= j; ++i) t += gv[i] * V[(ulong)i * m + e];
+            w[e] = t;
+        }
+        group_barrier();
+        newton_krylov_precond(P, AB, w, 1, zc, end);
+        for (int c = P->c0 + l; end && c < P->c1; c += nl)
+            for (int a = 0; a < 3; ++a) d[3 * (c - P->c0) + a] += zc[3 * c + a];
+        group_barrier();
+        j = end ? -1 : j + 1;
+    }
+    /* V_0 = -phi - J d: phi' J d = -||phi||^2 - phi' V_0 */
+    slope = -2 * psi - newton_dot(m, phi, V, sums);
+    return slope;
+}
+#endif
 
 /* The matrix of attempt a into F: J itself (a < 0), else Levenberg-
  * Marquardt's J'J + lambda I (J'J formed at a = 0), lambda from the
@@ -424,22 +609,40 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
     return newton;
 }
 
-__kernel void newton_local(__global const int *prob_off, __global const ulong *mat_off,
-                           __global const int *row_ptr, __global const int *col, __global const real_t *W,
-                           __global const int *diag, __global const real_t *q, __global const real_t *mu,
-                           __global const real_t *omega, __global const int *prob_colors,
-                           __global const int *color_ptr, __global const int *order, __global real_t *r,
-                           __global real_t *mats, __global real_t *vecs, __global int *ints, __global real_t *ns,
-                           __global int *state, __global real_t *error, __global const real_t *handover, int model,
-                           int facets, int inner, int hybrid, int max_iter, int check_every, real_t tol, int restart,
-                           int budget)
+/* The directions a Newton step tries: GMRES's, or the LU's and then
+ * Levenberg-Marquardt's. */
+#ifdef NEWTON_KRYLOV
+#define NEWTON_LAST_TRY 0
+#else
+#define NEWTON_LAST_TRY NEWTON_LM_TRIES
+#endif
+
+/* The kernels' arguments, and the body they share: newton_local's here,
+ * newton_krylov_local's in newton_krylov.cl, which includes this file
+ * after newton_krylov.h (NEWTON_KRYLOV), so that each kernel holds only
+ * its own path's barriers (POCL's compile time grows with them: a cold
+ * compile of newton_local took 4.9 minutes before GMRES, 6.5 with its
+ * calls folded away only by the optimiser). */
+#define NEWTON_PARAMS                                                                                                \
+    __global const int *prob_off, __global const ulong *mat_off, __global const int *row_ptr,                         \
+        __global const int *col, __global const real_t *W, __global const int *diag, __global const real_t *q,        \
+        __global const real_t *mu, __global const real_t *omega, __global const int *prob_colors,                     \
+        __global const int *color_ptr, __global const int *order, __global real_t *r, __global real_t *mats,          \
+        __global real_t *vecs, __global int *ints, __global real_t *ns, __global int *state, __global real_t *error,   \
+        __global const real_t *handover, int model, int facets, int inner, int hybrid, int max_iter, int check_every, \
+        real_t tol, int restart, int budget
+#define NEWTON_ARGS                                                                                                   \
+    prob_off, mat_off, row_ptr, col, W, diag, q, mu, omega, prob_colors, color_ptr, order, r, mats, vecs, ints, ns,    \
+        state, error, handover, model, facets, inner, hybrid, max_iter, check_every, tol, restart, budget
+
+static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local real_t *sums,
+                                                        __local real_t *scal_, __local int *verdict_,
+                                                        __local int *flag_)
 {
-    __local real_t sums[4 * CONE_REDUCE_WG], scal;
-    __local int verdict, flag;
     int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int N = prob_off[get_num_groups(0)], c0 = prob_off[p], c1 = prob_off[p + 1], m = 3 * (c1 - c0);
-    int dense = mat_off[p + 1] > mat_off[p];
     ulong mm = (ulong)m * (ulong)m;
+    int dense = mat_off[p + 1] > mat_off[p]; /* GMRES's scratch too, which only newton (no hybrid) has */
     __global real_t *J = mats + mat_off[p], *F = J + mm, *JtJ = F + mm;
     __global real_t *u = vecs, *phi = vecs + 3 * N, *x = vecs + 6 * N, *best = vecs + 9 * N;
     __global real_t *g = vecs + 12 * N + 3 * c0, *d = vecs + 15 * N + 3 * c0, *pns = ns + NEWTON_NS * p;
@@ -448,7 +651,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
     newton_track T = {pint[0], pint[2], pint[6], pint[7], pns[1], pns[4]};
-    real_t psi, best_e = pns[0], tiny;
+    real_t psi, best_e = pns[0], tiny = 0;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
     if (restart) {
@@ -483,7 +686,7 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             /* a launch after the first measures again the iterate the last
              * one measured: the same error, and no new mark */
             if (newton || cone_is_check(it, check_every, max_iter)) {
-                status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, &verdict, error + p, &e,
+                status = newton_measure(&P, it, max_iter, tol, r, best, &best_e, sums, verdict_, error + p, &e,
                                         T.trial_end > 0 ? T.trial_end : 0, &gave_up);
                 newton = newton_track_check(&T, it, e, tol, price, max_iter, dense, gave_up);
                 if (T.after_rescue || gave_up) T.rescue_e = gave_up ? INFINITY : best_e;
@@ -495,14 +698,24 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
             }
             if (!newton) continue;
             if (it + rescued >= it_end) break;
-            psi = newton_eval(model, facets, inner, c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, &scal);
+            psi = newton_eval(model, facets, inner, c0, c1, row_ptr, col, W, diag, q, mu, r, u, phi, scal_);
+#ifdef NEWTON_KRYLOV
+            newton_krylov_blocks(&P, r, u, J + NEWTON_KRYLOV_AB(m));
+#else
             tiny = newton_jacobian(model, facets, inner, c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
-            /* Newton's direction, then Levenberg-Marquardt's */
-            for (int a = -1; !ok && a < NEWTON_LM_TRIES; ++a) {
-                int found;
+#endif
+            /* Newton's direction, then (dense) Levenberg-Marquardt's */
+            for (int a = -1; !ok && a < NEWTON_LAST_TRY; ++a) {
+                real_t slope;
+#ifdef NEWTON_KRYLOV
+                /* GMRES's vector by contact in the trial point's place, which the line search rewrites */
+                slope = newton_gmres(&P, phi + 3 * c0, psi, d, J, x, sums);
+#else
                 newton_matrix(m, a, psi, J, JtJ, F);
-                found = newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, &flag);
-                ok = newton_line_search(&P, found, r, g, d, x, u, phi, &psi, &scal);
+                slope = newton_slope(newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, flag_), m,
+                                     g, d, scal_);
+#endif
+                ok = newton_line_search(&P, isfinite(slope) ? slope : 0, r, d, x, u, phi, &psi, scal_);
             }
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
@@ -542,3 +755,12 @@ __kernel void newton_local(__global const int *prob_off, __global const ulong *m
         newton_save(&T, burst, pend, done, sweeps, best_e, pint, pns);
     }
 }
+
+#ifndef NEWTON_KRYLOV
+__kernel void newton_local(NEWTON_PARAMS)
+{
+    __local real_t sums[4 * CONE_REDUCE_WG], scal;
+    __local int verdict, flag;
+    newton_group(NEWTON_ARGS, sums, &scal, &verdict, &flag);
+}
+#endif

@@ -19,6 +19,18 @@
 #define NEWTON_GS_SWEEPS 50
 #define NEWTON_GS_MAX_SWEEPS (1 << 20)
 
+/* Past the dense limit a device's newton solves its Newton systems by restarted GMRES, matrix-free
+ * (kernels/newton.cl): the Krylov space's dimension, the products with J a Newton step may spend, and the
+ * largest relative residual it asks (Eisenstat and Walker's forcing term, sqrt ||phi|| below it). */
+#define NEWTON_KRYLOV_DIM 30
+#define NEWTON_KRYLOV_PRODUCTS 600
+#define NEWTON_KRYLOV_ETA 0.1
+/* A problem's GMRES scratch in reals for m unknowns: the basis (DIM + 1 vectors), A, B and the
+ * preconditioner's blocks (27 a contact), the Hessenberg matrix, its rotations and right-hand side. */
+#define NEWTON_KRYLOV_AB(m) ((NEWTON_KRYLOV_DIM + 1) * (m))
+#define NEWTON_KRYLOV_REALS(m) \
+    ((NEWTON_KRYLOV_DIM + 10) * (m) + NEWTON_KRYLOV_DIM * (NEWTON_KRYLOV_DIM + 4) + 1)
+
 /* The first rescue's sweeps and the next after `burst` (doubled), never past the iteration cap. */
 CONE_FN int newton_first_burst(int max_iter)
 {

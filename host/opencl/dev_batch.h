@@ -113,8 +113,9 @@ clcone_status clc_dev_solve(clc_dev_batch *d, double *r, enum clc_group_kind gro
                                clc_dev_loop_fn loop, clcone_error *err);
 /* For another program's whole-problem kernel (newton.cl): its state buffers, limits and launches. */
 clcone_status clc_group_alloc_states(clc_dev_batch *d, clcone_error *err);
-/* Whether a local-form batch is solved by the whole-problem kernels. */
+/* Whether a local-form batch is solved by the whole-problem kernels, and their largest problem on c. */
 int clc_group_fits(const clc_dev_batch *d);
+int clc_group_max_contacts(const clcone_context *c);
 /* The batch colouring regrouped per problem: problem p's colours are slots [pcol[p], pcol[p + 1]) of gptr. */
 clcone_status clc_group_colors(const clc_dev_host *h, int **pcol_out, int **gptr_out, int **gorder_out,
                                   clcone_error *err);

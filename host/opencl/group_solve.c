@@ -58,9 +58,14 @@ out:
     return s;
 }
 
+int clc_group_max_contacts(const clcone_context *c)
+{
+    return c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU;
+}
+
 static int group_holds(const clcone_context *c, int n)
 {
-    return n <= (c->info.is_gpu ? GROUP_MAX_CONTACTS_GPU : GROUP_MAX_CONTACTS_CPU);
+    return n <= clc_group_max_contacts(c);
 }
 
 int clc_group_fits(const clc_dev_batch *d)

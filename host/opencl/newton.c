@@ -13,6 +13,9 @@
 #include "core/newton_limits.h"
 #include "core/parallel.h"
 #include "opencl/dev_batch.h"
+#include "cone.h"
+#include "local_solve.h"
+#include "newton_math.h"
 #include "schedule.h"
 
 #include <stdlib.h>
@@ -40,27 +43,43 @@ static clcone_status newton_refuse(const clc_dev_batch *d, clcone_error *err)
                            "use --solver cgs", CLCONE_NEWTON_REF_MAX_CONTACTS);
     if (d->o->history)
         return clc_fail(err, CLCONE_ENOTSUP, "newton on a device keeps no error history (--plot): use --device ref");
-    for (int k = 0; k < d->nprob; ++k) {
-        int n = d->h.prob_off[k + 1] - d->h.prob_off[k];
-        if (n > CLCONE_NEWTON_REF_MAX_CONTACTS)
-            return clc_fail(err, CLCONE_ENOTSUP,
-                               "newton on a device factors a dense Jacobian: at most %d contacts a problem "
-                               "(problem %d has %d)",
-                               CLCONE_NEWTON_REF_MAX_CONTACTS, k, n);
+    if (!clc_group_fits(d)) {
+        int k = 0;
+        while (k + 1 < d->nprob && d->h.prob_off[k + 1] - d->h.prob_off[k] <= clc_group_max_contacts(d->c)) ++k;
+        return clc_fail(err, CLCONE_ENOTSUP,
+                           "newton on a device runs a problem in one work-group, up to %d contacts here "
+                           "(problem %d has %d): use --device ref, whose newton has no limit",
+                           clc_group_max_contacts(d->c), k, d->h.prob_off[k + 1] - d->h.prob_off[k]);
     }
     return CLCONE_OK;
 }
 
-/* Each problem's offset in reals of its dense scratch (off[nprob] the
- * total): 3 m^2 for a problem within the contact limit, in batch order
- * while the total stays within `most` reals (newton: no cap), else none. */
-static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, clcone_error *err)
+/* Whether newton's batch runs the GMRES kernel: a problem past the
+ * dense limit, whose dense matrices would not fit (3 (3n)^2 reals: 2.8
+ * GB for a 3,600-contact wall) where GMRES's take a few dozen vectors. */
+static int newton_krylov(const clc_dev_batch *d, int hybrid)
+{
+    for (int k = 0; !hybrid && k < d->nprob; ++k)
+        if (d->h.prob_off[k + 1] - d->h.prob_off[k] > CLCONE_NEWTON_REF_MAX_CONTACTS) return 1;
+    return 0;
+}
+
+static const char *newton_kernel(const clc_dev_batch *d, int hybrid)
+{
+    return newton_krylov(d, hybrid) ? "newton_krylov_local" : "newton_local";
+}
+
+/* Each problem's offset in reals of its scratch (off[nprob] the total),
+ * in batch order: GMRES's (krylov), else 3 m^2 for the dense Newton
+ * within the contact limit while the total stays within `most` reals
+ * (newton: no cap), else none. */
+static cl_ulong *newton_scratch(const clc_dev_batch *d, cl_ulong most, int krylov, clcone_error *err)
 {
     cl_ulong *off = clc_calloc((size_t)d->nprob + 1, sizeof *off, err, "Newton scratch offsets");
     for (int k = 0; off && k < d->nprob; ++k) {
         int n = d->h.prob_off[k + 1] - d->h.prob_off[k];
-        cl_ulong m = 3 * (cl_ulong)n, need = 3 * m * m;
-        off[k + 1] = off[k] + (n <= CLCONE_NEWTON_REF_MAX_CONTACTS && off[k] + need <= most ? need : 0);
+        cl_ulong m = 3 * (cl_ulong)n, need = krylov ? NEWTON_KRYLOV_REALS(m) : 3 * m * m;
+        off[k + 1] = off[k] + ((krylov || n <= CLCONE_NEWTON_REF_MAX_CONTACTS) && off[k] + need <= most ? need : 0);
     }
     return off;
 }
@@ -96,7 +115,9 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
     int dbl = clcone_context_precision(c) == CLCONE_DOUBLE;
     /* a float hybrid's problems go to the host's Newton in double (clc_handover_run) */
     cl_ulong most = !hybrid ? (cl_ulong)-1 : dbl ? cap / c->real_size : 0;
-    cl_ulong *off = newton_scratch(d, most, err);
+    int krylov = newton_krylov(d, hybrid);
+    const char *kernel = newton_kernel(d, hybrid);
+    cl_ulong *off = newton_scratch(d, most, krylov, err);
     kreal tol = KREAL(0);
     cl_mem *m = d->g_mem;
     clcone_status s = CLCONE_ENOMEM;
@@ -114,7 +135,7 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
         || (s = clc_buf_reals(c, "Gauss-Seidel step size of contact", 1, d->h.omega_gs, n, &m[8], err))
         || (s = handover_prices(d, hybrid, off, &m[9], err))
         || (s = clc_buf_alloc(c, NEWTON_NS * np * c->real_size, &d->g_theta, err))
-        || (s = clc_group_alloc_states(d, err)) || (s = clc_kernel(c, "newton_local", &d->k_group, err)))
+        || (s = clc_group_alloc_states(d, err)) || (s = clc_kernel(c, kernel, &d->k_group, err)))
         goto out;
     e = clEnqueueWriteBuffer(c->queue, m[4], CL_TRUE, 0, (np + 1) * sizeof *off, off, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
@@ -122,7 +143,7 @@ static clcone_status newton_make(clc_dev_batch *d, int hybrid, clcone_error *err
         goto out;
     }
     /* the stopping rule, restart and budget are set per solve and launch */
-    s = SET_ARGS(d->k_group, "newton_local", err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
+    s = SET_ARGS(d->k_group, kernel, err, KM(d->prob_off), KM(m[4]), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[8]), KM(m[5]), KM(m[6]), KM(m[7]), KM(d->r), KM(m[1]),
                  KM(m[2]), KM(m[3]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KM(m[9]), KI(d->model), KI(d->facets),
                  KI(d->inner), KI(hybrid),
@@ -242,7 +263,7 @@ static clcone_status newton_solve(clc_dev_batch *d, int hybrid, double *r, clcon
     clcone_status s;
     if ((s = clc_dev_begin(d, r, err))) return s;
     if (!d->k_group && (s = newton_make(d, hybrid, err))) return s;
-    if ((s = clc_group_set_limits(d, err)) || (s = clc_group_loop(d, d->k_group, "newton_local", 1, r, err)))
+    if ((s = clc_group_set_limits(d, err)) || (s = clc_group_loop(d, d->k_group, newton_kernel(d, hybrid), 1, r, err)))
         return s;
     return hybrid && !(s = hybrid_sweeps(d, err)) ? handover_solve(d, r, err) : s;
 }

@@ -103,8 +103,8 @@ static const clc_contract_row ROWS[] = {
         "De Saxce's fixed point, each cone QP solved by APGD"),
     ROW(COULOMB, PGS, REF, 0, clc_ref_pgs, NULL, COULOMB, "projected Gauss-Seidel"),
     ROW(COULOMB, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, COULOMB,
-        "semismooth Newton (Alart-Curnier) with a line search; any size on the reference (sparse LU), up to "
-        "512 contacts on a device (dense)"),
+        "semismooth Newton (Alart-Curnier) with a line search; any size on the reference (sparse LU); on a "
+        "device dense LU to 512 contacts, GMRES past them"),
     ROW(COULOMB, IPM, REF, 0, clc_ref_fixed_point, NULL, COULOMB,
         "De Saxce's fixed point, each cone QP solved by ipm (sparse Cholesky): any size, mu > 0"),
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
@@ -114,8 +114,8 @@ static const clc_contract_row ROWS[] = {
     PARTS_ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
-        "semismooth Newton on the cone's natural map with a line search; any size on the reference, up to 512 "
-        "contacts on a device"),
+        "semismooth Newton on the cone's natural map with a line search; any size on the reference; on a device dense "
+        "LU to 512 contacts, GMRES past them"),
     ROW(CCP, IPM, REF, 0, clc_ref_ipm, NULL, CONE,
         "primal-dual interior point with a sparse Cholesky factor (CHOLMOD): any size, mu > 0"),
     ROW(CCP, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "coloured projected Gauss-Seidel"),
@@ -129,8 +129,8 @@ static const clc_contract_row ROWS[] = {
     PARTS_ROW(PYRAMID, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "projected Jacobi"),
     ROW(PYRAMID, PGS, REF, 0, clc_ref_pgs, NULL, CONE, "projected Gauss-Seidel"),
     ROW(PYRAMID, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
-        "semismooth Newton on the pyramid's natural map with a line search; any size on the reference, up to "
-        "512 contacts on a device"),
+        "semismooth Newton on the pyramid's natural map with a line search; any size on the reference; on a device "
+        "dense LU to 512 contacts, GMRES past them"),
     ROW(PYRAMID, HYBRID, REF | DEV, DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "projected Gauss-Seidel (cgs on devices) until its pace stalls, then newton; cgs alone on devices at tol "
         ">= 1e-6 and past 512 contacts"),
@@ -139,7 +139,8 @@ static const clc_contract_row ROWS[] = {
     ROW(SOFT, HYBRID, REF | DEV, 0, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "ccp's hybrid on W + R"),
     ROW(SOFT, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,
-        "ccp's semismooth Newton on W + R; any size on the reference, up to 512 contacts on a device"),
+        "ccp's semismooth Newton on W + R; any size on the reference; on a device dense LU "
+        "to 512 contacts, GMRES past them"),
     ROW(SOFT, IPM, REF, 0, clc_ref_ipm, NULL, CONE, "ccp's interior point on W + R"),
     ROW(SOFT, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, CONE, "ccp's coloured Gauss-Seidel on W + R"),
     PARTS_ROW(SOFT, JACOBI, REF | DEV, 0, clc_ref_jacobi, clc_dev_jacobi, CONE, "ccp's Jacobi on W + R"),

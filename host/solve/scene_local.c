@@ -31,7 +31,7 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
         return 0;
     dbl = clcone_context_precision(ctx) == CLCONE_DOUBLE;
     past = s->ncontacts > CLCONE_NEWTON_REF_MAX_CONTACTS;
-    if (o->solver == CLCONE_SOLVER_NEWTON) return dbl && !past;
+    if (o->solver == CLCONE_SOLVER_NEWTON) return dbl && s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS;
     if (o->solver != CLCONE_SOLVER_HYBRID) return 0;
     /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are; past Newton's limit the
      * hybrid hands the local form to the host's interior point or its fixed point (opencl/handover.c), within it
