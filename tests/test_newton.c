@@ -155,20 +155,21 @@ START_TEST(newton_nan_refused)
 }
 END_TEST
 
-/* A problem one contact over the dense limit into p (and r = 0 for it),
- * which newton on a device refuses, naming the limit; o is left asking
+/* A problem past a work-group's limit on any device (16,384 contacts on
+ * a CPU, 4,096 on a GPU) into p (and r = 0 for it), which newton on a
+ * device refuses, naming the limit and the problem; o is left asking
  * for it. */
 static void too_large_refused(clcone_context *ctx, clcone_problem *p, double **r, clcone_options *o)
 {
     const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
     clcone_result res;
     clcone_error e;
-    diagonal_problem(p, CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    diagonal_problem(p, 16385, one, q, 0.3);
     *r = calloc(3 * (size_t)p->n, sizeof **r);
     clcone_options_default(o);
     o->solver = CLCONE_SOLVER_NEWTON;
     ck_assert_int_eq(clcone_solve(ctx, p, o, *r, &res, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "at most 512 contacts"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "in one work-group") && strstr(e.msg, "problem 0 has 16385"), "%s", e.msg);
 }
 
 /* The reference's newton factors J sparse (KLU) and has no size limit
@@ -207,6 +208,43 @@ START_TEST(newton_goes_sparse_past_the_dense_limit)
         free(r);
         clcone_scene_free(&sc);
     }
+}
+END_TEST
+
+/* Past the dense limit a device's newton takes its Newton systems by
+ * GMRES, matrix-free (kernels/newton.cl): the reference's sparse cases
+ * above (a diagonal problem one contact over the limit, the 576-contact
+ * wall, the 1,408-contact grid) to 1e-8 in double, the wall's scene (in
+ * its local form) as its problem, and the three as a batch each with the
+ * bits it gets alone, run after run. */
+START_TEST(newton_device_krylov_past_the_dense_limit)
+{
+    const double one[3] = {1, 1, 1}, q[3] = {-1, 0, 0};
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem parts[3];
+    clcone_scene sc;
+    clcone_prob_result a, b;
+    double *ra, *rb;
+    diagonal_problem(&parts[0], CLCONE_NEWTON_REF_MAX_CONTACTS + 1, one, q, 0.3);
+    test_gen_scene("wall", 12, 1, &sc, &parts[1]);
+    ck_assert_int_gt(sc.ncontacts, CLCONE_NEWTON_REF_MAX_CONTACTS);
+    ra = calloc(3 * (size_t)sc.ncontacts, sizeof *ra);
+    rb = calloc(3 * (size_t)sc.ncontacts, sizeof *rb);
+    a = test_solve_one(ctx, &parts[1], NULL, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 0, 0, ra);
+    b = test_solve_one(ctx, NULL, &sc, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8, 0, 0, rb);
+    ck_assert_msg(a.status == CLCONE_CONVERGED && a.error <= 1e-8, "wall: %s at %g (%s)",
+                  clcone_run_status_name(a.status), a.error, a.reason);
+    ck_assert_int_eq(b.status, a.status);
+    ck_assert_int_eq(b.iters, a.iters);
+    ck_assert_double_eq(b.error, a.error);
+    ck_assert(memcmp(ra, rb, sizeof(double) * 3 * (size_t)sc.ncontacts) == 0);
+    free(ra);
+    free(rb);
+    clcone_scene_free(&sc);
+    test_gen_scene("grid", 8, 1, &sc, &parts[2]);
+    clcone_scene_free(&sc);
+    test_converged_batch_is_alone(ctx, parts, 3, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_NEWTON, 1e-8);
+    clcone_context_free(ctx);
 }
 END_TEST
 
@@ -369,8 +407,8 @@ END_TEST
 /* The device's failure cases: a singular W still converges (Levenberg-
  * Marquardt); a problem with no solution ends with a status and a finite
  * best iterate whose error is the one reported, with newton and with the
- * hybrid; too large is refused by newton, naming the limit, and solved by
- * the default. */
+ * hybrid; past a work-group's size is refused by newton, naming the
+ * limit, and solved by the default. */
 START_TEST(newton_device_fails_safely)
 {
     const double normal_only[3] = {1, 0, 0}, q[3] = {-1, 0.5, 0};
@@ -801,6 +839,7 @@ Suite *suite_newton(void)
     tcase_add_loop_test(t, newton_device_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
     tcase_add_test(t, newton_device_batch_is_alone_and_repeats);
     tcase_add_test(t, newton_device_fails_safely);
+    tcase_add_test(t, newton_device_krylov_past_the_dense_limit);
     tcase_add_loop_test(t, hybrid_device_solves_every_shared_problem, 0, NSHARED_PROBLEMS);
     tcase_add_test(t, hybrid_device_is_cgs_where_cgs_suffices);
     tcase_add_test(t, hybrid_device_batch_switches_per_problem);

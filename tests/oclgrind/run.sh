@@ -31,6 +31,7 @@ command -v oclgrind >/dev/null || { echo "oclgrind: not installed (make oclgrind
 "$cli" gen pile --n 3 --seed 170 -o "$out/pile3.scene" >/dev/null &&
 "$cli" gen stack --n 3 -o "$out/stack.scene" >/dev/null &&
 "$cli" gen stack --n 130 -o "$out/tall.scene" >/dev/null &&
+"$cli" gen grid --n 8 -o "$out/grid.scene" >/dev/null &&
 "$cli" solve "$problems/Rover1040.dat" --model ccp --device ref --max-iter 5 --out "$out/warm.r" >/dev/null
 [ -s "$out/warm.r" ] || { echo "oclgrind: making the inputs failed" >&2; exit 2; }
 # never release a buffer under Oclgrind (keep_buffers.c says why)
