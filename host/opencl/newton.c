@@ -39,8 +39,8 @@ static clcone_status newton_refuse(const clc_dev_batch *d, clcone_error *err)
 {
     if (d->body.nb)
         return clc_fail(err, CLCONE_ENOTSUP,
-                           "newton on a device solves a scene in its local form, in double and within %d contacts: "
-                           "use --solver cgs", CLCONE_NEWTON_REF_MAX_CONTACTS);
+                           "newton on a device solves a scene in its local form (coulomb, ccp or the pyramid, in "
+                           "double, up to %d contacts): use --solver cgs", clc_group_max_contacts(d->c));
     if (d->o->history)
         return clc_fail(err, CLCONE_ENOTSUP, "newton on a device keeps no error history (--plot): use --device ref");
     if (!clc_group_fits(d)) {
