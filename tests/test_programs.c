@@ -42,10 +42,10 @@ END_TEST
 /* A kernel of each .cl file of kernels/: each comes from its own program. */
 START_TEST(every_program_builds)
 {
-    static const char *const one_kernel_each[] = {"acgs_terms",   "apgd_candidate",    "blk_mul",
-                                                  "body_gather",  "group_solve_local", "jacobi_step",
-                                                  "matvec_local", "newton_local",      "primal_newton",
-                                                  "reduce_rows",  "sap_step"};
+    static const char *const one_kernel_each[] = {"acgs_terms",    "apgd_candidate",      "blk_mul",
+                                                  "body_gather",   "group_solve_local",   "jacobi_step",
+                                                  "matvec_local",  "newton_local",        "newton_krylov_local",
+                                                  "primal_newton", "reduce_rows",         "sap_step"};
     clcone_context *c = test_context(CLCONE_FLOAT);
     for (size_t i = 0; i < sizeof one_kernel_each / sizeof one_kernel_each[0]; ++i) {
         cl_kernel k = NULL;
