@@ -4,12 +4,13 @@
  * work-group per problem runs kernels/newton.cl (the reference's method,
  * host/ref/newton.c), on the whole-problem kernels' launches
  * (opencl/group_solve.c). Its dense matrices live in global memory, 3 (3n)^2
- * reals a problem: newton holds problems to the reference's limit; the
- * hybrid gives them to the problems within it while the batch's total
- * stays within the device's largest allocation and a quarter of its
- * memory, and stops the others at the switch's verdict for the host's
- * second phase (opencl/handover.c). No matrix-free solve of the
- * interior point's systems converges on a device (docs/measured.md). */
+ * reals a problem, to the reference's dense limit; past it newton runs
+ * the GMRES kernel (newton_krylov.cl). The hybrid gives dense scratch to
+ * the problems within the limit while the batch's total stays within the
+ * device's largest allocation and a quarter of its memory, and stops the
+ * others at the switch's verdict for the host's second phase
+ * (opencl/handover.c). No matrix-free solve of the interior point's
+ * systems converges on a device (docs/measured.md). */
 #include "core/newton_limits.h"
 #include "core/parallel.h"
 #include "opencl/dev_batch.h"
