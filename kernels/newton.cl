@@ -609,12 +609,14 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
     return newton;
 }
 
-/* The directions a Newton step tries: GMRES's, or the LU's and then
- * Levenberg-Marquardt's. */
+/* The directions a Newton step tries (GMRES's, or the LU's and then
+ * Levenberg-Marquardt's) and the steps it may take to halve the error. */
 #ifdef NEWTON_KRYLOV
 #define NEWTON_LAST_TRY 0
+#define NEWTON_STALL NEWTON_KRYLOV_STALL_STEPS
 #else
 #define NEWTON_LAST_TRY NEWTON_LM_TRIES
+#define NEWTON_STALL NEWTON_STALL_STEPS
 #endif
 
 /* The kernels' arguments, and the body they share: newton_local's here,
@@ -720,9 +722,9 @@ static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local r
             /* stalled or no descent: Gauss-Seidel moves r off the kink or
              * stationary point of the merit */
             if ((T.trial_end > 0 || NEWTON_GIVES_UP(hybrid, best_e, T.rescue_e))
-                && (!ok || it - T.mark_it >= NEWTON_STALL_STEPS)) {
+                && (!ok || it - T.mark_it >= NEWTON_STALL)) {
                 T.trial_end = it + 1; /* a try, or the hybrid's Newton, that stalls gives up at the next check */
-            } else if (!ok || it - T.mark_it >= NEWTON_STALL_STEPS) {
+            } else if (!ok || it - T.mark_it >= NEWTON_STALL) {
                 pend = burst;
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);

@@ -25,6 +25,10 @@
 #define NEWTON_KRYLOV_DIM 30
 #define NEWTON_KRYLOV_PRODUCTS 600
 #define NEWTON_KRYLOV_ETA 0.1
+/* GMRES's inexact steps cut the error by a fraction a step where the dense LU's halve it (a 3,600-contact
+ * wall: about 10% a step for 30 steps, docs/measured.md), so the Krylov kernel waits longer for a halving
+ * before its rescue's sweeps, which on such a problem undo more than they mend. */
+#define NEWTON_KRYLOV_STALL_STEPS 15
 /* A problem's GMRES scratch in reals for m unknowns: the basis (DIM + 1 vectors), A, B and the
  * preconditioner's blocks (27 a contact), the Hessenberg matrix, its rotations and right-hand side. */
 #define NEWTON_KRYLOV_AB(m) ((NEWTON_KRYLOV_DIM + 1) * (m))
