@@ -172,9 +172,10 @@ START_TEST(batch_is_each_alone)
 }
 END_TEST
 
-/* A Hessian that is not positive definite and a problem over the dof
- * limit are a status and a message naming the problem, never a crash;
- * the reference still takes the large one. */
+/* A Hessian that is not positive definite is a status and a message
+ * naming the problem, never a crash; a problem over the device's dof
+ * limit is refused by the device's entry and solved on the reference by
+ * a device's batch. */
 START_TEST(device_errors_are_a_status)
 {
     clcone_context *ctx = test_context(CLCONE_FLOAT);
@@ -185,6 +186,7 @@ START_TEST(device_errors_are_a_status)
     clcone_error e;
     double *a[2], *f[2], fv[2];
     int *st[2], sv[2], failed;
+    double big[CLC_PRIMAL_DEV_MAX_DOFS + 1];
     char ref_dof[64];
     primal_tiny(&p[0], 2, BLK_FREE);
     primal_tiny(&p[1], 2, BLK_FREE);
@@ -199,10 +201,18 @@ START_TEST(device_errors_are_a_status)
     ck_assert_msg(strstr(e.msg, "not positive definite") && strstr(e.msg, "dof 1 of 2"), "%s", e.msg);
     clc_pproblem_free(&p[1]);
     primal_tiny(&p[1], CLC_PRIMAL_DEV_MAX_DOFS + 1, BLK_FREE);
-    ck_assert_int_eq(clc_solve_primal_batch(ctx, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "problem 1: 1025 dofs: the device's primal Newton takes at most 1024"), "%s", e.msg);
-    ck_assert_int_eq(clc_solve_primal_batch(NULL, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_OK);
+    ck_assert_int_eq(clc_dev_primal_batch(ctx, 2, pp, &o, 1, a, f, st, res, &failed, &e), CLCONE_ENOTSUP);
+    ck_assert_int_eq(failed, 1);
+    ck_assert_msg(strstr(e.msg, "1025 dofs: the device's primal Newton takes at most 1024"), "%s", e.msg);
+    /* a device's solve hands such an island to the reference, the others
+     * staying on the device: the answers each gets alone */
+    ck_assert_int_eq(clc_solve_primal_batch(ctx, 2, pp, &o, 1, a, f, st, res, NULL, &e), CLCONE_OK);
+    ck_assert_int_eq(res[0].status, CLCONE_CONVERGED);
     ck_assert_int_eq(res[1].status, CLCONE_CONVERGED);
+    memcpy(big, a[1], sizeof *big * (CLC_PRIMAL_DEV_MAX_DOFS + 1));
+    ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, pp + 1, &o, 1, a + 1, f + 1, st + 1, res + 1, NULL, &e), CLCONE_OK);
+    ck_assert_int_eq(res[1].status, CLCONE_CONVERGED);
+    ck_assert(memcmp(big, a[1], sizeof *big * (CLC_PRIMAL_DEV_MAX_DOFS + 1)) == 0);
     /* an island factored in L's sparse pattern names the dof, not its
      * position in the factor's order, as the reference does */
     clc_pproblem_free(&p[1]);

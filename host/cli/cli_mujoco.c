@@ -25,11 +25,11 @@ static const char *const USAGE_MUJOCO =
     "                   kind (equality, friction loss, limits, frictionless,\n"
     "                   pyramidal and elliptic contacts of condim 3, 4 or 6);\n"
     "                   by default MuJoCo's Newton method on its primal problem\n"
-    "                   (every kind, by islands) on the reference in double,\n"
-    "                   which no --device then means (newton runs there only);\n"
-    "                   on a device the library's default, apgd where rows go\n"
-    "                   beyond elliptic condim-3 contacts, limits and\n"
-    "                   frictionless contacts\n"
+    "                   (every kind, by islands), on the reference in double\n"
+    "                   where no --device is given (on a CPU the faster), else\n"
+    "                   on that device, an island a work-group (an island past\n"
+    "                   1,024 dofs on the reference); --solver apgd or pgs for\n"
+    "                   the dual solvers\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
@@ -171,14 +171,14 @@ static clcone_solver default_of(clcone_form form, clcone_model m, int dev)
 
 /* Whether the table sends MuJoCo's problem under model m and solver s
  * (CLCONE_SOLVER_DEFAULT: the reference's default) to its primal form,
- * where the reference is the default and a device is not (the reference
- * is the faster there: docs/mujoco.md). */
+ * whose solvers run on the reference where no device is named (on a CPU
+ * the reference is the faster: docs/mujoco.md); a device named runs
+ * them itself. */
 static int primal_form(clcone_model m, clcone_solver s)
 {
     const clcone_offer *f;
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
         if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference_default &&
-            !f->device_default &&
             (f->solver == s || (s == CLCONE_SOLVER_DEFAULT && f->reference_default)))
             return 1;
     return 0;

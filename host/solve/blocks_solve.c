@@ -7,6 +7,7 @@
 #include "solve/solve_entries.h"
 #include "opencl/primal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* o with the form's default solver and tolerance on ctx's backend from
@@ -102,6 +103,63 @@ static clcone_status primal_item(void *job, int k, clcone_error *err)
     return j->row->run.primal.ref(j->p[k], j->o, j->a[k], j->f[k], j->state[k], &j->res[k], err);
 }
 
+/* Writable arrays for a part of a primal batch, and the part's indices in it. */
+typedef struct primal_part {
+    const clc_pproblem **p;
+    double **a, **f;
+    int **state, *idx;
+} primal_part;
+
+/* The problems of job past the device's dof limit (host) or within it
+ * into part; how many. */
+static int primal_gather(const primal_job *job, int K, int host, primal_part *part)
+{
+    int n = 0;
+    for (int i = 0; i < K; ++i)
+        if ((job->p[i]->nv > CLC_PRIMAL_DEV_MAX_DOFS) == host) {
+            part->p[n] = job->p[i];
+            part->a[n] = job->a[i];
+            part->f[n] = job->f[i];
+            part->state[n] = job->state[i];
+            part->idx[n++] = i;
+        }
+    return n;
+}
+
+/* A device's batch: the problems within its dof limit in one launch,
+ * the others (a Hessian past the device's dense scratch) on the
+ * reference on the batch's threads, as the local form's hybrid hands its
+ * largest problems to the host; each problem gets the answer it gets
+ * alone either way. */
+static clcone_status primal_on_device(clcone_context *ctx, int K, const primal_job *job, int threads, int *failed,
+                                      clcone_error *err)
+{
+    size_t n = (size_t)K;
+    primal_part part = {malloc(sizeof *part.p * n), malloc(sizeof *part.a * n), malloc(sizeof *part.f * n),
+                        malloc(sizeof *part.state * n), malloc(sizeof *part.idx * n)};
+    primal_job sub = {part.p, job->o, job->row, part.a, part.f, part.state, calloc(n, sizeof(clcone_prob_result))};
+    clcone_status s = CLCONE_OK;
+    int k = -1, m;
+    if (!part.p || !part.a || !part.f || !part.state || !part.idx || !sub.res)
+        s = clc_fail(err, CLCONE_ENOMEM, "out of memory for a batch of %d primal problems", K);
+    for (int host = 0; host < 2 && !s; ++host) {
+        if (!(m = primal_gather(job, K, host, &part))) continue;
+        s = host ? clc_each_item(threads, m, primal_item, &sub, &k, err)
+                 : job->row->run.primal.dev(ctx, m, sub.p, job->o, threads, sub.a, sub.f, sub.state, sub.res, &k,
+                                            err);
+        if (s) k = k >= 0 ? part.idx[k] : -1;
+        for (int i = 0; i < m && !s; ++i) job->res[part.idx[i]] = sub.res[i];
+    }
+    if (s && k >= 0) s = problem_failed(s, K, k, failed, err);
+    free(part.p);
+    free(part.a);
+    free(part.f);
+    free(part.state);
+    free(part.idx);
+    free(sub.res);
+    return s;
+}
+
 clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pproblem *const *p,
                                         const clcone_options *o, int threads, double *const *a, double *const *f,
                                         int *const *state, clcone_prob_result *res, int *failed, clcone_error *err)
@@ -122,11 +180,7 @@ clcone_status clc_solve_primal_batch(clcone_context *ctx, int K, const clc_pprob
                            K, threads);
     if ((s = resolve_options(CLCONE_FORM_PRIMAL, ctx, o, &oo, &job.row, err))) return s;
     memset(res, 0, sizeof *res * (size_t)K);
-    if (ctx) {
-        if ((s = job.row->run.primal.dev(ctx, K, p, &oo, threads, a, f, state, res, &k, err)) && k >= 0)
-            return problem_failed(s, K, k, failed, err);
-        return s;
-    }
+    if (ctx) return primal_on_device(ctx, K, &job, threads, failed, err);
     if ((s = clc_each_item(threads, K, primal_item, &job, &k, err))) return problem_failed(s, K, k, failed, err);
     return CLCONE_OK;
 }

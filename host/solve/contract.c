@@ -148,7 +148,7 @@ static const clc_contract_row ROWS[] = {
     ROW(SOFT, ACGS, REF | DEV, 0, clc_ref_acgs, clc_dev_acgs, CONE, "ccp's accelerated CGS on W + R"),
     ROW_OF(BODY, SAP, NEWTON, REF | DEV, REF | DEV, RUN_SAP(clc_sap_solve), NO_FALLBACK, TOL_SAP, 0, 0,
            "Newton on body velocities (dense Cholesky on ref, PCG on devices)"),
-    ROW_OF(PRIMAL, SOFT, NEWTON, REF | DEV, REF, RUN_PRIMAL(clc_ref_primal_newton, clc_dev_primal_batch),
+    ROW_OF(PRIMAL, SOFT, NEWTON, REF | DEV, REF | DEV, RUN_PRIMAL(clc_ref_primal_newton, clc_dev_primal_batch),
            NO_FALLBACK, TOL, 0, 0,
            "MuJoCo's Newton method on its primal problem, with its line search and stopping rule"),
     ROW_OF(BLOCKS, SOFT, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),

@@ -71,10 +71,10 @@ class Stats:
 
 def _primal_form(contact: str, solver: Optional[str]) -> bool:
     """Whether the solver table sends MuJoCo's problem under contact and
-    solver (None: the default) to its primal form, where the reference is
-    the default and a device is not, so that no device means the
-    reference, as in `clcone mujoco`."""
-    return any("primal" in o.forms and o.model == contact and o.reference_default and not o.device_default
+    solver (None: the default) to its primal form, whose solvers run on
+    the reference where no device is given (on a CPU the faster), as in
+    `clcone mujoco`; a device given runs them itself."""
+    return any("primal" in o.forms and o.model == contact and o.reference_default
                and (o.solver == solver or (solver is None and o.reference_default)) for o in solvers())
 
 
@@ -83,8 +83,8 @@ def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]
     context: device as :class:`clcone.Device` takes it (a Device: its
     spec and precision); ref_default: no device given (nor CLCONE_DEVICE)
     means the reference, as ``clcone mujoco`` takes it for MuJoCo's
-    Newton, the soft model's default there (a device runs it too, slower:
-    docs/mujoco.md)."""
+    Newton, the soft model's default (a device given runs it itself,
+    slower on a CPU: docs/mujoco.md)."""
     if ref_default and device is None and not os.environ.get("CLCONE_DEVICE"):
         device = "ref"
     if isinstance(device, Device):
