@@ -606,12 +606,12 @@ static void run_scene(bench *b, FILE *f, mj_settings *S, const mj_scene *sc, FIL
     fprintf(t_sum, " %s |", R->best[1].ms <= R->tmj[CG].ms ? "yes" : "no");
     /* issue 31's own target: either backend, at CG's force accuracy, in
      * at most the time of MuJoCo's Newton (the default one, not tight) */
-    if (R->fmj[NEWTON])
+    if (R->fmj[NEWTON]) {
+        const timing *t = &R->best[R->best[1].ms < R->best[0].ms];
         fprintf(t_sum, " %s, %.3g ms | %.3g, %.3g: %s |\n", bench_fmt_ms(R->tmj[NEWTON].ms, buf, sizeof buf),
-                R->tmj[NEWTON].cpu, fmin(R->best[0].ms, R->best[1].ms) / R->tmj[NEWTON].ms,
-                fmin(R->best[0].cpu, R->best[1].cpu) / R->tmj[NEWTON].cpu,
-                fmin(R->best[0].ms, R->best[1].ms) <= R->tmj[NEWTON].ms ? "yes" : "no");
-    else
+                R->tmj[NEWTON].cpu, t->ms / R->tmj[NEWTON].ms, t->cpu / R->tmj[NEWTON].cpu,
+                t->ms <= R->tmj[NEWTON].ms ? "yes" : "no");
+    } else
         fprintf(t_sum, " not run | - |\n");
 out:
     if (R->d) mj_deleteData(R->d);
