@@ -236,16 +236,19 @@ START_TEST(device_errors_are_a_status)
 END_TEST
 
 /* `clcone mujoco --solver newton --device 0` steps the humanoid on the
- * device, alone and as worlds, converged. */
+ * device, alone and as worlds, converged; so does the soft default there. */
 START_TEST(cli_newton_on_device)
 {
-    static const char *const extra[] = {"", " --worlds 3"};
-    for (int i = 0; i < 2; ++i) {
+    /* named, then the soft model's default on a device; the header says
+     * the time cap does not stop a launch */
+    static const char *const extra[] = {" --solver newton", " --solver newton --worlds 3", ""};
+    for (int i = 0; i < 3; ++i) {
         char args[4200], out[16384], err[4096];
-        snprintf(args, sizeof args, "mujoco %s --steps 4 --solver newton --device 0%s",
-                 test_model_path("humanoid/humanoid.xml"), extra[i]);
+        snprintf(args, sizeof args, "mujoco %s --steps 4 --device 0%s", test_model_path("humanoid/humanoid.xml"),
+                 extra[i]);
         ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
         ck_assert_msg(!strstr(out, "backend: ref") && strstr(out, "solver newton"), "%s", out);
+        ck_assert_msg(strstr(out, "at most 30 s a solve between launches (a step is one launch)"), "%s", out);
         ck_assert_msg(strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     }
 }

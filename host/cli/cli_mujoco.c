@@ -68,7 +68,9 @@ static const char *const USAGE_MUJOCO =
     "MuJoCo stop the run with its message (exit 2). A --solver that neither form\n"
     "of the problem runs on the backend is refused before the model is loaded.\n"
     "  --max-seconds S  caps each step's solve (the batch's with --worlds): default\n"
-    "                   30, 0 = none; a capped solve ends maxiter, the run exit 1.\n"
+    "                   30, 0 = none; a capped solve ends maxiter, the run exit 1\n"
+    "                   (MuJoCo's Newton on a device: checked between launches\n"
+    "                   only, a step being one launch; --max-iter bounds it).\n"
     "                   A long solve shows its iterations on stderr (on a\n"
     "                   terminal, or with --progress)\n"
     "A line per step, then status=... error=... iters=... time_ms=...\n"
@@ -213,7 +215,11 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
            clcone_solver_name(shown), blocks, o->tol);
-    if (o->max_seconds > 0) printf(", at most %g s a solve", o->max_seconds);
+    /* a device's primal Newton runs a step in one launch, which the time cap does not stop */
+    if (o->max_seconds > 0 && *ctx && shown == primal)
+        printf(", at most %g s a solve between launches (a step is one launch)", o->max_seconds);
+    else if (o->max_seconds > 0)
+        printf(", at most %g s a solve", o->max_seconds);
     printf("\n");
     cli_progress_attach(a, o, prog);
     return 0;
