@@ -283,6 +283,7 @@ START_TEST(conflicting_equalities_converge_in_float)
     mj_open(&f, CONFLICT_XML, -1);
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_SOFT;
+    o.solver = CLCONE_SOLVER_APGD; /* the device's dual solver (its default is the primal Newton) */
     o.max_iter = 100000;
     ck_assert_int_eq(clc_mujoco_create(ctx, &o, f.path, &a, &e), CLCONE_OK);
     for (int k = 0; k < 20; ++k) {

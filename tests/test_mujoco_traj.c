@@ -107,8 +107,9 @@ static double tilt_deg(const mjModel *m, const mjData *d, int j)
     return acos(fmax(-1, fmin(1, zz))) * 180 / acos(-1);
 }
 
-/* The humanoid (pyramidal contacts, joint limits: the general-block form)
- * 1,000 steps on the reference, 100 on POCL in double. */
+/* The humanoid (pyramidal contacts, joint limits; the soft default,
+ * MuJoCo's Newton on the primal problem, on both backends) 1,000 steps
+ * on the reference, 100 on POCL in double. */
 START_TEST(humanoid_follows_mujoco)
 {
     clcone_context *ctx = _i ? test_context(CLCONE_DOUBLE) : NULL;

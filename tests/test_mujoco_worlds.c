@@ -97,7 +97,7 @@ static void lift(const mjModel *m, mjData *d)
  * batch held worlds with and without rows and that rows and iterations
  * agree world by world. */
 static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f, int n, int threads, int K,
-                                   double tol)
+                                   double tol, clcone_solver solver)
 {
     clc_worlds *w;
     clc_worlds_stats ws;
@@ -110,6 +110,7 @@ static double worlds_against_alone(clcone_context *ctx, const worlds_fixture *f,
     ck_assert_ptr_nonnull(ad);
     ck_assert_ptr_nonnull(d);
     soft_options(&o, tol);
+    o.solver = solver;
     ck_assert_msg(clc_worlds_create(ctx, &o, f->path, f->m, n, threads, 7, 0.05, &w, &e) == CLCONE_OK, "%s", e.msg);
     lift(f->m, clc_worlds_data(w, 1));
     for (int k = 0; k < n; ++k) {
@@ -155,7 +156,7 @@ static double own_worlds_against_alone(clcone_context *ctx, int n, int threads, 
     worlds_fixture f;
     double worst;
     open_model(&f, WORLDS_XML);
-    worst = worlds_against_alone(ctx, &f, n, threads, K, 1e-10);
+    worst = worlds_against_alone(ctx, &f, n, threads, K, 1e-10, CLCONE_SOLVER_DEFAULT);
     close_model(&f);
     return worst;
 }
@@ -190,7 +191,7 @@ START_TEST(worlds_are_separate_runs_on_device)
 END_TEST
 
 /* The shared humanoid (pyramidal contacts, joint limits: the
- * general-block form, whose worlds make their own batch) as 3
+ * general-block form by apgd, whose worlds make their own batch) as 3
  * worlds, world 1 falling free at first: each world bitwise its
  * separate run, on the reference and on POCL in double (loop index bit
  * 0), on 1 thread and on 3 (bit 1: the batch's host work, and the
@@ -200,7 +201,7 @@ START_TEST(general_form_worlds_are_separate_runs)
     worlds_fixture f;
     clcone_context *ctx = _i & 1 ? test_context(CLCONE_DOUBLE) : NULL;
     open_shared_model(&f, "humanoid/humanoid.xml");
-    ck_assert_double_eq(worlds_against_alone(ctx, &f, 3, _i & 2 ? 3 : 1, 80, 1e-10), 0);
+    ck_assert_double_eq(worlds_against_alone(ctx, &f, 3, _i & 2 ? 3 : 1, 80, 1e-10, CLCONE_SOLVER_APGD), 0);
     close_model(&f);
     if (ctx) clcone_context_free(ctx);
 }
