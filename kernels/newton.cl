@@ -8,9 +8,10 @@
  * per row below the pivot, a barrier between elimination steps), fall
  * back to Levenberg-Marquardt when J is singular or its direction does
  * not descend, and backtrack (Armijo) on 1/2 ||phi||^2; when no direction
- * decreases it, or the error has not halved in NEWTON_STALL_STEPS steps,
- * Gauss-Seidel sweeps (the exact one-contact solve of NSGS; ccp: PGS's
- * projected step, with CGS's step sizes omega) rescue it.
+ * decreases it, or the error has not halved in NEWTON_STALL steps (5; 15
+ * for GMRES's inexact steps), Gauss-Seidel sweeps (the exact one-contact
+ * solve of NSGS; ccp: PGS's projected step, with CGS's step sizes omega)
+ * rescue it.
  * Unlike the reference, a rescue that does not help is followed by a
  * longer one, not a failure: the iteration cap or the host's time cap
  * ends the solve, with the best iterate. In float, the hybrid's Newton
