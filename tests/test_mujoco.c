@@ -755,7 +755,7 @@ START_TEST(cli_mujoco)
     snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --model coulomb",
              test_model_path("humanoid/humanoid.xml"));
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
-    ck_assert_msg(strstr(out, "solver hybrid (apgd on the general-block form)")
+    ck_assert_msg(strstr(out, "solver hybrid (newton in proximal rounds on the primal problem without elliptic cones)")
                       && strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     /* the general-block form takes apgd and pgs, and says so */
     snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --solver cgs",

@@ -16,6 +16,7 @@
 #include "mujoco/adapter.h"
 #include "mujoco/mj_primal.h"
 #include "ref/primal_newton.h"
+#include "core/blocks.h"
 #include "solve/blocks_solve.h"
 #include "cone.h"
 #include "block_sets.h"
@@ -173,7 +174,7 @@ START_TEST(islands_hold_mujocos_m_and_j)
     ck_assert_ptr_nonnull(seen = calloc((size_t)f.d->nefc, sizeof *seen));
     J = f.d->efc_J;
     mj_fullM(f.m, f.d, M);
-    ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, &pr, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, 0, &pr, &e) == CLCONE_OK, "%s", e.msg);
     ck_assert_int_ge(pr.n, 2);
     for (int k = 0; k < pr.n; ++k) {
         const clc_pproblem *p = &pr.isl[k];
@@ -217,6 +218,76 @@ END_TEST
  * that is not positive definite, a solver other than newton (the device's own cases:
  * tests/test_mujoco_newton_device.c); and the CLI's newton on a device goes on
  * to load the model. */
+/* The model coulomb on the primal form (ref/primal_prox.h): the all-kinds
+ * model with pyramids (its contacts hard, its limit, friction loss and
+ * equality soft) reaches tol in proximal rounds of MuJoCo's Newton on the
+ * reference and a double device, judged by the general-block form's own
+ * error with A = J M^-1 J' formed (not the rounds' own measure); the soft
+ * Newton refuses its hard rows. */
+START_TEST(hard_contacts_by_proximal_rounds)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    mj_fixture f;
+    clcone_error e;
+    clcone_options o;
+    int states = 0, most = 0;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_COULOMB;
+    o.tol = 1e-10;
+    o.warm_start = 0;
+    mj_open(&f, ALL_KINDS_XML("pyramidal"), 0);
+    for (int k = 0; k < 60; ++k) {
+        clc_mj_primal pr[2];
+        clc_bproblem bp;
+        clcone_prob_result res[2];
+        double *fe, judged[2];
+        int hard_rows = 0;
+        mj_step(f.m, f.d);
+        mj_forward(f.m, f.d);
+        if (k % 10 || !f.d->nefc) continue;
+        ck_assert_int_eq(clc_mujoco_bproblem(f.m, f.d, 1, f.path, &bp, &e), CLCONE_OK);
+        ck_assert_ptr_nonnull(fe = calloc((size_t)bp.m, sizeof *fe));
+        for (int b = 0; b < 2; ++b) {
+            ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, 1, &pr[b], &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clc_mj_primal_solve(b ? ctx : NULL, &pr[b], &o, &res[b], &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(res[b].status == CLCONE_CONVERGED, "state %d, %s: %s", k, b ? "device" : "reference",
+                          res[b].reason);
+            for (int j = 0; j < pr[b].row_off[pr[b].n]; ++j) fe[pr[b].row[j]] = pr[b].f[j];
+            judged[b] = clc_bproblem_error(&bp, fe, NULL);
+            ck_assert_msg(judged[b] <= 1e-9, "state %d, %s: W's error %.3g", k, b ? "device" : "reference", judged[b]);
+        }
+        ck_assert_double_le(test_rel_diff(pr[0].a, pr[1].a, (size_t)pr[0].dof_off[pr[0].n]), 1e-6);
+        for (int i = 0; i < pr[0].n; ++i)
+            for (int x = 0; pr[0].isl[i].hard && x < pr[0].isl[i].m; ++x) hard_rows += pr[0].isl[i].hard[x] > 0;
+        ck_assert_int_gt(hard_rows, 0);
+        if (res[0].iters > most) most = res[0].iters;
+        /* the soft Newton alone on a hard island */
+        for (int i = 0; i < pr[0].n; ++i) {
+            clcone_prob_result r1;
+            int hard = 0;
+            for (int x = 0; x < pr[0].isl[i].m; ++x) hard |= pr[0].isl[i].hard[x] > 0;
+            if (!hard) continue;
+            o.model = CLCONE_MODEL_SOFT;
+            ck_assert_int_eq(clc_ref_primal_newton(&pr[0].isl[i], &o, pr[0].a + pr[0].dof_off[i],
+                                                   pr[0].f + pr[0].row_off[i], pr[0].state + pr[0].row_off[i], &r1,
+                                                   &e), CLCONE_EINVAL);
+            ck_assert_msg(strstr(e.msg, "is hard (R = 0): MuJoCo's Newton takes soft rows only"), "%s", e.msg);
+            o.model = CLCONE_MODEL_COULOMB;
+            break;
+        }
+        for (int b = 0; b < 2; ++b) clc_mj_primal_free(&pr[b]);
+        clc_bproblem_free(&bp);
+        free(fe);
+        ++states;
+    }
+    ck_assert_int_ge(states, 5);
+    /* Newton steps over all rounds: a few a round, not apgd's hundreds */
+    ck_assert_int_le(most, 60);
+    mj_close(&f);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 START_TEST(bad_cases_are_a_status)
 {
     clc_pproblem p;
@@ -251,8 +322,8 @@ START_TEST(bad_cases_are_a_status)
     o.solver = CLCONE_SOLVER_APGD;
     ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
                      CLCONE_ENOTSUP);
-    ck_assert_msg(strstr(e.msg, "model coulomb is solved on its own forms, not on MuJoCo's primal problem"), "%s",
-                  e.msg);
+    ck_assert_msg(strstr(e.msg, "solver apgd is not available for model coulomb on MuJoCo's primal problem on the "
+                                "CPU reference (offered: newton (default))"), "%s", e.msg);
     o.model = CLCONE_MODEL_SOFT;
     ck_assert_int_eq(clc_solve_primal_batch(NULL, 1, &pp, &o, 1, &av, &fv, &sv, &res, &failed, &e),
                      CLCONE_ENOTSUP);
@@ -321,6 +392,7 @@ Suite *suite_mujoco_newton(void)
     tcase_add_test(tc, elliptic_sparse_matches_mujoco_newton);
     tcase_add_test(tc, newton_converges_where_apgd_iterates);
     tcase_add_test(tc, islands_hold_mujocos_m_and_j);
+    tcase_add_test(tc, hard_contacts_by_proximal_rounds);
     tcase_add_test(tc, bad_cases_are_a_status);
     tcase_add_test(tc, iteration_cap_is_a_status);
     tcase_add_test(tc, cli_newton_on_reference);

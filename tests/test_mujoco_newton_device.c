@@ -41,7 +41,7 @@ static clcone_prob_result solve_state(mj_fixture *f, clcone_context *ctx, double
     clcone_prob_result res;
     clcone_options o;
     clcone_error e;
-    ck_assert_msg(clc_mj_primal_build(f->m, f->d, f->path, pr, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_mj_primal_build(f->m, f->d, f->path, 0, pr, &e) == CLCONE_OK, "%s", e.msg);
     o = newton_options(tol, pr->warm);
     ck_assert_msg(clc_mj_primal_solve(ctx, pr, &o, &res, &e) == CLCONE_OK, "%s", e.msg);
     return res;
@@ -131,11 +131,13 @@ START_TEST(device_matches_reference)
 END_TEST
 
 /* States of the all-kinds model (several islands each) as one batch give
- * each island the bits of its solve alone: a, forces, zones, iterations. */
+ * each island the bits of its solve alone: a, forces, zones, iterations;
+ * soft (MuJoCo's Newton) and hard (coulomb's proximal rounds of it). */
 START_TEST(batch_is_each_alone)
 {
     enum { N = 4 };
-    for (int prec = 0; prec < 2; ++prec) {
+    for (int run = 0; run < 4; ++run) {
+        int prec = run & 1, hard = run >> 1;
         clcone_context *ctx = test_context(prec ? CLCONE_DOUBLE : CLCONE_FLOAT);
         clc_mj_primal many[N], alone[N], *pm[N];
         clcone_prob_result rm[N], ra;
@@ -143,12 +145,14 @@ START_TEST(batch_is_each_alone)
         clcone_error e;
         mj_fixture f;
         int failed, islands = 0;
-        mj_open(&f, ALL_KINDS_XML("elliptic"), 0);
+        /* hard: the model coulomb's proximal rounds, a launch a round for the islands still above tol */
+        if (hard) o.model = CLCONE_MODEL_COULOMB;
+        mj_open(&f, hard ? ALL_KINDS_XML("pyramidal") : ALL_KINDS_XML("elliptic"), 0);
         for (int j = 0; j < N; ++j) {
             for (int k = 0; k < 15; ++k) mj_step(f.m, f.d);
             mj_forward(f.m, f.d);
-            ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, &many[j], &e) == CLCONE_OK, "%s", e.msg);
-            ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, &alone[j], &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, hard, &many[j], &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, hard, &alone[j], &e) == CLCONE_OK, "%s", e.msg);
             pm[j] = &many[j];
             islands += many[j].n;
         }

@@ -33,9 +33,12 @@ static const char *const USAGE_MUJOCO =
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
-    "                   elliptic contacts every other kind, pyramids hard (general-\n"
-    "                   block form, apgd, or pgs on ref); other states are refused,\n"
-    "                   naming the rows (exit 2)\n"
+    "                   elliptic contacts every other kind, pyramids hard: by\n"
+    "                   default MuJoCo's Newton on its primal problem in proximal\n"
+    "                   rounds (each a soft problem, R shrinking toward 0 on the\n"
+    "                   contacts), --solver apgd (or pgs on ref) on the general-\n"
+    "                   block form; other states are refused, naming the rows\n"
+    "                   (exit 2)\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"
     "  --worlds N       step N copies of the model (1 to 100000), all their\n"
@@ -171,16 +174,18 @@ static clcone_solver default_of(clcone_form form, clcone_model m, int dev)
     return CLCONE_SOLVER_DEFAULT;
 }
 
-/* Whether the table sends MuJoCo's problem under model m and solver s
+/* Whether the table sends MuJoCo's soft problem under solver s
  * (CLCONE_SOLVER_DEFAULT: the reference's default) to its primal form,
  * whose solvers run on the reference where no device is named (on a CPU
  * the reference is the faster: docs/mujoco.md); a device named runs
- * them itself. */
+ * them itself. coulomb keeps the device's default: its states with
+ * elliptic cones go to the 3-row form. */
 static int primal_form(clcone_model m, clcone_solver s)
 {
     const clcone_offer *f;
     for (int i = 0; (f = clcone_offer_at(i)) != NULL; ++i)
-        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && f->reference_default &&
+        if ((f->forms & CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL)) && f->model == m && m == CLCONE_MODEL_SOFT &&
+            f->reference_default &&
             (f->solver == s || (s == CLCONE_SOLVER_DEFAULT && f->reference_default)))
             return 1;
     return 0;
@@ -190,13 +195,14 @@ static int primal_form(clcone_model m, clcone_solver s)
  * the run's header lines and prog's progress line on stderr (a long
  * solve's iterations, on a terminal or with --progress); an exit code on
  * failure. A solver not given is the primal form's default where it has
- * one (the adapter's rule), else it stays the default, which each step's
- * form resolves: coulomb's is hybrid on the 3-row form and apgd on the
- * general-block form. */
+ * one for soft (the adapter's rule), else it stays the default, which each
+ * step's form resolves: coulomb's is hybrid on the 3-row form and the
+ * primal form's proximal rounds where the general-block form would take
+ * the state. */
 static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ctx, clcone_options *o,
                         cli_progress *prog)
 {
-    char backend[400], blocks[80] = "";
+    char backend[400], blocks[100] = "";
     clcone_error e;
     clcone_solver shown, primal, general;
     *ctx = NULL;
@@ -207,7 +213,11 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     o->solver = a->o.solver;
     primal = default_of(CLCONE_FORM_PRIMAL, o->model, *ctx != NULL);
     general = default_of(CLCONE_FORM_BLOCKS, o->model, *ctx != NULL);
-    if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT) shown = primal;
+    if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT && o->model == CLCONE_MODEL_SOFT)
+        shown = primal;
+    else if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT)
+        snprintf(blocks, sizeof blocks, " (%s in proximal rounds on the primal problem without elliptic cones)",
+                 clcone_solver_name(primal));
     else if (o->solver == CLCONE_SOLVER_DEFAULT && general != shown)
         snprintf(blocks, sizeof blocks, " (%s on the general-block form)", clcone_solver_name(general));
     describe_backend(*ctx, backend, sizeof backend);

@@ -323,30 +323,38 @@ void clc_bproblem_start(const clc_bproblem *s, const double *S, const double *f,
                          g + s->off[b]);
 }
 
-double clc_bproblem_error(const clc_bproblem *p, const double *f, const double *u)
+double clc_block_sets_error(int nb, const int *off, const int *kind, const double *bound, const double *q,
+                            const double *f, const double *u)
 {
-    double *g = malloc(sizeof *g * 3 * (size_t)p->m), f2 = 0, q2 = 0, r2 = 0, u2 = 0;
-    double *v, *w;
+    int m = off[nb];
+    double *g = malloc(sizeof *g * 2 * (size_t)m + 1), f2 = 0, q2 = 0, r2 = 0, u2 = 0;
+    double *v;
     if (!g) return NAN;
-    v = g + p->m;
-    w = v + p->m;
-    if (u) memcpy(w, u, sizeof *w * (size_t)p->m);
-    else clc_bproblem_mul(p, f, w, 1);
-    for (int b = 0; b < p->nb; ++b)
-        for (int x = 0; x < clc_bproblem_rows(p, b); ++x) {
-            int i = p->off[b] + x;
-            double mi = friction_scale(p, b, x), qi = mi * p->q[i];
+    v = g + m;
+    for (int b = 0; b < nb; ++b)
+        for (int i = off[b]; i < off[b + 1]; ++i) {
+            /* a cone's tangential rows scaled by their friction: the cone circular */
+            double mi = kind[b] == BLK_CONE && i > off[b] ? bound[i] : 1.0, qi = mi * q[i];
             g[i] = f[i] / mi;
-            v[i] = mi * w[i];
+            v[i] = mi * u[i];
             q2 += qi * qi;
             r2 += g[i] * g[i];
             u2 += v[i] * v[i];
         }
-    for (int b = 0; b < p->nb; ++b)
-        f2 += blk_natural_map2(p->kind[b], clc_bproblem_rows(p, b), p->bound + p->off[b], g + p->off[b],
-                               v + p->off[b]);
+    for (int b = 0; b < nb; ++b)
+        f2 += blk_natural_map2(kind[b], off[b + 1] - off[b], bound + off[b], g + off[b], v + off[b]);
     free(g);
     return clc_scaled_error(f2, q2, r2, u2);
+}
+
+double clc_bproblem_error(const clc_bproblem *p, const double *f, const double *u)
+{
+    double *w = u ? NULL : malloc(sizeof *w * (size_t)p->m), e;
+    if (!u && !w) return NAN;
+    if (!u) clc_bproblem_mul(p, f, w, 1);
+    e = clc_block_sets_error(p->nb, p->off, p->kind, p->bound, p->q, f, u ? u : w);
+    free(w);
+    return e;
 }
 
 double clc_bproblem_cost(const clc_bproblem *p, const double *f)

@@ -47,6 +47,11 @@ clcone_status clc_bproblem_scaled(const clc_bproblem *p, clc_bproblem *out, doub
 /* The solvers' start on the scaled problem s: g = P(f / S), f NULL: 0. */
 void clc_bproblem_start(const clc_bproblem *s, const double *S, const double *f, double *g);
 
+/* The error measure of forces f with velocities u over nb blocks of rows off (nb + 1), their kinds, bounds
+ * (a cone's: 1, then its frictions) and q: the general-block form's (docs/solvers.md). */
+double clc_block_sets_error(int nb, const int *off, const int *kind, const double *bound, const double *q,
+                            const double *f, const double *u);
+
 /* The error measure of f with u = W f + q (NULL: computed here). */
 double clc_bproblem_error(const clc_bproblem *p, const double *f, const double *u);
 

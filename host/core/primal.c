@@ -2,6 +2,7 @@
  * cost with its forces, zones and cone Hessians. */
 #include "core/primal.h"
 #include "core/internal.h"
+#include "core/blocks.h"
 #include "cone.h"
 #include "block_sets.h"
 
@@ -42,11 +43,18 @@ clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz
     return CLCONE_OK;
 }
 
+clcone_status clc_pproblem_make_hard(clc_pproblem *p, clcone_error *err)
+{
+    p->hard = clc_calloc((size_t)p->m, sizeof *p->hard, err, "the problem's hard rows");
+    return p->hard ? CLCONE_OK : CLCONE_ENOMEM;
+}
+
 void clc_pproblem_free(clc_pproblem *p)
 {
     if (!p) return;
     free(p->M);
     free(p->jp);
+    free(p->hard);
     memset(p, 0, sizeof *p);
 }
 
@@ -56,6 +64,9 @@ static clcone_status check_rows(const clc_pproblem *p, clcone_error *err)
         if (!(p->R[i] > 0 && isfinite(p->R[i])) || !isfinite(p->aref[i]))
             return clc_fail(err, CLCONE_EINVAL, "row %d: R %g (not finite and > 0) or a_ref %g", i, p->R[i],
                                p->aref[i]);
+        if (p->hard && !(p->hard[i] >= 0 && isfinite(p->hard[i])))
+            return clc_fail(err, CLCONE_EINVAL, "row %d: a hard row's scale %g (not finite and >= 0)", i,
+                               p->hard[i]);
         if (p->jp[i + 1] < p->jp[i])
             return clc_fail(err, CLCONE_EINVAL, "row %d: J's entries %d..%d out of order", i, p->jp[i],
                                p->jp[i + 1]);
@@ -218,4 +229,46 @@ double clc_pproblem_update(const clc_pproblem *p, const double *D, const double 
         }
     }
     return s;
+}
+
+clcone_status clc_pproblem_soft_only(const clc_pproblem *p, clcone_error *err)
+{
+    for (int i = 0; p->hard && i < p->m; ++i)
+        if (p->hard[i] > 0)
+            return clc_fail(err, CLCONE_EINVAL, "row %d is hard (R = 0): MuJoCo's Newton takes soft rows only; "
+                                                   "the model coulomb's proximal rounds take hard ones", i);
+    return CLCONE_OK;
+}
+
+double clc_pproblem_hard_error(const clc_pproblem *p, const double *a, const double *f)
+{
+    size_t m = (size_t)p->m;
+    double *q = malloc(sizeof *q * 3 * m + 1), *u, *bound, e;
+    if (!q) return NAN;
+    u = q + m;
+    bound = u + m;
+    for (int b = 0; b < p->nb; ++b)
+        for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
+            int e0 = p->jp[i], n = p->jp[i + 1] - e0;
+            double Ja0 = 0, Ja = 0;
+            for (int k = 0; k < n; ++k) {
+                Ja0 += p->jv[e0 + k] * p->a0[p->jc[e0 + k]];
+                Ja += p->jv[e0 + k] * a[p->jc[e0 + k]];
+            }
+            q[i] = Ja0 - p->aref[i];
+            u[i] = Ja - p->aref[i] + (p->hard && p->hard[i] > 0 ? 0 : p->R[i] * f[i]);
+            bound[i] = p->kind[b] == BLK_CONE && i == p->off[b] ? 1.0 : p->bound[i];
+        }
+    e = clc_block_sets_error(p->nb, p->off, p->kind, bound, q, f, u);
+    free(q);
+    return e;
+}
+
+void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, double *R, double *aref)
+{
+    for (int i = 0; i < p->m; ++i) {
+        int hard = p->hard && p->hard[i] > 0;
+        R[i] = hard ? c * p->hard[i] : p->R[i];
+        aref[i] = hard ? p->aref[i] + R[i] * center[i] : p->aref[i];
+    }
 }

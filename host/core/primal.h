@@ -27,6 +27,9 @@ typedef struct clc_pproblem {
     int *kind;       /* nb, BLK_* (kernels/block_sets.h) */
     double *bound;   /* m: a box's friction loss, a cone's tangential friction */
     double *mu;      /* nb: a cone's mu (MuJoCo's contact mu), else 0 */
+    double *hard;    /* NULL, or m: 0 a soft row, > 0 a hard one (R = 0: MuJoCo's model coulomb), its
+                        scale (A's diagonal, as MuJoCo approximates it); hard rows are solved by proximal rounds of
+                        soft ones (ref/primal_prox.h), never by the soft Newton alone */
     double scale;    /* the stopping rule's factor on cost and gradient */
     int ls_iterations;   /* the line search's evaluations at most */
     double ls_tolerance; /* its slope tolerance, relative to the solve's */
@@ -36,6 +39,21 @@ typedef struct clc_pproblem {
 clcone_status clc_pproblem_alloc(clc_pproblem *p, int nv, int m, int nb, int nnz, size_t nm,
                                     clcone_error *err);
 void clc_pproblem_free(clc_pproblem *p);
+
+/* Allocates p->hard, every row soft. */
+clcone_status clc_pproblem_make_hard(clc_pproblem *p, clcone_error *err);
+
+/* CLCONE_EINVAL naming p's first hard row, if any: the soft Newton's refusal. */
+clcone_status clc_pproblem_soft_only(const clc_pproblem *p, clcone_error *err);
+
+/* The hard problem's error at accelerations a and forces f: the general-block form's measure
+ * (clc_block_sets_error) of f with u = J a - aref (+ R f on the soft rows), q = J a0 - aref: A f + q,
+ * A = J M^-1 J', wherever M (a - a0) = J' f. NAN when out of memory. */
+double clc_pproblem_hard_error(const clc_pproblem *p, const double *a, const double *f);
+
+/* A proximal round's R and aref: a hard row's R = c hard, aref + c hard center (the soft cost's force
+ * then pulled to center); a soft row's as p's. */
+void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, double *R, double *aref);
 
 /* Checks structure and values (list: docs/mujoco.md), naming the row, block, dof or group. */
 clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err);

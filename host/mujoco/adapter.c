@@ -42,6 +42,7 @@ struct clc_mujoco {
     clcone_context *ctx;
     clcone_options o;
     char label[256];
+    int hard; /* coulomb: a state on the general-block form goes to the primal form's proximal rounds */
     int nprev;
     mj_warm *prev; /* last step's blocks, sorted by key */
 };
@@ -287,12 +288,17 @@ clcone_status clc_mujoco_create(clcone_context *ctx, const clcone_options *o, co
      * comes first: MuJoCo's Newton beats apgd and pgs on the reference on
      * every model measured (docs/mujoco.md) */
     primal = *o;
-    if (o->solver == CLCONE_SOLVER_DEFAULT && clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), &primal, ctx))
+    if (o->solver == CLCONE_SOLVER_DEFAULT && clc_contract_resolve(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), &primal, ctx)
+        && o->model == CLCONE_MODEL_SOFT)
         a->o.solver = primal.solver;
+    /* coulomb keeps its solver for the 3-row form, whose default is the
+     * hybrid, and takes the primal form's where it has one (newton) */
+    a->hard = o->model == CLCONE_MODEL_COULOMB
+              && clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), o->model, primal.solver);
     snprintf(a->label, sizeof a->label, "%s", label ? label : "MuJoCo model");
     /* a device's kernel built now, not in the first step's solve */
-    if (clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver)
-        && (s = clc_solve_primal_prepare(ctx, &a->o, err))) {
+    if ((a->hard || clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver))
+        && (s = clc_solve_primal_prepare(ctx, &primal, err))) {
         clc_error_prefix(err, "%s", a->label);
         clc_mujoco_free(a);
         return s;
@@ -535,15 +541,16 @@ static clcone_status warm_pending(clc_mujoco *a, const mjData *d, const int *fir
     return CLCONE_OK;
 }
 
-/* MuJoCo's primal problem for its Newton method: no A and no dual warm
- * start (the start is MuJoCo's, qacc_warmstart). */
-static clcone_status begin_primal(clc_mujoco *a, const mjModel *m, mjData *d, clc_mujoco_pending *pd,
+/* MuJoCo's primal problem for its Newton method (hard: coulomb's, R = 0
+ * on the contacts): no A and no dual warm start (the start is MuJoCo's,
+ * qacc_warmstart). */
+static clcone_status begin_primal(clc_mujoco *a, const mjModel *m, mjData *d, int hard, clc_mujoco_pending *pd,
                                   clc_mujoco_stats *st, double t0, clcone_error *err)
 {
     clcone_status s;
     a->nprev = 0;
     if (!(pd->primal = clc_calloc(1, sizeof *pd->primal, err, "the primal problem"))) return CLCONE_ENOMEM;
-    if ((s = clc_mj_primal_build(m, d, a->label, pd->primal, err))) return s;
+    if ((s = clc_mj_primal_build(m, d, a->label, hard, pd->primal, err))) return s;
     for (int k = 0; k < pd->primal->n; ++k) pd->nb += pd->primal->isl[k].nb;
     pd->nr = d->nefc;
     st->blocks = pd->nb;
@@ -578,12 +585,13 @@ static clcone_status begin_constraints(clc_mujoco *a, const mjModel *m, mjData *
         memcpy(pd->amj, d->qacc, sizeof *pd->amj * (size_t)nv);
     }
     t0 = clc_now_ms();
-    if (clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver))
-        return begin_primal(a, m, d, pd, st, t0, err);
+    if (a->o.model == CLCONE_MODEL_SOFT && clc_contract_find(CLCONE_FORM_BIT(CLCONE_FORM_PRIMAL), a->o.model, a->o.solver))
+        return begin_primal(a, m, d, 0, pd, st, t0, err);
     general = goes_general(a, m, d);
     if (a->o.model == CLCONE_MODEL_COULOMB) {
         if ((s = coulomb_zero_row(a, m, d, general, err))) return s;
         coulomb_depth(d);
+        if (general && a->hard) return begin_primal(a, m, d, 1, pd, st, t0, err);
     }
     if (general) {
         if ((s = clc_mujoco_bproblem(m, d, a->o.model == CLCONE_MODEL_COULOMB, a->label, &pd->bp, err))) return s;

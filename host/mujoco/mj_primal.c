@@ -105,9 +105,30 @@ static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, 
     for (int t = 0; t < nt; ++t) tisl[t] = tisl[root(up, t)];
 }
 
+/* The model coulomb's hard rows, R = 0 on the contacts (frictionless and
+ * pyramidal; the adapter sends no elliptic cone here), each scaled by A's
+ * diagonal as MuJoCo approximates it: its R is (1 - imp) / imp of it, imp
+ * the row's impedance (efc_KBIP's third; the field of the diagonal itself
+ * has changed its name between MuJoCo's versions). */
+static clcone_status hard_rows(const mjData *d, const int *row, clc_pproblem *p, clcone_error *err)
+{
+    clcone_status s = clc_pproblem_make_hard(p, err);
+    for (int x = 0; !s && x < p->m; ++x) {
+        int i = row[x];
+        double imp = d->efc_KBIP[4 * i + 2], w = d->efc_R[i] * imp / (1 - imp);
+        if (d->efc_type[i] < mjCNSTR_CONTACT_FRICTIONLESS) continue;
+        if (!(w > 0 && isfinite(w)))
+            return clc_fail(err, CLCONE_EINVAL, "constraint row %d (%s): hard contact with A's diagonal %g (MuJoCo's "
+                                                   "R %g at impedance %g), not finite and > 0", i,
+                               clc_mj_row_kind(d->efc_type[i]), w, d->efc_R[i], imp);
+        p->hard[x] = w;
+    }
+    return s;
+}
+
 /* Island k's problem from its dofs and rows (loc: a dof's local index). */
 static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows *J, const clc_mj_primal *pr,
-                                 int k, const int *loc, clcone_error *err)
+                                 int k, const int *loc, int hard, clcone_error *err)
 {
     clc_pproblem *p = &pr->isl[k];
     const int *dof = pr->dof + pr->dof_off[k], *row = pr->row + pr->row_off[k];
@@ -167,6 +188,7 @@ static clcone_status fill_island(const mjModel *m, const mjData *d, const jrows 
     p->scale = nv ? 1 / inertia : 1;
     p->ls_iterations = m->opt.ls_iterations;
     p->ls_tolerance = m->opt.ls_tolerance;
+    if (hard && (s = hard_rows(d, row, p, err))) return s;
     /* a prefix: clc_fail would format err->msg from itself */
     if ((s = clc_pproblem_validate(p, err)))
         clc_error_prefix(err, "island %d (MuJoCo's rows from %d, %s)", k, row[0],
@@ -197,8 +219,8 @@ static void lists(const mjModel *m, const mjData *d, clc_mj_primal *pr, const in
     for (int i = 0; i < d->nefc; ++i) pr->row[pr->row_off[isl[i]] + fill[isl[i]]++] = i;
 }
 
-clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clc_mj_primal *pr,
-                                     clcone_error *err)
+clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, int hard,
+                                     clc_mj_primal *pr, clcone_error *err)
 {
     int nt = (int)m->ntree, nv = (int)m->nv, nefc = d->nefc;
     /* scratch in one allocation: the trees' sets and islands, the rows'
@@ -226,7 +248,7 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
     pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
     s = CLCONE_OK;
     for (int k = 0; k < pr->n && !s; ++k)
-        if ((s = fill_island(m, d, &J, pr, k, loc, err))) clc_mj_state_error(s, label, err);
+        if ((s = fill_island(m, d, &J, pr, k, loc, hard, err))) clc_mj_state_error(s, label, err);
 out:
     jrows_free(&J);
     free(up);

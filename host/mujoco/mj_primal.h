@@ -16,9 +16,10 @@ typedef struct clc_mj_primal {
     int warm; /* MuJoCo's warm start (not disabled): from qacc_warmstart */
 } clc_mj_primal;
 
-/* MuJoCo's primal problem by islands after mj_fwdAcceleration, each validated (errors name island and row). */
-clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, clc_mj_primal *pr,
-                                     clcone_error *err);
+/* MuJoCo's primal problem by islands after mj_fwdAcceleration, each validated (errors name island and row);
+ * hard: the contacts' rows hard (core/primal.h), the model coulomb's. */
+clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, int hard,
+                                     clc_mj_primal *pr, clcone_error *err);
 void clc_mj_primal_free(clc_mj_primal *pr);
 
 /* pr's islands as one batch from pr->a if warm_start; out the worst status and error, most iterations, wall time. */

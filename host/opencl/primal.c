@@ -6,6 +6,7 @@
  * read back with one wait. A problem's work-group reads and writes only
  * its own slices, so its bits are those of its solve alone. */
 #include "opencl/primal.h"
+#include "ref/primal_prox.h"
 #include "opencl/opencl.h"
 #include "core/internal.h"
 #include "core/parallel.h"
@@ -504,6 +505,11 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
     clcone_status s;
     pdev D;
     memset(&D, 0, sizeof D);
+    for (int k = 0; k < K; ++k)
+        if ((s = clc_pproblem_soft_only(p[k], err))) {
+            *failed = k;
+            return s;
+        }
     D.c = c;
     if (!(D.kp = pkept_of(c, err))) return CLCONE_ENOMEM;
     D.K = K;
@@ -528,4 +534,28 @@ out:
     for (int k = 0; D.ch && k < K; ++k) clc_pchol_free(&D.ch[k]);
     free(D.ch);
     return s;
+}
+
+/* The device's batch as the proximal rounds' inner solve. */
+typedef struct dev_rounds {
+    clcone_context *c;
+    int threads;
+} dev_rounds;
+
+static clcone_status dev_round(void *solver, int K, const clc_pproblem *const *p, const clcone_options *o,
+                               double *const *a, double *const *f, int *const *state, clcone_prob_result *res,
+                               int *failed, clcone_error *err)
+{
+    const dev_rounds *r = solver;
+    return clc_dev_primal_batch(r->c, K, p, o, r->threads, a, f, state, res, failed, err);
+}
+
+clcone_status clc_dev_primal_prox_batch(clcone_context *c, int K, const clc_pproblem *const *p,
+                                           const clcone_options *o, int threads, double *const *a,
+                                           double *const *f, int *const *state, clcone_prob_result *res,
+                                           int *failed, clcone_error *err)
+{
+    dev_rounds r = {c, threads};
+    return clc_primal_prox_rounds(K, p, o, c->prec == CLCONE_DOUBLE ? CLC_PROX_FLOOR_DOUBLE : CLC_PROX_FLOOR_FLOAT,
+                                  a, f, state, res, dev_round, &r, failed, err);
 }

@@ -23,4 +23,11 @@ clcone_status clc_dev_primal_batch(clcone_context *c, int K, const clc_pproblem 
                                       const clcone_options *o, int threads, double *const *a, double *const *f,
                                       int *const *state, clcone_prob_result *res, int *failed, clcone_error *err);
 
+/* The model coulomb's hard rows by proximal rounds of clc_dev_primal_batch
+ * (ref/primal_prox.h), a launch a round for the problems still above tol. */
+clcone_status clc_dev_primal_prox_batch(clcone_context *c, int K, const clc_pproblem *const *p,
+                                           const clcone_options *o, int threads, double *const *a,
+                                           double *const *f, int *const *state, clcone_prob_result *res,
+                                           int *failed, clcone_error *err);
+
 #endif

@@ -660,7 +660,7 @@ clcone_status clc_ref_primal_newton(const clc_pproblem *p, const clcone_options 
     clcone_status s;
     pn w;
     memset(res, 0, sizeof *res);
-    if ((s = pn_init(&w, p, a, f, state, err))) return s;
+    if ((s = clc_pproblem_soft_only(p, err)) || (s = pn_init(&w, p, a, f, state, err))) return s;
     pn_start(&w, o->warm_start);
     if ((s = pn_factor(&w, err))) goto out;
     pn_solve(&w);

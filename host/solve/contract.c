@@ -11,6 +11,7 @@
 #include "solve/solve_entries.h"
 #include "ref/blocks_ref.h"
 #include "ref/primal_newton.h"
+#include "ref/primal_prox.h"
 #include "opencl/blocks.h"
 #include "opencl/primal.h"
 
@@ -151,6 +152,9 @@ static const clc_contract_row ROWS[] = {
     ROW_OF(PRIMAL, SOFT, NEWTON, REF | DEV, REF | DEV, RUN_PRIMAL(clc_ref_primal_newton, clc_dev_primal_batch),
            NO_FALLBACK, TOL, 0, 0,
            "MuJoCo's Newton method on its primal problem, with its line search and stopping rule"),
+    ROW_OF(PRIMAL, COULOMB, NEWTON, REF | DEV, REF | DEV,
+           RUN_PRIMAL(clc_ref_primal_prox, clc_dev_primal_prox_batch), NO_FALLBACK, TOL, 0, 0,
+           "MuJoCo's Newton in proximal rounds: hard contacts as the limit of soft ones (no elliptic cone)"),
     ROW_OF(BLOCKS, SOFT, APGD, REF | DEV, REF | DEV, RUN_BLOCKS(clc_ref_blocks, clc_dev_blocks_batch),
            NO_FALLBACK, TOL, 0, 0, "accelerated projected gradient on the general blocks"),
     ROW_OF(BLOCKS, SOFT, PGS, REF, 0, RUN_BLOCKS(clc_ref_blocks, NULL), NO_FALLBACK, TOL, 0, 0,

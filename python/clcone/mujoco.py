@@ -70,12 +70,14 @@ class Stats:
 
 
 def _primal_form(contact: str, solver: Optional[str]) -> bool:
-    """Whether the solver table sends MuJoCo's problem under contact and
-    solver (None: the default) to its primal form, whose solvers run on
-    the reference where no device is given (on a CPU the faster), as in
-    `clcone mujoco`; a device given runs them itself."""
-    return any("primal" in o.forms and o.model == contact and o.reference_default
-               and (o.solver == solver or (solver is None and o.reference_default)) for o in solvers())
+    """Whether the solver table sends MuJoCo's soft problem under solver
+    (None: the default) to its primal form, whose solvers run on the
+    reference where no device is given (on a CPU the faster), as in
+    `clcone mujoco`; a device given runs them itself. coulomb keeps the
+    device's default (its states with elliptic cones take the 3-row form)."""
+    return contact == "soft" and any("primal" in o.forms and o.model == contact and o.reference_default
+                                     and (o.solver == solver or (solver is None and o.reference_default))
+                                     for o in solvers())
 
 
 def _device_spec(device: Union[None, str, int, Device], precision: Optional[str], ref_default: bool = False) -> tuple:

@@ -1,0 +1,172 @@
+/* MuJoCo's model coulomb on its primal problem: the hard rows' forces by
+ * the proximal point method (Rockafellar 1976) on the dual,
+ *
+ *   f_{k+1} = argmin 1/2 f'(A + R) f + q'f + 1/2 (f - f_k)' P_k (f - f_k),
+ *
+ * P_k = c_k diag(hard) on the hard rows (0 elsewhere). Each round is
+ * MuJoCo's own soft problem with R = P_k and a_ref + P_k f_k on the hard
+ * rows (clc_pproblem_round), which MuJoCo's Newton solves in a step or
+ * two from the last round's accelerations; the rounds' fixed point is the
+ * hard problem's answer, whatever c. c starts below MuJoCo's own softness
+ * and shrinks a round, each round's pull to f_k weaker, down to the floor
+ * that the precision bears. The hard
+ * problem is a QP (hard rows are frictionless or pyramidal contacts:
+ * mujoco/adapter.c sends no elliptic cone here), and A's null space
+ * (a pyramid's four edges on three directions) costs nothing: the pull
+ * picks the answer nearest f_k. Measured in docs/mujoco.md. */
+#include "ref/primal_prox.h"
+#include "ref/primal_newton.h"
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The first round's weight and its shrink a round: a tenth of MuJoCo's
+ * default softness (R = (1 - d) / d of A's diagonal, d 0.9-0.95), and a
+ * tenth a round, fitted on the humanoid, 100 humanoids and Stonehenge at
+ * 1e-8 (reference) and 1e-5 (float device) against 0.3-0.01 and 0.3-0.1
+ * (docs/mujoco.md). */
+#define PROX_C0 0.01
+#define PROX_SHRINK 0.1
+
+/* A problem's rounds: its round problem (p's with its own R and aref and
+ * no hard rows), the pull's centre, its weight, the Newton steps so far
+ * and the best answer by the hard error. */
+typedef struct prox_item {
+    clc_pproblem round;
+    double *center, *best_a, *best_f, c, best_e;
+    int *best_state, newton, done;
+} prox_item;
+
+static void item_best(prox_item *t, const clc_pproblem *p, const double *a, const double *f, const int *state,
+                      double e)
+{
+    if (!(e < t->best_e) && isfinite(t->best_e)) return;
+    t->best_e = e;
+    memcpy(t->best_a, a, sizeof *a * (size_t)p->nv);
+    memcpy(t->best_f, f, sizeof *f * (size_t)p->m);
+    memcpy(t->best_state, state, sizeof *state * (size_t)p->m);
+}
+
+static clcone_status item_init(prox_item *t, const clc_pproblem *p, clcone_error *err)
+{
+    size_t m = (size_t)p->m, nv = (size_t)p->nv;
+    t->round = *p;
+    t->round.hard = NULL;
+    t->round.R = clc_calloc(4 * m + nv + 1, sizeof *t->round.R, err, "a proximal round's rows");
+    t->best_state = clc_calloc(m + 1, sizeof *t->best_state, err, "a proximal round's zones");
+    if (!t->round.R || !t->best_state) return CLCONE_ENOMEM;
+    t->round.aref = t->round.R + m;
+    t->center = t->round.aref + m;
+    t->best_f = t->center + m;
+    t->best_a = t->best_f + m;
+    t->c = PROX_C0;
+    t->best_e = INFINITY;
+    return CLCONE_OK;
+}
+
+clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const clcone_options *o, double floor,
+                                     double *const *a, double *const *f, int *const *state,
+                                     clcone_prob_result *res, clc_primal_batch_fn inner, void *solver,
+                                     int *failed, clcone_error *err)
+{
+    size_t n = (size_t)K;
+    prox_item *t = clc_calloc(n, sizeof *t, err, "the proximal rounds");
+    const clc_pproblem **rp = clc_calloc(n, sizeof *rp, err, "the rounds' problems");
+    double **ra = clc_calloc(2 * n, sizeof *ra, err, "the rounds' vectors"), t0 = clc_now_ms();
+    int **rs = clc_calloc(n, sizeof *rs, err, "the rounds' zones"), *idx = clc_calloc(n, sizeof *idx, err, "the rounds' problems");
+    clcone_prob_result *rr = clc_calloc(n, sizeof *rr, err, "the rounds' results");
+    clcone_options io = *o;
+    clcone_status s = CLCONE_ENOMEM;
+    int live = K, round;
+    *failed = -1;
+    if (!t || !rp || !ra || !rs || !idx || !rr) goto out;
+    for (int k = 0; k < K; ++k)
+        if ((s = item_init(&t[k], p[k], err))) goto out;
+    io.model = CLCONE_MODEL_SOFT;
+    io.solver = CLCONE_SOLVER_NEWTON;
+    for (round = 0; live > 0; ++round) {
+        int m = 0;
+        for (int k = 0; k < K; ++k) {
+            if (t[k].done) continue;
+            clc_pproblem_round(p[k], t[k].c, t[k].center, t[k].round.R, t[k].round.aref);
+            rp[m] = &t[k].round;
+            ra[m] = a[k];
+            ra[n + m] = f[k];
+            rs[m] = state[k];
+            idx[m++] = k;
+        }
+        /* rounds after the first start from the last one's accelerations */
+        io.warm_start = round ? 1 : o->warm_start;
+        if ((s = inner(solver, m, rp, &io, ra, ra + n, rs, rr, failed, err))) {
+            if (*failed >= 0) *failed = idx[*failed];
+            goto out;
+        }
+        live = 0;
+        for (int j = 0; j < m; ++j) {
+            int k = idx[j];
+            prox_item *q = &t[k];
+            double e = clc_pproblem_hard_error(p[k], a[k], f[k]);
+            q->newton += rr[j].iters;
+            item_best(q, p[k], a[k], f[k], state[k], e);
+            q->done = clc_stop_rule(o, q->newton, e, clc_now_ms() - t0, &res[k]);
+            if (!q->done && rr[j].status == CLCONE_FAILED) { /* a round that cannot converge ends the rounds */
+                res[k] = rr[j];
+                q->done = 1;
+            }
+            if (q->done) {
+                /* the best answer, its error and the rounds' work */
+                memcpy(a[k], q->best_a, sizeof *a[k] * (size_t)p[k]->nv);
+                memcpy(f[k], q->best_f, sizeof *f[k] * (size_t)p[k]->m);
+                memcpy(state[k], q->best_state, sizeof *state[k] * (size_t)p[k]->m);
+                res[k].error = q->best_e;
+                res[k].iters = q->newton;
+                res[k].inner_iters = round + 1;
+                res[k].time_ms = clc_now_ms() - t0;
+                continue;
+            }
+            memcpy(q->center, f[k], sizeof *f[k] * (size_t)p[k]->m);
+            q->c = fmax(q->c * PROX_SHRINK, floor);
+            ++live;
+        }
+    }
+    s = CLCONE_OK;
+out:
+    for (int k = 0; t && k < K; ++k) {
+        free(t[k].round.R);
+        free(t[k].best_state);
+    }
+    free(t);
+    free(rp);
+    free(ra);
+    free(rs);
+    free(idx);
+    free(rr);
+    return s;
+}
+
+/* The reference's soft Newton as a batch, one problem after another. */
+static clcone_status ref_batch(void *solver, int K, const clc_pproblem *const *p, const clcone_options *o,
+                               double *const *a, double *const *f, int *const *state, clcone_prob_result *res,
+                               int *failed, clcone_error *err)
+{
+    (void)solver;
+    for (int k = 0; k < K; ++k) {
+        clcone_status s = clc_ref_primal_newton(p[k], o, a[k], f[k], state[k], &res[k], err);
+        if (s) {
+            *failed = k;
+            return s;
+        }
+    }
+    return CLCONE_OK;
+}
+
+clcone_status clc_ref_primal_prox(const clc_pproblem *p, const clcone_options *o, double *a, double *f,
+                                     int *state, clcone_prob_result *res, clcone_error *err)
+{
+    int failed;
+    memset(res, 0, sizeof *res);
+    return clc_primal_prox_rounds(1, &p, o, CLC_PROX_FLOOR_DOUBLE, &a, &f, &state, res, ref_batch, NULL, &failed,
+                                  err);
+}
