@@ -33,6 +33,11 @@ void bench_cli_path(char *buf, size_t len)
     snprintf(buf, len, "%s/clcone", dirname(exe));
 }
 
+const char *bench_cli_device(const bench *b)
+{
+    return b->spec ? b->spec : !b->dctx ? "gpu" : clcone_context_device(b->dctx)->is_gpu ? "gpu" : "cpu";
+}
+
 double bench_now(void)
 {
     struct timespec ts;

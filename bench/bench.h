@@ -59,6 +59,10 @@ int bench_plot(bench *b, FILE *sec, const char *name, const char *body);
 /* The CLI built beside this bench (build/clcone), for the sections that
  * measure what a user runs. */
 void bench_cli_path(char *buf, size_t len);
+/* The CLI's name for the bench's device: as given, else its kind. */
+const char *bench_cli_device(const bench *b);
+/* Section 8's table of hard contact on the shared models (bench/sec_hard.c; MuJoCo builds only). */
+void bench_hard_models(bench *b, FILE *f);
 
 /* Formats a time in ms with a sensible unit into buf. */
 const char *bench_fmt_ms(double ms, char *buf, size_t len);

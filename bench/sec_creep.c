@@ -181,6 +181,7 @@ void bench_section_creep(bench *b, FILE *f)
             best[0] < 0 ? "not measured" : best[0] < 0.1 ? "met" : "**not met**",
             best[1] < 0 ? "not measured" : best[1] < 0.1 ? "met" : "**not met**");
     mj_deleteModel(m);
+    bench_hard_models(b, f);
 }
 
 #endif

@@ -511,7 +511,7 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
     if (cf->body && R->body_state < 0) return;
     if (primal && !R->primal_state) {
         clcone_error e;
-        R->primal_state = clc_mj_primal_build(R->m, R->d, R->label, &R->primal, &e) ? -1 : 1;
+        R->primal_state = clc_mj_primal_build(R->m, R->d, R->label, 0, &R->primal, &e) ? -1 : 1;
         if (R->primal_state < 0) bench_fail(b, R->f, "%s: the primal problem: %s", R->label, e.msg);
     }
     if (primal && R->primal_state < 0) return;

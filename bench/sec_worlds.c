@@ -121,11 +121,7 @@ void bench_section_worlds(bench *b, FILE *f)
     const int *ns = b->quick ? quick_n : full_n;
     const int nn = b->quick ? 2 : 4;
     char cli[4200], model[4400], problems[4096];
-    /* the CLI's name for the bench's device: as given, else its kind */
-    const char *device = b->spec       ? b->spec
-                         : !b->dctx    ? "gpu"
-                         : clcone_context_device(b->dctx)->is_gpu ? "gpu"
-                                                                  : "cpu";
+    const char *device = bench_cli_device(b);
     snprintf(problems, sizeof problems, "%s", b->problems);
     bench_cli_path(cli, sizeof cli);
     if (access(cli, X_OK) != 0) {
