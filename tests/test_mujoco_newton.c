@@ -16,6 +16,7 @@
 #include "mujoco/adapter.h"
 #include "mujoco/mj_primal.h"
 #include "ref/primal_newton.h"
+#include "ref/primal_prox.h"
 #include "core/blocks.h"
 #include "solve/blocks_solve.h"
 #include "cone.h"
@@ -288,6 +289,74 @@ START_TEST(hard_contacts_by_proximal_rounds)
 }
 END_TEST
 
+/* A round's inner batch that loses problem 0's Hessian on its second
+ * call (rounding, as a float device's can when R is small): the fake
+ * backend of fails_in_a_later_round. */
+static clcone_status losing_batch(void *solver, int K, const clc_pproblem *const *p, const clcone_options *o,
+                                  double *const *a, double *const *f, int *const *state, clcone_prob_result *res,
+                                  int *failed, clcone_error *err)
+{
+    int *calls = solver;
+    if (++*calls == 2 && K == 2) {
+        *failed = 0;
+        return clc_fail(err, CLCONE_EINVAL, "the Hessian is not positive definite (a test's)");
+    }
+    for (int k = 0; k < K; ++k) {
+        clcone_status s = clc_ref_primal_newton(p[k], o, a[k], f[k], state[k], &res[k], err);
+        if (s) return s;
+    }
+    return CLCONE_OK;
+}
+
+/* A problem whose later round fails ends failed with its best round's
+ * answer and a reason, the batch's other problem goes on to tol; a
+ * failure in the first round, before any answer, is the batch's error. */
+START_TEST(fails_in_a_later_round)
+{
+    mj_fixture f;
+    clc_mj_primal pr[2];
+    const clc_pproblem *pp[2];
+    double *a[2], *fv[2];
+    int *st[2], calls = 0, failed;
+    clcone_prob_result res[2];
+    clcone_options o;
+    clcone_error e;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_COULOMB;
+    o.tol = 1e-10;
+    mj_open(&f, ALL_KINDS_XML("pyramidal"), 0);
+    for (int k = 0; k < 40; ++k) mj_step(f.m, f.d);
+    mj_forward(f.m, f.d);
+    for (int j = 0; j < 2; ++j) {
+        int i = 0, hard = 0; /* an island with contacts: the hard rows' rounds go on past the first */
+        ck_assert_msg(clc_mj_primal_build(f.m, f.d, f.path, 1, &pr[j], &e) == CLCONE_OK, "%s", e.msg);
+        for (; i < pr[j].n && !hard; i += !hard)
+            for (int x = 0; x < pr[j].isl[i].m; ++x) hard |= pr[j].isl[i].hard[x] > 0;
+        ck_assert(hard);
+        pp[j] = &pr[j].isl[i];
+        a[j] = pr[j].a + pr[j].dof_off[i];
+        fv[j] = pr[j].f + pr[j].row_off[i];
+        st[j] = pr[j].state + pr[j].row_off[i];
+    }
+    ck_assert_int_eq(clc_primal_prox_rounds(2, pp, &o, CLC_PROX_FLOOR_DOUBLE, a, fv, st, res, losing_batch, &calls,
+                                            &failed, &e), CLCONE_OK);
+    ck_assert_int_eq(failed, -1);
+    ck_assert_int_eq(res[0].status, CLCONE_FAILED);
+    ck_assert_msg(strstr(res[0].reason, "round 1's Newton: the Hessian is not positive definite"), "%s",
+                  res[0].reason);
+    ck_assert(isfinite(res[0].error) && res[0].error > 0);
+    for (int i = 0; i < pp[0]->nv; ++i) ck_assert(isfinite(a[0][i]));
+    ck_assert_msg(res[1].status == CLCONE_CONVERGED, "%s", res[1].reason);
+    ck_assert_double_le(res[1].error, 1e-10);
+    calls = 1; /* the first call fails now: no round has an answer */
+    ck_assert_int_eq(clc_primal_prox_rounds(2, pp, &o, CLC_PROX_FLOOR_DOUBLE, a, fv, st, res, losing_batch, &calls,
+                                            &failed, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(failed, 0);
+    for (int j = 0; j < 2; ++j) clc_mj_primal_free(&pr[j]);
+    mj_close(&f);
+}
+END_TEST
+
 START_TEST(bad_cases_are_a_status)
 {
     clc_pproblem p;
@@ -393,6 +462,7 @@ Suite *suite_mujoco_newton(void)
     tcase_add_test(tc, newton_converges_where_apgd_iterates);
     tcase_add_test(tc, islands_hold_mujocos_m_and_j);
     tcase_add_test(tc, hard_contacts_by_proximal_rounds);
+    tcase_add_test(tc, fails_in_a_later_round);
     tcase_add_test(tc, bad_cases_are_a_status);
     tcase_add_test(tc, iteration_cap_is_a_status);
     tcase_add_test(tc, cli_newton_on_reference);

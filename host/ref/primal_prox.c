@@ -19,6 +19,7 @@
 #include "core/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -47,6 +48,21 @@ static void item_best(prox_item *t, const clc_pproblem *p, const double *a, cons
     memcpy(t->best_a, a, sizeof *a * (size_t)p->nv);
     memcpy(t->best_f, f, sizeof *f * (size_t)p->m);
     memcpy(t->best_state, state, sizeof *state * (size_t)p->m);
+}
+
+/* A problem's rounds end: its best answer, that answer's error and the
+ * rounds' work (Newton's steps; rounds as inner iterations). */
+static void prox_done(prox_item *t, const clc_pproblem *p, double *a, double *f, int *state, int round, double t0,
+                      clcone_prob_result *res)
+{
+    t->done = 1;
+    memcpy(a, t->best_a, sizeof *a * (size_t)p->nv);
+    memcpy(f, t->best_f, sizeof *f * (size_t)p->m);
+    memcpy(state, t->best_state, sizeof *state * (size_t)p->m);
+    res->error = t->best_e;
+    res->iters = t->newton;
+    res->inner_iters = round + 1;
+    res->time_ms = clc_now_ms() - t0;
 }
 
 static clcone_status item_init(prox_item *t, const clc_pproblem *p, clcone_error *err)
@@ -97,11 +113,25 @@ clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const 
             rs[m] = state[k];
             idx[m++] = k;
         }
+        if (!m) break; /* the last ones ended in a failed round */
         /* rounds after the first start from the last one's accelerations */
         io.warm_start = round ? 1 : o->warm_start;
         if ((s = inner(solver, m, rp, &io, ra, ra + n, rs, rr, failed, err))) {
-            if (*failed >= 0) *failed = idx[*failed];
-            goto out;
+            /* a later round's Hessian lost to rounding (its R the smaller):
+             * that problem ends failed with its best round, the others
+             * take this round again */
+            if (*failed < 0 || s != CLCONE_EINVAL || !isfinite(t[idx[*failed]].best_e)) {
+                if (*failed >= 0) *failed = idx[*failed];
+                goto out;
+            }
+            prox_done(&t[idx[*failed]], p[idx[*failed]], a[idx[*failed]], f[idx[*failed]], state[idx[*failed]],
+                      round, t0, &res[idx[*failed]]);
+            res[idx[*failed]].status = CLCONE_FAILED;
+            snprintf(res[idx[*failed]].reason, sizeof res->reason, "round %d's Newton: %.*s", round,
+                     (int)sizeof res->reason - 40, err->msg);
+            *failed = -1;
+            --round;
+            continue;
         }
         live = 0;
         for (int j = 0; j < m; ++j) {
@@ -116,14 +146,7 @@ clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const 
                 q->done = 1;
             }
             if (q->done) {
-                /* the best answer, its error and the rounds' work */
-                memcpy(a[k], q->best_a, sizeof *a[k] * (size_t)p[k]->nv);
-                memcpy(f[k], q->best_f, sizeof *f[k] * (size_t)p[k]->m);
-                memcpy(state[k], q->best_state, sizeof *state[k] * (size_t)p[k]->m);
-                res[k].error = q->best_e;
-                res[k].iters = q->newton;
-                res[k].inner_iters = round + 1;
-                res[k].time_ms = clc_now_ms() - t0;
+                prox_done(q, p[k], a[k], f[k], state[k], round, t0, &res[k]);
                 continue;
             }
             memcpy(q->center, f[k], sizeof *f[k] * (size_t)p[k]->m);
