@@ -57,8 +57,9 @@ void bench_hard_models(bench *b, FILE *f)
     }
     fprintf(f, "### Hard contact on the shared models: apgd against MuJoCo's Newton in proximal rounds\n\n"
                "`clcone mujoco MODEL --steps %d --model coulomb` from the model's state (R = 0 on the contact "
-               "rows; these models' cones are pyramidal, so every state is on the general-block form): `--solver "
-               "apgd` (coulomb's default there before) against the default, MuJoCo's Newton on the primal problem "
+               "rows; these models' cones are pyramidal, so no state takes the 3-row form): `--solver apgd` on the "
+               "general-block form (coulomb's default there before) against the default, MuJoCo's Newton on the "
+               "primal problem "
                "in proximal rounds, each a soft problem whose R on the contacts shrinks toward 0 "
                "(docs/mujoco.md). Reference: the CPU reference in double at its tolerance (1e-8); device: `--device "
                "%s --precision double` (1e-8). Iterations: apgd's, or Newton's steps over every round, summed over "

@@ -291,7 +291,7 @@ START_TEST(unsupported_rows_refused)
     clcone_error e;
     clcone_options_default(&o);
     o.model = CLCONE_MODEL_COULOMB;
-    /* an equality alone (no contact) steps on the general-block form */
+    /* an equality alone (no contact, no hard row) steps on the primal form, MuJoCo's own soft problem */
     mj_open(&f, EQUALITY_XML, -1);
     ck_assert_int_eq(clc_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
     for (int k = 0; k < 5; ++k) ck_assert_msg(clc_mujoco_step(a, f.m, f.d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
@@ -324,7 +324,8 @@ END_TEST
  * form: W is MuJoCo's A + R with R dropped on exactly the contact rows'
  * diagonal (the humanoid's pyramids; its limits keep R), q is the same;
  * and the humanoid steps with it on the reference and the device, to the
- * same trajectory within the tolerance's reach. */
+ * same trajectory within the tolerance's reach, by the default (the
+ * primal form's proximal rounds) and by apgd on this form. */
 START_TEST(coulomb_on_general_form)
 {
     clcone_context *ctx = test_context(CLCONE_DOUBLE);
@@ -370,22 +371,27 @@ START_TEST(coulomb_on_general_form)
     ck_assert_int_gt(kept_rows, 0); /* the limits */
     clc_bproblem_free(&soft);
     clc_bproblem_free(&hard);
-    mj_resetData(m, d[0]);
-    clcone_options_default(&o);
-    o.model = CLCONE_MODEL_COULOMB;
-    for (int k = 0; k < 2; ++k) ck_assert_int_eq(clc_mujoco_create(k ? ctx : NULL, &o, hum, &a[k], &e), CLCONE_OK);
-    for (int step = 0; step < 100; ++step)
+    /* the default (MuJoCo's Newton in proximal rounds on the primal form) and apgd on the general-block form */
+    for (int solver = 0; solver < 2; ++solver) {
+        clcone_options_default(&o);
+        o.model = CLCONE_MODEL_COULOMB;
+        o.solver = solver ? CLCONE_SOLVER_APGD : CLCONE_SOLVER_DEFAULT;
+        qdiff = 0;
         for (int k = 0; k < 2; ++k) {
-            ck_assert_msg(clc_mujoco_step(a[k], m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
-            ck_assert_msg(st.nefc == 0 || st.res.status == CLCONE_CONVERGED, "step %d, %s: %s", step,
-                          k ? "device" : "reference", st.res.reason);
+            mj_resetData(m, d[k]);
+            ck_assert_int_eq(clc_mujoco_create(k ? ctx : NULL, &o, hum, &a[k], &e), CLCONE_OK);
         }
-    for (int i = 0; i < m->nq; ++i) qdiff = fmax(qdiff, fabs(d[0]->qpos[i] - d[1]->qpos[i]));
-    ck_assert_double_le(qdiff, 1e-6);
-    for (int k = 0; k < 2; ++k) {
-        clc_mujoco_free(a[k]);
-        mj_deleteData(d[k]);
+        for (int step = 0; step < 100; ++step)
+            for (int k = 0; k < 2; ++k) {
+                ck_assert_msg(clc_mujoco_step(a[k], m, d[k], NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+                ck_assert_msg(st.nefc == 0 || st.res.status == CLCONE_CONVERGED, "step %d, %s, %s: %s", step,
+                              k ? "device" : "reference", solver ? "apgd" : "default", st.res.reason);
+            }
+        for (int i = 0; i < m->nq; ++i) qdiff = fmax(qdiff, fabs(d[0]->qpos[i] - d[1]->qpos[i]));
+        ck_assert_double_le(qdiff, 1e-6);
+        for (int k = 0; k < 2; ++k) clc_mujoco_free(a[k]);
     }
+    for (int k = 0; k < 2; ++k) mj_deleteData(d[k]);
     mj_deleteModel(m);
     clcone_context_free(ctx);
 }

@@ -34,11 +34,12 @@ static const char *const USAGE_MUJOCO =
     "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
     "                   limits and frictionless contacts (3-row form); without\n"
     "                   elliptic contacts every other kind, pyramids hard: by\n"
-    "                   default MuJoCo's Newton on its primal problem in proximal\n"
-    "                   rounds (each a soft problem, R shrinking toward 0 on the\n"
-    "                   contacts), --solver apgd (or pgs on ref) on the general-\n"
-    "                   block form; other states are refused, naming the rows\n"
-    "                   (exit 2)\n"
+    "                   default (and with --solver newton, which is Alart-\n"
+    "                   Curnier's on the 3-row form) MuJoCo's Newton on its\n"
+    "                   primal problem in proximal rounds (each a soft problem,\n"
+    "                   R shrinking toward 0 on the contacts), --solver apgd (or\n"
+    "                   pgs on ref) on the general-block form; other states are\n"
+    "                   refused, naming the rows (exit 2)\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"
     "  --worlds N       step N copies of the model (1 to 100000), all their\n"
@@ -225,8 +226,12 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
            a->positional[0], mj_versionString(), (int)m->nv, m->opt.timestep,
            m->opt.cone == mjCONE_ELLIPTIC ? "elliptic" : "pyramidal", backend, clcone_model_name(o->model),
            clcone_solver_name(shown), blocks, o->tol);
-    /* a device's primal Newton runs a step in one launch, which the time cap does not stop */
-    if (o->max_seconds > 0 && *ctx && shown == primal)
+    /* a device's primal Newton runs a step in one launch (coulomb's rounds a
+     * launch a round), which the time cap does not stop */
+    if (o->max_seconds > 0 && *ctx && o->model == CLCONE_MODEL_COULOMB && primal != CLCONE_SOLVER_DEFAULT &&
+        (shown == primal || o->solver == CLCONE_SOLVER_DEFAULT))
+        printf(", at most %g s a solve, checked between launches (a proximal round is one launch)", o->max_seconds);
+    else if (o->max_seconds > 0 && *ctx && shown == primal)
         printf(", at most %g s a solve between launches (a step is one launch)", o->max_seconds);
     else if (o->max_seconds > 0)
         printf(", at most %g s a solve", o->max_seconds);

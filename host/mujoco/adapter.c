@@ -101,7 +101,8 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
                        "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
                        "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
                        "frictionless contacts, joint and tendon limits; coulomb takes every other kind on the "
-                       "general-block form when the state has no elliptic contact (pyramidal cones); --model soft "
+                       "primal form (or with --solver apgd the general-block form) when the state has no elliptic "
+                       "contact (pyramidal cones); --model soft "
                        "solves every kind",
                        label, list, first, d->nefc);
 }

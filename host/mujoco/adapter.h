@@ -57,8 +57,10 @@ typedef struct clc_mujoco_pending {
     int *row;             /* each 3-row block's first efc row */
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
-    struct clc_mj_primal *primal; /* soft with solver newton: MuJoCo's primal
-                             problem by islands (mj_primal.h); else NULL */
+    struct clc_mj_primal *primal; /* soft with solver newton, or coulomb's state
+                             without elliptic cones (its contact rows hard):
+                             MuJoCo's primal problem by islands (mj_primal.h);
+                             else NULL */
 } clc_mujoco_pending;
 
 clcone_status clc_mujoco_begin(clc_mujoco *a, const mjModel *m, mjData *d, const mjModel *compare,

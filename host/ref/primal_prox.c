@@ -32,12 +32,13 @@
 #define PROX_SHRINK 0.1
 
 /* A problem's rounds: its round problem (p's with its own R and aref and
- * no hard rows), the pull's centre, its weight, the Newton steps so far
- * and the best answer by the hard error. */
+ * no hard rows), the pull's centre, its weight, the Newton steps so far,
+ * the best answer by the hard error, and the round's start (restored
+ * where another problem's failure makes the batch take a round again). */
 typedef struct prox_item {
     clc_pproblem round;
-    double *center, *best_a, *best_f, c, best_e;
-    int *best_state, newton, done;
+    double *center, *best_a, *best_f, *start_a, *start_f, c, best_e;
+    int *best_state, *start_state, newton, done, soft;
 } prox_item;
 
 static void item_best(prox_item *t, const clc_pproblem *p, const double *a, const double *f, const int *state,
@@ -70,16 +71,68 @@ static clcone_status item_init(prox_item *t, const clc_pproblem *p, clcone_error
     size_t m = (size_t)p->m, nv = (size_t)p->nv;
     t->round = *p;
     t->round.hard = NULL;
-    t->round.R = clc_calloc(4 * m + nv + 1, sizeof *t->round.R, err, "a proximal round's rows");
-    t->best_state = clc_calloc(m + 1, sizeof *t->best_state, err, "a proximal round's zones");
+    t->round.R = clc_calloc(5 * m + 2 * nv + 1, sizeof *t->round.R, err, "a proximal round's rows");
+    t->best_state = clc_calloc(2 * m + 1, sizeof *t->best_state, err, "a proximal round's zones");
     if (!t->round.R || !t->best_state) return CLCONE_ENOMEM;
     t->round.aref = t->round.R + m;
     t->center = t->round.aref + m;
     t->best_f = t->center + m;
-    t->best_a = t->best_f + m;
+    t->start_f = t->best_f + m;
+    t->best_a = t->start_f + m;
+    t->start_a = t->best_a + nv;
+    t->start_state = t->best_state + m;
     t->c = PROX_C0;
     t->best_e = INFINITY;
+    t->soft = 1;
+    for (int i = 0; p->hard && i < p->m; ++i) t->soft &= !(p->hard[i] > 0);
     return CLCONE_OK;
+}
+
+/* Problem k's round j done: its next weight and centre, or its end. A
+ * problem without hard rows is MuJoCo's soft one: one round, its Newton's
+ * own result. A round at the weight's floor that took no Newton step
+ * would be taken again as it is: the rounds end there, failed. */
+static void round_done(prox_item *q, const clc_pproblem *p, const clcone_options *o, double floor, int round,
+                       double t0, const clcone_prob_result *rr, double *a, double *f, int *state,
+                       clcone_prob_result *res)
+{
+    double e = clc_pproblem_hard_error(p, a, f);
+    int stalled = !rr->iters && q->c <= floor, stop;
+    q->newton += rr->iters;
+    item_best(q, p, a, f, state, e);
+    if (q->soft) {
+        *res = *rr;
+        q->done = 1;
+        return;
+    }
+    stop = clc_stop_rule(o, q->newton, e, clc_now_ms() - t0, res);
+    if (!stop && (rr->status == CLCONE_FAILED || stalled)) {
+        /* a round that cannot converge, or one that cannot move, ends them */
+        res->status = CLCONE_FAILED;
+        if (rr->status == CLCONE_FAILED) snprintf(res->reason, sizeof res->reason, "%s", rr->reason);
+        else snprintf(res->reason, sizeof res->reason, "the proximal rounds stalled at %.3g (weight %g)", e, q->c);
+        stop = 1;
+    }
+    if (stop) {
+        prox_done(q, p, a, f, state, round, t0, res);
+        return;
+    }
+    memcpy(q->center, f, sizeof *f * (size_t)p->m);
+    q->c = fmax(q->c * PROX_SHRINK, floor);
+}
+
+/* The live problems' a, f and zones at a round's start (save), or back to it. */
+static void round_start(prox_item *t, const int *idx, int m, const clc_pproblem *const *p, double *const *a,
+                        double *const *f, int *const *state, int save)
+{
+    for (int j = 0; j < m; ++j) {
+        prox_item *q = &t[idx[j]];
+        size_t nv = sizeof *q->start_a * (size_t)p[idx[j]]->nv, mr = (size_t)p[idx[j]]->m;
+        if (q->done) continue;
+        memcpy(save ? q->start_a : a[idx[j]], save ? a[idx[j]] : q->start_a, nv);
+        memcpy(save ? q->start_f : f[idx[j]], save ? f[idx[j]] : q->start_f, sizeof *f[0] * mr);
+        memcpy(save ? q->start_state : state[idx[j]], save ? state[idx[j]] : q->start_state, sizeof *state[0] * mr);
+    }
 }
 
 clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const clcone_options *o, double floor,
@@ -94,16 +147,16 @@ clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const 
     int **rs = clc_calloc(n, sizeof *rs, err, "the rounds' zones"), *idx = clc_calloc(n, sizeof *idx, err, "the rounds' problems");
     clcone_prob_result *rr = clc_calloc(n, sizeof *rr, err, "the rounds' results");
     clcone_options io = *o;
+    clcone_error lost;
     clcone_status s = CLCONE_ENOMEM;
-    int live = K, round;
     *failed = -1;
     if (!t || !rp || !ra || !rs || !idx || !rr) goto out;
     for (int k = 0; k < K; ++k)
         if ((s = item_init(&t[k], p[k], err))) goto out;
     io.model = CLCONE_MODEL_SOFT;
     io.solver = CLCONE_SOLVER_NEWTON;
-    for (round = 0; live > 0; ++round) {
-        int m = 0;
+    for (int round = 0;; ++round) {
+        int m = 0, least = o->max_iter;
         for (int k = 0; k < K; ++k) {
             if (t[k].done) continue;
             clc_pproblem_round(p[k], t[k].c, t[k].center, t[k].round.R, t[k].round.aref);
@@ -112,47 +165,37 @@ clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const 
             ra[n + m] = f[k];
             rs[m] = state[k];
             idx[m++] = k;
+            if (t[k].newton < least) least = t[k].newton;
         }
-        if (!m) break; /* the last ones ended in a failed round */
-        /* rounds after the first start from the last one's accelerations */
+        if (!m) break;
+        /* rounds after the first start from the last one's accelerations;
+         * the caps are the solve's, less what the rounds have spent */
         io.warm_start = round ? 1 : o->warm_start;
-        if ((s = inner(solver, m, rp, &io, ra, ra + n, rs, rr, failed, err))) {
+        io.max_iter = o->max_iter - least > 1 ? o->max_iter - least : 1;
+        if (o->max_seconds > 0) io.max_seconds = fmax(o->max_seconds - 1e-3 * (clc_now_ms() - t0), 1e-9);
+        round_start(t, idx, m, p, a, f, state, 1);
+        if ((s = inner(solver, m, rp, &io, ra, ra + n, rs, rr, failed, &lost))) {
             /* a later round's Hessian lost to rounding (its R the smaller):
              * that problem ends failed with its best round, the others
-             * take this round again */
-            if (*failed < 0 || s != CLCONE_EINVAL || !isfinite(t[idx[*failed]].best_e)) {
-                if (*failed >= 0) *failed = idx[*failed];
+             * take this round again from its start */
+            int k = *failed >= 0 ? idx[*failed] : -1;
+            if (k < 0 || s != CLCONE_EINVAL || !isfinite(t[k].best_e)) {
+                *failed = k;
+                if (err) *err = lost;
                 goto out;
             }
-            prox_done(&t[idx[*failed]], p[idx[*failed]], a[idx[*failed]], f[idx[*failed]], state[idx[*failed]],
-                      round, t0, &res[idx[*failed]]);
-            res[idx[*failed]].status = CLCONE_FAILED;
-            snprintf(res[idx[*failed]].reason, sizeof res->reason, "round %d's Newton: %.*s", round,
-                     (int)sizeof res->reason - 40, err->msg);
+            round_start(t, idx, m, p, a, f, state, 0);
+            prox_done(&t[k], p[k], a[k], f[k], state[k], round, t0, &res[k]);
+            res[k].status = CLCONE_FAILED;
+            snprintf(res[k].reason, sizeof res->reason, "round %d's Newton: %.*s", round,
+                     (int)sizeof res->reason - 40, lost.msg);
             *failed = -1;
             --round;
             continue;
         }
-        live = 0;
-        for (int j = 0; j < m; ++j) {
-            int k = idx[j];
-            prox_item *q = &t[k];
-            double e = clc_pproblem_hard_error(p[k], a[k], f[k]);
-            q->newton += rr[j].iters;
-            item_best(q, p[k], a[k], f[k], state[k], e);
-            q->done = clc_stop_rule(o, q->newton, e, clc_now_ms() - t0, &res[k]);
-            if (!q->done && rr[j].status == CLCONE_FAILED) { /* a round that cannot converge ends the rounds */
-                res[k] = rr[j];
-                q->done = 1;
-            }
-            if (q->done) {
-                prox_done(q, p[k], a[k], f[k], state[k], round, t0, &res[k]);
-                continue;
-            }
-            memcpy(q->center, f[k], sizeof *f[k] * (size_t)p[k]->m);
-            q->c = fmax(q->c * PROX_SHRINK, floor);
-            ++live;
-        }
+        for (int j = 0; j < m; ++j)
+            round_done(&t[idx[j]], p[idx[j]], o, floor, round, t0, &rr[j], a[idx[j]], f[idx[j]], state[idx[j]],
+                       &res[idx[j]]);
     }
     s = CLCONE_OK;
 out:
