@@ -33,6 +33,14 @@ void bench_cli_path(char *buf, size_t len)
     snprintf(buf, len, "%s/clcone", dirname(exe));
 }
 
+int bench_cli_ready(bench *b, FILE *f, char *cli, size_t len)
+{
+    bench_cli_path(cli, len);
+    if (access(cli, X_OK) == 0) return 1;
+    bench_fail(b, f, "the CLI %s is not there (make bench builds it)", cli);
+    return 0;
+}
+
 const char *bench_cli_device(const bench *b)
 {
     return b->spec ? b->spec : !b->dctx ? "gpu" : clcone_context_device(b->dctx)->is_gpu ? "gpu" : "cpu";

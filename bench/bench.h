@@ -59,6 +59,8 @@ int bench_plot(bench *b, FILE *sec, const char *name, const char *body);
 /* The CLI built beside this bench (build/clcone), for the sections that
  * measure what a user runs. */
 void bench_cli_path(char *buf, size_t len);
+/* The CLI's path into cli (len bytes): 1, or 0 and a failure in f where it is not there. */
+int bench_cli_ready(bench *b, FILE *f, char *cli, size_t len);
 /* The CLI's name for the bench's device: as given, else its kind. */
 const char *bench_cli_device(const bench *b);
 /* Section 8's table of hard contact on the shared models (bench/sec_hard.c; MuJoCo builds only). */

@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #ifdef BENCH_MUJOCO
 
@@ -50,11 +49,7 @@ void bench_hard_models(bench *b, FILE *f)
     const int steps = 50; /* the humanoids' apgd slows from step 20 on */
     char cli[4200], model[4400];
     const char *device = bench_cli_device(b);
-    bench_cli_path(cli, sizeof cli);
-    if (access(cli, X_OK) != 0) {
-        bench_fail(b, f, "the CLI %s is not there (make bench builds it)", cli);
-        return;
-    }
+    if (!bench_cli_ready(b, f, cli, sizeof cli)) return;
     fprintf(f, "### Hard contact on the shared models: apgd against MuJoCo's Newton in proximal rounds\n\n"
                "`clcone mujoco MODEL --steps %d --model coulomb` from the model's state (R = 0 on the contact "
                "rows; these models' cones are pyramidal, so no state takes the 3-row form): `--solver apgd` on the "

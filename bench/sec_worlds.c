@@ -15,7 +15,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 /* One CLI run's figures. */
 typedef struct worlds_run {
@@ -123,11 +122,7 @@ void bench_section_worlds(bench *b, FILE *f)
     char cli[4200], model[4400], problems[4096];
     const char *device = bench_cli_device(b);
     snprintf(problems, sizeof problems, "%s", b->problems);
-    bench_cli_path(cli, sizeof cli);
-    if (access(cli, X_OK) != 0) {
-        bench_fail(b, f, "the CLI %s is not there (make bench builds it)", cli);
-        return;
-    }
+    if (!bench_cli_ready(b, f, cli, sizeof cli)) return;
     fprintf(f, "N copies of a model (`clcone mujoco MODEL --worlds N --steps K --compare mujoco --solver newton`, "
                "world k >= 1 from the model's state with qvel perturbed by up to 0.01, seed 1): each step MuJoCo's "
                "stages run per world on the host (one thread), all the worlds' constraint problems are solved as "
