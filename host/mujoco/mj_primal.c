@@ -312,7 +312,7 @@ static void merge_results(const clcone_prob_result *res, int n, double ms, clcon
     for (int k = 0; k < n; ++k) {
         if (res[k].status > out->status || k == 0) {
             out->status = res[k].status;
-            snprintf(out->reason, sizeof out->reason, "%s", res[k].reason);
+            memcpy(out->reason, res[k].reason, sizeof out->reason);
         }
         if (res[k].iters > out->iters) out->iters = res[k].iters;
         if (res[k].error > out->error) out->error = res[k].error;
@@ -321,45 +321,76 @@ static void merge_results(const clcone_prob_result *res, int n, double ms, clcon
     out->time_ms = ms;
 }
 
+/* Room for a batch's islands as clc_solve_primal_batch takes them: a
+ * world's few islands on the stack, a larger batch's in one allocation
+ * (a solve of the humanoid's one island took five, whose churn cost more
+ * than the island's Cholesky). */
+#define ISLANDS_ON_STACK 4
+typedef struct island_room {
+    const clc_pproblem **p;
+    double **av;   /* 2N: each island's accelerations, then its forces */
+    int **sv;
+    int *owner;    /* 2N: each island's world, then its index there */
+    clcone_prob_result *res;
+    void *heap;
+    const clc_pproblem *p_[ISLANDS_ON_STACK];
+    double *av_[2 * ISLANDS_ON_STACK];
+    int *sv_[ISLANDS_ON_STACK], owner_[2 * ISLANDS_ON_STACK];
+    clcone_prob_result res_[ISLANDS_ON_STACK];
+} island_room;
+
+static clcone_status room_make(island_room *r, size_t N, clcone_error *err)
+{
+    char *at;
+    r->heap = NULL;
+    if (N <= ISLANDS_ON_STACK) {
+        r->p = r->p_;
+        r->av = r->av_;
+        r->sv = r->sv_;
+        r->owner = r->owner_;
+        r->res = r->res_;
+        return CLCONE_OK;
+    }
+    /* the results first: the strictest alignment */
+    at = r->heap = clc_malloc(N, sizeof *r->res + sizeof *r->p + 2 * sizeof *r->av + sizeof *r->sv
+                                     + 2 * sizeof *r->owner, err, "islands");
+    if (!at) return CLCONE_ENOMEM;
+    r->res = (clcone_prob_result *)(void *)at;
+    r->p = (const clc_pproblem **)(void *)(at += N * sizeof *r->res);
+    r->av = (double **)(void *)(at += N * sizeof *r->p);
+    r->sv = (int **)(void *)(at += 2 * N * sizeof *r->av);
+    r->owner = (int *)(void *)(at + N * sizeof *r->sv);
+    return CLCONE_OK;
+}
+
 clcone_status clc_mj_primal_solve_many(clcone_context *ctx, int n, clc_mj_primal *const *pr,
                                        const clcone_options *o, int threads, clcone_prob_result *out, int *failed,
                                        clcone_error *err)
 {
     size_t N = 0;
-    const clc_pproblem **p;
-    double **av, t0 = clc_now_ms();
-    int **sv, *owner, fi = -1;
-    clcone_prob_result *res;
-    clcone_status s = CLCONE_ENOMEM;
+    double t0 = clc_now_ms();
+    int fi = -1;
+    island_room r;
+    clcone_status s;
     *failed = -1;
     for (int j = 0; j < n; ++j) N += (size_t)pr[j]->n;
-    p = clc_calloc(N + 1, sizeof *p, err, "islands");
-    av = clc_calloc(2 * N + 1, sizeof *av, err, "island vectors");
-    sv = clc_calloc(N + 1, sizeof *sv, err, "island zones");
-    owner = clc_calloc(2 * N + 1, sizeof *owner, err, "island owners");
-    res = clc_calloc(N + 1, sizeof *res, err, "island results");
-    if (!p || !av || !sv || !owner || !res) goto out;
+    if ((s = room_make(&r, N, err))) return s;
     for (int j = 0, i = 0; j < n; ++j)
         for (int k = 0; k < pr[j]->n; ++k, ++i) {
-            p[i] = &pr[j]->isl[k];
-            av[i] = pr[j]->a + pr[j]->dof_off[k];
-            av[N + i] = pr[j]->f + pr[j]->row_off[k];
-            sv[i] = pr[j]->state + pr[j]->row_off[k];
-            owner[i] = j;
-            owner[N + i] = k;
+            r.p[i] = &pr[j]->isl[k];
+            r.av[i] = pr[j]->a + pr[j]->dof_off[k];
+            r.av[N + i] = pr[j]->f + pr[j]->row_off[k];
+            r.sv[i] = pr[j]->state + pr[j]->row_off[k];
+            r.owner[i] = j;
+            r.owner[N + i] = k;
         }
-    s = clc_solve_primal_batch(ctx, (int)N, p, o, threads, av, av + N, sv, res, &fi, err);
+    s = clc_solve_primal_batch(ctx, (int)N, r.p, o, threads, r.av, r.av + N, r.sv, r.res, &fi, err);
     if (s && fi >= 0) {
-        *failed = owner[fi];
-        clc_error_prefix(err, "island %d", owner[N + fi]);
+        *failed = r.owner[fi];
+        clc_error_prefix(err, "island %d", r.owner[N + fi]);
     }
-    for (int j = 0, i = 0; !s && j < n; i += pr[j++]->n) merge_results(res + i, pr[j]->n, clc_now_ms() - t0, &out[j]);
-out:
-    free(p);
-    free(av);
-    free(sv);
-    free(owner);
-    free(res);
+    for (int j = 0, i = 0; !s && j < n; i += pr[j++]->n) merge_results(r.res + i, pr[j]->n, clc_now_ms() - t0, &out[j]);
+    free(r.heap);
     return s;
 }
 

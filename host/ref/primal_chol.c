@@ -13,8 +13,8 @@
 
 void clc_pchol_free(pchol *c)
 {
+    if (!c->dense) free(c->li); /* a dense pattern lies in pd's room */
     free(c->pd);
-    free(c->li);
     free(c->lx);
     free(c->re);
     memset(c, 0, sizeof *c);
@@ -293,18 +293,16 @@ static clcone_status rows_of(pchol *c, clcone_error *err)
 int clc_pchol_dense_pays(const clc_pproblem *p) { return p->nv <= PCHOL_DENSE_MAX; }
 
 /* The whole lower triangle in the dofs' own order: column j's rows j..nv-1
- * at lp[j] on, the diagonal first. */
-static clcone_status dense_pattern(pchol *c, clcone_error *err)
+ * at lp[j] on, the diagonal first; li in room the caller sized. */
+static void dense_pattern(pchol *c, int *room)
 {
     int nv = c->nv;
-    if (!(c->li = clc_malloc((size_t)nv * (size_t)(nv + 1) / 2 + 1, sizeof *c->li, err, "the factor's pattern")))
-        return CLCONE_ENOMEM;
+    c->li = room;
     for (int j = 0; j < nv; ++j) {
         c->pd[j] = c->orig[j] = j;
         c->lp[j + 1] = c->lp[j] + nv - j;
         for (int i = j; i < nv; ++i) c->li[c->lp[j] + i - j] = i;
     }
-    return CLCONE_OK;
 }
 
 /* The pattern by the elimination tree (c->pd and the lists laid out). */
@@ -329,7 +327,7 @@ static clcone_status sparse_pattern(pchol *c, const clc_pproblem *p, const int *
 clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const int *same, clcone_error *err)
 {
     int nv = p->nv;
-    size_t nm = 0;
+    size_t nm = 0, order = 9 * (size_t)nv + 2 * (size_t)p->ng + 8, room;
     clcone_status s = CLCONE_ENOMEM;
     memset(c, 0, sizeof *c);
     c->nv = nv;
@@ -337,15 +335,19 @@ clcone_status clc_pchol_init(pchol *c, const clc_pproblem *p, int dense, const i
     for (int g = 0; g < p->ng && !dense; ++g)
         nm += (size_t)(p->goff[g + 1] - p->goff[g]) * (size_t)(p->goff[g + 1] - p->goff[g] + 1) / 2;
     /* pd, orig, lp, rp, mp, mi, then scratch: H's heads, a buffer or the
-     * tree's heads, marks, the tree's links */
-    c->pd = clc_calloc(9 * (size_t)nv + nm + 2 * (size_t)p->ng + 8, sizeof *c->pd, err, "the factor's order");
+     * tree's heads, marks, the tree's links; a dense pattern after them
+     * (one allocation the fewer a solve: the humanoid's solve is a few
+     * microseconds) */
+    room = order + (dense ? (size_t)nv * (size_t)(nv + 1) / 2 : nm);
+    c->pd = clc_calloc(room, sizeof *c->pd, err, "the factor's order");
     if (!c->pd) goto out;
     c->orig = c->pd + nv;
     c->lp = c->orig + nv;
     c->rp = c->lp + nv + 1;
     c->mp = c->rp + nv + 1;
     c->mi = c->mp + nv + 1;
-    if ((s = dense ? dense_pattern(c, err) : sparse_pattern(c, p, same, c->mi + nm, err))) goto out;
+    if (dense) dense_pattern(c, c->pd + order);
+    else if ((s = sparse_pattern(c, p, same, c->mi + nm, err))) goto out;
     s = CLCONE_ENOMEM;
     /* L's entries are written by each factor before they are read: only
      * the scatter starts zeroed */

@@ -22,7 +22,11 @@ typedef struct pn {
     double *a, *Ma, *x, *f, *grad, *Mg, *s, *Mv, *tmp, *Jv, *Hc, *quad, *cq;
     int *state;
     /* J's rows again, each entry's dof as its position in the factor's
-     * order, ascending: H's column j takes a row's entries from j on */
+     * order, ascending: H's column j takes a row's entries from j on. A
+     * dense factor's positions are the dofs: J's own arrays; a sparse
+     * one's in spos and sval */
+    const int *pos;
+    const double *val;
     int *spos;
     double *sval;
     int *ctp, *ctr, *cte; /* J by dofs: dof i's runs ctr (each by its first row) and its entry cte (in spos) at [ctp[i], ctp[i+1]) */
@@ -85,13 +89,13 @@ static void pn_update(pn *w)
     }
 }
 
-/* Row s's first entry in spos at position j or after. */
+/* Row s's first entry in pos at position j or after. */
 static int first_from(const pn *w, int s, int j)
 {
     int lo = w->p->jp[s], hi = w->p->jp[s + 1];
     while (lo < hi) {
         int mid = lo + (hi - lo) / 2;
-        if (w->spos[mid] < j) lo = mid + 1;
+        if (w->pos[mid] < j) lo = mid + 1;
         else hi = mid;
     }
     return lo;
@@ -113,7 +117,7 @@ static void pn_cone_run(const pn *w, int s0, int o, const int *pos, int n, doubl
     int b = w->rb[s0], n2 = p->off[b + 1] - s0;
     const double *hc = w->Hc + (size_t)b * CONE2, *v[PRIMAL_CONE_MAX];
     double c[PRIMAL_CONE_MAX] = {0};
-    for (int k = 0; k < n2; ++k) v[k] = w->sval + p->jp[s0 + k] + o;
+    for (int k = 0; k < n2; ++k) v[k] = w->val + p->jp[s0 + k] + o;
     for (int l = 0; l < n2; ++l)
         for (int k = 0; k < n2; ++k) c[k] += v[l][0] * hc[l * n2 + k];
     for (int e = 0; e < n; ++e) {
@@ -139,11 +143,11 @@ static void pn_column(void *arg, int j, double *out)
             /* rows of the same dofs (a pyramid's edges, a cone's rows):
              * the same entries from e0 on; quadratic rows scattered two
              * at a time, a middle-zone cone (whole in its run) at once */
-            const int *pos = w->spos + e0;
+            const int *pos = w->pos + e0;
             const double *va = NULL;
             int n = p->jp[r + 1] - e0, o = e0 - p->jp[r], a = -1;
             for (int s = r; s < w->run[r]; ++s) {
-                const double *vb = w->sval + p->jp[s] + o;
+                const double *vb = w->val + p->jp[s] + o;
                 if (w->state[s] != PRIMAL_QUADRATIC) {
                     if (w->state[s] == PRIMAL_CONE && s == p->off[w->rb[s]]) pn_cone_run(w, s, o, pos, n, out);
                     continue;
@@ -158,8 +162,8 @@ static void pn_column(void *arg, int j, double *out)
             }
             if (a >= 0) scatter2(out, pos, n, va, va[0] * w->D[a], va, 0);
         } else if (w->state[r] == PRIMAL_QUADRATIC) {
-            const double *va = w->sval + e0, *vb;
-            const int *pos = w->spos + e0;
+            const double *va = w->val + e0, *vb;
+            const int *pos = w->pos + e0;
             int n = p->jp[r + 1] - e0, s = t2 < w->ctp[i + 1] ? w->ctr[t2] : 0;
             double ca = va[0] * w->D[r], cb;
             if (s != r + 1 || !w->same[s] || w->state[s] != PRIMAL_QUADRATIC || w->run[s] > s + 1) {
@@ -168,7 +172,7 @@ static void pn_column(void *arg, int j, double *out)
             }
             /* the next row, alone in its run, has the same dofs (a cone's
              * next row): both scattered at once */
-            vb = w->sval + w->cte[t2++];
+            vb = w->val + w->cte[t2++];
             cb = vb[0] * w->D[s];
             scatter2(out, pos, n, va, ca, vb, cb);
         } else if (w->state[r] == PRIMAL_CONE) {
@@ -178,10 +182,10 @@ static void pn_column(void *arg, int j, double *out)
             const double *hc = w->Hc + (size_t)b * CONE2;
             double c[PRIMAL_CONE_MAX] = {0};
             for (t2 = t; t2 < w->ctp[i + 1] && w->rb[w->ctr[t2]] == b; ++t2)
-                for (int k = 0; k < n2; ++k) c[k] += w->sval[w->cte[t2]] * hc[(w->ctr[t2] - s0) * n2 + k];
+                for (int k = 0; k < n2; ++k) c[k] += w->val[w->cte[t2]] * hc[(w->ctr[t2] - s0) * n2 + k];
             for (int k = 0; k < n2; ++k)
                 for (int e = first_from(w, s0 + k, j); c[k] != 0 && e < p->jp[s0 + k + 1]; ++e)
-                    out[w->spos[e]] += c[k] * w->sval[e];
+                    out[w->pos[e]] += c[k] * w->val[e];
         }
     }
 }
@@ -271,7 +275,7 @@ static int pn_row_update(pn *w, int r, int sigma)
 {
     const clc_pproblem *p = w->p;
     int e0 = p->jp[r];
-    return clc_pchol_update(&w->ch, sigma, w->spos + e0, w->sval + e0, p->jp[r + 1] - e0, sqrt(w->D[r]));
+    return clc_pchol_update(&w->ch, sigma, w->pos + e0, w->val + e0, p->jp[r + 1] - e0, sqrt(w->D[r]));
 }
 
 /* The factor for the zones now, as MuJoCo's incremental Hessian: rank-one
@@ -288,7 +292,7 @@ static clcone_status pn_refactor(pn *w, clcone_error *err)
         if (w->state[r] == PRIMAL_CONE || w->fstate[r] == PRIMAL_CONE) return pn_factor(w, err);
         if ((w->state[r] == PRIMAL_QUADRATIC) == (w->fstate[r] == PRIMAL_QUADRATIC) || p->jp[r + 1] == p->jp[r])
             continue;
-        if ((cost += clc_pchol_path_cost(&w->ch, w->spos[p->jp[r]])) > fresh) return pn_factor(w, err);
+        if ((cost += clc_pchol_path_cost(&w->ch, w->pos[p->jp[r]])) > fresh) return pn_factor(w, err);
         w->changed[n++] = r;
     }
     for (int k = 0; k < n; ++k)
@@ -598,9 +602,11 @@ static clcone_status pn_init(pn *w, const clc_pproblem *p, double *a, double *f,
     }
     for (int b = 0; b < p->nb; ++b)
         for (int r = p->off[b]; r < p->off[b + 1]; ++r) w->rb[r] = b;
+    w->pos = w->spos;
+    w->val = w->sval;
     if (w->ch.dense) { /* positions are dofs: J's own rows */
-        memcpy(w->spos, p->jc, sizeof *p->jc * nnz);
-        memcpy(w->sval, p->jv, sizeof *p->jv * nnz);
+        w->pos = p->jc;
+        w->val = p->jv;
     } else {
         pn_by_dofs(w);
         for (int g = 0; g < p->ng; ++g)
