@@ -238,6 +238,26 @@ static void lists(const mjModel *m, const mjData *d, clc_mj_primal *pr, const in
     for (int i = 0; i < d->nefc; ++i) pr->row[pr->row_off[isl[i]] + fill[isl[i]]++] = i;
 }
 
+/* pr's islands, their dofs and rows, accelerations, forces and zones,
+ * zeroed, in one allocation (a world's are made every step): the islands
+ * first, then the reals, then the integers. */
+static clcone_status islands_alloc(clc_mj_primal *pr, int nv, int nefc, clcone_error *err)
+{
+    size_t n = (size_t)pr->n + 1, V = (size_t)nv + 1, R = (size_t)nefc + 1;
+    char *at = clc_calloc(1, n * sizeof *pr->isl + (V + R) * sizeof *pr->a + (2 * n + V + 2 * R) * sizeof(int), err,
+                          "islands");
+    if (!at) return CLCONE_ENOMEM;
+    pr->isl = (clc_pproblem *)(void *)at;
+    pr->a = (double *)(void *)(at + n * sizeof *pr->isl);
+    pr->f = pr->a + V;
+    pr->dof_off = (int *)(void *)(pr->f + R);
+    pr->row_off = pr->dof_off + n;
+    pr->dof = pr->row_off + n;
+    pr->row = pr->dof + V;
+    pr->state = pr->row + R;
+    return CLCONE_OK;
+}
+
 clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char *label, int hard,
                                      clc_mj_primal *pr, clcone_error *err)
 {
@@ -253,16 +273,7 @@ clcone_status clc_mj_primal_build(const mjModel *m, const mjData *d, const char 
     memset(pr, 0, sizeof *pr);
     if (!up || jrows_make(m, d, &J, err)) goto out;
     islands(m, d, &J, up, isl, tisl, &pr->n);
-    pr->isl = clc_calloc((size_t)pr->n + 1, sizeof *pr->isl, err, "islands");
-    pr->dof_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->dof_off, err, "island dofs");
-    pr->row_off = clc_calloc((size_t)pr->n + 1, sizeof *pr->row_off, err, "island rows");
-    pr->dof = clc_calloc((size_t)nv + 1, sizeof *pr->dof, err, "island dofs");
-    pr->row = clc_calloc((size_t)nefc + 1, sizeof *pr->row, err, "island rows");
-    pr->a = clc_calloc((size_t)nv + 1, sizeof *pr->a, err, "accelerations");
-    pr->f = clc_calloc((size_t)nefc + 1, sizeof *pr->f, err, "forces");
-    pr->state = clc_calloc((size_t)nefc + 1, sizeof *pr->state, err, "zones");
-    if (!pr->isl || !pr->dof_off || !pr->row_off || !pr->dof || !pr->row || !pr->a || !pr->f || !pr->state)
-        goto out;
+    if (islands_alloc(pr, nv, nefc, err)) goto out;
     lists(m, d, pr, isl, tisl, loc, fill);
     pr->warm = !mjDISABLED(mjDSBL_WARMSTART);
     s = CLCONE_OK;
@@ -278,14 +289,7 @@ out:
 void clc_mj_primal_free(clc_mj_primal *pr)
 {
     for (int k = 0; pr->isl && k < pr->n; ++k) clc_pproblem_free(&pr->isl[k]);
-    free(pr->isl);
-    free(pr->dof_off);
-    free(pr->dof);
-    free(pr->row_off);
-    free(pr->row);
-    free(pr->a);
-    free(pr->f);
-    free(pr->state);
+    free(pr->isl); /* and the arrays after it (islands_alloc) */
     memset(pr, 0, sizeof *pr);
 }
 
