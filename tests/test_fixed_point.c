@@ -6,7 +6,7 @@
  * double and float, on the whole-problem kernel and on the multi-launch
  * loop; a batch gives each problem its bits alone; on a pile, where the
  * shift does not settle, it stops with a clear status and its best
- * iterate. */
+ * iterate, and the hybrid's sweeps hand the problem on to Newton. */
 #include "testutil.h"
 #include "ref/reference.h"
 
@@ -157,6 +157,88 @@ START_TEST(device_hybrid_keeping_history_hands_over)
 }
 END_TEST
 
+/* parts[0] and parts[1] as one batch on the multi-launch loop (history
+ * kept), o's model and tol: each the status, iterations and bits it gets
+ * alone there. */
+static void batch_with_history_is_alone(clcone_context *ctx, const clcone_problem *parts, clcone_options *o)
+{
+    const clcone_problem *ptr[2] = {&parts[0], &parts[1]};
+    clcone_problem batch;
+    clcone_history h[3] = {{NULL, 0, 0, 0}, {NULL, 0, 0, 0}, {NULL, 0, 0, 0}};
+    clcone_result res[3];
+    clcone_error e;
+    double *r[3];
+    ck_assert(clcone_batch_concat(ptr, 2, &batch, &e) == CLCONE_OK);
+    for (int k = 0; k < 3; ++k) {
+        const clcone_problem *p = k < 2 ? &parts[k] : &batch;
+        r[k] = calloc(3 * (size_t)p->n, sizeof *r[k]);
+        o->history = &h[k];
+        ck_assert_msg(clcone_solve(ctx, p, o, r[k], &res[k], &e) == CLCONE_OK, "%s", e.msg);
+    }
+    for (int k = 0; k < 2; ++k) {
+        const clcone_prob_result *a = &res[k].items[0], *b = &res[2].items[k];
+        ck_assert_msg(a->status == CLCONE_CONVERGED, "problem %d: %s (%s)", k, clcone_run_status_name(a->status),
+                      a->reason);
+        ck_assert_int_eq(b->status, a->status);
+        ck_assert_int_eq(b->iters, a->iters);
+        ck_assert_double_eq(b->error, a->error);
+        ck_assert(memcmp(r[k], r[2] + 3 * batch.prob_off[k], sizeof(double) * 3 * (size_t)parts[k].n) == 0);
+    }
+    for (int k = 0; k < 3; ++k) {
+        free(r[k]);
+        clcone_result_free(&res[k]);
+        clcone_history_free(&h[k]);
+    }
+    o->history = NULL;
+    clcone_problem_free(&batch);
+}
+
+/* On a boxed pile (`gen pile --n 200 --seed 3`, 600 contacts) the fixed
+ * point stalls; a float device's sweeps, alone after it, stood at 1.1e-5
+ * after 20 s at the float default's 1e-5. Watched by the switch again
+ * they hand the problem to the host's sparse Newton, which converges
+ * (about 1 s): on the whole-problem kernel and on the multi-launch loop
+ * (history kept); in a batch with a tiny pile each gets its bits
+ * alone. */
+START_TEST(device_hybrid_hands_over_again_after_the_fixed_point)
+{
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_scene s;
+    clcone_problem parts[2];
+    clcone_history h = {NULL, 0, 0, 0};
+    clcone_options o;
+    clcone_result res;
+    clcone_error e;
+    double *r;
+    test_gen_pile(200, 3, &s, &parts[0]);
+    clcone_scene_free(&s);
+    ck_assert_int_gt(parts[0].n, CLCONE_NEWTON_REF_MAX_CONTACTS);
+    r = malloc(3 * (size_t)parts[0].n * sizeof *r);
+    clcone_options_default(&o);
+    o.tol = 1e-5;
+    for (int k = 0; k < 2; ++k) {
+        const clcone_prob_result *out;
+        memset(r, 0, 3 * (size_t)parts[0].n * sizeof *r);
+        o.history = k ? &h : NULL;
+        ck_assert_msg(clcone_solve(ctx, &parts[0], &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+        out = &res.items[0];
+        ck_assert_msg(out->status == CLCONE_CONVERGED, "%s: %s after %d iterations, error %g (%s)",
+                      k ? "multi-launch loop" : "kernel", clcone_run_status_name(out->status), out->iters,
+                      out->error, out->reason);
+        ck_assert_double_le(coulomb_error(&parts[0], r), 1e-5);
+        clcone_result_free(&res);
+    }
+    ck_assert_int_gt(h.count, 0);
+    test_gen_pile(11, 8, &s, &parts[1]);
+    clcone_scene_free(&s);
+    batch_with_history_is_alone(ctx, parts, &o);
+    test_converged_batch_is_alone(ctx, parts, 2, CLCONE_MODEL_COULOMB, CLCONE_SOLVER_HYBRID, 1e-5);
+    clcone_history_free(&h);
+    free(r);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* On a close-packed pile the shift does not settle: the method stops,
  * failed, saying why, with its best iterate (finite, its error measured
  * and well below the start's); a contact without friction is refused by
@@ -198,6 +280,7 @@ Suite *suite_fixed_point(void)
     tcase_add_loop_test(t, device_hybrid_hands_a_tall_stack_over, 0, 2);
     tcase_add_test(t, device_batch_is_alone);
     tcase_add_loop_test(t, device_hybrid_keeping_history_hands_over, 0, 2);
+    tcase_add_test(t, device_hybrid_hands_over_again_after_the_fixed_point);
     tcase_add_test(t, fixed_point_fails_safe);
     suite_add_tcase(s, t);
     return s;

@@ -131,9 +131,12 @@ int clc_hybrid_switches(const clc_dev_batch *d);
  * friction keeps the interior point out. */
 clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
 /* Problem p from r at its iteration in d->res on the host (s: its status): within the dense limit its Newton in
- * double, past it the second phase; 1 where that stopped above tol within the caps, for the device's sweeps to go
- * on from r. */
-int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err);
+ * double, past it the second phase, or (second: that phase has run) the sparse Newton for good; 1 where the
+ * second phase stopped above tol within the caps, for the device's sweeps to go on from r. */
+int clc_handover_run(clc_dev_batch *d, int p, int second, double *r, clcone_status *s, clcone_error *err);
+/* The price in sweeps of the host's sparse Newton for problem p's sweeps after its second phase stalled: coulomb
+ * past the dense limit; else 0 (the sweeps alone). */
+double clc_handover_newton_price(const clc_dev_batch *d, int p);
 /* The hybrid on the multi-launch loop: `sweeps` watched by the switch, the problems it stops to the host's
  * Newton or second phase, the sweeps again where that gives up or stalls. */
 clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r, clcone_error *err);

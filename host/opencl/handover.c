@@ -7,7 +7,9 @@
  * second phase, as the reference's hybrid does past its limit: ccp and
  * soft to the interior point (ref/ipm.c), coulomb to its fixed point
  * over it (ref/fixed_point.c);
- * where that stalls above tol the sweeps go on from its better iterate.
+ * where that stalls above tol the sweeps go on from its better iterate,
+ * and coulomb's, watched by the switch again, go to the host's sparse
+ * Newton at its next verdict, for good (the reference's hybrid_large).
  * The whole-problem kernel stops such a problem itself (opencl/newton.c).
  * A batch beyond those kernels (a problem past 4,096 contacts on a GPU,
  * 16,384 on a CPU, or a solve keeping its history) runs the sweeps'
@@ -27,6 +29,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int clc_hybrid_switches(const clc_dev_batch *d)
 {
@@ -57,16 +60,24 @@ static int caps_left(const clc_dev_batch *d, int p)
     return d->res->items[p].iters < d->o->max_iter && !clc_time_is_up(d->o, clc_now_ms() - d->t0);
 }
 
-int clc_handover_run(clc_dev_batch *d, int p, double *r, clcone_status *s, clcone_error *err)
+int clc_handover_run(clc_dev_batch *d, int p, int second, double *r, clcone_status *s, clcone_error *err)
 {
     clcone_prob_result *out = &d->res->items[p];
     int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1], sweeps = out->inner_iters, gave_up = 0;
-    if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS)
+    if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS || second)
         *s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, 0, &gave_up, out, err);
     else
         *s = clc_ref_past_dense_from(d->p, d->o, c0, c1, r, out->iters, d->t0, out, err);
     out->inner_iters = sweeps;
-    return !*s && out->status == CLCONE_FAILED && caps_left(d, p);
+    return !second && !*s && out->status == CLCONE_FAILED && caps_left(d, p);
+}
+
+double clc_handover_newton_price(const clc_dev_batch *d, int p)
+{
+    int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1];
+    return d->model == CLCONE_MODEL_COULOMB && c1 - c0 > CLCONE_NEWTON_REF_MAX_CONTACTS
+               ? clc_ref_newton_price(d->p, c0, c1)
+               : 0;
 }
 
 /* The switch of each problem on the multi-launch loop: its price, marks,
@@ -88,27 +99,37 @@ static int loop_switch_says(void *state, int k, int it, double e)
 }
 
 /* Problem p's sweeps again, alone, watched by S, from r and the
- * iteration its second phase stopped at; counts them into *sweeps. */
+ * iteration its second phase stopped at; counts them into *sweeps. The
+ * others keep their reactions (a float device would round those the
+ * host left in double on their way through it). */
 static clcone_status loop_resume(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_switch *S, int p, int *skip,
                                  double *r, int *sweeps, clcone_error *err)
 {
     clcone_prob_result *out = &d->res->items[p];
+    size_t nr = 3 * (size_t)d->n, r0 = 3 * (size_t)d->h.prob_off[p], r1 = 3 * (size_t)d->h.prob_off[p + 1];
+    double *kept = clc_malloc(nr, sizeof *kept, err, "the other problems' reactions");
     int it0 = out->iters;
     clc_dev_watch resume = {loop_switch_says, S, skip, it0, d->t0};
     clcone_status s;
+    if (!kept) return CLCONE_ENOMEM;
+    memcpy(kept, r, nr * sizeof *r);
     for (int k = 0; k < d->nprob; ++k) skip[k] = k != p;
     d->watch = &resume;
     s = sweeps_fn(d, r, err);
     d->watch = NULL;
     *sweeps += out->iters - it0;
+    memcpy(r, kept, r0 * sizeof *r);
+    memcpy(r + r1, kept + r1, (nr - r1) * sizeof *r);
+    free(kept);
     return s;
 }
 
 /* Problem p after its switch stopped it on the loop: within the dense
  * limit the host's Newton (an early try, and where that gives up the
  * sweeps again with no second try), past it the sparse second phase (the
- * sweeps again where that stalls, with no second hand-over); the
- * reference's hybrid in either case. */
+ * sweeps again where that stalls, coulomb's watched for a second
+ * hand-over to the host's sparse Newton, for good); the reference's
+ * hybrid in either case (whose second hand-over may be a try). */
 static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_switch *S, int p, int *skip,
                                     double *r, clcone_error *err)
 {
@@ -125,9 +146,12 @@ static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loo
             S->tried[p] = 1;
             S->mark_it[p] = 0;
             S->mark_e[p] = INFINITY;
-        } else {
-            again = clc_handover_run(d, p, r, &s, err);
-            S->price[p] = 0;
+        } else { /* tried: its second phase has run, the sparse Newton's turn */
+            again = clc_handover_run(d, p, S->tried[p], r, &s, err);
+            S->price[p] = S->tried[p] ? 0 : clc_handover_newton_price(d, p);
+            S->tried[p] = 1;
+            S->mark_it[p] = 0;
+            S->mark_e[p] = INFINITY;
         }
         if (!s && again) s = loop_resume(d, sweeps_fn, S, p, skip, r, &sweeps, err);
     }

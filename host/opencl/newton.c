@@ -178,22 +178,32 @@ static clcone_status hybrid_sweeps(clc_dev_batch *d, clcone_error *err)
 
 /* The device again for the problems whose interior point stalled above
  * tol (state running in `state`, their iteration the solve's, their
- * price zeroed: no second hand-over), from r; the others keep their
- * results. */
+ * price the host's sparse Newton's: clc_handover_newton_price, 0 for
+ * the sweeps alone), from r; the others keep their results and
+ * reactions (a float device would round those the host's Newton left in
+ * double on their way through it). */
 static clcone_status handover_resume(clc_dev_batch *d, const int *state, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
-    size_t np = (size_t)d->nprob;
+    size_t np = (size_t)d->nprob, nr = 3 * (size_t)d->n;
     clcone_prob_result *kept = clc_calloc(np, sizeof *kept, err, "handed-over results");
-    char zero[sizeof(double)] = {0};
-    clcone_status s = kept ? CLCONE_OK : CLCONE_ENOMEM;
+    double *kept_r = clc_malloc(nr, sizeof *kept_r, err, "handed-over reactions");
+    clcone_status s = kept && kept_r ? CLCONE_OK : CLCONE_ENOMEM;
     cl_int e = CL_SUCCESS;
-    if (s) return s;
+    if (s) {
+        free(kept);
+        free(kept_r);
+        return s;
+    }
     memcpy(kept, d->res->items, np * sizeof *kept);
+    memcpy(kept_r, r, nr * sizeof *r);
     for (size_t p = 0; p < np && e == CL_SUCCESS; ++p)
         if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
-            e = clEnqueueWriteBuffer(c->queue, d->g_mem[9], CL_TRUE, p * c->real_size, c->real_size, zero, 0, NULL,
-                                     NULL);
+            double price = clc_handover_newton_price(d, (int)p);
+            float price_f = (float)price;
+            e = clEnqueueWriteBuffer(c->queue, d->g_mem[9], CL_TRUE, p * c->real_size, c->real_size,
+                                     c->real_size == sizeof price ? (const void *)&price : (const void *)&price_f, 0,
+                                     NULL, NULL);
             d->res->items[p].time_ms = 0;
         }
     if (e == CL_SUCCESS)
@@ -203,8 +213,13 @@ static clcone_status handover_resume(clc_dev_batch *d, const int *state, double 
     if (!s) s = clc_group_loop(d, d->k_group, "newton_local", 0, r, err);
     if (!s) s = hybrid_sweeps(d, err);
     for (size_t p = 0; !s && p < np; ++p)
-        if (state[2 * p + 1] != CONE_GROUP_RUNNING) d->res->items[p] = kept[p];
+        if (state[2 * p + 1] != CONE_GROUP_RUNNING) {
+            size_t r0 = 3 * (size_t)d->h.prob_off[p], r1 = 3 * (size_t)d->h.prob_off[p + 1];
+            d->res->items[p] = kept[p];
+            memcpy(r + r0, kept_r + r0, (r1 - r0) * sizeof *r);
+        }
     free(kept);
+    free(kept_r);
     return s;
 }
 
@@ -212,6 +227,9 @@ typedef struct handover_batch {
     clc_dev_batch *d;
     double *r;
     int *state, *handed; /* handed: the problems the kernel handed over */
+    int *round;          /* a problem's hand-overs so far (after one whose second phase stalled the next is the
+                            sparse Newton's), -1 once done on the host (whose state on the device stays "handed
+                            over") */
 } handover_batch;
 
 /* One handed-over problem on the host, touching only its own reactions,
@@ -221,10 +239,13 @@ static clcone_status handover_problem(void *job, int i, clcone_error *err)
     handover_batch *b = job;
     int p = b->handed[i];
     clcone_status s;
+    int k = b->round[p];
     b->d->res->items[p].iters = b->state[2 * p];
-    if (clc_handover_run(b->d, p, b->r, &s, err)) {
+    b->round[p] = -1; /* done on the host, unless resumed */
+    if (clc_handover_run(b->d, p, k, b->r, &s, err)) {
         b->state[2 * p] = b->d->res->items[p].iters;
         b->state[2 * p + 1] = CONE_GROUP_RUNNING;
+        b->round[p] = k + 1;
     }
     return s;
 }
@@ -233,28 +254,32 @@ static clcone_status handover_problem(void *job, int i, clcone_error *err)
  * Newton in double within the dense limit, past it the second phase from
  * the sweeps' best iterate, as the reference's hybrid), on the options'
  * threads; where that stalls above tol, the device's sweeps again from
- * the better iterate. */
+ * the better iterate, and those that hand over again (coulomb past the
+ * limit) to the host's sparse Newton: two rounds at most. */
 static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
-    int *state = clc_calloc(3 * np, sizeof *state, err, "problem states"), nhanded = 0, resume = 0;
-    handover_batch b = {d, r, state, state + 2 * np};
-    clcone_status s;
-    cl_int e;
-    if (!state) return CLCONE_ENOMEM;
-    e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
-    s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
-    for (size_t p = 0; !s && p < np; ++p)
-        if (state[2 * p + 1] == CONE_GROUP_HANDOVER) b.handed[nhanded++] = (int)p;
-    if (!s) {
-        const clcone_options *own = d->o;
-        clcone_options o = *own; /* its progress callback behind the threads' lock */
-        d->o = &o;
-        s = clc_each_problem(&o, nhanded, handover_problem, &b, err);
-        d->o = own;
+    int *state = clc_calloc(4 * np, sizeof *state, err, "problem states"), resume = 1;
+    handover_batch b = {d, r, state, state + 2 * np, state + 3 * np};
+    clcone_status s = state ? CLCONE_OK : CLCONE_ENOMEM;
+    for (int round = 0; !s && resume; ++round) {
+        int nhanded = 0;
+        cl_int e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL,
+                                       NULL);
+        s = e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the problem states");
+        for (size_t p = 0; !s && p < np; ++p)
+            if (state[2 * p + 1] == CONE_GROUP_HANDOVER && b.round[p] == round) b.handed[nhanded++] = (int)p;
+        if (!s) {
+            const clcone_options *own = d->o;
+            clcone_options o = *own; /* its progress callback behind the threads' lock */
+            d->o = &o;
+            s = clc_each_problem(&o, nhanded, handover_problem, &b, err);
+            d->o = own;
+        }
+        resume = 0;
+        for (int i = 0; i < nhanded; ++i) resume |= state[2 * b.handed[i] + 1] == CONE_GROUP_RUNNING;
+        if (!s && resume) s = handover_resume(d, state, r, err);
     }
-    for (int i = 0; i < nhanded; ++i) resume |= state[2 * b.handed[i] + 1] == CONE_GROUP_RUNNING;
-    if (!s && resume) s = handover_resume(d, state, r, err);
     free(state);
     return s;
 }

@@ -92,8 +92,8 @@ enum { REF = 1, DEV = 2 };
 static const clc_contract_row ROWS[] = {
     ROW(COULOMB, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, COULOMB,
         "nsgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm's fixed "
-        "point, on the host for a device; newton on the host for a float device); the sweeps alone where neither "
-        "can go"),
+        "point, then the sweeps and the sparse newton where it stalls, on the host for a device; newton on the "
+        "host for a float device); the sweeps alone where neither can go"),
     ROW(COULOMB, NSGS, REF, 0, clc_ref_nsgs_coulomb, NULL, COULOMB,
         "Gauss-Seidel sweeps with the exact one-contact solve"),
     ROW(COULOMB, CGS, REF | DEV, 0, clc_ref_cgs, clc_dev_cgs, COULOMB,
