@@ -193,13 +193,38 @@ static void batch_with_history_is_alone(clcone_context *ctx, const clcone_proble
     clcone_problem_free(&batch);
 }
 
+/* p solved twice through one plan (o): the second solve as the first,
+ * to the bit, after a first whose resumes rewrote switches and prices
+ * on the device. */
+static void plan_solves_alike(clcone_context *ctx, const clcone_problem *p, const clcone_options *o)
+{
+    clcone_plan *pl;
+    clcone_result res[2];
+    clcone_error e;
+    double *r[2];
+    ck_assert_msg(clcone_plan_create(ctx, p, o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 2; ++k) {
+        r[k] = calloc(3 * (size_t)p->n, sizeof *r[k]);
+        ck_assert_msg(clcone_plan_solve(pl, r[k], &res[k], &e) == CLCONE_OK, "%s", e.msg);
+    }
+    ck_assert_int_eq(res[0].items[0].status, CLCONE_CONVERGED);
+    ck_assert_int_eq(res[1].items[0].status, res[0].items[0].status);
+    ck_assert_int_eq(res[1].items[0].iters, res[0].items[0].iters);
+    ck_assert(memcmp(r[0], r[1], sizeof(double) * 3 * (size_t)p->n) == 0);
+    for (int k = 0; k < 2; ++k) {
+        free(r[k]);
+        clcone_result_free(&res[k]);
+    }
+    clcone_plan_free(pl);
+}
+
 /* On a boxed pile (`gen pile --n 200 --seed 3`, 600 contacts) the fixed
  * point stalls; a float device's sweeps, alone after it, stood at 1.1e-5
  * after 20 s at the float default's 1e-5. Watched by the switch again
  * they hand the problem to the host's sparse Newton, which converges
  * (about 1 s): on the whole-problem kernel and on the multi-launch loop
- * (history kept); in a batch with a tiny pile each gets its bits
- * alone. */
+ * (history kept); a plan's second solve is its first; in a batch with a
+ * tiny pile each gets its bits alone. */
 START_TEST(device_hybrid_hands_over_again_after_the_fixed_point)
 {
     clcone_context *ctx = test_context(CLCONE_FLOAT);
@@ -229,6 +254,7 @@ START_TEST(device_hybrid_hands_over_again_after_the_fixed_point)
         clcone_result_free(&res);
     }
     ck_assert_int_gt(h.count, 0);
+    plan_solves_alike(ctx, &parts[0], &o);
     test_gen_pile(11, 8, &s, &parts[1]);
     clcone_scene_free(&s);
     batch_with_history_is_alone(ctx, parts, &o);

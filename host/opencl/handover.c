@@ -87,6 +87,7 @@ typedef struct loop_switch {
     double tol, *price, *mark_e;
     int max_iter;
     int *mark_it, *tried, *verdict;
+    int *second; /* past the dense limit: the second phase has run, the next hand-over is the sparse Newton's */
 } loop_switch;
 
 static int loop_switch_says(void *state, int k, int it, double e)
@@ -129,7 +130,8 @@ static clcone_status loop_resume(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_s
  * sweeps again with no second try), past it the sparse second phase (the
  * sweeps again where that stalls, coulomb's watched for a second
  * hand-over to the host's sparse Newton, for good); the reference's
- * hybrid in either case (whose second hand-over may be a try). */
+ * hybrid in either case (whose second hand-over may be an early try:
+ * the switch gives its first verdict at the same point). */
 static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loop_switch *S, int p, int *skip,
                                     double *r, clcone_error *err)
 {
@@ -146,10 +148,10 @@ static clcone_status loop_hand_over(clc_dev_batch *d, clc_dev_fn *sweeps_fn, loo
             S->tried[p] = 1;
             S->mark_it[p] = 0;
             S->mark_e[p] = INFINITY;
-        } else { /* tried: its second phase has run, the sparse Newton's turn */
-            again = clc_handover_run(d, p, S->tried[p], r, &s, err);
-            S->price[p] = S->tried[p] ? 0 : clc_handover_newton_price(d, p);
-            S->tried[p] = 1;
+        } else {
+            again = clc_handover_run(d, p, S->second[p], r, &s, err);
+            S->price[p] = S->second[p] ? 0 : clc_handover_newton_price(d, p);
+            S->second[p] = 1;
             S->mark_it[p] = 0;
             S->mark_e[p] = INFINITY;
         }
@@ -163,11 +165,11 @@ clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r,
 {
     size_t np = (size_t)d->nprob;
     double *reals = clc_calloc(2 * np, sizeof *reals, err, "the hybrid's switches");
-    int *ints = clc_calloc(4 * np, sizeof *ints, err, "the hybrid's switches");
+    int *ints = clc_calloc(5 * np, sizeof *ints, err, "the hybrid's switches");
     loop_switch S;
     clcone_status s = CLCONE_ENOMEM;
     if (!reals || !ints) goto out;
-    S = (loop_switch){d->o->tol, reals, reals + np, d->o->max_iter, ints, ints + np, ints + 2 * np};
+    S = (loop_switch){d->o->tol, reals, reals + np, d->o->max_iter, ints, ints + np, ints + 2 * np, ints + 4 * np};
     if ((s = clc_handover_prices(d, NULL, S.price, err))) goto out;
     for (size_t p = 0; p < np; ++p) S.mark_e[p] = INFINITY;
     {
@@ -176,7 +178,7 @@ clcone_status clc_handover_loop(clc_dev_batch *d, clc_dev_fn *sweeps, double *r,
         s = sweeps(d, r, err);
         d->watch = NULL;
     }
-    /* the last np ints: the resumed loop's skip list */
+    /* ints 3 np .. 4 np: the resumed loop's skip list */
     for (size_t p = 0; !s && p < np; ++p) s = loop_hand_over(d, sweeps, &S, (int)p, ints + 3 * np, r, err);
 out:
     free(reals);

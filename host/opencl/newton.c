@@ -176,12 +176,61 @@ static clcone_status hybrid_sweeps(clc_dev_batch *d, clcone_error *err)
     return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "reading the hybrid's sweeps");
 }
 
+/* Element i of a device's reals (float or double) in host memory. */
+static void set_real(void *reals, size_t real_size, size_t i, double v)
+{
+    if (real_size == sizeof(double)) ((double *)reals)[i] = v;
+    else ((float *)reals)[i] = (float)v;
+}
+
+/* The switch of each problem resumed (running in `state`) starts afresh
+ * as the reference's does after a second phase: its marks and best error
+ * cleared (else it would measure its pace across the host's drop in the
+ * error), its price the host's sparse Newton's (clc_handover_newton_price,
+ * 0 for the sweeps alone). The kernel's per-problem integers and reals
+ * go back whole: Oclgrind sizes a buffer's shadow by the host's last
+ * store. */
+static clcone_status resume_switches(clc_dev_batch *d, const int *state, clcone_error *err)
+{
+    clcone_context *c = d->c;
+    size_t np = (size_t)d->nprob, ni = 3 * (size_t)d->n + NEWTON_NI * np, ns = NEWTON_NS * np;
+    int *ints = clc_malloc(ni, sizeof *ints, err, "Newton states");
+    char *reals = clc_malloc(ns + np, c->real_size, err, "Newton's marks");
+    char *price = reals ? reals + ns * c->real_size : NULL;
+    cl_int e;
+    if (!ints || !reals) {
+        free(ints);
+        free(reals);
+        return CLCONE_ENOMEM;
+    }
+    e = clEnqueueReadBuffer(c->queue, d->g_mem[3], CL_TRUE, 0, ni * sizeof *ints, ints, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(c->queue, d->g_theta, CL_TRUE, 0, ns * c->real_size, reals, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueReadBuffer(c->queue, d->g_mem[9], CL_TRUE, 0, np * c->real_size, price, 0, NULL, NULL);
+    for (size_t p = 0; e == CL_SUCCESS && p < np; ++p)
+        if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
+            ints[3 * (size_t)d->n + NEWTON_NI * p] = 0; /* mark_it (newton_save) */
+            set_real(reals, c->real_size, NEWTON_NS * p, INFINITY);     /* best error */
+            set_real(reals, c->real_size, NEWTON_NS * p + 1, INFINITY); /* mark_e */
+            set_real(price, c->real_size, p, clc_handover_newton_price(d, (int)p));
+        }
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(c->queue, d->g_mem[3], CL_TRUE, 0, ni * sizeof *ints, ints, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(c->queue, d->g_theta, CL_TRUE, 0, ns * c->real_size, reals, 0, NULL, NULL);
+    if (e == CL_SUCCESS)
+        e = clEnqueueWriteBuffer(c->queue, d->g_mem[9], CL_TRUE, 0, np * c->real_size, price, 0, NULL, NULL);
+    free(ints);
+    free(reals);
+    return e == CL_SUCCESS ? CLCONE_OK : clc_cl_fail(err, e, "resuming the handed-over problems' switches");
+}
+
 /* The device again for the problems whose interior point stalled above
  * tol (state running in `state`, their iteration the solve's, their
- * price the host's sparse Newton's: clc_handover_newton_price, 0 for
- * the sweeps alone), from r; the others keep their results and
- * reactions (a float device would round those the host's Newton left in
- * double on their way through it). */
+ * switches afresh: resume_switches), from r; the others keep their
+ * results and reactions (a float device would round those the host's
+ * Newton left in double on their way through it). */
 static clcone_status handover_resume(clc_dev_batch *d, const int *state, double *r, clcone_error *err)
 {
     clcone_context *c = d->c;
@@ -197,17 +246,10 @@ static clcone_status handover_resume(clc_dev_batch *d, const int *state, double 
     }
     memcpy(kept, d->res->items, np * sizeof *kept);
     memcpy(kept_r, r, nr * sizeof *r);
-    for (size_t p = 0; p < np && e == CL_SUCCESS; ++p)
-        if (state[2 * p + 1] == CONE_GROUP_RUNNING) {
-            double price = clc_handover_newton_price(d, (int)p);
-            float price_f = (float)price;
-            e = clEnqueueWriteBuffer(c->queue, d->g_mem[9], CL_TRUE, p * c->real_size, c->real_size,
-                                     c->real_size == sizeof price ? (const void *)&price : (const void *)&price_f, 0,
-                                     NULL, NULL);
-            d->res->items[p].time_ms = 0;
-        }
-    if (e == CL_SUCCESS)
-        e = clEnqueueWriteBuffer(c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
+    for (size_t p = 0; p < np; ++p)
+        if (state[2 * p + 1] == CONE_GROUP_RUNNING) d->res->items[p].time_ms = 0;
+    s = resume_switches(d, state, err);
+    if (!s) e = clEnqueueWriteBuffer(c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL, NULL);
     if (e != CL_SUCCESS) s = clc_cl_fail(err, e, "resuming the handed-over problems");
     if (!s) s = clc_write_reals(c, "reaction of contact", 3, d->r, r, 3 * (size_t)d->n, err);
     if (!s) s = clc_group_loop(d, d->k_group, "newton_local", 0, r, err);
@@ -259,9 +301,16 @@ static clcone_status handover_problem(void *job, int i, clcone_error *err)
 static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *err)
 {
     size_t np = (size_t)d->nprob;
-    int *state = clc_calloc(4 * np, sizeof *state, err, "problem states"), resume = 1;
+    int *state = clc_calloc(4 * np, sizeof *state, err, "problem states"), resume = 1, resumed = 0;
+    char *price = clc_malloc(np, d->c->real_size, err, "second phase prices");
     handover_batch b = {d, r, state, state + 2 * np, state + 3 * np};
-    clcone_status s = state ? CLCONE_OK : CLCONE_ENOMEM;
+    clcone_status s = state && price ? CLCONE_OK : CLCONE_ENOMEM;
+    /* the prices as newton_make wrote them, for the plan's next solve */
+    if (!s) {
+        cl_int e = clEnqueueReadBuffer(d->c->queue, d->g_mem[9], CL_TRUE, 0, np * d->c->real_size, price, 0, NULL,
+                                       NULL);
+        if (e != CL_SUCCESS) s = clc_cl_fail(err, e, "reading the second phase prices");
+    }
     for (int round = 0; !s && resume; ++round) {
         int nhanded = 0;
         cl_int e = clEnqueueReadBuffer(d->c->queue, d->g_state, CL_TRUE, 0, 2 * np * sizeof *state, state, 0, NULL,
@@ -278,9 +327,16 @@ static clcone_status handover_solve(clc_dev_batch *d, double *r, clcone_error *e
         }
         resume = 0;
         for (int i = 0; i < nhanded; ++i) resume |= state[2 * b.handed[i] + 1] == CONE_GROUP_RUNNING;
+        resumed |= resume;
         if (!s && resume) s = handover_resume(d, state, r, err);
     }
+    if (!s && resumed) {
+        cl_int e = clEnqueueWriteBuffer(d->c->queue, d->g_mem[9], CL_TRUE, 0, np * d->c->real_size, price, 0, NULL,
+                                        NULL);
+        if (e != CL_SUCCESS) s = clc_cl_fail(err, e, "restoring the second phase prices");
+    }
     free(state);
+    free(price);
     return s;
 }
 
