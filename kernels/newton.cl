@@ -623,9 +623,11 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
 /* The kernels' arguments, and the body they share: newton_local's here,
  * newton_krylov_local's in newton_krylov.cl, which includes this file
  * after newton_krylov.h (NEWTON_KRYLOV), so that each kernel holds only
- * its own path's barriers (POCL's compile time grows with them: a cold
- * compile of newton_local took 4.9 minutes before GMRES, 6.5 with its
- * calls folded away only by the optimiser). */
+ * its own path's barriers (POCL's compile time grows with them: built
+ * for any work-group size, as a program binary is, newton_local took
+ * 4.9 minutes before GMRES, 6.5 with its calls folded away only by the
+ * optimiser; a first solve, its build for the launch's size included,
+ * 11 s). */
 #define NEWTON_PARAMS                                                                                                \
     __global const int *prob_off, __global const ulong *mat_off, __global const int *row_ptr,                         \
         __global const int *col, __global const real_t *W, __global const int *diag, __global const real_t *q,        \

@@ -382,6 +382,27 @@ START_TEST(stale_cache_entry_never_used)
 }
 END_TEST
 
+/* POCL keeps its own kernel cache, and asking it for a binary makes it
+ * compile every kernel for any work-group size (minutes for newton's
+ * program): there clcone keeps no entry of its own unless
+ * CLCONE_CACHE_DIR names a directory; elsewhere the default directory
+ * holds one. */
+START_TEST(pocl_keeps_its_own_kernel_cache)
+{
+    clcone_context *c;
+    struct stat st;
+    unsetenv("CLCONE_CACHE_DIR");
+    c = test_context_built(CLCONE_FLOAT);
+    if (strstr(c->info.platform, "Portable Computing Language")) {
+        ck_assert_int_eq(c->cache_hit, 0);
+        ck_assert_str_eq(c->cache_path, "");
+    } else {
+        ck_assert_int_eq(stat(c->cache_path, &st), 0);
+    }
+    clcone_context_free(c);
+}
+END_TEST
+
 #if defined(__SANITIZE_ADDRESS__)
 
 /* ASan's allocator interface (no header ships with GCC 12) */
@@ -542,6 +563,7 @@ Suite *suite_device(void)
     tcase_add_test(t, empty_problem_and_time_cap);
     tcase_add_test(t, kernel_build_failure_reports_log);
     tcase_add_test(t, stale_cache_entry_never_used);
+    tcase_add_test(t, pocl_keeps_its_own_kernel_cache);
 #if defined(__SANITIZE_ADDRESS__)
     tcase_add_test(t, leak_check_survives_dtls_at_page_offset_16);
 #endif
