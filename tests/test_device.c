@@ -384,20 +384,26 @@ END_TEST
 
 /* POCL keeps its own kernel cache, and asking it for a binary makes it
  * compile every kernel for any work-group size (minutes for newton's
- * program): there clcone keeps no entry of its own unless
- * CLCONE_CACHE_DIR names a directory; elsewhere the default directory
- * holds one. */
+ * program): there clcone's default directory keeps only a mark that a
+ * program was built (no notice of a first build again) unless
+ * CLCONE_CACHE_DIR names a directory; elsewhere it keeps the binary. */
 START_TEST(pocl_keeps_its_own_kernel_cache)
 {
+    const char *pocl_mark = ".built";
     clcone_context *c;
     struct stat st;
+    size_t n;
     unsetenv("CLCONE_CACHE_DIR");
     c = test_context_built(CLCONE_FLOAT);
+    n = strlen(c->cache_path);
+    ck_assert_uint_gt(n, strlen(pocl_mark));
+    ck_assert_int_eq(stat(c->cache_path, &st), 0);
     if (strstr(c->info.platform, "Portable Computing Language")) {
+        ck_assert_str_eq(c->cache_path + n - strlen(pocl_mark), pocl_mark);
+        ck_assert_int_eq(st.st_size, 0);
         ck_assert_int_eq(c->cache_hit, 0);
-        ck_assert_str_eq(c->cache_path, "");
     } else {
-        ck_assert_int_eq(stat(c->cache_path, &st), 0);
+        ck_assert_str_eq(c->cache_path + n - 4, ".bin");
     }
     clcone_context_free(c);
 }

@@ -48,24 +48,30 @@ void clc_cache_key(const clcone_context *c, const char *options, const char *sou
     snprintf(key, 17, "%016llx", (unsigned long long)h);
 }
 
+enum { CACHE_NONE, CACHE_BINARIES, CACHE_MARKS };
+
 /* Cache directory: $CLCONE_CACHE_DIR ("off" disables), else
- * $XDG_CACHE_HOME/clcone, else $HOME/.cache/clcone; none by default on
- * POCL. POCL keeps a kernel cache of its own (source, options, device),
- * and asking it for a program's binary makes it first compile every
- * kernel for any work-group size: the newton program's first build took
- * 6.6 minutes so, 11 s without, and a warm start is as quick from
- * POCL's cache (2-core AMD EPYC, POCL 3.1). A directory named in
- * $CLCONE_CACHE_DIR is used there too. */
+ * $XDG_CACHE_HOME/clcone, else $HOME/.cache/clcone; which kind of entry
+ * it keeps. On POCL by default only marks (an empty KEY.built: this
+ * program was built here before, so its first build's notice is not
+ * given again): POCL keeps a kernel cache of its own (source, options,
+ * device), and asking it for a program's binary makes it first compile
+ * every kernel for any work-group size: the newton program's first
+ * build took 6.6 minutes so, 11 s without, and a warm start is as quick
+ * from POCL's cache (2-core AMD EPYC, POCL 3.1). A directory named in
+ * $CLCONE_CACHE_DIR keeps binaries there too. */
 static int cache_dir(const clcone_context *c, char *buf, size_t len)
 {
     const char *d = getenv("CLCONE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
-    if (d && strcmp(d, "off") == 0) return 0;
-    if (d && *d) snprintf(buf, len, "%s", d);
-    else if (strstr(c->info.platform, "Portable Computing Language")) return 0;
-    else if (x && *x) snprintf(buf, len, "%s/clcone", x);
+    if (d && strcmp(d, "off") == 0) return CACHE_NONE;
+    if (d && *d) {
+        snprintf(buf, len, "%s", d);
+        return CACHE_BINARIES;
+    }
+    if (x && *x) snprintf(buf, len, "%s/clcone", x);
     else if (h && *h) snprintf(buf, len, "%s/.cache/clcone", h);
-    else return 0;
-    return 1;
+    else return CACHE_NONE;
+    return strstr(c->info.platform, "Portable Computing Language") ? CACHE_MARKS : CACHE_BINARIES;
 }
 
 static void mkdirs(const char *path)
@@ -216,12 +222,16 @@ clcone_status clc_build_source(clcone_context *c, const char *source, const char
     size_t srclen = strlen(source);
     cl_int e;
     cl_program prog = NULL;
-    int have_cache = cache_dir(c, dir, sizeof dir);
+    int cache = cache_dir(c, dir, sizeof dir), seen = 0;
     *out = NULL;
     c->cache_hit = 0;
     c->cache_path[0] = 0;
     clc_cache_key(c, options, source, key);
-    if (have_cache) {
+    if (cache == CACHE_MARKS) {
+        snprintf(c->cache_path, sizeof c->cache_path, "%s/%s.built", dir, key);
+        seen = access(c->cache_path, F_OK) == 0;
+    }
+    if (cache == CACHE_BINARIES) {
         size_t binlen = 0;
         unsigned char *bin;
         snprintf(c->cache_path, sizeof c->cache_path, "%s/%s.bin", dir, key);
@@ -241,7 +251,7 @@ clcone_status clc_build_source(clcone_context *c, const char *source, const char
             prog = NULL;
         }
     }
-    if (c->on_compile && c->building) c->on_compile(c->on_compile_user, c->building, c->info.name);
+    if (c->on_compile && c->building && !seen) c->on_compile(c->on_compile_user, c->building, c->info.name);
     prog = clCreateProgramWithSource(c->ctx, 1, &source, &srclen, &e);
     if (e != CL_SUCCESS) return clc_cl_fail(err, e, "clCreateProgramWithSource");
     e = clBuildProgram(prog, 1, &c->device, options, NULL, NULL);
@@ -250,10 +260,12 @@ clcone_status clc_build_source(clcone_context *c, const char *source, const char
         clReleaseProgram(prog);
         return s;
     }
-    if (have_cache) {
-        mkdirs(dir);
-        cache_store(prog, c->cache_path, key, srclen);
+    if (cache != CACHE_NONE && !seen) mkdirs(dir);
+    if (cache == CACHE_MARKS && !seen) {
+        FILE *f = fopen(c->cache_path, "wb");
+        if (f) fclose(f);
     }
+    if (cache == CACHE_BINARIES) cache_store(prog, c->cache_path, key, srclen);
     *out = prog;
     return CLCONE_OK;
 }
