@@ -220,6 +220,8 @@ START_TEST(options_that_do_not_apply_are_refused)
         {"--dir /tmp", "--dir does not apply"},
         {"--tol 0", "--tol needs a number > 0"},
         {"--threads 0", "--threads needs an integer from 1 to 256"},
+        {"--threads 2", "--threads does not apply: one FILE is one problem"},
+        {"--model pyramid --facets 1025", "--facets needs an integer from 3 to 1024"},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
         char args[4096];
@@ -235,6 +237,10 @@ START_TEST(options_that_do_not_apply_are_refused)
         snprintf(args, sizeof args, "check '%s' /dev/null --threads 2", test_problem_path("Rover4396.dat"));
         ck_assert_int_eq(run_cli(NULL, args), 2);
         ck_assert_msg(strstr(err_buf, "--threads does not apply"), "%s", err_buf);
+        snprintf(args, sizeof args, "check '%s' /dev/null --model pyramid --facets 1025",
+                 test_problem_path("Rover4396.dat"));
+        ck_assert_int_eq(run_cli(NULL, args), 2);
+        ck_assert_msg(strstr(err_buf, "--facets needs an integer from 3 to 1024"), "%s", err_buf);
     }
 }
 END_TEST
@@ -732,6 +738,14 @@ START_TEST(options_one_rule_everywhere)
              dir);
     ck_assert_int_eq(run_cli(NULL, args), 2);
     ck_assert_msg(strstr(err_buf, "needs a size WxH") && strstr(err_buf, "'800by600'"), "%s", err_buf);
+    /* a size the picture cannot take is refused before the steps, no CSV written */
+    snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref --png %s/a.png --png-size 50x50 --csv %s/a.csv",
+             dir, dir, dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "--png-size 50x50: each side must be within 96 .. 8192") && !out_buf[0], "%s%s",
+                  out_buf, err_buf);
+    snprintf(args, sizeof args, "%s/a.csv", dir);
+    ck_assert_int_ne(access(args, F_OK), 0);
     snprintf(args, sizeof args, "solve '%s' --device ref --precision double", test_problem_path("Rover4396.dat"));
     ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
     /* the library reads "" as the default device; given so, it is a mistake */
@@ -840,6 +854,35 @@ START_TEST(demo_siconos_last_line_sums)
 }
 END_TEST
 
+/* demo --siconos --dir solves the problem files the folder holds: the
+ * shared set's in its order, another after them, nothing else; a folder
+ * without one is refused. */
+START_TEST(demo_siconos_takes_the_folders_files)
+{
+    char dir[] = "/tmp/clcone-demo-XXXXXX", args[8400];
+    const char *a, *b, *c;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(args, sizeof args, "demo --siconos --device ref --dir %s", dir);
+    ck_assert_int_eq(run_cli(NULL, args), 2);
+    ck_assert_msg(strstr(err_buf, "no .dat or .hdf5 problem file in it"), "%s", err_buf);
+    /* test_problem_path's answer lasts until its next call */
+    snprintf(args, sizeof args, "cp '%s' %s/a-copy.dat && cp '%s' %s/ && touch %s/notes.txt",
+             test_problem_path("Rover4396.dat"), dir, test_problem_path("Rover4396.dat"), dir, dir);
+    ck_assert_int_eq(system(args), 0);
+    snprintf(args, sizeof args, "cp '%s' %s/", test_problem_path("FC3D_Example1.dat"), dir);
+    ck_assert_int_eq(system(args), 0);
+    snprintf(args, sizeof args, "demo --siconos --device ref --dir %s", dir);
+    ck_assert_msg(run_cli(NULL, args) == 0, "%s", err_buf);
+    ck_assert_msg(strstr(out_buf, "the 3 problem files in"), "%s", out_buf);
+    a = strstr(out_buf, "\nRover4396.dat");
+    b = strstr(out_buf, "\nFC3D_Example1.dat");
+    c = strstr(out_buf, "\na-copy.dat");
+    ck_assert_msg(a && b && c && a < b && b < c && !strstr(out_buf, "notes.txt"), "%s", out_buf);
+    ck_assert_msg(strstr(last_line(), "contacts=7"), "%s", last_line());
+    remove_dir(dir);
+}
+END_TEST
+
 Suite *suite_cli(void)
 {
     Suite *s = suite_create("cli");
@@ -871,6 +914,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, check_takes_the_recorded_tolerance);
     tcase_add_test(t, version_is_the_library_one);
     tcase_add_test(t, demo_siconos_last_line_sums);
+    tcase_add_test(t, demo_siconos_takes_the_folders_files);
     suite_add_tcase(s, t);
     return s;
 }

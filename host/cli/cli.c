@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "cli/shared_problems.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -132,8 +133,9 @@ static const char *const USAGE_CHECK =
 
 static const char *const USAGE_DEMO =
     "usage: clcone demo --siconos [--dir DIR] [--tol T] [--device D]\n"
-    "Solves every Siconos problem in DIR (default $CLCONE_PROBLEMS, else\n"
-    "tests/data/problems, the repository's copy, when run from its root) with\n"
+    "Solves every Siconos problem (each .dat and .hdf5 file) in DIR (default\n"
+    "$CLCONE_PROBLEMS, else tests/data/problems, the repository's copy, when run\n"
+    "from its root; the shared set in its README's order, others after it) with\n"
     "the reference's default Coulomb solver (to T, default 1e-8; `clcone solvers`\n"
     "names it) and with coloured Gauss-Seidel (cgs) on the OpenCL device (double\n"
     "to 1e-6 where the device has fp64, else float to 1e-5), and prints both side\n"
@@ -152,6 +154,7 @@ static int cmd_solve(int argc, char **argv)
     cli_progress prog;
     clcone_history hist[2]; /* --plot: the solve's, the reference's with --compare */
     static const char *const no_dir[] = {"--dir", NULL};
+    static const char *const no_threads[] = {"--threads", NULL};
     int scene, blocks = 0, rc = parse_args(argc, argv, USAGE_SOLVE, CLI_MAX_FILES, &a);
     memset(hist, 0, sizeof hist);
     if (rc) return rc < 0 ? 0 : rc;
@@ -161,6 +164,8 @@ static int cmd_solve(int argc, char **argv)
     /* over MPI ranks the signal is mpirun's to pass on: no flag to share */
     if (!a.mpi) a.o.cancel = cli_solve_cancel();
     if (a.npos > 1 || a.mpi) return cli_solve_batch(&a, USAGE_SOLVE);
+    if ((rc = cli_refuse(&a, USAGE_SOLVE, no_threads, "one FILE is one problem; the threads take a batch's")))
+        return rc;
     if ((rc = cli_read_input(&a, a.positional[0], USAGE_SOLVE, CLI_BLOCKS_SOLVE, &in, &blocks)) || blocks) return rc;
     scene = in.is_world;
     if ((rc = cli_check_applicable(&a, USAGE_SOLVE, scene))
@@ -379,6 +384,45 @@ static int demo_solve(clcone_context *ctx, const clcone_problem *p, const clcone
     return 0;
 }
 
+static int problem_file_name(const struct dirent *d)
+{
+    size_t n = strlen(d->d_name);
+    return (n > 4 && strcmp(d->d_name + n - 4, ".dat") == 0) || (n > 5 && strcmp(d->d_name + n - 5, ".hdf5") == 0);
+}
+
+/* Where the shared set comes in a table: its README's order, the
+ * others after it by name. */
+static int shared_rank(const char *name)
+{
+    for (int i = 0; i < NSHARED_PROBLEMS; ++i)
+        if (strcmp(name, SHARED_PROBLEMS[i]) == 0) return i;
+    return NSHARED_PROBLEMS;
+}
+
+static int table_order(const struct dirent **a, const struct dirent **b)
+{
+    int ra = shared_rank((*a)->d_name), rb = shared_rank((*b)->d_name);
+    return ra != rb ? (ra > rb) - (ra < rb) : strcmp((*a)->d_name, (*b)->d_name);
+}
+
+/* The .dat and .hdf5 files of dir in table order (*n of them), or NULL
+ * having said why. */
+static struct dirent **siconos_files(const char *dir, int *n)
+{
+    struct dirent **list = NULL;
+    *n = scandir(dir, &list, problem_file_name, table_order);
+    if (*n < 0) {
+        fprintf(stderr, "clcone: %s: cannot list it: %s\n", dir, strerror(errno));
+        return NULL;
+    }
+    if (*n == 0) {
+        fprintf(stderr, "clcone: %s: no .dat or .hdf5 problem file in it\n", dir);
+        free(list);
+        return NULL;
+    }
+    return list;
+}
+
 static int cmd_demo_siconos(int argc, char **argv)
 {
     static const char *const demo_unused[] = {"--model", "--solver", "--facets", "--fit", "--precision", "--max-iter",
@@ -393,8 +437,9 @@ static int cmd_demo_siconos(int argc, char **argv)
     clcone_options od;
     char backend[400];
     static const char *const no_plot[] = {"--plot", NULL};
+    struct dirent **files;
     int rc = parse_args(argc, argv, USAGE_DEMO, 0, &a), nconv = 0, dconv = 0, nfiles = 0, worst = 0, iters = 0,
-        contacts = 0;
+        contacts = 0, nlisted;
     double ref_ms = 0, dev_ms = 0, max_err = 0;
     if (rc) return rc < 0 ? 0 : rc;
     if ((rc = cli_refuse(&a, USAGE_DEMO, no_plot, "the Siconos table is text; solve FILE --plot draws one problem"))
@@ -403,6 +448,7 @@ static int cmd_demo_siconos(int argc, char **argv)
     clcone_options_resolve(&a.o, NULL);
     dir = a.dir ? a.dir : getenv("CLCONE_PROBLEMS");
     if (!dir || !*dir) dir = "tests/data/problems";
+    if (!(files = siconos_files(dir, &nlisted))) return EXIT_USAGE;
     /* the device part: CGS in double where the device has fp64 */
     if (cli_open_device(a.device, CLCONE_DOUBLE, &ctx, &e) && cli_open_device(a.device, CLCONE_FLOAT, &ctx, &e)) {
         fprintf(stderr, "clcone: no OpenCL device for the device columns: %s\n", e.msg);
@@ -412,17 +458,17 @@ static int cmd_demo_siconos(int argc, char **argv)
     od.solver = CLCONE_SOLVER_CGS;
     od.tol = ctx && clcone_context_precision(ctx) == CLCONE_DOUBLE ? 1e-6 : 1e-5;
     describe_backend(ctx, backend, sizeof backend);
-    printf("clcone demo: the %d Siconos problems in %s\n", NSHARED_PROBLEMS, dir);
+    printf("clcone demo: the %d problem files in %s\n", nlisted, dir);
     /* the solvers' names as run: the reference's default is the library's to choose */
     printf("reference: %s, double, 1 thread, tol %.0e | device: %s on %s, tol %.0e\n", clcone_solver_name(a.o.solver),
            a.o.tol, clcone_solver_name(od.solver), ctx ? backend : "(none)", od.tol);
     printf("%-34s %5s | %9s %8s %9s | %9s %8s %9s\n", "file", "n", "ref err", "sweeps", "ref ms", "dev err", "sweeps",
            "dev ms");
-    for (int i = 0; i < NSHARED_PROBLEMS; ++i) {
+    for (int i = 0; i < nlisted; ++i) {
         char path[4096];
         clcone_problem p;
         clcone_prob_result rr, dr;
-        const char *name = SHARED_PROBLEMS[i];
+        const char *name = files[i]->d_name;
         snprintf(path, sizeof path, "%s/%s", dir, name);
         if (clcone_read_problem_hdf5(path, &p, &e)) {
             fprintf(stderr, "clcone: %s\n", e.msg);
@@ -450,6 +496,8 @@ static int cmd_demo_siconos(int argc, char **argv)
         if (rr.error > max_err) max_err = rr.error;
         clcone_problem_free(&p);
     }
+    for (int i = 0; i < nlisted; ++i) free(files[i]);
+    free(files);
     printf("reference: %d of %d converged, %.1f ms in all", nconv, nfiles, ref_ms);
     if (ctx) printf(" | device: %d of %d converged, %.1f ms in all", dconv, nfiles, dev_ms);
     printf("\n");

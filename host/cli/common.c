@@ -160,8 +160,9 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
         } else if (strcmp(opt, "--solver") == 0) {
             if (clcone_parse_solver(val, &a->o.solver, &e)) return usage_error(usage, "%s", e.msg);
         } else if (strcmp(opt, "--facets") == 0) {
-            if (!parse_int(val, &a->o.facets) || a->o.facets < 3)
-                return usage_error(usage, "--facets needs an integer >= 3, got '%s'", val);
+            if (!parse_int(val, &a->o.facets) || a->o.facets < 3 || a->o.facets > CLCONE_MAX_FACETS)
+                return usage_error(usage, "--facets needs an integer from 3 to " CLI_XSTR(CLCONE_MAX_FACETS) ", got '%s'",
+                                   val);
         } else if (strcmp(opt, "--fit") == 0) {
             if (strcmp(val, "outer") == 0) a->o.fit = CLCONE_FIT_OUTER;
             else if (strcmp(val, "inner") == 0) a->o.fit = CLCONE_FIT_INNER;

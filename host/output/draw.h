@@ -6,10 +6,6 @@
 
 #include <clcone/output.h>
 
-/* Sides of every picture and plot. */
-#define CLCONE_DRAW_MIN_SIDE 96
-#define CLCONE_DRAW_MAX_SIDE 8192
-
 /* Checks the size and path's directory before drawing, then makes an RGB surface and its
  * context (both NULL on failure). */
 clcone_status clc_draw_begin(const char *path, int width, int height, cairo_surface_t **surface, cairo_t **cr,

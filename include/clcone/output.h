@@ -14,8 +14,12 @@ CLCONE_API clcone_status clcone_read_problem_hdf5(const char *path, clcone_probl
 /* clcone_read_input, FCLib HDF5 local problems too. */
 CLCONE_API clcone_status clcone_read_input_hdf5(const char *path, clcone_input *in, clcone_error *err);
 
+/* Sides of every picture and plot, in pixels. */
+#define CLCONE_DRAW_MIN_SIDE 96
+#define CLCONE_DRAW_MAX_SIDE 8192
+
 /* A PNG of the world from -y, bodies coloured by their contact force (docs/library.md), title
- * (NULL: none) on top; width and height within 96 .. 8192. */
+ * (NULL: none) on top; width and height within CLCONE_DRAW_MIN_SIDE .. CLCONE_DRAW_MAX_SIDE. */
 CLCONE_API clcone_status clcone_render_png(const char *path, const clcone_world *w,
                                 const double *r, int width, int height,
                                 const char *title, clcone_error *err);

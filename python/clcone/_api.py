@@ -1257,15 +1257,17 @@ def _simulate_worlds(scenes: List[Scene], steps: int, callback: Optional[Callabl
 
 
 def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Optional[Callable[[Any], Any]] = None,
-             vtk: Optional[PathLike] = None, vtk_every: int = 1, png: Optional[PathLike] = None,
-             png_size: Tuple[int, int] = (1200, 900), **options: Any) -> Any:
+             vtk: Optional[PathLike] = None, vtk_every: Optional[int] = None, png: Optional[PathLike] = None,
+             png_size: Optional[Tuple[int, int]] = None, **options: Any) -> Any:
     """Steps the scene (in place) `steps` times, as `clcone simulate`.
 
     callback(step) is called after every step with a :class:`Step`
     (positions, velocities, reactions and contact forces as numpy);
     returning False stops the run. vtk: a folder for the CLI's VTK frames
     (bodies_NNNNNN.vtk, contacts_NNNNNN.vtk every vtk_every steps and the
-    last, series.pvd); png: a picture of the final state. A step that
+    last, series.pvd; vtk_every 1 unless given); png: a picture of the
+    final state, png_size (width, height) each within 96 .. 8192 (default
+    (1200, 900)), checked before the first step. A step that
     could not be applied ends the run (its Step has applied False), and
     so does a ``cancel=`` flag set during a step: that step is the last,
     its solve stopped early (status maxiter, reason "cancelled") where the
@@ -1276,6 +1278,10 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
     each as it is alone, to the bit: the result is a list of steps per
     world, callback gets the list of the worlds' Steps of each step, and
     vtk and png take one scene."""
+    if vtk is None and vtk_every is not None:
+        raise ValueError("vtk_every does not apply: no vtk folder")
+    if png is None and png_size is not None:
+        raise ValueError("png_size does not apply: no png file to size")
     if not isinstance(scene, Scene):
         scenes = list(scene)
         if vtk is not None or png is not None:
@@ -1287,11 +1293,16 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
             raise TypeError("callback must be callable")
         return _simulate_worlds(scenes, steps, callback, options)
     steps = _number("steps", steps, integer=True)
-    vtk_every = _number("vtk_every", vtk_every, integer=True)
+    vtk_every = 1 if vtk_every is None else _number("vtk_every", vtk_every, integer=True)
     if steps < 0 or vtk_every < 1:
         raise ValueError("steps must be >= 0 and vtk_every >= 1")
     if png is not None:
-        _png_size(png_size)
+        png_size = (1200, 900) if png_size is None else png_size
+        w, h = _png_size(png_size)
+        # the library's sides (clcone/output.h, CLCONE_DRAW_MIN_SIDE ..
+        # CLCONE_DRAW_MAX_SIDE), here before the steps rather than after them
+        if not (96 <= w <= 8192 and 96 <= h <= 8192):
+            raise ValueError(f"png_size {w}x{h}: each side must be within 96 .. 8192")
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable")
     sim = Simulation(scene, **options)

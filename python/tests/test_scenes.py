@@ -77,6 +77,23 @@ def test_generators(name):
     assert np.all(np.isfinite(s.positions))
 
 
+def test_simulate_refuses_its_picture_options_before_the_steps(tmp_path):
+    s = clcone.generate("stack", n=3)
+    start = s.positions.copy()
+    with pytest.raises(ValueError, match="png_size 50x50: each side must be within 96 .. 8192"):
+        clcone.simulate(s, 5, png=tmp_path / "a.png", png_size=(50, 50), model="ccp", device="ref")
+    with pytest.raises(ValueError, match="png_size does not apply"):
+        clcone.simulate(s, 5, png_size=(200, 200), model="ccp", device="ref")
+    with pytest.raises(ValueError, match="vtk_every does not apply"):
+        clcone.simulate(s, 5, vtk_every=2, model="ccp", device="ref")
+    np.testing.assert_array_equal(s.positions, start)  # not one step taken
+    assert not (tmp_path / "a.png").exists()
+    # the sides Python checks are the library's own
+    s.render_png(tmp_path / "min.png", None, (96, 8192))
+    with pytest.raises(clcone.InvalidInput, match="within 96 .. 8192"):
+        s.render_png(tmp_path / "small.png", None, (95, 96))
+
+
 def test_simulate_calls_back_every_step_and_writes_outputs(tmp_path, cli):
     s = clcone.generate("stack", n=3)
     seen = []
