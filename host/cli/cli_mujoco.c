@@ -568,11 +568,12 @@ int cmd_mujoco(int argc, char **argv)
         return usage_error(USAGE_MUJOCO, "--model %s does not apply: MuJoCo's problem is solved as soft or coulomb",
                            clcone_model_name(a.o.model));
     /* the primal form's solvers, the reference's default there, run on
-     * the reference without a device given */
-    if (primal_form(a.o.model, a.o.solver) && !cli_given(&a, "--device") &&
-        !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
+     * the reference without a device given; a precision given asks for
+     * a device */
+    if (primal_form(a.o.model, a.o.solver) && !cli_given(&a, "--device") && !cli_given(&a, "--precision")
+        && !(getenv("CLCONE_DEVICE") && *getenv("CLCONE_DEVICE"))) {
         a.device = "ref";
-        if (!cli_given(&a, "--precision")) a.prec = CLCONE_DOUBLE;
+        a.prec = CLCONE_DOUBLE;
     }
     if ((rc = cli_check_applicable(&a, USAGE_MUJOCO, 0)) || (rc = check_solver(&a))) return rc;
     if (!cli_given(&a, "--max-seconds")) a.o.max_seconds = MUJOCO_SOLVE_MAX_SECONDS;

@@ -578,7 +578,7 @@ clcone_status clc_gen_pile_ex(int n, double mu, double dt, double spread, unsign
     if ((st = clc_gen_size_check("pile", n, err)) || (st = clc_gen_check_mu_dt(mu, dt, err)))
         return st;
     if (!(spread >= 0.0 && spread < 0.5))
-        return clc_fail(err, CLCONE_EINVAL, "radius spread %g must be in [0, 0.5)", spread);
+        return clc_fail(err, CLCONE_EINVAL, "spread = %g (the radius spread) must be in [0, 0.5)", spread);
 
     /* a roughly cubic pile: FCC holds one unit sphere per 1/sqrt(2) volume */
     side = cbrt(n / sqrt(2.0));

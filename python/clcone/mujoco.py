@@ -86,8 +86,9 @@ def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]
     spec and precision); ref_default: no device given (nor CLCONE_DEVICE)
     means the reference, as ``clcone mujoco`` takes it for MuJoCo's
     Newton, the soft model's default (a device given runs it itself,
-    slower on a CPU: docs/mujoco.md)."""
-    if ref_default and device is None and not os.environ.get("CLCONE_DEVICE"):
+    slower on a CPU: docs/mujoco.md); a precision given asks for the
+    default device."""
+    if ref_default and device is None and precision is None and not os.environ.get("CLCONE_DEVICE"):
         device = "ref"
     if isinstance(device, Device):
         if precision is not None and precision != device.precision:
