@@ -119,7 +119,7 @@ def _array(x: Any, kinds: str, what: str) -> np.ndarray:
 
 def _shape(a: np.ndarray, shape: tuple, what: str) -> None:
     if a.ndim != len(shape) or any(s is not None and s != d for s, d in zip(shape, a.shape)):
-        want = "(" + ", ".join("?" if s is None else str(s) for s in shape) + ")"
+        want = "(" + ", ".join("any" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
         raise ValueError(f"{what} must have shape {want}, got {a.shape}")
 
 
