@@ -39,6 +39,13 @@ static const char RK4_XML[] =
     "  <worldbody><body pos=\"0 0 1\"><freejoint/><geom type=\"sphere\" size=\"0.1\"/></body></worldbody>\n"
     "</mujoco>\n";
 
+static const char DISCRETE_XML[] =
+    "<mujoco model=\"clc_discrete\">\n"
+    "  <option integrator=\"discrete\"/>\n"
+    "  <worldbody><geom type=\"plane\" size=\"1 1 0.1\"/>\n"
+    "    <body pos=\"0 0 0.1\"><freejoint/><geom type=\"box\" size=\"0.1 0.1 0.1\"/></body></worldbody>\n"
+    "</mujoco>\n";
+
 typedef struct worlds_fixture {
     char path[4096];
     int temp; /* path is a temporary file of ours */
@@ -387,6 +394,12 @@ START_TEST(cli_worlds)
     snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --worlds 2", f.path);
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
     ck_assert_msg(strstr(err, "world 0: ") && strstr(err, f.path) && strstr(err, "RK4"), "%s", err);
+    close_model(&f);
+    /* nor MuJoCo 4's discrete step map, named as such */
+    open_model(&f, DISCRETE_XML);
+    snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref", f.path);
+    ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "integrator discrete") && !strstr(err, "flex"), "%s", err);
     close_model(&f);
 }
 END_TEST

@@ -684,6 +684,13 @@ static clcone_status first_half(void *arg)
         return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
                                                    "Euler, implicit or implicitfast",
                            a->label);
+    /* the discrete step map solves the constraints in the effective
+     * metric, M and its step's terms, where clcone's problem has M */
+    if (m->opt.integrator == mjINT_DISCRETE)
+        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator discrete solves MuJoCo's constraints in its effective "
+                                                   "metric, not in M as clcone does; use Euler, implicit or "
+                                                   "implicitfast",
+                           a->label);
     if (m->opt.noslip_iterations > 0)
         return clc_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
                                                    "not done by clcone; set it to 0",
