@@ -32,7 +32,7 @@ static const char *const USAGE_SIMULATE =
     "                 K-th step's frame)\n"
     "  --png FILE     picture of the final state, coloured by contact force,\n"
     "                 with the planes, a colour bar and a title\n"
-    "  --png-size WxH its size (default 1200x900)\n"
+    "  --png-size WxH its size (default 1200x900; each side 96 .. 8192)\n"
     "  --plot FILE    per-step iterations, error and solve time (PNG)\n"
     "  --out FILE     the final state as a scene file\n"
     "  --progress     progress bar on stderr even when it is not a terminal\n"
