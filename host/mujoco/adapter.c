@@ -354,8 +354,7 @@ static int warm_start(const clc_mujoco *a, const mj_key *key, const int *off, in
     return matched;
 }
 
-/* Keeps this step's keys and forces (laid out as warm_start's r0),
- * sorted by key, for the next. */
+/* Keeps this step's keys and forces (as warm_start's r0), sorted by key, for the next. */
 static clcone_status remember(clc_mujoco *a, const mj_key *key, const double *r, const int *off, int nb,
                               clcone_error *err)
 {
@@ -679,18 +678,13 @@ static clcone_status first_half(void *arg)
     mjData *d = h->d;
     clc_mujoco_marks mk;
     clcone_status s;
-    /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside */
-    if (m->opt.integrator == mjINT_RK4)
-        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator RK4 runs MuJoCo's own solver at its substeps; use "
-                                                   "Euler, implicit or implicitfast",
-                           a->label);
-    /* the discrete step map solves the constraints in the effective
-     * metric, M and its step's terms, where clcone's problem has M */
-    if (m->opt.integrator == mjINT_DISCRETE)
-        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator discrete solves MuJoCo's constraints in its effective "
-                                                   "metric, not in M as clcone does; use Euler, implicit or "
-                                                   "implicitfast",
-                           a->label);
+    /* RK4 evaluates mj_forward at its substeps, MuJoCo's solver inside;
+     * the discrete step map solves in the effective metric, not in M */
+    if (m->opt.integrator == mjINT_RK4 || m->opt.integrator == mjINT_DISCRETE)
+        return clc_fail(h->err, CLCONE_ENOTSUP, "%s: integrator %s; use Euler, implicit or implicitfast", a->label,
+                        m->opt.integrator == mjINT_RK4 ? "RK4 runs MuJoCo's own solver at its substeps"
+                                                       : "discrete solves MuJoCo's constraints in its effective metric, "
+                                                         "not in M as clcone does");
     if (m->opt.noslip_iterations > 0)
         return clc_fail(h->err, CLCONE_ENOTSUP, "%s: noslip_iterations %d: MuJoCo's noslip pass after the solve is "
                                                    "not done by clcone; set it to 0",
