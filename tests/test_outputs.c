@@ -181,8 +181,9 @@ START_TEST(option_twice_or_without_value_named)
 }
 END_TEST
 
-/* A usage error is two lines on stderr: the reason, then how to get the
- * command's help (the usage itself, 51 lines for solve, is not printed). */
+/* A usage error (or a generator refusing its parameters) is two lines on
+ * stderr: the reason, then how to get the command's help (the usage
+ * itself, 51 lines for solve, is not printed). */
 START_TEST(usage_error_is_reason_and_hint)
 {
     static const struct {
@@ -196,6 +197,8 @@ START_TEST(usage_error_is_reason_and_hint)
         {"simulate s.scene --steps 1 --warm r.txt", "--warm does not apply", "clcone simulate --help"},
         {"gen pile --n 3 --mu x -o p.scene", "--mu needs a finite number", "clcone gen --help"},
         {"gen", "gen needs a generator NAME", "clcone gen --help"},
+        {"gen pile --n 2000000 -o p.scene", "is too large", "clcone gen --help"},
+        {"solve in.dat --max-iter 99999999999", "--max-iter needs an integer from 1 to 2147483647", "clcone solve --help"},
         {"export", "export needs a SCENE", "clcone export --help"},
         {"demo --n 0", "--n needs an integer >= 1", "clcone demo --help"},
         {"demo --siconos --model ccp", "--model does not apply", "clcone demo --siconos --help"},

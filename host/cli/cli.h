@@ -38,7 +38,9 @@ int lib_error(const clcone_error *e);
 /* Prefixes "FILE: " to an error found after FILE was read, once. */
 void cli_name_file(clcone_error *e, const char *file);
 int parse_double(const char *s, double *v);
-int parse_int(const char *s, int *v);
+/* val as opt's integer in lo..hi into out: 0, or the usage error's exit
+ * code after its message. */
+int cli_int_opt(const char *usage, const char *opt, const char *val, int lo, int hi, int *out);
 /* Options shared by solve, check, demo and simulate; 0, -1 after --help, or an exit code. */
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a);
 /* Whether option opt ("--facets") was given. */

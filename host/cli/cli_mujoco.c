@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -489,8 +490,7 @@ static int parse_traj(const char *const v[5], const char *model, int n, traj_arg
     ta->png_h = 900;
     if (v[4] && (rc = cli_png_size(USAGE_MUJOCO, v[3], v[4], &ta->png_w, &ta->png_h))) return rc;
     if (every && !qpos) return usage_error(USAGE_MUJOCO, "--qpos-every does not apply: %s", "no --qpos FILE");
-    if (every && (!parse_int(every, &ta->every) || ta->every < 1))
-        return usage_error(USAGE_MUJOCO, "--qpos-every needs an integer >= 1, got '%s'", every);
+    if (every && (rc = cli_int_opt(USAGE_MUJOCO, "--qpos-every", every, 1, INT_MAX, &ta->every))) return rc;
     if (n && (csv || qpos || v[3]))
         return usage_error(USAGE_MUJOCO, "%s records a run of one world, not of --worlds N",
                            csv ? "--csv" : qpos ? "--qpos" : "--png");
@@ -501,7 +501,7 @@ static int parse_traj(const char *const v[5], const char *model, int n, traj_arg
  * wa; an exit code when one is wrong. */
 static int parse_worlds(const char *wv, const char *sv, const char *pv, const char *tv, worlds_args *wa)
 {
-    int seed = 1;
+    int seed = 1, rc;
     wa->n = 0;
     wa->threads = 1;
     wa->scale = 0.01;
@@ -509,12 +509,10 @@ static int parse_worlds(const char *wv, const char *sv, const char *pv, const ch
         return usage_error(USAGE_MUJOCO, "%s perturbs the worlds of --worlds N, which is not given", sv ? "--seed" : "--perturb");
     if (!wv && tv) return usage_error(USAGE_MUJOCO, "--threads runs the worlds of --worlds N, which is not given%s", "");
     if (!wv) return 0;
-    if (tv && (!parse_int(tv, &wa->threads) || wa->threads < 1 || wa->threads > CLCONE_WORLDS_THREADS))
-        return usage_error(USAGE_MUJOCO, "--threads needs an integer from 1 to 256, got '%s'", tv);
-    if (!parse_int(wv, &wa->n) || wa->n < 1 || wa->n > CLCONE_WORLDS_MAX)
-        return usage_error(USAGE_MUJOCO, "--worlds needs an integer from 1 to 100000, got '%s'", wv);
-    if (sv && (!parse_int(sv, &seed) || seed < 0))
-        return usage_error(USAGE_MUJOCO, "--seed needs an integer >= 0, got '%s'", sv);
+    if ((tv && (rc = cli_int_opt(USAGE_MUJOCO, "--threads", tv, 1, CLCONE_WORLDS_THREADS, &wa->threads)))
+        || (rc = cli_int_opt(USAGE_MUJOCO, "--worlds", wv, 1, CLCONE_WORLDS_MAX, &wa->n))
+        || (sv && (rc = cli_int_opt(USAGE_MUJOCO, "--seed", sv, 0, INT_MAX, &seed))))
+        return rc;
     if (pv && (!parse_double(pv, &wa->scale) || wa->scale < 0))
         return usage_error(USAGE_MUJOCO, "--perturb needs a finite velocity >= 0, got '%s'", pv);
     wa->seed = (unsigned long long)seed;
@@ -556,7 +554,7 @@ int cmd_mujoco(int argc, char **argv)
     free(args);
     if (rc) return rc < 0 ? 0 : rc;
     if (!v) return usage_error(USAGE_MUJOCO, "mujoco needs --steps K%s", "");
-    if (!parse_int(v, &steps) || steps < 1) return usage_error(USAGE_MUJOCO, "--steps needs an integer >= 1, got '%s'", v);
+    if ((rc = cli_int_opt(USAGE_MUJOCO, "--steps", v, 1, INT_MAX, &steps))) return rc;
     if (cmp && strcmp(cmp, "mujoco") != 0)
         return usage_error(USAGE_MUJOCO, "--compare takes 'mujoco' (MuJoCo's own solver), got '%s'", cmp);
     if ((rc = parse_worlds(wv, sv, pv, tv, &wa))) return rc;

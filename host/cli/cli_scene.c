@@ -4,6 +4,7 @@
 #include <clcone/clcone.h>
 #include "cli/cli.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,12 +217,11 @@ int cmd_gen(int argc, char **argv)
         seen |= k < NOPTS ? 1u << k : 0;
         if (strcmp(opt, "-o") == 0 || strcmp(opt, "--out") == 0) out = val;
         else if (strcmp(opt, "--n") == 0) {
-            if (!parse_int(val, &k) || k < 1) return usage_error(USAGE_GEN, "--n needs an integer >= 1, got '%s'", val);
+            if ((rc = cli_int_opt(USAGE_GEN, opt, val, 1, INT_MAX, &k))) return rc;
             p.n = k;
             given |= CLCONE_GEN_GIVEN_N;
         } else if (strcmp(opt, "--seed") == 0) {
-            if (!parse_int(val, &k) || k < 0)
-                return usage_error(USAGE_GEN, "--seed needs an integer >= 0, got '%s'", val);
+            if ((rc = cli_int_opt(USAGE_GEN, opt, val, 0, INT_MAX, &k))) return rc;
             p.seed = (unsigned)k;
             given |= CLCONE_GEN_GIVEN_SEED;
         } else if (strcmp(opt, "--mu") == 0 || strcmp(opt, "--theta") == 0 || strcmp(opt, "--spread") == 0 ||
@@ -246,7 +246,12 @@ int cmd_gen(int argc, char **argv)
         const cli_output outs[] = {{"-o", out, 0, NULL, NULL}};
         if ((rc = cli_check_outputs(outs, 1, NULL, 0))) return rc;
     }
-    if (clcone_world_generate(name, &p, &w, &e)) return lib_error(&e);
+    if (clcone_world_generate(name, &p, &w, &e)) {
+        /* the generator refuses only its parameters: the options' help fits */
+        rc = lib_error(&e);
+        if (e.code == CLCONE_EINVAL) cli_usage_hint(USAGE_GEN);
+        return rc;
+    }
     if (clcone_write_world(out, &w, &e)) {
         clcone_world_free(&w);
         return lib_error(&e);

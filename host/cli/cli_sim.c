@@ -4,6 +4,7 @@
 #include <clcone/clcone.h>
 #include "cli/cli.h"
 
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -291,14 +292,14 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
     out->vtk_every = 1;
     out->png_w = 1200;
     out->png_h = 900;
-    if ((v = cli_take_opt(argc, args, "--steps", &missing)) && (!parse_int(v, steps) || *steps < 1))
-        return usage_error(USAGE_SIMULATE, "--steps needs an integer >= 1, got '%s'", v);
+    if ((v = cli_take_opt(argc, args, "--steps", &missing)) && (rc = cli_int_opt(USAGE_SIMULATE, "--steps", v, 1, INT_MAX, steps)))
+        return rc;
     if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
     out->rebalance = -1;
     if ((v = cli_take_opt(argc, args, "--threads", &missing))
-        && (!parse_int(v, &out->threads) || out->threads < 1 || out->threads > CLCONE_SIM_THREADS))
-        return usage_error(USAGE_SIMULATE, "--threads needs an integer from 1 to 256, got '%s'", v);
+        && (rc = cli_int_opt(USAGE_SIMULATE, "--threads", v, 1, CLCONE_SIM_THREADS, &out->threads)))
+        return rc;
     if ((v = cli_take_opt(argc, args, "--mpi-rebalance", &missing))
         && (!parse_double(v, &out->rebalance) || !(out->rebalance >= 0)))
         return usage_error(USAGE_SIMULATE, "--mpi-rebalance needs a number >= 0, got '%s'", v);
@@ -307,10 +308,7 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
     out->vtk = cli_take_opt(argc, args, "--vtk", &missing);
     out->png = cli_take_opt(argc, args, "--png", &missing);
     png_size = cli_take_opt(argc, args, "--png-size", &missing);
-    if (vtk_every && (rc = out->vtk ? (!parse_int(vtk_every, &out->vtk_every) || out->vtk_every < 1
-                                           ? usage_error(USAGE_SIMULATE, "--vtk-every needs an integer >= 1, got '%s'",
-                                                         vtk_every)
-                                           : 0)
+    if (vtk_every && (rc = out->vtk ? cli_int_opt(USAGE_SIMULATE, "--vtk-every", vtk_every, 1, INT_MAX, &out->vtk_every)
                                     : usage_error(USAGE_SIMULATE, "--vtk-every does not apply: %s", "no --vtk DIR")))
         return rc;
     if (png_size && (rc = cli_png_size(USAGE_SIMULATE, out->png, png_size, &out->png_w, &out->png_h))) return rc;
@@ -468,12 +466,12 @@ static int take_demo_options(int argc, char **args, demo_options *d)
     const char *v;
     cli_opt_fault missing = {NULL, 0};
     int rc;
-    if ((v = cli_take_opt(&argc, args, "--n", &missing)) && (!parse_int(v, &d->n) || d->n < 1))
-        return usage_error(USAGE_DEMO_PILE, "--n needs an integer >= 1, got '%s'", v);
-    if ((v = cli_take_opt(&argc, args, "--steps", &missing)) && (!parse_int(v, &d->steps) || d->steps < 1))
-        return usage_error(USAGE_DEMO_PILE, "--steps needs an integer >= 1, got '%s'", v);
-    if ((v = cli_take_opt(&argc, args, "--max-iter", &missing)) && (!parse_int(v, &d->max_iter) || d->max_iter < 1))
-        return usage_error(USAGE_DEMO_PILE, "--max-iter needs an integer >= 1, got '%s'", v);
+    if (((v = cli_take_opt(&argc, args, "--n", &missing)) && (rc = cli_int_opt(USAGE_DEMO_PILE, "--n", v, 1, INT_MAX, &d->n)))
+        || ((v = cli_take_opt(&argc, args, "--steps", &missing))
+            && (rc = cli_int_opt(USAGE_DEMO_PILE, "--steps", v, 1, INT_MAX, &d->steps)))
+        || ((v = cli_take_opt(&argc, args, "--max-iter", &missing))
+            && (rc = cli_int_opt(USAGE_DEMO_PILE, "--max-iter", v, 1, INT_MAX, &d->max_iter))))
+        return rc;
     if ((v = cli_take_opt(&argc, args, "--png", &missing))) d->png = v;
     if ((v = cli_take_opt(&argc, args, "--png-size", &missing)) &&
         (rc = cli_png_size(USAGE_DEMO_PILE, d->png, v, &d->png_w, &d->png_h)))

@@ -6,6 +6,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,7 +63,7 @@ int parse_double(const char *s, double *v)
     return s[0] && !*end && errno == 0 && isfinite(*v);
 }
 
-int parse_int(const char *s, int *v)
+static int parse_int(const char *s, int *v)
 {
     char *end;
     long x;
@@ -71,6 +72,20 @@ int parse_int(const char *s, int *v)
     if (!s[0] || *end || errno || x < -2147483647L || x > 2147483647L) return 0;
     *v = (int)x;
     return 1;
+}
+
+int cli_int_opt(const char *usage, const char *opt, const char *val, int lo, int hi, int *out)
+{
+    char fmt[128], *end;
+    long long x;
+    if (parse_int(val, out) && *out >= lo && *out <= hi) return 0;
+    errno = 0;
+    x = strtoll(val, &end, 10);
+    /* a whole number past an int names the bound it broke, not only lo */
+    if (hi < INT_MAX || (val[0] && !*end && (errno == ERANGE || x > INT_MAX)))
+        snprintf(fmt, sizeof fmt, "%s needs an integer from %d to %d, got '%%s'", opt, lo, hi);
+    else snprintf(fmt, sizeof fmt, "%s needs an integer >= %d, got '%%s'", opt, lo);
+    return usage_error(usage, fmt, val);
 }
 
 
@@ -111,6 +126,7 @@ int cli_refuse(const cli_args *a, const char *usage, const char *const *opts, co
 int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a)
 {
     clcone_error e;
+    int rc;
     memset(a, 0, sizeof *a);
     clcone_options_default(&a->o);
     for (int i = 0; i < argc; ++i) {
@@ -160,9 +176,7 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
         } else if (strcmp(opt, "--solver") == 0) {
             if (clcone_parse_solver(val, &a->o.solver, &e)) return usage_error(usage, "%s", e.msg);
         } else if (strcmp(opt, "--facets") == 0) {
-            if (!parse_int(val, &a->o.facets) || a->o.facets < 3 || a->o.facets > CLCONE_MAX_FACETS)
-                return usage_error(usage, "--facets needs an integer from 3 to " CLI_XSTR(CLCONE_MAX_FACETS) ", got '%s'",
-                                   val);
+            if ((rc = cli_int_opt(usage, opt, val, 3, CLCONE_MAX_FACETS, &a->o.facets))) return rc;
         } else if (strcmp(opt, "--fit") == 0) {
             if (strcmp(val, "outer") == 0) a->o.fit = CLCONE_FIT_OUTER;
             else if (strcmp(val, "inner") == 0) a->o.fit = CLCONE_FIT_INNER;
@@ -180,14 +194,11 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
             else if (strcmp(val, "double") == 0) a->prec = CLCONE_DOUBLE;
             else return usage_error(usage, "--precision takes float or double, got '%s'", val);
         } else if (strcmp(opt, "--max-iter") == 0) {
-            if (!parse_int(val, &a->o.max_iter) || a->o.max_iter < 1)
-                return usage_error(usage, "--max-iter needs an integer >= 1, got '%s'", val);
+            if ((rc = cli_int_opt(usage, opt, val, 1, INT_MAX, &a->o.max_iter))) return rc;
         } else if (strcmp(opt, "--check-every") == 0) {
-            if (!parse_int(val, &a->o.check_every) || a->o.check_every < 1)
-                return usage_error(usage, "--check-every needs an integer >= 1, got '%s'", val);
+            if ((rc = cli_int_opt(usage, opt, val, 1, INT_MAX, &a->o.check_every))) return rc;
         } else if (strcmp(opt, "--threads") == 0) {
-            if (!parse_int(val, &a->o.threads) || a->o.threads < 1 || a->o.threads > CLCONE_SOLVE_THREADS)
-                return usage_error(usage, "--threads needs an integer from 1 to 256, got '%s'", val);
+            if ((rc = cli_int_opt(usage, opt, val, 1, CLCONE_SOLVE_THREADS, &a->o.threads))) return rc;
         } else if (strcmp(opt, "--max-seconds") == 0) {
             if (!parse_double(val, &a->o.max_seconds) || a->o.max_seconds < 0)
                 return usage_error(usage, "--max-seconds needs a number >= 0, got '%s'", val);
