@@ -742,7 +742,7 @@ START_TEST(options_one_rule_everywhere)
     snprintf(args, sizeof args, "simulate %s/s.scene --steps 1 --device ref --png %s/a.png --png-size 50x50 --csv %s/a.csv",
              dir, dir, dir);
     ck_assert_int_eq(run_cli(NULL, args), 2);
-    ck_assert_msg(strstr(err_buf, "--png-size 50x50: each side must be within 96 .. 8192") && !out_buf[0], "%s%s",
+    ck_assert_msg(strstr(err_buf, "--png-size: each side must be within 96 .. 8192 pixels (got 50 x 50)") && !out_buf[0], "%s%s",
                   out_buf, err_buf);
     snprintf(args, sizeof args, "%s/a.csv", dir);
     ck_assert_int_ne(access(args, F_OK), 0);

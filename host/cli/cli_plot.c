@@ -14,17 +14,13 @@
 
 int cli_png_size(const char *usage, const char *png, const char *s, int *w, int *h)
 {
-    char extra, msg[160];
+    char extra;
+    clcone_error e;
     if (!png) return usage_error(usage, "--png-size does not apply: %s", "no --png FILE to size");
     if (sscanf(s, "%dx%d%c", w, h, &extra) != 2)
         return usage_error(usage, "--png-size needs a size WxH such as 1600x1200, got '%s'", s);
     /* here, not at the picture: a run's steps come before it */
-    if (*w < CLCONE_DRAW_MIN_SIDE || *h < CLCONE_DRAW_MIN_SIDE || *w > CLCONE_DRAW_MAX_SIDE
-        || *h > CLCONE_DRAW_MAX_SIDE) {
-        snprintf(msg, sizeof msg, "--png-size %.40s: each side must be within %d .. %d", s, CLCONE_DRAW_MIN_SIDE,
-                 CLCONE_DRAW_MAX_SIDE);
-        return usage_error(usage, "%s", msg);
-    }
+    if (clcone_check_picture_size(*w, *h, &e)) return usage_error(usage, "--png-size: %s", e.msg);
     return 0;
 }
 

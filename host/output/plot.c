@@ -38,6 +38,15 @@ static clcone_status check_dir(const char *path, clcone_error *err)
     return CLCONE_OK;
 }
 
+clcone_status clcone_check_picture_size(int width, int height, clcone_error *err)
+{
+    if (width < CLCONE_DRAW_MIN_SIDE || height < CLCONE_DRAW_MIN_SIDE || width > CLCONE_DRAW_MAX_SIDE
+        || height > CLCONE_DRAW_MAX_SIDE)
+        return clc_fail(err, CLCONE_EINVAL, "each side must be within %d .. %d pixels (got %d x %d)",
+                        CLCONE_DRAW_MIN_SIDE, CLCONE_DRAW_MAX_SIDE, width, height);
+    return CLCONE_OK;
+}
+
 clcone_status clc_draw_begin(const char *path, int width, int height, cairo_surface_t **surface, cairo_t **cr,
                                 clcone_error *err)
 {
@@ -45,10 +54,10 @@ clcone_status clc_draw_begin(const char *path, int width, int height, cairo_surf
     *surface = NULL;
     *cr = NULL;
     if (!path || !*path) return clc_fail(err, CLCONE_EINVAL, "no output file given for the PNG");
-    if (width < CLCONE_DRAW_MIN_SIDE || height < CLCONE_DRAW_MIN_SIDE || width > CLCONE_DRAW_MAX_SIDE
-        || height > CLCONE_DRAW_MAX_SIDE)
-        return clc_fail(err, CLCONE_EINVAL, "%s: picture size %d x %d must be within %d .. %d on each side", path,
-                           width, height, CLCONE_DRAW_MIN_SIDE, CLCONE_DRAW_MAX_SIDE);
+    if ((s = clcone_check_picture_size(width, height, err))) {
+        clc_error_prefix(err, "%s: ", path);
+        return s;
+    }
     if ((s = check_dir(path, err))) return s;
     *surface = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, height);
     if (cairo_surface_status(*surface) == CAIRO_STATUS_SUCCESS) {

@@ -18,6 +18,10 @@ CLCONE_API clcone_status clcone_read_input_hdf5(const char *path, clcone_input *
 #define CLCONE_DRAW_MIN_SIDE 96
 #define CLCONE_DRAW_MAX_SIDE 8192
 
+/* CLCONE_OK where width x height is a size clcone_render_png and clcone_plot_png draw; else
+ * CLCONE_EINVAL naming the sides' range: a caller that draws after a run can check first. */
+CLCONE_API clcone_status clcone_check_picture_size(int width, int height, clcone_error *err);
+
 /* A PNG of the world from -y, bodies coloured by their contact force (docs/library.md), title
  * (NULL: none) on top; width and height within CLCONE_DRAW_MIN_SIDE .. CLCONE_DRAW_MAX_SIDE. */
 CLCONE_API clcone_status clcone_render_png(const char *path, const clcone_world *w,

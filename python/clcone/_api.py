@@ -1299,10 +1299,10 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
     if png is not None:
         png_size = (1200, 900) if png_size is None else png_size
         w, h = _png_size(png_size)
-        # the library's sides (clcone/output.h, CLCONE_DRAW_MIN_SIDE ..
-        # CLCONE_DRAW_MAX_SIDE), here before the steps rather than after them
-        if not (96 <= w <= 8192 and 96 <= h <= 8192):
-            raise ValueError(f"png_size {w}x{h}: each side must be within 96 .. 8192")
+        # the picture's own check, here before the steps rather than after them
+        err = new_error()
+        if lib_output.clcone_check_picture_size(w, h, err) != lib.CLCONE_OK:
+            raise InvalidInput("png_size: " + ffi.string(err.msg).decode("utf-8", "replace"))
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable")
     sim = Simulation(scene, **options)

@@ -80,7 +80,7 @@ def test_generators(name):
 def test_simulate_refuses_its_picture_options_before_the_steps(tmp_path):
     s = clcone.generate("stack", n=3)
     start = s.positions.copy()
-    with pytest.raises(ValueError, match="png_size 50x50: each side must be within 96 .. 8192"):
+    with pytest.raises(ValueError, match=r"png_size: each side must be within 96 \.\. 8192 pixels \(got 50 x 50\)"):
         clcone.simulate(s, 5, png=tmp_path / "a.png", png_size=(50, 50), model="ccp", device="ref")
     with pytest.raises(ValueError, match="png_size does not apply"):
         clcone.simulate(s, 5, png_size=(200, 200), model="ccp", device="ref")
