@@ -315,6 +315,54 @@ START_TEST(plan_refuses_misuse)
 }
 END_TEST
 
+/* A set_q or set_scene the device refuses after the plan took the input
+ * (a float device refuses what float cannot hold: here a W block of 1e40
+ * and a q of 1e39) leaves no half-set plan to solve: solves are refused
+ * naming the call until one succeeds, and then give what clcone_solve
+ * gives. */
+START_TEST(plan_refused_input_leaves_no_half_set_plan)
+{
+    clcone_context *c = test_context(CLCONE_FLOAT);
+    clcone_scene s, light;
+    clcone_problem p;
+    clcone_options o = options(CLCONE_MODEL_CCP, CLCONE_SOLVER_APGD, 1e-5);
+    clcone_plan *pl;
+    clcone_result res;
+    clcone_error e;
+    double *r, *q;
+    ck_assert_msg(clc_gen_pile(20, 0.5, 0.01, 0.1, 1, &s, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clc_gen_stack(1, 0.5, 0.01, &light, &e) == CLCONE_OK, "%s", e.msg);
+    light.bodies[0].inv_mass = 1e40;
+    r = calloc(3 * (size_t)s.ncontacts, sizeof *r);
+    ck_assert_msg(clcone_plan_create_scene(c, &s, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_int_eq(clcone_plan_set_scene(pl, &light, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "float range"), "%s", e.msg);
+    ck_assert_int_eq(clcone_plan_solve(pl, r, &res, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "last clcone_plan_set_scene failed"), "%s", e.msg);
+    ck_assert_msg(clcone_plan_set_scene(pl, &s, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, NULL, &s, &o);
+    clcone_plan_free(pl);
+
+    ck_assert_msg(clcone_scene_to_local(&s, &p, &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_plan_create(c, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    q = malloc(sizeof *q * 3 * (size_t)p.n);
+    memcpy(q, p.q, sizeof *q * 3 * (size_t)p.n);
+    q[0] = -1e39;
+    ck_assert_int_eq(clcone_plan_set_q(pl, q, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_plan_solve(pl, r, &res, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "last clcone_plan_set_q failed"), "%s", e.msg);
+    ck_assert_msg(clcone_plan_set_q(pl, p.q, &e) == CLCONE_OK, "%s", e.msg);
+    expect_same(pl, c, &p, NULL, &o);
+    clcone_plan_free(pl);
+    free(q);
+    free(r);
+    clcone_problem_free(&p);
+    clcone_scene_free(&light);
+    clcone_scene_free(&s);
+    clcone_context_free(c);
+}
+END_TEST
+
 /* The cancel flag, set by the progress callback at the first check at or
  * after iteration `at` (a stand-in for another thread or a signal
  * handler, made deterministic). */
@@ -517,6 +565,7 @@ Suite *suite_plan(void)
     tcase_add_test(t, plan_scene_on_the_reference_follows_scenes);
     tcase_add_test(t, plan_scene_buffers_follow_contacts);
     tcase_add_test(t, plan_refuses_misuse);
+    tcase_add_test(t, plan_refused_input_leaves_no_half_set_plan);
     tcase_add_test(t, plan_cancel_flag_stops_solves);
     suite_add_tcase(s, t);
     return s;

@@ -34,6 +34,10 @@ struct clcone_plan {
     int warm_up;          /* WARM_* bits: the device side, in the form(s)
                              set, runs its kernels once when first made */
     const clcone_dev_part *part; /* the scene is a part of a larger one (NULL: whole) */
+    const char *stale;    /* the set_* call that failed after the plan took
+                             part of its input (NULL: none): the backend may
+                             hold half of it, so solves are refused until a
+                             set_* call succeeds */
 };
 
 /* What a backend does for a plan; set_q comes after pl->p (and pl->soft)
@@ -402,6 +406,15 @@ clcone_status clcone_plan_warm_up(clcone_plan *pl, clcone_error *err)
     return pl->dev ? clc_dev_plan_warm_up(pl->dev, err) : CLCONE_OK;
 }
 
+/* The outcome s of a set_* call that has changed the plan: a failure
+ * leaves it stale (its device side may hold part of the new input, or
+ * none), a success fresh again. */
+static clcone_status plan_taken(clcone_plan *pl, clcone_status s, const char *call)
+{
+    pl->stale = s ? call : NULL;
+    return s;
+}
+
 clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *err)
 {
     CLCONE_REQUIRE(err, pl);
@@ -413,7 +426,7 @@ clcone_status clcone_plan_set_q(clcone_plan *pl, const double *q, clcone_error *
         if (!isfinite(q[i])) return clc_fail(err, CLCONE_EINVAL, "q[%d] (contact %d) is not finite", i, i / 3);
     if ((s = clc_check_squares(q, 3 * (size_t)pl->p.n, DBL_MAX, "q", err))) return s;
     memcpy(pl->p.q, q, sizeof *q * 3 * (size_t)pl->p.n);
-    return pl->be->set_q(pl, err);
+    return plan_taken(pl, pl->be->set_q(pl, err), "clcone_plan_set_q");
 }
 
 clcone_status clcone_plan_set_max_seconds(clcone_plan *pl, double seconds, clcone_error *err)
@@ -433,8 +446,9 @@ clcone_status clcone_plan_set_scene(clcone_plan *pl, const clcone_scene *sc, clc
     clcone_status s;
     if (pl->form != CLCONE_FORM_BODY)
         return clc_fail(err, CLCONE_EINVAL, "a local-form plan takes a new q (clcone_plan_set_q), not a scene");
-    if ((s = clcone_scene_validate(sc, err)) || (s = scene_copy(pl, sc, err))) return s;
-    return pl->be->set_scene(pl, err);
+    if ((s = clcone_scene_validate(sc, err))) return s;
+    if ((s = scene_copy(pl, sc, err))) return plan_taken(pl, s, "clcone_plan_set_scene");
+    return plan_taken(pl, pl->be->set_scene(pl, err), "clcone_plan_set_scene");
 }
 
 clcone_status clc_plan_set_problems(clcone_plan *pl, const clcone_problem *const *parts, int k, clcone_error *err)
@@ -450,8 +464,8 @@ clcone_status clc_plan_set_problems(clcone_plan *pl, const clcone_problem *const
     pl->be->release(pl);
     pl->dev = NULL;
     clcone_problem_free(&pl->p);
-    if ((s = clcone_batch_concat(parts, k, &pl->p, err))) return s;
-    return pl->be->create(pl, err);
+    if ((s = clcone_batch_concat(parts, k, &pl->p, err))) return plan_taken(pl, s, "setting the batch's problems");
+    return plan_taken(pl, pl->be->create(pl, err), "setting the batch's problems");
 }
 
 void clcone_plan_set_start(clcone_plan *pl, int warm_start, const double *soft_v0)
@@ -486,6 +500,9 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
     int n = plan_contacts(pl), nprob = pl->form == CLCONE_FORM_BODY ? 1 : pl->p.nprob;
     double t0 = clc_now_ms();
     if (n > 0) CLCONE_REQUIRE(err, r);
+    if (pl->stale)
+        return clc_fail(err, CLCONE_EINVAL, "the plan's last %s failed, leaving it part set: it solves again once "
+                        "a new one succeeds", pl->stale);
     if (pl->be->own_start) return pl->be->solve(pl, r, res, err);
     if ((s = start_reactions(&pl->o, n, r, err)) || (s = clc_result_init(res, nprob, err))) return s;
     if (n > 0 && (s = pl->be->solve(pl, r, res, err))) {
