@@ -233,8 +233,11 @@ START_TEST(png_bad_size_and_directory)
     clcone_plot_panel p;
     sphere_world(1, &w);
     ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 95, 300, NULL, &e), CLCONE_EINVAL);
-    ck_assert_msg(strstr(e.msg, "95 x 300"), "%s", e.msg);
+    ck_assert_msg(strcmp(e.msg, "/tmp/x.png: each side must be within 96 .. 8192 pixels (got 95 x 300)") == 0, "%s",
+                  e.msg);
     ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 400, 8193, NULL, &e), CLCONE_EINVAL);
+    ck_assert_int_eq(clcone_check_picture_size(96, 8192, &e), CLCONE_OK);
+    ck_assert_int_eq(clcone_check_picture_size(8193, 96, &e), CLCONE_EINVAL);
     w.s.bodies[0].x[0] = NAN; /* a diverged state is refused, not drawn over the whole picture */
     ck_assert_int_eq(clcone_render_png("/tmp/x.png", &w, NULL, 400, 300, NULL, &e), CLCONE_EINVAL);
     ck_assert_msg(strstr(e.msg, "/tmp/x.png: ") && strstr(e.msg, "body 0"), "%s", e.msg);

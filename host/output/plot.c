@@ -55,7 +55,7 @@ clcone_status clc_draw_begin(const char *path, int width, int height, cairo_surf
     *cr = NULL;
     if (!path || !*path) return clc_fail(err, CLCONE_EINVAL, "no output file given for the PNG");
     if ((s = clcone_check_picture_size(width, height, err))) {
-        clc_error_prefix(err, "%s: ", path);
+        clc_error_prefix(err, "%s", path);
         return s;
     }
     if ((s = check_dir(path, err))) return s;
