@@ -4,8 +4,8 @@
  * reach 1e-8 by ccp's own error measure (clcone_error_of) on the
  * reference and on a double device, as local problems and as scenes; on
  * the device a batch gives each problem the bits it gets alone, run after
- * run; at tol >= 1e-6 on devices the hybrid is acgs, bit for bit;
- * float's newton reaches 1e-6. */
+ * run, and so do the reference's threads; at tol >= 1e-6 on devices the
+ * hybrid is acgs, bit for bit; float's newton reaches 1e-6. */
 #include "testutil.h"
 #include "core/internal.h"
 #include "ref/reference.h"
@@ -137,6 +137,26 @@ START_TEST(ccp_device_batch_is_alone_and_repeats)
 }
 END_TEST
 
+/* The reference's threads give each problem the bits it gets alone,
+ * where its sparse Newton (from 48 contacts) factors by CHOLMOD: the
+ * supernodal factors call a BLAS that need not bear two threads at once
+ * (Debian's serial OpenBLAS gave a threaded batch of these piles other
+ * bits in about one run of two; core/parallel.h). Three batches of six
+ * 120-contact piles, each on one thread and on three. */
+START_TEST(ccp_reference_threads_give_the_bits_alone)
+{
+    for (int rep = 0; rep < 3; ++rep) {
+        clcone_problem parts[6];
+        for (int k = 0; k < 6; ++k) {
+            clcone_scene s;
+            test_gen_pile(40, (unsigned)(6 * rep + k), &s, &parts[k]);
+            clcone_scene_free(&s);
+        }
+        test_converged_batch_is_alone(NULL, parts, 6, CLCONE_MODEL_CCP, CLCONE_SOLVER_NEWTON, 1e-8);
+    }
+}
+END_TEST
+
 /* Where Newton has no part the hybrid is its sweeps alone, acgs, bit
  * for bit, for the problem and for its scene (the body form): on a
  * device at tol >= 1e-6 (a pile of 600 contacts), on a float device at
@@ -213,6 +233,7 @@ Suite *suite_newton_ccp(void)
     tcase_add_loop_test(t, ccp_converges_where_apgd_stalls, 0, 2);
     tcase_add_loop_test(t, soft_converges_where_apgd_stalls, 0, 2);
     tcase_add_test(t, ccp_device_batch_is_alone_and_repeats);
+    tcase_add_test(t, ccp_reference_threads_give_the_bits_alone);
     tcase_add_loop_test(t, ccp_hybrid_is_its_sweeps_where_newton_has_no_part, 1, 3);
     tcase_add_test(t, ccp_device_float_newton);
     suite_add_tcase(s, t);

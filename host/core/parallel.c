@@ -114,3 +114,15 @@ clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *j
     o->progress_user = L.user;
     return s;
 }
+
+static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void clc_blas_begin(int calls_blas)
+{
+    if (calls_blas) pthread_mutex_lock(&blas_lock);
+}
+
+void clc_blas_end(int calls_blas)
+{
+    if (calls_blas) pthread_mutex_unlock(&blas_lock);
+}

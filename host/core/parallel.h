@@ -17,4 +17,11 @@ clcone_status clc_each_item(int threads, int n, clc_item_fn fn, void *job, int *
  * routed through a lock, so that the caller's is called by one thread at a time (o is restored). */
 clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *job, clcone_error *err);
 
+/* One thread at a time between clc_blas_begin(1) and clc_blas_end(1), and no lock for 0: the
+ * sections that call BLAS (CHOLMOD's supernodal factors). A BLAS need not be safe to call from two
+ * threads at once, and Debian's serial OpenBLAS 0.3.21 is not: a threaded batch's sparse Newton
+ * steps differed from the same problems solved alone. */
+void clc_blas_begin(int calls_blas);
+void clc_blas_end(int calls_blas);
+
 #endif

@@ -19,6 +19,7 @@
  * (an interior method starts inside the cone), so it serves problems too
  * large for the dense Newton, where the hybrid's warm start matters least. */
 #include "core/internal.h"
+#include "core/parallel.h"
 #include "ref/reference.h"
 
 #include <cholmod.h>
@@ -279,6 +280,7 @@ static int factor(ipm *S)
 {
     double *kx = S->K->x;
     const int *cp = S->K->p;
+    int ok, super = S->L->is_super;
     memcpy(kx, S->pv, (size_t)S->K->nzmax * sizeof *kx);
     for (int i = 0; i < S->n; ++i) {
         const double *w = S->wb + 3 * i;
@@ -292,7 +294,10 @@ static int factor(ipm *S)
         for (int b = 0; b < 3; ++b)
             for (int a = b; a < 3; ++a) kx[cp[3 * i + b] + a - b] += col[b][a];
     }
-    return cholmod_factorize(S->K, S->L, &S->cm) && S->cm.status == CHOLMOD_OK;
+    clc_blas_begin(super);
+    ok = cholmod_factorize(S->K, S->L, &S->cm) && S->cm.status == CHOLMOD_OK;
+    clc_blas_end(super);
+    return ok;
 }
 
 /* out = K^-1 in by the factor; 0 when CHOLMOD fails (out of memory). */
@@ -300,7 +305,10 @@ static int chol_solve(ipm *S, const double *in, double *out)
 {
     cholmod_dense *sol;
     memcpy(S->b->x, in, (size_t)S->m * sizeof *in);
-    if (!(sol = cholmod_solve(CHOLMOD_A, S->L, S->b, &S->cm))) return 0;
+    clc_blas_begin(S->L->is_super);
+    sol = cholmod_solve(CHOLMOD_A, S->L, S->b, &S->cm);
+    clc_blas_end(S->L->is_super);
+    if (!sol) return 0;
     memcpy(out, sol->x, (size_t)S->m * sizeof *out);
     cholmod_free_dense(&sol, &S->cm);
     return 1;

@@ -19,6 +19,7 @@
  * on the augmented system [I -J; J' lambda I] filled in: 8.2 s on that
  * wall against CHOLMOD's 0.5 s. */
 #include "ref/newton_sparse.h"
+#include "core/parallel.h"
 
 #include <amd.h>
 #include <cholmod.h>
@@ -138,6 +139,7 @@ int clc_jac_sparse_lm(clc_jac_sparse *J, const double *g, double lambda, double 
     cholmod_sparse A = jt_view(J);
     cholmod_dense *sol;
     double beta[2] = {lambda, 0};
+    int super, ok;
     if (!J->cm_started) {
         cholmod_start(&J->cm);
         J->cm.print = 0;
@@ -146,9 +148,13 @@ int clc_jac_sparse_lm(clc_jac_sparse *J, const double *g, double lambda, double 
     if (!J->lm && (!(J->lm = cholmod_analyze(&A, &J->cm))
                    || !(J->rhs = cholmod_allocate_dense((size_t)J->m, 1, (size_t)J->m, CHOLMOD_REAL, &J->cm))))
         return 0;
-    if (!cholmod_factorize_p(&A, beta, NULL, 0, J->lm, &J->cm) || J->cm.status != CHOLMOD_OK) return 0;
-    for (int i = 0; i < J->m; ++i) ((double *)J->rhs->x)[i] = -g[i];
-    if (!(sol = cholmod_solve(CHOLMOD_A, J->lm, J->rhs, &J->cm))) return 0;
+    super = J->lm->is_super;
+    clc_blas_begin(super);
+    ok = cholmod_factorize_p(&A, beta, NULL, 0, J->lm, &J->cm) && J->cm.status == CHOLMOD_OK;
+    for (int i = 0; ok && i < J->m; ++i) ((double *)J->rhs->x)[i] = -g[i];
+    sol = ok ? cholmod_solve(CHOLMOD_A, J->lm, J->rhs, &J->cm) : NULL;
+    clc_blas_end(super);
+    if (!sol) return 0;
     memcpy(d, sol->x, (size_t)J->m * sizeof *d);
     cholmod_free_dense(&sol, &J->cm);
     return all_finite(d, J->m);
