@@ -166,7 +166,11 @@ class Stepper(Owner):
     @locked
     def step(self, data: Union[Any, Sequence[Any]], nstep: int = 1) -> Stats:
         """nstep steps of data (an MjData of the model, or a list of them,
-        stepped together) in place; their :class:`Stats`."""
+        stepped together) in place; their :class:`Stats`. The stepper's
+        ``cancel`` set (from another thread) ends them early: the step
+        whose solve it stopped (status ``maxiter``) is the last, and the
+        Stats have a row for each step taken; one already set takes none
+        (``Cancel.clear()`` it to step again)."""
         one = isinstance(data, _mj.MjData)
         datas = [data] if one else list(data)
         if not datas:
@@ -197,14 +201,18 @@ class Stepper(Owner):
         buf = ffi.buffer(st)
         raw = np.empty((nstep, len(buf)), dtype=np.uint8)
         err, flag = new_error(), self._cancel._flag
+        taken = 0
         try:
-            for s in range(nstep):
+            # a set Cancel ends the steps as it ends simulate's: the step
+            # whose solve it stopped is the last, none starts after it
+            while taken < nstep and not flag[0]:
                 check(call_cancellable(flag, lib.clcone_mj_stepper_step, h, ptrs, n, st, err), err)
-                raw[s] = np.frombuffer(buf, dtype=np.uint8)
+                raw[taken] = np.frombuffer(buf, dtype=np.uint8)
+                taken += 1
         finally:
             if self._own_cancel and flag[0]:
                 self._cancel.clear()
-        return _stats(raw, n, one)
+        return _stats(raw[:taken], n, one)
 
     def close(self) -> None:
         self._closed = True

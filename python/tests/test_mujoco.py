@@ -4,6 +4,7 @@ python-test` installs the mujoco extra; where mujoco is not installed
 these tests are skipped, saying so."""
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -89,6 +90,28 @@ def test_coulomb_and_threads():
     sb = cm.step(m, b, 5, contact="coulomb", device="ref", threads=3)
     assert sa.converged and np.array_equal(sa.iterations, sb.iterations)
     assert all(np.array_equal(x.qpos, y.qpos) for x, y in zip(a, b))
+
+
+def test_cancel_ends_the_steps():
+    """A Cancel set during Stepper.step ends its steps at the one it
+    stopped (the Stats have the steps taken); one left set takes none."""
+    m = humanoid()
+    d = mujoco.MjData(m)
+    cancel = clcone.Cancel()
+    s = cm.Stepper(m, device="ref", solver="pgs", tol=1e-300, max_iter=10**6, max_seconds=60, cancel=cancel)
+    timer = threading.Timer(0.3, cancel.set)
+    timer.start()
+    try:
+        st = s.step(d, 100000)
+    finally:
+        timer.cancel()
+    taken = len(st.status)
+    assert cancel.is_set and 1 <= taken < 100000
+    assert d.time == pytest.approx(taken * m.opt.timestep)
+    assert len(s.step(d, 5).status) == 0 and d.time == pytest.approx(taken * m.opt.timestep)
+    cancel.clear()
+    assert len(s.step(d, 1).status) == 1
+    s.close()
 
 
 def test_bad_input():
