@@ -124,6 +124,38 @@ START_TEST(no_output_names_an_input)
 }
 END_TEST
 
+/* An output that cannot be written is refused before any work: a file
+ * named with a trailing / (a directory), and, for a user other than
+ * root, whom permissions do not stop, a directory that takes no new
+ * files (every output is written beside its target, then renamed). */
+START_TEST(unwritable_outputs_refused_first)
+{
+    static const struct {
+        const char *args, *expect;
+    } cases[] = {
+        {"solve in.dat --device ref --out new.txt/", "--out new.txt/: names a directory (the trailing /)"},
+        {"simulate s.scene --steps 1 --device ref --out new.scene/", "--out new.scene/: names a directory"},
+        {"gen stack --n 2 -o new.scene/", "-o new.scene/: names a directory"},
+        {"export s.scene -o new.dat/", "-o new.dat/: names a directory"},
+        {"simulate s.scene --steps 1 --device ref --png ro/x.png", "--png ro/x.png: cannot write there: directory"},
+        {"solve in.dat --device ref --plot ro/p.png", "--plot ro/p.png: cannot write there: directory"},
+        {"gen stack --n 2 -o ro/a.scene", "-o ro/a.scene: cannot write there: directory"},
+    };
+    const char *dir = inputs_dir();
+    char path[256];
+    snprintf(path, sizeof path, "%s/ro", dir);
+    ck_assert_int_eq(mkdir(path, 0555), 0);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+        if (strstr(cases[c].args, "ro/") && geteuid() == 0) continue;
+        ck_assert_msg(run_in(dir, cases[c].args) == 2, "%s: %s%s", cases[c].args, out_buf, err_buf);
+        ck_assert_msg(strstr(err_buf, cases[c].expect) && !strstr(out_buf, "status=") && !strstr(out_buf, "wrote"),
+                      "%s: %s%s", cases[c].args, out_buf, err_buf);
+    }
+    chmod(path, 0755);
+    remove_dir(dir);
+}
+END_TEST
+
 /* An option given twice is refused, naming it, in every command (the
  * last no longer wins silently); so is one without its value. Nothing is
  * written. */
@@ -356,6 +388,7 @@ Suite *suite_outputs(void)
     tcase_add_test(t, no_output_names_an_input);
     tcase_add_test(t, option_twice_or_without_value_named);
     tcase_add_test(t, usage_error_is_reason_and_hint);
+    tcase_add_test(t, unwritable_outputs_refused_first);
     tcase_add_test(t, help_states_the_rules);
     tcase_add_test(t, check_takes_the_recorded_model);
     tcase_add_test(t, reactions_record_round_trip);

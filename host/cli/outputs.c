@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* A resolved directory (PATH_MAX) and a name. */
 #define KEY_LEN 8200
@@ -47,7 +48,12 @@ static int output_key(const cli_output *o, char *key, size_t len)
     struct stat st;
     clcone_error e;
     int exists = stat(o->path, &st) == 0, dir_ok;
+    size_t n = strlen(o->path);
     key[0] = 0;
+    if (!o->dir && n > 0 && o->path[n - 1] == '/') {
+        fprintf(stderr, "clcone: %s %s: names a directory (the trailing /), not a file\n", o->opt, o->path);
+        return EXIT_USAGE;
+    }
     if (exists && (o->dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode))) {
         fprintf(stderr, "clcone: %s %s: %s\n", o->opt, o->path,
                 o->dir ? "exists and is not a directory" : "is a directory, not a file");
@@ -80,6 +86,18 @@ static int output_key(const cli_output *o, char *key, size_t len)
     }
     if (exists) snprintf(key, len, "%s", real);
     else snprintf(key, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+    /* every output is written beside its target and renamed over it (a
+     * directory's files inside it): the directory must take new files */
+    if (exists && !o->dir) {
+        char *slash = strrchr(real, '/');
+        if (slash) slash[slash == real] = 0;
+    }
+    if (access(real, W_OK | X_OK) != 0) {
+        fprintf(stderr, "clcone: %s %s: cannot write there: directory %s: %s\n", o->opt, o->path, real,
+                strerror(errno));
+        free(real);
+        return EXIT_USAGE;
+    }
     free(real);
     return 0;
 }

@@ -15,8 +15,8 @@ from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from ._native import (Cancel, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check, copy_in,
-                      copy_out, ffi, ints, lib, lib_output, locked, ndim, new_error, reals)
+from ._native import (Cancel, FileError, FormatError, InvalidInput, Owner, c_alloc, c_string, call_cancellable, check,
+                      copy_in, copy_out, ffi, ints, lib, lib_output, locked, ndim, new_error, reals)
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -1303,6 +1303,7 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
         err = new_error()
         if lib_output.clcone_check_picture_size(w, h, err) != lib.CLCONE_OK:
             raise InvalidInput("png_size: " + ffi.string(err.msg).decode("utf-8", "replace"))
+        _check_writable(png, "png")
     if callback is not None and not callable(callback):
         raise TypeError("callback must be callable")
     sim = Simulation(scene, **options)
@@ -1338,6 +1339,19 @@ def simulate(scene: Union[Scene, Sequence[Scene]], steps: int, *, callback: Opti
     finally:
         sim.close()
     return done
+
+
+def _check_writable(path: PathLike, what: str) -> None:
+    """Refuses, before a run, a file the run would write only at its end
+    where it cannot be written (the library writes beside it, then
+    renames): a directory's name, or a directory that takes no files."""
+    p = os.fsdecode(c_string(path, what))
+    if p.endswith(os.sep) or os.path.isdir(p):
+        raise FileError(f"{what} {p}: names a directory, not a file")
+    folder = os.path.dirname(os.path.realpath(p)) or "."
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK | os.X_OK):
+        raise FileError(f"{what} {p}: cannot write there: directory {folder} "
+                        f"{'takes no new files' if os.path.isdir(folder) else 'does not exist'}")
 
 
 def _vtk_frame(scene: Scene, folder: str, k: int, r: Any, frames: list) -> None:

@@ -86,6 +86,10 @@ def test_simulate_refuses_its_picture_options_before_the_steps(tmp_path):
         clcone.simulate(s, 5, png_size=(200, 200), model="ccp", device="ref")
     with pytest.raises(ValueError, match="vtk_every does not apply"):
         clcone.simulate(s, 5, vtk_every=2, model="ccp", device="ref")
+    with pytest.raises(clcone.FileError, match="names a directory"):
+        clcone.simulate(s, 5, png=str(tmp_path) + "/", model="ccp", device="ref")
+    with pytest.raises(clcone.FileError, match="does not exist"):
+        clcone.simulate(s, 5, png=tmp_path / "no" / "a.png", model="ccp", device="ref")
     np.testing.assert_array_equal(s.positions, start)  # not one step taken
     assert not (tmp_path / "a.png").exists()
     # the sides Python checks are the library's own
