@@ -392,6 +392,40 @@ START_TEST(api_null_without_status_is_harmless)
 }
 END_TEST
 
+/* A NULL inside an array argument, a precision that is none, and a
+ * world whose positions are not finite are refused, not crashed on or
+ * solved. */
+START_TEST(api_bad_items_inside_arguments_are_refused)
+{
+    clcone_problem out;
+    clcone_context *c = NULL;
+    clcone_world w;
+    clcone_gen_params gp;
+    clcone_error e;
+    const clcone_problem *parts[2] = {NULL, NULL};
+    const char *files[2] = {"a.vtk", NULL};
+    double times[1] = {0};
+    ck_assert_int_eq(clcone_batch_concat(parts, 2, &out, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "problem 0 of the batch is NULL"), "%s", e.msg);
+    ck_assert_int_eq(clcone_write_pvd("/tmp/clcone-x.pvd", 1, files, times, 2, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "frame 0's file name 1 is NULL"), "%s", e.msg);
+    ck_assert_int_eq(clcone_context_create(NULL, (clcone_precision)7, &c, &e), CLCONE_EINVAL);
+    ck_assert_ptr_null(c);
+    ck_assert_msg(strstr(e.msg, "precision 7"), "%s", e.msg);
+    clcone_gen_params_default(&gp);
+    gp.n = 3;
+    ck_assert_msg(clcone_world_generate("stack", &gp, &w, &e) == CLCONE_OK, "%s", e.msg);
+    w.s.bodies[1].x[0] = NAN;
+    ck_assert_int_eq(clcone_world_detect(&w, 1e-3, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "body 1: position is not finite"), "%s", e.msg);
+    w.s.bodies[1].x[0] = 0;
+    w.shapes[2].size[0] = -1;
+    ck_assert_int_eq(clcone_world_detect(&w, 1e-3, NULL, &e), CLCONE_EINVAL);
+    ck_assert_msg(strstr(e.msg, "body 2: size"), "%s", e.msg);
+    clcone_world_free(&w);
+}
+END_TEST
+
 /* A NaN or Inf in W, q or mu is refused where the problem is built,
  * naming the entry (before, only at the solve). */
 START_TEST(api_from_dense_refuses_non_finite)
@@ -422,6 +456,7 @@ Suite *suite_api(void)
     tcase_add_test(t, api_null_arguments_are_refused);
     tcase_add_test(t, api_null_without_status_is_harmless);
     tcase_add_test(t, api_from_dense_refuses_non_finite);
+    tcase_add_test(t, api_bad_items_inside_arguments_are_refused);
     suite_add_tcase(s, t);
     return s;
 }

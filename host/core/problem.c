@@ -176,6 +176,7 @@ clcone_status clcone_batch_concat(const clcone_problem *const *parts, int k,
     clcone_status s;
     if (k < 1) return clc_fail(err, CLCONE_EINVAL, "batch of %d problems", k);
     for (int i = 0; i < k; ++i) {
+        if (!parts[i]) return clc_fail(err, CLCONE_EINVAL, "problem %d of the batch is NULL", i);
         n += parts[i]->n;
         nnzb += parts[i]->nnzb;
         nprob += parts[i]->nprob;

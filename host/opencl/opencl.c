@@ -244,9 +244,11 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     clcone_context *c;
     cl_int e;
     clcone_status s;
-    int n = 0;
+    int n = 0, from_env = !spec || !*spec;
     *out = NULL;
-    if (!spec || !*spec) spec = getenv("CLCONE_DEVICE");
+    if (prec != CLCONE_FLOAT && prec != CLCONE_DOUBLE)
+        return clc_fail(err, CLCONE_EINVAL, "precision %d: CLCONE_FLOAT or CLCONE_DOUBLE", (int)prec);
+    if (from_env) spec = getenv("CLCONE_DEVICE");
     if (spec && !*spec) spec = NULL;
     if (spec && strcmp(spec, "ref") == 0)
         return clc_fail(err, CLCONE_EINVAL, "device 'ref' is the CPU reference, not an OpenCL device");
@@ -265,8 +267,8 @@ clcone_status clcone_context_create(const char *spec, clcone_precision prec,
     }
     if (!k.found)
         return clc_fail(err, CLCONE_EDEVICE,
-                           "no OpenCL device matches '%s' (%d devices; `clcone devices` lists them)",
-                           spec ? spec : "", n);
+                           "no OpenCL device matches '%s'%s (%d devices; `clcone devices` lists them)",
+                           spec ? spec : "", spec && from_env ? " (from $CLCONE_DEVICE)" : "", n);
     c = clc_calloc(1, sizeof *c, err, "context");
     if (!c) return CLCONE_ENOMEM;
     c->platform = k.pl;

@@ -369,6 +369,22 @@ void clcone_world_key_bodies(unsigned long long key, int nbodies, int nplanes, i
     *b = other >= 1 && other <= (unsigned long long)nbodies ? (int)other - 1 : -1;
 }
 
+/* What detection reads, checked: a NaN position would hash to a cell and
+ * make contacts of nothing. */
+static clcone_status detect_inputs_check(const clcone_world *w, clcone_error *err)
+{
+    clcone_status st;
+    for (int i = 0; i < w->s.nbodies; ++i) {
+        const double *x = w->s.bodies[i].x;
+        if ((st = clc_shape_validate(&w->shapes[i], i, err))) return st;
+        if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2]))
+            return clc_fail(err, CLCONE_EINVAL, "body %d: position is not finite", i);
+    }
+    for (int i = 0; i < w->nplanes; ++i)
+        if ((st = clc_plane_validate(&w->planes[i], i, err))) return st;
+    return CLCONE_OK;
+}
+
 clcone_status clcone_world_detect(clcone_world *w, double margin, unsigned long long **keys, clcone_error *err)
 {
     return clcone_world_detect_ids(w, margin, NULL, 0, keys, NULL, err);
@@ -389,6 +405,7 @@ clcone_status clcone_world_detect_ids(clcone_world *w, double margin, const int 
     if (corder) *corder = NULL;
     if (!isfinite(margin) || margin < 0)
         return clc_fail(err, CLCONE_EINVAL, "contact margin %g must be finite and >= 0", margin);
+    if ((st = detect_inputs_check(w, err))) return st;
     memset(&B, 0, sizeof B);
     B.mu = w->mu;
     B.gid = gid;

@@ -36,7 +36,8 @@ typedef struct clcone_scene {
 CLCONE_API clcone_status clcone_scene_validate(const clcone_scene *s, clcone_error *err);
 
 /* frame = (normal, t1, t2): t1 = normalize(normal x e_k), e_k the axis of smallest |normal_k|
- * (lowest k on ties), t2 = normal x t1. */
+ * (lowest k on ties), t2 = normal x t1. normal must be a unit vector (as clcone_scene_validate
+ * checks a scene's); a zero or non-finite one gives a frame of NaN. */
 CLCONE_API void clcone_contact_frame(const double normal[3], double frame[9]);
 
 /* The local form: W = J M^-1 J^T (blocks of contacts sharing a moving body), q = J v*. */
