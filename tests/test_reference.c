@@ -278,6 +278,26 @@ START_TEST(iteration_cap_and_time_cap_reported)
     clcone_result_free(&res);
     free(r);
     clcone_problem_free(&p);
+    {
+        /* the hybrid past its dense limit hands over, then resumes its
+         * sweeps on what is left of the cap: the reason names the solve's
+         * cap (it named the remainder: "time cap 0.886 s reached"; this
+         * pile resumes them after about 2 s) */
+        clcone_scene s;
+        test_gen_pile(300, 3, &s, &p);
+        ck_assert_int_gt(p.n, 512);
+        r = calloc(3 * (size_t)p.n, sizeof *r);
+        clcone_options_default(&o);
+        o.tol = 1e-14;
+        o.max_seconds = 3;
+        ck_assert_msg(clcone_solve(NULL, &p, &o, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+        ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
+        ck_assert_msg(strcmp(res.items[0].reason, "time cap 3 s reached") == 0, "%s", res.items[0].reason);
+        clcone_result_free(&res);
+        free(r);
+        clcone_problem_free(&p);
+        clcone_scene_free(&s);
+    }
 }
 END_TEST
 

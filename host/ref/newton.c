@@ -495,6 +495,10 @@ static clcone_status hybrid_sweeps(const clcone_problem *p, const clcone_options
                                            : clc_ref_acgs_watched(p, &first, c0, c1, r, hybrid_checked, H, out, err);
     out->iters += H->it0;
     out->time_ms = clc_now_ms() - H->t0;
+    /* sweeps resumed on what was left of the cap stop on the solve's cap:
+     * the reason names it, not the remainder they were given */
+    if (H->it0 > 0 && out->status == CLCONE_MAXITER && clc_time_is_up(o, out->time_ms))
+        clc_stop(out, CLCONE_STOP_TIME, o, out->iters);
     if (H->it0 > 0 && !H->stop) clc_history_add(o->history, H->prob, out->iters, out->time_ms, out->error);
     return s;
 }
