@@ -672,6 +672,43 @@ START_TEST(second_signal_stops_at_once_leaving_no_temporary)
 }
 END_TEST
 
+/* SIGTERM while export writes: the process ends at once with 130, its
+ * temporary discarded, the file it would have replaced as it was. The
+ * signal goes once the temporary exists (15,000 contacts: about 0.5 s of
+ * writing). */
+START_TEST(interrupted_export_leaves_the_target)
+{
+    const char *dir = scratch_dir();
+    char scene[256], dat[256], seen[8192] = "", *text;
+    int fd, status;
+    size_t size;
+    pid_t pid;
+    FILE *f;
+    gen_pile_in(dir, "--n 5000", scene, sizeof scene);
+    snprintf(dat, sizeof dat, "%s/e.dat", dir);
+    ck_assert_ptr_nonnull(f = fopen(dat, "w"));
+    fputs("OLD\n", f);
+    fclose(f);
+    {
+        const char *const run[] = {"clcone", "export", scene, "-o", dat, NULL};
+        pid = cli_child(&fd, run);
+    }
+    while (temporaries_in(dir) == 0) {
+        ck_assert_msg(waitpid(pid, &status, WNOHANG) == 0, "export ended before its temporary was seen");
+        usleep(500);
+    }
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    status = read_rest(fd, pid, seen, sizeof seen);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 130, "status %d: %s", status, seen);
+    ck_assert_msg(strstr(seen, "interrupted; nothing written"), "%s", seen);
+    ck_assert_int_eq(temporaries_in(dir), 0);
+    text = test_read_all(dat, &size);
+    ck_assert_str_eq(text, "OLD\n");
+    free(text);
+    remove_dir(dir);
+}
+END_TEST
+
 /* SIGINT or SIGTERM during a solve: the library's cancel flag stops it at
  * its next look, the reactions it reached are written whole (no
  * temporary left), and the exit code is 130 with a line saying so. The
@@ -908,6 +945,7 @@ Suite *suite_cli(void)
     tcase_add_test(t, missing_directories_one_rule);
     tcase_add_test(t, interrupted_simulate_keeps_finished_steps);
     tcase_add_test(t, second_signal_stops_at_once_leaving_no_temporary);
+    tcase_add_test(t, interrupted_export_leaves_the_target);
     tcase_add_test(t, interrupted_solve_writes_its_last_iterate);
     tcase_add_test(t, options_one_rule_everywhere);
     tcase_add_test(t, gen_and_simulate_refuse_what_they_do_not_use);

@@ -541,8 +541,8 @@ static int run_command(int argc, char **argv)
     if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 2, argv + 2);
     if (strcmp(cmd, "solvers") == 0) return cmd_solvers(argc - 2, argv + 2);
     if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 2, argv + 2);
-    if (strcmp(cmd, "gen") == 0) return cmd_gen(argc - 2, argv + 2);
-    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "gen") == 0) return cli_write_interruptible(cmd_gen, argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0) return cli_write_interruptible(cmd_export, argc - 2, argv + 2);
     if (strcmp(cmd, "simulate") == 0) return cmd_simulate(argc - 2, argv + 2);
     if (strcmp(cmd, "mujoco") == 0) return cmd_mujoco(argc - 2, argv + 2);
     fprintf(stderr, "clcone: unknown command '%s'\n", cmd);

@@ -146,6 +146,9 @@ void cli_release_stop_signals(void);
  * cmd; that returns cmd's exit code, or 130 after saying the solve was stopped (its outputs are written). */
 const volatile int *cli_solve_cancel(void);
 int cli_solve_interruptible(int (*cmd)(int, char **), int argc, char **argv);
+/* cmd (gen, export: a file made) with SIGINT and SIGTERM ending the process at once, exit 130,
+ * the output's temporary discarded and the target left as it was. */
+int cli_write_interruptible(int (*cmd)(int, char **), int argc, char **argv);
 int cli_stop_requested(void);
 int cli_report_interrupted(int steps_done, int steps);
 void cli_steps_progress(int step, int steps, int contacts, double t0);

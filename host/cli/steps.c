@@ -81,6 +81,35 @@ int cli_solve_interruptible(int (*cmd)(int, char **), int argc, char **argv)
     return EXIT_INTERRUPTED;
 }
 
+/* gen and export only make a file: a signal stops them at once, the
+ * temporary beside it discarded and the target as it was. */
+static void on_write_signal(int sig)
+{
+    static const char says[] = "\nclcone: interrupted; nothing written\n";
+    ssize_t n;
+    (void)sig;
+    clcone_out_discard_temps();
+    n = write(2, says, sizeof says - 1);
+    (void)n;
+    _exit(EXIT_INTERRUPTED);
+}
+
+int cli_write_interruptible(int (*cmd)(int, char **), int argc, char **argv)
+{
+    struct sigaction sa;
+    int rc;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_write_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaddset(&sa.sa_mask, SIGINT);
+    sigaddset(&sa.sa_mask, SIGTERM);
+    sigaction(SIGINT, &sa, &stop_old[0]);
+    sigaction(SIGTERM, &sa, &stop_old[1]);
+    rc = cmd(argc, argv);
+    cli_release_stop_signals();
+    return rc;
+}
+
 void cli_release_stop_signals(void)
 {
     sigaction(SIGINT, &stop_old[0], NULL);
