@@ -82,12 +82,12 @@ class Device:
     same Device."""
 
     def __init__(self, spec: Union[None, str, int] = None, precision: Optional[str] = None) -> None:
-        if isinstance(spec, bool) or not (spec is None or isinstance(spec, (str, int))):
+        if isinstance(spec, (bool, np.bool_)) or not (spec is None or isinstance(spec, (str, int, np.integer))):
             raise TypeError(f"device must be None, a str or an int, got {type(spec).__name__}")
-        if isinstance(spec, int):
+        if isinstance(spec, (int, np.integer)):
             if spec < 0:
                 raise ValueError(f"device index {spec} must be >= 0")
-            spec = str(spec)
+            spec = str(int(spec))
         if precision is not None and precision not in _PRECISIONS:
             raise ValueError(f"precision must be 'float' or 'double', got {precision!r}")
         ref = spec == "ref" or (spec is None and os.environ.get("CLCONE_DEVICE") == "ref")
@@ -836,6 +836,21 @@ def _number(name: str, v: Any, integer: bool = False) -> Any:
     return int(v) if integer else float(v)
 
 
+def _flag(name: str, v: Any) -> bool:
+    """v as a yes/no option: a bool (numpy's too), never a truthy string."""
+    if not isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {v!r}")
+    return bool(v)
+
+
+def _threads(v: Any) -> int:
+    """v as a count of host threads, 1 to 256 as the CLI's --threads."""
+    n = _number("threads", v, integer=True)
+    if not 1 <= n <= 256:
+        raise InvalidInput(f"threads={n}: an int from 1 to 256 host threads")
+    return n
+
+
 def _option_value(name: str, v: Any, integer: bool) -> Union[int, float]:
     """v for the options' field name: a number, an int that fits C's."""
     v = _number(name, v, integer)
@@ -920,8 +935,9 @@ class Plan(Owner):
                            **model_options)
         self._o.warm_start = 1
         if threads is not None:
-            self._o.threads = _option_value("threads", threads, True)
+            self._o.threads = _threads(threads)
         # the plan keeps the options' pointers: the history it appends to, the cancel flag
+        history = _flag("history", history)
         self._hist = ffi.gc(ffi.new("clcone_history *"), lib.clcone_history_free) if history else None
         self._o.history = self._hist if history else ffi.NULL
         self._cancel = cancel or Cancel()
@@ -1137,8 +1153,8 @@ class Simulation(Owner):
         for name, v in (("margin", margin), ("projection", projection), ("slop", slop)):
             if v is not None:
                 setattr(so, name, _number(name, v))
-        so.warm_start = 1 if warm_start else 0
-        so.threads = _option_value("threads", threads, True)
+        so.warm_start = 1 if _flag("warm_start", warm_start) else 0
+        so.threads = _threads(threads)
         self._cancel = cancel or Cancel()
         self._own_cancel = cancel is None
         so.solve.cancel = self._cancel._flag

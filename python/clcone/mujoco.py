@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Optional, Sequence, Union
@@ -94,12 +95,12 @@ def _device_spec(device: Union[None, str, int, Device], precision: Optional[str]
         if precision is not None and precision != device.precision:
             raise ValueError(f"precision {precision!r} differs from the Device's {device.precision!r}")
         return ("ref" if device.is_reference else device.spec), device.precision
-    if isinstance(device, bool) or not (device is None or isinstance(device, (str, int))):
+    if isinstance(device, (bool, np.bool_)) or not (device is None or isinstance(device, (str, int, np.integer))):
         raise TypeError(f"device must be None, a str, an int or a clcone.Device, got {type(device).__name__}")
-    if isinstance(device, int):
+    if isinstance(device, (int, np.integer)):
         if device < 0:
             raise ValueError(f"device index {device} must be >= 0")
-        device = str(device)
+        device = str(int(device))
     if precision is not None and precision not in ("float", "double"):
         raise ValueError(f"precision must be 'float' or 'double', got {precision!r}")
     if device == "ref" or (device is None and os.environ.get("CLCONE_DEVICE") == "ref"):
@@ -172,6 +173,8 @@ class Stepper(Owner):
         Stats have a row for each step taken; one already set takes none
         (``Cancel.clear()`` it to step again)."""
         one = isinstance(data, _mj.MjData)
+        if not one and not isinstance(data, Iterable):
+            raise TypeError(f"data must be a mujoco.MjData or a list of them, got {type(data).__name__}")
         datas = [data] if one else list(data)
         if not datas:
             raise ValueError("no MjData to step")

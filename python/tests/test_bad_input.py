@@ -202,8 +202,16 @@ def test_numbers_named_and_bounded():
     s = clcone.generate("pile", n=3)
     with pytest.raises(TypeError, match="margin must be a number, got str"):
         s.detect("a")
-    with pytest.raises(ValueError, match="threads 1099511627776 does not fit a C int"):
+    with pytest.raises(ValueError, match="threads=1099511627776: an int from 1 to 256"):
         clcone.Simulation(s, threads=2**40)
+    # as the CLI's --threads (0 was taken as one), and yes/no options are bools
+    with pytest.raises(ValueError, match="threads=0: an int from 1 to 256"):
+        clcone.solve(one_contact(), device="ref", threads=0)
+    with pytest.raises(TypeError, match="history must be True or False, got 'no'"):
+        clcone.solve(one_contact(), device="ref", history="no")
+    with pytest.raises(TypeError, match="warm_start must be True or False, got 1"):
+        clcone.Simulation(s, warm_start=1)
+    assert clcone.Device(np.int64(0)).spec == "0"
     with pytest.raises(ValueError, match="width 1099511627776 does not fit a C int"):
         s.render_png("x.png", size=(2**40, 100))
 

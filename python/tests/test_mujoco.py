@@ -116,6 +116,8 @@ def test_cancel_ends_the_steps():
 
 def test_bad_input():
     m = humanoid()
+    with pytest.raises(TypeError, match="data must be a mujoco.MjData or a list of them, got NoneType"):
+        cm.step(m, None)
     other = mujoco.MjModel.from_xml_path(str(HUMANOID))
     with pytest.raises(TypeError, match="mujoco.MjModel"):
         cm.Stepper(object())
