@@ -406,6 +406,26 @@ START_TEST(pocl_keeps_its_own_kernel_cache)
         ck_assert_str_eq(c->cache_path + n - 4, ".bin");
     }
     clcone_context_free(c);
+    {
+        /* a cache path too long to hold is no cache, not a shorter one;
+         * a relative XDG_CACHE_HOME is none either (HOME's is used) */
+        char *xdg = getenv("XDG_CACHE_HOME") ? strdup(getenv("XDG_CACHE_HOME")) : NULL, longdir[3900];
+        memset(longdir, 'a', sizeof longdir - 1);
+        longdir[0] = '/';
+        longdir[sizeof longdir - 1] = 0;
+        setenv("CLCONE_CACHE_DIR", longdir, 1);
+        c = test_context_built(CLCONE_FLOAT);
+        ck_assert_str_eq(c->cache_path, "");
+        clcone_context_free(c);
+        unsetenv("CLCONE_CACHE_DIR");
+        setenv("XDG_CACHE_HOME", "relative/cache", 1);
+        c = test_context_built(CLCONE_FLOAT);
+        ck_assert_msg(!strstr(c->cache_path, "relative/cache"), "%s", c->cache_path);
+        clcone_context_free(c);
+        if (xdg) setenv("XDG_CACHE_HOME", xdg, 1);
+        else unsetenv("XDG_CACHE_HOME");
+        free(xdg);
+    }
 }
 END_TEST
 

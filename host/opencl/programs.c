@@ -63,14 +63,16 @@ enum { CACHE_NONE, CACHE_BINARIES, CACHE_MARKS };
 static int cache_dir(const clcone_context *c, char *buf, size_t len)
 {
     const char *d = getenv("CLCONE_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    int n;
     if (d && strcmp(d, "off") == 0) return CACHE_NONE;
-    if (d && *d) {
-        snprintf(buf, len, "%s", d);
-        return CACHE_BINARIES;
-    }
-    if (x && *x) snprintf(buf, len, "%s/clcone", x);
-    else if (h && *h) snprintf(buf, len, "%s/.cache/clcone", h);
+    /* a path that does not fit is no cache, never a truncated one (another
+     * directory); a relative XDG_CACHE_HOME is ignored, as the XDG rules
+     * say */
+    if (d && *d) return (size_t)snprintf(buf, len, "%s", d) < len ? CACHE_BINARIES : CACHE_NONE;
+    if (x && x[0] == '/') n = snprintf(buf, len, "%s/clcone", x);
+    else if (h && *h) n = snprintf(buf, len, "%s/.cache/clcone", h);
     else return CACHE_NONE;
+    if (n < 0 || (size_t)n >= len) return CACHE_NONE;
     return strstr(c->info.platform, "Portable Computing Language") ? CACHE_MARKS : CACHE_BINARIES;
 }
 
