@@ -292,7 +292,8 @@ static int take_sim_options(int *argc, char **args, sim_outputs *out, int *steps
     out->vtk_every = 1;
     out->png_w = 1200;
     out->png_h = 900;
-    if ((v = cli_take_opt(argc, args, "--steps", &missing)) && (rc = cli_int_opt(USAGE_SIMULATE, "--steps", v, 1, INT_MAX, steps)))
+    if ((v = cli_take_opt(argc, args, "--steps", &missing))
+        && (rc = cli_int_opt(USAGE_SIMULATE, "--steps", v, 1, INT_MAX, steps)))
         return rc;
     if ((v = cli_take_opt(argc, args, "--dt", &missing)) && (!parse_double(v, dt) || !(*dt > 0)))
         return usage_error(USAGE_SIMULATE, "--dt needs a number > 0, got '%s'", v);
@@ -466,7 +467,8 @@ static int take_demo_options(int argc, char **args, demo_options *d)
     const char *v;
     cli_opt_fault missing = {NULL, 0};
     int rc;
-    if (((v = cli_take_opt(&argc, args, "--n", &missing)) && (rc = cli_int_opt(USAGE_DEMO_PILE, "--n", v, 1, INT_MAX, &d->n)))
+    if (((v = cli_take_opt(&argc, args, "--n", &missing))
+         && (rc = cli_int_opt(USAGE_DEMO_PILE, "--n", v, 1, INT_MAX, &d->n)))
         || ((v = cli_take_opt(&argc, args, "--steps", &missing))
             && (rc = cli_int_opt(USAGE_DEMO_PILE, "--steps", v, 1, INT_MAX, &d->steps)))
         || ((v = cli_take_opt(&argc, args, "--max-iter", &missing))

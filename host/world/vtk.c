@@ -132,7 +132,8 @@ clcone_status clcone_write_pvd(const char *path, int nframes, const char *const 
     pvd_ctx c;
     if (nframes < 0 || parts < 1) return clc_fail(err, CLCONE_EINVAL, "%s: %d frames of %d parts", path, nframes, parts);
     for (int k = 0; k < nframes * parts; ++k)
-        if (!files[k]) return clc_fail(err, CLCONE_EINVAL, "%s: frame %d's file name %d is NULL", path, k / parts, k % parts);
+        if (!files[k])
+            return clc_fail(err, CLCONE_EINVAL, "%s: frame %d's file name %d is NULL", path, k / parts, k % parts);
         else if (strpbrk(files[k], "<>&\"'"))
             return clc_fail(err, CLCONE_EINVAL, "%s: frame file name '%s' needs XML escaping", path, files[k]);
     c.nframes = nframes;
