@@ -12,6 +12,7 @@
 #include "mujoco/mj_common.h"
 #include "mujoco/guard.h"
 #include "mujoco/mj_primal.h"
+#include "mujoco/hard_aref.h"
 #include "core/internal.h"
 #include "solve/blocks_solve.h"
 #include "solve/solve_entries.h"
@@ -410,32 +411,6 @@ static void write_back(const mjModel *m, mjData *d, const clcone_problem *p, con
     clc_mj_finish(m, d);
 }
 
-/* Exact Coulomb's contacts rest this fraction of their solimp width
- * (MuJoCo's length scale of a contact: 1 mm by default, so 100 um) inside
- * MuJoCo's inclusion margin. MuJoCo's a_ref = -b v - k imp (pos - margin)
- * aims the contact's distance at the margin, and a contact at or past it
- * is dropped (no rows). A soft contact rests deeper, where its force
- * needs the depth; with R = 0 the depth goes to 0 and the contact flickers
- * out and back, a step without force at a time: the pinched capsule of
- * bench/models/pinch.xml slipped from 0.12 s on and fell out at 0.6 s.
- * That capsule held for 20 s at depths from 1e-3 widths up (fell at
- * 1e-4); the dominos' coulomb steps converged at 1e-3, 3e-3, 3e-2 and
- * 0.1, but eight stalled just above 1e-8 at 1e-2 (a singular W). */
-#define COULOMB_DEPTH_WIDTHS 0.1
-
-/* a_ref of the rows whose position is a contact's distance (a normal or
- * frictionless row; an elliptic contact's friction rows have none) aimed
- * at that depth instead: - k imp depth. d's efc_aref is the one clcone
- * solves with and efc_b comes from. */
-static void coulomb_depth(mjData *d)
-{
-    for (int i = 0; i < d->nefc; ++i) {
-        const mjContact *c = d->efc_type[i] >= mjCNSTR_CONTACT_FRICTIONLESS ? &d->contact[d->efc_id[i]] : NULL;
-        if (c && (d->efc_type[i] != mjCNSTR_CONTACT_ELLIPTIC || i == c->efc_address))
-            d->efc_aref[i] -= d->efc_KBIP[4 * i] * d->efc_KBIP[4 * i + 2] * COULOMB_DEPTH_WIDTHS * c->solimp[2];
-    }
-}
-
 void clc_mujoco_pending_free(clc_mujoco_pending *pd)
 {
     clcone_problem_free(&pd->p);
@@ -590,7 +565,7 @@ static clcone_status begin_constraints(clc_mujoco *a, const mjModel *m, mjData *
     general = goes_general(a, m, d);
     if (a->o.model == CLCONE_MODEL_COULOMB) {
         if ((s = coulomb_zero_row(a, m, d, general, err))) return s;
-        coulomb_depth(d);
+        if ((s = clc_mj_hard_aref(m, d, a->label, err))) return s;
         if (general && a->hard) return begin_primal(a, m, d, 1, pd, st, t0, err);
     }
     if (general) {
