@@ -228,11 +228,14 @@ int parse_args(int argc, char **argv, const char *usage, int maxpos, cli_args *a
 }
 
 /* A first run compiles the kernel programs it needs, seconds to a minute
- * on a CPU device: say so, so that it does not look hung. */
+ * on a CPU device: say so, so that it does not look hung. Whether the
+ * cache is on is the environment's ($CLCONE_CACHE_DIR=off, no HOME), so
+ * the notice names the condition rather than promising "once". */
 static void compile_notice(void *user, const char *program, const char *device)
 {
     (void)user;
-    fprintf(stderr, "clcone: compiling OpenCL program '%s' for '%s' (once: the kernel cache keeps it)\n",
+    fprintf(stderr, "clcone: compiling OpenCL program '%s' for '%s' (the kernel cache, when on, "
+                    "keeps it for later runs)\n",
             program, device);
 }
 
