@@ -10,7 +10,8 @@
  * part of J qacc_smooth - aref that J's range does not hold dropped, so
  * that the contacts ask only for accelerations some motion gives
  * (docs/mujoco.md, "What no motion reaches"): the least-squares fit
- * by CHOLMOD's sparse factor of J'J. Limits and other rows keep theirs.
+ * by J'J's factor, dense on a small component of trees, else CHOLMOD's.
+ * Limits and other rows keep theirs.
  * CLCONE_ENOMEM, naming label, where the work space does not fit. */
 clcone_status clc_mj_hard_aref(const mjModel *m, mjData *d, const char *label, clcone_error *err);
 
