@@ -731,6 +731,12 @@ START_TEST(test_reactions_header_refused)
          "1 2 3\n", ":1: the header's fit=zz is not inner or outer"},
         {"# clcone reactions: 1 contacts; solved to tol=-1 precision=double model=bogus\n1 2 3\n",
          ":1: the header's tol=-1 is not a number > 0"},
+        {"# clcone reactions: 1 contacts; solved to tol=1e-08 precision=double model=ccp model=coulomb\n1 2 3\n",
+         ":1: the header gives model= twice"},
+        {"# clcone reactions: 1 contacts; solved to tol=1e-08 precision=float tol=1e-05\n1 2 3\n",
+         ":1: the header gives tol= twice"},
+        {"# clcone reactions: 1 contacts; solved to tol=1e-08 precision=half\n1 2 3\n",
+         ":1: the header's precision=half is not float or double"},
     };
     static const char none[] = "# clcone reactions: 1 contacts\n1 2 3\n";
     clcone_reactions_info info;

@@ -45,6 +45,10 @@ clcone_status clc_parse_reactions(const char *name, const char *buf, size_t len,
  * follows it on that line records the solve (write_reactions). */
 static const char HEADER[] = "# clcone reactions:", FORCES_HEADER[] = "# clcone forces:";
 
+/* The keys a header records, each at most once: a second copy (an edit
+ * or a file pasted onto another) leaves which one holds unsaid. */
+static const char *const HEADER_KEYS[] = {" tol=", " precision=", " model=", " solver=", " fit=", " facets="};
+
 /* The value of " key=" in line, a word of letters and digits, into out
  * (len bytes); "" when absent or not such a word. */
 static void header_word(const char *line, const char *key, char *out, size_t len)
@@ -80,7 +84,7 @@ static int header_value(const char *line, const char *key, char *out, size_t len
 static clcone_status parse_header(const char *name, const char *buf, size_t len, clcone_reactions_info *info,
                                   clcone_error *err)
 {
-    const char *eol = memchr(buf, '\n', len), *prec;
+    const char *eol = memchr(buf, '\n', len);
     size_t n = eol ? (size_t)(eol - buf) : len;
     char line[256], num[64];
     memset(info, 0, sizeof *info);
@@ -95,7 +99,14 @@ static clcone_status parse_header(const char *name, const char *buf, size_t len,
         info->tol = 0;
         return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header's tol=%s is not a number > 0", name, num);
     }
-    if ((prec = strstr(line, " precision=")) && strncmp(prec + 11, "float", 5) == 0) info->precision = CLCONE_FLOAT;
+    for (size_t k = 0; k < sizeof HEADER_KEYS / sizeof *HEADER_KEYS; ++k) {
+        const char *v = strstr(line, HEADER_KEYS[k]);
+        if (v && strstr(v + 1, HEADER_KEYS[k]))
+            return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header gives %s twice", name, HEADER_KEYS[k] + 1);
+    }
+    if (header_value(line, " precision=", num, sizeof num) && strcmp(num, "float") != 0 && strcmp(num, "double") != 0)
+        return clc_fail(err, CLCONE_EFORMAT, "%s:1: the header's precision=%s is not float or double", name, num);
+    if (header_value(line, " precision=", num, sizeof num) && strcmp(num, "float") == 0) info->precision = CLCONE_FLOAT;
     header_word(line, " model=", info->model, sizeof info->model);
     header_word(line, " solver=", info->solver, sizeof info->solver);
     header_word(line, " fit=", info->fit, sizeof info->fit);
