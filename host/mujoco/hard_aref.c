@@ -17,6 +17,7 @@
  * make and gives the sticking answer: 0.06 ms and 0.23 s on those two. */
 #define _POSIX_C_SOURCE 200809L
 #include "mujoco/hard_aref.h"
+#include "mujoco/mj_common.h"
 #include "core/internal.h"
 #include "core/parallel.h"
 
@@ -65,29 +66,6 @@ static void aim_depth(mjData *d)
     }
 }
 
-/* Row i of J: n nonzeros at col (NULL: columns 0 .. n-1, dense J). */
-typedef struct jrow {
-    int n;
-    const int *col;
-    const double *val;
-} jrow;
-
-static jrow row_of(const mjModel *m, const mjData *d, int i)
-{
-    jrow r = {(int)m->nv, NULL, d->efc_J + (size_t)i * (size_t)m->nv};
-    if (mj_isSparse(m)) {
-        r.n = d->efc_J_rownnz[i];
-        r.col = d->efc_J_colind + d->efc_J_rowadr[i];
-        r.val = d->efc_J + d->efc_J_rowadr[i];
-    }
-    return r;
-}
-
-static int col_at(jrow r, int k)
-{
-    return r.col ? r.col[k] : k;
-}
-
 /* Components of the trees that contact rows join with at most this many
  * dofs are fitted dense, the rest together by CHOLMOD: a humanoid's 27
  * dofs a component, CHOLMOD's analysis and workspaces each step cost more
@@ -111,11 +89,11 @@ static void reach_build(const mjModel *m, const mjData *d, reach *R, const int *
     int nnz = 0;
     memset(R->s, 0, (size_t)R->nplace * sizeof *R->s);
     for (int k = 0; k < R->nrow; ++k) {
-        jrow J = row_of(m, d, R->rows[k]);
+        clc_mj_jrow J = clc_mj_row(m, d, R->rows[k]);
         R->Ap[k] = nnz;
         for (int a = 0; a < J.n; ++a)
             if (J.val[a] != 0) {
-                int x = loc ? loc[col_at(J, a)] : col_at(J, a);
+                int x = loc ? loc[clc_mj_col(J, a)] : clc_mj_col(J, a);
                 R->Ai[nnz] = x;
                 R->Ax[nnz++] = J.val[a];
                 R->s[x] += J.val[a] * J.val[a];
@@ -280,12 +258,12 @@ static int components(const mjModel *m, const mjData *d, int *up, int *rowc, int
     int nt = (int)m->ntree, nc = 0;
     for (int t = 0; t < nt; ++t) up[t] = t, treec[t] = -1;
     for (int i = 0; i < d->nefc; ++i) {
-        jrow J = row_of(m, d, i);
+        clc_mj_jrow J = clc_mj_row(m, d, i);
         rowc[i] = -1;
         for (int a = 0; contact_row(d, i) && a < J.n; ++a) {
             int t;
             if (J.val[a] == 0) continue;
-            t = root(up, m->dof_treeid[col_at(J, a)]);
+            t = root(up, m->dof_treeid[clc_mj_col(J, a)]);
             if (rowc[i] < 0) rowc[i] = t;
             else if (t != root(up, rowc[i])) up[t] = root(up, rowc[i]);
         }
@@ -349,7 +327,7 @@ clcone_status clc_mj_hard_aref(const mjModel *m, mjData *d, const char *label, c
     clcone_status st = CLCONE_OK;
     aim_depth(d);
     for (int i = 0; i < nefc; ++i) {
-        jrow J = row_of(m, d, i);
+        clc_mj_jrow J = clc_mj_row(m, d, i);
         for (int a = 0; contact_row(d, i) && a < J.n; ++a) nnz += J.val[a] != 0;
     }
     if (nnz == 0) return CLCONE_OK;

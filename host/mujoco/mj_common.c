@@ -45,10 +45,11 @@ static clcone_status sparse_rows(const mjModel *m, const mjData *d, clc_mj_rows 
     J->jv = clc_calloc(cap + 1, sizeof *J->jv, err, "MuJoCo Jacobian values");
     if (!J->jp || !J->jc || !J->jv) return CLCONE_ENOMEM;
     for (int i = 0; i < nefc; ++i) {
-        int len = sparse ? d->efc_J_rownnz[i] : nv, row0 = n;
-        for (int k = 0; k < len; ++k) {
-            int a = sparse ? d->efc_J_rowadr[i] + k : i * nv + k, c = sparse ? d->efc_J_colind[a] : k, p = n++;
-            double v = d->efc_J[a];
+        clc_mj_jrow r = clc_mj_row(m, d, i);
+        int row0 = n;
+        for (int k = 0; k < r.n; ++k) {
+            int c = clc_mj_col(r, k), p = n++;
+            double v = r.val[k];
             if (v == 0) {
                 --n;
                 continue;
@@ -276,12 +277,22 @@ double clc_mj_dot(const clc_mj_rows *J, int r, int s)
     return v;
 }
 
+clc_mj_jrow clc_mj_row(const mjModel *m, const mjData *d, int i)
+{
+    clc_mj_jrow r = {(int)m->nv, NULL, d->efc_J + (size_t)i * (size_t)m->nv};
+    if (mj_isSparse(m)) {
+        r.n = d->efc_J_rownnz[i];
+        r.col = d->efc_J_colind + d->efc_J_rowadr[i];
+        r.val = d->efc_J + d->efc_J_rowadr[i];
+    }
+    return r;
+}
+
 int clc_mj_zero_row(const mjModel *m, const mjData *d, int i)
 {
-    int sparse = mj_isSparse(m), n = sparse ? d->efc_J_rownnz[i] : (int)m->nv;
-    const double *J = d->efc_J + (sparse ? d->efc_J_rowadr[i] : i * (int)m->nv);
-    for (int k = 0; k < n; ++k)
-        if (J[k] != 0) return 0;
+    clc_mj_jrow r = clc_mj_row(m, d, i);
+    for (int k = 0; k < r.n; ++k)
+        if (r.val[k] != 0) return 0;
     return 1;
 }
 

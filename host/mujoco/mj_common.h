@@ -38,6 +38,23 @@ double clc_mj_dot(const clc_mj_rows *J, int r, int s);
 /* s, a failed check of the built problem (message in err), said of MuJoCo's problem for model label. */
 clcone_status clc_mj_state_error(clcone_status s, const char *label, clcone_error *err);
 
+/* Row i of MuJoCo's J as it is stored: n entries, their columns col (NULL
+ * for a dense J: columns 0 .. n-1, see clc_mj_col) and values val; a
+ * sparse row may hold zeros (a chain's dofs). */
+typedef struct clc_mj_jrow {
+    int n;
+    const int *col;
+    const double *val;
+} clc_mj_jrow;
+
+clc_mj_jrow clc_mj_row(const mjModel *m, const mjData *d, int i);
+
+/* The column of row r's k-th entry. */
+static inline int clc_mj_col(clc_mj_jrow r, int k)
+{
+    return r.col ? r.col[k] : k;
+}
+
 /* Whether efc row i's Jacobian row is zero (A then has a zero diagonal there and no entry off it). */
 int clc_mj_zero_row(const mjModel *m, const mjData *d, int i);
 
