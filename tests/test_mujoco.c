@@ -298,8 +298,10 @@ START_TEST(unsupported_rows_refused)
     clc_mujoco_free(a);
     mj_close(&f);
     /* elliptic contacts beside an equality: coulomb's 3-row form does not
-     * hold the equality, its general-block form not the elliptic cone; the
-     * step is refused before MuJoCo's state moves */
+     * hold the equality, its general-block form no exact Coulomb cone; with
+     * apgd (that form's solver) the step is refused before MuJoCo's state
+     * moves (the default takes the primal form: coulomb_elliptic_every_kind) */
+    o.solver = CLCONE_SOLVER_APGD;
     mj_open(&f, ALL_KINDS_XML("elliptic"), -1);
     ck_assert_int_eq(clc_mujoco_create(NULL, &o, f.path, &a, &e), CLCONE_OK);
     for (int k = 0, ell = 0; !ell; ++k) {
@@ -394,6 +396,95 @@ START_TEST(coulomb_on_general_form)
     for (int k = 0; k < 2; ++k) mj_deleteData(d[k]);
     mj_deleteModel(m);
     clcone_context_free(ctx);
+}
+END_TEST
+
+/* Steps f[0] on the reference and f[1] on ctx (NULL: the reference too)
+ * K times with coulomb's default, every step converged (who: each run's
+ * name), the row kinds met in kinds; the largest difference in f[0]'s
+ * qpos between the two runs. */
+static double coulomb_pair(mj_fixture *f, clcone_context *ctx, const char *const *who, int K, unsigned *kinds)
+{
+    clcone_options o;
+    clc_mujoco *a[2];
+    clc_mujoco_stats st;
+    clcone_error e;
+    double qdiff = 0;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_COULOMB;
+    for (int k = 0; k < 2; ++k)
+        ck_assert_msg(clc_mujoco_create(k ? ctx : NULL, &o, who[k], &a[k], &e) == CLCONE_OK, "%s", e.msg);
+    for (int step = 0; step < K; ++step)
+        for (int k = 0; k < 2; ++k) {
+            ck_assert_msg(clc_mujoco_step(a[k], f[k].m, f[k].d, NULL, &st, &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(st.nefc == 0 || st.res.status == CLCONE_CONVERGED, "step %d, %s: %s (%g)", step, who[k],
+                          st.res.reason, st.res.error);
+            for (int i = 0; i < f[k].d->nefc; ++i) *kinds |= 1u << f[k].d->efc_type[i];
+        }
+    for (int i = 0; i < f[0].m->nq; ++i) qdiff = fmax(qdiff, fabs(f[0].d->qpos[i] - f[1].d->qpos[i]));
+    for (int k = 0; k < 2; ++k) clc_mujoco_free(a[k]);
+    return qdiff;
+}
+
+/* Exact Coulomb on elliptic cones beside every other row kind (an
+ * equality, a friction loss, a limit, condim 1, 4 and 6, a pair's two
+ * friction coefficients), which only the primal form holds: the proximal
+ * rounds with De Saxce's shift converge every step to 1e-8 on the
+ * reference and the device in double, on the same trajectory. */
+START_TEST(coulomb_elliptic_every_kind)
+{
+    static const char *const who[] = {"reference", "device"};
+    const unsigned want = 1u << mjCNSTR_CONTACT_ELLIPTIC | 1u << mjCNSTR_EQUALITY | 1u << mjCNSTR_FRICTION_DOF;
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    mj_fixture f[2] = {{{0}, 0, 0, 0}, {{0}, 0, 0, 0}};
+    unsigned kinds = 0;
+    double qdiff;
+    for (int k = 0; k < 2; ++k) mj_open(&f[k], ALL_KINDS_XML("elliptic"), 0);
+    qdiff = coulomb_pair(f, ctx, who, 100, &kinds);
+    fprintf(stderr, "mujoco coulomb, elliptic beside every kind: reference and device %.3g apart in qpos\n", qdiff);
+    ck_assert_uint_eq(kinds & want, want);
+    ck_assert_double_le(qdiff, 1e-6);
+    for (int k = 0; k < 2; ++k) mj_close(&f[k]);
+    clcone_context_free(ctx);
+}
+END_TEST
+
+/* The same law by two solvers: the humanoid with elliptic cones goes to
+ * the 3-row form (its hybrid); with a box welded in the air beside it (an
+ * island of its own, equality rows the 3-row form does not hold) the
+ * state goes to the primal form's proximal rounds. Both answers are exact
+ * Coulomb's to 1e-8, so the humanoid moves the same in both. */
+START_TEST(coulomb_elliptic_primal_matches_3row)
+{
+    static const char *const who[] = {"the humanoid alone", "beside a welded box"};
+    static const char body[] = "  <body name=\"welded\" pos=\"5 5 3\"><freejoint/>"
+                               "<geom type=\"box\" size=\".1 .1 .1\" contype=\"0\" conaffinity=\"0\"/></body>\n"
+                               "  </worldbody>",
+                      eq[] = "  <equality><weld body1=\"welded\"/></equality>\n</mujoco>";
+    size_t len;
+    char *hum = test_read_all(test_model_path("humanoid/humanoid.xml"), &len), *weld, *w, *end;
+    mj_fixture f[2] = {{{0}, 0, 0, 0}, {{0}, 0, 0, 0}};
+    unsigned kinds = 0;
+    double qdiff;
+    ck_assert_ptr_nonnull(hum);
+    ck_assert_ptr_nonnull(weld = calloc(len + sizeof body + sizeof eq, 1));
+    w = strstr(hum, "</worldbody>");
+    end = strstr(hum, "</mujoco>");
+    ck_assert(w && end && w < end);
+    memcpy(weld, hum, (size_t)(w - hum));
+    strcat(weld, body);
+    strncat(weld, w + strlen("</worldbody>"), (size_t)(end - w) - strlen("</worldbody>"));
+    strcat(weld, eq);
+    mj_open(&f[0], hum, -1);
+    mj_open(&f[1], weld, -1);
+    for (int k = 0; k < 2; ++k) f[k].m->opt.cone = mjCONE_ELLIPTIC;
+    qdiff = coulomb_pair(f, NULL, who, 100, &kinds);
+    fprintf(stderr, "mujoco humanoid, elliptic coulomb: 3-row form and primal form %.3g apart in qpos\n", qdiff);
+    ck_assert_uint_eq(kinds & 1u << mjCNSTR_CONTACT_ELLIPTIC, 1u << mjCNSTR_CONTACT_ELLIPTIC);
+    ck_assert_double_le(qdiff, 1e-7);
+    for (int k = 0; k < 2; ++k) mj_close(&f[k]);
+    free(hum);
+    free(weld);
 }
 END_TEST
 
@@ -761,7 +852,8 @@ START_TEST(cli_mujoco)
     snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --model coulomb",
              test_model_path("humanoid/humanoid.xml"));
     ck_assert_int_eq(test_run_cli(NULL, args, out, sizeof out, err, sizeof err), 0);
-    ck_assert_msg(strstr(out, "solver hybrid (newton in proximal rounds on the primal problem without elliptic cones)")
+    ck_assert_msg(strstr(out, "solver hybrid (newton in proximal rounds on the primal problem where the 3-row "
+                              "form does not hold a state)")
                       && strncmp(test_last_line(out), "status=converged ", 17) == 0, "%s", out);
     /* the general-block form takes apgd and pgs, and says so */
     snprintf(args, sizeof args, "mujoco %s --steps 1 --device ref --solver cgs",
@@ -787,6 +879,8 @@ Suite *suite_mujoco(void)
     tcase_add_test(tc, limits_match_mujoco_newton);
     tcase_add_test(tc, coulomb_on_general_form);
     tcase_add_test(tc, unsupported_rows_refused);
+    tcase_add_test(tc, coulomb_elliptic_every_kind);
+    tcase_add_test(tc, coulomb_elliptic_primal_matches_3row);
     tcase_add_test(tc, coulomb_problem_and_steps);
     tcase_add_test(tc, pinched_capsule_holds);
     tcase_add_test(tc, nan_state_refused);

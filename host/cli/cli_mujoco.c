@@ -32,14 +32,17 @@ static const char *const USAGE_MUJOCO =
     "                   1,024 dofs on the reference); --solver apgd or pgs for\n"
     "                   the dual solvers\n"
     "  --model coulomb  hard contact: R = 0 on the contact rows, the rest as\n"
-    "                   MuJoCo; exact Coulomb on elliptic condim-3 contacts beside\n"
-    "                   limits and frictionless contacts (3-row form); without\n"
-    "                   elliptic contacts every other kind, pyramids hard: by\n"
+    "                   MuJoCo; exact Coulomb (De Saxce's law) on elliptic\n"
+    "                   contacts, hard pyramids. Elliptic condim-3 contacts\n"
+    "                   with one friction beside limits and frictionless\n"
+    "                   contacts: the 3-row form; every other state by\n"
     "                   default (and with --solver newton, which is Alart-\n"
     "                   Curnier's on the 3-row form) MuJoCo's Newton on its\n"
     "                   primal problem in proximal rounds (each a soft problem,\n"
-    "                   R shrinking toward 0 on the contacts), --solver apgd (or\n"
-    "                   pgs on ref) on the general-block form; other states are\n"
+    "                   R shrinking toward 0 on the contacts, an elliptic\n"
+    "                   normal shifted by De Saxce's term), any row kind and\n"
+    "                   condim; --solver apgd (or pgs on ref) on the general-\n"
+    "                   block form without elliptic contacts; other states are\n"
     "                   refused, naming the rows (exit 2)\n"
     "  --compare mujoco also run MuJoCo's Newton solver (tolerance 1e-10) at each\n"
     "                   step's state and print the force and qacc differences\n"
@@ -219,7 +222,7 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT && o->model == CLCONE_MODEL_SOFT)
         shown = primal;
     else if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT)
-        snprintf(blocks, sizeof blocks, " (%s in proximal rounds on the primal problem without elliptic cones)",
+        snprintf(blocks, sizeof blocks, " (%s in proximal rounds on the primal problem where the 3-row form does not hold a state)",
                  clcone_solver_name(primal));
     else if (o->solver == CLCONE_SOLVER_DEFAULT && general != shown)
         snprintf(blocks, sizeof blocks, " (%s on the general-block form)", clcone_solver_name(general));

@@ -240,6 +240,31 @@ clcone_status clc_pproblem_soft_only(const clc_pproblem *p, clcone_error *err)
     return CLCONE_OK;
 }
 
+/* J's row i times v. */
+static double row_dot(const clc_pproblem *p, int i, const double *v)
+{
+    double t = 0;
+    for (int e = p->jp[i]; e < p->jp[i + 1]; ++e) t += p->jv[e] * v[p->jc[e]];
+    return t;
+}
+
+/* Whether block b is a hard cone: exact Coulomb's, De Saxce's shift on it. */
+static int hard_cone(const clc_pproblem *p, int b)
+{
+    return p->kind[b] == BLK_CONE && p->hard && p->hard[p->off[b]] > 0;
+}
+
+/* De Saxce's shift of cone block b at its rows' velocities u (J a - a_ref,
+ * u[0] the normal's): ||friction .* u_T||, the normal velocity that
+ * Coulomb's law adds, measured in MuJoCo's scaling of the cone
+ * (clc_block_sets_error's). */
+static double desaxce_shift(const clc_pproblem *p, int b, const double *u)
+{
+    double t = 0;
+    for (int j = 1, r0 = p->off[b]; j < p->off[b + 1] - r0; ++j) t += (p->bound[r0 + j] * u[j]) * (p->bound[r0 + j] * u[j]);
+    return sqrt(t);
+}
+
 double clc_pproblem_hard_error(const clc_pproblem *p, const double *a, const double *f)
 {
     size_t m = (size_t)p->m;
@@ -247,28 +272,32 @@ double clc_pproblem_hard_error(const clc_pproblem *p, const double *a, const dou
     if (!q) return NAN;
     u = q + m;
     bound = u + m;
-    for (int b = 0; b < p->nb; ++b)
+    for (int b = 0; b < p->nb; ++b) {
         for (int i = p->off[b]; i < p->off[b + 1]; ++i) {
-            int e0 = p->jp[i], n = p->jp[i + 1] - e0;
-            double Ja0 = 0, Ja = 0;
-            for (int k = 0; k < n; ++k) {
-                Ja0 += p->jv[e0 + k] * p->a0[p->jc[e0 + k]];
-                Ja += p->jv[e0 + k] * a[p->jc[e0 + k]];
-            }
-            q[i] = Ja0 - p->aref[i];
-            u[i] = Ja - p->aref[i] + (p->hard && p->hard[i] > 0 ? 0 : p->R[i] * f[i]);
+            q[i] = row_dot(p, i, p->a0) - p->aref[i];
+            u[i] = row_dot(p, i, a) - p->aref[i] + (p->hard && p->hard[i] > 0 ? 0 : p->R[i] * f[i]);
             bound[i] = p->kind[b] == BLK_CONE && i == p->off[b] ? 1.0 : p->bound[i];
         }
+        if (hard_cone(p, b)) u[p->off[b]] += desaxce_shift(p, b, u + p->off[b]);
+    }
     e = clc_block_sets_error(p->nb, p->off, p->kind, bound, q, f, u);
     free(q);
     return e;
 }
 
-void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, double *R, double *aref)
+void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, const double *a, double *R,
+                        double *aref)
 {
     for (int i = 0; i < p->m; ++i) {
         int hard = p->hard && p->hard[i] > 0;
         R[i] = hard ? c * p->hard[i] : p->R[i];
         aref[i] = hard ? p->aref[i] + R[i] * center[i] : p->aref[i];
+    }
+    /* a hard cone's shift at a, added to q = J a0 - a_ref: taken from a_ref */
+    for (int b = 0; b < p->nb; ++b) {
+        double u[PRIMAL_CONE_MAX];
+        if (!hard_cone(p, b)) continue;
+        for (int j = 1, r0 = p->off[b]; j < p->off[b + 1] - r0; ++j) u[j] = row_dot(p, r0 + j, a) - p->aref[r0 + j];
+        aref[p->off[b]] -= desaxce_shift(p, b, u);
     }
 }

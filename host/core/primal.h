@@ -48,12 +48,15 @@ clcone_status clc_pproblem_soft_only(const clc_pproblem *p, clcone_error *err);
 
 /* The hard problem's error at accelerations a and forces f: the general-block form's measure
  * (clc_block_sets_error) of f with u = J a - aref (+ R f on the soft rows), q = J a0 - aref: A f + q,
- * A = J M^-1 J', wherever M (a - a0) = J' f. NAN when out of memory. */
+ * A = J M^-1 J', wherever M (a - a0) = J' f; on a hard cone, u's normal row plus De Saxce's shift
+ * ||friction .* u_T|| (exact Coulomb: the measure is then De Saxce's natural map's). NAN when out of memory. */
 double clc_pproblem_hard_error(const clc_pproblem *p, const double *a, const double *f);
 
 /* A proximal round's R and aref: a hard row's R = c hard, aref + c hard center (the soft cost's force
- * then pulled to center); a soft row's as p's. */
-void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, double *R, double *aref);
+ * then pulled to center), less, on a hard cone's normal row, De Saxce's shift at accelerations a (the
+ * rounds' fixed point is then exact Coulomb's); a soft row's as p's. */
+void clc_pproblem_round(const clc_pproblem *p, double c, const double *center, const double *a, double *R,
+                        double *aref);
 
 /* Checks structure and values (list: docs/mujoco.md), naming the row, block, dof or group. */
 clcone_status clc_pproblem_validate(const clc_pproblem *p, clcone_error *err);

@@ -101,10 +101,9 @@ static clcone_status check_rows(const mjData *d, const char *label, clcone_error
     return clc_fail(err, CLCONE_ENOTSUP,
                        "%s: constraints the 3-row form (--model coulomb) does not hold (kind: count) %s; the first at "
                        "row %d of %d; it holds elliptic contacts of condim 3 with one friction coefficient, "
-                       "frictionless contacts, joint and tendon limits; coulomb takes every other kind on the "
-                       "primal form (or with --solver apgd the general-block form) when the state has no elliptic "
-                       "contact (pyramidal cones); --model soft "
-                       "solves every kind",
+                       "frictionless contacts, joint and tendon limits; coulomb's default solver takes every "
+                       "kind on the primal form (--solver apgd the general-block form, when the state has no "
+                       "elliptic contact); --model soft solves every kind",
                        label, list, first, d->nefc);
 }
 
@@ -488,16 +487,17 @@ static clcone_status coulomb_zero_row(const clc_mujoco *a, const mjModel *m, con
                        a->label, clc_mj_row_kind(d->efc_type[i]), d->efc_id[i], c->geom[0], c->geom[1], i);
 }
 
-/* Whether d's problem goes to the general-block form: soft when a row does
- * not fit the 3-row form or A has a zero diagonal (the 3-row form checks
- * W without R; the general-block form's W is A + R); coulomb when a row
- * does not fit, but only without elliptic contacts (general.c says why),
- * else the 3-row form refuses it, naming the rows. */
+/* Whether d's problem leaves the 3-row form: soft when a row does not fit
+ * it or A has a zero diagonal (the 3-row form checks W without R; the
+ * general-block form's W is A + R); coulomb when a row does not fit, for
+ * the primal form's proximal rounds (a->hard), or for the general-block
+ * form without elliptic contacts (general.c says why), else the 3-row
+ * form refuses it, naming the rows. */
 static int goes_general(const clc_mujoco *a, const mjModel *m, const mjData *d)
 {
     if (a->o.model == CLCONE_MODEL_SOFT && first_zero_row(m, d, 0, 0) >= 0) return 1;
     if (fits_3row(d)) return 0;
-    if (a->o.model == CLCONE_MODEL_COULOMB)
+    if (a->o.model == CLCONE_MODEL_COULOMB && !a->hard)
         for (int i = 0; i < d->nefc; ++i)
             if (d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) return 0;
     return 1;

@@ -58,7 +58,7 @@ typedef struct clc_mujoco_pending {
     struct mj_key *key;   /* each block's identity, for the next warm start */
     double *fmj, *amj;    /* MuJoCo's forces and qacc when comparing */
     struct clc_mj_primal *primal; /* soft with solver newton, or coulomb's state
-                             without elliptic cones (its contact rows hard):
+                             off the 3-row form (its contact rows hard):
                              MuJoCo's primal problem by islands (mj_primal.h);
                              else NULL */
 } clc_mujoco_pending;

@@ -105,9 +105,11 @@ static void islands(const mjModel *m, const mjData *d, const jrows *J, int *up, 
     for (int t = 0; t < nt; ++t) tisl[t] = tisl[root(up, t)];
 }
 
-/* The model coulomb's hard rows, R = 0 on the contacts (frictionless and
- * pyramidal; the adapter sends no elliptic cone here), each scaled by A's
- * diagonal as MuJoCo approximates it, one for all of a contact's rows: its
+/* The model coulomb's hard rows, R = 0 on the contacts (frictionless,
+ * pyramidal and elliptic), each scaled by A's
+ * diagonal as MuJoCo approximates it, one for all of a contact's rows
+ * (times MuJoCo's ratio of the row's R to the first row's: an elliptic
+ * cone's soft cost holds only for MuJoCo's proportions of R): its
  * R is (1 - imp) / imp of it (imp the impedance, efc_KBIP's third; the
  * field of the diagonal itself changed its name between MuJoCo's versions).
  * A pyramid's R is 2 mu^2 / impratio of its normal's, tiny at a small
@@ -139,7 +141,7 @@ static clcone_status hard_rows(const mjData *d, const int *row, clc_pproblem *p,
                                                 "and > 0", i, clc_mj_row_kind(d->efc_type[i]), w);
             break;
         }
-        for (int y = x; y < x1; ++y) p->hard[y] = w;
+        for (int y = x; y < x1; ++y) p->hard[y] = y == x ? w : w * (p->R[y] / p->R[x]);
     }
     free(md);
     return s;

@@ -9,11 +9,14 @@
  * two from the last round's accelerations; the rounds' fixed point is the
  * hard problem's answer, whatever c. c starts below MuJoCo's own softness
  * and shrinks a round, each round's pull to f_k weaker, down to the floor
- * that the precision bears. The hard
- * problem is a QP (hard rows are frictionless or pyramidal contacts:
- * mujoco/adapter.c sends no elliptic cone here), and A's null space
- * (a pyramid's four edges on three directions) costs nothing: the pull
- * picks the answer nearest f_k. Measured in docs/mujoco.md. */
+ * that the precision bears. Frictionless and pyramidal contacts make the
+ * hard problem a QP, and A's null space (a pyramid's four edges on three
+ * directions) costs nothing: the pull picks the answer nearest f_k. An
+ * elliptic cone with R = 0 is exact Coulomb, which is no QP: each round
+ * also shifts its normal row by De Saxce's ||friction .* u_T|| at the
+ * last round's accelerations (clc_pproblem_round), so that the rounds'
+ * fixed point is the cone complementarity of u + shift, De Saxce's form
+ * of Coulomb's law. Measured in docs/mujoco.md. */
 #include "ref/primal_prox.h"
 #include "ref/primal_newton.h"
 #include "core/internal.h"
@@ -159,7 +162,9 @@ clcone_status clc_primal_prox_rounds(int K, const clc_pproblem *const *p, const 
         int m = 0, least = o->max_iter;
         for (int k = 0; k < K; ++k) {
             if (t[k].done) continue;
-            clc_pproblem_round(p[k], t[k].c, t[k].center, t[k].round.R, t[k].round.aref);
+            /* the first round's shift at the start: a[k] where warm, else a0 */
+            clc_pproblem_round(p[k], t[k].c, t[k].center, round || o->warm_start ? a[k] : p[k]->a0, t[k].round.R,
+                               t[k].round.aref);
             rp[m] = &t[k].round;
             ra[m] = a[k];
             ra[n + m] = f[k];
