@@ -75,7 +75,7 @@ def _primal_form(contact: str, solver: Optional[str]) -> bool:
     (None: the default) to its primal form, whose solvers run on the
     reference where no device is given (on a CPU the faster), as in
     `clcone mujoco`; a device given runs them itself. coulomb keeps the
-    device's default (its states with elliptic cones take the 3-row form)."""
+    device's default (the 3-row form takes the states it holds)."""
     return contact == "soft" and any("primal" in o.forms and o.model == contact and o.reference_default
                                      and (o.solver == solver or (solver is None and o.reference_default))
                                      for o in solvers())
