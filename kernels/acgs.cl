@@ -7,7 +7,7 @@
  * cgs_body into x_{k+1}, sums the restart test per problem
  * (acgs_terms + reduce_rows), sets each problem's beta (acgs_momentum)
  * and extrapolates (acgs_update); after a check, the function restart
- * (acgs_objective + reduce_rows, acgs_climbed, acgs_reset). Per-problem
+ * (acgs_rise + reduce_rows, acgs_climbed, acgs_reset). Per-problem
  * decisions stay on the device: the host reads nothing inside an
  * iteration. */
 
@@ -53,34 +53,41 @@ __kernel void acgs_update(int n, __global const int *prob, __global const int *a
     cone_store3(y + 3 * c, v);
 }
 
-/* The function restart's objective terms at a check, from the check's
- * w = W x (cone_acgs_objective_term), summed per problem by reduce_rows. */
-__kernel void acgs_objective(int n, __global const real_t *q, __global const real_t *x,
-                             __global const real_t *w, __global real_t *terms)
+/* The function restart's terms at check it, from the check's w = W x: a
+ * contact's share of the objective's rise since the last check and its
+ * magnitude (cone_acgs_rise_term), two a contact, summed per problem by
+ * reduce_rows; x and u = w + q kept in xc and uc for the next check. */
+__kernel void acgs_rise(int n, int it, __global const real_t *q, __global const real_t *x,
+                        __global const real_t *w, __global real_t *xc, __global real_t *uc,
+                        __global real_t *terms)
 {
     int c = get_global_id(0);
-    real_t a[3], u[3], b[3];
+    real_t a[3], u[3], b[3], ap[3], up[3], mag = 0, rise = 0;
     if (c >= n) return;
     cone_load3(x + 3 * c, a);
     cone_load3(q + 3 * c, b);
     contact_u(c, w, b, u);
-    terms[c] = cone_acgs_objective_term(a, u, b);
+    if (it > 1) { /* the first check has no last one */
+        cone_load3(xc + 3 * c, ap);
+        cone_load3(uc + 3 * c, up);
+        rise = cone_acgs_rise_term(a, u, ap, up, b, &mag);
+    }
+    terms[2 * c] = rise;
+    terms[2 * c + 1] = mag;
+    cone_store3(xc + 3 * c, a);
+    cone_store3(uc + 3 * c, u);
 }
 
-/* The function restart per problem (cone_acgs_climbed) on the summed
- * objective; last persists between checks, and reset[p] tells acgs_reset
- * which problems restart. */
+/* The function restart per problem (cone_acgs_climbed) on the summed rise
+ * and magnitude; reset[p] tells acgs_reset which problems restart. */
 __kernel void acgs_climbed(int nprob, int it, __global const int *active, __global const real_t *sums,
-                           __global real_t *last, __global real_t *theta, __global int *reset)
+                           __global real_t *theta, __global int *reset)
 {
     int p = get_global_id(0);
-    real_t l;
     if (p >= nprob) return;
     reset[p] = 0;
     if (!active[p]) return;
-    l = last[p];
-    reset[p] = cone_acgs_climbed(it, sums[p], &l);
-    last[p] = l;
+    reset[p] = cone_acgs_climbed(it, sums[2 * p], sums[2 * p + 1]);
     if (reset[p]) theta[p] = 1;
 }
 

@@ -68,17 +68,19 @@ static void group_tree(__local real_t *sums, int K)
     group_barrier();
 }
 
-/* Problem [c0, c1)'s error and stop verdict, summed as residual_terms + reduce_rows (docs/architecture.md). */
+/* Problem [c0, c1)'s error and stop verdict, summed as residual_terms + reduce_rows (docs/architecture.md);
+ * K = 6 adds ACGS's function-restart sums (acgs_rise's, kernels/acgs.cl) from the last check's x and u kept in
+ * last, 6 a contact, which it replaces (K = 4: last unused, may be 0). */
 static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
                        __global const int *row_ptr, __global const int *col,
                        __global const real_t *W, __global const real_t *q,
-                       __global const real_t *mu, __global const real_t *r,
+                       __global const real_t *mu, __global const real_t *r, __global real_t *last,
                        int model, int facets, int inner, __local real_t *sums,
                        __local int *verdict, __global real_t *err_out)
 {
     int l = get_local_id(0);
     for (int v = l; v < CONE_REDUCE_WG; v += (int)get_local_size(0)) {
-        real_t acc[5] = {0, 0, 0, 0, 0};
+        real_t acc[6] = {0, 0, 0, 0, 0, 0};
         for (int c = c0 + v; c < c1; c += CONE_REDUCE_WG) {
             real_t x[3], u[3], w[3] = {0, 0, 0}, qc[3], qq = 0, rr = 0, uu = 0;
             row_product(row_ptr, col, W, r, c, 0, w);
@@ -94,7 +96,22 @@ static int group_check(int K, int c0, int c1, int it, int max_iter, real_t tol,
             acc[1] += qq;
             acc[2] += rr;
             acc[3] += uu;
-            if (K > 4) acc[4] += cone_acgs_objective_term(x, u, qc);
+            if (K > 4) {
+                __global real_t *xl = last + 6 * c;
+                real_t xp[3], up[3], mag = 0;
+                if (it > 1) { /* the first check has no last one */
+                    for (int k = 0; k < 3; ++k) {
+                        xp[k] = xl[k];
+                        up[k] = xl[3 + k];
+                    }
+                    acc[4] += cone_acgs_rise_term(x, u, xp, up, qc, &mag);
+                    acc[5] += mag;
+                }
+                for (int k = 0; k < 3; ++k) {
+                    xl[k] = x[k];
+                    xl[3 + k] = u[k];
+                }
+            }
         }
         for (int k = 0; k < K; ++k) sums[K * v + k] = acc[k];
     }

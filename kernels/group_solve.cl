@@ -87,27 +87,29 @@ static void group_acgs_reset(int c0, int c1, __global const real_t *mu, __global
     group_barrier();
 }
 
-/* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2, and theta and the
- * function restart's last objective in acgs[2p], acgs[2p + 1] between
- * iterations and launches (kernels/acgs.cl: the same steps), and sweeps
- * r3, a copy of y; at iteration 0 it sets y = x, theta = 1. */
+/* Jacobi, CGS or ACGS. ACGS keeps x_k in r, y in r2, theta in acgs[p]
+ * and the last check's x and u in last (6 a contact, for the function
+ * restart) between iterations and launches (kernels/acgs.cl: the same
+ * steps), and sweeps r3, a copy of y; at iteration 0 it sets y = x,
+ * theta = 1. */
 __kernel void group_solve_local(__global const int *prob_off, __global const int *row_ptr,
                        __global const int *col, __global const real_t *W,
                        __global const int *diag, __global const real_t *q,
                        __global const real_t *mu, __global const real_t *omega,
                        __global const int *prob_colors, __global const int *color_ptr,
                        __global const int *order, __global real_t *r, __global real_t *r2,
-                       __global real_t *r3, __global real_t *acgs, __global int *state, __global real_t *error, int solver, int model,
+                       __global real_t *r3, __global real_t *acgs, __global real_t *last, __global int *state,
+                       __global real_t *error, int solver, int model,
                        int facets, int inner, int max_iter, int check_every, real_t tol,
                        int restart, int budget)
 {
-    __local real_t sums[5 * CONE_REDUCE_WG];
+    __local real_t sums[6 * CONE_REDUCE_WG];
     __local int verdict;
     int p = get_group_id(0), l = get_local_id(0), nl = get_local_size(0);
     int c0 = prob_off[p], c1 = prob_off[p + 1];
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     __global real_t *src = r, *dst = r2;
-    real_t th = restart ? 1 : acgs[2 * p], last = restart ? 0 : acgs[2 * p + 1];
+    real_t th = restart ? 1 : acgs[p];
     if (status != CONE_GROUP_RUNNING) return;
     if (solver == GROUP_ACGS && it == 0) {
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl) r2[i] = r[i];
@@ -160,10 +162,10 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
             group_barrier();
         }
         if (cone_is_check(it, check_every, max_iter)) {
-            status = group_check(solver == GROUP_ACGS ? 5 : 4, c0, c1, it, max_iter, tol, row_ptr, col, W, q,
-                                 mu, src, model, facets, inner, sums, &verdict, error + p);
+            status = group_check(solver == GROUP_ACGS ? 6 : 4, c0, c1, it, max_iter, tol, row_ptr, col, W, q,
+                                 mu, src, last, model, facets, inner, sums, &verdict, error + p);
             if (status != CONE_GROUP_RUNNING) break;
-            if (solver == GROUP_ACGS && cone_acgs_climbed(it, sums[4], &last)) {
+            if (solver == GROUP_ACGS && cone_acgs_climbed(it, sums[4], sums[5])) {
                 th = 1;
                 group_acgs_reset(c0, c1, mu, r, r2);
             }
@@ -175,8 +177,7 @@ __kernel void group_solve_local(__global const int *prob_off, __global const int
     if (l == 0) {
         state[2 * p] = it;
         state[2 * p + 1] = status;
-        acgs[2 * p] = th;
-        acgs[2 * p + 1] = last;
+        acgs[p] = th;
     }
 }
 
@@ -305,7 +306,7 @@ __kernel void group_apgd_local(__global const int *prob_off, __global const int 
         }
         group_barrier();
         if (cone_is_check(it, check_every, max_iter)) {
-            status = group_check(4, c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, model, 0, 0, sums,
+            status = group_check(4, c0, c1, it, max_iter, tol, row_ptr, col, W, q, mu, x, 0, model, 0, 0, sums,
                                  &verdict, error + p);
             if (status != CONE_GROUP_RUNNING) break;
             if (coulomb) {

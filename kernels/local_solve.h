@@ -95,11 +95,23 @@ CONE_FN real_t cone_acgs_term(CONE_PRIV const real_t *y, CONE_PRIV const real_t 
     return (y[0] - x[0]) * (x[0] - xo[0]) + (y[1] - x[1]) * (x[1] - xo[1]) + (y[2] - x[2]) * (x[2] - xo[2]);
 }
 
-/* Contact c's share of the objective 1/2 x.Wx + q.x from x_c, u_c = (Wx + q)_c, q_c. */
-CONE_FN real_t cone_acgs_objective_term(CONE_PRIV const real_t *x, CONE_PRIV const real_t *u,
-                                        CONE_PRIV const real_t *q)
+/* acgs's function restart: contact c's share of the objective's change f(x) - f(xp), f = 1/2 x.Wx + q.x,
+ * from u = (Wx + q)_c and up = (W xp + q)_c: (x - xp).(u + up) / 2, exact for the quadratic, so that a rise
+ * shows down to its own rounding (f's values hide any rise below eps |f|: near the answer, all of them). *mag
+ * gets that rounding's scale: the step times u's magnitudes and q's, twice (u = Wx + q, where Wx and q
+ * nearly cancel, carries rounding of eps |q|, not eps |u|). */
+CONE_FN real_t cone_acgs_rise_term(CONE_PRIV const real_t *x, CONE_PRIV const real_t *u,
+                                   CONE_PRIV const real_t *xp, CONE_PRIV const real_t *up,
+                                   CONE_PRIV const real_t *q, CONE_PRIV real_t *mag)
 {
-    return (real_t)0.5 * (x[0] * (u[0] + q[0]) + x[1] * (u[1] + q[1]) + x[2] * (u[2] + q[2]));
+    real_t t = 0, a = 0;
+    for (int k = 0; k < 3; ++k) {
+        real_t d = x[k] - xp[k];
+        t += d * (u[k] + up[k]);
+        a += CONE_FABS(d) * (CONE_FABS(u[k]) + CONE_FABS(up[k]) + 2 * CONE_FABS(q[k]));
+    }
+    *mag = (real_t)0.5 * a;
+    return (real_t)0.5 * t;
 }
 
 /* acgs's extrapolation y = P(x + beta (x - x_old)), so every sweep starts inside the cones. */

@@ -538,7 +538,7 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
                           __global real_t *best, real_t *best_e, __local real_t *sums, __local int *verdict,
                           __global real_t *err_out, real_t *e_out, int trial_end, int *gave_up)
 {
-    int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r,
+    int status = group_check(4, P->c0, P->c1, it, max_iter, tol, P->row_ptr, P->col, P->W, P->q, P->mu, r, 0,
                              P->model, P->facets, P->inner, sums, verdict, err_out);
     real_t e = *e_out = *err_out;
     *gave_up = trial_end && it >= trial_end && status == CONE_GROUP_RUNNING;

@@ -31,12 +31,12 @@ CONE_FN int cone_is_check(int it, int every, int max_iter)
     return it < CONE_DENSE_CHECKS || it % every == 0 || it >= max_iter;
 }
 
-/* ACGS's function restart: whether f rose above *last (which it replaces), beyond rounding (docs/solvers.md). */
-CONE_FN int cone_acgs_climbed(int it, real_t f, CONE_PRIV real_t *last)
+/* ACGS's function restart: whether the objective rose since the last check, its rise (cone_acgs_rise_term
+ * summed) beyond 64 epsilons of the terms' magnitude mag, their rounding (docs/solvers.md); iteration 1, every
+ * solve's first check, has no last check. */
+CONE_FN int cone_acgs_climbed(int it, real_t rise, real_t mag)
 {
-    real_t l = *last;
-    *last = f;
-    return it > 1 && f - l > 64 * CONE_SCALE_EPS * CONE_FABS(l);
+    return it > 1 && rise > 64 * CONE_SCALE_EPS * mag;
 }
 
 /* Siconos's ||F|| / max(||q||, ||r||, ||u||) from sums of squares; absolute when every scale is below eps.

@@ -7,6 +7,7 @@
 #include "schedule.h"
 
 #include <math.h>
+#include <string.h>
 
 static unsigned long long rng_state = 12345;
 static double urand(void) /* uniform in [-1, 1) */
@@ -203,20 +204,67 @@ END_TEST
 
 /* The exact one-contact solve satisfies Coulomb's law to rounding on
  * random well-posed contacts. */
-/* ACGS's function restart: a rise of the objective beyond rounding
- * restarts, a fall or a rise within 64 epsilons does not, the first check
- * has nothing to compare with, and the last value is kept either way. */
+/* ACGS's function restart: the rise term is f(x) - f(xp) of the quadratic
+ * f = 1/2 x.Wx + q.x to rounding, also where the rise is far below f's
+ * own rounding (eps |f|), which comparing f's values could not see; a
+ * rise beyond 64 epsilons of the terms' magnitude restarts, a fall or a
+ * rise within them does not, and the first check has nothing to compare
+ * with. */
 START_TEST(acgs_function_restart)
 {
-    double last = 123;
-    ck_assert_int_eq(cone_acgs_climbed(1, -1.0, &last), 0); /* first check */
-    ck_assert(last == -1.0);
-    ck_assert_int_eq(cone_acgs_climbed(2, -2.0, &last), 0);
-    ck_assert_int_eq(cone_acgs_climbed(3, -1.5, &last), 1);
-    ck_assert(last == -1.5);
-    ck_assert_int_eq(cone_acgs_climbed(4, -1.5 + 32 * DBL_EPSILON * 1.5, &last), 0); /* rounding */
-    ck_assert_int_eq(cone_acgs_climbed(5, 0.0, &last), 1);
-    ck_assert_int_eq(cone_acgs_climbed(6, 0.0, &last), 0); /* equal is no rise */
+    real_t W[9], M[9], q[3] = {0.3, -2.0, 0.7}, x[3], xp[3], u[3], up[3], mag;
+    double f, fp, rise;
+    for (int i = 0; i < 9; ++i) M[i] = urand();
+    for (int a = 0; a < 3; ++a)
+        for (int c = 0; c < 3; ++c) {
+            W[3 * a + c] = a == c ? 0.5 : 0.0;
+            for (int d = 0; d < 3; ++d) W[3 * a + c] += M[3 * a + d] * M[3 * c + d];
+        }
+    {
+        /* xp: f's minimiser, W xp = -q by Cramer's rule; x a step of 1e-9 from it, whose rise
+         * (1/2 d.Wd, about 1e-18) lies far below f's rounding (eps |f|, about 1e-16) */
+        double det = W[0] * (W[4] * W[8] - W[5] * W[7]) - W[1] * (W[3] * W[8] - W[5] * W[6])
+                     + W[2] * (W[3] * W[7] - W[4] * W[6]);
+        for (int k = 0; k < 3; ++k) {
+            double C[9];
+            memcpy(C, W, sizeof C);
+            for (int a = 0; a < 3; ++a) C[3 * a + k] = -q[a];
+            xp[k] = (C[0] * (C[4] * C[8] - C[5] * C[7]) - C[1] * (C[3] * C[8] - C[5] * C[6])
+                     + C[2] * (C[3] * C[7] - C[4] * C[6])) / det;
+            x[k] = xp[k] + 1e-9 * urand();
+        }
+    }
+    f = fp = 0;
+    for (int a = 0; a < 3; ++a) {
+        u[a] = q[a];
+        up[a] = q[a];
+        for (int c = 0; c < 3; ++c) {
+            u[a] += W[3 * a + c] * x[c];
+            up[a] += W[3 * a + c] * xp[c];
+        }
+    }
+    for (int a = 0; a < 3; ++a) {
+        f += 0.5 * x[a] * (u[a] + q[a]);
+        fp += 0.5 * xp[a] * (up[a] + q[a]);
+    }
+    rise = cone_acgs_rise_term(x, u, xp, up, q, &mag);
+    {
+        /* the exact rise from the step d = x - xp: d.(W xp + q) + 1/2 d.W d */
+        double d[3], ex = 0;
+        for (int a = 0; a < 3; ++a) d[a] = x[a] - xp[a];
+        for (int a = 0; a < 3; ++a) {
+            ex += d[a] * up[a];
+            for (int c = 0; c < 3; ++c) ex += 0.5 * d[a] * W[3 * a + c] * d[c];
+        }
+        ck_assert_msg(fabs(rise - ex) <= 1e-6 * fabs(ex), "rise %.17g, exact %.17g", rise, ex);
+        ck_assert_msg(fabs((f - fp) - ex) > 1e-3 * fabs(ex), "f's values saw the rise: %.17g", f - fp);
+    }
+    ck_assert(mag >= fabs(rise));
+    ck_assert_int_eq(cone_acgs_climbed(1, 1.0, 1.0), 0);                       /* first check */
+    ck_assert_int_eq(cone_acgs_climbed(2, -1e-3, 1.0), 0);                     /* a fall */
+    ck_assert_int_eq(cone_acgs_climbed(3, 1e-12, 1.0), 1);                     /* a rise */
+    ck_assert_int_eq(cone_acgs_climbed(4, 32 * DBL_EPSILON, 1.0), 0);          /* rounding */
+    ck_assert_int_eq(cone_acgs_climbed(5, 0.0, 0.0), 0);                       /* no change */
 }
 END_TEST
 

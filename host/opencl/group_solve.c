@@ -205,13 +205,14 @@ static clcone_status group_make(clc_dev_batch *d, enum clc_group_kind kind, clco
         || (s = clc_buf_ints(c, gorder, (size_t)d->n, &m[4], err))
         || (s = clc_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[5], err))
         || (s = clc_buf_alloc(c, 3 * (size_t)d->n * c->real_size, &m[6], err))
-        || (s = clc_buf_alloc(c, 2 * (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta, last objective */
+        || (s = clc_buf_alloc(c, 6 * (size_t)d->n * c->real_size, &m[7], err)) /* acgs: the last check's x, u */
+        || (s = clc_buf_alloc(c, (size_t)np * c->real_size, &d->g_theta, err)) /* acgs: theta */
         || (s = clc_group_alloc_states(d, err))
         || (s = clc_kernel(c, "group_solve_local", &d->k_group, err)))
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
-                 KM(m[6]), KM(d->g_theta), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KM(m[6]), KM(d->g_theta), KM(m[7]), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
                  KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
 out:
     free(pcol);

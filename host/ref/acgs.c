@@ -15,14 +15,16 @@
 /* r is the sweep's working vector: it holds y when a sweep starts and x_k
  * after it, where the loop measures the error (as on the device); xo is
  * x_{k-1}, ys the y the sweep started from, beta the extrapolation the
- * last sweep decided, last_objective the function restart's last value. */
+ * last sweep decided; xc and uc the last check's x and u = W x + q, which
+ * the function restart measures the objective's rise from, tv and tm its
+ * terms and their magnitudes. */
 typedef struct acgs {
     const clcone_problem *p;
     const clcone_options *o;
     int c0, c1;
     const int *order;
     const double *omega;
-    double *r, *xo, *ys, *tv, theta, beta, last_objective;
+    double *r, *xo, *ys, *tv, *tm, *xc, *uc, theta, beta;
     ref_checked_fn watch; /* run after a check (NULL: none) */
     void *watch_state;
 } acgs;
@@ -46,18 +48,22 @@ static clcone_status acgs_step(void *state, int it, clcone_error *err)
     return CLCONE_OK;
 }
 
-/* The function restart (cone_acgs_climbed) on the objective summed as
- * the device sums it; a restart makes the next sweep start from P(x_k),
- * the extrapolation with beta = 0. */
+/* The function restart (cone_acgs_climbed) on the objective's rise since
+ * the last check, summed as the device sums it; a restart makes the next
+ * sweep start from P(x_k), the extrapolation with beta = 0. */
 static clcone_status acgs_checked(void *state, int it, double error, clcone_error *err)
 {
     acgs *A = state;
     for (int c = A->c0; c < A->c1; ++c) {
+        int i = 3 * (c - A->c0);
         double u[3];
         clc_contact_velocity(A->p, A->r, c, u);
-        A->tv[c - A->c0] = cone_acgs_objective_term(A->r + 3 * c, u, A->p->q + 3 * c);
+        A->tv[c - A->c0] = cone_acgs_rise_term(A->r + 3 * c, u, A->xc + i, A->uc + i, A->p->q + 3 * c,
+                                                  &A->tm[c - A->c0]);
+        memcpy(A->xc + i, A->r + 3 * c, sizeof *A->xc * 3);
+        memcpy(A->uc + i, u, sizeof u);
     }
-    if (cone_acgs_climbed(it, clc_lane_sum(A->tv, A->c1 - A->c0), &A->last_objective)) {
+    if (cone_acgs_climbed(it, clc_lane_sum(A->tv, A->c1 - A->c0), clc_lane_sum(A->tm, A->c1 - A->c0))) {
         A->beta = 0;
         A->theta = 1;
     }
@@ -75,15 +81,19 @@ clcone_status clc_ref_acgs_watched(const clcone_problem *p, const clcone_options
                                       clcone_error *err)
 {
     int nc, *cptr = NULL, *order = NULL, m = 3 * (c1 - c0);
-    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, 1.0, 0.0, 0.0, watch, state};
+    acgs A = {p, o, c0, c1, NULL, NULL, r, NULL, NULL, NULL, NULL, NULL, NULL, 1.0, 0.0, watch, state};
     clcone_status s = clc_color_contacts(p, c0, c1, &nc, &cptr, &order, err);
     double *omega = NULL;
     if (s) return s;
     s = CLCONE_ENOMEM;
-    if (!(omega = clc_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clc_calloc((size_t)m, sizeof *A.xo, err, "acgs vectors"))
-        || !(A.ys = clc_calloc((size_t)m, sizeof *A.ys, err, "acgs vectors"))
-        || !(A.tv = clc_calloc((size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
+    /* xo, ys, xc and uc in one allocation, the terms and magnitudes in another */
+    if (!(omega = clc_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clc_calloc(4 * (size_t)m + 1, sizeof *A.xo, err, "acgs vectors"))
+        || !(A.tv = clc_calloc(2 * (size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
         goto out;
+    A.ys = A.xo + m;
+    A.xc = A.ys + m;
+    A.uc = A.xc + m;
+    A.tm = A.tv + (c1 - c0);
     A.order = order;
     A.omega = omega;
     memcpy(A.xo, r + 3 * c0, sizeof *A.xo * (size_t)m);
@@ -94,7 +104,6 @@ out:
     free(order);
     free(omega);
     free(A.xo);
-    free(A.ys);
     free(A.tv);
     return s;
 }
