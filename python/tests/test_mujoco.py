@@ -92,6 +92,20 @@ def test_coulomb_and_threads():
     assert all(np.array_equal(x.qpos, y.qpos) for x, y in zip(a, b))
 
 
+def test_coulomb_elliptic_beside_friction_loss():
+    """Elliptic cones beside joint friction loss (the 3-row form holds no
+    friction loss): hard contact on the primal form's rounds converges on
+    every step, the humanoid's feet on the floor."""
+    m = humanoid()
+    m.opt.cone = mujoco.mjtCone.mjCONE_ELLIPTIC
+    m.dof_frictionloss[6:] = 0.05
+    d = mujoco.MjData(m)
+    st = cm.step(m, [d], 60, contact="coulomb", device="ref")
+    assert st.converged, st.status
+    assert d.ncon > 0 and (d.efc_type == mujoco.mjtConstraint.mjCNSTR_FRICTION_DOF).any()
+    assert (d.efc_type == mujoco.mjtConstraint.mjCNSTR_CONTACT_ELLIPTIC).any()
+
+
 def test_cancel_ends_the_steps():
     """A Cancel set during Stepper.step ends its steps at the one it
     stopped (the Stats have the steps taken); one left set takes none."""
