@@ -222,7 +222,8 @@ static int open_backend(const cli_args *a, const mjModel *m, clcone_context **ct
     if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT && o->model == CLCONE_MODEL_SOFT)
         shown = primal;
     else if (o->solver == CLCONE_SOLVER_DEFAULT && primal != CLCONE_SOLVER_DEFAULT)
-        snprintf(blocks, sizeof blocks, " (%s in proximal rounds on the primal problem where the 3-row form does not hold a state)",
+        snprintf(blocks, sizeof blocks,
+                 " (%s in proximal rounds on the primal problem where the 3-row form does not hold a state)",
                  clcone_solver_name(primal));
     else if (o->solver == CLCONE_SOLVER_DEFAULT && general != shown)
         snprintf(blocks, sizeof blocks, " (%s on the general-block form)", clcone_solver_name(general));

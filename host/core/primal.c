@@ -261,7 +261,8 @@ static int hard_cone(const clc_pproblem *p, int b)
 static double desaxce_shift(const clc_pproblem *p, int b, const double *u)
 {
     double t = 0;
-    for (int j = 1, r0 = p->off[b]; j < p->off[b + 1] - r0; ++j) t += (p->bound[r0 + j] * u[j]) * (p->bound[r0 + j] * u[j]);
+    for (int j = 1, r0 = p->off[b]; j < p->off[b + 1] - r0; ++j)
+        t += (p->bound[r0 + j] * u[j]) * (p->bound[r0 + j] * u[j]);
     return sqrt(t);
 }
 

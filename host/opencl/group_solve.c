@@ -212,7 +212,8 @@ static clcone_status group_make(clc_dev_batch *d, enum clc_group_kind kind, clco
         goto out;
     s = SET_ARGS(d->k_group, "group_solve_local", err, KM(d->prob_off), KM(d->row_ptr), KM(d->col), KM(d->W),
                  KM(m[0]), KM(d->q), KM(d->mu), KM(m[1]), KM(m[2]), KM(m[3]), KM(m[4]), KM(d->r), KM(m[5]),
-                 KM(m[6]), KM(d->g_theta), KM(m[7]), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model), KI(d->facets), KI(d->inner),
+                 KM(m[6]), KM(d->g_theta), KM(m[7]), KM(d->g_state), KM(d->g_err), KI(solver), KI(d->model),
+                 KI(d->facets), KI(d->inner),
                  KI(o->max_iter), KI(o->check_every), KR(c, tol), KI(budget), KI(budget));
 out:
     free(pcol);

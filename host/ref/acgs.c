@@ -87,7 +87,8 @@ clcone_status clc_ref_acgs_watched(const clcone_problem *p, const clcone_options
     if (s) return s;
     s = CLCONE_ENOMEM;
     /* xo, ys, xc and uc in one allocation, the terms and magnitudes in another */
-    if (!(omega = clc_ref_gs_steps(p, c0, c1, err)) || !(A.xo = clc_calloc(4 * (size_t)m + 1, sizeof *A.xo, err, "acgs vectors"))
+    if (!(omega = clc_ref_gs_steps(p, c0, c1, err))
+        || !(A.xo = clc_calloc(4 * (size_t)m + 1, sizeof *A.xo, err, "acgs vectors"))
         || !(A.tv = clc_calloc(2 * (size_t)(c1 - c0) + 1, sizeof *A.tv, err, "acgs terms")))
         goto out;
     A.ys = A.xo + m;
