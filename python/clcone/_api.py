@@ -388,6 +388,8 @@ class Problem:
         u = np.empty((self.n, 3))
         lib.clcone_problem_velocity(self._p, ffi.cast("double *", ffi.from_buffer(rr)),
                                     ffi.cast("double *", ffi.from_buffer(u)))
+        if not np.isfinite(u).all():
+            raise InvalidInput("W r + q overflows: r is too large for this problem's W")
         return u
 
     def error(self, r: Any, model: str = "coulomb", facets: Optional[int] = None,

@@ -49,6 +49,14 @@ def test_one_contact_sticks_and_converges():
     assert res.iterations >= 1 and res.time_ms >= 0 and res.time == res.time_ms / 1e3
 
 
+def test_velocity_that_overflows_is_an_error_not_nan():
+    p = three_contacts()
+    with pytest.raises(clcone.InvalidInput, match="overflows"):
+        p.velocity(np.full((3, 3), 1e308))
+    # the largest reactions W r + q still holds are answered as they are
+    assert np.isfinite(p.velocity(np.full((3, 3), 1e307))).all()
+
+
 def test_problem_arrays_round_trip(tmp_path):
     p = three_contacts()
     assert (p.n, p.nnzb, p.nprob) == (3, 7, 1)
