@@ -74,7 +74,7 @@ typedef struct mj_scene {
  * clcone's body form (mj_body_form): matrix-free J M^-1 J' + R on the
  * device, W + R assembled from the bodies on the reference. quick: also
  * in the quick run. Jacobi is left out: it is the slowest of them on
- * every scene here. */
+ * every scene here. newton: MuJoCo's primal problem (see gcfgs). */
 typedef struct ccfg {
     int dev;
     clcone_solver solver;
@@ -87,7 +87,8 @@ static const ccfg cfgs[] = {
     {1, CLCONE_SOLVER_APGD, 0, 0}, {1, CLCONE_SOLVER_CGS, 0, 0},  {1, CLCONE_SOLVER_ACGS, 0, 1},
     {2, CLCONE_SOLVER_APGD, 0, 0}, {2, CLCONE_SOLVER_CGS, 0, 0},  {2, CLCONE_SOLVER_ACGS, 0, 0},
     {1, CLCONE_SOLVER_APGD, 1, 1}, {1, CLCONE_SOLVER_CGS, 1, 0},  {1, CLCONE_SOLVER_ACGS, 1, 0},
-    {2, CLCONE_SOLVER_APGD, 1, 0}, {2, CLCONE_SOLVER_CGS, 1, 0},  {2, CLCONE_SOLVER_ACGS, 1, 0}};
+    {2, CLCONE_SOLVER_APGD, 1, 0}, {2, CLCONE_SOLVER_CGS, 1, 0},  {2, CLCONE_SOLVER_ACGS, 1, 0},
+    {0, CLCONE_SOLVER_NEWTON, 0, 1}, {1, CLCONE_SOLVER_NEWTON, 0, 1}, {2, CLCONE_SOLVER_NEWTON, 0, 1}};
 #define NCFG ((int)(sizeof cfgs / sizeof *cfgs))
 
 /* The shared models' general-block form (what clc_solve_blocks runs) and,
@@ -443,12 +444,12 @@ static int cc_probe(mj_run *R, const ccfg *cf, const clcone_options *o, double t
 {
     bench *b = R->b;
     clcone_context *ctx = cf->dev == 0 ? NULL : cf->dev == 1 ? b->fctx : b->dctx;
-    int primal = R->general && cf->solver == CLCONE_SOLVER_NEWTON;
+    int primal = cf->solver == CLCONE_SOLVER_NEWTON;
     cc_call c = {NULL, R->general && !primal ? &R->bp : NULL, primal ? &R->primal : NULL, ctx, o, R->nefc, R->r,
                  {0}, {0}};
     double t0, c0;
     int rc;
-    if (!R->general && (cf->body ? clcone_plan_create_scene(ctx, &R->bs, o, &c.plan, &c.err)
+    if (!R->general && !primal && (cf->body ? clcone_plan_create_scene(ctx, &R->bs, o, &c.plan, &c.err)
                                  : clcone_plan_create(ctx, &R->p, o, &c.plan, &c.err))) {
         bench_fail(b, R->f, "%s: %s %s (set-up): %s", R->label, cf->dev ? b->dev_short : "reference",
                    clcone_solver_name(cf->solver), c.err.msg);
@@ -496,7 +497,7 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
 {
     bench *b = R->b;
     const char *eng = cf->dev ? b->dev_short : "CPU reference", *prec = cf->dev == 1 ? "float" : "double";
-    int primal = R->general && cf->solver == CLCONE_SOLVER_NEWTON;
+    int primal = cf->solver == CLCONE_SOLVER_NEWTON;
     const char *sname = clcone_solver_name(cf->solver),
                *form = primal ? "primal" : R->general ? "general" : cf->body ? "body" : "local";
     const double target = R->amj[CG], tol_floor = cf->dev == 1 ? 1e-7 : 1e-13;
@@ -518,7 +519,7 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
     clcone_options_default(&o);
     /* MuJoCo's problem is soft's: its own R and a_ref in the general and
      * primal forms and in the body form's arrays; ccp on its W + R */
-    o.model = cf->body || R->general ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
+    o.model = cf->body || primal || R->general ? CLCONE_MODEL_SOFT : CLCONE_MODEL_CCP;
     o.soft_R = cf->body ? R->bR : NULL;
     o.soft_aref = cf->body ? R->baref : NULL;
     o.solver = cf->solver;
@@ -540,6 +541,7 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
         }
     }
     solves = k + (k < R->S->probes);
+    if (!met && !why[0]) snprintf(why, sizeof why, "%d solves, the last at tol %.2e", solves, pr.tol);
     /* the step may have overshot: one try halfway (in log) back to the
      * tolerance that missed, kept when it meets the target too */
     if (met && k > 0) {
@@ -646,10 +648,11 @@ static void mj_report(bench *b, FILE *f, const mj_settings *S, char *const *t)
                "warm-started) and compared at that state on MuJoCo's whole problem in clcone's general-block form "
                "(`clc_mujoco_bproblem`: every row kind, rows in MuJoCo's order, W = J M^-1 J' + R formed by the "
                "adapter, q = `efc_b`); its natural-map error is the general form's (`clc_bproblem_error`). "
-               "Their form `primal` is MuJoCo's own primal problem at that state (`clc_mj_primal_build`: M, J, "
-               "qacc_smooth, R, a_ref, no A) solved by clcone's MuJoCo Newton method on the reference "
-               "(`clc_mj_primal_solve`, every island one batch) from qacc_smooth, as MuJoCo's rows here start "
-               "from it; its time leaves out building the problem, as the dual forms' leave out forming W.\n\n"
+               "The form `primal` (every scene) is MuJoCo's own primal problem at that state "
+               "(`clc_mj_primal_build`: M, J, qacc_smooth, R, a_ref, no A) solved by clcone's MuJoCo Newton method "
+               "on the reference or the device (`clc_mj_primal_solve`, every island one batch) from qacc_smooth, "
+               "as MuJoCo's rows here start from it; its forces are measured in MuJoCo's rows as the dual forms' "
+               "are, and its time leaves out building the problem, as the dual forms' leave out forming W.\n\n"
                "**The measure is force accuracy**: max |f - f_tight| / max |f_tight|, f_tight MuJoCo's Newton run "
                "to tolerance %g (at most %d iterations) on the same problem. The natural-map error (clcone's ccp "
                "error on that (W, q, mu)) is shown beside it: it flatters, since W + R is ill-conditioned where "
