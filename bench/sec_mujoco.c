@@ -504,7 +504,7 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
     char buf[64], buf2[64], why[64] = "";
     probe first = {0}, pr = {0};
     int k, met = 0, solves;
-    double missed = 0;
+    double missed = 0, last_acc = NAN;
     clcone_options o;
     if (cf->dev && !(cf->dev == 1 ? b->fctx : b->dctx)) return;
     if (b->quick && !cf->quick) return;
@@ -533,8 +533,11 @@ static void mj_clcone_config(mj_run *R, const ccfg *cf, FILE *t_cc)
             break;
         }
         if ((met = pr.acc <= target)) break;
+        /* forces the last, looser tolerance gave again (a Newton method
+         * stopping at the same step): the next probe goes the furthest */
         missed = o.tol;
-        o.tol *= fmax(0.01, fmin(0.7, 0.7 * target / pr.acc));
+        o.tol *= k > 0 && pr.acc == last_acc ? 0.01 : fmax(0.01, fmin(0.7, 0.7 * target / pr.acc));
+        last_acc = pr.acc;
         if (o.tol < tol_floor) {
             snprintf(why, sizeof why, "tolerance below %s's %.0e", prec, tol_floor);
             break;
