@@ -440,6 +440,39 @@ END_TEST
 
 /* Through the public entry point, with a warm start that Lemke must
  * ignore: the answer is bit-identical to the cold one. */
+/* W and q scaled together leave r as it is: Lemke at 1e10 and 1e-10
+ * (and 1e150, 1e-150) finds the unit-scale answer, where its absolute
+ * pivot floors once ended on a ray or with complementarity off. */
+START_TEST(scale_free)
+{
+    static const double factor[] = {1e10, 1e-10, 1e150, 1e-150};
+    const unsigned long long seed = lk_rng;
+    const int n = 4;
+    clcone_options o = pyr_options(8, CLCONE_FIT_OUTER);
+    clcone_problem p;
+    clcone_prob_result res;
+    double r0[12], r[12], rmax = 0;
+    random_problem(&p, n, 0);
+    res = solve(&p, &o, r0);
+    assert_converged(&res, 1e-10);
+    clcone_problem_free(&p);
+    for (int i = 0; i < 3 * n; ++i) rmax = fmax(rmax, fabs(r0[i]));
+    for (int k = 0; k < (int)(sizeof factor / sizeof *factor); ++k) {
+        lk_rng = seed;
+        random_problem(&p, n, 0);
+        for (int i = 0; i < 9 * p.nnzb; ++i) p.blocks[i] *= factor[k];
+        for (int i = 0; i < 3 * n; ++i) p.q[i] *= factor[k];
+        res = solve(&p, &o, r);
+        ck_assert_msg(res.status == CLCONE_CONVERGED, "scale %g: status %d: %s", factor[k], (int)res.status,
+                      res.reason);
+        for (int i = 0; i < 3 * n; ++i)
+            ck_assert_msg(fabs(r[i] - r0[i]) <= 1e-9 * rmax, "scale %g: r[%d] %.17g against %.17g", factor[k], i,
+                          r[i], r0[i]);
+        clcone_problem_free(&p);
+    }
+}
+END_TEST
+
 START_TEST(public_entry_ignores_warm_start)
 {
     clcone_problem p;
@@ -706,6 +739,7 @@ Suite *suite_lemke(void)
     tcase_add_test(t, random_spd);
     tcase_add_test(t, random_rank_deficient);
     tcase_add_test(t, shared_problems);
+    tcase_add_test(t, scale_free);
     tcase_add_test(t, public_entry_ignores_warm_start);
     tcase_add_test(t, sub_range_only);
     suite_add_tcase(s, t);

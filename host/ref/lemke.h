@@ -27,7 +27,8 @@ clcone_status clc_lemke_lcp_from_dense(clc_lemke_lcp *L, int n,
                                           const double *M_rowmajor,
                                           const double *b, clcone_error *err);
 
-/* The Stewart-Trinkle LCP of [c0, c1): per contact (r_n, beta_0..N-1, lambda); too big is ENOTSUP. */
+/* The Stewart-Trinkle LCP of [c0, c1): per contact (r_n, beta_0..N-1, lambda), W and q scaled by a
+ * power of two where W's largest normal diagonal is outside [2^-10, 2^10]; too big is ENOTSUP. */
 clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
                                        const clcone_options *o, int c0,
                                        int c1, clc_lemke_lcp *L,

@@ -52,6 +52,27 @@ static void vertex_dir(const clcone_options *o, int j, double g[2])
     g[1] = sin(a);
 }
 
+/* Where W's largest normal diagonal over [c0, c1) lies outside [2^-10,
+ * 2^10], the power of two that brings it into [1, 2); else 1. Lemke's
+ * pivot and ratio tests compare W's entries with the lambda rows' unit
+ * entries and absolute floors, so a W of 1e10 or 1e-10 failed (ray
+ * termination, complementarity off) where the same problem at unit
+ * scale solves. Scaling W and q together leaves r as it is (u and lambda
+ * scale with them), and a power of two rounds nothing; problems inside
+ * the range keep their pivots bit for bit (BoxesStack1, singular W,
+ * lands at 2.1e-10 in place of below 1e-10 when scaled by 2^-9). */
+static double lcp_scale(const clcone_problem *p, int c0, int c1)
+{
+    double dmax = 0;
+    int e;
+    for (int c = c0; c < c1; ++c)
+        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+            if (p->col[k] == c) dmax = fmax(dmax, p->blocks[9 * (size_t)k]);
+    if (!(dmax > 0) || !isfinite(dmax) || (dmax >= 0x1p-10 && dmax <= 0x1p10)) return 1;
+    frexp(dmax, &e);
+    return ldexp(1.0, 1 - e);
+}
+
 static cone_pyramid contact_pyramid(const clcone_problem *p,
                                     const clcone_options *o, int c)
 {
@@ -110,7 +131,7 @@ clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
     long long rows;
     size_t nnz, pos;
     int *tptr = NULL, *tblk = NULL, *trow = NULL;
-    double *g = NULL;
+    double *g = NULL, scale;
     clcone_status s;
 
     if (!p || !o || !L || c0 < 0 || c1 < c0 || c1 > p->n)
@@ -151,6 +172,7 @@ clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
     if (s != CLCONE_OK) goto done;
 
     for (j = 0; j < N; ++j) vertex_dir(o, j, g + 2 * j);
+    scale = lcp_scale(p, c0, c1);
     pos = 0;
     for (d = 0; d < nc; ++d) {
         int od = d * K;
@@ -166,7 +188,7 @@ clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
                 double v[3];
                 int i;
                 for (i = 0; i < 3; ++i)
-                    v[i] = B[3 * i] * dv[0] + B[3 * i + 1] * dv[1] + B[3 * i + 2] * dv[2];
+                    v[i] = scale * (B[3 * i] * dv[0] + B[3 * i + 1] * dv[1] + B[3 * i + 2] * dv[2]);
                 L->row[pos] = oc;
                 L->val[pos++] = v[0];
                 for (j = 0; j < N; ++j) {
@@ -186,9 +208,9 @@ clcone_status clc_lemke_pyramid_lcp(const clcone_problem *p,
     }
     for (d = 0; d < nc; ++d) {
         const double *q = p->q + 3 * (size_t)(c0 + d);
-        L->b[d * K] = q[0];
+        L->b[d * K] = scale * q[0];
         for (j = 0; j < N; ++j)
-            L->b[d * K + 1 + j] = g[2 * j] * q[1] + g[2 * j + 1] * q[2];
+            L->b[d * K + 1 + j] = scale * (g[2 * j] * q[1] + g[2 * j + 1] * q[2]);
         L->b[d * K + N + 1] = 0;
     }
     s = CLCONE_OK;
