@@ -29,6 +29,13 @@ void clc_sym3_eig_range(const double A0[9], double *lo, double *hi)
     *lo = qm + 2 * pp * cos(phi + 2.0 * CONE_PI / 3.0);
 }
 
+int clc_diag_slot(const clcone_problem *p, int c)
+{
+    for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
+        if (p->col[k] == c) return k;
+    return -1;
+}
+
 double clc_row_block_norm(const clcone_problem *p, int c)
 {
     double s = 0;

@@ -9,6 +9,9 @@
 
 /* Eigenvalue range of the symmetric part of a 3x3 block. */
 void clc_sym3_eig_range(const double B[9], double *lo, double *hi);
+/* The stored block index of contact c's diagonal block of W, -1 where W
+ * stores none (clcone_problem_validate refuses that; callers check). */
+int clc_diag_slot(const clcone_problem *p, int c);
 /* Sum of contact c's block row's Frobenius norms: a Gershgorin bound for safe Jacobi steps. */
 double clc_row_block_norm(const clcone_problem *p, int c);
 

@@ -2,6 +2,7 @@
  * q - a_ref. It is solved by the ccp solvers on the transformed data, on
  * every backend, so this file only makes R and a_ref (see clcone.h for
  * the formulas) and the transformed local problem. */
+#include "core/analysis.h"
 #include "core/internal.h"
 
 #include <math.h>
@@ -65,10 +66,11 @@ clcone_status clcone_soft_terms_of(const clcone_problem *p, const clcone_options
     clcone_status s;
     if (!p || !o || !R || !aref) return clc_fail(err, CLCONE_EINVAL, "soft terms: NULL argument");
     if (!(Wd = clc_calloc(3 * (size_t)p->n + 1, sizeof *Wd, err, "soft diagonal"))) return CLCONE_ENOMEM;
-    for (int c = 0; c < p->n; ++c)
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-            if (p->col[k] == c)
-                for (int a = 0; a < 3; ++a) Wd[3 * c + a] = p->blocks[9 * k + 4 * a];
+    for (int c = 0; c < p->n; ++c) {
+        int k = clc_diag_slot(p, c);
+        if (k >= 0)
+            for (int a = 0; a < 3; ++a) Wd[3 * c + a] = p->blocks[9 * (size_t)k + 4 * a];
+    }
     s = clc_soft_terms(o, p->n, Wd, gap, R, aref, err);
     free(Wd);
     return s;
@@ -88,9 +90,9 @@ clcone_status clc_soft_local(const clcone_problem *p, const clcone_options *o, c
         if ((s = clcone_batch_concat(one, 1, out, err))) goto done; /* a deep copy */
     }
     for (int c = 0; c < p->n; ++c) {
-        for (int k = out->row_ptr[c]; k < out->row_ptr[c + 1]; ++k)
-            if (out->col[k] == c)
-                for (int a = 0; a < 3; ++a) out->blocks[9 * k + 4 * a] += R[3 * c + a];
+        int k = clc_diag_slot(out, c);
+        if (k >= 0)
+            for (int a = 0; a < 3; ++a) out->blocks[9 * (size_t)k + 4 * a] += R[3 * c + a];
         for (int a = 0; a < 3; ++a) out->q[3 * c + a] -= aref[3 * c + a];
     }
 done:

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "cone.h"
+#include "core/analysis.h"
 #include "core/internal.h"
 #include "ref/reference.h"
 
@@ -65,9 +66,10 @@ static double lcp_scale(const clcone_problem *p, int c0, int c1)
 {
     double dmax = 0;
     int e;
-    for (int c = c0; c < c1; ++c)
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-            if (p->col[k] == c) dmax = fmax(dmax, p->blocks[9 * (size_t)k]);
+    for (int c = c0; c < c1; ++c) {
+        int k = clc_diag_slot(p, c);
+        if (k >= 0) dmax = fmax(dmax, p->blocks[9 * (size_t)k]);
+    }
     if (!(dmax > 0) || !isfinite(dmax) || (dmax >= 0x1p-10 && dmax <= 0x1p10)) return 1;
     frexp(dmax, &e);
     return ldexp(1.0, 1 - e);

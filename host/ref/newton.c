@@ -263,14 +263,10 @@ static int newton_step(newton *N, double *r, double *psi)
  * that diagonal is not positive (a contact W leaves unconstrained). */
 static void contact_rho(const clcone_problem *p, int c, double rho[2])
 {
-    double dn = 0, dt = 0;
-    for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-        if (p->col[k] == c) {
-            dn = p->blocks[9 * k];
-            dt = 0.5 * (p->blocks[9 * k + 4] + p->blocks[9 * k + 8]);
-        }
-    rho[0] = newton_rho(dn);
-    rho[1] = newton_rho(dt);
+    int k = clc_diag_slot(p, c);
+    const double *D = k >= 0 ? p->blocks + 9 * (size_t)k : NULL;
+    rho[0] = newton_rho(D ? D[0] : 0);
+    rho[1] = newton_rho(D ? 0.5 * (D[4] + D[8]) : 0);
 }
 
 /* A rescue: `len` sweeps of NSGS (ACGS for ccp, see newton_rescue in

@@ -77,12 +77,11 @@ double *clc_ref_gs_steps(const clcone_problem *p, int c0, int c1, clcone_error *
     double *omega = clc_calloc((size_t)(c1 - c0), sizeof *omega, err, "PGS steps");
     if (!omega) return NULL;
     for (int c = c0; c < c1; ++c) {
-        for (int k = p->row_ptr[c]; k < p->row_ptr[c + 1]; ++k)
-            if (p->col[k] == c) {
-                double lo, hi;
-                clc_sym3_eig_range(p->blocks + 9 * k, &lo, &hi);
-                omega[c - c0] = 1.0 / hi;
-            }
+        int k = clc_diag_slot(p, c);
+        double lo, hi;
+        if (k < 0) continue;
+        clc_sym3_eig_range(p->blocks + 9 * (size_t)k, &lo, &hi);
+        omega[c - c0] = 1.0 / hi;
     }
     return omega;
 }
