@@ -278,6 +278,47 @@ START_TEST(cli_scene_batch_shares_the_cap)
 }
 END_TEST
 
+/* A coulomb solve stopped by its cap near the error that rounding alone
+ * leaves at a huge friction says so, on the reference and a double
+ * device: with mu 1e8 a 30-sphere pile's error stops near 8e-8 in double
+ * whatever the solver does. At mu 0.5, stopped far above that floor by
+ * the iteration cap, the reason is the cap alone. */
+START_TEST(rounding_floor_named_at_huge_friction)
+{
+    static const double mus[] = {1e8, 0.5};
+    clcone_context *dev = test_context(CLCONE_DOUBLE);
+    for (int d = 0; d < 2; ++d)
+        for (int m = 0; m < 2; ++m) {
+            clcone_scene sc;
+            clcone_problem p;
+            clcone_options o;
+            clcone_plan *pl;
+            clcone_error e;
+            ck_assert_msg(clc_gen_pile(30, mus[m], 0.01, 0.1, 2, &sc, &e) == CLCONE_OK, "%s", e.msg);
+            ck_assert_msg(clcone_scene_to_local(&sc, &p, &e) == CLCONE_OK, "%s", e.msg);
+            clcone_options_default(&o);
+            o.tol = 1e-8;
+            if (m == 0) o.max_seconds = 0.5;
+            else o.max_iter = 5;
+            ck_assert_msg(clcone_plan_create(d ? dev : NULL, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+            {
+                double *r = calloc(3 * (size_t)p.n, sizeof *r);
+                clcone_result res;
+                ck_assert_msg(clcone_plan_solve(pl, r, &res, &e) == CLCONE_OK, "%s", e.msg);
+                ck_assert_int_eq(res.items[0].status, CLCONE_MAXITER);
+                ck_assert_msg(!strstr(res.items[0].reason, "rounding alone") == (m == 1), "mu %g, %s: %s (error %g)",
+                              mus[m], d ? "device" : "reference", res.items[0].reason, res.items[0].error);
+                clcone_result_free(&res);
+                free(r);
+            }
+            clcone_plan_free(pl);
+            clcone_problem_free(&p);
+            clcone_scene_free(&sc);
+        }
+    clcone_context_free(dev);
+}
+END_TEST
+
 Suite *suite_caps(void)
 {
     Suite *s = suite_create("caps");
@@ -290,6 +331,7 @@ Suite *suite_caps(void)
     tcase_add_test(t, device_hybrid_rescues_keep_the_cap);
     tcase_add_test(t, plan_cap_changes_between_solves);
     tcase_add_test(t, cli_scene_batch_shares_the_cap);
+    tcase_add_test(t, rounding_floor_named_at_huge_friction);
     suite_add_tcase(s, t);
     return s;
 }

@@ -100,6 +100,11 @@ clcone_status clc_result_init(clcone_result *res, int nprob, clcone_error *err);
 /* Siconos's relative error from sums of squares of F, q, r, u (docs/formats.md section 2). */
 double clc_scaled_error(double f2, double q2, double r2, double u2);
 
+/* An upper estimate of the Coulomb error that rounding alone leaves in r over contacts [c0, c1) at
+ * machine epsilon eps, and the largest friction there (*mu_max). */
+double clc_coulomb_rounding_floor(const clcone_problem *p, const double *r, int c0, int c1, double eps,
+                                  double *mu_max);
+
 /* soft model (core/soft.c): option checks; R, a_ref from W's diagonal (3n) and gaps (NULL: 0);
  * the local problem W + R, q - a_ref allocated in out. */
 clcone_status clc_soft_validate(const clcone_options *o, clcone_error *err);

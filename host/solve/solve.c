@@ -490,6 +490,26 @@ static clcone_status start_reactions(const clcone_options *o, int n, double *r, 
     return CLCONE_OK;
 }
 
+/* A coulomb solve that stopped short near the error rounding alone
+ * leaves at its friction says so, rather than a cap only: no solver
+ * gets below that floor (core/residual.c). The device's body form holds
+ * no local W here and says nothing. */
+static void explain_floor(const clcone_plan *pl, const double *r, clcone_result *res)
+{
+    double eps = !pl->ctx || clcone_context_precision(pl->ctx) == CLCONE_DOUBLE ? DBL_EPSILON : FLT_EPSILON;
+    if (pl->o.model != CLCONE_MODEL_COULOMB || (pl->form == CLCONE_FORM_BODY && pl->ctx && !pl->local)) return;
+    for (int k = 0; k < res->nprob; ++k) {
+        clcone_prob_result *it = &res->items[k];
+        double mu_max, floor;
+        size_t len = strlen(it->reason);
+        if (it->status != CLCONE_MAXITER || clc_cancelled(&pl->o)) continue;
+        floor = clc_coulomb_rounding_floor(&pl->p, r, pl->p.prob_off[k], pl->p.prob_off[k + 1], eps, &mu_max);
+        if (pl->o.tol < floor && it->error < 10 * floor)
+            snprintf(it->reason + len, sizeof it->reason - len,
+                     "; at friction up to %.3g rounding alone leaves an error of up to %.1e", mu_max, floor);
+    }
+}
+
 clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, clcone_error *err)
 {
     CLCONE_REQUIRE(err, res);
@@ -514,6 +534,7 @@ clcone_status clcone_plan_solve(clcone_plan *pl, double *r, clcone_result *res, 
         for (int k = 0; k < nprob; ++k)
             res->items[k].cost =
                 clc_qp_cost(solved_problem(pl), r, pl->p.prob_off[k], pl->p.prob_off[k + 1]);
+    if (n > 0) explain_floor(pl, r, res);
     res->time_ms = clc_now_ms() - t0;
     return CLCONE_OK;
 }
