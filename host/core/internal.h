@@ -60,6 +60,11 @@ int clc_next_budget(const clcone_options *o, int last, int most, double last_ms,
 double clc_cap_slice_ms(const clcone_options *o);
 /* The stopping rule at a check (error e, iteration it): records them in out; 1 when the solve stops. */
 int clc_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, clcone_prob_result *out);
+/* After the stopping rule let iteration it go on: stops out by the time cap when the next step, as long as
+ * the last (step_ms; 0: none measured), would end past it, saying so; 1 when stopped. For steps that cannot
+ * be cut short (a sparse factorization). */
+int clc_step_passes_cap(const clcone_options *o, int it, double elapsed_ms, double step_ms,
+                        clcone_prob_result *out);
 /* What a backend gives the one iteration loop (core/iterate.c), each call on its own iterate. */
 typedef struct clc_iter_ops {
     void *ctx;

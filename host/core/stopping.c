@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 void clc_stop(clcone_prob_result *out, clc_stop_why why, const clcone_options *o, int it)
 {
@@ -76,5 +77,17 @@ int clc_stop_rule(const clcone_options *o, int it, double e, double elapsed_ms, 
     else if (it >= o->max_iter) why = CLCONE_STOP_ITERS;
     else return 0;
     clc_stop(out, why, o, it);
+    return 1;
+}
+
+int clc_step_passes_cap(const clcone_options *o, int it, double elapsed_ms, double step_ms,
+                        clcone_prob_result *out)
+{
+    size_t len;
+    if (!(step_ms > 0) || !clc_time_is_up(o, elapsed_ms + step_ms)) return 0;
+    clc_stop(out, CLCONE_STOP_TIME, o, it);
+    len = strlen(out->reason);
+    snprintf(out->reason + len, sizeof out->reason - len, " (the next step, %.2g s, would end past it)",
+             1e-3 * step_ms);
     return 1;
 }
