@@ -348,7 +348,7 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
     newton N = {.p = p, .model = (int)o->model, .c0 = c0, .n = c1 - c0, .m = 3 * (c1 - c0), .facets = o->facets,
                 .inner = o->fit == CLCONE_FIT_INNER};
     double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi, step_ms = 0;
-    int prob = clc_ref_problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter);
+    int prob = clc_ref_problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter), stepped;
     int trial_end = trial ? it0 + NEWTON_TRIAL_STEPS : 0;
     clcone_status s;
     if ((s = newton_alloc(&N, err))) goto done;
@@ -381,12 +381,12 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
         /* a sparse LU cannot be cut short: 80 s a step on a 24,000-contact pile */
         if (clc_step_passes_cap(o, it, elapsed, step_ms, out)) break;
         step_ms = clc_now_ms();
-        if (newton_step(&N, x, &psi) && it - mark_it < NEWTON_STALL_STEPS) {
-            step_ms = clc_now_ms() - step_ms;
+        stepped = newton_step(&N, x, &psi);
+        step_ms = clc_now_ms() - step_ms;
+        if (stepped && it - mark_it < NEWTON_STALL_STEPS) {
             rescued = 0;
             continue;
         }
-        step_ms = clc_now_ms() - step_ms;
         if (trial_end) { /* a try that stalls gives up at the next check */
             trial_end = it + 1;
             continue;
