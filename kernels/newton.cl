@@ -50,13 +50,15 @@
  * rescue ended before the next check; ns per problem the best error, the
  * mark's error, a ccp rescue's momentum (the rescue keeps its x_{k-1} and y
  * in the trial point's and u's places, which Newton rewrites before it
- * reads them) and the best error after the last rescue. model is CONE_MODEL_COULOMB, CONE_MODEL_CCP or
+ * reads them), the best error after the last rescue and the best error
+ * when Levenberg-Marquardt took the lead (newton_stall_rescues), whose
+ * stage is the last of the ints. model is CONE_MODEL_COULOMB, CONE_MODEL_CCP or
  * CONE_MODEL_PYRAMID (of facets facets, inner or outer). The last five
  * arguments are those of group_solve_local;
  * check_every is the sweeps' schedule, as every Newton step is checked. */
 
-#define NEWTON_NS 5
-#define NEWTON_NI 8
+#define NEWTON_NS 6
+#define NEWTON_NI 9
 /* Whether the hybrid's Newton that stalls gives up to the sweeps: in
  * float, where its steps since the last rescue found nothing better (its
  * merit can fall while the error grows, each rescue twice as long, with
@@ -422,10 +424,10 @@ static real_t newton_gmres(const newton_in *P, __global const real_t *phi, real_
 }
 #endif
 
-/* The matrix of attempt a into F: J itself (a < 0), else Levenberg-
- * Marquardt's J'J + lambda I (J'J formed at a = 0), lambda from the
- * merit up 100x per attempt. */
-static void newton_matrix(int m, int attempt, real_t psi, __global const real_t *J, __global real_t *JtJ,
+/* The matrix of attempt a into F: J itself (a = -1), else Levenberg-
+ * Marquardt's J'J + lambda I (J'J formed where fresh), lambda ||phi|| for
+ * LM's lead (a = -2), else from the merit up 100x per attempt. */
+static void newton_matrix(int m, int attempt, int fresh, real_t psi, __global const real_t *J, __global real_t *JtJ,
                           __global real_t *F)
 {
     int l = get_local_id(0), nl = get_local_size(0);
@@ -433,7 +435,7 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
     /* row i of J'J from the rows of J with an entry in column i, as the
      * reference forms it: J is as sparse as W, so this costs far less
      * than m^3 */
-    if (attempt == 0)
+    if (fresh)
         for (int i = l; i < m; i += nl) {
             __global real_t *Ri = JtJ + (ulong)i * m;
             for (int j = 0; j < m; ++j) Ri[j] = 0;
@@ -444,11 +446,11 @@ static void newton_matrix(int m, int attempt, real_t psi, __global const real_t 
             }
         }
     group_barrier();
-    if (attempt < 0) {
+    if (attempt == -1) {
         for (ulong e = l; e < (ulong)m * (ulong)m; e += nl) F[e] = J[e];
     } else {
         for (int i = 0; i < m; ++i) scale = fmax(scale, JtJ[(ulong)i * m + i]);
-        lambda = fmax(2 * psi, (real_t)1e-12 * scale);
+        lambda = fmax(attempt < 0 ? sqrt(2 * psi) : 2 * psi, (real_t)1e-12 * scale);
         for (int a = 0; a < attempt; ++a) lambda *= 100;
         for (int i = l; i < m; i += nl)
             for (int j = 0; j < m; ++j) F[(ulong)i * m + j] = JtJ[(ulong)i * m + j] + (i == j ? lambda : 0);
@@ -559,8 +561,8 @@ static int newton_measure(const newton_in *P, int it, int max_iter, real_t tol, 
  * try failed, and there is no second), whether a rescue ended before the
  * next check and the best error after the last rescue. */
 typedef struct newton_track {
-    int mark_it, switched, trial_end, after_rescue;
-    real_t mark_e, rescue_e;
+    int mark_it, switched, trial_end, after_rescue, lm_stage;
+    real_t mark_e, rescue_e, lm_e;
 } newton_track;
 
 /* The problem's state for its next launch, where newton_local reads it. */
@@ -575,9 +577,11 @@ static void newton_save(const newton_track *T, int burst, int pend, int done, in
     pint[5] = sweeps;
     pint[6] = T->trial_end;
     pint[7] = T->after_rescue;
+    pint[8] = T->lm_stage;
     pns[0] = best_e;
     pns[1] = T->mark_e;
     pns[4] = T->rescue_e;
+    pns[5] = T->lm_e;
 }
 
 /* After the check of iteration it (error e; a try given up or not): the
@@ -620,6 +624,21 @@ static int newton_track_check(newton_track *T, int it, real_t e, real_t tol, rea
 #define NEWTON_STALL NEWTON_STALL_STEPS
 #endif
 
+/* At a stall: whether a rescue runs, else LM takes the lead from a new
+ * mark (newton_stall_rescues); GMRES's steps have no LM to lead. */
+static int newton_stall_needs_rescue(newton_track *T, real_t best_e)
+{
+#ifdef NEWTON_KRYLOV
+    (void)T;
+    (void)best_e;
+    return 1;
+#else
+    if (newton_stall_rescues(&T->lm_stage, best_e, &T->lm_e)) return 1;
+    T->mark_e = INFINITY;
+    return 0;
+#endif
+}
+
 /* The kernels' arguments, and the body they share: newton_local's here,
  * newton_krylov_local's in newton_krylov.cl, which includes this file
  * after newton_krylov.h (NEWTON_KRYLOV), so that each kernel holds only
@@ -655,7 +674,7 @@ static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local r
     newton_in P = {model, facets, inner, c0, c1, row_ptr, col, diag, W, q, mu, omega};
     int it = restart ? 0 : state[2 * p], status = restart ? CONE_GROUP_RUNNING : state[2 * p + 1], it_end;
     int burst = pint[1], pend = pint[3], done = pint[4], rescued = 0, sweeps = pint[5];
-    newton_track T = {pint[0], pint[2], pint[6], pint[7], pns[1], pns[4]};
+    newton_track T = {pint[0], pint[2], pint[6], pint[7], pint[8], pns[1], pns[4], pns[5]};
     real_t psi, best_e = pns[0], tiny = 0;
     real_t price = newton_hybrid_budget(m, row_ptr[c1] - row_ptr[c0]);
     if (status != CONE_GROUP_RUNNING) return;
@@ -663,8 +682,8 @@ static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local r
         for (int i = 3 * c0 + l; i < 3 * c1; i += nl)
             if (!isfinite(r[i])) r[i] = 0;
         group_barrier();
-        best_e = T.mark_e = T.rescue_e = INFINITY;
-        T.mark_it = pend = done = sweeps = T.trial_end = T.after_rescue = 0;
+        best_e = T.mark_e = T.rescue_e = T.lm_e = INFINITY;
+        T.mark_it = pend = done = sweeps = T.trial_end = T.after_rescue = T.lm_stage = 0; /* NEWTON_LM_WAIT */
         burst = newton_first_burst(max_iter);
         T.switched = hybrid ? -1 : 0;
     }
@@ -709,16 +728,16 @@ static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local r
 #else
             tiny = newton_jacobian(model, facets, inner, c0, c1, row_ptr, col, W, diag, mu, r, u, phi, J, g, sums);
 #endif
-            /* Newton's direction, then (dense) Levenberg-Marquardt's */
-            for (int a = -1; !ok && a < NEWTON_LAST_TRY; ++a) {
+            /* Newton's direction, then (dense) Levenberg-Marquardt's, LM's lead (a = -2) first */
+            for (int a = T.lm_stage == NEWTON_LM_LEADS ? -2 : -1; !ok && a < NEWTON_LAST_TRY; ++a) {
                 real_t slope;
 #ifdef NEWTON_KRYLOV
                 /* GMRES's vector by contact in the trial point's place, which the line search rewrites */
                 slope = newton_gmres(&P, phi + 3 * c0, psi, d, J, x, sums);
 #else
-                newton_matrix(m, a, psi, J, JtJ, F);
-                slope = newton_slope(newton_lu(F, m, piv, a < 0 ? phi + 3 * c0 : g, d, a < 0 ? tiny : 0, flag_), m,
-                                     g, d, scal_);
+                newton_matrix(m, a, a == -2 || (a == 0 && T.lm_stage != NEWTON_LM_LEADS), psi, J, JtJ, F);
+                slope = newton_slope(newton_lu(F, m, piv, a == -1 ? phi + 3 * c0 : g, d, a == -1 ? tiny : 0, flag_),
+                                     m, g, d, scal_);
 #endif
                 ok = newton_line_search(&P, isfinite(slope) ? slope : 0, r, d, x, u, phi, &psi, scal_);
             }
@@ -727,7 +746,7 @@ static __attribute__((always_inline)) void newton_group(NEWTON_PARAMS, __local r
             if ((T.trial_end > 0 || NEWTON_GIVES_UP(hybrid, best_e, T.rescue_e))
                 && (!ok || it - T.mark_it >= NEWTON_STALL)) {
                 T.trial_end = it + 1; /* a try, or the hybrid's Newton, that stalls gives up at the next check */
-            } else if (!ok || it - T.mark_it >= NEWTON_STALL) {
+            } else if ((!ok || it - T.mark_it >= NEWTON_STALL) && newton_stall_needs_rescue(&T, best_e)) {
                 pend = burst;
                 done = 0;
                 burst = newton_next_burst(burst, max_iter);

@@ -24,14 +24,15 @@
 
 /* Scratch per contact (u, phi, trial, best, gradient, direction) and per
  * problem (best error, mark error, a ccp rescue's two momentum terms,
- * the best error after the last rescue; mark iteration, rescue length,
- * the iteration Newton took over at, the sweeps of a rescue still to run
- * and those run, the hybrid's sweeps, the iteration a try ends at,
- * whether a rescue ended before the next check), as kernels/newton.cl
+ * the best error after the last rescue, the best error when LM took the
+ * lead; mark iteration, rescue length, the iteration Newton took over at,
+ * the sweeps of a rescue still to run and those run, the hybrid's sweeps,
+ * the iteration a try ends at, whether a rescue ended before the next
+ * check, LM's stage), as kernels/newton.cl
  * lays them out. */
 #define NEWTON_VECS 18
-#define NEWTON_NS 5
-#define NEWTON_NI 8
+#define NEWTON_NS 6
+#define NEWTON_NI 9
 
 clc_dev_fn clc_dev_newton, clc_dev_hybrid, clc_dev_cgs, clc_dev_acgs;
 

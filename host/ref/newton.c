@@ -99,6 +99,7 @@ typedef struct newton {
     double *JtJ;   /* m x m, formed on the first Levenberg-Marquardt try of a step */
     double *u, *phi, *g, *d, *x, *best;
     int *piv;
+    int lm_stage; /* NEWTON_LM_WAIT ... (kernels/newton_math.h) */
 } newton;
 
 /* u = W x + q and phi of x (m values from contact c0); returns 1/2 ||phi||^2. */
@@ -213,8 +214,9 @@ static int line_search(newton *N, double *r, double *psi)
 
 /* Levenberg-Marquardt: (J'J + lambda I) d = -g by LU (J'J + lambda I is
  * SPD, so no pivot is tiny unless J is not finite); sparse, by CHOLMOD's
- * factor of it (ref/newton_sparse.c). */
-static int lm_direction(newton *N, int attempt, double psi)
+ * factor of it (ref/newton_sparse.c). Attempt -1 is LM's lead, lambda =
+ * ||phi||; fresh: J'J is formed for this step. */
+static int lm_direction(newton *N, int attempt, double psi, int fresh)
 {
     int m = N->m;
     size_t mm = (size_t)m * (size_t)m;
@@ -222,7 +224,7 @@ static int lm_direction(newton *N, int attempt, double psi)
     if (N->S)
         scale = clc_jac_sparse_normal_scale(N->S);
     else {
-        if (attempt == 0) {
+        if (fresh) {
             memset(N->JtJ, 0, mm * sizeof *N->JtJ);
             for (int k = 0; k < m; ++k)
                 for (int i = 0; i < m; ++i) {
@@ -233,7 +235,7 @@ static int lm_direction(newton *N, int attempt, double psi)
         }
         for (int i = 0; i < m; ++i) scale = fmax(scale, N->JtJ[(size_t)i * m + i]);
     }
-    lambda = fmax(2 * psi, 1e-12 * scale) * pow(100, attempt);
+    lambda = attempt < 0 ? fmax(sqrt(2 * psi), 1e-12 * scale) : fmax(2 * psi, 1e-12 * scale) * pow(100, attempt);
     if (N->S) return clc_jac_sparse_lm(N->S, N->g, lambda, N->d);
     memcpy(N->F, N->JtJ, mm * sizeof *N->F);
     for (int i = 0; i < m; ++i) N->F[(size_t)i * m + i] += lambda;
@@ -252,10 +254,12 @@ static int newton_direction(newton *N)
 /* One globalised step from r; 0 when no direction decreases psi. */
 static int newton_step(newton *N, double *r, double *psi)
 {
+    int leads = N->lm_stage == NEWTON_LM_LEADS;
     ac_jacobian(N, r);
+    if (leads && lm_direction(N, -1, *psi, 1) && line_search(N, r, psi)) return 1;
     if (newton_direction(N) && line_search(N, r, psi)) return 1;
     for (int a = 0; a < NEWTON_LM_TRIES; ++a)
-        if (lm_direction(N, a, *psi) && line_search(N, r, psi)) return 1;
+        if (lm_direction(N, a, *psi, a == 0 && !leads) && line_search(N, r, psi)) return 1;
     return 0;
 }
 
@@ -347,7 +351,8 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
 {
     newton N = {.p = p, .model = (int)o->model, .c0 = c0, .n = c1 - c0, .m = 3 * (c1 - c0), .facets = o->facets,
                 .inner = o->fit == CLCONE_FIT_INNER};
-    double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, psi, step_ms = 0;
+    double *x = r + 3 * c0, best_e = INFINITY, mark_e = INFINITY, rescue_e = INFINITY, lm_e = INFINITY, psi;
+    double step_ms = 0;
     int prob = clc_ref_problem_of(p, c0), mark_it = it0, rescued = 0, burst = newton_first_burst(o->max_iter), stepped;
     int trial_end = trial ? it0 + NEWTON_TRIAL_STEPS : 0;
     clcone_status s;
@@ -400,6 +405,10 @@ static clcone_status newton_run(const clcone_problem *p, const clcone_options *o
                      "neither Newton nor Gauss-Seidel decreases the error after %d steps (error %.3g)", it,
                      best_e);
             break;
+        }
+        if (!newton_stall_rescues(&N.lm_stage, best_e, &lm_e)) {
+            mark_e = INFINITY;
+            continue;
         }
         rescue_e = best_e;
         if ((s = gs_rescue(p, o, c0, c1, r, burst, t0, &out->inner_iters, err))) goto done;

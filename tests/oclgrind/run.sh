@@ -29,6 +29,7 @@ command -v oclgrind >/dev/null || { echo "oclgrind: not installed (make oclgrind
 # Inputs: Siconos problems and small generated scenes.
 "$cli" gen pile --n 12 --seed 1 -o "$out/pile.scene" >/dev/null &&
 "$cli" gen pile --n 3 --seed 170 -o "$out/pile3.scene" >/dev/null &&
+"$cli" gen pile --n 6 --seed 13 -o "$out/pile6.scene" >/dev/null &&
 "$cli" gen stack --n 3 -o "$out/stack.scene" >/dev/null &&
 "$cli" gen stack --n 130 -o "$out/tall.scene" >/dev/null &&
 "$cli" gen grid --n 8 -o "$out/grid.scene" >/dev/null &&
