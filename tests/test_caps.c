@@ -319,6 +319,33 @@ START_TEST(rounding_floor_named_at_huge_friction)
 }
 END_TEST
 
+/* Two contacts whose normals push each other in (W indefinite) have no
+ * solution, and the first-order solvers' iterates grow until the error
+ * overflows: a diverged status whose reason says why, finite reactions,
+ * on the reference and on the device in float and double. */
+START_TEST(divergence_named)
+{
+    const double W[36] = {1, 0, 0, -2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0,
+                          -2, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1};
+    const double q[6] = {-1, 0.1, 0, -1, 0, 0.1}, mu[2] = {0.5, 0.5};
+    clcone_context *ctx[3] = {NULL, test_context(CLCONE_FLOAT), test_context(CLCONE_DOUBLE)};
+    clcone_problem p;
+    clcone_error e;
+    ck_assert_int_eq(clcone_problem_from_dense(&p, 2, W, q, mu, &e), CLCONE_OK);
+    for (int d = 0; d < 3; ++d) {
+        double r[6] = {0};
+        clcone_prob_result out = test_solve_one(ctx[d], &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_JACOBI, 1e-8, 0, 0, r);
+        ck_assert_msg(out.status == CLCONE_DIVERGED, "backend %d: status %d, %s", d, out.status, out.reason);
+        ck_assert_msg(strstr(out.reason, "grew without bound") && strstr(out.reason, "not positive semidefinite"),
+                      "backend %d: %s", d, out.reason);
+        assert_finite(r, 6);
+    }
+    clcone_problem_free(&p);
+    clcone_context_free(ctx[1]);
+    clcone_context_free(ctx[2]);
+}
+END_TEST
+
 Suite *suite_caps(void)
 {
     Suite *s = suite_create("caps");
@@ -332,6 +359,7 @@ Suite *suite_caps(void)
     tcase_add_test(t, plan_cap_changes_between_solves);
     tcase_add_test(t, cli_scene_batch_shares_the_cap);
     tcase_add_test(t, rounding_floor_named_at_huge_friction);
+    tcase_add_test(t, divergence_named);
     suite_add_tcase(s, t);
     return s;
 }

@@ -19,11 +19,6 @@
  * one of 1,000 or more (a cap of 800 leaves it at 4.9e-7). */
 #define NEWTON_STEP_CAP 2000
 
-static void assert_finite(const double *r, int m)
-{
-    for (int i = 0; i < m; ++i) ck_assert_msg(isfinite(r[i]), "r[%d] = %g is not finite", i, r[i]);
-}
-
 /* A problem of n contacts whose W is diagonal with diagonal blocks
  * diag[0..2] (the same for every contact) and q the same for every contact. */
 static void diagonal_problem(clcone_problem *p, int n, const double diag[3], const double q[3], double mu)

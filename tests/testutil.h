@@ -276,6 +276,11 @@ static inline void test_gen_pile(int n, unsigned seed, clcone_scene *s, clcone_p
  * m, solver v, tol, max_iter and check_every (0: the default; the rest
  * default too); the test fails when the call does. Returns the (single
  * problem's) result. */
+static inline void assert_finite(const double *r, int m)
+{
+    for (int i = 0; i < m; ++i) ck_assert_msg(isfinite(r[i]), "r[%d] = %g is not finite", i, r[i]);
+}
+
 static inline clcone_prob_result test_solve_one(clcone_context *c, const clcone_problem *p, const clcone_scene *sc,
                                                 clcone_model m, clcone_solver v, double tol, int max_iter,
                                                 int check_every, double *r)

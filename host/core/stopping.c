@@ -14,7 +14,10 @@ void clc_stop(clcone_prob_result *out, clc_stop_why why, const clcone_options *o
     case CLCONE_STOP_TOL: out->status = CLCONE_CONVERGED; return;
     case CLCONE_STOP_NONFINITE:
         out->status = CLCONE_DIVERGED;
-        snprintf(out->reason, sizeof out->reason, "non-finite error after %d iterations", it);
+        /* input is checked for range, so what overflows is the iterate */
+        snprintf(out->reason, sizeof out->reason,
+                 "non-finite error after %d iterations: the iterates grew without bound, as where W is not "
+                 "positive semidefinite and no solution exists", it);
         return;
     case CLCONE_STOP_ITERS:
         out->status = CLCONE_MAXITER;
