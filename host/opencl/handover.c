@@ -47,7 +47,7 @@ clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, d
             price[p] = clc_ref_newton_price(d->p, c0, c1);
             continue;
         }
-        s = clc_ref_past_dense_price(d->p, d->model, c0, c1, &price[p], err);
+        s = clc_ref_past_dense_prepare(d->p, d->model, c0, c1, NULL, &price[p], err);
         if (s == CLCONE_ENOTSUP) price[p] = 0;
         else if (s) return s;
     }
@@ -67,7 +67,7 @@ int clc_handover_run(clc_dev_batch *d, int p, int second, double *r, clcone_stat
     if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS || second)
         *s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, 0, &gave_up, out, err);
     else
-        *s = clc_ref_past_dense_from(d->p, d->o, c0, c1, r, out->iters, d->t0, out, err);
+        *s = clc_ref_past_dense_from(d->p, d->o, c0, c1, NULL, r, out->iters, d->t0, out, err);
     out->inner_iters = sweeps;
     return !second && !*s && out->status == CLCONE_FAILED && caps_left(d, p);
 }

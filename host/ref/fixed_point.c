@@ -55,8 +55,11 @@ static void shift_q(const clcone_problem *p, int c0, int c1, const double *r, do
     }
 }
 
-clcone_status clc_ref_fixed_point_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                                       int it0, double t0, clcone_prob_result *out, clcone_error *err)
+/* The rounds from iteration it0 of a solve whose clock started at t0, each
+ * an ipm solve on S (set up for p's W: the shift changes q only). */
+static clcone_status fixed_point_run(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                     clc_ipm_setup *S, double *r, int it0, double t0, clcone_prob_result *out,
+                                     clcone_error *err)
 {
     size_t m = 3 * (size_t)(c1 - c0);
     clcone_problem shifted = *p;
@@ -105,7 +108,7 @@ clcone_status clc_ref_fixed_point_from(const clcone_problem *p, const clcone_opt
         if (round > 0) shift_q(p, c0, c1, r, u, qs);
         /* an ipm stalled at its rounding floor (CLCONE_FAILED) still
          * leaves its best iterate, which Coulomb's error judges next */
-        if ((s = clc_ref_ipm_from(&shifted, &inner, c0, c1, r, it, t0, out, err))) break;
+        if ((s = clc_ref_ipm_run(S, &shifted, &inner, r, it, t0, out, err))) break;
     }
     if (out->status != CLCONE_CONVERGED || s) {
         memcpy(r + 3 * c0, best, m * sizeof *best);
@@ -121,22 +124,32 @@ done:
 clcone_status clc_ref_fixed_point(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                                   clcone_prob_result *out, clcone_error *err)
 {
-    return clc_ref_fixed_point_from(p, o, c0, c1, r, 0, clc_now_ms(), out, err);
+    return clc_ref_past_dense_from(p, o, c0, c1, NULL, r, 0, clc_now_ms(), out, err);
 }
 
-clcone_status clc_ref_past_dense_price(const clcone_problem *p, clcone_model model, int c0, int c1, double *sweeps,
-                                       clcone_error *err)
+clcone_status clc_ref_past_dense_prepare(const clcone_problem *p, clcone_model model, int c0, int c1,
+                                         clc_ipm_setup **S, double *sweeps, clcone_error *err)
 {
+    clc_ipm_setup *own;
     clcone_status s;
-    if (model == CLCONE_MODEL_PYRAMID) return CLCONE_ENOTSUP; /* no interior point for its facets */
-    s = clc_ref_ipm_price(p, c0, c1, sweeps, err);
-    if (!s && model == CLCONE_MODEL_COULOMB) *sweeps *= FP_EXPECTED_ROUNDS;
-    return s;
+    if (S) *S = NULL;
+    if (model == CLCONE_MODEL_PYRAMID) return CLCONE_ENOTSUP;
+    if ((s = clc_ref_ipm_prepare(p, c0, c1, &own, err))) return s;
+    *sweeps = clc_ref_ipm_sweeps(own) * (model == CLCONE_MODEL_COULOMB ? FP_EXPECTED_ROUNDS : 1);
+    if (S) *S = own;
+    else clc_ref_ipm_release(own);
+    return CLCONE_OK;
 }
 
-clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                                      int it0, double t0, clcone_prob_result *out, clcone_error *err)
+clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                      clc_ipm_setup *S, double *r, int it0, double t0, clcone_prob_result *out,
+                                      clcone_error *err)
 {
-    return o->model == CLCONE_MODEL_COULOMB ? clc_ref_fixed_point_from(p, o, c0, c1, r, it0, t0, out, err)
-                                            : clc_ref_ipm_from(p, o, c0, c1, r, it0, t0, out, err);
+    clc_ipm_setup *own = NULL;
+    clcone_status s = S ? CLCONE_OK : clc_ref_ipm_prepare(p, c0, c1, &own, err);
+    if (!s)
+        s = o->model == CLCONE_MODEL_COULOMB ? fixed_point_run(p, o, c0, c1, S ? S : own, r, it0, t0, out, err)
+                                             : clc_ref_ipm_run(S ? S : own, p, o, r, it0, t0, out, err);
+    clc_ref_ipm_release(own);
+    return s;
 }

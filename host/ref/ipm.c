@@ -216,7 +216,7 @@ static clcone_status system_make(ipm *S, clcone_error *err)
     pattern pt = {NULL, NULL};
     clcone_status s = pattern_make(S, &pt, err);
     int nnz, *cp, *ri;
-    double dsum = 0, cmax = 0, amax = 0, pmax = 0;
+    double dsum = 0, amax = 0, pmax = 0;
     if (s) goto done;
     for (int i = 0; i < S->n; ++i) {
         int c = S->c0 + i;
@@ -266,9 +266,6 @@ static clcone_status system_make(ipm *S, clcone_error *err)
         pmax = fmax(pmax, fabs(S->pv[k]));
     }
     S->asym = pmax > 0 ? amax / pmax : 0;
-    for (int i = 0; i < S->m; ++i) cmax = fmax(cmax, fabs(S->d[i] * p->q[3 * S->c0 + i]));
-    S->cs = cmax > 0 ? cmax : 1;
-    for (int i = 0; i < S->m; ++i) S->c[i] = S->d[i] * p->q[3 * S->c0 + i] / S->cs;
 done:
     free(pt.start);
     free(pt.part);
@@ -452,16 +449,20 @@ static double residual(ipm *S)
 /* Iteration it0 of the solve (clock t0) is the given r, kept if it is the
  * best; the method's own start is the cone's centre e in both y and z,
  * which the scales make fit every problem. */
-static clcone_status ipm_run(ipm *S, const clcone_options *o, double *r, int it0, double t0,
-                             clcone_prob_result *out, clcone_error *err)
+clcone_status clc_ref_ipm_run(ipm *S, const clcone_problem *p, const clcone_options *o, double *r, int it0,
+                              double t0, clcone_prob_result *out, clcone_error *err)
 {
-    const clcone_problem *p = S->p;
     int c1 = S->c0 + S->n, prob = clc_ref_problem_of(p, S->c0), own_it = it0 + 1;
-    double best_e = INFINITY, own_e = INFINITY, alpha = 1, step_ms = 0;
+    double best_e = INFINITY, own_e = INFINITY, alpha = 1, step_ms = 0, cmax = 0;
     clcone_status s = CLCONE_OK;
+    S->p = p; /* S's W, this q */
+    for (int i = 0; i < S->m; ++i) cmax = fmax(cmax, fabs(S->d[i] * p->q[3 * S->c0 + i]));
+    S->cs = cmax > 0 ? cmax : 1;
+    for (int i = 0; i < S->m; ++i) S->c[i] = S->d[i] * p->q[3 * S->c0 + i] / S->cs;
     for (int k = 0; k < S->m; ++k)
         if (!isfinite(r[3 * S->c0 + k])) r[3 * S->c0 + k] = 0;
-    for (int i = 0; i < S->n; ++i) S->y[3 * i] = S->z[3 * i] = 1;
+    S->broke = 0;
+    for (int k = 0; k < S->m; ++k) S->y[k] = S->z[k] = k % 3 == 0; /* e, whatever an earlier run left */
     out->status = CLCONE_CONVERGED; /* the stopping rule sets it */
     for (int it = it0;; ++it) {
         double e = clcone_error_of(p, o, r, S->c0, c1), elapsed = clc_now_ms() - t0;
@@ -505,46 +506,63 @@ static clcone_status ipm_run(ipm *S, const clcone_options *o, double *r, int it0
     return s;
 }
 
-/* S set up for contacts [c0, c1) of p, or why not (freed either way by ipm_free). */
-static clcone_status ipm_setup(ipm *S, const clcone_problem *p, int c0, int c1, clcone_error *err)
+/* Why ipm cannot serve [c0, c1) of p, or CLCONE_OK. */
+static clcone_status ipm_refuse(const clcone_problem *p, int c0, int c1, clcone_error *err)
 {
-    memset(S, 0, sizeof *S);
+    for (int c = c0; c < c1; ++c)
+        if (!(p->mu[c] > 0))
+            return clc_fail(err, CLCONE_ENOTSUP,
+                            "ipm needs friction at every contact: contact %d has mu %g (its cone has no interior)",
+                            c, p->mu[c]);
+    return CLCONE_OK;
+}
+
+/* A sweep's price in flops over [c0, c1): 81 a stored W block. */
+static double sweep_flops(const clcone_problem *p, int c0, int c1)
+{
+    return 81.0 * (p->row_ptr[c1] - p->row_ptr[c0]) + 1;
+}
+
+clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, ipm **out, clcone_error *err)
+{
+    ipm *S;
+    clcone_status s = ipm_refuse(p, c0, c1, err);
+    *out = NULL;
+    if (s) return s;
+    if (!(S = clc_calloc(1, sizeof *S, err, "interior point"))) return CLCONE_ENOMEM;
     S->p = p;
     S->c0 = c0;
     S->n = c1 - c0;
     S->m = 3 * S->n;
     cholmod_start(&S->cm);
     S->cm.print = 0;
-    for (int c = c0; c < c1; ++c)
-        if (!(p->mu[c] > 0))
-            return clc_fail(err, CLCONE_ENOTSUP,
-                            "ipm needs friction at every contact: contact %d has mu %g (its cone has no interior)",
-                            c, p->mu[c]);
-    return ipm_alloc(S, err);
+    if ((s = ipm_alloc(S, err))) {
+        clc_ref_ipm_release(S);
+        return s;
+    }
+    *out = S;
+    return CLCONE_OK;
 }
 
-clcone_status clc_ref_ipm_price(const clcone_problem *p, int c0, int c1, double *sweeps, clcone_error *err)
+void clc_ref_ipm_release(ipm *S)
 {
-    ipm S;
-    clcone_status s = ipm_setup(&S, p, c0, c1, err);
-    double sweep = 81.0 * (p->row_ptr[c1] - p->row_ptr[c0]) + 1;
-    if (!s) *sweeps = IPM_EXPECTED_STEPS * IPM_FLOP_PRICE * S.cm.fl / sweep;
-    ipm_free(&S);
-    return s;
+    if (!S) return;
+    ipm_free(S);
+    free(S);
 }
 
-clcone_status clc_ref_ipm_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                               int it0, double t0, clcone_prob_result *out, clcone_error *err)
+double clc_ref_ipm_sweeps(const ipm *S)
 {
-    ipm S;
-    clcone_status s = ipm_setup(&S, p, c0, c1, err);
-    if (!s) s = ipm_run(&S, o, r, it0, t0, out, err);
-    ipm_free(&S);
-    return s;
+    return IPM_EXPECTED_STEPS * IPM_FLOP_PRICE * S->cm.fl / sweep_flops(S->p, S->c0, S->c0 + S->n);
 }
 
 clcone_status clc_ref_ipm(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
                           clcone_prob_result *out, clcone_error *err)
 {
-    return clc_ref_ipm_from(p, o, c0, c1, r, 0, clc_now_ms(), out, err);
+    ipm *S;
+    double t0 = clc_now_ms();
+    clcone_status s = clc_ref_ipm_prepare(p, c0, c1, &S, err);
+    if (!s) s = clc_ref_ipm_run(S, p, o, r, 0, t0, out, err);
+    clc_ref_ipm_release(S);
+    return s;
 }

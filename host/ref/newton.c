@@ -537,6 +537,32 @@ static clcone_status hybrid_newton(const clcone_problem *p, const clcone_options
     }
 }
 
+/* hybrid_large's sweeps and phases on H, its sparse phase on S as set up for its price. */
+static clcone_status hybrid_large_phases(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
+                                         hybrid *H, clc_ipm_setup *S, clcone_prob_result *out, clcone_error *err)
+{
+    int sweeps;
+    clcone_status s = hybrid_sweeps(p, o, c0, c1, r, H, out, err);
+    if (s) return s;
+    out->inner_iters = sweeps = out->iters;
+    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H->stop || clc_cancelled(o))
+        return CLCONE_OK;
+    if ((s = clc_ref_past_dense_from(p, o, c0, c1, S, r, out->iters, H->t0, out, err))
+        || out->status != CLCONE_FAILED)
+        return s;
+    H->it0 = out->iters;
+    H->mark_it = 0;
+    H->mark_e = INFINITY;
+    if (o->model == CLCONE_MODEL_COULOMB) {
+        H->budget = clc_ref_newton_price(p, c0, c1);
+        return hybrid_newton(p, o, c0, c1, r, H, sweeps, out, err);
+    }
+    H->budget = INFINITY;
+    if ((s = hybrid_sweeps(p, o, c0, c1, r, H, out, err))) return s;
+    out->inner_iters = sweeps + out->iters - H->it0;
+    return CLCONE_OK;
+}
+
 /* Past the dense Newton's limit: the sweeps watched as below, the
  * sparse second phase at the switch's first verdict (ccp's interior
  * point, or coulomb's fixed point over it, ref/fixed_point.c; neither
@@ -554,28 +580,14 @@ static clcone_status hybrid_large(const clcone_problem *p, const clcone_options 
                                   clcone_prob_result *out, clcone_error *err)
 {
     hybrid H = {o, 0, INFINITY, clc_now_ms(), 0, 0, clc_ref_problem_of(p, c0), 0, 0, 0};
-    clcone_status s = clc_ref_past_dense_price(p, o->model, c0, c1, &H.budget, err);
-    int sweeps;
+    clc_ipm_setup *S;
+    clcone_status s = clc_ref_past_dense_prepare(p, o->model, c0, c1, &S, &H.budget, err);
     if (s == CLCONE_ENOTSUP)
         return o->model == CLCONE_MODEL_COULOMB ? clc_ref_nsgs_coulomb(p, o, c0, c1, r, out, err)
                                                 : clc_ref_apgd(p, o, c0, c1, r, out, err);
-    if (s || (s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
-    out->inner_iters = sweeps = out->iters;
-    if (out->status == CLCONE_CONVERGED || out->status == CLCONE_DIVERGED || !H.stop || clc_cancelled(o))
-        return CLCONE_OK;
-    if ((s = clc_ref_past_dense_from(p, o, c0, c1, r, out->iters, H.t0, out, err)) || out->status != CLCONE_FAILED)
-        return s;
-    H.it0 = out->iters;
-    H.mark_it = 0;
-    H.mark_e = INFINITY;
-    if (o->model == CLCONE_MODEL_COULOMB) {
-        H.budget = clc_ref_newton_price(p, c0, c1);
-        return hybrid_newton(p, o, c0, c1, r, &H, sweeps, out, err);
-    }
-    H.budget = INFINITY;
-    if ((s = hybrid_sweeps(p, o, c0, c1, r, &H, out, err))) return s;
-    out->inner_iters = sweeps + out->iters - H.it0;
-    return CLCONE_OK;
+    if (!s) s = hybrid_large_phases(p, o, c0, c1, r, &H, S, out, err);
+    clc_ref_ipm_release(S);
+    return s;
 }
 
 clcone_status clc_ref_hybrid(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,

@@ -36,21 +36,28 @@ clcone_status clc_ref_newton_from(const clcone_problem *p, const clcone_options 
                                   clcone_error *err);
 /* A primal-dual interior point for ccp and soft (ref/ipm.c), sparse: CLCONE_ENOTSUP where a contact has mu 0. */
 clc_ref_fn clc_ref_ipm;
-/* ipm from iteration it0 of a solve whose clock started at t0 (the hybrid's hand-over); r is a candidate, not its start. */
-clcone_status clc_ref_ipm_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                               int it0, double t0, clcone_prob_result *out, clcone_error *err);
-/* ipm's price in sweeps of [c0, c1) from its factor's flops (CLCONE_ENOTSUP as ipm's). */
-clcone_status clc_ref_ipm_price(const clcone_problem *p, int c0, int c1, double *sweeps, clcone_error *err);
+/* ipm set up for [c0, c1) of p: its pattern and CHOLMOD's analysis, which price it and serve every solve on
+ * p's W (De Saxce's rounds change q only); released by clc_ref_ipm_release (NULL: nothing). */
+typedef struct ipm clc_ipm_setup;
+clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, clc_ipm_setup **S, clcone_error *err);
+void clc_ref_ipm_release(clc_ipm_setup *S);
+/* ipm's price in sweeps from its factor's flops. */
+double clc_ref_ipm_sweeps(const clc_ipm_setup *S);
+/* ipm on S for p (S's W, p's q) from iteration it0 of a solve whose clock started at t0 (the hybrid's
+ * hand-over); r is a candidate, not its start. */
+clcone_status clc_ref_ipm_run(clc_ipm_setup *S, const clcone_problem *p, const clcone_options *o, double *r, int it0,
+                              double t0, clcone_prob_result *out, clcone_error *err);
 /* Coulomb as De Saxce's fixed point over ipm's ccp solves (ref/fixed_point.c): any size, mu > 0 as ipm. */
 clc_ref_fn clc_ref_fixed_point;
-clcone_status clc_ref_fixed_point_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                                       int it0, double t0, clcone_prob_result *out, clcone_error *err);
 /* The hybrid's second phase past the dense Newton's limit, the fixed point for coulomb and ipm for ccp and
- * soft: from iteration it0 at clock t0 as clc_ref_ipm_from, and its price in sweeps (CLCONE_ENOTSUP as ipm's). */
-clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
-                                      int it0, double t0, clcone_prob_result *out, clcone_error *err);
-clcone_status clc_ref_past_dense_price(const clcone_problem *p, clcone_model model, int c0, int c1, double *sweeps,
-                                       clcone_error *err);
+ * soft (CLCONE_ENOTSUP as ipm's, and for the pyramid): its price in sweeps, and the method from iteration
+ * it0 at clock t0 as clc_ref_ipm_run, on S as prepared here (kept in *S where S is not NULL) or, where S
+ * is NULL, on its own. */
+clcone_status clc_ref_past_dense_prepare(const clcone_problem *p, clcone_model model, int c0, int c1,
+                                         clc_ipm_setup **S, double *sweeps, clcone_error *err);
+clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1,
+                                      clc_ipm_setup *S, double *r, int it0, double t0, clcone_prob_result *out,
+                                      clcone_error *err);
 /* The default for coulomb: NSGS, then Newton once that pays (ccp: ACGS then Newton); docs/solvers.md. */
 clc_ref_fn clc_ref_hybrid;
 
