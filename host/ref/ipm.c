@@ -59,6 +59,7 @@ typedef struct ipm {
     int c0, n, m;
     double dbar, cs;        /* P's mean diagonal and c's largest entry: P / dbar, c / cs are solved */
     double asym;            /* max |P - P'| / max |P| */
+    double sweeps;          /* the hybrid's price, in sweeps (clc_ref_ipm_sweeps) */
     int broke;              /* why the last step failed: IPM_NOT_PD, IPM_AT_BOUNDARY (0: it did not) */
     double *d;              /* m: D's diagonal */
     double *c;              /* m: c / cs */
@@ -506,29 +507,16 @@ clcone_status clc_ref_ipm_run(ipm *S, const clcone_problem *p, const clcone_opti
     return s;
 }
 
-/* Why ipm cannot serve [c0, c1) of p, or CLCONE_OK. */
-static clcone_status ipm_refuse(const clcone_problem *p, int c0, int c1, clcone_error *err)
+clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, ipm **out, clcone_error *err)
 {
+    ipm *S;
+    clcone_status s;
+    *out = NULL;
     for (int c = c0; c < c1; ++c)
         if (!(p->mu[c] > 0))
             return clc_fail(err, CLCONE_ENOTSUP,
                             "ipm needs friction at every contact: contact %d has mu %g (its cone has no interior)",
                             c, p->mu[c]);
-    return CLCONE_OK;
-}
-
-/* A sweep's price in flops over [c0, c1): 81 a stored W block. */
-static double sweep_flops(const clcone_problem *p, int c0, int c1)
-{
-    return 81.0 * (p->row_ptr[c1] - p->row_ptr[c0]) + 1;
-}
-
-clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, ipm **out, clcone_error *err)
-{
-    ipm *S;
-    clcone_status s = ipm_refuse(p, c0, c1, err);
-    *out = NULL;
-    if (s) return s;
     if (!(S = clc_calloc(1, sizeof *S, err, "interior point"))) return CLCONE_ENOMEM;
     S->p = p;
     S->c0 = c0;
@@ -540,6 +528,8 @@ clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, ipm *
         clc_ref_ipm_release(S);
         return s;
     }
+    /* priced now: a run points S->p at its own q's problem, which may not outlive it */
+    S->sweeps = IPM_EXPECTED_STEPS * IPM_FLOP_PRICE * S->cm.fl / (81.0 * (p->row_ptr[c1] - p->row_ptr[c0]) + 1);
     *out = S;
     return CLCONE_OK;
 }
@@ -553,7 +543,7 @@ void clc_ref_ipm_release(ipm *S)
 
 double clc_ref_ipm_sweeps(const ipm *S)
 {
-    return IPM_EXPECTED_STEPS * IPM_FLOP_PRICE * S->cm.fl / sweep_flops(S->p, S->c0, S->c0 + S->n);
+    return S->sweeps;
 }
 
 clcone_status clc_ref_ipm(const clcone_problem *p, const clcone_options *o, int c0, int c1, double *r,
