@@ -9,12 +9,13 @@
  * (P + Lambda) dy = rhs with Lambda block-diagonal and positive definite,
  * by a sparse Cholesky factor (CHOLMOD) whose pattern is W's: the ordering
  * is computed once a solve, the numbers every step. Mehrotra's predictor
- * and corrector choose sigma. The factor is of W's symmetric part; where
+ * and corrector choose sigma, Gondzio's correctors lengthen the steps
+ * where the factor is dear. The factor is of W's symmetric part; where
  * W is not symmetric (most Siconos files, to 1e-5-4e-4) the steps are
  * refined on W itself.
  *
  * Unlike sweeps, the number of steps hardly depends on the problem's
- * conditioning: 41 steps reach 1e-8 on a 3,000-contact pile where ACGS
+ * conditioning: 27 steps reach 1e-8 on a 3,000-contact pile where ACGS
  * stalls near 1e-5 (docs/measured.md). It cannot start from a given r
  * (an interior method starts inside the cone), so it serves problems too
  * large for the dense Newton, where the hybrid's warm start matters least. */
@@ -53,6 +54,25 @@ enum { IPM_NOT_PD = 1, IPM_AT_BOUNDARY };
  * contacts: a step 89 ms, a sweep 0.29 ms, at a flop ratio of 151). */
 #define IPM_EXPECTED_STEPS 40
 #define IPM_FLOP_PRICE 2
+/* Gondzio's centrality correctors after Mehrotra's (Colombo and Gondzio,
+ * Comput. Optim. Appl. 41, 2008): each a solve with the step's factor,
+ * about 1% of the factorization on the piles. Mehrotra's steps there
+ * stop at 20-70% of the way to the boundary, held by a few cones far off
+ * the central path; two correctors took the 3,000-contact pile from 38
+ * steps to 27 and the 10,200-contact one from 45 to 33 (docs/measured.md).
+ * A corrector aims at a step IPM_REACH_GROWTH a + IPM_REACH_STEP, pulls
+ * each cone's complementarity eigenvalues there into [IPM_CENTRAL_LO,
+ * IPM_CENTRAL_HI] times sigma mu, and is kept where its step is longer by
+ * IPM_CORRECTOR_GAIN. They run where the factorization costs at least
+ * IPM_CORRECTOR_PAYS of a direction's solves (about 40 on the piles, 0.5-3
+ * on the Siconos files, where they cost more time than their steps save). */
+#define IPM_CORRECTORS 2
+#define IPM_CORRECTOR_PAYS 4
+#define IPM_REACH_GROWTH 1.5
+#define IPM_REACH_STEP 0.2
+#define IPM_CENTRAL_LO 0.1
+#define IPM_CENTRAL_HI 10.0
+#define IPM_CORRECTOR_GAIN 1.01
 
 typedef struct ipm {
     const clcone_problem *p;
@@ -60,11 +80,12 @@ typedef struct ipm {
     double dbar, cs;        /* P's mean diagonal and c's largest entry: P / dbar, c / cs are solved */
     double asym;            /* max |P - P'| / max |P| */
     double sweeps;          /* the hybrid's price, in sweeps (clc_ref_ipm_sweeps) */
+    int correctors;         /* centrality correctors a step (correct_centrality) */
     int broke;              /* why the last step failed: IPM_NOT_PD, IPM_AT_BOUNDARY (0: it did not) */
     double *d;              /* m: D's diagonal */
     double *c;              /* m: c / cs */
     double *pv, *pa;        /* P / dbar's symmetric and antisymmetric parts, lower triangles in K's pattern */
-    double *y, *z, *rd, *lam, *wb, *eta, *x, *rhs, *kd, *dy, *dz, *dya, *dza, *t2, *best;
+    double *y, *z, *rd, *lam, *wb, *eta, *x, *rhs, *kd, *dy, *dz, *dya, *dza, *t2, *rc, *best;
     cholmod_common cm;
     cholmod_sparse *K;
     cholmod_factor *L;
@@ -312,6 +333,11 @@ static int chol_solve(ipm *S, const double *in, double *out)
     return 1;
 }
 
+static int refinements(const ipm *S)
+{
+    return S->asym > IPM_SYMMETRIC ? IPM_REFINE_ASYMMETRIC : 1;
+}
+
 /* The step (dy, dz) for the complementarity right side rc (3 a cone):
  * W dz + W^-1 dy = lam \ rc. The factor's solve is refined on its
  * residual with P itself: once where P is symmetric (near the end the
@@ -325,7 +351,7 @@ static clcone_status direction(ipm *S, const double *rc, double *dy, double *dz,
     }
     for (int k = 0; k < S->m; ++k) S->rhs[k] -= S->rd[k];
     if (!chol_solve(S, S->rhs, dy)) goto failed;
-    for (int pass = 0; pass < (S->asym > IPM_SYMMETRIC ? IPM_REFINE_ASYMMETRIC : 1); ++pass) {
+    for (int pass = 0; pass < refinements(S); ++pass) {
         p_mul(S, dy, S->kd);
         for (int i = 0; i < S->n; ++i) {
             double t[3], u[3];
@@ -356,6 +382,58 @@ static double max_step(const ipm *S, const double *dy, const double *dz)
         a = fmin(a, cone_step(S->z + 3 * i, dz + 3 * i));
     }
     return a;
+}
+
+/* Cone i's centrality correction: the Jordan product of its scaled y and
+ * z a step `reach` along (dy, dz), whose two eigenvalues are brought into
+ * [IPM_CENTRAL_LO, IPM_CENTRAL_HI] times target (a large one lowered by at
+ * most IPM_CENTRAL_HI target), less the product, into out. */
+static void centrality_term(const ipm *S, int i, double reach, double target, double *out)
+{
+    double u[3], v[3], ys[3], zs[3], pr[3], n1, d[2], lo = IPM_CENTRAL_LO * target, hi = IPM_CENTRAL_HI * target;
+    nt_mul(S->wb + 3 * i, S->eta[i], 1, S->dy + 3 * i, u);
+    nt_mul(S->wb + 3 * i, S->eta[i], 0, S->dz + 3 * i, v);
+    for (int a = 0; a < 3; ++a) {
+        ys[a] = S->lam[3 * i + a] + reach * u[a];
+        zs[a] = S->lam[3 * i + a] + reach * v[a];
+    }
+    jprod(ys, zs, pr);
+    n1 = hypot(pr[1], pr[2]);
+    for (int k = 0; k < 2; ++k) {
+        double l = k ? pr[0] - n1 : pr[0] + n1;
+        d[k] = l < lo ? lo - l : l > hi ? fmax(hi - l, -hi) : 0;
+    }
+    out[0] = 0.5 * (d[0] + d[1]);
+    out[1] = n1 > 0 ? 0.5 * (d[0] - d[1]) * pr[1] / n1 : 0;
+    out[2] = n1 > 0 ? 0.5 * (d[0] - d[1]) * pr[2] / n1 : 0;
+}
+
+static void swap_arrays(double **a, double **b)
+{
+    double *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* Up to S->correctors centrality correctors of the direction (dy, dz)
+ * for right side t2, whose step to the boundary is *a; dya, dza and rc
+ * are free. A kept one becomes the direction, its right side t2. */
+static clcone_status correct_centrality(ipm *S, double target, double *a, clcone_error *err)
+{
+    for (int k = 0; k < S->correctors && *a < 1; ++k) {
+        double reach = fmin(1, IPM_REACH_GROWTH * *a + IPM_REACH_STEP), longer;
+        clcone_status s;
+        for (int i = 0; i < S->n; ++i) centrality_term(S, i, reach, target, S->rc + 3 * i);
+        for (int j = 0; j < S->m; ++j) S->rc[j] += S->t2[j];
+        if ((s = direction(S, S->rc, S->dya, S->dza, err))) return s;
+        longer = max_step(S, S->dya, S->dza);
+        if (!(longer >= IPM_CORRECTOR_GAIN * *a)) break;
+        swap_arrays(&S->dy, &S->dya);
+        swap_arrays(&S->dz, &S->dza);
+        swap_arrays(&S->t2, &S->rc);
+        *a = longer;
+    }
+    return CLCONE_OK;
 }
 
 /* One predictor-corrector step from (y, z) with rd current; *alpha the step taken, 0 with S->broke set. */
@@ -392,7 +470,9 @@ static clcone_status ipm_step(ipm *S, double gap, double *alpha, clcone_error *e
         S->t2[3 * i] += sigma * gap / S->n;
     }
     if ((s = direction(S, S->t2, S->dy, S->dz, err))) return s;
-    a = fmin(1, IPM_STEP_BACK * max_step(S, S->dy, S->dz));
+    a = max_step(S, S->dy, S->dz);
+    if ((s = correct_centrality(S, sigma * gap / S->n, &a, err))) return s;
+    a = fmin(1, IPM_STEP_BACK * a);
     for (int k = 0; k < S->m; ++k) {
         S->y[k] += a * S->dy[k];
         S->z[k] += a * S->dz[k];
@@ -404,7 +484,7 @@ static clcone_status ipm_step(ipm *S, double gap, double *alpha, clcone_error *e
 static void ipm_free(ipm *S)
 {
     double **arrays[] = {&S->d, &S->c, &S->pv, &S->pa, &S->y, &S->z, &S->rd, &S->lam, &S->wb, &S->eta, &S->x,
-                         &S->rhs, &S->kd, &S->dy, &S->dz, &S->dya, &S->dza, &S->t2, &S->best};
+                         &S->rhs, &S->kd, &S->dy, &S->dz, &S->dya, &S->dza, &S->t2, &S->rc, &S->best};
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; ++k) free(*arrays[k]);
     cholmod_free_factor(&S->L, &S->cm);
     cholmod_free_sparse(&S->K, &S->cm);
@@ -417,7 +497,7 @@ static clcone_status ipm_alloc(ipm *S, clcone_error *err)
 {
     size_t m = (size_t)S->m;
     double **arrays[] = {&S->d, &S->c, &S->y, &S->z, &S->rd, &S->lam, &S->wb, &S->x,
-                         &S->rhs, &S->kd, &S->dy, &S->dz, &S->dya, &S->dza, &S->t2, &S->best};
+                         &S->rhs, &S->kd, &S->dy, &S->dz, &S->dya, &S->dza, &S->t2, &S->rc, &S->best};
     clcone_status s;
     for (size_t k = 0; k < sizeof arrays / sizeof *arrays; ++k)
         if (!(*arrays[k] = clc_calloc(m, sizeof(double), err, "interior point vectors"))) return CLCONE_ENOMEM;
@@ -530,6 +610,8 @@ clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, ipm *
     }
     /* priced now: a run points S->p at its own q's problem, which may not outlive it */
     S->sweeps = IPM_EXPECTED_STEPS * IPM_FLOP_PRICE * S->cm.fl / (81.0 * (p->row_ptr[c1] - p->row_ptr[c0]) + 1);
+    /* a solve is 4 flops an entry of L (both triangles), once and once a refinement */
+    S->correctors = S->cm.fl >= IPM_CORRECTOR_PAYS * 4 * S->cm.lnz * (1 + refinements(S)) ? IPM_CORRECTORS : 0;
     *out = S;
     return CLCONE_OK;
 }
