@@ -37,7 +37,7 @@ ALL_CFLAGS := -std=c11 $(WARN) $(CFLAGS) -ffp-contract=off $(EXTRA_CFLAGS) -fPIC
 # libclcone links what a solver needs; cairo and HDF5, with the
 # desktop and network libraries they bring (X11, curl, ssl, ...), are
 # libclcone_output's alone (host/output/, OUT_LIBS below).
-LDLIBS  := -lOpenCL -lcholmod -lklu -lamd -lm $(EXTRA_LDFLAGS)
+LDLIBS  := -lOpenCL -lcholmod -lklu -lamd -lgomp -lm $(EXTRA_LDFLAGS)
 OUT_LIBS := $(HDF5_LIBS) $(CAIRO_LIBS)
 
 # MuJoCo, for the adapter (host/mujoco/, `clcone mujoco`, the mujoco
@@ -210,7 +210,7 @@ install: all $(if $(MJ_SHIP),$(BUILD)/install/clcone $(BUILD)/libclcone_mujoco.s
 	$(call install_so,libclcone)
 	$(call install_so,libclcone_output)
 	install -m 644 include/clcone/*.h $(DESTDIR)$(INCLUDEDIR)/clcone/
-	$(call install_pc,clcone,-lOpenCL -lcholmod -lklu -lamd -lm)
+	$(call install_pc,clcone,-lOpenCL -lcholmod -lklu -lamd -lgomp -lm)
 	$(call install_pc,clcone-output,$(strip $(OUT_LIBS)))
 ifneq ($(MJ_SHIP),)
 	install -d $(DESTDIR)$(LIBDIR)/clcone/mujoco-licenses

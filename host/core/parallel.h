@@ -20,7 +20,8 @@ clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *j
 /* One thread at a time between clc_blas_begin(1) and clc_blas_end(1), and no lock for 0: the
  * sections that call BLAS (CHOLMOD's supernodal factors). A BLAS need not be safe to call from two
  * threads at once, and Debian's serial OpenBLAS 0.3.21 is not: a threaded batch's sparse Newton
- * steps differed from the same problems solved alone. */
+ * steps differed from the same problems solved alone. Inside, OpenMP's dynamic threads are on
+ * (CHOLMOD's own teams, parallel.c), and the caller's setting comes back at the end. */
 void clc_blas_begin(int calls_blas);
 void clc_blas_end(int calls_blas);
 
