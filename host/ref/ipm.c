@@ -48,12 +48,13 @@ enum { IPM_NOT_PD = 1, IPM_AT_BOUNDARY };
  * bounded solution exists at all, r grows as 1 / IPM_PROXIMAL instead of
  * without bound (docs/measured.md). */
 #define IPM_PROXIMAL 1e-10
-/* The hybrid's price of the method: the steps it takes on piles (30 to
- * 1e-6, 41 to 1e-8, docs/measured.md), each priced at twice its factor's
- * flops over a sweep's: the solves and the scaling come besides (3,000
- * contacts: a step 89 ms, a sweep 0.29 ms, at a flop ratio of 151). */
-#define IPM_EXPECTED_STEPS 40
-#define IPM_FLOP_PRICE 2
+/* The hybrid's price of the method: the steps it takes on piles (27 to
+ * 1e-8 on 3,000 contacts, 33 on 10,200, docs/measured.md), each priced
+ * at its factor's flops over a sweep's (3,000 contacts: a step 35 ms, a
+ * sweep 0.23 ms, at a flop ratio of 151; 10,200: 178 and 1.44 ms at
+ * about 290, where the larger factor's BLAS runs faster). */
+#define IPM_EXPECTED_STEPS 30
+#define IPM_FLOP_PRICE 1
 /* Gondzio's centrality correctors after Mehrotra's (Colombo and Gondzio,
  * Comput. Optim. Appl. 41, 2008): each a solve with the step's factor,
  * about 1% of the factorization on the piles. Mehrotra's steps there
