@@ -3,7 +3,6 @@
 #include "core/parallel.h"
 #include "core/internal.h"
 
-#include <omp.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -115,6 +114,11 @@ clcone_status clc_each_problem(clcone_options *o, int n, clc_item_fn fn, void *j
     o->progress_user = L.user;
     return s;
 }
+
+/* OpenMP's API (libgomp), declared here: omp.h is GCC's own header, which
+ * clang (the fuzzers' build) finds only where LLVM's libomp-dev is. */
+int omp_get_dynamic(void);
+void omp_set_dynamic(int dynamic_threads);
 
 static pthread_mutex_t blas_lock = PTHREAD_MUTEX_INITIALIZER;
 static int dynamic_was; /* the locking thread's OpenMP dyn-var */
