@@ -117,6 +117,42 @@ START_TEST(device_hand_over_is_alone_and_repeats)
 }
 END_TEST
 
+/* A plan keeps each problem's interior point set up from its first solve
+ * (opencl/handover.c; its numeric factor freed between solves): a
+ * second solve on the same q, with the analysis kept, gives the first's
+ * bits, iterations and status, as clcone_solve does. */
+START_TEST(device_plan_solves_again_on_its_kept_setup)
+{
+    clcone_context *ctx = test_context(CLCONE_DOUBLE);
+    clcone_problem p = pile(300, 5);
+    size_t m = 3 * (size_t)p.n;
+    double *r[3] = {calloc(m, sizeof(double)), calloc(m, sizeof(double)), calloc(m, sizeof(double))};
+    clcone_options o;
+    clcone_plan *pl;
+    clcone_result res[3];
+    clcone_error e;
+    clcone_options_default(&o);
+    o.model = CLCONE_MODEL_CCP;
+    ck_assert_msg(clcone_plan_create(ctx, &p, &o, &pl, &e) == CLCONE_OK, "%s", e.msg);
+    for (int k = 0; k < 2; ++k) ck_assert_msg(clcone_plan_solve(pl, r[k], &res[k], &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(clcone_solve(ctx, &p, &o, r[2], &res[2], &e) == CLCONE_OK, "%s", e.msg);
+    ck_assert_msg(res[0].items[0].status == CLCONE_CONVERGED, "%s", res[0].items[0].reason);
+    ck_assert_int_gt(res[0].items[0].inner_iters, 0); /* its sweeps handed it over */
+    for (int k = 1; k < 3; ++k) {
+        ck_assert_int_eq(res[k].items[0].status, res[0].items[0].status);
+        ck_assert_int_eq(res[k].items[0].iters, res[0].items[0].iters);
+        ck_assert_msg(memcmp(r[k], r[0], m * sizeof(double)) == 0, "solve %d differs from the first", k);
+    }
+    for (int k = 0; k < 3; ++k) {
+        clcone_result_free(&res[k]);
+        free(r[k]);
+    }
+    clcone_plan_free(pl);
+    clcone_problem_free(&p);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* Below the interior point's floor (tol 1e-11 on the pile) it stalls and
  * the device's sweeps go on from its iterate, with no second hand-over,
  * to the iteration cap, which counts the sweeps and its steps; what comes
@@ -225,6 +261,7 @@ Suite *suite_ipm(void)
     tcase_add_loop_test(t, ipm_and_hybrid_past_the_dense_limit, 0, 2);
     tcase_add_test(t, ipm_correctors_shorten_the_piles_steps);
     tcase_add_test(t, device_hand_over_is_alone_and_repeats);
+    tcase_add_test(t, device_plan_solves_again_on_its_kept_setup);
     tcase_add_test(t, device_sweeps_resume_where_ipm_stalls);
     tcase_add_test(t, ipm_batch_is_alone);
     tcase_add_test(t, ipm_fails_safe);

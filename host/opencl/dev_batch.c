@@ -29,6 +29,7 @@ void clc_dev_close(clc_dev_batch *d)
     for (size_t i = 0; i < sizeof gmems / sizeof gmems[0]; ++i) clc_buf_free(d->c, gmems[i]);
     for (int i = 0; i < GROUP_BUFFERS; ++i) clc_buf_free(d->c, &d->g_mem[i]);
     for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) clc_release_kernel(ks[i]);
+    clc_handover_close(d);
     free(d->active_h);
     free(d->sums_h);
     free(d->stage);

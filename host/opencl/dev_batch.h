@@ -65,6 +65,10 @@ struct clc_dev_batch {
     /* 3n device reals: the start going up, the reactions coming back without blocking */
     void *stage;
     const clc_dev_watch *watch; /* the multi-launch loop's, NULL: none */
+    /* local form: the host's second phase of each problem past the dense limit (NULL: not priced), set up at
+     * its price and kept for the batch's life (its W's), analysed once (opencl/handover.c) */
+    struct ipm **ipm;
+    int nipm;
 };
 
 /* dev_batch.c: the batch's life, its operator and its side of the iteration loop. */
@@ -124,12 +128,14 @@ clcone_status clc_group_loop(clc_dev_batch *d, cl_kernel k, const char *name, in
                               clcone_error *err);
 
 /* handover.c: the hybrid's hand-over to the host's Newton (float) and second phase (past the dense Newton). */
+/* Releases the second phases' setups (d->ipm). */
+void clc_handover_close(clc_dev_batch *d);
 /* Whether the hybrid's switch stops problems: clc_device_hybrid_switches at the batch's tolerance and model. */
 int clc_hybrid_switches(const clc_dev_batch *d);
 /* Each problem's price in sweeps (0: not handed over): those without dense scratch in off (off NULL: every
  * problem), within the dense limit the host's Newton's, past it the second phase's; 0 where a contact without
  * friction keeps the interior point out. */
-clcone_status clc_handover_prices(const clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
+clcone_status clc_handover_prices(clc_dev_batch *d, const cl_ulong *off, double *price, clcone_error *err);
 /* Problem p from r at its iteration in d->res on the host (s: its status): within the dense limit its Newton in
  * double, past it the second phase, or (second: that phase has run) the sparse Newton for good; 1 where the
  * second phase stopped above tol within the caps, for the device's sweeps to go on from r. */

@@ -127,17 +127,19 @@ clcone_status clc_ref_fixed_point(const clcone_problem *p, const clcone_options 
     return clc_ref_past_dense_from(p, o, c0, c1, NULL, r, 0, clc_now_ms(), out, err);
 }
 
+double clc_ref_past_dense_price(const clc_ipm_setup *S, clcone_model model)
+{
+    return clc_ref_ipm_sweeps(S) * (model == CLCONE_MODEL_COULOMB ? FP_EXPECTED_ROUNDS : 1);
+}
+
 clcone_status clc_ref_past_dense_prepare(const clcone_problem *p, clcone_model model, int c0, int c1,
                                          clc_ipm_setup **S, double *sweeps, clcone_error *err)
 {
-    clc_ipm_setup *own;
     clcone_status s;
-    if (S) *S = NULL;
+    *S = NULL;
     if (model == CLCONE_MODEL_PYRAMID) return CLCONE_ENOTSUP;
-    if ((s = clc_ref_ipm_prepare(p, c0, c1, &own, err))) return s;
-    *sweeps = clc_ref_ipm_sweeps(own) * (model == CLCONE_MODEL_COULOMB ? FP_EXPECTED_ROUNDS : 1);
-    if (S) *S = own;
-    else clc_ref_ipm_release(own);
+    if ((s = clc_ref_ipm_prepare(p, c0, c1, S, err))) return s;
+    *sweeps = clc_ref_past_dense_price(*S, model);
     return CLCONE_OK;
 }
 

@@ -624,6 +624,12 @@ void clc_ref_ipm_release(ipm *S)
     free(S);
 }
 
+void clc_ref_ipm_trim(ipm *S)
+{
+    /* the symbolic factor keeps its kind: supernodal or simplicial, as analysed */
+    if (S) cholmod_change_factor(CHOLMOD_PATTERN, S->L->is_ll, S->L->is_super, 1, 1, S->L, &S->cm);
+}
+
 double clc_ref_ipm_sweeps(const ipm *S)
 {
     return S->sweeps;

@@ -41,6 +41,9 @@ clc_ref_fn clc_ref_ipm;
 typedef struct ipm clc_ipm_setup;
 clcone_status clc_ref_ipm_prepare(const clcone_problem *p, int c0, int c1, clc_ipm_setup **S, clcone_error *err);
 void clc_ref_ipm_release(clc_ipm_setup *S);
+/* Frees S's numeric factor, keeping the analysis: what a setup kept between solves holds (the next run
+ * factors again). */
+void clc_ref_ipm_trim(clc_ipm_setup *S);
 /* ipm's price in sweeps from its factor's flops. */
 double clc_ref_ipm_sweeps(const clc_ipm_setup *S);
 /* ipm on S for p (S's W, p's q) from iteration it0 of a solve whose clock started at t0 (the hybrid's
@@ -50,11 +53,12 @@ clcone_status clc_ref_ipm_run(clc_ipm_setup *S, const clcone_problem *p, const c
 /* Coulomb as De Saxce's fixed point over ipm's ccp solves (ref/fixed_point.c): any size, mu > 0 as ipm. */
 clc_ref_fn clc_ref_fixed_point;
 /* The hybrid's second phase past the dense Newton's limit, the fixed point for coulomb and ipm for ccp and
- * soft (CLCONE_ENOTSUP as ipm's, and for the pyramid): its price in sweeps, and the method from iteration
- * it0 at clock t0 as clc_ref_ipm_run, on S as prepared here (kept in *S where S is not NULL) or, where S
- * is NULL, on its own. */
+ * soft (CLCONE_ENOTSUP as ipm's, and for the pyramid): its setup in *S (the caller's to release) and price
+ * in sweeps, the price of a kept setup, and the method from iteration it0 at clock t0 as clc_ref_ipm_run, on
+ * S as prepared here or, where S is NULL, on its own. */
 clcone_status clc_ref_past_dense_prepare(const clcone_problem *p, clcone_model model, int c0, int c1,
                                          clc_ipm_setup **S, double *sweeps, clcone_error *err);
+double clc_ref_past_dense_price(const clc_ipm_setup *S, clcone_model model);
 clcone_status clc_ref_past_dense_from(const clcone_problem *p, const clcone_options *o, int c0, int c1,
                                       clc_ipm_setup *S, double *r, int it0, double t0, clcone_prob_result *out,
                                       clcone_error *err);
