@@ -4,8 +4,10 @@
  * reach 1e-8 by ccp's own error measure (clcone_error_of) on the
  * reference and on a double device, as local problems and as scenes; on
  * the device a batch gives each problem the bits it gets alone, run after
- * run, and so do the reference's threads; at tol >= 1e-6 on devices the
- * hybrid is acgs, bit for bit; float's newton reaches 1e-6. */
+ * run, and so do the reference's threads; at tol >= 1e-6 on a double
+ * device (1e-5 in float) the hybrid is acgs, bit for bit; float's newton
+ * reaches 1e-6, and so does float's hybrid where acgs's sweeps stall
+ * above it. */
 #include "testutil.h"
 #include "core/internal.h"
 #include "ref/reference.h"
@@ -177,6 +179,37 @@ START_TEST(ccp_hybrid_is_its_sweeps_where_newton_has_no_part)
 }
 END_TEST
 
+/* A float device asked for 1e-6, tighter than its default: on `gen wall
+ * --n 8` (256 contacts, statically indeterminate) acgs's float sweeps
+ * stall near 1.6e-6 (10 s, 54,000 sweeps, before the hybrid switched
+ * there), and the hybrid, whose switch now decides below float's
+ * default, hands the problem to the host's Newton in double and
+ * converges, as the scene and as its local form. */
+START_TEST(ccp_float_hybrid_reaches_tol_where_sweeps_stall)
+{
+    clcone_context *ctx = test_context(CLCONE_FLOAT);
+    clcone_scene s;
+    clcone_problem p;
+    double *r;
+    clcone_prob_result out;
+    test_gen_scene("wall", 8, 0, &s, &p);
+    r = calloc(3 * (size_t)p.n, sizeof *r);
+    out = test_solve_one(ctx, &p, NULL, CLCONE_MODEL_CCP, CLCONE_SOLVER_ACGS, 1e-6, BUDGET, 0, r);
+    ck_assert_msg(out.status != CLCONE_CONVERGED, "acgs converged in %d sweeps", out.iters);
+    for (int scene = 0; scene < 2; ++scene) {
+        memset(r, 0, 3 * (size_t)p.n * sizeof *r);
+        out = test_solve_one(ctx, scene ? NULL : &p, &s, CLCONE_MODEL_CCP, CLCONE_SOLVER_HYBRID, 1e-6, BUDGET, 0, r);
+        ck_assert_msg(out.status == CLCONE_CONVERGED, "%s: %s after %d iterations, error %g", scene ? "scene" : "local",
+                      clcone_run_status_name(out.status), out.iters, out.error);
+        ck_assert_double_le(ccp_error(&p, r), 1e-6);
+    }
+    free(r);
+    clcone_problem_free(&p);
+    clcone_scene_free(&s);
+    clcone_context_free(ctx);
+}
+END_TEST
+
 /* In float, as coulomb's: newton reaches 1e-6 where apgd does not
  * (OneObject-i100000-499: 27 steps; apgd crept at 1.26e-6 for 10^6
  * iterations); a smaller tol stops at the caps. */
@@ -236,6 +269,7 @@ Suite *suite_newton_ccp(void)
     tcase_add_test(t, ccp_reference_threads_give_the_bits_alone);
     tcase_add_loop_test(t, ccp_hybrid_is_its_sweeps_where_newton_has_no_part, 1, 3);
     tcase_add_test(t, ccp_device_float_newton);
+    tcase_add_test(t, ccp_float_hybrid_reaches_tol_where_sweeps_stall);
     suite_add_tcase(s, t);
     return s;
 }

@@ -33,7 +33,8 @@
 
 int clc_hybrid_switches(const clc_dev_batch *d)
 {
-    return clc_device_hybrid_switches(d->o->tol, d->model == CLCONE_MODEL_COULOMB);
+    return clc_device_hybrid_switches(d->o->tol, d->model == CLCONE_MODEL_COULOMB,
+                                      clcone_context_precision(d->c) == CLCONE_DOUBLE);
 }
 
 void clc_handover_close(clc_dev_batch *d)

@@ -110,8 +110,8 @@ static const clc_contract_row ROWS[] = {
         "De Saxce's fixed point, each cone QP solved by ipm (sparse Cholesky): any size, mu > 0"),
     ROW(CCP, HYBRID, REF | DEV, REF | DEV, clc_ref_hybrid, clc_dev_hybrid, CONE,
         "acgs (cgs on devices) until its pace stalls, then newton to polish (past 512 contacts ipm, on the host "
-        "for a device); acgs alone on devices at tol >= 1e-6; apgd on the reference where neither can "
-        "go"),
+        "for a device); acgs alone on devices at tol >= 1e-6 (float: 1e-5); apgd on the reference where neither "
+        "can go"),
     PARTS_ROW(CCP, APGD, REF | DEV, 0, clc_ref_apgd, clc_dev_apgd, CONE,
         "accelerated projected gradient with backtracking and restart"),
     ROW(CCP, NEWTON, REF | DEV, 0, clc_ref_newton, clc_dev_newton, CONE,

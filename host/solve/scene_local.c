@@ -36,7 +36,7 @@ int clc_scene_local_fits(const clcone_context *ctx, const clcone_options *o, con
     /* the hybrid's sweeps alone stay on the body form, whose cgs and acgs they are; past Newton's limit the
      * hybrid hands the local form to the host's interior point or its fixed point (opencl/handover.c), within it
      * to Newton (the host's for a float device) */
-    if (!clc_device_hybrid_switches(o->tol, o->model == CLCONE_MODEL_COULOMB)) return 0;
+    if (!clc_device_hybrid_switches(o->tol, o->model == CLCONE_MODEL_COULOMB, dbl)) return 0;
     if (past && o->model == CLCONE_MODEL_PYRAMID) return 0; /* no second phase: the body form's sweeps */
     return s->ncontacts <= SCENE_LOCAL_MAX_CONTACTS;
 }
