@@ -84,12 +84,11 @@ int clc_handover_run(clc_dev_batch *d, int p, int second, double *r, clcone_stat
 {
     clcone_prob_result *out = &d->res->items[p];
     int c0 = d->h.prob_off[p], c1 = d->h.prob_off[p + 1], sweeps = out->inner_iters, gave_up = 0;
-    if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS || second)
+    if (c1 - c0 <= CLCONE_NEWTON_REF_MAX_CONTACTS || second) {
         *s = clc_ref_newton_from(d->p, d->o, c0, c1, r, out->iters, d->t0, 0, &gave_up, out, err);
-    else
-    {
+    } else {
         *s = clc_ref_past_dense_from(d->p, d->o, c0, c1, d->ipm ? d->ipm[p] : NULL, r, out->iters, d->t0, out, err);
-        if (d->ipm) clc_ref_ipm_trim(d->ipm[p]);
+        if (d->ipm) clc_ref_ipm_trim(d->ipm[p]); /* the analysis stays for the next solve, not the factor */
     }
     out->inner_iters = sweeps;
     return !second && !*s && out->status == CLCONE_FAILED && caps_left(d, p);

@@ -359,9 +359,9 @@ clcone_status clc_dev_newton(clc_dev_batch *d, double *r, clcone_error *err)
 
 /* The hybrid is its sweeps alone, bit for bit, where its switch stops
  * nothing (clc_device_hybrid_switches: from tol 1e-6 up for ccp and
- * soft, 1e-5 in float) and on scenes in the body form: coulomb's CGS, ccp's (and
- * soft's) ACGS, the reference's first phase (docs/measured.md: a
- * twentieth of APGD's time at 1e-6, where APGD stalls on piles). In
+ * soft, 1e-5 in float) and on scenes in the body form: coulomb's CGS,
+ * ccp's (and soft's) ACGS, the reference's first phase (docs/measured.md:
+ * a twentieth of APGD's time at 1e-6, where APGD stalls on piles). In
  * double the kernel runs its own Newton within the dense limit; a float
  * device's problems go to the host's Newton in double (float Newton's
  * steps pass Armijo while the error grows), and those past the limit to
